@@ -1,0 +1,84 @@
+"""Source spans and diagnostics: the one error type every stage reports through."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from contractlang.vocab import Frozen
+
+
+class Span(Frozen):
+    """A region of source text; lines and columns are 1-based, the end column is exclusive."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    @classmethod
+    def point(cls, line: int, column: int) -> Span:
+        return cls(line=line, column=column, end_line=line, end_column=column + 1)
+
+    def cover(self, other: Span) -> Span:
+        return Span(
+            line=self.line,
+            column=self.column,
+            end_line=other.end_line,
+            end_column=other.end_column,
+        )
+
+
+Severity = Literal["error", "warning"]
+
+
+class Diagnostic(Frozen):
+    """A located problem with a stable code, a message and a hint for fixing it."""
+
+    code: str
+    severity: Severity = "error"
+    message: str
+    file: str
+    span: Span
+    hint: str = ""
+
+    def to_json(self) -> dict:
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "message": self.message,
+            "file": self.file,
+            "line": self.span.line,
+            "column": self.span.column,
+            "end_line": self.span.end_line,
+            "end_column": self.span.end_column,
+            "hint": self.hint,
+        }
+
+    def render(self, source: str | None) -> str:
+        """`file:line:col: error[CODE]: message`, the source line, a caret under the span, the hint."""
+        head = (
+            f"{self.file}:{self.span.line}:{self.span.column}: "
+            f"{self.severity}[{self.code}]: {self.message}"
+        )
+        out = [head]
+        lines = source.splitlines() if source is not None else []
+        if 1 <= self.span.line <= len(lines):
+            text = lines[self.span.line - 1].expandtabs(1)
+            start = max(self.span.column - 1, 0)
+            if self.span.end_line == self.span.line:
+                width = max(self.span.end_column - self.span.column, 1)
+            else:
+                width = max(len(text) - start, 1)
+            out.append(f"    {text}")
+            out.append("    " + " " * start + "^" * min(width, max(len(text) - start, 1)))
+        if self.hint:
+            out.append(f"  hint: {self.hint}")
+        return "\n".join(out)
+
+
+class ContractError(Exception):
+    """Raised by a stage that cannot continue; carries every diagnostic found so far."""
+
+    def __init__(self, diagnostics: list[Diagnostic]):
+        self.diagnostics = diagnostics
+        super().__init__("; ".join(d.message for d in diagnostics))

@@ -1,0 +1,253 @@
+"""The contract IR: the checked, normalised value every later stage consumes.
+
+ContractSim terms are the paper's constraint tuple C = (prices, deliveries, payments, contingencies)
+(spec/contractsim.md §7.1); CT-Bench terms are coverage and points entries (spec/ctbench.md §6).
+Money is kept in the setting's own dollars; `base_units` gives the Catering-unit view of [CS-01].
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Union
+
+from contractlang.diagnostics import Span
+from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, SETTINGS, Frozen, Setting
+
+Triple = tuple[int, int, int]
+Mode = Literal["GRIM", "PD", "RO", "PDRO"]
+
+
+# --- assert expressions (no spans: equal IR means equal meaning) -------------------------
+
+class Lit(Frozen):
+    kind: Literal["lit"] = "lit"
+    value: int
+    unit: Literal["money", "count"]
+
+
+class Ref(Frozen):
+    """A contract or environment quantity: price(d), total pay, total deliver d, total value, budget, capital."""
+
+    kind: Literal["ref"] = "ref"
+    name: Literal["price", "total_pay", "total_deliver", "total_value", "budget", "capital"]
+    product: int | None = None
+
+
+class Neg(Frozen):
+    kind: Literal["neg"] = "neg"
+    operand: IrExpr
+
+
+class BinOp(Frozen):
+    kind: Literal["binop"] = "binop"
+    op: Literal["+", "-", "*"]
+    left: IrExpr
+    right: IrExpr
+
+
+IrExpr = Union[Lit, Ref, Neg, BinOp]
+Neg.model_rebuild()
+BinOp.model_rebuild()
+
+CompareOp = Literal["==", "!=", "<=", ">=", "<", ">"]
+
+
+class AssertTerm(Frozen):
+    """A stated relation (`assert total pay == $125`): checked by the verifier, never repaired."""
+
+    op: CompareOp
+    left: IrExpr
+    right: IrExpr
+    unit: Literal["money", "count"]
+    text: str
+
+    @property
+    def uses_environment(self) -> bool:
+        return _mentions_env(self.left) or _mentions_env(self.right)
+
+
+def _mentions_env(e: IrExpr) -> bool:
+    if isinstance(e, Ref):
+        return e.name in ("budget", "capital")
+    if isinstance(e, Neg):
+        return _mentions_env(e.operand)
+    if isinstance(e, BinOp):
+        return _mentions_env(e.left) or _mentions_env(e.right)
+    return False
+
+
+# --- ContractSim ---------------------------------------------------------------------
+
+class SubstitutionTerms(Frozen):
+    """Substitution above named minimums at 4:2:1 ([CS-13]); default minimum (1,1,1)."""
+
+    min_qty: Triple = (1, 1, 1)
+
+
+class DeductionTerms(Frozen):
+    """Payment deduction with a hard per-dish floor ([CS-14]); default floor (1,1,1)."""
+
+    min_qty: Triple = (1, 1, 1)
+
+
+class RolloverTerms(Frozen):
+    """Rollover of missed units with at most `max_deficit` carried per dish (§7.3; default 2)."""
+
+    max_deficit: int = 2
+
+
+class Contingencies(Frozen):
+    substitution: SubstitutionTerms | None = None
+    payment_deduction: DeductionTerms | None = None
+    rollover: RolloverTerms | None = None
+    grim_trigger: bool = False
+
+    @property
+    def mode(self) -> Mode:
+        """Primary contingency mode of spec §7.2."""
+        if self.payment_deduction and self.rollover:
+            return "PDRO"
+        if self.payment_deduction:
+            return "PD"
+        if self.rollover:
+            return "RO"
+        return "GRIM"
+
+    @property
+    def explicit_count(self) -> int:
+        """Contingency count CC(ω) of spec §13: deduction, rollover and substitution clauses."""
+        return sum(x is not None for x in (self.substitution, self.payment_deduction, self.rollover))
+
+
+class ContractSimIR(Frozen):
+    kind: Literal["contractsim"] = "contractsim"
+    name: str
+    setting: str
+    parties: tuple[str, str]
+    prices: Triple
+    deliveries: tuple[Triple, Triple, Triple, Triple, Triple]
+    payments: tuple[int, int, int, int, int, int]
+    contingencies: Contingencies = Contingencies()
+    asserts: tuple[AssertTerm, ...] = ()
+
+    @property
+    def setting_info(self) -> Setting:
+        return SETTINGS[self.setting]
+
+    @property
+    def implicit_grim_trigger(self) -> bool:
+        """[CS-12]: grim trigger is the solver's fallback whenever the contract does not state it."""
+        return not self.contingencies.grim_trigger
+
+    def delivery(self, week: int) -> Triple:
+        return self.deliveries[PRODUCTION_WEEKS.index(week)]
+
+    def payment(self, week: int) -> int:
+        return self.payments[PAYMENT_WEEKS.index(week)]
+
+    def base_units(self) -> ContractSimIR:
+        """The same contract with money divided by the setting's multiplier ([CS-01])."""
+        m = self.setting_info.multiplier
+        if m == 1:
+            return self
+        return self.model_copy(
+            update={
+                "prices": tuple(p // m for p in self.prices),
+                "payments": tuple(p // m for p in self.payments),
+            }
+        )
+
+    @property
+    def total_pay(self) -> int:
+        return sum(self.payments)
+
+    @property
+    def total_value(self) -> int:
+        """Price-implied total Σ_w Σ_d p_d q_{w,d} ([CS-31])."""
+        return sum(p * q for row in self.deliveries for p, q in zip(self.prices, row))
+
+    def terms_json(self) -> dict:
+        s = self.setting_info
+        c = self.contingencies
+        explicit: dict = {}
+        if c.substitution:
+            explicit["substitution"] = {"min_qty": dict(zip(s.products, c.substitution.min_qty))}
+        if c.payment_deduction:
+            explicit["payment_deduction"] = {"min_qty": dict(zip(s.products, c.payment_deduction.min_qty))}
+        if c.rollover:
+            explicit["rollover"] = {"max_deficit": c.rollover.max_deficit}
+        if c.grim_trigger:
+            explicit["grim_trigger"] = {}
+        return {
+            "setting": self.setting,
+            "name": self.name,
+            "parties": {"customer": self.parties[0], "supplier": self.parties[1]},
+            "prices": dict(zip(s.products, self.prices)),
+            "deliveries": {str(w): dict(zip(s.products, q)) for w, q in zip(PRODUCTION_WEEKS, self.deliveries)},
+            "payments": {str(w): m for w, m in zip(PAYMENT_WEEKS, self.payments)},
+            "contingencies": explicit,
+            "implicit_contingencies": ["grim_trigger"] if self.implicit_grim_trigger else [],
+            "params": {
+                "mode": c.mode,
+                "substitution": c.substitution is not None,
+                "max_deficit": c.rollover.max_deficit if c.rollover else None,
+                "multiplier": s.multiplier,
+                "granularity": s.granularity,
+            },
+            "asserts": [a.text for a in self.asserts],
+        }
+
+
+# --- CT-Bench ------------------------------------------------------------------------
+
+Player = Literal["red", "blue"]
+Colour = Literal["red", "blue", "green"]
+
+
+class CoverageTerm(Frozen):
+    """Prog-Trading entry: `giver` pays the `receiver`'s move onto `tile` ([CT-22]); colour None = tile colour."""
+
+    tile: tuple[int, int]
+    giver: Player
+    receiver: Player
+    colour: Colour | None = None
+
+
+class PointsTerm(Frozen):
+    """Prog-Points entry: `amount` points move from giver to receiver if the giver finishes ([CT-26])."""
+
+    giver: Player
+    receiver: Player
+    amount: int
+
+
+class CTBenchIR(Frozen):
+    kind: Literal["ctbench"] = "ctbench"
+    name: str
+    parties: tuple[str, str]
+    coverage: tuple[CoverageTerm, ...] = ()
+    points: tuple[PointsTerm, ...] = ()
+
+    def terms_json(self) -> dict:
+        return {
+            "name": self.name,
+            "parties": {"red": self.parties[0], "blue": self.parties[1]},
+            "coverage": [
+                {"tile": list(c.tile), "giver": c.giver, "receiver": c.receiver, "color": c.colour}
+                for c in self.coverage
+            ],
+            "points": [{"giver": p.giver, "receiver": p.receiver, "amount": p.amount} for p in self.points],
+        }
+
+
+ContractIR = Union[ContractSimIR, CTBenchIR]
+
+
+class CheckedContract(Frozen):
+    """A checked contract: its IR plus where each clause came from (for verifier and trace messages)."""
+
+    ir: ContractIR
+    file: str
+    spans: dict[str, Span]
+
+    def span(self, key: str) -> Span:
+        return self.spans.get(key) or self.spans["contract"]
