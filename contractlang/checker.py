@@ -88,7 +88,7 @@ class _ContractChecker:
 
     def number(self, lit: ast.IntLit | ast.MoneyLit, what: str, allow_negative: bool = False) -> int:
         if abs(lit.value) > MAX_NUMBER:
-            self.r.error("E003", lit.span, f"{what} {lit.value:,} is too large",
+            self.r.error("E003", lit.span, f"{what} is too large",
                          f"numbers in a contract are at most {MAX_NUMBER:,}")
             return 0
         if lit.value < 0 and not allow_negative:
@@ -501,4 +501,5 @@ def check(file: ast.SourceFile) -> CheckResult:
         result = _ContractChecker(contract, report).run()
         if result is not None:
             checked.append(result)
-    return CheckResult(contracts=tuple(checked), diagnostics=tuple(report.items))
+    ordered = sorted(report.items, key=lambda d: (d.span.line, d.span.column, d.code))
+    return CheckResult(contracts=tuple(checked), diagnostics=tuple(ordered))

@@ -16,7 +16,7 @@ from contractlang import check_source
 from contractlang.diagnostics import ContractError
 from contractlang.formatter import format_source
 from contractlang.ir import CheckedContract
-from contractlang.parser import decode_source, parse
+from contractlang.parser import parse
 
 app = typer.Typer(
     add_completion=False,
@@ -44,11 +44,9 @@ def _emit_diagnostics(diags, source: str | None) -> None:
         typer.echo(d.render(source), err=True)
 
 
-def _source_text(data: bytes, name: str) -> str | None:
-    try:
-        return decode_source(data, name)
-    except ContractError:
-        return None
+def _source_text(data: bytes) -> str:
+    """Text for caret lines; undecodable bytes show as U+FFFD so a bad-UTF-8 report still points."""
+    return data.decode("utf-8", errors="replace")
 
 
 def load_contracts(path: Path) -> list[CheckedContract]:
@@ -56,7 +54,7 @@ def load_contracts(path: Path) -> list[CheckedContract]:
     data, name = _read(path)
     result = check_source(data, name)
     if not result.ok:
-        _emit_diagnostics(result.diagnostics, _source_text(data, name))
+        _emit_diagnostics(result.diagnostics, _source_text(data))
         raise typer.Exit(1)
     if not result.contracts:
         raise InputError(f"{name}: the file holds no contract")
@@ -100,7 +98,7 @@ def check(
             names = ", ".join(c.ir.name for c in result.contracts)
             typer.echo(f"{name}: ok ({len(result.contracts)} contract{'s' * (len(result.contracts) != 1)}: {names})")
         else:
-            _emit_diagnostics(result.diagnostics, _source_text(data, name))
+            _emit_diagnostics(result.diagnostics, _source_text(data))
     if failed:
         raise typer.Exit(1)
 
@@ -118,7 +116,7 @@ def fmt(
         try:
             tree = parse(data, name)
         except ContractError as err:
-            _emit_diagnostics(err.diagnostics, _source_text(data, name))
+            _emit_diagnostics(err.diagnostics, _source_text(data))
             raise typer.Exit(1) from None
         text = format_source(tree)
         original = data.decode("utf-8")

@@ -94,21 +94,27 @@ class _Printer:
         self.rows.append((depth, text, first, last, closes))
 
     def render(self) -> str:
+        """A comment trails the last output line printed from its source line, else leads the next one."""
+        trailing: dict[int, list[str]] = {}
+        leading: dict[int, list[str]] = {}
+        tail: list[str] = []
+        for comment in sorted(self.comments, key=lambda c: (c.span.line, c.span.column)):
+            line = comment.span.line
+            holders = [i for i, r in enumerate(self.rows) if r[2] > 0 and r[2] <= line <= r[3]]
+            if holders:
+                trailing.setdefault(holders[-1], []).append(comment.text)
+                continue
+            after = next((i for i, r in enumerate(self.rows) if r[2] > line), None)
+            if after is None:
+                tail.append(comment.text)
+            else:
+                leading.setdefault(after, []).append(comment.text)
         out: list[str] = []
-        pending = sorted(self.comments, key=lambda c: (c.span.line, c.span.column))
-        i = 0
-        for depth, text, first, last, closes in self.rows:
-            if first > 0:
-                while i < len(pending) and pending[i].span.line < first:
-                    out.append(INDENT * (depth + (1 if closes else 0)) + pending[i].text)
-                    i += 1
-            trailing = []
-            while first > 0 and i < len(pending) and pending[i].span.line <= last:
-                trailing.append(pending[i].text)
-                i += 1
-            suffix = ("  " + " ".join(trailing)) if trailing else ""
+        for i, (depth, text, _first, _last, closes) in enumerate(self.rows):
+            out.extend(INDENT * (depth + (1 if closes else 0)) + c for c in leading.get(i, ()))
+            suffix = "  " + " ".join(trailing[i]) if i in trailing else ""
             out.append(INDENT * depth + text + suffix)
-        out.extend(c.text for c in pending[i:])
+        out.extend(tail)
         return "\n".join(out) + "\n"
 
 

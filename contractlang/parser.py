@@ -62,8 +62,18 @@ def _meta_span(meta) -> Span:
     return Span(line=meta.line, column=meta.column, end_line=meta.end_line, end_column=meta.end_column)
 
 
+# Literals longer than this are clamped; the checker reports anything above its limit (E003), and
+# Python refuses to convert very long digit strings at all.
+_MAX_LITERAL_DIGITS = 15
+
+
+def _to_int(digits: str) -> int:
+    digits = digits.lstrip("0") or "0"
+    return 10**_MAX_LITERAL_DIGITS if len(digits) > _MAX_LITERAL_DIGITS else int(digits)
+
+
 def _money_value(text: str) -> int:
-    return int(text.lstrip("$").replace(",", ""))
+    return _to_int(text.lstrip("$").replace(",", ""))
 
 
 def _name(tok: Token) -> ast.Name:
@@ -84,7 +94,7 @@ class _ToAst(Transformer_NonRecursive):
     # literals
     def integer(self, meta, c):
         sign = -1 if len(c) == 2 else 1
-        return ast.IntLit(value=sign * int(c[-1]), span=_meta_span(meta))
+        return ast.IntLit(value=sign * _to_int(c[-1]), span=_meta_span(meta))
 
     def money(self, meta, c):
         sign = -1 if len(c) == 2 else 1
@@ -110,7 +120,7 @@ class _ToAst(Transformer_NonRecursive):
         return ast.MoneyAtom(value=_money_value(c[0]), span=_span_of(c[0]))
 
     def int_atom(self, meta, c):
-        return ast.IntAtom(value=int(c[0]), span=_span_of(c[0]))
+        return ast.IntAtom(value=_to_int(c[0]), span=_span_of(c[0]))
 
     def price_ref(self, meta, c):
         return ast.PriceRef(product=_name(c[0]), span=_meta_span(meta))
@@ -274,6 +284,14 @@ def _expected_words(expected: set[str]) -> str:
     return ", ".join(words[:-1]) + " or " + words[-1]
 
 
+def _acceptable(err: UnexpectedInput, fallback) -> set[str]:
+    """The terminals the parser could really take here (LALR state merging widens `expected`)."""
+    interactive = getattr(err, "interactive_parser", None)
+    if interactive is not None:
+        return set(interactive.accepts())
+    return set(fallback or ())
+
+
 def _syntax_diagnostic(err: UnexpectedInput, text: str, path: str) -> Diagnostic:
     if isinstance(err, UnexpectedCharacters):
         char = text[err.pos_in_stream] if err.pos_in_stream < len(text) else ""
@@ -282,7 +300,7 @@ def _syntax_diagnostic(err: UnexpectedInput, text: str, path: str) -> Diagnostic
             message=f"unexpected character {char!r}",
             file=path,
             span=Span.point(err.line, err.column),
-            hint="expected " + _expected_words(set(err.allowed or ())),
+            hint="expected " + _expected_words(_acceptable(err, err.allowed)),
         )
     assert isinstance(err, UnexpectedToken)
     tok = err.token
@@ -294,15 +312,12 @@ def _syntax_diagnostic(err: UnexpectedInput, text: str, path: str) -> Diagnostic
             message="unexpected end of file",
             file=path,
             span=Span.point(line, len(lines[-1]) + 1 if lines else 1),
-            hint="expected " + _expected_words(set(err.expected)) + "; is a closing '}' missing?",
+            hint="expected " + _expected_words(_acceptable(err, err.expected)) + "; is a closing '}' missing?",
         )
-    return Diagnostic(
-        code="E001",
-        message=f"unexpected {str(tok)!r}",
-        file=path,
-        span=_span_of(tok),
-        hint="expected " + _expected_words(set(err.expected)),
-    )
+    hint = "expected " + _expected_words(_acceptable(err, err.expected))
+    if str(tok) == "." and tok.column > 1 and text.splitlines()[tok.line - 1][tok.column - 2].isdigit():
+        hint += "; amounts are whole numbers (no cents)"
+    return Diagnostic(code="E001", message=f"unexpected {str(tok)!r}", file=path, span=_span_of(tok), hint=hint)
 
 
 def decode_source(data: bytes, path: str) -> str:

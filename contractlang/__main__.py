@@ -1,0 +1,3 @@
+from contractlang.cli import main
+
+main()
