@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from contractlang.vocab import Frozen
 
 
-class Span(Frozen):
-    """A region of source text; lines and columns are 1-based, the end column is exclusive."""
+class Span(NamedTuple):
+    """A region of source text; lines and columns are 1-based, the end column is exclusive.
+
+    An immutable tuple rather than a pydantic model: the parser makes one per node and name,
+    tens of thousands for a long file, and validation there bought nothing.
+    """
 
     line: int
     column: int
@@ -17,15 +21,10 @@ class Span(Frozen):
 
     @classmethod
     def point(cls, line: int, column: int) -> Span:
-        return cls(line=line, column=column, end_line=line, end_column=column + 1)
+        return cls(line, column, line, column + 1)
 
     def cover(self, other: Span) -> Span:
-        return Span(
-            line=self.line,
-            column=self.column,
-            end_line=other.end_line,
-            end_column=other.end_column,
-        )
+        return Span(self.line, self.column, other.end_line, other.end_column)
 
 
 Severity = Literal["error", "warning"]

@@ -7,10 +7,9 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from lark import Lark, Token, Tree, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
+from lark import Lark, Token, Transformer
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 from lark.lexer import PatternStr
-from lark.visitors import Transformer_NonRecursive
 
 from contractlang import ast
 from contractlang.diagnostics import ContractError, Diagnostic, Span
@@ -40,7 +39,8 @@ def _grammar_text() -> str:
 
 @lru_cache(maxsize=1)
 def _lark() -> Lark:
-    return Lark(_grammar_text(), parser="lalr", propagate_positions=True, maybe_placeholders=False)
+    return Lark(_grammar_text(), parser="lalr", keep_all_tokens=True, maybe_placeholders=False,
+                transformer=_ToAst())
 
 
 @lru_cache(maxsize=1)
@@ -54,17 +54,24 @@ def _terminal_words() -> dict[str, str]:
 
 def _span_of(item) -> Span:
     if isinstance(item, Token):
-        return Span(line=item.line, column=item.column, end_line=item.end_line, end_column=item.end_column)
+        return Span(item.line, item.column, item.end_line, item.end_column)
     return item.span
 
 
-def _meta_span(meta) -> Span:
-    return Span(line=meta.line, column=meta.column, end_line=meta.end_line, end_column=meta.end_column)
+def _extent(children) -> Span:
+    """Span from the first to the last child (all tokens are kept, so keywords and braces count)."""
+    first, last = children[0], children[-1]
+    if not isinstance(first, Token):
+        first = first.span
+    if isinstance(last, Token):
+        return Span(first.line, first.column, last.end_line, last.end_column)
+    return Span(first.line, first.column, last.span.end_line, last.span.end_column)
 
 
 # Literals longer than this are clamped; the checker reports anything above its limit (E003), and
 # Python refuses to convert very long digit strings at all.
 _MAX_LITERAL_DIGITS = 15
+_OPERAND_TOKENS = {"NAME", "INT", "MONEY", "STRING", "COMPARE", "ADD_OP", "MUL_OP"}
 
 
 def _to_int(digits: str) -> int:
@@ -77,173 +84,187 @@ def _money_value(text: str) -> int:
 
 
 def _name(tok: Token) -> ast.Name:
-    return ast.Name(value=str(tok), span=_span_of(tok))
+    return ast.Name.model_construct(value=str(tok), span=_span_of(tok))
 
 
-def _strip(items):
-    """Drop keyword tokens kept by the tree builder so rules see only their operands."""
-    return [i for i in items if not (isinstance(i, Token) and i.type in ("WEEK", "WEEKS"))]
+def _operands(children) -> list:
+    """Children without keywords and punctuation (the grammar keeps every token for spans)."""
+    return [c for c in children if not isinstance(c, Token) or c.type in _OPERAND_TOKENS]
 
 
-@v_args(meta=True)
-class _ToAst(Transformer_NonRecursive):
-    def __init__(self):
-        super().__init__()
-        self._depth: dict[int, int] = {}
+def _node(cls, children, **fields):
+    return cls.model_construct(span=_extent(children), **fields)
+
+
+class _ToAst(Transformer):
+    """Applied by lark at each LALR reduction, so no intermediate tree is built and nothing recurses."""
 
     # literals
-    def integer(self, meta, c):
+    def integer(self, c):
         sign = -1 if len(c) == 2 else 1
-        return ast.IntLit(value=sign * _to_int(c[-1]), span=_meta_span(meta))
+        return _node(ast.IntLit, c, value=sign * _to_int(c[-1]))
 
-    def money(self, meta, c):
+    def money(self, c):
         sign = -1 if len(c) == 2 else 1
-        return ast.MoneyLit(value=sign * _money_value(c[-1]), span=_meta_span(meta))
+        return _node(ast.MoneyLit, c, value=sign * _money_value(c[-1]))
 
     # expressions
-    def _deep(self, node, *children):
-        depth = 1 + max((self._depth.get(id(ch), 1) for ch in children), default=0)
-        if depth > MAX_EXPRESSION_DEPTH:
-            raise ContractError([
-                Diagnostic(
-                    code="E004",
-                    message=f"expression nested more than {MAX_EXPRESSION_DEPTH} levels deep",
-                    file="",
-                    span=node.span,
-                    hint="split the assertion into several simpler `assert` lines",
-                )
-            ])
-        self._depth[id(node)] = depth
-        return node
+    def atom(self, c):
+        return c[1]
 
-    def money_atom(self, meta, c):
-        return ast.MoneyAtom(value=_money_value(c[0]), span=_span_of(c[0]))
+    def money_atom(self, c):
+        return _node(ast.MoneyAtom, c, value=_money_value(c[0]))
 
-    def int_atom(self, meta, c):
-        return ast.IntAtom(value=_to_int(c[0]), span=_span_of(c[0]))
+    def int_atom(self, c):
+        return _node(ast.IntAtom, c, value=_to_int(c[0]))
 
-    def price_ref(self, meta, c):
-        return ast.PriceRef(product=_name(c[0]), span=_meta_span(meta))
+    def price_ref(self, c):
+        return _node(ast.PriceRef, c, product=_name(_operands(c)[0]))
 
-    def total_pay(self, meta, c):
-        return ast.TotalPay(span=_meta_span(meta))
+    def total_pay(self, c):
+        return _node(ast.TotalPay, c)
 
-    def total_deliver(self, meta, c):
-        return ast.TotalDeliver(product=_name(c[0]), span=_meta_span(meta))
+    def total_deliver(self, c):
+        return _node(ast.TotalDeliver, c, product=_name(_operands(c)[0]))
 
-    def total_value(self, meta, c):
-        return ast.TotalValue(span=_meta_span(meta))
+    def total_value(self, c):
+        return _node(ast.TotalValue, c)
 
-    def budget(self, meta, c):
-        return ast.Budget(span=_meta_span(meta))
+    def budget(self, c):
+        return _node(ast.Budget, c)
 
-    def capital(self, meta, c):
-        return ast.Capital(span=_meta_span(meta))
+    def capital(self, c):
+        return _node(ast.Capital, c)
 
-    def negate(self, meta, c):
-        node = ast.Negate(operand=c[1], span=_meta_span(meta))
-        return self._deep(node, c[1])
+    def negate(self, c):
+        return _node(ast.Negate, c, operand=c[1])
 
-    def binary(self, meta, c):
-        node = ast.Binary(op=str(c[1]), left=c[0], right=c[2], span=c[0].span.cover(c[2].span))
-        return self._deep(node, c[0], c[2])
+    def binary(self, c):
+        return _node(ast.Binary, c, op=str(c[1]), left=c[0], right=c[2])
 
-    def compare(self, meta, c):
-        node = ast.Compare(op=str(c[1]), left=c[0], right=c[2], span=c[0].span.cover(c[2].span))
-        return self._deep(node, c[0], c[2])
+    def compare(self, c):
+        return _node(ast.Compare, c, op=str(c[1]), left=c[0], right=c[2])
 
     # schedule pieces
-    def single_week(self, meta, c):
-        return ast.WeekSpec(form="single", weeks=tuple(_strip(c)), span=_meta_span(meta))
+    def single_week(self, c):
+        return _node(ast.WeekSpec, c, form="single", weeks=tuple(_operands(c)))
 
-    def week_range(self, meta, c):
-        return ast.WeekSpec(form="range", weeks=tuple(_strip(c)), span=_meta_span(meta))
+    def week_range(self, c):
+        return _node(ast.WeekSpec, c, form="range", weeks=tuple(_operands(c)))
 
-    def week_list(self, meta, c):
-        return ast.WeekSpec(form="list", weeks=tuple(_strip(c)), span=_meta_span(meta))
+    def week_list(self, c):
+        return _node(ast.WeekSpec, c, form="list", weeks=tuple(_operands(c)))
 
-    def quantity(self, meta, c):
-        return ast.Quantity(product=_name(c[0]), amount=c[1], span=_meta_span(meta))
+    def quantity(self, c):
+        return _node(ast.Quantity, c, product=_name(c[0]), amount=c[1])
 
-    def party_entry(self, meta, c):
-        label = str(c[1])
-        if c[1].type == "STRING":
-            label = label[1:-1]
-        return ast.PartyEntry(role=_name(c[0]), label=label, span=_meta_span(meta))
+    def party_entry(self, c):
+        label = c[2]
+        text = str(label)[1:-1] if label.type == "STRING" else str(label)
+        return _node(ast.PartyEntry, c, role=_name(c[0]), label=text)
 
-    def price_entry(self, meta, c):
-        return ast.PriceEntry(product=_name(c[0]), amount=c[1], span=_meta_span(meta))
+    def price_entry(self, c):
+        return _node(ast.PriceEntry, c, product=_name(c[0]), amount=c[2])
 
-    def delivery_entry(self, meta, c):
-        return ast.DeliveryEntry(weeks=c[0], items=tuple(c[1:]), span=_meta_span(meta))
+    def delivery_entry(self, c):
+        ops = _operands(c)
+        return _node(ast.DeliveryEntry, c, weeks=ops[0], items=tuple(ops[1:]))
 
-    def payment_entry(self, meta, c):
-        return ast.PaymentEntry(weeks=c[0], amount=c[1], span=_meta_span(meta))
+    def payment_entry(self, c):
+        return _node(ast.PaymentEntry, c, weeks=c[0], amount=c[2])
 
-    def tile(self, meta, c):
-        return ast.Tile(row=c[0], col=c[1], span=_meta_span(meta))
+    def tile(self, c):
+        ops = _operands(c)
+        return _node(ast.Tile, c, row=ops[0], col=ops[1])
 
-    def cover_entry(self, meta, c):
-        colour = _name(c[3]) if len(c) > 3 else None
-        return ast.CoverEntry(tile=c[0], giver=_name(c[1]), receiver=_name(c[2]), colour=colour, span=_meta_span(meta))
+    def cover_entry(self, c):
+        ops = _operands(c)
+        colour = _name(ops[3]) if len(ops) > 3 else None
+        return _node(ast.CoverEntry, c, tile=ops[0], giver=_name(ops[1]), receiver=_name(ops[2]), colour=colour)
 
-    def goal_entry(self, meta, c):
-        return ast.GoalEntry(
-            trigger=_name(c[0]), giver=_name(c[1]), amount=c[2], receiver=_name(c[3]), span=_meta_span(meta)
-        )
+    def goal_entry(self, c):
+        ops = _operands(c)
+        return _node(ast.GoalEntry, c, trigger=_name(ops[0]), giver=_name(ops[1]), amount=ops[2],
+                     receiver=_name(ops[3]))
 
     # clauses
-    def parties(self, meta, c):
-        return ast.Parties(entries=tuple(c), span=_meta_span(meta))
+    def parties(self, c):
+        return _node(ast.Parties, c, entries=tuple(_operands(c)))
 
-    def prices(self, meta, c):
-        return ast.Prices(entries=tuple(c), span=_meta_span(meta))
+    def prices(self, c):
+        return _node(ast.Prices, c, entries=tuple(_operands(c)))
 
-    def deliver(self, meta, c):
-        return ast.Deliver(entries=tuple(c), span=_meta_span(meta))
+    def deliver(self, c):
+        return _node(ast.Deliver, c, entries=tuple(_operands(c)))
 
-    def pay(self, meta, c):
-        return ast.Pay(entries=tuple(c), span=_meta_span(meta))
+    def pay(self, c):
+        return _node(ast.Pay, c, entries=tuple(_operands(c)))
 
-    def assert_stmt(self, meta, c):
-        return ast.Assert(expr=c[0], span=_meta_span(meta))
+    def assert_stmt(self, c):
+        return _node(ast.Assert, c, expr=c[1])
 
-    def minimum_block(self, meta, c):
+    def minimum_block(self, c):
+        return _node(_MinimumBlock, c, items=tuple(_operands(c)))
+
+    def substitution(self, c):
+        return _node(ast.Substitution, c, minimum=c[1].items if len(c) > 1 and c[1].items else None)
+
+    def payment_deduction(self, c):
+        return _node(ast.PaymentDeduction, c, minimum=c[1].items if len(c) > 1 and c[1].items else None)
+
+    def rollover(self, c):
+        ops = _operands(c)
+        return _node(ast.Rollover, c, max_deficit=ops[0] if ops else None)
+
+    def on_breach(self, c):
+        return _node(ast.OnBreach, c)
+
+    def cover(self, c):
+        return _node(ast.Cover, c, entries=tuple(_operands(c)))
+
+    def on_goal(self, c):
+        return _node(ast.OnGoal, c, entries=tuple(_operands(c)))
+
+    def game_decl(self, c):
+        return _node(ast.GameRef, c, parts=tuple(str(t) for t in _operands(c)))
+
+    def contract(self, c):
+        ops = _operands(c)
+        return _node(ast.Contract, c, name=str(ops[0])[1:-1], name_span=_span_of(ops[0]), game=ops[1],
+                     clauses=tuple(ops[2:]))
+
+    def start(self, c):
         return tuple(c)
 
-    def substitution(self, meta, c):
-        return ast.Substitution(minimum=c[0] if c else None, span=_meta_span(meta))
 
-    def payment_deduction(self, meta, c):
-        return ast.PaymentDeduction(minimum=c[0] if c else None, span=_meta_span(meta))
+class _MinimumBlock(ast.Node):
+    """`{ minimum: ... }`; an empty block means the clause's default minimum."""
 
-    def rollover(self, meta, c):
-        return ast.Rollover(max_deficit=c[0] if c else None, span=_meta_span(meta))
+    items: tuple[ast.Quantity, ...] = ()
 
-    def on_breach(self, meta, c):
-        return ast.OnBreach(span=_meta_span(meta))
 
-    def cover(self, meta, c):
-        return ast.Cover(entries=tuple(c), span=_meta_span(meta))
-
-    def on_goal(self, meta, c):
-        return ast.OnGoal(entries=tuple(c), span=_meta_span(meta))
-
-    def game_decl(self, meta, c):
-        return ast.GameRef(parts=tuple(str(t) for t in c), span=_meta_span(meta))
-
-    def contract(self, meta, c):
-        name_tok = c[0]
-        return ast.Contract(
-            name=str(name_tok)[1:-1],
-            name_span=_span_of(name_tok),
-            game=c[1],
-            clauses=tuple(c[2:]),
-            span=_meta_span(meta),
-        )
-
-    def start(self, meta, c):
-        return tuple(c)
+def _too_deep(contracts: tuple[ast.Contract, ...], path: str) -> Diagnostic | None:
+    """Depth of assert expressions, measured with an explicit stack so deep input cannot recurse."""
+    for contract in contracts:
+        for clause in contract.clauses:
+            if not isinstance(clause, ast.Assert):
+                continue
+            stack = [(clause.expr, 1)]
+            while stack:
+                node, depth = stack.pop()
+                if depth > MAX_EXPRESSION_DEPTH:
+                    return Diagnostic(
+                        code="E004",
+                        message=f"expression nested more than {MAX_EXPRESSION_DEPTH} levels deep",
+                        file=path,
+                        span=clause.expr.span,
+                        hint="split the assertion into several simpler `assert` lines",
+                    )
+                for child in (getattr(node, "left", None), getattr(node, "right", None),
+                              getattr(node, "operand", None)):
+                    if child is not None:
+                        stack.append((child, depth + 1))
+    return None
 
 
 _COMMENT_OR_STRING = re.compile(r'"[^"\n]*"|//[^\n]*')
@@ -343,13 +364,10 @@ def parse(source: str | bytes, path: str = "<input>") -> ast.SourceFile:
     """Parse contract source text into a `SourceFile`; raises `ContractError` on a syntax error."""
     text = decode_source(source, path) if isinstance(source, bytes) else source
     try:
-        tree: Tree = _lark().parse(text)
+        contracts = _lark().parse(text)
     except UnexpectedInput as err:
         raise ContractError([_syntax_diagnostic(err, text, path)]) from None
-    try:
-        contracts = _ToAst().transform(tree)
-    except VisitError as err:
-        if isinstance(err.orig_exc, ContractError):
-            raise ContractError([d.model_copy(update={"file": path}) for d in err.orig_exc.diagnostics]) from None
-        raise
+    deep = _too_deep(contracts, path)
+    if deep is not None:
+        raise ContractError([deep])
     return ast.SourceFile(path=path, contracts=contracts, comments=_comments(text))
