@@ -134,6 +134,29 @@ def fmt(
         raise typer.Exit(1)
 
 
+@app.command()
+def trace(
+    contract: Annotated[Path, typer.Argument(help="The contract the trajectory was played under.")],
+    events: Annotated[Path, typer.Argument(help="Event log: one JSON object per line.")],
+    json_out: JsonFlag = False,
+) -> None:
+    """Replay a trajectory: dues, compliance, prefix status, memory, enforcement, and who breached first."""
+    from contractlang.interpreter.trace import TraceError, read_events, replay, trace_json
+
+    checked = load_one(contract)
+    try:
+        monitor, steps = replay(checked.ir, read_events(events, checked.ir.kind), str(events))
+    except TraceError as exc:
+        raise InputError(str(exc)) from None
+    report = trace_json(monitor, steps)
+    if json_out:
+        typer.echo(json.dumps(report))
+        return
+    from contractlang.render_terminal import print_trace
+
+    print_trace(report, checked.ir)
+
+
 def _write_atomically(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(text, encoding="utf-8")

@@ -1,0 +1,101 @@
+"""The CT-Bench monitor: what a Prog-Trading / Prog-Points contract enforces, and when.
+
+Semantics: spec/ctbench.md §6 — [CT-08] contract entries pay before anything else, [CT-22]
+single-use entries fired by the receiver's first attempt onto the tile, [CT-23] off-colour
+transfers, [CT-24] forfeit when the giver lacks the chip, [CT-26] points on the giver's finish.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Union
+
+from contractlang.interpreter.events import CTBenchEvent, EventError, GameEnd, GoalReached, MoveAttempt
+from contractlang.ir import CTBenchIR
+from contractlang.vocab import Frozen
+
+Player = Literal["red", "blue"]
+
+
+class ChipTransfer(Frozen):
+    """Move one `colour` chip from giver to receiver; `pays_move` when it matches the tile and is spent on it."""
+
+    kind: Literal["chip_transfer"] = "chip_transfer"
+    giver: Player
+    receiver: Player
+    colour: Literal["red", "blue", "green"]
+    tile: tuple[int, int]
+    pays_move: bool
+
+
+class Forfeit(Frozen):
+    """The giver could not honour a coverage entry: its final score is 0 ([CT-24])."""
+
+    kind: Literal["forfeit"] = "forfeit"
+    player: Player
+    tile: tuple[int, int]
+    colour: Literal["red", "blue", "green"]
+
+
+class PointsTransfer(Frozen):
+    kind: Literal["points_transfer"] = "points_transfer"
+    giver: Player
+    receiver: Player
+    amount: int
+
+
+Enforcement = Union[ChipTransfer, Forfeit, PointsTransfer]
+
+
+class CTBenchMonitor(Frozen):
+    ir: CTBenchIR
+    used: tuple[bool, ...] = ()
+    finished: tuple[Player, ...] = ()
+    forfeited: tuple[Player, ...] = ()
+    ended: bool = False
+    actions: tuple[Enforcement, ...] = ()
+    last_actions: tuple[Enforcement, ...] = ()
+
+    def model_post_init(self, _context) -> None:
+        if len(self.used) != len(self.ir.coverage):
+            object.__setattr__(self, "used", (False,) * len(self.ir.coverage))
+
+    def open_entries(self, player: Player) -> list[int]:
+        """Indices of coverage entries that would still pay for `player`'s moves."""
+        return [i for i, c in enumerate(self.ir.coverage) if c.receiver == player and not self.used[i]]
+
+    def apply(self, event: CTBenchEvent) -> CTBenchMonitor:
+        if self.ended:
+            raise EventError("the game has ended; no further events are accepted")
+        if isinstance(event, MoveAttempt):
+            if event.player in self.finished:
+                raise EventError(f"{event.player} is on the goal and cannot move")
+            return self._move(event)
+        if isinstance(event, GoalReached):
+            if event.player in self.finished:
+                raise EventError(f"{event.player} reached the goal twice")
+            return self._with((), finished=self.finished + (event.player,))
+        assert isinstance(event, GameEnd)
+        actions = tuple(
+            PointsTransfer(giver=p.giver, receiver=p.receiver, amount=p.amount)
+            for p in self.ir.points
+            if p.giver in self.finished and p.amount > 0
+        )
+        return self._with(actions, ended=True)
+
+    def _move(self, event: MoveAttempt) -> CTBenchMonitor:
+        for i, entry in enumerate(self.ir.coverage):
+            if self.used[i] or entry.receiver != event.player or entry.tile != event.tile:
+                continue
+            used = self.used[:i] + (True,) + self.used[i + 1 :]
+            colour = entry.colour or event.tile_colour
+            if event.holdings.of(entry.giver).of(colour) >= 1:
+                action: Enforcement = ChipTransfer(giver=entry.giver, receiver=entry.receiver, colour=colour,
+                                                   tile=event.tile, pays_move=colour == event.tile_colour)
+                return self._with((action,), used=used)
+            forfeited = self.forfeited if entry.giver in self.forfeited else self.forfeited + (entry.giver,)
+            return self._with((Forfeit(player=entry.giver, tile=event.tile, colour=colour),), used=used,
+                              forfeited=forfeited)
+        return self._with(())
+
+    def _with(self, actions: tuple[Enforcement, ...], **update) -> CTBenchMonitor:
+        return self.model_copy(update={**update, "actions": self.actions + actions, "last_actions": actions})

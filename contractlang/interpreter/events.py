@@ -1,0 +1,85 @@
+"""Typed events the monitors consume; one JSON object per line in a trajectory log."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Union
+
+from pydantic import Field, TypeAdapter
+
+from contractlang.vocab import Frozen
+
+NonNegative = Annotated[int, Field(ge=0)]
+Week = Annotated[int, Field(ge=1, le=11)]
+
+
+class Payment(Frozen):
+    """The Customer pays `amount` (setting dollars) in payment week `week`."""
+
+    type: Literal["payment"] = "payment"
+    week: Week
+    amount: NonNegative
+
+
+class Delivery(Frozen):
+    """The Supplier delivers `qty` units of `product` in production week `week`."""
+
+    type: Literal["delivery"] = "delivery"
+    week: Week
+    product: str
+    qty: NonNegative
+
+
+class WeekEnd(Frozen):
+    """Closes week `week`: the monitor evaluates it and opens the next."""
+
+    type: Literal["week_end"] = "week_end"
+    week: Week
+
+
+class ChipCounts(Frozen):
+    red: NonNegative = 0
+    blue: NonNegative = 0
+    green: NonNegative = 0
+
+    def of(self, colour: str) -> int:
+        return getattr(self, colour)
+
+
+class Holdings(Frozen):
+    red: ChipCounts
+    blue: ChipCounts
+
+    def of(self, player: str) -> ChipCounts:
+        return getattr(self, player)
+
+
+class MoveAttempt(Frozen):
+    """`player` tries to move onto `tile` (of colour `tile_colour`), holding `holdings` before paying."""
+
+    type: Literal["move_attempt"] = "move_attempt"
+    player: Literal["red", "blue"]
+    tile: tuple[int, int]
+    tile_colour: Literal["red", "blue", "green"]
+    holdings: Holdings
+
+
+class GoalReached(Frozen):
+    type: Literal["goal_reached"] = "goal_reached"
+    player: Literal["red", "blue"]
+
+
+class GameEnd(Frozen):
+    type: Literal["game_end"] = "game_end"
+
+
+ContractSimEvent = Annotated[Union[Payment, Delivery, WeekEnd], Field(discriminator="type")]
+CTBenchEvent = Annotated[Union[MoveAttempt, GoalReached, GameEnd], Field(discriminator="type")]
+Event = Annotated[Union[Payment, Delivery, WeekEnd, MoveAttempt, GoalReached, GameEnd], Field(discriminator="type")]
+
+EVENT_ADAPTER: TypeAdapter = TypeAdapter(Event)
+CONTRACTSIM_TYPES = ("payment", "delivery", "week_end")
+CTBENCH_TYPES = ("move_attempt", "goal_reached", "game_end")
+
+
+class EventError(ValueError):
+    """An event the monitor cannot accept in its current state (wrong week kind, out of order, …)."""

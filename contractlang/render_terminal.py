@@ -1,0 +1,63 @@
+"""Terminal tables for person-facing reports (rich)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from contractlang.ir import ContractIR, ContractSimIR
+
+
+def _triple(v) -> str:
+    return "—" if v is None else "/".join(str(x) for x in v)
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "NO"
+
+
+def print_trace(report: dict, ir: ContractIR, console: Console | None = None) -> None:
+    console = console or Console(width=140)
+    if isinstance(ir, ContractSimIR):
+        products = "/".join(ir.setting_info.products)
+        table = Table(title=f'Trace of "{ir.name}" (quantities as {products})')
+        for col in ("week", "party", "due", "done", "credited", "compliant", "prefix", "D", "memory", "deduction",
+                    "enforcement"):
+            table.add_column(col)
+        for w in report["weeks"]:
+            if w["role"] == "customer":
+                due, done, credited = f"${w['due']:,}", f"${w['paid']:,}", "—"
+            else:
+                due, done, credited = _triple(w["required"]), _triple(w["delivered"]), _triple(w["credited"])
+            compliant = "excluded" if w["excluded"] else _yes(w["compliant"])
+            table.add_row(str(w["week"]), w["role"], due, done, credited, compliant, "ok" if w["prefix_ok"] else
+                          "broken", "1" if w["observed_breach"] else "0", _triple(w["memory_after"]),
+                          f"${w['deduction']:,}" if w["deduction"] else "", "; ".join(w["enforcement"]))
+        console.print(table)
+        v = report["verdict"]
+        if not report["complete"]:
+            console.print(f"[yellow]The log stops before week 11 ({len(report['weeks'])} weeks closed).[/yellow]")
+        head = "No breach" if v["first_breach"] is None else f"{v['first_breach'].capitalize()} breached first, " \
+                                                            f"in week {v['week']}"
+        console.print(f"[bold]{head}[/bold]: {v['reason']}")
+        return
+    table = Table(title=f'Trace of "{ir.name}"')
+    for col in ("line", "event", "enforcement"):
+        table.add_column(col)
+    for s in report["steps"]:
+        e = s["event"]
+        what = e["type"] + " " + " ".join(f"{k}={v}" for k, v in e.items() if k not in ("type", "holdings"))
+        enf = "; ".join(_enforcement_text(a) for a in s["enforcement"])
+        table.add_row(str(s["line"]), what, enf)
+    console.print(table)
+    forfeits = ", ".join(report["forfeited"]) or "none"
+    console.print(f"[bold]Forfeits[/bold] (final score 0): {forfeits}; finished: {', '.join(report['finished']) or 'none'}")
+
+
+def _enforcement_text(a: dict) -> str:
+    if a["kind"] == "chip_transfer":
+        use = "pays the move" if a["pays_move"] else "off-colour: receiver still pays the tile"
+        return f"{a['giver']} gives {a['receiver']} a {a['colour']} chip at {tuple(a['tile'])} ({use})"
+    if a["kind"] == "forfeit":
+        return f"{a['player']} lacks a {a['colour']} chip for {tuple(a['tile'])}: forfeit, score 0"
+    return f"{a['giver']} transfers {a['amount']} points to {a['receiver']}"
