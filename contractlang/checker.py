@@ -503,3 +503,20 @@ def check(file: ast.SourceFile) -> CheckResult:
             checked.append(result)
     ordered = sorted(report.items, key=lambda d: (d.span.line, d.span.column, d.code))
     return CheckResult(contracts=tuple(checked), diagnostics=tuple(ordered))
+
+
+def check_board(checked: CheckedContract, colour_of, board_name: str) -> tuple[Diagnostic, ...]:
+    """Board-dependent checks for a CT-Bench contract: each `with ... chip` colour must match its tile.
+
+    `colour_of(tile) -> "red" | "blue" | "green"` describes the board; contractlang knows no boards itself.
+    """
+    if not isinstance(checked.ir, CTBenchIR):
+        return ()
+    report = _Reporter(checked.file)
+    for k, entry in enumerate(checked.ir.coverage):
+        tile_colour = colour_of(entry.tile)
+        if entry.colour is not None and entry.colour != tile_colour:
+            report.error("E611", checked.span(f"cover.{k}"),
+                         f"tile {entry.tile} is {tile_colour} on {board_name}, but this entry pays with a "
+                         f"{entry.colour} chip", f"write `with {tile_colour} chip`, or leave the colour out")
+    return tuple(report.items)

@@ -157,6 +157,191 @@ def trace(
     print_trace(report, checked.ir)
 
 
+ctbench_app = typer.Typer(help="CT-Bench: the board set, board pictures and offline sweeps.", no_args_is_help=True)
+app.add_typer(ctbench_app, name="ctbench")
+
+AGENT_HELP = "planner, conditional, exploiter or random"
+
+
+def _board(board_id: int):
+    from games.ctbench.board import benchmark_board
+
+    try:
+        return benchmark_board(board_id)
+    except KeyError as exc:
+        raise InputError(str(exc.args[0])) from None
+
+
+def _choice(value: str, allowed: tuple[str, ...], what: str) -> str:
+    if value not in allowed:
+        raise InputError(f"unknown {what} {value!r}; choose from {', '.join(allowed)}")
+    return value
+
+
+@app.command()
+def run(
+    contract: Annotated[Path, typer.Argument(help="The contract to play under.")],
+    board: Annotated[Optional[int], typer.Option("--board", help="CT-Bench benchmark board ID (0..79).")] = None,
+    env: Annotated[Optional[int], typer.Option("--env", help="ContractSim environment (1..6).")] = None,
+    red: Annotated[str, typer.Option(help=f"P-Red agent: {AGENT_HELP}.")] = "planner",
+    blue: Annotated[str, typer.Option(help=f"P-Blue agent: {AGENT_HELP}.")] = "planner",
+    mode: Annotated[str, typer.Option(help="Trading mechanism: pfp (Pay-for-Partner) or trade.")] = "pfp",
+    hidden: Annotated[bool, typer.Option("--hidden", help="Hide each player's state from the other.")] = False,
+    seed: Annotated[int, typer.Option(help="Seed for random agents.")] = 0,
+    log: Annotated[Optional[Path], typer.Option(help="Write the game's events as JSON lines here.")] = None,
+    json_out: JsonFlag = False,
+) -> None:
+    """Play one game under a contract and print the turn-by-turn story and the final scores."""
+    checked = load_one(contract)
+    if checked.ir.kind == "contractsim" or env is not None:
+        raise InputError("ContractSim games cannot be run yet: the simulator and its DP baselines are open work "
+                         "(issue #4, #5); `contractlang trace` replays ContractSim event logs today")
+    if board is None:
+        raise InputError("a CT-Bench contract needs --board ID (0..79; see `contractlang ctbench boards`)")
+    from contractlang.checker import check_board
+    from games.ctbench.agents import make_agent
+    from games.ctbench.play import play_game
+
+    bench = _board(board)
+    problems = check_board(checked, bench.board.colour, f"board {board}")
+    if problems:
+        _emit_diagnostics(problems, _source_text(contract.read_bytes()))
+        raise typer.Exit(1)
+    _choice(mode, ("pfp", "trade"), "mode")
+    import numpy as np
+
+    for name in (red, blue):
+        try:
+            make_agent(name, np.random.default_rng(0))
+        except KeyError as exc:
+            raise InputError(str(exc.args[0])) from None
+    record = play_game(bench, "file", mode, red, blue, seed=seed, contract=checked.ir, visible=not hidden,
+                       keep_log=True)
+    if log is not None:
+        _write_atomically(log, "".join(json.dumps(e) + "\n" for e in record.log))
+    if json_out:
+        payload = record.model_dump(mode="json", exclude={"log"})
+        payload["scores"] = {"red": record.scores[0], "blue": record.scores[1]}
+        typer.echo(json.dumps(payload))
+        return
+    from games.ctbench.story import story
+
+    typer.echo(story(record, bench))
+
+
+@ctbench_app.command("boards")
+def ctbench_boards(json_out: JsonFlag = False) -> None:
+    """Class counts over all 3,432 boards and the 80-board benchmark set."""
+    from collections import Counter
+
+    from games.ctbench.board import all_boards, benchmark_boards
+
+    counts = Counter(b.classification for b in all_boards())
+    bench = benchmark_boards()
+    rows = [{"id": b.id, "key": b.board.key, "class": b.board_class, "rows": b.board.rows(),
+             "shortfall": [b.board.best_path("red")[1], b.board.best_path("blue")[1]],
+             "bottleneck": b.board.bottleneck()} for b in bench]
+    if json_out:
+        typer.echo(json.dumps({"boards": 3432, "classes": dict(counts), "benchmark": rows}))
+        return
+    typer.echo("All 3,432 boards: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    typer.echo("Benchmark set (id class rows shortfall red/blue bottleneck):")
+    for r in rows:
+        typer.echo(f"  {r['id']:>2} {r['class']:<18} {' '.join(r['rows'])}  {r['shortfall'][0]}/{r['shortfall'][1]}"
+                   f"  {r['bottleneck'] or '-'}")
+
+
+@ctbench_app.command("show")
+def ctbench_show(
+    board_id: Annotated[int, typer.Argument(help="Benchmark board ID (0..79).")],
+    png: Annotated[Optional[Path], typer.Option("--png", help="Also draw the board to this PNG file.")] = None,
+) -> None:
+    """Draw a board: colours, start, goal and both players' best paths."""
+    from rich.console import Console
+
+    from games.ctbench.draw import board_text, save_png
+
+    bench = _board(board_id)
+    b = bench.board
+    console = Console()
+    console.print(f"Board {board_id} ({bench.board_class}, key {b.key})")
+    console.print(board_text(b))
+    for p in ("red", "blue"):
+        path, short = b.best_path(p)
+        console.print(f"P-{p.capitalize()} best path {' '.join(map(str, path))}, shortfall {short}")
+    if png is not None:
+        save_png(b, png, title=f"board {board_id} ({bench.board_class})")
+        console.print(f"wrote {png}")
+
+
+@ctbench_app.command("sweep")
+def ctbench_sweep(
+    boards: Annotated[str, typer.Option(help="'all' or comma-separated board IDs.")] = "all",
+    conditions: Annotated[str, typer.Option(help="Comma-separated: none, prog_trading, prog_points, nl_trading.")]
+    = "none,prog_trading,prog_points,nl_trading",
+    modes: Annotated[str, typer.Option(help="Comma-separated: pfp, trade.")] = "pfp,trade",
+    agents: Annotated[str, typer.Option(help="Comma-separated RED:BLUE pairings, e.g. planner:exploiter.")]
+    = "planner:planner",
+    seed: Annotated[int, typer.Option(help="Seed for random agents.")] = 0,
+    workers: Annotated[Optional[int], typer.Option(help="Local worker processes (default: all cores).")] = None,
+    ray: Annotated[Optional[str], typer.Option(help="Run on Ray instead: a cluster address, or 'local'.")] = None,
+    out: Annotated[Path, typer.Option(help="Directory for games.jsonl and summary.json.")] = Path("ctbench-sweep"),
+    json_out: JsonFlag = False,
+) -> None:
+    """Run boards × contract conditions × modes with offline agents; print the summary table."""
+    from rich.progress import Progress
+
+    from games.ctbench.agents import AGENTS
+    from games.ctbench.board import benchmark_boards
+    from games.ctbench.metrics import summarise
+    from games.ctbench.play import CONDITIONS
+    from games.ctbench.sweep import GameSpec, JsonlWriter, run_specs
+
+    ids = [b.id for b in benchmark_boards()] if boards == "all" else _int_list(boards, "board ID")
+    for i in ids:
+        _board(i)
+    conds = [_choice(c, CONDITIONS, "condition") for c in conditions.split(",")]
+    mode_list = [_choice(m, ("pfp", "trade"), "mode") for m in modes.split(",")]
+    pairs = []
+    for pair in agents.split(","):
+        red_name, _, blue_name = pair.partition(":")
+        for name in (red_name, blue_name):
+            _choice(name, (*AGENTS, "random"), "agent")
+        pairs.append((red_name, blue_name))
+    specs = [GameSpec(board_id=i, condition=c, mode=m, red=r, blue=b, seed=seed)
+             for i in ids for c in conds for m in mode_list for r, b in pairs]
+    writer = JsonlWriter(out / "games.jsonl")
+    records = []
+    try:
+        with Progress(transient=json_out) as progress:
+            task = progress.add_task("games", total=len(specs))
+            for record in run_specs(specs, workers=workers, ray_address=ray):
+                writer.write(record)
+                records.append(record)
+                progress.advance(task)
+    except RuntimeError as exc:
+        raise InputError(str(exc)) from None
+    finally:
+        writer.close()
+    rows = summarise(records)
+    summary = [r.model_dump(mode="json") for r in rows]
+    _write_atomically(out / "summary.json", json.dumps(summary, indent=1) + "\n")
+    if json_out:
+        typer.echo(json.dumps({"games": len(records), "out": str(out), "rows": summary}))
+        return
+    from games.ctbench.story import print_summary
+
+    print_summary(rows)
+    typer.echo(f"{len(records)} games; results in {out}/games.jsonl and {out}/summary.json")
+
+
+def _int_list(text: str, what: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise InputError(f"expected comma-separated {what}s, got {text!r}") from None
+
+
 def _write_atomically(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(text, encoding="utf-8")

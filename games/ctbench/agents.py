@@ -1,0 +1,262 @@
+"""Offline CT-Bench agents: rational yardsticks that make the benchmark runnable without API keys.
+
+An agent is a policy: `act(state, player) -> action`. All planning uses only what `player` may see
+(the partner's chips are read only when the game's visibility toggle shows them).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Protocol
+
+import numpy as np
+
+from contractlang.interpreter.events import ChipCounts
+from contractlang.ir import CoverageTerm, CTBenchIR, PointsTerm
+from games.ctbench.board import COLOUR_ORDER, GOAL, Board, Player, Tile, simple_paths
+from games.ctbench.engine import (
+    Action,
+    Arrangement,
+    Honour,
+    JudgeDecision,
+    Move,
+    Propose,
+    Respond,
+    State,
+    Trade,
+    other,
+)
+
+
+class Agent(Protocol):
+    name: str
+
+    def act(self, state: State, player: Player) -> Action: ...
+
+
+def _counts(d: dict[str, int]) -> ChipCounts:
+    return ChipCounts(**{c: max(0, d.get(c, 0)) for c in COLOUR_ORDER})
+
+
+class Plan:
+    """A player's cheapest route to the goal given its chips, PfP coverage and open contract entries."""
+
+    def __init__(self, state: State, player: Player, chips: ChipCounts | None = None):
+        board: Board = state.game.board
+        self.player = player
+        held = chips if chips is not None else state.chips(player)
+        cover = {c: 0 for c in COLOUR_ORDER}
+        for p in state.promises:
+            if p.beneficiary == player:
+                cover[p.colour] += p.remaining
+        contract_tiles: set[Tile] = set()
+        if state.monitor is not None:
+            for i, entry in enumerate(state.monitor.ir.coverage):
+                if entry.receiver == player and not state.monitor.used[i]:
+                    if (entry.colour or board.colour(entry.tile)) == board.colour(entry.tile):
+                        contract_tiles.add(entry.tile)
+        source = state.position(player)
+        best = None
+        for path in simple_paths(source, GOAL) if source != GOAL else ((GOAL,),):
+            need = {c: 0 for c in COLOUR_ORDER}
+            for tile in path[1:]:
+                if tile not in contract_tiles:
+                    need[board.colour(tile)] += 1
+            own_need = {c: max(0, need[c] - cover[c]) for c in COLOUR_ORDER}
+            short = {c: max(0, own_need[c] - held.of(c)) for c in COLOUR_ORDER}
+            key = (sum(short.values()), len(path), path)
+            if best is None or key < best[0]:
+                best = (key, path, own_need, short)
+        _, self.path, self.own_need, self.short = best
+        self.shortfall = sum(self.short.values())
+        self.spare = {c: max(0, held.of(c) - self.own_need[c]) for c in COLOUR_ORDER}
+
+    @property
+    def next_tile(self) -> Tile | None:
+        return self.path[1] if len(self.path) > 1 else None
+
+
+class CooperativePlanner:
+    """Plans the cheapest path, asks for what it lacks, offers what it can spare, honours what it can afford."""
+
+    name = "planner"
+
+    def act(self, state: State, player: Player) -> Action:
+        if state.phase == "propose":
+            return self.propose(state, player)
+        if state.phase == "respond":
+            return Respond(accept=self.accepts(state, player))
+        if state.phase == "honour":
+            return Honour(honour=self.honours(state, player))
+        return self.move(state, player)
+
+    # proposals
+    def propose(self, state: State, player: Player) -> Propose:
+        if player in state.last_rejected:
+            return Propose(offer=None)  # give the partner a round before asking again
+        mine = Plan(state, player)
+        theirs = Plan(state, other(player)) if state.game.visible else None
+        want = {c: n for c, n in mine.short.items() if n}
+        give = {c: min(n, mine.spare[c]) for c, n in theirs.short.items() if n} if theirs else {}
+        give = {c: n for c, n in give.items() if n}
+        if not want and not give:
+            return Propose(offer=None)
+        if state.game.mode == "pfp":
+            return Propose(offer=Arrangement(i_cover=_counts(give), you_cover=_counts(want)))
+        if want:
+            # pay for what it needs with chips it can spare, one for one
+            pay: dict[str, int] = {}
+            left = sum(want.values())
+            for c in COLOUR_ORDER:
+                k = min(left, mine.spare[c] - give.get(c, 0))
+                if k > 0 and c not in want:
+                    pay[c] = k
+                    left -= k
+            if left or not pay:
+                return Propose(offer=None)
+            return Propose(offer=Trade(give=_counts({**pay, **give}), receive=_counts(want)))
+        # nothing needed: swap what the partner lacks one for one against chips it can spare
+        partner_spare = theirs.spare if theirs else {}
+        swap = next((c for c in COLOUR_ORDER if c not in give and partner_spare.get(c, 0) >= sum(give.values())),
+                    None)
+        if swap is None:
+            return Propose(offer=None)
+        return Propose(offer=Trade(give=_counts(give), receive=_counts({swap: sum(give.values())})))
+
+    def accepts(self, state: State, player: Player) -> bool:
+        offer = state.pending_offer.offer
+        before = Plan(state, player)
+        if isinstance(offer, Trade):
+            chips = state.chips(player)
+            after_chips = {c: chips.of(c) + offer.give.of(c) - offer.receive.of(c) for c in COLOUR_ORDER}
+            if min(after_chips.values()) < 0:
+                return False
+            after = Plan(state, player, chips=_counts(after_chips))
+            gained = sum(offer.give.of(c) for c in COLOUR_ORDER) - sum(offer.receive.of(c) for c in COLOUR_ORDER)
+            return after.shortfall < before.shortfall or (after.shortfall == before.shortfall and gained >= 0)
+        # an arrangement: what this player promises must come out of its spare chips
+        return all(offer.you_cover.of(c) <= before.spare[c] for c in COLOUR_ORDER)
+
+    def honours(self, state: State, player: Player) -> bool:
+        colour = state.pending_move.colour
+        if player in state.finished:
+            return True
+        return Plan(state, player).spare[colour] >= 1
+
+    def move(self, state: State, player: Player) -> Move:
+        plan = Plan(state, player)
+        tile = plan.next_tile
+        if tile is None:
+            return Move(tile=None)
+        colour = state.game.board.colour(tile)
+        covered = state.coverage_for(player, colour) is not None or (
+            state.monitor is not None and any(
+                e.receiver == player and e.tile == tile and not state.monitor.used[i]
+                for i, e in enumerate(state.monitor.ir.coverage)))
+        judged = state.game.condition == "nl_trading" and (tile, player) not in state.nl_executed
+        if state.chips(player).of(colour) >= 1 or covered or judged:
+            return Move(tile=tile)
+        return Move(tile=None)
+
+
+class ConditionalCooperator(CooperativePlanner):
+    """A cooperative planner until the partner leaves one coverage unfulfilled; then it stops giving."""
+
+    name = "conditional"
+
+    def accepts(self, state: State, player: Player) -> bool:
+        return state.defections_by(other(player)) == 0 and super().accepts(state, player)
+
+    def honours(self, state: State, player: Player) -> bool:
+        return state.defections_by(other(player)) == 0 and super().honours(state, player)
+
+
+class Exploiter(CooperativePlanner):
+    """Accepts coverage and asks for it, but refuses every honour request once its own path is secured."""
+
+    name = "exploiter"
+
+    def honours(self, state: State, player: Player) -> bool:
+        secured = player in state.finished or Plan(state, player).shortfall == 0
+        return not secured and super().honours(state, player)
+
+
+class RandomAgent:
+    """Seeded random legal play, for fuzzing the engine."""
+
+    name = "random"
+
+    def __init__(self, rng: np.random.Generator):
+        self.rng = rng
+
+    def act(self, state: State, player: Player) -> Action:
+        if state.phase == "propose" and self.rng.random() < 0.3:
+            a = {c: int(self.rng.integers(0, 3)) for c in COLOUR_ORDER}
+            b = {c: int(self.rng.integers(0, 3)) for c in COLOUR_ORDER}
+            offer = (Trade(give=_counts(a), receive=_counts(b)) if state.game.mode == "trade"
+                     else Arrangement(i_cover=_counts(a), you_cover=_counts(b)))
+            action = Propose(offer=offer)
+            if state.is_legal(action):
+                return action
+        legal = state.legal_actions()
+        return legal[int(self.rng.integers(0, len(legal)))]
+
+
+AGENTS = {"planner": CooperativePlanner, "conditional": ConditionalCooperator, "exploiter": Exploiter}
+
+
+def make_agent(name: str, rng: np.random.Generator) -> Agent:
+    if name == "random":
+        return RandomAgent(rng)
+    if name not in AGENTS:
+        raise KeyError(f"unknown agent {name!r}; choose from {', '.join([*AGENTS, 'random'])}")
+    return AGENTS[name]()
+
+
+# --- scripted negotiation (so every contract condition runs offline) ------------------
+
+def _needed_tiles(board: Board, player: Player) -> list[Tile]:
+    path, _ = board.best_path(player)
+    own = "red" if player == "red" else "blue"
+    return [t for t in path[1:] if board.colour(t) not in (own, "green")]
+
+
+def negotiate_prog_trading(board: Board) -> CTBenchIR | None:
+    """The minimal coverage both players need: the partner pays each off-colour tile of a best path."""
+    entries = [CoverageTerm(tile=t, giver=other(p), receiver=p, colour=board.colour(t))
+               for p in ("red", "blue") for t in _needed_tiles(board, p)]
+    if not entries:
+        return None
+    return CTBenchIR(name="scripted-prog-trading", parties=("P-Red", "P-Blue"), coverage=tuple(entries))
+
+
+def negotiate_prog_points(board: Board) -> CTBenchIR | None:
+    """Side payments: a player needing k of the partner's chips promises 5k points on finishing."""
+    terms = [PointsTerm(giver=p, receiver=other(p), amount=min(20, 5 * len(_needed_tiles(board, p))))
+             for p in ("red", "blue") if _needed_tiles(board, p)]
+    if not terms:
+        return None
+    return CTBenchIR(name="scripted-prog-points", parties=("P-Red", "P-Blue"), points=tuple(terms))
+
+
+_NL_SENTENCE = re.compile(r"P-(Red|Blue) pays for P-(Red|Blue)'s move onto \((\d),\s*(\d)\) with a (red|blue|green) chip")
+
+
+def negotiate_nl_trading(board: Board) -> str | None:
+    """A plain-English agreement naming the same coverage as `negotiate_prog_trading`."""
+    ir = negotiate_prog_trading(board)
+    if ir is None:
+        return None
+    lines = [f"P-{c.giver.capitalize()} pays for P-{c.receiver.capitalize()}'s move onto ({c.tile[0]},{c.tile[1]}) "
+             f"with a {c.colour} chip." for c in ir.coverage]
+    return "P-Red: Here is what I propose.\n" + "\n".join(lines) + "\nP-Red: agree\nP-Blue: agree"
+
+
+def offline_judge(transcript: str, mover: Player, origin: Tile, target: Tile, colour: str,
+                  executed: tuple[tuple[Tile, Player], ...]) -> JudgeDecision:
+    """Offline NL-Trading judge: covered iff the transcript names this (tile, mover) and it is unused."""
+    for giver, receiver, r, c, chip in _NL_SENTENCE.findall(transcript):
+        tile = (int(r), int(c))
+        if receiver.lower() == mover and tile == target and (tile, mover) not in executed:
+            return JudgeDecision(covered=True, giver=giver.lower(), colour=chip)
+    return JudgeDecision(covered=False)

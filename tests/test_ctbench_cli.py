@@ -1,0 +1,66 @@
+"""CT-Bench commands: boards, show, run, sweep (local processes and Ray)."""
+
+import json
+import subprocess
+import sys
+
+from conftest import ROOT
+
+from games.ctbench.sweep import GameSpec, run_specs
+
+
+def cli(*args, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "contractlang", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def test_boards_json():
+    out = json.loads(cli("ctbench", "boards", "--json").stdout)
+    assert out["classes"] == {"unused": 2736, "asymmetric": 396, "mutually_dependent": 204, "independent": 96}
+    assert len(out["benchmark"]) == 80
+
+
+def test_show_png(tmp_path):
+    proc = cli("ctbench", "show", "24", "--png", str(tmp_path / "b.png"))
+    assert proc.returncode == 0 and "shortfall 2" in proc.stdout
+    assert (tmp_path / "b.png").read_bytes()[:4] == b"\x89PNG"
+    assert cli("ctbench", "show", "80").returncode == 1
+
+
+def test_run_contract_story_and_log(tmp_path):
+    proc = cli("run", "examples/ctbench-board-24-swap.contract", "--board", "24", "--log", str(tmp_path / "g.jsonl"))
+    assert proc.returncode == 0, proc.stderr
+    assert "scores: P-Red 70, P-Blue 70" in proc.stdout
+    events = [json.loads(line) for line in (tmp_path / "g.jsonl").read_text().splitlines()]
+    assert sum(e["type"] == "contract_transfer" for e in events) == 4
+
+
+def test_run_rejects_malformed_contracts_before_play(tmp_path):
+    wrong = tmp_path / "wrong.contract"
+    wrong.write_text('contract "w" {\n  game ctbench\n  cover {\n    (0,3): red pays for blue with red chip\n  }\n}\n')
+    proc = cli("run", str(wrong), "--board", "24")
+    assert proc.returncode == 1 and "error[E611]" in proc.stderr and f"{wrong}:4:5" in proc.stderr
+    proc = cli("run", "tests/invalid/tile-off-board.contract", "--board", "24")
+    assert proc.returncode == 1 and "error[E601]" in proc.stderr
+    assert cli("run", "examples/ctbench-points.contract", "--board", "3", "--mode", "chess").returncode == 1
+    assert "cannot be run yet" in cli("run", "examples/worked-example-1.contract", "--env", "1").stderr
+
+
+def test_sweep_reduced(tmp_path):
+    """The benchmark runs the full 640-game sweep; CI runs 6 boards and checks the headline facts."""
+    proc = cli("ctbench", "sweep", "--boards", "0,1,20,21,40,41", "--out", str(tmp_path), "--json", "--workers", "2")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["games"] == 6 * 4 * 2
+    games = [json.loads(line) for line in (tmp_path / "games.jsonl").read_text().splitlines()]
+    assert len(games) == 48
+    independent = [g for g in games if g["board_class"] == "independent"]
+    assert all(len(g["finished"]) == 2 for g in independent)
+    assert json.loads((tmp_path / "summary.json").read_text())
+
+
+def test_ray_backend_runs_the_same_games():
+    specs = [GameSpec(board_id=i, condition="prog_trading", mode="pfp", red="planner", blue="planner")
+             for i in (20, 40)]
+    local = sorted((r.board_id, r.scores) for r in run_specs(specs, workers=1))
+    on_ray = sorted((r.board_id, r.scores) for r in run_specs(specs, ray_address="local"))
+    assert on_ray == local
