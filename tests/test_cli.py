@@ -35,7 +35,7 @@ def test_check_json_ctbench_and_diagnostics():
     proc = run("check", "--json", "examples/ctbench-board-24-swap.contract", "tests/invalid/tile-off-board.contract")
     assert proc.returncode == 1
     ok, bad = [json.loads(line) for line in proc.stdout.splitlines()]
-    assert ok["terms"]["coverage"][0] == {"tile": [1, 2], "giver": "red", "receiver": "blue", "color": "red"}
+    assert ok["terms"]["coverage"][0] == {"tile": [0, 1], "giver": "red", "receiver": "blue", "color": "red"}
     assert ok["terms"]["coverage"][3]["color"] is None
     assert bad["ok"] is False
     assert [d["code"] for d in bad["diagnostics"]] == ["E601"]
