@@ -342,6 +342,79 @@ def _int_list(text: str, what: str) -> list[int]:
         raise InputError(f"expected comma-separated {what}s, got {text!r}") from None
 
 
+@app.command()
+def translate(
+    text_file: Annotated[Path, typer.Argument(help="Contract prose (UTF-8 text).")],
+    backend: Annotated[str, typer.Option(help="rules (offline, deterministic) or anthropic (needs ANTHROPIC_API_KEY).")]
+    = "rules",
+    output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write the DSL here.")] = None,
+    name: Annotated[Optional[str], typer.Option(help="Contract name when the text gives none.")] = None,
+    model: Annotated[Optional[str], typer.Option(help="Model for the anthropic backend.")] = None,
+    max_tokens: Annotated[int, typer.Option(help="Output token limit per attempt (anthropic).")] = 4096,
+    timeout: Annotated[float, typer.Option(help="Seconds per API call before giving up (anthropic).")] = 60.0,
+    retries: Annotated[int, typer.Option(help="Retries for transient API errors, with backoff (anthropic).")] = 3,
+    base_url: Annotated[Optional[str], typer.Option(help="API base URL (anthropic), e.g. a proxy.")] = None,
+    cache: Annotated[Path, typer.Option(help="SQLite cache and audit file.")] = Path(".contractlang-cache") /
+    "translations.sqlite",
+    no_verify: Annotated[bool, typer.Option("--no-verify", help="Skip the extra checks in the repair loop.")] = False,
+    json_out: JsonFlag = False,
+) -> None:
+    """Translate contract prose to checked DSL; a missing term is reported, never filled in."""
+    from contractlang.translate import MissingApiKey, TranslationCache, translate_text
+    from contractlang.translate.llm import DEFAULT_MODEL, LlmSettings
+
+    _choice(backend, ("rules", "anthropic"), "backend")
+    data, _ = _read(text_file)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{text_file}: not UTF-8 text") from None
+    settings = LlmSettings(model=model or DEFAULT_MODEL, max_tokens=max_tokens, timeout_seconds=timeout,
+                           max_retries=retries, base_url=base_url)
+    if backend == "rules":
+        typer.echo("translating offline with the rules backend", err=True)
+    try:
+        result = translate_text(text, name=name or text_file.stem, backend=backend, cache=TranslationCache(cache),
+                                settings=settings, extra_checks=() if no_verify else _extra_checks())
+    except MissingApiKey as exc:
+        raise InputError(str(exc)) from None
+    if output is not None and result.dsl:
+        _write_atomically(output, result.dsl)
+    if json_out:
+        typer.echo(json.dumps(result.model_dump(include={"ok", "dsl", "terms", "missing", "attempts", "cached",
+                                                         "backend", "model", "error", "diagnostics"})))
+    else:
+        if output is None:
+            typer.echo(result.dsl, nl=False)
+        status = "ok" if result.ok else "parse-incomplete" if result.missing else "failed"
+        typer.echo(f"{status}: {result.attempts} attempt(s), {'cached' if result.cached else 'fresh'}, "
+                   f"{result.backend}/{result.model}" + (f"; error: {result.error}" if result.error else ""), err=True)
+        for field in result.missing:
+            typer.echo(f"missing: {field}", err=True)
+    if not result.ok:
+        raise typer.Exit(1)
+
+
+def _extra_checks():
+    """Checks that join the translation repair loop; the z3 verifier plugs in here once it exists."""
+    return ()
+
+
+@app.command()
+def render(
+    contract: Annotated[Path, typer.Argument(help="The contract to write out as prose.")],
+    setting: Annotated[Optional[str], typer.Option(help="Re-label into catering, hotel or ai-hosting.")] = None,
+) -> None:
+    """Write a contract as prose: every term explicit, clauses in a fixed order, termination last."""
+    from contractlang.render import render as render_prose
+    from contractlang.vocab import SETTINGS
+
+    if setting is not None:
+        _choice(setting, tuple(SETTINGS), "setting")
+    for checked in load_contracts(contract):
+        typer.echo(render_prose(checked.ir, setting=setting))
+
+
 def _write_atomically(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(text, encoding="utf-8")

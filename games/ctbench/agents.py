@@ -6,13 +6,15 @@ An agent is a policy: `act(state, player) -> action`. All planning uses only wha
 
 from __future__ import annotations
 
-import re
+from functools import lru_cache
 from typing import Protocol
 
 import numpy as np
 
+from contractlang import check_source
 from contractlang.interpreter.events import ChipCounts
 from contractlang.ir import CoverageTerm, CTBenchIR, PointsTerm
+from contractlang.translate.rules import translate as rules_translate
 from games.ctbench.board import COLOUR_ORDER, GOAL, Board, Player, Tile, simple_paths
 from games.ctbench.engine import (
     Action,
@@ -51,10 +53,15 @@ class Plan:
                 cover[p.colour] += p.remaining
         contract_tiles: set[Tile] = set()
         if state.monitor is not None:
-            for i, entry in enumerate(state.monitor.ir.coverage):
-                if entry.receiver == player and not state.monitor.used[i]:
-                    if (entry.colour or board.colour(entry.tile)) == board.colour(entry.tile):
-                        contract_tiles.add(entry.tile)
+            open_entries = [e for i, e in enumerate(state.monitor.ir.coverage) if not state.monitor.used[i]]
+        elif state.game.condition == "nl_trading":
+            open_entries = [e for e in _agreed_coverage(state.game.transcript)
+                            if (e.tile, e.receiver) not in state.nl_executed]
+        else:
+            open_entries = []
+        for entry in open_entries:
+            if entry.receiver == player and (entry.colour or board.colour(entry.tile)) == board.colour(entry.tile):
+                contract_tiles.add(entry.tile)
         source = state.position(player)
         best = None
         for path in simple_paths(source, GOAL) if source != GOAL else ((GOAL,),):
@@ -239,9 +246,6 @@ def negotiate_prog_points(board: Board) -> CTBenchIR | None:
     return CTBenchIR(name="scripted-prog-points", parties=("P-Red", "P-Blue"), points=tuple(terms))
 
 
-_NL_SENTENCE = re.compile(r"P-(Red|Blue) pays for P-(Red|Blue)'s move onto \((\d),\s*(\d)\) with a (red|blue|green) chip")
-
-
 def negotiate_nl_trading(board: Board) -> str | None:
     """A plain-English agreement naming the same coverage as `negotiate_prog_trading`."""
     ir = negotiate_prog_trading(board)
@@ -252,11 +256,19 @@ def negotiate_nl_trading(board: Board) -> str | None:
     return "P-Red: Here is what I propose.\n" + "\n".join(lines) + "\nP-Red: agree\nP-Blue: agree"
 
 
+@lru_cache(maxsize=256)
+def _agreed_coverage(transcript: str) -> tuple[CoverageTerm, ...]:
+    """The coverage an NL agreement states, read by the rules translator (nothing is inferred)."""
+    result = check_source(rules_translate(transcript, "nl-agreement").dsl, "<agreement>")
+    if not result.ok or not isinstance(result.contracts[0].ir, CTBenchIR):
+        return ()
+    return result.contracts[0].ir.coverage
+
+
 def offline_judge(transcript: str, mover: Player, origin: Tile, target: Tile, colour: str,
                   executed: tuple[tuple[Tile, Player], ...]) -> JudgeDecision:
-    """Offline NL-Trading judge: covered iff the transcript names this (tile, mover) and it is unused."""
-    for giver, receiver, r, c, chip in _NL_SENTENCE.findall(transcript):
-        tile = (int(r), int(c))
-        if receiver.lower() == mover and tile == target and (tile, mover) not in executed:
-            return JudgeDecision(covered=True, giver=giver.lower(), colour=chip)
+    """Offline NL-Trading judge: covered iff the agreement names this (tile, mover) and it is unused."""
+    for entry in _agreed_coverage(transcript):
+        if entry.receiver == mover and entry.tile == target and (target, mover) not in executed:
+            return JudgeDecision(covered=True, giver=entry.giver, colour=entry.colour or colour)
     return JudgeDecision(covered=False)

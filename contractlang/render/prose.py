@@ -1,0 +1,112 @@
+"""Contract prose: every term stated explicitly, clauses in a fixed order, grim trigger last.
+
+This is how the paper's synthetic contracts are written (spec/contractsim.md §12.6): base terms,
+then exactly the selected substitution, deduction and rollover clauses, then termination. The rules
+translator reads this wording back exactly (a round-trip property test holds it to that).
+"""
+
+from __future__ import annotations
+
+from contractlang.formatter import money
+from contractlang.ir import ContractIR, ContractSimIR, CTBenchIR
+from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, SETTINGS, Setting
+
+VERBS = {"catering": "delivers", "hotel": "performs", "ai-hosting": "provides"}
+HEADINGS = {"catering": "Catering supply agreement", "hotel": "Hotel cleaning agreement",
+            "ai-hosting": "AI model hosting agreement"}
+
+
+def weeks_phrase(weeks: list[int]) -> str:
+    if len(weeks) == 1:
+        return f"week {weeks[0]}"
+    return "weeks " + ", ".join(map(str, weeks[:-1])) + f" and {weeks[-1]}"
+
+
+def listing(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def quantities(setting: Setting, qty) -> str:
+    return listing([f"{q} {title}" for q, title in zip(qty, setting.product_titles)])
+
+
+def _groups(values, weeks) -> list[tuple[list[int], object]]:
+    groups: list[tuple[list[int], object]] = []
+    for week, value in zip(weeks, values):
+        if groups and groups[-1][1] == value:
+            groups[-1][0].append(week)
+        else:
+            groups.append(([week], value))
+    return groups
+
+
+def relabel(ir: ContractSimIR, setting_key: str) -> ContractSimIR:
+    """The same contract in another setting: names change and money scales by the multipliers' ratio."""
+    src, dst = SETTINGS[ir.setting], SETTINGS[setting_key]
+    scale = lambda v: v * dst.multiplier // src.multiplier  # noqa: E731
+    return ir.model_copy(update={
+        "setting": setting_key,
+        "prices": tuple(scale(p) for p in ir.prices),
+        "payments": tuple(scale(p) for p in ir.payments),
+        "parties": (dst.customer_title, dst.supplier_title) if ir.parties == (src.customer_title, src.supplier_title)
+        else ir.parties,
+        "asserts": (),
+    })
+
+
+def _contractsim(ir: ContractSimIR) -> str:
+    s = SETTINGS[ir.setting]
+    cust, supp = s.customer_title, s.supplier_title
+    verb = VERBS[ir.setting]
+    lines = [f'{HEADINGS[ir.setting]} "{ir.name}"', "",
+             f'Parties: the {cust} is "{ir.parties[0]}" and the {supp} is "{ir.parties[1]}".', ""]
+    lines.append("Prices: " + listing([f"{t} {money(p)} each" for t, p in zip(s.product_titles, ir.prices)]) + ".")
+    lines.append("")
+    deliveries = [f"In {weeks_phrase(ws)} the {supp} {verb} {quantities(s, q)}"
+                  + (" each week." if len(ws) > 1 else ".") for ws, q in _groups(ir.deliveries, PRODUCTION_WEEKS)]
+    lines.append("Deliveries: " + " ".join(deliveries))
+    lines.append("")
+    payments = [f"In {weeks_phrase(ws)} the {cust} pays {money(m)}" + (" each week." if len(ws) > 1 else ".")
+                for ws, m in _groups(ir.payments, PAYMENT_WEEKS)]
+    lines.append("Payments: " + " ".join(payments))
+    for a in ir.asserts:
+        lines.append(f"Stated: {a.text}")
+    c = ir.contingencies
+    if c.substitution:
+        lines += ["", f"Substitution: Above a minimum of {quantities(s, c.substitution.min_qty)} per delivery week, "
+                      f"the {supp} may replace items with other items at 1 {s.product_titles[0]} = "
+                      f"2 {s.product_titles[1]} = 4 {s.product_titles[2]}."]
+    if c.payment_deduction:
+        lines += ["", f"Payment deduction: If a delivery falls short, the {cust}'s next payment is reduced by the "
+                      f"contract price of the missing items, provided at least "
+                      f"{quantities(s, c.payment_deduction.min_qty)} are delivered that week."]
+    if c.rollover:
+        lines += ["", f"Rollover: Missed items carry over to the next delivery week and must be made up there; at "
+                      f"most {c.rollover.max_deficit} missed items of each kind may be carried over, and nothing may "
+                      f"remain outstanding after week 10."]
+    if c.grim_trigger:
+        lines += ["", "Termination: If either party breaches this agreement, the agreement terminates and the other "
+                      "party may stop performing."]
+    return "\n".join(lines) + "\n"
+
+
+def _ctbench(ir: CTBenchIR) -> str:
+    name = {"red": "P-Red", "blue": "P-Blue"}
+    lines = [f'Colored Trails agreement "{ir.name}"', "",
+             f'Parties: P-Red is "{ir.parties[0]}" and P-Blue is "{ir.parties[1]}".', ""]
+    for c in ir.coverage:
+        chip = f"with a {c.colour} chip" if c.colour else "with a chip of the tile's colour"
+        lines.append(f"{name[c.giver]} pays for {name[c.receiver]}'s move onto ({c.tile[0]},{c.tile[1]}) {chip}.")
+    for p in ir.points:
+        lines.append(f"If {name[p.giver]} reaches the goal, {name[p.giver]} transfers {p.amount} points to "
+                     f"{name[p.receiver]}.")
+    return "\n".join(lines) + "\n"
+
+
+def render(ir: ContractIR, setting: str | None = None) -> str:
+    """Contract prose for `ir`; `setting` re-labels a ContractSim contract into another setting."""
+    if isinstance(ir, CTBenchIR):
+        return _ctbench(ir)
+    if setting is not None and setting != ir.setting:
+        ir = relabel(ir, setting)
+    return _contractsim(ir)

@@ -1,0 +1,160 @@
+"""LLM backend: the model writes DSL source; the parser and checker (and any extra checks the caller
+passes, such as the z3 verifier) answer with diagnostics; the model repairs, at most 3 attempts.
+
+The model's output is untrusted text: it is only ever parsed, never executed.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+
+from contractlang import check_source
+from contractlang.ir import CheckedContract
+from contractlang.vocab import SETTINGS, Frozen
+
+ExtraCheck = Callable[[CheckedContract], list[str]]
+
+DEFAULT_MODEL = "claude-sonnet-4-5"
+MAX_ATTEMPTS = 3
+
+
+class LlmSettings(Frozen):
+    model: str = DEFAULT_MODEL
+    max_tokens: int = 4096
+    timeout_seconds: float = 60.0
+    max_retries: int = 3  # transient API errors (429, 5xx, 529), with the SDK's exponential backoff
+    base_url: str | None = None
+
+
+def _grammar() -> str:
+    packaged = resources.files("contractlang").joinpath("grammar/contract.lark")
+    if packaged.is_file():
+        return packaged.read_text(encoding="utf-8")
+    return (Path(__file__).resolve().parents[2] / "grammar" / "contract.lark").read_text(encoding="utf-8")
+
+
+WORKED_EXAMPLE_TEXT = """Catering supply agreement "lunch-service"
+The Customer pays $20 in week 1 and $15 in each later payment week except week 11, when nothing is due.
+Every delivery week the Caterer brings 1 Margherita Pizza, 1 Pesto Pasta and 2 Tomato Soups.
+Pizzas cost $10, pasta $5 and soup $2.5 is not allowed, so soup is $2 each.
+If a delivery is short, the next payment is reduced by the price of what is missing.
+A breach by either side ends the agreement."""
+
+WORKED_EXAMPLE_DSL = """contract "lunch-service" {
+  game contractsim.catering
+  prices { pizza: $10  pasta: $5  soup: $2 }
+  deliver {
+    weeks 2..10: pizza 1, pasta 1, soup 2
+  }
+  pay {
+    week 1: $20
+    weeks 3..9: $15
+    week 11: $0
+  }
+  payment_deduction
+  on breach: terminate
+}"""
+
+
+def system_prompt() -> str:
+    vocab = "\n".join(
+        f"- game {s.game_id}: products {', '.join(s.products)} ({', '.join(s.product_titles)}); "
+        f"money in multiples of ${s.granularity:,}" for s in SETTINGS.values())
+    return f"""You convert a supply or board-game agreement written in English into contractlang, a small typed
+contract language. Reply with exactly one contract inside a ```contract fenced block and nothing else.
+
+Rules:
+- Use only terms the text states. If a price, a week's delivery or a week's payment is missing or
+  ambiguous, leave it out; never invent or infer a number. The checker will report what is missing.
+- Payment weeks are 1, 3, 5, 7, 9, 11; delivery (production) weeks are 2, 4, 6, 8, 10.
+- Every delivery entry lists all three products (0 for none).
+- Add a clause only when the text states it: substitution (swapping items above minimums),
+  payment_deduction (a shortfall lowers the next payment), rollover (missed items carry forward;
+  max_deficit 0..2), `on breach: terminate` (explicit termination or suspension after a breach).
+- A total written in the text becomes `assert total pay == $N` (or `total value`).
+
+Vocabulary:
+{vocab}
+- game ctbench: players red and blue; `cover {{ (r,c): red pays for blue with red chip }}`;
+  `on goal {{ blue: blue transfers 10 points to red }}`.
+
+Grammar (lark):
+{_grammar()}
+
+Worked example. Text:
+{WORKED_EXAMPLE_TEXT}
+
+Contract:
+```contract
+{WORKED_EXAMPLE_DSL}
+```"""
+
+
+_FENCE = re.compile(r"```(?:contract|contractlang)?\s*\n(.*?)```", re.S)
+
+
+def extract_source(response_text: str) -> str:
+    m = _FENCE.search(response_text)
+    return (m.group(1) if m else response_text).strip() + "\n"
+
+
+def repair_message(source: str, diagnostics: list[str]) -> str:
+    return ("That contract does not check. Fix every problem below and reply with the whole corrected "
+            "contract in one ```contract block. Leave out any term the text does not state.\n\n"
+            + "\n\n".join(diagnostics))
+
+
+class LlmOutcome(Frozen):
+    ok: bool
+    dsl: str
+    attempts: list[dict]
+    error: str | None = None
+
+
+def compile_with_llm(text: str, name: str, settings: LlmSettings, api_key: str,
+                     extra_checks: tuple[ExtraCheck, ...] = ()) -> LlmOutcome:
+    """Ask the model for DSL, check it, feed diagnostics back; at most MAX_ATTEMPTS attempts."""
+    import anthropic
+
+    client = anthropic.Anthropic(api_key=api_key, base_url=settings.base_url, timeout=settings.timeout_seconds,
+                                 max_retries=settings.max_retries)
+    messages: list[dict] = [{"role": "user", "content": f'Contract name: "{name}"\n\nContract text:\n{text}'}]
+    attempts: list[dict] = []
+    source = ""
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        start = time.perf_counter()
+        record: dict = {"attempt": attempt, "request": {"model": settings.model, "messages": list(messages)}}
+        try:
+            response = client.messages.create(model=settings.model, max_tokens=settings.max_tokens,
+                                              system=system_prompt(), messages=messages)
+        except anthropic.APITimeoutError:
+            record.update(error="timeout", seconds=time.perf_counter() - start)
+            attempts.append(record)
+            return LlmOutcome(ok=False, dsl=source, attempts=attempts,
+                              error=f"the model did not answer within {settings.timeout_seconds:g} s")
+        except anthropic.APIError as exc:
+            record.update(error=f"{type(exc).__name__}: {exc}", seconds=time.perf_counter() - start)
+            attempts.append(record)
+            return LlmOutcome(ok=False, dsl=source, attempts=attempts, error=f"API error: {exc}")
+        reply = "".join(block.text for block in response.content if getattr(block, "type", "") == "text")
+        source = extract_source(reply)
+        result = check_source(source, "<model>")
+        problems = [d.render(source) for d in result.diagnostics]
+        if result.ok:
+            for check in extra_checks:
+                for contract in result.contracts:
+                    problems += check(contract)
+        record.update(response_text=reply, diagnostics=problems, seconds=time.perf_counter() - start,
+                      input_tokens=response.usage.input_tokens, output_tokens=response.usage.output_tokens)
+        attempts.append(record)
+        incomplete_only = result.diagnostics and all(d.code.startswith("E4") for d in result.diagnostics)
+        if result.ok and not problems or incomplete_only and attempt > 1:
+            # parse-incomplete is a legitimate answer once the model has been told: never invent terms
+            return LlmOutcome(ok=bool(result.ok and not problems), dsl=source, attempts=attempts)
+        messages += [{"role": "assistant", "content": reply}, {"role": "user", "content": repair_message(source, problems)}]
+    return LlmOutcome(ok=False, dsl=source, attempts=attempts,
+                      error=f"no checked contract after {MAX_ATTEMPTS} attempts")
