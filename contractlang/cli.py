@@ -396,8 +396,60 @@ def translate(
 
 
 def _extra_checks():
-    """Checks that join the translation repair loop; the z3 verifier plugs in here once it exists."""
-    return ()
+    """Checks that join the translation repair loop: the z3 verifier's arithmetic (stated totals)."""
+    from solver.verify import translation_checks
+
+    return (translation_checks,)
+
+
+@app.command()
+def verify(
+    contract: Annotated[Path, typer.Argument(help="The contract to verify.")],
+    env: Annotated[Optional[int], typer.Option("--env", help="ContractSim environment 1..6 (budget, capacity, "
+                                                              "cash-flow checks).")] = None,
+    board: Annotated[Optional[int], typer.Option("--board", help="CT-Bench board ID 0..79 (colour, chip and path "
+                                                                  "checks).")] = None,
+    timeout_ms: Annotated[int, typer.Option(help="z3 time limit per check, in milliseconds.")] = 5000,
+    events_out: Annotated[Optional[Path], typer.Option(help="Write each refuted check's counterexample as an "
+                                                            "event log here, for `contractlang trace`.")] = None,
+    json_out: JsonFlag = False,
+) -> None:
+    """Prove or refute the contract's properties with z3; refutations come with a replayable counterexample."""
+    from solver.verify import verify as run_verify
+
+    environment = board_value = None
+    if env is not None:
+        from games.contractsim.environments import environment as get_env
+
+        try:
+            environment = get_env(env)
+        except KeyError as exc:
+            raise InputError(str(exc.args[0])) from None
+    if board is not None:
+        from games.ctbench.verify_board import board_spec
+
+        board_value = board_spec(_board(board).board, f"board {board}")
+    reports = [run_verify(c, env=environment, board=board_value, timeout_ms=timeout_ms)
+               for c in load_contracts(contract)]
+    if events_out is not None:
+        events_out.mkdir(parents=True, exist_ok=True)
+        for report in reports:
+            for check in report.checks:
+                if check.counterexample and "events" in check.counterexample:
+                    body = "".join(json.dumps(e) + "\n" for e in check.counterexample["events"])
+                    _write_atomically(events_out / f"{report.contract}.{check.name}.jsonl", body)
+    if json_out:
+        payload = [r.to_json() for r in reports]
+        typer.echo(json.dumps(payload[0] if len(payload) == 1 else {"contracts": payload}))
+        return
+    from contractlang.render_terminal import print_verification
+
+    source = _source_text(contract.read_bytes())
+    for report in reports:
+        print_verification(report, str(contract), source)
+    if env is None and board is None:
+        typer.echo("(pass --env N for budget, capacity and cash-flow checks; --board ID for CT-Bench board checks)",
+                   err=True)
 
 
 @app.command()

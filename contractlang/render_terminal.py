@@ -61,3 +61,17 @@ def _enforcement_text(a: dict) -> str:
     if a["kind"] == "forfeit":
         return f"{a['player']} lacks a {a['colour']} chip for {tuple(a['tile'])}: forfeit, score 0"
     return f"{a['giver']} transfers {a['amount']} points to {a['receiver']}"
+
+
+_MARK = {"proved": "[green]proved[/green] ", "refuted": "[red]refuted[/red]", "unknown": "[yellow]unknown[/yellow]"}
+
+
+def print_verification(report, file: str, source: str, console: Console | None = None) -> None:
+    """One line per check: status, name, message and the clause's location."""
+    console = console or Console(width=140)
+    console.print(f'[bold]Verification of "{report.contract}"[/bold]')
+    for c in report.checks:
+        where = f"{file}:{c.span.line}:{c.span.column}" if c.span is not None else file
+        console.print(f"  {_MARK[c.status]}  {c.name:<22} {c.message}  [dim]({where})[/dim]", highlight=False)
+    counts = {s: sum(c.status == s for c in report.checks) for s in ("proved", "refuted", "unknown")}
+    console.print(f"  {counts['proved']} proved, {counts['refuted']} refuted, {counts['unknown']} unknown")

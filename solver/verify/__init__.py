@@ -1,0 +1,30 @@
+"""z3 verification of checked contracts: `verify` is the one public function."""
+
+from __future__ import annotations
+
+from contractlang.ir import CheckedContract, ContractSimIR
+from solver.environment import SupplyEnvironment
+from solver.verify.contractsim import DEFAULT_TIMEOUT_MS, verify_contractsim
+from solver.verify.ctbench import BoardSpec, verify_ctbench
+from solver.verify.report import CheckOutcome, VerificationReport
+
+__all__ = ["BoardSpec", "CheckOutcome", "VerificationReport", "translation_checks", "verify"]
+
+
+def verify(checked: CheckedContract, env: SupplyEnvironment | None = None, board: BoardSpec | None = None,
+           timeout_ms: int = DEFAULT_TIMEOUT_MS) -> VerificationReport:
+    """Prove or refute every applicable property; environment- and board-dependent checks need those values."""
+    if isinstance(checked.ir, ContractSimIR):
+        checks = verify_contractsim(checked, env, timeout_ms)
+    else:
+        checks = verify_ctbench(checked, board)
+    return VerificationReport(contract=checked.ir.name, checks=tuple(checks))
+
+
+def translation_checks(checked: CheckedContract) -> list[str]:
+    """Refuted arithmetic (a stated total that disagrees) as messages for the translation repair loop."""
+    if not isinstance(checked.ir, ContractSimIR):
+        return []
+    report = verify(checked)
+    return [f"verification: {c.name} refuted: {c.message}" for c in report.checks
+            if c.status == "refuted" and c.name.startswith(("arithmetic", "assert"))]

@@ -1,0 +1,158 @@
+"""z3 verifier: semantics agree with the interpreter; proved / refuted / unknown outcomes; every
+refuted counterexample replays through the interpreter to the violation it claims."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import z3
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from contractlang import load
+from contractlang.interpreter.events import EVENT_ADAPTER
+from contractlang.interpreter.rounds import RoundRules, evaluate_round
+from contractlang.interpreter.trace import replay
+from conftest import ROOT
+from games.contractsim.environments import ENVIRONMENTS, environment
+from games.ctbench.board import benchmark_board
+from games.ctbench.verify_board import board_spec
+from solver.verify import translation_checks, verify
+from solver.verify.semantics import ZRound
+from strategies import contractsim_irs
+
+EXAMPLES = sorted((ROOT / "examples").glob("*.contract"))
+BROKEN = sorted((ROOT / "tests" / "verify").glob("*.contract"))
+
+
+@settings(max_examples=150, deadline=None)
+@given(contractsim_irs(settings=("catering",)), st.integers(0, 4), st.data())
+def test_z3_semantics_match_the_interpreter(ir, t, data):
+    rules = RoundRules.from_ir(ir)
+    memory = tuple(int(v) for v in data.draw(st.sampled_from(list(rules.memory_states()))))
+    delivered = data.draw(st.tuples(*[st.integers(0, 12)] * 3))
+    want = evaluate_round(rules, t, memory, delivered)
+    got = ZRound(rules, t, [z3.IntVal(m) for m in memory], [z3.IntVal(y) for y in delivered])
+
+    def val(e):
+        return z3.simplify(e).as_long() if not z3.is_bool(e) else z3.is_true(z3.simplify(e))
+
+    assert [val(c) for c in got.credited] == want.credited.tolist()
+    assert val(got.violation) == bool(want.violation)
+    assert [val(m) for m in got.new_memory] == want.new_memory.tolist()
+    assert val(got.deduction) == int(want.deduction)
+
+
+def statuses(path, env=None, board=None, **kw):
+    report = verify(load(path)[0], env=env, board=board, **kw)
+    return {c.name: c.status for c in report.checks}, report
+
+
+def test_examples_prove_their_arithmetic_and_capacity():
+    for path in EXAMPLES:
+        for checked in load(path):
+            if checked.ir.kind != "contractsim":
+                continue
+            got = {c.name: c.status for c in verify(checked, env=environment(1)).checks}
+            assert got["arithmetic.totals"] == "proved", path
+            assert {got[k] for k in got if k.startswith("assert.")} <= {"proved"}, path
+            assert got["budget"] == got["capacity"] == got["minimums"] == "proved", path
+
+
+@pytest.mark.parametrize("name,env,expected", [
+    ("starved", 1, {"cashflow.best_case": "refuted", "cashflow.worst_case": "refuted", "capacity": "proved"}),
+    ("late-crunch", 1, {"cashflow.best_case": "refuted", "capacity": "proved"}),
+    ("mismatch", 1, {"arithmetic.totals": "refuted", "assert.0": "refuted", "assert.1": "proved"}),
+    ("over-budget", 1, {"budget": "refuted", "assert.0": "refuted", "minimums": "refuted"}),
+    ("over-capacity", 1, {"capacity": "refuted", "cashflow.best_case": "refuted"}),
+])
+def test_broken_contracts_are_refuted(name, env, expected):
+    got, _ = statuses(ROOT / "tests" / "verify" / f"{name}.contract", env=environment(env))
+    for check, status in expected.items():
+        assert got[check] == status, (check, got)
+
+
+def test_failing_weeks_are_named():
+    _, report = statuses(ROOT / "tests/verify/starved.contract", env=environment(1))
+    best = next(c for c in report.checks if c.name == "cashflow.best_case")
+    assert best.counterexample["failing_week"] == 2 and "week-2" in best.message
+    _, report = statuses(ROOT / "tests/verify/late-crunch.contract", env=environment(1))
+    best = next(c for c in report.checks if c.name == "cashflow.best_case")
+    assert best.counterexample["failing_week"] == 10
+    assert len(best.counterexample["plan"]) == 5  # weeks 2..8 were met by the plan shown
+
+
+def test_deterministic_env_best_equals_worst():
+    for path in EXAMPLES:
+        for checked in load(path):
+            if checked.ir.kind == "contractsim":
+                got = {c.name: c.status for c in verify(checked, env=environment(2)).checks}
+                assert got["cashflow.best_case"] == got["cashflow.worst_case"]
+
+
+def test_unknown_outcomes_are_never_proved():
+    got, _ = statuses(ROOT / "examples/catering-env5-a.contract", env=environment(5), timeout_ms=1)
+    assert got["cashflow.best_case"] == got["cashflow.worst_case"] == "unknown"
+    got, report = statuses(ROOT / "examples/hotel-cleaning.contract")
+    assert got["assert.1"] == "unknown"  # `total pay <= budget` needs an environment
+    assert "--env" in next(c.message for c in report.checks if c.name == "assert.1")
+
+
+def _replay(checked, events):
+    parsed = [(i + 1, EVENT_ADAPTER.validate_python(e)) for i, e in enumerate(events)]
+    monitor, _ = replay(checked.ir, parsed)
+    return monitor
+
+
+def test_every_contractsim_counterexample_replays_to_its_violation():
+    replayed = 0
+    for path in EXAMPLES + BROKEN:
+        for checked in load(path):
+            if checked.ir.kind != "contractsim":
+                continue
+            for env in ENVIRONMENTS.values():
+                for c in verify(checked, env=env).checks:
+                    if c.status == "refuted" and c.name.startswith("cashflow"):
+                        monitor = _replay(checked, c.counterexample["events"])
+                        assert monitor.customer_first_violation is None
+                        assert monitor.supplier_first_violation == c.counterexample["failing_week"], (path, env.id)
+                        replayed += 1
+    assert replayed >= 20
+
+
+def test_ctbench_checks_and_forfeit_counterexample():
+    board = board_spec(benchmark_board(24).board, "board 24")
+    got, _ = statuses(ROOT / "examples/ctbench-board-24-swap.contract", board=board)
+    assert set(got.values()) == {"proved"}
+    got, report = statuses(ROOT / "tests/verify/greedy-giver.contract", board=board)
+    assert got == {"coverage.colours": "refuted", "coverage.giver_chips": "refuted", "points.bounds": "proved",
+                   "coverage.path": "refuted"}
+    chips = next(c for c in report.checks if c.name == "coverage.giver_chips")
+    assert chips.counterexample["tiles"] == [[0, 3]]
+    monitor = _replay(load(ROOT / "tests/verify/greedy-giver.contract")[0], chips.counterexample["events"])
+    assert monitor.forfeited == ("red",)
+    path = next(c for c in report.checks if c.name == "coverage.path")
+    assert path.counterexample["player"] == "red" and [0, 3] in path.counterexample["missing"]
+
+
+def test_translation_checks_flag_a_wrong_stated_total():
+    assert translation_checks(load(ROOT / "tests/verify/mismatch.contract")[0])
+    assert translation_checks(load(ROOT / "examples/worked-example-1.contract")[0]) == []
+
+
+def test_verify_cli_json_and_events(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "contractlang", "verify", "tests/verify/starved.contract", "--env", "1",
+                           "--json", "--events-out", str(tmp_path)], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert {"name", "status", "message", "span", "counterexample"} == set(out["checks"][0])
+    log = tmp_path / "starved.cashflow.best_case.jsonl"
+    trace = subprocess.run([sys.executable, "-m", "contractlang", "trace", "tests/verify/starved.contract", str(log),
+                            "--json"], capture_output=True, text=True, cwd=ROOT)
+    verdict = json.loads(trace.stdout)["verdict"]
+    assert (verdict["first_breach"], verdict["week"]) == ("supplier", 2)
+    bad = subprocess.run([sys.executable, "-m", "contractlang", "verify", "examples/worked-example-1.contract", "--env",
+                          "7"], capture_output=True, text=True, cwd=ROOT)
+    assert bad.returncode == 1 and "environments are 1..6" in bad.stderr
