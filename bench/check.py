@@ -15,7 +15,7 @@ from _common import ROOT, best_of, write_result  # noqa: E402
 from contractlang import check_source  # noqa: E402
 from lark import Lark  # noqa: E402
 
-from contractlang.parser import _grammar_text  # noqa: E402
+from contractlang.parser import grammar_text  # noqa: E402
 
 
 def big_file(lines: int = 5000) -> str:
@@ -38,7 +38,7 @@ def main() -> None:
     result = check_source(text, "big.contract")
     assert result.ok, result.diagnostics[:3]
     check_s = best_of(lambda: check_source(text, "big.contract"))
-    bare = Lark(_grammar_text(), parser="lalr")
+    bare = Lark(grammar_text(), parser="lalr")
     lark_s = best_of(lambda: bare.parse(text))
     payload = {
         "lines": n_lines,

@@ -193,8 +193,8 @@ def _weeks(weeks: list[int], kind_weeks: tuple[int, ...]) -> ast.WeekSpec:
     return ast.WeekSpec(form="list", weeks=tuple(_i(w) for w in weeks), span=_NOWHERE)
 
 
-def _groups(values: tuple, weeks: tuple[int, ...]) -> list[tuple[list[int], object]]:
-    """Consecutive weeks with equal terms share one entry (`weeks 4..10: ...`)."""
+def group_weeks(values: tuple, weeks: tuple[int, ...]) -> list[tuple[list[int], object]]:
+    """Consecutive weeks with equal terms share one entry (`weeks 4..10: ...`, "In weeks 4, 6, 8 ...")."""
     groups: list[tuple[list[int], object]] = []
     for week, value in zip(weeks, values):
         if groups and groups[-1][1] == value:
@@ -284,12 +284,12 @@ def _contractsim_clauses(ir: ContractSimIR) -> list[ast.Clause]:
         ), span=_NOWHERE),
         ast.Deliver(entries=tuple(
             ast.DeliveryEntry(weeks=_weeks(ws, PRODUCTION_WEEKS), items=_quantities(products, q), span=_NOWHERE)
-            for ws, q in _groups(ir.deliveries, PRODUCTION_WEEKS)
+            for ws, q in group_weeks(ir.deliveries, PRODUCTION_WEEKS)
         ), span=_NOWHERE),
         ast.Pay(entries=tuple(
             ast.PaymentEntry(weeks=_weeks(ws, PAYMENT_WEEKS), amount=ast.MoneyLit(value=m, span=_NOWHERE),
                              span=_NOWHERE)
-            for ws, m in _groups(ir.payments, PAYMENT_WEEKS)
+            for ws, m in group_weeks(ir.payments, PAYMENT_WEEKS)
         ), span=_NOWHERE),
     ]
     for a in ir.asserts:

@@ -29,7 +29,8 @@ _REGEX_TERMINAL_WORDS = {
 }
 
 
-def _grammar_text() -> str:
+def grammar_text() -> str:
+    """The grammar source (also shown to the LLM translator)."""
     # A wheel ships the grammar inside the package; a source checkout keeps it in grammar/.
     packaged = resources.files("contractlang").joinpath("grammar/contract.lark")
     if packaged.is_file():
@@ -39,7 +40,7 @@ def _grammar_text() -> str:
 
 @lru_cache(maxsize=1)
 def _lark() -> Lark:
-    return Lark(_grammar_text(), parser="lalr", keep_all_tokens=True, maybe_placeholders=False,
+    return Lark(grammar_text(), parser="lalr", keep_all_tokens=True, maybe_placeholders=False,
                 transformer=_ToAst())
 
 

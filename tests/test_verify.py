@@ -4,7 +4,6 @@ refuted counterexample replays through the interpreter to the violation it claim
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import z3

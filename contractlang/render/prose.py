@@ -7,7 +7,7 @@ translator reads this wording back exactly (a round-trip property test holds it 
 
 from __future__ import annotations
 
-from contractlang.formatter import money
+from contractlang.formatter import group_weeks, money
 from contractlang.ir import ContractIR, ContractSimIR, CTBenchIR
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, SETTINGS, Setting
 
@@ -28,16 +28,6 @@ def listing(items: list[str]) -> str:
 
 def quantities(setting: Setting, qty) -> str:
     return listing([f"{q} {title}" for q, title in zip(qty, setting.product_titles)])
-
-
-def _groups(values, weeks) -> list[tuple[list[int], object]]:
-    groups: list[tuple[list[int], object]] = []
-    for week, value in zip(weeks, values):
-        if groups and groups[-1][1] == value:
-            groups[-1][0].append(week)
-        else:
-            groups.append(([week], value))
-    return groups
 
 
 def relabel(ir: ContractSimIR, setting_key: str) -> ContractSimIR:
@@ -63,11 +53,11 @@ def _contractsim(ir: ContractSimIR) -> str:
     lines.append("Prices: " + listing([f"{t} {money(p)} each" for t, p in zip(s.product_titles, ir.prices)]) + ".")
     lines.append("")
     deliveries = [f"In {weeks_phrase(ws)} the {supp} {verb} {quantities(s, q)}"
-                  + (" each week." if len(ws) > 1 else ".") for ws, q in _groups(ir.deliveries, PRODUCTION_WEEKS)]
+                  + (" each week." if len(ws) > 1 else ".") for ws, q in group_weeks(ir.deliveries, PRODUCTION_WEEKS)]
     lines.append("Deliveries: " + " ".join(deliveries))
     lines.append("")
     payments = [f"In {weeks_phrase(ws)} the {cust} pays {money(m)}" + (" each week." if len(ws) > 1 else ".")
-                for ws, m in _groups(ir.payments, PAYMENT_WEEKS)]
+                for ws, m in group_weeks(ir.payments, PAYMENT_WEEKS)]
     lines.append("Payments: " + " ".join(payments))
     for a in ir.asserts:
         lines.append(f"Stated: {a.text}")

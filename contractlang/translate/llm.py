@@ -9,11 +9,9 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
-from importlib import resources
-from pathlib import Path
-
 from contractlang import check_source
 from contractlang.ir import CheckedContract
+from contractlang.parser import grammar_text
 from contractlang.vocab import SETTINGS, Frozen
 
 ExtraCheck = Callable[[CheckedContract], list[str]]
@@ -28,13 +26,6 @@ class LlmSettings(Frozen):
     timeout_seconds: float = 60.0
     max_retries: int = 3  # transient API errors (429, 5xx, 529), with the SDK's exponential backoff
     base_url: str | None = None
-
-
-def _grammar() -> str:
-    packaged = resources.files("contractlang").joinpath("grammar/contract.lark")
-    if packaged.is_file():
-        return packaged.read_text(encoding="utf-8")
-    return (Path(__file__).resolve().parents[2] / "grammar" / "contract.lark").read_text(encoding="utf-8")
 
 
 WORKED_EXAMPLE_TEXT = """Catering supply agreement "lunch-service"
@@ -83,7 +74,7 @@ Vocabulary:
   `on goal {{ blue: blue transfers 10 points to red }}`.
 
 Grammar (lark):
-{_grammar()}
+{grammar_text()}
 
 Worked example. Text:
 {WORKED_EXAMPLE_TEXT}

@@ -6,8 +6,8 @@ from __future__ import annotations
 import z3
 
 from contractlang.formatter import money
-from contractlang.interpreter.rounds import RoundRules, payment_due
-from contractlang.ir import AssertTerm, BinOp, CheckedContract, ContractSimIR, IrExpr, Lit, Neg, Ref
+from contractlang.interpreter.rounds import RoundRules
+from contractlang.ir import AssertTerm, BinOp, CheckedContract, ContractSimIR, IrExpr, Lit, Neg
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS
 from solver.environment import SupplyEnvironment
 from solver.verify.report import CheckOutcome
@@ -290,4 +290,4 @@ def verify_contractsim(checked: CheckedContract, env: SupplyEnvironment | None,
     return checks
 
 
-__all__ = ["verify_contractsim", "payment_due"]
+__all__ = ["verify_contractsim"]
