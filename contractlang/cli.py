@@ -183,19 +183,23 @@ def run(
     contract: Annotated[Path, typer.Argument(help="The contract to play under.")],
     board: Annotated[Optional[int], typer.Option("--board", help="CT-Bench benchmark board ID (0..79).")] = None,
     env: Annotated[Optional[int], typer.Option("--env", help="ContractSim environment (1..6).")] = None,
+    customer: Annotated[str, typer.Option(help="ContractSim Customer: rc, re, rcc or random.")] = "rcc",
+    supplier: Annotated[str, typer.Option(help="ContractSim Supplier: re or random (rc/rcc need issue #5).")]
+    = "re",
     red: Annotated[str, typer.Option(help=f"P-Red agent: {AGENT_HELP}.")] = "planner",
     blue: Annotated[str, typer.Option(help=f"P-Blue agent: {AGENT_HELP}.")] = "planner",
     mode: Annotated[str, typer.Option(help="Trading mechanism: pfp (Pay-for-Partner) or trade.")] = "pfp",
     hidden: Annotated[bool, typer.Option("--hidden", help="Hide each player's state from the other.")] = False,
-    seed: Annotated[int, typer.Option(help="Seed for random agents.")] = 0,
+    seed: Annotated[Optional[int], typer.Option(help="Seed: ContractSim shocks (default 42, spec §3) or CT-Bench "
+                                                     "random agents (default 0).")] = None,
     log: Annotated[Optional[Path], typer.Option(help="Write the game's events as JSON lines here.")] = None,
     json_out: JsonFlag = False,
 ) -> None:
-    """Play one game under a contract and print the turn-by-turn story and the final scores."""
+    """Play one game under a contract (ContractSim with --env, CT-Bench with --board): story and scores."""
     checked = load_one(contract)
-    if checked.ir.kind == "contractsim" or env is not None:
-        raise InputError("ContractSim games cannot be run yet: the simulator and its DP baselines are open work "
-                         "(issue #4, #5); `contractlang trace` replays ContractSim event logs today")
+    if checked.ir.kind == "contractsim":
+        _run_contractsim(checked, env, customer, supplier, 42 if seed is None else seed, log, json_out)
+        return
     if board is None:
         raise InputError("a CT-Bench contract needs --board ID (0..79; see `contractlang ctbench boards`)")
     from contractlang.checker import check_board
@@ -215,7 +219,7 @@ def run(
             make_agent(name, np.random.default_rng(0))
         except KeyError as exc:
             raise InputError(str(exc.args[0])) from None
-    record = play_game(bench, "file", mode, red, blue, seed=seed, contract=checked.ir, visible=not hidden,
+    record = play_game(bench, "file", mode, red, blue, seed=seed or 0, contract=checked.ir, visible=not hidden,
                        keep_log=True)
     if log is not None:
         _write_atomically(log, "".join(json.dumps(e) + "\n" for e in record.log))
@@ -227,6 +231,67 @@ def run(
     from games.ctbench.story import story
 
     typer.echo(story(record, bench))
+
+
+def _run_contractsim(checked, env, customer, supplier, seed, log, json_out) -> None:
+    from games.contractsim.environments import environment
+    from games.contractsim.run import play
+
+    if env is None:
+        raise InputError("a ContractSim contract needs --env N (1..6)")
+    try:
+        record = play(checked.ir, environment(env), customer, supplier, seed=seed)
+    except KeyError as exc:
+        raise InputError(str(exc.args[0])) from None
+    m = checked.ir.setting_info.multiplier
+    strict = [{k: v for k, v in e.items() if k in ("type", "week", "amount", "product", "qty")}
+              for e in record.log if e["type"] in ("payment", "delivery", "week_end")]
+    if log is not None:
+        _write_atomically(log, "".join(json.dumps(e) + "\n" for e in strict))
+    if json_out:
+        payload = record.model_dump(exclude={"log"})
+        payload.update(u_customer=record.u_customer * m, u_supplier=record.u_supplier * m, p_sat=None,
+                       violations={"customer": next((w.week for w in record.weeks if w.role == "customer"
+                                                     and not w.compliant), None),
+                                   "supplier": next((w.week for w in record.weeks if w.role == "supplier"
+                                                     and not w.compliant), None)},
+                       trajectory=list(record.log))
+        typer.echo(json.dumps(payload))
+        return
+    from games.contractsim.story import story
+
+    typer.echo(story(record, checked.ir))
+
+
+@app.command()
+def metrics(
+    logs: Annotated[list[Path], typer.Argument(help="Run records: JSON lines written by `run --env N --json`.")],
+    json_out: JsonFlag = False,
+) -> None:
+    """ContractSim performance metrics (spec §15) over run records, per role, in the layout of Tables 7–10."""
+    from games.contractsim.metrics import summarise
+    from games.contractsim.run import RunRecord
+
+    runs = []
+    for path in logs:
+        data, name = _read(path)
+        for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+                runs.append(RunRecord.model_validate({k: v for k, v in obj.items() if k in RunRecord.model_fields}))
+            except (json.JSONDecodeError, ValueError) as exc:
+                raise InputError(f"{name}:{number}: not a run record ({str(exc).splitlines()[0]})") from None
+    if not runs:
+        raise InputError("no run records found")
+    summaries = [summarise(runs, role) for role in ("customer", "supplier")]
+    if json_out:
+        typer.echo(json.dumps([s.model_dump() for s in summaries]))
+        return
+    from games.contractsim.story import print_metrics
+
+    print_metrics(summaries)
 
 
 @ctbench_app.command("boards")

@@ -1,0 +1,214 @@
+"""ContractSim performance game in OpenSpiel's shape (spec/contractsim.md §4–§6, §10).
+
+An immutable `ContractSimGame`; a `State` with `current_player`, `legal_actions` (payments) or
+`is_legal` (orders, production), `apply_action` returning a new state, per-role observations and
+`returns`. Money is kept in Catering base units ([CS-01]); events for the monitor and the trajectory
+log are in the setting's dollars, so `contractlang trace` replays a log against the original contract.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Union
+
+from contractlang.interpreter.contractsim import CompiledContractSim, ContractSimMonitor, compile_contractsim
+from contractlang.interpreter.events import Delivery, Payment, WeekEnd
+from contractlang.ir import ContractSimIR, Triple
+from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, Frozen
+from games.contractsim.shocks import Shocks
+from solver.environment import SupplyEnvironment
+
+Role = Literal["customer", "supplier"]
+Phase = Literal["pay", "order", "produce", "over"]
+
+
+class Pay(Frozen):
+    kind: Literal["pay"] = "pay"
+    amount: int  # base units
+
+
+class Order(Frozen):
+    kind: Literal["order"] = "order"
+    quantities: Triple
+
+
+class Produce(Frozen):
+    kind: Literal["produce"] = "produce"
+    quantities: Triple
+
+
+Action = Union[Pay, Order, Produce]
+
+
+class ContractSimGame(Frozen):
+    """One contract in one environment; `ir` in the setting's dollars, `base` in base units."""
+
+    model_config = Frozen.model_config | {"arbitrary_types_allowed": True}
+
+    ir: ContractSimIR
+    env: SupplyEnvironment
+    compiled: CompiledContractSim  # compiled from the base-unit contract
+
+    @classmethod
+    def make(cls, ir: ContractSimIR, env: SupplyEnvironment) -> ContractSimGame:
+        return cls(ir=ir, env=env, compiled=compile_contractsim(ir.base_units()))
+
+    def new_initial_state(self, shocks: Shocks) -> State:
+        return State(game=self, shocks=shocks, monitor=self.compiled.monitor(), cash=self.env.capital,
+                     budget_left=self.env.budget)
+
+
+class State(Frozen):
+    model_config = Frozen.model_config | {"arbitrary_types_allowed": True}
+
+    game: ContractSimGame
+    shocks: Shocks
+    monitor: ContractSimMonitor
+    week: int = 1
+    phase: Phase = "pay"
+    cash: int  # Supplier cash β (base units)
+    budget_left: int  # Customer's remaining budget
+    inventory: Triple = (0, 0, 0)
+    spoiled: Triple = (0, 0, 0)
+    received: Triple = (0, 0, 0)
+    paid_total: int = 0
+    spend_total: int = 0
+    value_delivered: int = 0
+    log: tuple[dict, ...] = ()
+
+    @property
+    def multiplier(self) -> int:
+        return self.game.ir.setting_info.multiplier
+
+    @property
+    def round_index(self) -> int:
+        return PRODUCTION_WEEKS.index(self.week)
+
+    @property
+    def prices(self) -> Triple:
+        return self.shocks.weeks[self.round_index].prices
+
+    def current_player(self) -> Role | None:
+        return None if self.phase == "over" else "customer" if self.phase == "pay" else "supplier"
+
+    def is_terminal(self) -> bool:
+        return self.phase == "over"
+
+    # --- legality (spec §10 validation table) -------------------------------------------------
+
+    def legal_actions(self) -> list[Action]:
+        """Payments are enumerable (every amount up to the remaining budget); orders and outputs use `is_legal`."""
+        if self.phase == "pay":
+            return [Pay(amount=a) for a in range(self.budget_left + 1)]
+        if self.phase == "produce":
+            return [Produce(quantities=(0, 0, 0))]
+        if self.phase == "order":
+            return [Order(quantities=(0, 0, 0))]
+        return []
+
+    def is_legal(self, action: Action) -> bool:
+        if self.phase == "pay":
+            return isinstance(action, Pay) and 0 <= action.amount <= self.budget_left
+        if self.phase == "order":
+            q = action.quantities if isinstance(action, Order) else None
+            return q is not None and all(0 <= x <= self.game.env.order_cap for x in q) and \
+                sum(x * p for x, p in zip(q, self.prices)) <= self.cash
+        if self.phase == "produce":
+            y = action.quantities if isinstance(action, Produce) else None
+            n = self.inventory
+            return y is not None and min(y) >= 0 and y[0] + y[1] <= min(n[0], n[1]) and y[0] + y[2] <= n[2]
+        return False
+
+    # --- transitions ---------------------------------------------------------------------------
+
+    def apply_action(self, action: Action) -> State:
+        if not self.is_legal(action):
+            raise ValueError(f"illegal action {action!r} in week {self.week} ({self.phase})")
+        if self.phase == "pay":
+            return self._pay(action.amount)
+        if self.phase == "order":
+            return self._order(action.quantities)
+        return self._produce(action.quantities)
+
+    def _pay(self, amount: int) -> State:
+        w, m = self.week, self.multiplier
+        monitor = self.monitor.apply(Payment(week=w, amount=amount)).apply(WeekEnd(week=w))
+        status = monitor.weeks[-1]
+        log = self.log + (
+            {"type": "payment", "week": w, "amount": amount * m},
+            {"type": "week_end", "week": w, "due": status.due * m, "compliant": status.compliant},
+        )
+        state = self.model_copy(update={
+            "monitor": monitor, "cash": self.cash + amount, "budget_left": self.budget_left - amount,
+            "paid_total": self.paid_total + amount, "log": log})
+        if w == 11:
+            return state.model_copy(update={"phase": "over", "week": 12})
+        return state._start_production(w + 1)
+
+    def _start_production(self, week: int) -> State:
+        """Spoilage hits leftover inventory at the start of every production week ([CS-06])."""
+        t = PRODUCTION_WEEKS.index(week)
+        spoil = self.shocks.weeks[t].spoilage
+        lost = tuple(min(s, n) for s, n in zip(spoil, self.inventory))
+        inventory = tuple(n - x for n, x in zip(self.inventory, lost))
+        entry = {"type": "shocks", "week": week, "spoiled": list(lost), "prices": list(self.shocks.weeks[t].prices)}
+        return self.model_copy(update={"week": week, "phase": "order", "inventory": inventory, "spoiled": lost,
+                                       "log": self.log + (entry,)})
+
+    def _order(self, order: Triple) -> State:
+        env, t = self.game.env, self.round_index
+        cost = sum(o * p for o, p in zip(order, self.prices))
+        received = tuple(self.shocks.receipt(env, t, x, order[x]) for x in range(3))
+        inventory = tuple(min(env.inventory_cap, n + r) for n, r in zip(self.inventory, received))
+        entry = {"type": "order", "week": self.week, "order": list(order), "cost": cost * self.multiplier,
+                 "received": list(received), "inventory": list(inventory)}
+        return self.model_copy(update={"phase": "produce", "cash": self.cash - cost, "spend_total":
+                                       self.spend_total + cost, "received": received, "inventory": inventory,
+                                       "log": self.log + (entry,)})
+
+    def _produce(self, y: Triple) -> State:
+        w = self.week
+        inventory = (self.inventory[0] - y[0] - y[1], self.inventory[1] - y[0] - y[1], self.inventory[2] - y[0] - y[2])
+        monitor = self.monitor
+        products = self.game.ir.setting_info.products
+        events = []
+        for product, qty in zip(products, y):
+            monitor = monitor.apply(Delivery(week=w, product=product, qty=qty))
+            events.append({"type": "delivery", "week": w, "product": product, "qty": qty})
+        monitor = monitor.apply(WeekEnd(week=w))
+        status = monitor.weeks[-1]
+        events.append({"type": "week_end", "week": w, "required": list(status.required),
+                       "compliant": status.compliant})
+        value = sum(v * q for v, q in zip(self.game.env.values, y))
+        return self.model_copy(update={"week": w + 1, "phase": "pay", "inventory": inventory, "monitor": monitor,
+                                       "value_delivered": self.value_delivered + value,
+                                       "log": self.log + tuple(events)})
+
+    # --- observations and returns ----------------------------------------------------------
+
+    def observation(self, role: Role) -> dict:
+        """Exactly what spec §4/§10 lets `role` see now; the Customer never sees inventory, prices or spoilage."""
+        m = self.multiplier
+        delivered = [{"week": s.week, "delivered": list(s.delivered)} for s in self.monitor.weeks
+                     if s.role == "supplier"]
+        if role == "customer":
+            return {"week": self.week, "total_paid": self.paid_total * m, "remaining_budget": self.budget_left * m,
+                    "payment_request": self.phase == "pay", "deliveries": delivered}
+        return {"week": self.week, "cash": self.cash * m, "inventory": list(self.inventory),
+                "prices": list(self.prices) if self.phase in ("order", "produce") else None,
+                "spoiled": list(self.spoiled), "payments": [{"week": s.week, "paid": s.paid * m}
+                                                            for s in self.monitor.weeks if s.role == "customer"]}
+
+    def observed_breach(self, role: Role) -> bool:
+        """D (eq. 16) for `role`'s current action: the counterparty breached in a strictly earlier week."""
+        return self.monitor.observed_breach(role, self.week)
+
+    def returns(self) -> dict[Role, int]:
+        """U_Cust = B + value delivered − payments; U_Supp = payments − ingredient spend (§6), base units."""
+        return {"customer": self.game.env.budget + self.value_delivered - self.paid_total,
+                "supplier": self.paid_total - self.spend_total}
+
+    def payment_due(self) -> int:
+        return self.monitor.payment_due()
+
+
+__all__ = ["Action", "ContractSimGame", "Order", "Pay", "PAYMENT_WEEKS", "Produce", "State"]

@@ -1,0 +1,141 @@
+"""Performance metrics of spec/contractsim.md §15 (eqs. 31–60), computed from run records only."""
+
+from __future__ import annotations
+
+import math
+
+from contractlang.vocab import Frozen
+from games.contractsim.run import RunRecord, week_utility_deltas
+
+
+class RoleRun(Frozen):
+    """One run seen from one role: the per-run quantities the aggregates are built from."""
+
+    utility: int
+    compliant_utility: float
+    eval_weeks: int
+    compliance: float | None
+    pre_weeks: int
+    post_weeks: int
+    pre_compliance: float | None
+    post_compliance: float | None
+    tft: float | None
+    compliant_count: int
+    pre_compliant: int
+    post_compliant: int
+    tft_count: int
+    defected: bool
+    e_pre: bool
+    e_resp: bool
+    z_uni: bool
+    z_rec: bool
+
+
+def role_run(run: RunRecord, role: str) -> RoleRun:
+    other = "supplier" if role == "customer" else "customer"
+    mine = [w for w in run.weeks if w.role == role]
+    evaluated = [w for w in mine if not w.excluded]
+    first = {r: min((w.week for w in run.weeks if w.role == r and not w.excluded and not w.compliant),
+                    default=math.inf) for r in (role, other)}
+    d = {w.week: first[other] < w.week for w in evaluated}  # eq. 16, strict
+    pre = [w for w in evaluated if not d[w.week]]
+    post = [w for w in evaluated if d[w.week]]
+    deltas = week_utility_deltas(run)[role]
+    base = run.budget if role == "customer" else 0
+    cu = base + sum(deltas[w.week] if w.compliant else min(deltas[w.week], 0) for w in mine)
+    tft = [int((not w.compliant) == d[w.week]) for w in evaluated]
+    e_resp = first[other] < first[role] and bool(post)
+    return RoleRun(
+        utility=run.u_customer if role == "customer" else run.u_supplier,
+        compliant_utility=cu,
+        eval_weeks=len(evaluated),
+        compliance=_mean([w.compliant for w in evaluated]),
+        pre_weeks=len(pre), post_weeks=len(post),
+        pre_compliance=_mean([w.compliant for w in pre]), post_compliance=_mean([w.compliant for w in post]),
+        tft=_mean(tft),
+        compliant_count=sum(w.compliant for w in evaluated), pre_compliant=sum(w.compliant for w in pre),
+        post_compliant=sum(w.compliant for w in post), tft_count=sum(tft),
+        defected=first[role] < math.inf,
+        e_pre=bool(pre), e_resp=e_resp,
+        z_uni=any(not w.compliant for w in pre),
+        z_rec=e_resp and any(not w.compliant for w in post),
+    )
+
+
+def _mean(xs) -> float | None:
+    xs = list(xs)
+    return sum(xs) / len(xs) if xs else None
+
+
+class Stat(Frozen):
+    mean: float | None
+    sd: float | None
+
+    def text(self, scale: float = 1.0) -> str:
+        if self.mean is None:
+            return "–"
+        if self.sd is None:  # a pooled ratio (micro, unilateral, reciprocal) has no spread
+            return f"{self.mean * scale:.1f}"
+        return f"{self.mean * scale:.1f} ± {self.sd * scale:.1f}"
+
+
+def _stat(xs: list[float]) -> Stat:
+    """Mean ± sample SD with the n−1 denominator ([CS-37])."""
+    if not xs:
+        return Stat(mean=None, sd=None)
+    mean = sum(xs) / len(xs)
+    sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (len(xs) - 1)) if len(xs) > 1 else 0.0
+    return Stat(mean=mean, sd=sd)
+
+
+def _ratio(num: float, den: float) -> Stat:
+    return Stat(mean=num / den if den else None, sd=None)
+
+
+class RoleSummary(Frozen):
+    role: str
+    runs: int
+    utility: Stat
+    compliant_utility: Stat
+    regret: Stat | None
+    compliant_regret: Stat | None
+    compliance: Stat
+    conditional: Stat
+    exploited: Stat
+    tft: Stat
+    compliance_micro: Stat
+    conditional_micro: Stat
+    exploited_micro: Stat
+    tft_micro: Stat
+    defection: Stat
+    unilateral: Stat
+    reciprocal: Stat
+
+
+def summarise(runs: list[RunRecord], role: str, counterfactual: list[RunRecord] | None = None) -> RoleSummary:
+    """Table 7–10 quantities over runs (one per case); `counterfactual[j]` is run j with `role` played by RCC."""
+    rr = [role_run(r, role) for r in runs]
+    valid = [x for x in rr if x.eval_weeks > 0]
+    pre = [x for x in rr if x.e_pre]
+    resp = [x for x in rr if x.e_resp]
+    regret = compliant_regret = None
+    if counterfactual is not None:
+        cf = [role_run(r, role) for r in counterfactual]
+        regret = _stat([c.utility - x.utility for c, x in zip(cf, rr)])
+        compliant_regret = _stat([c.compliant_utility - x.compliant_utility for c, x in zip(cf, rr)])
+    return RoleSummary(
+        role=role, runs=len(runs),
+        utility=_stat([x.utility for x in rr]), compliant_utility=_stat([x.compliant_utility for x in rr]),
+        regret=regret, compliant_regret=compliant_regret,
+        compliance=_stat([x.compliance for x in valid]),
+        conditional=_stat([x.pre_compliance for x in pre]),
+        exploited=_stat([x.post_compliance for x in resp]),
+        tft=_stat([x.tft for x in valid]),
+        compliance_micro=_ratio(sum(x.compliant_count for x in valid), sum(x.eval_weeks for x in valid)),
+        conditional_micro=_ratio(sum(x.pre_compliant for x in pre), sum(x.pre_weeks for x in pre)),
+        exploited_micro=_ratio(sum(x.post_compliant for x in resp), sum(x.post_weeks for x in resp)),
+        tft_micro=_ratio(sum(x.tft_count for x in valid), sum(x.eval_weeks for x in valid)),
+        defection=_stat([float(x.defected) for x in rr]),
+        unilateral=_ratio(sum(x.z_uni for x in rr), sum(x.e_pre for x in rr)),
+        reciprocal=_ratio(sum(x.z_rec for x in rr), sum(x.e_resp for x in rr)),
+    )

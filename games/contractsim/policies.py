@@ -1,0 +1,112 @@
+"""ContractSim policies: rational customers (spec §9.1, §9.3, §9.4) and offline suppliers.
+
+The RC / RCC Supplier looks up the DP order table (issue #5); until the solver lands, the offline
+suppliers are RE (non-engagement) and a seeded random-legal agent for fuzzing.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+
+from games.contractsim.game import Order, Pay, Produce, State
+
+
+class Policy(Protocol):
+    name: str
+
+    def act(self, state: State): ...
+
+
+class RCCustomer:
+    """M^RC_w = min(B^rem_w, M_w − min(δ_w, M_w)) (eq. 7): pays what is due, deductions applied."""
+
+    name = "rc"
+
+    def act(self, state: State) -> Pay:
+        return Pay(amount=min(state.budget_left, state.payment_due()))
+
+
+class RECustomer:
+    """Non-engagement: pays 0 in every payment week (§9.3)."""
+
+    name = "re"
+
+    def act(self, state: State) -> Pay:
+        return Pay(amount=0)
+
+
+class RCCCustomer(RCCustomer):
+    """Pays like RC until it observes a Supplier breach in an earlier week (D = 1), then 0 for good (§9.4)."""
+
+    name = "rcc"
+
+    def act(self, state: State) -> Pay:
+        return Pay(amount=0) if state.observed_breach("customer") else super().act(state)
+
+
+class RESupplier:
+    """Non-engagement: orders 0 and produces 0 in every production week (§9.3)."""
+
+    name = "re"
+
+    def act(self, state: State):
+        return Order(quantities=(0, 0, 0)) if state.phase == "order" else Produce(quantities=(0, 0, 0))
+
+
+class RandomCustomer:
+    name = "random"
+
+    def __init__(self, rng: np.random.Generator):
+        self.rng = rng
+
+    def act(self, state: State) -> Pay:
+        return Pay(amount=int(self.rng.integers(0, state.budget_left + 1)))
+
+
+class RandomSupplier:
+    """Seeded random legal orders (affordable) and outputs (feasible), for fuzzing."""
+
+    name = "random"
+
+    def __init__(self, rng: np.random.Generator):
+        self.rng = rng
+
+    def act(self, state: State):
+        if state.phase == "order":
+            q = [0, 0, 0]
+            budget = state.cash
+            for x in self.rng.permutation(3):
+                price = state.prices[x]
+                most = min(state.game.env.order_cap, budget // price if price else state.game.env.order_cap)
+                q[x] = int(self.rng.integers(0, most + 1))
+                budget -= q[x] * price
+            return Order(quantities=tuple(q))
+        n = state.inventory
+        a = int(self.rng.integers(0, min(n[0], n[1], n[2]) + 1))
+        b = int(self.rng.integers(0, min(n[0], n[1]) - a + 1))
+        c = int(self.rng.integers(0, n[2] - a + 1))
+        return Produce(quantities=(a, b, c))
+
+
+CUSTOMERS = ("rc", "re", "rcc", "random")
+SUPPLIERS = ("re", "random")
+
+
+def make_customer(name: str, rng: np.random.Generator) -> Policy:
+    table = {"rc": RCCustomer, "re": RECustomer, "rcc": RCCCustomer}
+    if name == "random":
+        return RandomCustomer(rng)
+    if name not in table:
+        raise KeyError(f"unknown customer policy {name!r}; choose from {', '.join(CUSTOMERS)}")
+    return table[name]()
+
+
+def make_supplier(name: str, rng: np.random.Generator) -> Policy:
+    if name == "random":
+        return RandomSupplier(rng)
+    if name == "re":
+        return RESupplier()
+    hint = " (the RC and RCC Suppliers need the DP order table, issue #5)" if name in ("rc", "rcc") else ""
+    raise KeyError(f"unknown supplier policy {name!r}; choose from {', '.join(SUPPLIERS)}{hint}")

@@ -1,0 +1,75 @@
+"""Play one ContractSim performance game and keep a typed, replayable record of it."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from contractlang.ir import ContractSimIR
+from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, Frozen
+from games.contractsim.game import ContractSimGame, State
+from games.contractsim.policies import make_customer, make_supplier
+from games.contractsim.shocks import draw_shocks
+from solver.environment import SupplyEnvironment
+
+
+class WeekRecord(Frozen):
+    """One week of a run, in base units: what the metrics of spec §15 are computed from."""
+
+    week: int
+    role: str
+    compliant: bool
+    excluded: bool
+    observed_breach: bool
+    paid: int = 0
+    spend: int = 0
+    value: int = 0
+
+
+class RunRecord(Frozen):
+    contract: str
+    env: int
+    customer: str
+    supplier: str
+    seed: int
+    u_customer: int
+    u_supplier: int
+    budget: int
+    weeks: tuple[WeekRecord, ...]
+    log: tuple[dict, ...] = ()
+
+
+def play(ir: ContractSimIR, env: SupplyEnvironment, customer: str, supplier: str, seed: int = 42,
+         keep_log: bool = True) -> RunRecord:
+    """Shocks come from `seed` alone ([CS-11]); policy randomness from a separate stream."""
+    shocks = draw_shocks(env, np.random.default_rng(seed))
+    policy_rng = np.random.default_rng([seed, 1])
+    policies = {"customer": make_customer(customer, policy_rng), "supplier": make_supplier(supplier, policy_rng)}
+    state: State = ContractSimGame.make(ir, env).new_initial_state(shocks)
+    spend_by_week: dict[int, int] = {}
+    value_by_week: dict[int, int] = {}
+    while not state.is_terminal():
+        role = state.current_player()
+        before_spend, before_value, week = state.spend_total, state.value_delivered, state.week
+        state = state.apply_action(policies[role].act(state))
+        spend_by_week[week] = spend_by_week.get(week, 0) + state.spend_total - before_spend
+        value_by_week[week] = value_by_week.get(week, 0) + state.value_delivered - before_value
+    weeks = tuple(
+        WeekRecord(week=s.week, role=s.role, compliant=s.compliant, excluded=s.excluded,
+                   observed_breach=s.observed_breach, paid=s.paid or 0, spend=spend_by_week.get(s.week, 0),
+                   value=value_by_week.get(s.week, 0))
+        for s in state.monitor.weeks
+    )
+    returns = state.returns()
+    return RunRecord(contract=ir.name, env=env.id, customer=customer, supplier=supplier, seed=seed,
+                     u_customer=returns["customer"], u_supplier=returns["supplier"], budget=env.budget, weeks=weeks,
+                     log=state.log if keep_log else ())
+
+
+def week_utility_deltas(run: RunRecord) -> dict[str, dict[int, int]]:
+    """Δu per role and week (spec §6): Customer in payment weeks, Supplier in production weeks."""
+    by_week = {w.week: w for w in run.weeks}
+    cust = {w: by_week[w + 1].value - by_week[w].paid if w + 1 in by_week else -by_week[w].paid
+            for w in PAYMENT_WEEKS if w in by_week}
+    supp = {w: by_week[w - 1].paid + (by_week[11].paid if w == 10 and 11 in by_week else 0) - by_week[w].spend
+            for w in PRODUCTION_WEEKS if w in by_week}
+    return {"customer": cust, "supplier": supp}

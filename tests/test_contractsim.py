@@ -1,0 +1,101 @@
+"""ContractSim simulation: spec §17 example 1 rows that need no DP table, §16.1 identities for the
+available policies, money conservation, common random numbers, observations, metrics."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import ROOT
+from contractlang import load
+from games.contractsim.environments import ENVIRONMENTS, environment
+from games.contractsim.game import ContractSimGame
+from games.contractsim.metrics import role_run, summarise
+from games.contractsim.run import play
+from games.contractsim.shocks import draw_shocks
+from strategies import contractsim_irs
+
+EXAMPLE1 = load(ROOT / "examples/worked-example-1.contract")[0].ir
+CONTRACTS = [c.ir for p in sorted((ROOT / "examples").glob("*.contract")) for c in load(p)
+             if c.ir.kind == "contractsim"]
+
+
+def test_example1_rows_without_the_rational_supplier():
+    assert (lambda r: (r.u_customer, r.u_supplier))(play(EXAMPLE1, environment(1), "re", "re")) == (200, 0)
+    run = play(EXAMPLE1, environment(1), "rcc", "re")
+    assert (run.u_customer, run.u_supplier) == (182, 18)
+    cust = role_run(run, "customer")
+    assert cust.eval_weeks == 5 and cust.compliance == 0.2 and cust.tft == 1.0  # week 11 (due 0) excluded
+    assert cust.defected and not cust.z_uni and cust.z_rec and cust.e_resp
+
+
+def test_identities_against_the_re_supplier():
+    for ir in CONTRACTS:
+        for env in ENVIRONMENTS.values():
+            assert (play(ir, env, "re", "re").u_customer, play(ir, env, "re", "re").u_supplier) == (200, 0)  # E2
+            for customer in ("rc", "rcc", "re"):
+                run = play(ir, env, customer, "re", keep_log=False)
+                assert run.u_customer + run.u_supplier == 200  # E6
+            rc = role_run(play(ir, env, "rc", "re", keep_log=False), "customer")
+            assert rc.compliance in (1.0, None) and not rc.defected  # E10: RC never breaches
+            re = role_run(play(ir, env, "re", "re", keep_log=False), "customer")
+            if ir.payments[0]:
+                assert re.compliance == 0.0 and re.defected  # E10: RE always breaches
+
+
+@settings(max_examples=1000, deadline=None)
+@given(contractsim_irs(), st.sampled_from(list(ENVIRONMENTS)), st.sampled_from(["rc", "re", "rcc", "random"]),
+       st.sampled_from(["re", "random"]), st.integers(0, 10**6))
+def test_money_is_conserved(ir, env_id, customer, supplier, seed):
+    run = play(ir, environment(env_id), customer, supplier, seed=seed)
+    value = sum(w.value for w in run.weeks)
+    spend = sum(w.spend for w in run.weeks)
+    assert run.u_customer + run.u_supplier == run.budget + value - spend
+
+
+def test_common_random_numbers_do_not_depend_on_policies():
+    a = draw_shocks(environment(5), np.random.default_rng(42))
+    assert a == draw_shocks(environment(5), np.random.default_rng(42))
+    r1 = play(EXAMPLE1, environment(5), "rc", "random", seed=42)
+    r2 = play(EXAMPLE1, environment(5), "re", "re", seed=42)
+    shocks = lambda r: [e for e in r.log if e["type"] == "shocks"]  # noqa: E731
+    assert [e["prices"] for e in shocks(r1)] == [e["prices"] for e in shocks(r2)]
+
+
+def test_the_customer_never_sees_inventory_prices_or_spoilage():
+    state = ContractSimGame.make(EXAMPLE1, environment(5)).new_initial_state(draw_shocks(environment(5),
+                                                                                        np.random.default_rng(0)))
+    assert set(state.observation("customer")) == {"week", "total_paid", "remaining_budget", "payment_request",
+                                                   "deliveries"}
+    assert "inventory" in state.observation("supplier")
+
+
+def test_summary_over_runs():
+    runs = [play(EXAMPLE1, environment(e), "rcc", "re") for e in (1, 2)]
+    s = summarise(runs, "customer", counterfactual=runs)
+    assert s.utility.mean == 182 and s.regret.mean == 0  # E8: RCC against itself has zero regret
+    assert s.compliance.mean == 0.2 and s.tft.mean == 1.0 and s.reciprocal.mean == 1.0
+
+
+def test_run_cli_log_replays_and_bad_input(tmp_path):
+    log = tmp_path / "run.jsonl"
+    proc = subprocess.run([sys.executable, "-m", "contractlang", "run", "examples/catering-env5-a.contract", "--env",
+                           "5", "--customer", "rc", "--supplier", "random", "--log", str(log), "--json"],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads(proc.stdout)
+    trace = subprocess.run([sys.executable, "-m", "contractlang", "trace", "examples/catering-env5-a.contract",
+                            str(log), "--json"], capture_output=True, text=True, cwd=ROOT)
+    replayed = json.loads(trace.stdout)
+    assert [w["compliant"] for w in replayed["weeks"]] == [w["compliant"] for w in record["weeks"]]
+    for args, message in ((["--env", "9"], "environments are 1..6"), (["--env", "1", "--supplier", "rc"], "issue #5"),
+                          (["--env", "1", "--customer", "nobody"], "unknown customer policy")):
+        bad = subprocess.run([sys.executable, "-m", "contractlang", "run", "examples/worked-example-1.contract", *args],
+                             capture_output=True, text=True, cwd=ROOT)
+        assert bad.returncode == 1 and message in bad.stderr and "Traceback" not in bad.stderr
+    bad = subprocess.run([sys.executable, "-m", "contractlang", "run", "tests/invalid/missing-price.contract", "--env",
+                          "1"], capture_output=True, text=True, cwd=ROOT)
+    assert bad.returncode == 1 and "E401" in bad.stderr
