@@ -45,7 +45,8 @@ def test_run_rejects_malformed_contracts_before_play(tmp_path):
     proc = cli("run", "tests/invalid/tile-off-board.contract", "--board", "24")
     assert proc.returncode == 1 and "error[E601]" in proc.stderr
     assert cli("run", "examples/ctbench-points.contract", "--board", "3", "--mode", "chess").returncode == 1
-    assert "cannot be run yet" in cli("run", "examples/worked-example-1.contract", "--env", "1").stderr
+    assert "needs --env" in cli("run", "examples/worked-example-1.contract").stderr
+    assert "needs --board" in cli("run", "examples/ctbench-points.contract").stderr
 
 
 @pytest.mark.slow
