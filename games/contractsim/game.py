@@ -8,6 +8,7 @@ log are in the setting's dollars, so `contractlang trace` replays a log against 
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Literal, Union
 
 from contractlang.interpreter.contractsim import CompiledContractSim, ContractSimMonitor, compile_contractsim
@@ -39,6 +40,12 @@ class Produce(Frozen):
 Action = Union[Pay, Order, Produce]
 
 
+@lru_cache(maxsize=64)
+def _compiled(base_ir: ContractSimIR) -> CompiledContractSim:
+    """Compiling tabulates every week outcome (~50 ms); a sweep plays each contract many times."""
+    return compile_contractsim(base_ir)
+
+
 class ContractSimGame(Frozen):
     """One contract in one environment; `ir` in the setting's dollars, `base` in base units."""
 
@@ -50,7 +57,7 @@ class ContractSimGame(Frozen):
 
     @classmethod
     def make(cls, ir: ContractSimIR, env: SupplyEnvironment) -> ContractSimGame:
-        return cls(ir=ir, env=env, compiled=compile_contractsim(ir.base_units()))
+        return cls(ir=ir, env=env, compiled=_compiled(ir.base_units()))
 
     def new_initial_state(self, shocks: Shocks) -> State:
         return State(game=self, shocks=shocks, monitor=self.compiled.monitor(), cash=self.env.capital,
