@@ -7,7 +7,7 @@ deficits under rollover (RO, PDRO), `(flag, 0, 0)` under payment deduction (PD),
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -15,7 +15,6 @@ from contractlang.ir import ContractSimIR, Mode, Triple
 from contractlang.vocab import PRODUCTION_WEEKS, SUBSTITUTION_WEIGHTS, Frozen
 
 _W = np.array(SUBSTITUTION_WEIGHTS, dtype=np.int64)
-NO_FLOOR: Triple = (0, 0, 0)
 
 
 class RoundRules(Frozen):
@@ -154,9 +153,6 @@ def evaluate_round(rules: RoundRules, round_index: int, memory, delivered) -> Ro
         deduction=np.asarray(deduction),
         fulfilment_class=np.asarray(fulfilment_class),
     )
-
-
-Role = Literal["customer", "supplier"]
 
 
 def payment_due(nominal: int, deduction: int) -> int:
