@@ -26,14 +26,16 @@ class Shocks(Frozen):
 
 
 def draw_shocks(env: SupplyEnvironment, rng: np.random.Generator) -> Shocks:
-    """For each production week in order, for each input I1, I2, I3: spoilage, price, receipt uniform."""
+    """For each production week in order and each input I1, I2, I3: the spoilage shock, the price (from
+    one uniform against the law's cumulative probabilities) and the receipt uniform ([CS-11])."""
+    cumulative = [np.cumsum([prob for _, prob in law]) for law in env.price_laws]
     weeks = []
     for _ in range(5):
         spoil, prices, uniforms = [], [], []
-        for law in env.price_laws:
+        for x, law in enumerate(env.price_laws):
             spoil.append(int(rng.integers(0, env.spoilage_max + 1)))
-            values, probs = zip(*law)
-            prices.append(int(values[int(rng.choice(len(values), p=np.array(probs) / sum(probs)))]))
+            k = int(np.searchsorted(cumulative[x], rng.random(), side="right"))
+            prices.append(int(law[min(k, len(law) - 1)][0]))
             uniforms.append(float(rng.random()))
         weeks.append(WeekShocks(spoilage=tuple(spoil), prices=tuple(prices), receipt_uniform=tuple(uniforms)))
     return Shocks(weeks=tuple(weeks))
