@@ -99,3 +99,36 @@ def test_run_cli_log_replays_and_bad_input(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "contractlang", "run", "tests/invalid/missing-price.contract", "--env",
                           "1"], capture_output=True, text=True, cwd=ROOT)
     assert bad.returncode == 1 and "E401" in bad.stderr
+
+
+def test_shock_laws():
+    rng = np.random.default_rng(7)
+    draws = [draw_shocks(environment(3), rng) for _ in range(3000)]
+    mozzarella = [w.prices[0] for d in draws for w in d.weeks]
+    assert abs(mozzarella.count(3) / len(mozzarella) - 1 / 3) < 0.02
+    spoil = [w.spoilage[2] for d in draws for w in d.weeks]
+    assert set(spoil) == {0, 1} and abs(spoil.count(1) / len(spoil) - 0.5) < 0.02
+
+
+def test_hand_computed_week_dynamics():
+    """Env 5, hand-picked shocks: spoilage on leftovers, receipts r = lo + ⌊U(x − lo + 1)⌋, the cap at 10
+    (excess lost but paid for), cash flows, and the monitor's verdict on the delivery."""
+    from games.contractsim.game import Order, Pay, Produce
+    from games.contractsim.shocks import Shocks, WeekShocks
+
+    week = WeekShocks(spoilage=(2, 0, 1), prices=(3, 2, 2), receipt_uniform=(0.99, 0.0, 0.5))
+    shocks = Shocks(weeks=(week,) * 5)
+    s = ContractSimGame.make(EXAMPLE1, environment(5)).new_initial_state(shocks)
+    s = s.apply_action(Pay(amount=18))  # cash 20 + 18
+    assert (s.cash, s.inventory, s.phase) == (38, (0, 0, 0), "order")
+    assert not s.is_legal(Order(quantities=(12, 2, 3)))  # 36 + 4 + 6 = 46 > 38
+    s = s.apply_action(Order(quantities=(8, 2, 3)))  # cost 24 + 4 + 6 = 34
+    # receipts (lo = ⌊x/2⌋): 4 + ⌊0.99·5⌋ = 8; 1 + ⌊0·2⌋ = 1; 1 + ⌊0.5·3⌋ = 2
+    assert (s.cash, s.received, s.inventory) == (4, (8, 1, 2), (8, 1, 2))
+    s = s.apply_action(Produce(quantities=(1, 0, 1)))  # uses I1 1, I2 1, I3 2
+    assert s.inventory == (7, 0, 0) and s.monitor.weeks[-1].compliant is False  # pasta missing
+    s = s.apply_action(Pay(amount=18))  # week 3; week 4 starts with spoilage on the leftovers
+    assert s.spoiled == (2, 0, 0) and s.inventory == (5, 0, 0) and s.cash == 22
+    s = s.apply_action(Order(quantities=(6, 0, 0)))  # cost 18; receipt 3 + ⌊0.99·4⌋ = 6; 5 + 6 capped to 10
+    assert s.received[0] == 6 and s.inventory[0] == 10  # one unit lost to the cap ...
+    assert s.cash == 4 and s.spend_total == 34 + 18  # ... and still paid for
