@@ -61,15 +61,11 @@ def load_contracts(path: Path) -> list[CheckedContract]:
     return list(result.contracts)
 
 
-def load_one(path: Path, kind: str | None = None) -> CheckedContract:
+def load_one(path: Path) -> CheckedContract:
     contracts = load_contracts(path)
     if len(contracts) > 1:
         raise InputError(f"{path}: holds {len(contracts)} contracts; this command takes a file with one")
-    contract = contracts[0]
-    if kind is not None and contract.ir.kind != kind:
-        game = "ContractSim" if kind == "contractsim" else "CT-Bench"
-        raise InputError(f"{path}: \"{contract.ir.name}\" is not a {game} contract")
-    return contract
+    return contracts[0]
 
 
 @app.command()
