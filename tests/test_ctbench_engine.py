@@ -114,17 +114,17 @@ def test_repeated_state_and_round_cap():
     while not s.is_terminal():
         s = s.apply_action(s.legal_actions()[0])  # nobody ever proposes or moves
     assert s.end_reason == "the same state began 3 rounds" and s.round == 2
+    # red shuffles (0,0) <-> (0,1), paying a red then a green chip each trip, so no state ever repeats;
+    # blue keeps failing to enter the red tile (0,1). After 4 rounds the cap ends the game.
     capped = CTBenchGame(board=MD, max_rounds=4).new_initial_state()
-    step = 0
     while not capped.is_terminal():
         if capped.phase == "move":
             tile = (0, 1) if capped.position(capped.current_player()) == (0, 0) else (0, 0)
-            capped = capped.apply_action(Move(tile=tile))  # shuffle back and forth, state keeps changing
+            capped = capped.apply_action(Move(tile=tile))
         else:
             capped = capped.apply_action(capped.legal_actions()[0])
-        step += 1
-    assert capped.end_reason in ("the 4-round cap", "no further move is possible")
-    assert capped.round <= 4
+    assert capped.end_reason == "the 4-round cap" and capped.round == 4
+    assert capped.red_chips == c(red=12, green=0) and capped.blue_pos == (0, 0)
 
 
 def test_no_move_possible_ends_the_game():
