@@ -26,16 +26,17 @@ class Shocks(Frozen):
 
 
 def draw_shocks(env: SupplyEnvironment, rng: np.random.Generator) -> Shocks:
-    """For each production week in order and each input I1, I2, I3: the spoilage shock, the price (from
-    one uniform against the law's cumulative probabilities) and the receipt uniform ([CS-11])."""
-    cumulative = [np.cumsum([prob for _, prob in law]) for law in env.price_laws]
-    weeks = []
-    for _ in range(5):
-        spoil, prices, uniforms = [], [], []
-        for x, law in enumerate(env.price_laws):
-            spoil.append(int(rng.integers(0, env.spoilage_max + 1)))
-            k = int(np.searchsorted(cumulative[x], rng.random(), side="right"))
-            prices.append(int(law[min(k, len(law) - 1)][0]))
-            uniforms.append(float(rng.random()))
-        weeks.append(WeekShocks(spoilage=tuple(spoil), prices=tuple(prices), receipt_uniform=tuple(uniforms)))
-    return Shocks(weeks=tuple(weeks))
+    """For each production week in order and each input I1, I2, I3: one uniform each for the spoilage
+    shock (⌊U·(s_max+1)⌋, uniform on 0..s_max), the price (against the law's cumulative probabilities)
+    and the receipt ([CS-11]); drawn as one (5, 3, 3) block in exactly that order."""
+    u = rng.random(size=(5, 3, 3))
+    spoilage = np.floor(u[..., 0] * (env.spoilage_max + 1)).astype(int)
+    prices = np.empty((5, 3), dtype=int)
+    for x, law in enumerate(env.price_laws):
+        values = np.array([v for v, _ in law])
+        k = np.searchsorted(np.cumsum([prob for _, prob in law]), u[:, x, 1], side="right")
+        prices[:, x] = values[np.minimum(k, len(law) - 1)]
+    return Shocks(weeks=tuple(
+        WeekShocks(spoilage=tuple(int(v) for v in spoilage[t]), prices=tuple(int(v) for v in prices[t]),
+                   receipt_uniform=tuple(float(v) for v in u[t, :, 2]))
+        for t in range(5)))
