@@ -240,10 +240,8 @@ def _run_contractsim(checked, env, customer, supplier, seed, log, json_out) -> N
     except KeyError as exc:
         raise InputError(str(exc.args[0])) from None
     m = checked.ir.setting_info.multiplier
-    strict = [{k: v for k, v in e.items() if k in ("type", "week", "amount", "product", "qty")}
-              for e in record.log if e["type"] in ("payment", "delivery", "week_end")]
     if log is not None:
-        _write_atomically(log, "".join(json.dumps(e) + "\n" for e in strict))
+        _write_atomically(log, "".join(json.dumps(e) + "\n" for e in record.monitor_events()))
     if json_out:
         payload = record.model_dump(exclude={"log"})
         payload.update(u_customer=record.u_customer * m, u_supplier=record.u_supplier * m, p_sat=None,
@@ -415,13 +413,13 @@ def translate(
     timeout: Annotated[float, typer.Option(help="Seconds per API call before giving up (anthropic).")] = 60.0,
     retries: Annotated[int, typer.Option(help="Retries for transient API errors, with backoff (anthropic).")] = 3,
     base_url: Annotated[Optional[str], typer.Option(help="API base URL (anthropic), e.g. a proxy.")] = None,
-    cache: Annotated[Path, typer.Option(help="SQLite cache and audit file.")] = Path(".contractlang-cache") /
-    "translations.sqlite",
+    cache: Annotated[Optional[Path], typer.Option(help="SQLite cache and audit file "
+                                                     "(default .contractlang-cache/translations.sqlite).")] = None,
     no_verify: Annotated[bool, typer.Option("--no-verify", help="Skip the extra checks in the repair loop.")] = False,
     json_out: JsonFlag = False,
 ) -> None:
     """Translate contract prose to checked DSL; a missing term is reported, never filled in."""
-    from contractlang.translate import MissingApiKey, TranslationCache, translate_text
+    from contractlang.translate import DEFAULT_CACHE, MissingApiKey, TranslationCache, translate_text
     from contractlang.translate.llm import DEFAULT_MODEL, LlmSettings
 
     _choice(backend, ("rules", "anthropic"), "backend")
@@ -435,7 +433,7 @@ def translate(
     if backend == "rules":
         typer.echo("translating offline with the rules backend", err=True)
     try:
-        result = translate_text(text, name=name or text_file.stem, backend=backend, cache=TranslationCache(cache),
+        result = translate_text(text, name=name or text_file.stem, backend=backend, cache=TranslationCache(cache or DEFAULT_CACHE),
                                 settings=settings, extra_checks=() if no_verify else _extra_checks())
     except MissingApiKey as exc:
         raise InputError(str(exc)) from None

@@ -156,6 +156,7 @@ def test_week_evaluation_agrees_with_table_lookup():
         for mem in compiled.memory_states:
             for y in rng.integers(0, 11, size=(20, 3)):
                 direct = evaluate_round(compiled.rules, t, mem, y)
-                viol, short, new_mem, ded, cred, req = compiled.production(t, tuple(mem), tuple(int(v) for v in y))
-                assert viol == bool(direct.violation) and ded == int(direct.deduction)
-                assert new_mem == tuple(direct.new_memory.tolist()) and cred == tuple(direct.credited.tolist())
+                got = compiled.production(t, tuple(mem), tuple(int(v) for v in y))
+                assert got.violation == bool(direct.violation) and got.deduction == int(direct.deduction)
+                assert got.new_memory == tuple(direct.new_memory.tolist())
+                assert got.credited == tuple(direct.credited.tolist())

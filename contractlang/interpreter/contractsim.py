@@ -7,7 +7,7 @@ Semantics: spec/contractsim.md §4 (order of a week), §7.4 (production weeks, v
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 from pydantic import ConfigDict
@@ -53,6 +53,17 @@ def _round_table(rules: RoundRules, round_index: int) -> RoundTable:
     return RoundTable(**arrays)
 
 
+class WeekOutcome(NamedTuple):
+    """One production week's evaluation, as the monitor and the simulator read it."""
+
+    violation: bool
+    shortfall: bool
+    new_memory: Triple
+    deduction: int
+    credited: Triple
+    required: Triple
+
+
 class CompiledContractSim(Frozen):
     """A ContractSim contract compiled for monitoring: its rules and per-round outcome tables."""
 
@@ -66,19 +77,20 @@ class CompiledContractSim(Frozen):
     def monitor(self) -> ContractSimMonitor:
         return ContractSimMonitor(contract=self)
 
-    def production(self, round_index: int, memory: Triple, delivered: Triple):
-        """(violation, shortfall, new memory, deduction, credited, required) for one production week."""
+    def production(self, round_index: int, memory: Triple, delivered: Triple) -> WeekOutcome:
+        """One production week, from the table when every quantity is within it, else evaluated directly."""
         table = self.tables[round_index]
         m = int(self.rules.memory_index(np.array(memory)))
         if max(delivered) <= TABLE_MAX_QTY:
             i = (m, *delivered)
-            return (bool(table.violation[i]), bool(table.shortfall[i]),
-                    tuple(int(v) for v in self.memory_states[table.new_memory_index[i]]),
-                    int(table.deduction[i]), tuple(int(v) for v in table.credited[i]),
-                    tuple(int(v) for v in table.required[m]))
+            return WeekOutcome(bool(table.violation[i]), bool(table.shortfall[i]),
+                               tuple(int(v) for v in self.memory_states[table.new_memory_index[i]]),
+                               int(table.deduction[i]), tuple(int(v) for v in table.credited[i]),
+                               tuple(int(v) for v in table.required[m]))
         out = evaluate_round(self.rules, round_index, memory, delivered)
-        return (bool(out.violation), bool(out.shortfall), tuple(int(v) for v in out.new_memory),
-                int(out.deduction), tuple(int(v) for v in out.credited), tuple(int(v) for v in out.required))
+        return WeekOutcome(bool(out.violation), bool(out.shortfall), tuple(int(v) for v in out.new_memory),
+                           int(out.deduction), tuple(int(v) for v in out.credited),
+                           tuple(int(v) for v in out.required))
 
 
 def compile_contractsim(ir: ContractSimIR) -> CompiledContractSim:
@@ -156,7 +168,7 @@ class ContractSimMonitor(Frozen):
         """What the Supplier must deliver in the open production week: schedule plus carried deficits."""
         if self.week not in PRODUCTION_WEEKS:
             raise EventError(f"week {self.week} is a payment week; nothing is deliverable")
-        return self.contract.production(PRODUCTION_WEEKS.index(self.week), self.memory, (0, 0, 0))[5]
+        return self.contract.production(PRODUCTION_WEEKS.index(self.week), self.memory, (0, 0, 0)).required
 
     def apply(self, event: ContractSimEvent) -> ContractSimMonitor:
         if self.finished:
@@ -198,14 +210,12 @@ class ContractSimMonitor(Frozen):
             update: dict = {"pending_deduction": 0}
         else:
             t = PRODUCTION_WEEKS.index(w)
-            violation, _, new_memory, deduction, credited, required = self.contract.production(
-                t, self.memory, self.delivered
-            )
-            compliant = not violation
-            status = dict(role="supplier", required=required, delivered=self.delivered, credited=credited,
-                          deduction=deduction, excluded=not any(required), memory_before=self.memory,
-                          memory_after=new_memory)
-            update = {"pending_deduction": deduction, "memory": new_memory}
+            out = self.contract.production(t, self.memory, self.delivered)
+            compliant = not out.violation
+            status = dict(role="supplier", required=out.required, delivered=self.delivered, credited=out.credited,
+                          deduction=out.deduction, excluded=not any(out.required), memory_before=self.memory,
+                          memory_after=out.new_memory)
+            update = {"pending_deduction": out.deduction, "memory": out.new_memory}
         role: Role = status["role"]
         enforcement: tuple[str, ...] = ()
         if not compliant and self.first_violation(role) is None:

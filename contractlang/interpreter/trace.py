@@ -32,7 +32,7 @@ class TraceStep(Frozen):
 def _validation_message(err: ValidationError) -> str:
     first = err.errors()[0]
     where = ".".join(str(p) for p in first["loc"] if p not in CONTRACTSIM_TYPES + CTBENCH_TYPES)
-    return f"{where or 'event'}: {first['msg']}" if where else first["msg"]
+    return f"{where}: {first['msg']}" if where else first["msg"]
 
 
 def read_events(path: Path, kind: str) -> list[tuple[int, object]]:

@@ -37,6 +37,13 @@ class RunRecord(Frozen):
     weeks: tuple[WeekRecord, ...]
     log: tuple[dict, ...] = ()
 
+    def monitor_events(self) -> list[dict]:
+        """The log's payments, deliveries and week ends in the interpreter's event schema (for `trace`);
+        the simulator's own annotations (dues, compliance, shocks, orders) are left out."""
+        fields = {"payment": ("type", "week", "amount"), "delivery": ("type", "week", "product", "qty"),
+                  "week_end": ("type", "week")}
+        return [{k: e[k] for k in fields[e["type"]]} for e in self.log if e["type"] in fields]
+
 
 def play(ir: ContractSimIR, env: SupplyEnvironment, customer: str, supplier: str, seed: int = 42,
          keep_log: bool = True) -> RunRecord:

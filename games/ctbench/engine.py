@@ -219,7 +219,7 @@ class State(Frozen):
             return []
         if self.phase == "propose":
             return [Propose(offer=None)]
-        if self.phase in ("respond",):
+        if self.phase == "respond":
             return [Respond(accept=True), Respond(accept=False)]
         if self.phase == "honour":
             return [Honour(honour=True), Honour(honour=False)]

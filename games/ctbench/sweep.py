@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -26,8 +26,8 @@ def run_spec(spec: GameSpec) -> GameRecord:
     return play_game(benchmark_board(spec.board_id), spec.condition, spec.mode, spec.red, spec.blue, spec.seed)
 
 
-def run_specs(specs: list[GameSpec], workers: int | None = None, ray_address: str | None = None,
-              on_done: Callable[[GameRecord], None] | None = None) -> Iterator[GameRecord]:
+def run_specs(specs: list[GameSpec], workers: int | None = None,
+              ray_address: str | None = None) -> Iterator[GameRecord]:
     """Yield records as games finish (order not guaranteed); `workers=1` runs in this process."""
     if ray_address is not None:
         yield from _run_ray(specs, ray_address)
