@@ -512,6 +512,50 @@ def verify(
 
 
 @app.command()
+def solve(
+    contract: Annotated[Path, typer.Argument(help="A ContractSim contract file (one contract).")],
+    env: Annotated[int, typer.Option("--env", help="ContractSim environment 1..6.")],
+    cache_dir: Annotated[Path, typer.Option(help="Where solved tables are kept, keyed by contract terms and "
+                                                 "environment.")] = Path(".contractlang-cache") / "dp",
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Solve afresh and keep nothing on disk.")] = False,
+    plot: Annotated[Optional[Path], typer.Option(help="Draw the survival curve S_t to this PNG.")] = None,
+    json_out: JsonFlag = False,
+) -> None:
+    """Exact DP for the rational Supplier (spec §9.2): P_sat, expected utilities with both players RCC,
+    completeness (§14), the survival curve, table size and solve time."""
+    from games.contractsim.environments import environment as get_env
+    from solver.dp import TableCache
+
+    checked = load_one(contract)
+    if checked.ir.kind != "contractsim":
+        raise InputError(f"{contract}: `solve` needs a ContractSim contract; this one is for CT-Bench")
+    try:
+        environment = get_env(env)
+    except KeyError as exc:
+        raise InputError(str(exc.args[0])) from None
+    cache = TableCache(None if no_cache else cache_dir)
+    from rich.progress import Progress
+
+    with Progress(transient=True, disable=json_out) as bar:
+        task = bar.add_task(f"solving {checked.ir.name} in environment {env}", total=None)
+        result, _, hit = cache.solve(checked.ir, environment,
+                                     progress=lambda done, total: bar.update(task, completed=done, total=total))
+    if plot is not None:
+        from contractlang.render_terminal import plot_survival
+
+        plot_survival(result, plot)
+    if json_out:
+        payload = result.model_dump()
+        payload["survival"] = list(result.survival)
+        payload["cached"] = hit
+        typer.echo(json.dumps(payload))
+        return
+    from contractlang.render_terminal import print_solution
+
+    print_solution(result, checked.ir, hit)
+
+
+@app.command()
 def render(
     contract: Annotated[Path, typer.Argument(help="The contract to write out as prose.")],
     setting: Annotated[Optional[str], typer.Option(help="Re-label into catering, hotel or ai-hosting.")] = None,

@@ -75,3 +75,52 @@ def print_verification(report, file: str, source: str, console: Console | None =
         console.print(f"  {_MARK[c.status]}  {c.name:<22} {c.message}  [dim]({where})[/dim]", highlight=False)
     counts = {s: sum(c.status == s for c in report.checks) for s in ("proved", "refuted", "unknown")}
     console.print(f"  {counts['proved']} proved, {counts['refuted']} refuted, {counts['unknown']} unknown")
+
+
+def _dollars(amount: float) -> str:
+    return f"{'−' if amount < 0 else ''}${abs(amount):,.2f}"
+
+
+def print_solution(result, ir: ContractSimIR, cached: bool) -> None:
+    """`contractlang solve`: the DP's figures for one contract in one environment (money in setting dollars).
+    Plain aligned lines, so the output never wraps and reads the same in a pipe."""
+    c = ir.contingencies
+    mode = c.mode + (" + substitution" if c.substitution else "")
+    threshold = "meets" if result.p_sat >= 0.95 - 1e-9 else "misses"
+    rows = [
+        ("P_sat", f"{result.p_sat:.6f}  ({threshold} the 0.95 threshold; forward check {result.p_sat_forward:.6f})"),
+        ("U customer", f"{_dollars(result.u_customer)}  (both players RCC)"),
+        ("U supplier", f"{_dollars(result.u_supplier)}  (DP value V_1 {_dollars(result.v_supplier)} with an RC "
+                       "Customer)"),
+        ("completeness", f"{result.completeness:.4f}"),
+        ("survival S_1..S_5", "  ".join(f"{s:.4f}" for s in result.survival)),
+        ("table", f"{result.states:,} states, solved in {result.seconds:.2f} s"
+                  + ("  (loaded from the cache)" if cached else "")),
+    ]
+    print(f"{result.contract} in environment {result.env} ({mode})")
+    for name, value in rows:
+        print(f"  {name:<18} {value}")
+
+
+def plot_survival(result, path) -> None:
+    """The survival curve S_t of spec §14 as a step plot, written to `path` (PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 3.2))
+    weeks = [2, 4, 6, 8, 10]
+    ax.step([0] + weeks, [1.0] + list(result.survival), where="post")
+    ax.axhline(0.95, linestyle=":", color="grey", label="0.95 threshold")
+    ax.set_xticks(weeks)
+    ax.set_xlabel("production week")
+    ax.set_ylabel("P(no Supplier violation yet)")
+    ax.set_ylim(min(0.0, min(result.survival)) - 0.02, 1.02)
+    ax.set_title(f"{result.contract}, environment {result.env}: P_sat {result.p_sat:.4f}")
+    ax.legend(loc="lower left")
+    fig.tight_layout()
+    tmp = path.with_name(f".{path.name}.tmp.png")
+    fig.savefig(tmp, dpi=120)
+    plt.close(fig)
+    tmp.replace(path)

@@ -21,3 +21,11 @@ def compare_golden(path: Path, actual: str) -> None:
 @pytest.fixture
 def examples_dir() -> Path:
     return EXAMPLES
+
+
+@pytest.fixture(scope="session")
+def tables(tmp_path_factory):
+    """One DP table cache for the whole test session, on disk, so each (contract, env) is solved once."""
+    from solver.dp import TableCache
+
+    return TableCache(tmp_path_factory.mktemp("dp-tables"))

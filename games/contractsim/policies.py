@@ -1,16 +1,19 @@
-"""ContractSim policies: rational customers (spec §9.1, §9.3, §9.4) and offline suppliers.
+"""ContractSim policies: rational Customers and Suppliers (spec §9.1–§9.4) and seeded random agents.
 
-The RC / RCC Supplier looks up the DP order table (issue #5); until the solver lands, the offline
-suppliers are RE (non-engagement) and a seeded random-legal agent for fuzzing.
+The RC / RCC Supplier orders from the exact DP table (`solver.dp`) and produces by the fixed rule
+[CS-24] that the table was solved with.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Callable, Protocol
 
 import numpy as np
 
 from games.contractsim.game import Order, Pay, Produce, State
+from solver.dp import OrderTable
+
+TableSource = Callable[[str], OrderTable]  # cover ("schedule" or "budget") → the solved table
 
 
 class Policy(Protocol):
@@ -55,6 +58,37 @@ class RESupplier:
         return Order(quantities=(0, 0, 0)) if state.phase == "order" else Produce(quantities=(0, 0, 0))
 
 
+class RCSupplier:
+    """π(t, n, c, μ, p) from the DP table, then the fixed production rule (§9.2). After its own breach it
+    keeps using the table with the week-local memory ([CS-18], [CS-27]); it never stops for the Customer."""
+
+    name = "rc"
+
+    def __init__(self, tables: TableSource):
+        self.tables = tables
+        self.table = tables("schedule")
+
+    def act(self, state: State):
+        t = state.round_index
+        mu = self.table.memory_index(state.monitor.memory)
+        if state.phase == "order":
+            if not self.table.covers(t, state.cash):
+                self.table = self.tables("budget")  # the Customer paid ahead of schedule
+            return Order(quantities=self.table.order(t, state.inventory, state.cash, mu, state.prices))
+        return Produce(quantities=self.table.production(t, mu, state.inventory))
+
+
+class RCCSupplier(RCSupplier):
+    """RC until it observes a Customer underpayment in an earlier week (D = 1), then orders and produces 0."""
+
+    name = "rcc"
+
+    def act(self, state: State):
+        if state.observed_breach("supplier"):
+            return RESupplier().act(state)
+        return super().act(state)
+
+
 class RandomCustomer:
     name = "random"
 
@@ -91,7 +125,7 @@ class RandomSupplier:
 
 
 CUSTOMERS = ("rc", "re", "rcc", "random")
-SUPPLIERS = ("re", "random")
+SUPPLIERS = ("rc", "re", "rcc", "random")
 
 
 def make_customer(name: str, rng: np.random.Generator) -> Policy:
@@ -103,10 +137,14 @@ def make_customer(name: str, rng: np.random.Generator) -> Policy:
     return table[name]()
 
 
-def make_supplier(name: str, rng: np.random.Generator) -> Policy:
+def make_supplier(name: str, rng: np.random.Generator, tables: TableSource | None = None) -> Policy:
+    """`tables` is needed for rc and rcc (it solves or loads the contract's DP table)."""
     if name == "random":
         return RandomSupplier(rng)
     if name == "re":
         return RESupplier()
-    hint = " (the RC and RCC Suppliers need the DP order table, issue #5)" if name in ("rc", "rcc") else ""
-    raise KeyError(f"unknown supplier policy {name!r}; choose from {', '.join(SUPPLIERS)}{hint}")
+    if name in ("rc", "rcc"):
+        if tables is None:
+            raise ValueError(f"the {name} Supplier needs the DP order table")
+        return RCSupplier(tables) if name == "rc" else RCCSupplier(tables)
+    raise KeyError(f"unknown supplier policy {name!r}; choose from {', '.join(SUPPLIERS)}")

@@ -9,7 +9,10 @@ from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, Frozen
 from games.contractsim.game import ContractSimGame, State
 from games.contractsim.policies import make_customer, make_supplier
 from games.contractsim.shocks import draw_shocks
+from solver.dp.cache import TableCache
 from solver.environment import SupplyEnvironment
+
+_MEMORY_TABLES = TableCache(directory=None)
 
 
 class WeekRecord(Frozen):
@@ -46,11 +49,13 @@ class RunRecord(Frozen):
 
 
 def play(ir: ContractSimIR, env: SupplyEnvironment, customer: str, supplier: str, seed: int = 42,
-         keep_log: bool = True) -> RunRecord:
-    """Shocks come from `seed` alone ([CS-11]); policy randomness from a separate stream."""
+         keep_log: bool = True, tables: TableCache = _MEMORY_TABLES) -> RunRecord:
+    """Shocks come from `seed` alone ([CS-11]); policy randomness from a separate stream. The rational
+    Suppliers' DP tables come from `tables` (by default solved once per process and kept in memory)."""
     shocks = draw_shocks(env, np.random.default_rng(seed))
     policy_rng = np.random.default_rng([seed, 1])
-    policies = {"customer": make_customer(customer, policy_rng), "supplier": make_supplier(supplier, policy_rng)}
+    policies = {"customer": make_customer(customer, policy_rng),
+                "supplier": make_supplier(supplier, policy_rng, lambda cover: tables.solve(ir, env, cover)[1])}
     state: State = ContractSimGame.make(ir, env).new_initial_state(shocks)
     spend_by_week: dict[int, int] = {}
     value_by_week: dict[int, int] = {}

@@ -1,0 +1,7 @@
+"""Exact dynamic programming for the rational ContractSim Supplier (spec/contractsim.md §9.2, §9.5, §14)."""
+
+from solver.dp.problem import DPProblem, build_problem
+from solver.dp.cache import TableCache
+from solver.dp.induction import OrderTable, SolveResult, solve, solve_problem
+
+__all__ = ["DPProblem", "OrderTable", "SolveResult", "TableCache", "build_problem", "solve", "solve_problem"]

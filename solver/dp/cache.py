@@ -1,0 +1,77 @@
+"""Solved tables on disk, keyed by a hash of (contract terms, environment, cash cover, solver version).
+
+A table is written to a temporary file and renamed into place only after the solve finished, so an
+interrupted or failed solve never leaves a partial entry behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from contractlang.ir import ContractSimIR
+from solver.dp.induction import OrderTable, Progress, SolveResult, solve_problem
+from solver.dp.problem import ROUNDS, Cover, build_problem
+from solver.environment import SupplyEnvironment
+
+SOLVER_VERSION = "dp-1"  # bump whenever a change could alter a table
+DEFAULT_DIR = Path(".contractlang-cache") / "dp"
+
+
+def table_key(ir: ContractSimIR, env: SupplyEnvironment, cover: Cover) -> str:
+    """Only the terms that change the game count: not the contract's name or its comments."""
+    terms = ir.base_units().model_dump(mode="json", exclude={"name", "parties", "asserts"})
+    blob = json.dumps([SOLVER_VERSION, terms, env.model_dump(mode="json"), cover], sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
+class TableCache:
+    """`solve` through a directory of finished tables (None: memory only)."""
+
+    def __init__(self, directory: Path | None = DEFAULT_DIR):
+        self.directory = directory
+        self._memory = lru_cache(maxsize=16)(self._load_or_solve)
+        self._progress: Progress = None
+
+    def solve(self, ir: ContractSimIR, env: SupplyEnvironment, cover: Cover = "schedule",
+              progress: Progress = None) -> tuple[SolveResult, OrderTable, bool]:
+        """(result, table, hit): hit is True when the table came from disk or memory."""
+        self._progress = progress
+        before = self._memory.cache_info().hits
+        result, table, from_disk = self._memory(ir.base_units(), env, cover)
+        return result, table, from_disk or self._memory.cache_info().hits > before
+
+    def _path(self, key: str) -> Path:
+        assert self.directory is not None
+        return self.directory / f"{key}.npz"
+
+    def _load_or_solve(self, ir: ContractSimIR, env: SupplyEnvironment, cover: Cover):
+        key = table_key(ir, env, cover)
+        problem = build_problem(ir, env, cover)
+        if self.directory is not None and self._path(key).exists():
+            with np.load(self._path(key)) as data:
+                result = SolveResult.model_validate_json(str(data["result"]))
+                policies = tuple(data[f"round{t}"] for t in range(ROUNDS))
+            return result.model_copy(update={"contract": ir.name}), OrderTable(problem=problem, policies=policies), True
+        result, table = solve_problem(problem, self._progress)
+        if self.directory is not None:
+            self._write(key, result, table)
+        return result, table, False
+
+    def _write(self, key: str, result: SolveResult, table: OrderTable) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                np.savez_compressed(handle, result=np.array(result.model_dump_json()),
+                                    **{f"round{t}": p for t, p in enumerate(table.policies)})
+            os.replace(tmp, self._path(key))
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise

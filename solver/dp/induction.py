@@ -1,0 +1,236 @@
+"""Exact backward induction for the RC Supplier (spec §9.2) and exact forward enumeration (§9.5, §14).
+
+Backward: for t = 5..1 and every memory state, continuation arrays over post-receipt inventory and
+cash after ordering are assembled from round t+1 (production rule, verdict, capped deduction,
+spoilage), then `kernels.solve_round` takes expectations over receipts and applies eq. 12's selection.
+Forward: the mass of every (inventory, cash, memory) state is pushed through the table twice — once
+with the RC Customer and violations absorbed into DEAD (survival S_t, completeness, the forward P_sat),
+once with both players RCC ([CS-28]) for the expected utilities.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable, NamedTuple, Optional
+
+import numpy as np
+from pydantic import ConfigDict
+
+from contractlang.ir import ContractSimIR
+from contractlang.vocab import Frozen
+from solver.dp import kernels
+from solver.dp.problem import ORDER_SIDE, ROUNDS, SIDE, Cover, DPProblem, build_problem
+from solver.environment import SupplyEnvironment
+
+_ORDERS = np.stack(np.meshgrid(*(np.arange(ORDER_SIDE),) * 3, indexing="ij"), axis=-1).reshape(-1, 3)
+
+
+class OrderTable(Frozen):
+    """π(t, n, c, μ, p): one order index (o1·169 + o2·13 + o3) per round, memory, clamped inventory,
+    cash at ordering time ([CS-23]) and price scenario."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    problem: DPProblem
+    policies: tuple[np.ndarray, ...]  # per round: (n_mem, B1+1, B2+1, B3+1, C+1, S) int16
+
+    def covers(self, round_index: int, cash: int) -> bool:
+        """False when a Customer paid ahead of schedule beyond this table's cash range."""
+        p = self.problem
+        return p.cover == "budget" or cash <= p.cash_max[round_index] or \
+            p.cash_max[round_index] == _saturation(p, round_index)
+
+    def memory_index(self, memory) -> int:
+        return int(self.problem.compiled.rules.memory_index(np.asarray(memory)))
+
+    def production(self, round_index: int, memory_index: int, inventory) -> tuple[int, int, int]:
+        """The fixed rule's output [CS-24] for post-receipt `inventory`, as the table was solved with."""
+        n1, n2, n3 = (int(v) for v in inventory)
+        return tuple(int(v) for v in self.problem.output[round_index, memory_index, (n1 * SIDE + n2) * SIDE + n3])
+
+    def order(self, round_index: int, inventory, cash: int, memory_index: int, prices) -> tuple[int, int, int]:
+        p = self.problem
+        if not self.covers(round_index, cash):
+            raise ValueError(f"cash {cash} in round {round_index + 1} is outside this table; solve with cover='budget'")
+        box = p.state_box(round_index)
+        n = [min(int(v), b) for v, b in zip(inventory, box)]
+        c = min(int(cash), int(p.cash_max[round_index]))
+        s = scenario_index(p, prices)
+        o = int(self.policies[round_index][memory_index, n[0], n[1], n[2], c, s])
+        return tuple(int(v) for v in _ORDERS[o])
+
+
+def _saturation(problem: DPProblem, round_index: int) -> int:
+    _, highs = problem.env.price_bounds()
+    return problem.env.order_cap * sum(highs) * (ROUNDS - round_index)
+
+
+def scenario_index(problem: DPProblem, prices) -> int:
+    match = np.flatnonzero((problem.prices == np.asarray(prices)).all(axis=1))
+    if len(match) == 0:
+        raise ValueError(f"prices {tuple(prices)} are impossible in environment {problem.env.id}")
+    return int(match[0])
+
+
+class SolveResult(Frozen):
+    """What `contractlang solve` reports; money in the contract's setting dollars."""
+
+    contract: str
+    env: int
+    p_sat: float  # backward P_1(s_1)
+    p_sat_forward: float  # the same probability by forward enumeration (must agree to 1e-9)
+    u_customer: float  # E[u_Cust] with both players RCC ([CS-28])
+    u_supplier: float
+    v_supplier: float  # V_1(s_1): the Supplier's DP value under the RC-Customer assumption
+    v_supplier_forward: float
+    completeness: float  # §14
+    survival: tuple[float, float, float, float, float]  # S_1..S_5
+    states: int  # (round, memory, inventory, cash) entries solved
+    seconds: float
+
+
+def _order_costs(problem: DPProblem) -> tuple[np.ndarray, np.ndarray]:
+    cost = problem.prices @ _ORDERS.T  # (S, 2197)
+    index = np.arange(len(_ORDERS))
+    ranked = np.stack([np.lexsort((index, row)) for row in cost])
+    return cost.astype(np.int64), ranked.astype(np.int64)
+
+
+def _expand(problem: DPProblem, round_index: int) -> list[np.ndarray]:
+    """E_x[n, j] = 1 when inventory n is stored at clamped index j = min(n, B_x) in round `round_index`."""
+    box = problem.state_box(round_index)
+    mats = []
+    for b in box:
+        e = np.zeros((SIDE, b + 1))
+        e[np.arange(SIDE), np.minimum(np.arange(SIDE), b)] = 1.0
+        mats.append(e)
+    return mats
+
+
+def _through_spoilage(problem: DPProblem, next_round: int, array: np.ndarray, push: bool) -> np.ndarray:
+    """T_x = S·E_x maps leftover inventory L to the next round's stored state (spoilage, then clamp).
+    Backward (push=False): Q(L) = Σ_j T(L, j)·value(j). Forward (push=True): mass(j) = Σ_L mass(L)·T(L, j).
+    Axes 1..3 of `array` are the three inputs."""
+    out = array
+    for axis, e in enumerate(_expand(problem, next_round)):
+        t = problem.spoilage @ e
+        t = t if push else t.T
+        out = np.moveaxis(np.tensordot(out, t, axes=([axis + 1], [0])), -1, axis + 1)
+    return out
+
+
+def _continuation(problem: DPProblem, t: int, mu: int, q_p, q_v) -> tuple[np.ndarray, np.ndarray]:
+    """G_t(m, c̃): value of post-receipt inventory m and cash after ordering c̃ (before production)."""
+    n_cash = int(problem.cash_max[t]) + 1
+    bad = problem.violation[t, mu]
+    ded = problem.deduction[t, mu].astype(float)
+    if t == ROUNDS - 1:
+        gp = np.where(bad, 0.0, 1.0)
+        gv = -ded + np.where(bad, 0.0, float(problem.payments[ROUNDS]))
+        gp = np.repeat(gp[:, None], n_cash, axis=1)
+        gv = np.repeat(gv[:, None], n_cash, axis=1)
+    else:
+        arrive = problem.payments[t + 1] - problem.deduction[t, mu]
+        cash = np.minimum(np.arange(n_cash)[None, :] + arrive[:, None], int(problem.cash_max[t + 1]))
+        nm = problem.next_memory[t, mu][:, None]
+        left = problem.leftover[t, mu][:, None]
+        gp = np.where(bad[:, None], 0.0, q_p[nm, left, cash])
+        gv = -ded[:, None] + np.where(bad[:, None], 0.0, q_v[nm, left, cash])
+    return (np.ascontiguousarray(gp.reshape(SIDE, SIDE, SIDE, n_cash)),
+            np.ascontiguousarray(gv.reshape(SIDE, SIDE, SIDE, n_cash)))
+
+
+Progress = Optional[Callable[[int, int], None]]  # (steps done, steps in all)
+
+
+class Backward(NamedTuple):
+    policies: tuple[np.ndarray, ...]
+    p_sat: float  # P_1(s_1)
+    v_supplier: float  # V_1(s_1), base units
+    states: int
+    values: tuple[tuple[np.ndarray, np.ndarray], ...]  # per round (P_t, V_t) when kept, else ()
+
+
+def backward(problem: DPProblem, progress: Progress = None, keep_values: bool = False) -> Backward:
+    """The order table, P_1(s_1), V_1(s_1), the number of states solved and, if asked, every P_t and V_t
+    (indexed like the policies, without the price axis)."""
+    cost, ranked = _order_costs(problem)
+    n_mem, n_scen = problem.n_memory, len(problem.price_probs)
+    policies: list[np.ndarray] = [np.empty(0)] * ROUNDS
+    values: list[tuple[np.ndarray, np.ndarray]] = []
+    q_p = q_v = np.empty((0, 0, 0))
+    floor = np.array(problem.env.price_bounds()[0], dtype=np.int64)
+    states = 0
+    steps, done = int(problem.reachable.sum()), 0
+    for t in reversed(range(ROUNDS)):
+        box = problem.state_box(t)
+        shape = (n_mem, box[0] + 1, box[1] + 1, box[2] + 1, int(problem.cash_max[t]) + 1)
+        out_p, out_v = np.zeros(shape), np.zeros(shape)
+        policy = np.zeros(shape + (n_scen,), dtype=np.int16)
+        for mu in np.flatnonzero(problem.reachable[t]):
+            gp, gv = _continuation(problem, t, int(mu), q_p, q_v)
+            kernels.solve_round(gp, gv, np.array(box), problem.clamp[t], int(problem.cash_reach[t]), floor, problem.kernel[t], problem.classes[t],
+                                problem.class_rep[t], problem.class_count[t], problem.env.receipt_law == "exact", ranked, cost, problem.price_probs,
+                                out_p[mu], out_v[mu], policy[mu])
+            states += int(np.prod(shape[1:]))
+            done += 1
+            if progress is not None:
+                progress(done, steps)
+        out_v += problem.payments[t]
+        policies[t] = policy
+        if keep_values:
+            values.insert(0, (out_p, out_v))
+        if t > 0:
+            flat_shape = (n_mem, SIDE**3, shape[-1])
+            q_p = _through_spoilage(problem, t, out_p, push=False).reshape(flat_shape)
+            q_v = _through_spoilage(problem, t, out_v, push=False).reshape(flat_shape)
+    c1 = min(problem.cash_at_ordering(), int(problem.cash_max[0]))
+    return Backward(tuple(policies), float(out_p[0, 0, 0, 0, c1]), float(out_v[0, 0, 0, 0, c1]), states,
+                    tuple(values))
+
+
+def forward(problem: DPProblem, policies, joint_rcc: bool) -> tuple[np.ndarray, list[float]]:
+    """Exact occupancy through the five rounds. Returns totals [spend, value, paid, dead, DP value]
+    (expectations, base units) and the survival curve S_t."""
+    cost, _ = _order_costs(problem)
+    n_mem = problem.n_memory
+    mass = np.zeros((2, n_mem, 1, 1, 1, int(problem.cash_max[0]) + 1))
+    mass[0, 0, 0, 0, 0, min(problem.cash_at_ordering(), int(problem.cash_max[0]))] = 1.0
+    totals = np.zeros(5)
+    totals[2] = problem.payments[0]
+    values = np.array(problem.env.values, dtype=np.int64)
+    survival = []
+    for t in range(ROUNDS):
+        n_cash_next = int(problem.cash_max[t + 1]) + 1 if t < ROUNDS - 1 else 1
+        mid = np.zeros((2, n_mem, SIDE**3, n_cash_next))
+        kernels.forward_round(mass, policies[t], problem.kernel[t], cost, problem.price_probs, problem.output[t],
+                              problem.violation[t], problem.next_memory[t], problem.deduction[t],
+                              problem.leftover[t], values, int(problem.payments[t]), int(problem.payments[t + 1]),
+                              joint_rcc, mid, totals)
+        survival.append(1.0 - totals[3])
+        if t < ROUNDS - 1:
+            mass = _through_spoilage(problem, t + 1, mid.reshape((2 * n_mem, SIDE, SIDE, SIDE, n_cash_next)), push=True)
+            mass = mass.reshape((2, n_mem) + mass.shape[1:])
+    totals[4] += mid[0].sum() * problem.payments[ROUNDS]
+    return totals, survival
+
+
+def solve_problem(problem: DPProblem, progress: Progress = None) -> tuple[SolveResult, OrderTable]:
+    start = time.perf_counter()
+    policies, p_sat, v_supplier, states, _ = backward(problem, progress)
+    rc, survival = forward(problem, policies, joint_rcc=False)
+    rcc, _ = forward(problem, policies, joint_rcc=True)
+    m = problem.ir.setting_info.multiplier
+    budget = problem.env.budget
+    result = SolveResult(
+        contract=problem.ir.name, env=problem.env.id, p_sat=p_sat, p_sat_forward=survival[-1],
+        u_customer=(budget + rcc[1] - rcc[2]) * m, u_supplier=(rcc[2] - rcc[0]) * m,
+        v_supplier=v_supplier * m, v_supplier_forward=float(rc[4]) * m,
+        completeness=1.0 - sum(1.0 - s for s in survival) / ROUNDS, survival=tuple(survival), states=states,
+        seconds=time.perf_counter() - start)
+    return result, OrderTable(problem=problem, policies=policies)
+
+
+def solve(ir: ContractSimIR, env: SupplyEnvironment, cover: Cover = "schedule") -> tuple[SolveResult, OrderTable]:
+    """P_sat, expected utilities, completeness and the order table for one contract in one environment."""
+    return solve_problem(build_problem(ir, env, cover))

@@ -1,0 +1,218 @@
+"""One (contract, environment) pair laid out as arrays for the DP (spec/contractsim.md §9.2).
+
+Everything here is exact bookkeeping; the two reductions of the state space are proved where they
+are made:
+
+* inventory clamp `U_t` (`_inventory_clamp`): holding more than `U_t` of an input at round t can never
+  change an order, a delivery or a verdict, so such states share the clamped state's entry;
+* cash saturation `c_sat(t)` (`_cash_saturation`): with at least `c_sat(t)` cash every order is
+  affordable now and later, so values and orders stop depending on cash.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Literal
+
+import numpy as np
+from pydantic import ConfigDict
+
+from contractlang.interpreter.contractsim import CompiledContractSim, compile_contractsim
+from contractlang.ir import ContractSimIR
+from contractlang.vocab import Frozen
+from solver.environment import SupplyEnvironment
+from solver.production import choice_table
+
+SIDE = 11  # inventory 0..10 per input
+ORDER_SIDE = 13  # orders 0..12 per input
+ROUNDS = 5
+Cover = Literal["schedule", "budget"]
+
+
+def flat(n1, n2, n3):
+    return (n1 * SIDE + n2) * SIDE + n3
+
+
+def price_scenarios(env: SupplyEnvironment) -> tuple[np.ndarray, np.ndarray]:
+    """The joint price law ν: every combination of the three independent per-input laws."""
+    prices, probs = [], []
+    for combo in itertools.product(*env.price_laws):
+        prices.append([p for p, _ in combo])
+        probs.append(float(np.prod([q for _, q in combo])))
+    return np.array(prices, dtype=np.int64), np.array(probs)
+
+
+def spoilage_matrix(env: SupplyEnvironment) -> np.ndarray:
+    """S[L, n']: leftover L becomes L − min(s, L) with s uniform on 0..s_max (§4.2 step 1)."""
+    s = np.zeros((SIDE, SIDE))
+    for left in range(SIDE):
+        for shock in range(env.spoilage_max + 1):
+            s[left, left - min(shock, left)] += 1.0 / (env.spoilage_max + 1)
+    return s
+
+
+def receipt_kernel(env: SupplyEnvironment, cap: int) -> np.ndarray:
+    """K[n, o, m]: probability that holding n and ordering o leaves min(cap, n + r) after receipt r."""
+    k = np.zeros((SIDE, ORDER_SIDE, SIDE))
+    for n in range(SIDE):
+        for o in range(ORDER_SIDE):
+            lo = env.receipt_low(o)
+            for r in range(lo, o + 1):
+                k[n, o, min(cap, n + r)] += 1.0 / (o - lo + 1)
+    return k
+
+
+def receipt_classes(kernel: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Orders with the same receipt distribution at a holding n form a class (e.g. every order whose
+    smallest receipt already fills the cap). Returns class id per (n, o), the cheapest member per
+    (n, class) and the class count per n; expectations are computed once per class."""
+    cls = np.zeros((SIDE, ORDER_SIDE), dtype=np.int64)
+    rep = np.zeros((SIDE, ORDER_SIDE), dtype=np.int64)
+    count = np.zeros(SIDE, dtype=np.int64)
+    for n in range(SIDE):
+        seen: list[int] = []
+        for o in range(ORDER_SIDE):
+            match = next((i for i, r in enumerate(seen) if np.array_equal(kernel[n, r], kernel[n, o])), None)
+            if match is None:
+                seen.append(o)
+                match = len(seen) - 1
+            cls[n, o] = match
+        rep[n, : len(seen)] = seen
+        count[n] = len(seen)
+    return cls, rep, count
+
+
+class DPProblem(Frozen):
+    """Arrays for one contract (base units, [CS-01]) in one environment, with a cash cover:
+    `schedule` covers every cash level an on-schedule (or under-) paying Customer can produce,
+    `budget` every level up to capital + budget ([CS-23]) for Customers who pay ahead."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    ir: ContractSimIR  # base units
+    env: SupplyEnvironment
+    cover: Cover
+    compiled: CompiledContractSim
+    payments: np.ndarray  # (6,) M_1, M_3, …, M_11
+    prices: np.ndarray  # (S, 3) price scenarios
+    price_probs: np.ndarray  # (S,)
+    spoilage: np.ndarray  # (11, 11)
+    clamp: np.ndarray  # (5, 3) U_t per input
+    cash_reach: np.ndarray  # (5,) the most cash at ordering time each round can see
+    cash_max: np.ndarray  # (5,) largest cash index kept per round (cash_reach, saturated)
+    reachable: np.ndarray  # (5, n_mem) memory states the rule can reach
+    kernel: np.ndarray  # (5, 3, 11, 13, 11) receipt kernels with the round's cap
+    classes: np.ndarray  # (5, 3, 11, 13)
+    class_rep: np.ndarray  # (5, 3, 11, 13)
+    class_count: np.ndarray  # (5, 3, 11)
+    output: np.ndarray  # (5, n_mem, 1331, 3) the rule's y for post-receipt inventory m
+    violation: np.ndarray  # (5, n_mem, 1331) bool
+    next_memory: np.ndarray  # (5, n_mem, 1331)
+    deduction: np.ndarray  # (5, n_mem, 1331) capped by the next payment
+    leftover: np.ndarray  # (5, n_mem, 1331) flat index of inventory left after production
+
+    @property
+    def n_memory(self) -> int:
+        return self.output.shape[1]
+
+    def state_box(self, round_index: int) -> tuple[int, int, int]:
+        """Largest inventory held at the start of a round that the table distinguishes (round 1: empty)."""
+        if round_index == 0:
+            return (0, 0, 0)
+        return tuple(int(u) for u in self.clamp[round_index])
+
+    def cash_at_ordering(self) -> int:
+        """c_1 = capital + M_1: cash available for the week-2 order on schedule ([CS-23])."""
+        return int(self.env.capital + self.payments[0])
+
+
+def _production(compiled: CompiledContractSim, payments: np.ndarray):
+    """The rule's delivery and its §7.4 verdict for every round, memory and post-receipt inventory."""
+    memory = compiled.memory_states
+    n_mem = len(memory)
+    grid = np.stack(np.meshgrid(*(np.arange(SIDE),) * 3, indexing="ij"), axis=-1).reshape(-1, 3)
+    a = np.minimum(grid[:, 0], grid[:, 1])
+    shape = (ROUNDS, n_mem, SIDE**3)
+    output = np.zeros(shape + (3,), dtype=np.int64)
+    violation = np.zeros(shape, dtype=bool)
+    next_memory = np.zeros(shape, dtype=np.int64)
+    deduction = np.zeros(shape, dtype=np.int64)
+    leftover = np.zeros(shape, dtype=np.int64)
+    for t in range(ROUNDS):
+        table = compiled.tables[t]
+        for mu in range(n_mem):
+            y = choice_table(compiled, t, mu)[a, grid[:, 2]]
+            i = (mu, y[:, 0], y[:, 1], y[:, 2])
+            output[t, mu] = y
+            violation[t, mu] = table.violation[i]
+            next_memory[t, mu] = table.new_memory_index[i]
+            deduction[t, mu] = np.minimum(table.deduction[i], payments[t + 1])
+            left = grid - np.stack([y[:, 0] + y[:, 1], y[:, 0] + y[:, 1], y[:, 0] + y[:, 2]], axis=-1)
+            leftover[t, mu] = flat(left[:, 0], left[:, 1], left[:, 2])
+    return output, violation, next_memory, deduction, leftover
+
+
+def _reachable_memory(next_memory: np.ndarray) -> np.ndarray:
+    """Memory states reachable in each round when deliveries follow the rule (any inventory)."""
+    reach = np.zeros(next_memory.shape[:2], dtype=bool)
+    reach[0, 0] = True
+    for t in range(1, ROUNDS):
+        reach[t, np.unique(next_memory[t - 1, reach[t - 1]])] = True
+    return reach
+
+
+def _inventory_clamp(output: np.ndarray, reach: np.ndarray, spoilage_max: int) -> np.ndarray:
+    """U_t per input. Let u_t be the most of an input the rule ever uses in round t (any inventory,
+    any reachable memory), U_5 = u_5 and U_t = min(10, u_t + s_max + U_{t+1}). Exact: if two states
+    differ only in input x and both hold ≥ U_t of it, every receipt leaves both with ≥ u_t, so the
+    rule (which never needs more than u_t) picks the same output from both feasible sets; both keep
+    ≥ U_t − u_t and after at most s_max spoilage ≥ U_{t+1}; by induction every later order, output
+    and verdict coincide, so they have identical values and identical table entries."""
+    use = np.stack([output[..., 0] + output[..., 1], output[..., 0] + output[..., 1],
+                    output[..., 0] + output[..., 2]], axis=-1)
+    clamp = np.zeros((ROUNDS, 3), dtype=np.int64)
+    later = np.zeros(3, dtype=np.int64)
+    for t in reversed(range(ROUNDS)):
+        most = use[t][reach[t]].reshape(-1, 3).max(axis=0)
+        clamp[t] = np.minimum(SIDE - 1, most + (spoilage_max + later if t < ROUNDS - 1 else 0))
+        later = clamp[t]
+    return clamp
+
+
+def _cash_saturation(env: SupplyEnvironment) -> np.ndarray:
+    """c_sat(t) = Σ_{k ≥ t} (most an order can cost in round k). Exact: with c ≥ c_sat(t) every order is
+    affordable in round t, and whatever is bought, cash after the order is ≥ c_sat(t+1) (payments
+    only add), so by induction every continuation sees saturated cash and values stop changing."""
+    _, highs = env.price_bounds()
+    most = env.order_cap * sum(highs)
+    return np.array([most * (ROUNDS - t) for t in range(ROUNDS)], dtype=np.int64)
+
+
+def build_problem(ir: ContractSimIR, env: SupplyEnvironment, cover: Cover = "schedule") -> DPProblem:
+    base = ir.base_units()
+    compiled = compile_contractsim(base)
+    payments = np.array(base.payments, dtype=np.int64)
+    output, violation, next_memory, deduction, leftover = _production(compiled, payments)
+    reach = _reachable_memory(next_memory)
+    clamp = _inventory_clamp(output, reach, env.spoilage_max)
+    if cover == "schedule":
+        reach_cash = env.capital + np.cumsum(payments[:ROUNDS])
+    else:
+        reach_cash = env.capital + env.budget + np.concatenate([[0], np.cumsum(payments[1:ROUNDS])])
+    cash_max = np.minimum(reach_cash, _cash_saturation(env))
+    kernel = np.zeros((ROUNDS, 3, SIDE, ORDER_SIDE, SIDE))
+    classes = np.zeros((ROUNDS, 3, SIDE, ORDER_SIDE), dtype=np.int64)
+    class_rep = np.zeros_like(classes)
+    class_count = np.zeros((ROUNDS, 3, SIDE), dtype=np.int64)
+    for t in range(ROUNDS):
+        for x in range(3):
+            kernel[t, x] = receipt_kernel(env, int(clamp[t, x]))
+            classes[t, x], class_rep[t, x], class_count[t, x] = receipt_classes(kernel[t, x])
+    prices, probs = price_scenarios(env)
+    arrays = dict(payments=payments, prices=prices, price_probs=probs, spoilage=spoilage_matrix(env),
+                  clamp=clamp, cash_reach=reach_cash, cash_max=cash_max, reachable=reach, kernel=kernel, classes=classes,
+                  class_rep=class_rep, class_count=class_count, output=output, violation=violation,
+                  next_memory=next_memory, deduction=deduction, leftover=leftover)
+    for value in arrays.values():
+        value.setflags(write=False)
+    return DPProblem(ir=base, env=env, cover=cover, compiled=compiled, **arrays)

@@ -1,0 +1,29 @@
+"""Shared by the DP, simulator and verifier tests: the bundled examples, the golden DP figures
+(tests/golden/dp_examples.json, written by `python3 bench/dp.py --golden`) and a checked solve."""
+
+import json
+import os
+
+from conftest import ROOT
+from contractlang import load
+from games.contractsim.environments import environment
+
+FULL = os.environ.get("CONTRACTLANG_SLOW_SCALE") == "full"
+EXAMPLES = {c.ir.name: c.ir for p in sorted((ROOT / "examples").glob("*.contract")) for c in load(p)
+            if c.ir.kind == "contractsim"}
+# Rollover keeps 27 memory states, so those solves take 5-100 s each; CI solves them in Env 1 only.
+SLOW = sorted(n for n, ir in EXAMPLES.items() if ir.contingencies.rollover)
+FAST = sorted(n for n in EXAMPLES if n not in SLOW)
+GOLDEN = json.loads((ROOT / "tests" / "golden" / "dp_examples.json").read_text())
+
+
+def example(name):
+    return EXAMPLES[name]
+
+
+def solved(tables, ir, env_id):
+    """Solve through the session's table cache; every solve must agree with its own forward pass."""
+    result, table, _ = tables.solve(ir, environment(env_id))
+    assert abs(result.p_sat - result.p_sat_forward) <= 1e-9
+    assert abs(result.v_supplier - result.v_supplier_forward) <= 1e-6 * ir.setting_info.multiplier
+    return result, table

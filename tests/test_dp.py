@@ -1,0 +1,250 @@
+"""Exact DP (issue #5): worked example 1, P_sat ∈ {0, 1} in the deterministic environments, backward =
+forward, an independent numpy oracle for eq. 12 at sampled states, Monte Carlo agreement with the
+simulator, the solved-table cache and the `solve` command."""
+
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import ROOT
+from contractlang import load
+from contractlang.interpreter.rounds import RoundRules, evaluate_round
+from dp_helpers import EXAMPLES, FAST, FULL, GOLDEN, SLOW, example, solved
+from games.contractsim.environments import environment
+from games.contractsim.run import play
+from solver.dp import TableCache, build_problem
+from solver.dp.cache import table_key
+from solver.dp.induction import _ORDERS, backward
+from solver.production import choice_table
+
+TOL = 1e-9
+
+
+def test_worked_example_1_env1(tables):
+    """Spec §17 example 1: P_sat = 1, U = 215 / 50 with both players RCC."""
+    result, _ = solved(tables, example("worked-example-1"), 1)
+    assert result.p_sat == 1.0
+    assert result.u_customer == pytest.approx(215, abs=TOL) and result.u_supplier == pytest.approx(50, abs=TOL)
+    assert result.survival == (1.0,) * 5 and result.completeness == 1.0
+
+
+def _check_against_golden(tables, name, env_id):
+    result, _ = solved(tables, example(name), env_id)
+    expected = GOLDEN[f"{name}/{env_id}"]
+    assert result.p_sat == pytest.approx(expected["p_sat"], abs=TOL)
+    assert result.u_customer == pytest.approx(expected["u_customer"], abs=1e-6)
+    assert result.u_supplier == pytest.approx(expected["u_supplier"], abs=1e-6)
+    if env_id in (1, 2):
+        assert result.p_sat in (0.0, 1.0)  # E13: no stochasticity
+
+
+@pytest.mark.parametrize("env_id", range(1, 7))
+@pytest.mark.parametrize("name", FAST)
+def test_examples_match_golden(tables, name, env_id):
+    _check_against_golden(tables, name, env_id)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("env_id", range(1, 7) if FULL else [1])
+@pytest.mark.parametrize("name", SLOW)
+def test_rollover_examples_match_golden(tables, name, env_id):
+    _check_against_golden(tables, name, env_id)
+
+
+def test_golden_covers_every_example():
+    assert set(FAST) | set(SLOW) == set(EXAMPLES)
+    assert {f"{n}/{e}" for n in EXAMPLES for e in range(1, 7)} == set(GOLDEN)
+
+
+# --- an independent oracle for one table entry ----------------------------------------------------
+
+def _receipt_matrix(env, held):
+    """K[o, m]: order o with `held` units leaves min(10, held + r), r uniform on lo(o)..o."""
+    k = np.zeros((13, 11))
+    for o in range(13):
+        lo = env.receipt_low(o)
+        for r in range(lo, o + 1):
+            k[o, min(10, held + r)] += 1 / (o - lo + 1)
+    return k
+
+
+def _oracle(problem, values, t, mu, held, cash, scenario):
+    """P̂ and V̂ − M_t of every order at one state, straight from the rules, then eq. 12 with [CS-25]."""
+    env, ir = problem.env, problem.ir
+    rules = RoundRules.from_ir(ir)
+    memory = problem.compiled.memory_states[mu]
+    grid = np.stack(np.meshgrid(*(np.arange(11),) * 3, indexing="ij"), axis=-1).reshape(-1, 3)
+    y = choice_table(problem.compiled, t, mu)[np.minimum(grid[:, 0], grid[:, 1]), grid[:, 2]]
+    out = evaluate_round(rules, t, np.broadcast_to(memory, y.shape), y)
+    ded = np.minimum(out.deduction, problem.payments[t + 1])
+    left = grid - np.stack([y[:, 0] + y[:, 1], y[:, 0] + y[:, 1], y[:, 0] + y[:, 2]], axis=-1)
+    nxt = problem.compiled.rules.memory_index(out.new_memory)
+    after = np.arange(cash + 1)[None, :]
+    if t == 4:
+        gp = np.where(out.violation, 0.0, 1.0)[:, None] + 0 * after
+        gv = (-ded + np.where(out.violation, 0, problem.payments[5]))[:, None] + 0 * after
+    else:
+        p_next, v_next = values[t + 1]
+        box = np.array(problem.state_box(t + 1))
+        top = p_next.shape[-1] - 1
+        gp = np.zeros((1331, cash + 1))
+        gv = np.zeros((1331, cash + 1))
+        shocks = range(env.spoilage_max + 1)
+        weight = 1 / (env.spoilage_max + 1) ** 3
+        for s in np.stack(np.meshgrid(shocks, shocks, shocks, indexing="ij"), -1).reshape(-1, 3):
+            n_next = np.minimum(left - np.minimum(s, left), box)
+            c_next = np.minimum(after + (problem.payments[t + 1] - ded)[:, None], top)
+            idx = (nxt[:, None], n_next[:, 0, None], n_next[:, 1, None], n_next[:, 2, None], c_next)
+            gp += weight * p_next[idx]
+            gv += weight * v_next[idx]
+        gp = np.where(out.violation[:, None], 0.0, gp)
+        gv = -ded[:, None] + np.where(out.violation[:, None], 0.0, gv)
+    prices = problem.prices[scenario]
+    cost = _ORDERS @ prices
+    ok = cost <= cash
+    g_at = np.zeros((2197, 1331, 2))
+    g_at[ok, :, 0] = gp[:, cash - cost[ok]].T
+    g_at[ok, :, 1] = gv[:, cash - cost[ok]].T
+    k1, k2, k3 = (_receipt_matrix(env, h) for h in held)
+    hat = np.einsum("am,bn,cp,abcmnpz->abcz", k1, k2, k3, g_at.reshape(13, 13, 13, 11, 11, 11, 2), optimize=True)
+    p_hat = hat[..., 0].reshape(-1)
+    v_hat = hat[..., 1].reshape(-1) - cost
+    candidates = np.flatnonzero(ok)
+    admissible = candidates[p_hat[candidates] >= 0.95 - TOL]
+    first, second = (v_hat, p_hat) if len(admissible) else (p_hat, v_hat)
+    pool = admissible if len(admissible) else candidates
+    pool = pool[first[pool] >= first[pool].max() - TOL]
+    pool = pool[second[pool] >= second[pool].max() - TOL]
+    pool = pool[cost[pool] == cost[pool].min()]
+    return p_hat, v_hat, int(pool.min())
+
+
+@pytest.mark.parametrize("name,env_id", [("worked-example-1", 5), ("catering-deduction", 3),
+                                          ("catering-rollover", 1)])
+def test_table_entries_match_an_independent_oracle(name, env_id):
+    """Sampled states: the table's order is optimal under eq. 12 computed without the solver's clamps,
+    classes or pruning, and the stored P_t, V_t are the price-averaged values of those choices."""
+    problem = build_problem(example(name), environment(env_id))
+    run = backward(problem, keep_values=True)
+    rng = np.random.default_rng(7)
+    floor = np.array(problem.env.price_bounds()[0])
+    checked = 0
+    while checked < 24:
+        t = int(rng.integers(0, 5))
+        mu = int(rng.choice(np.flatnonzero(problem.reachable[t])))
+        held = (0, 0, 0) if t == 0 else tuple(int(v) for v in rng.integers(0, 11, size=3))
+        room = int(problem.cash_reach[t]) - int(floor @ held)
+        if room < 0:
+            continue
+        cash = int(rng.integers(0, min(room, int(problem.cash_max[t])) + 1))
+        stored = tuple(min(h, b) for h, b in zip(held, problem.state_box(t)))
+        p_avg = v_avg = 0.0
+        for s, prob in enumerate(problem.price_probs):
+            p_hat, v_hat, best = _oracle(problem, run.values, t, mu, held, cash, s)
+            chosen = int(run.policies[t][(mu, *stored, cash, s)])
+            assert p_hat[chosen] == pytest.approx(p_hat[best], abs=1e-8)
+            assert v_hat[chosen] == pytest.approx(v_hat[best], abs=1e-8)
+            p_avg += prob * p_hat[best]
+            v_avg += prob * (v_hat[best] + problem.payments[t])
+        assert run.values[t][0][(mu, *stored, cash)] == pytest.approx(p_avg, abs=1e-8)
+        assert run.values[t][1][(mu, *stored, cash)] == pytest.approx(v_avg, abs=1e-8)
+        checked += 1
+
+
+# --- Monte Carlo: the simulator, playing the table, agrees with the exact enumeration ---------------
+
+def _monte_carlo(ir, env_id, tables, games):
+    ok, cust, supp = [], [], []
+    for seed in range(games):
+        run = play(ir, environment(env_id), "rcc", "rcc", seed=seed, keep_log=False, tables=tables)
+        ok.append(all(w.compliant for w in run.weeks))
+        cust.append(run.u_customer)
+        supp.append(run.u_supplier)
+    return np.array(ok, float), np.array(cust, float), np.array(supp, float)
+
+
+def _within_3_se(sample: np.ndarray, expected: float) -> bool:
+    se = sample.std(ddof=1) / math.sqrt(len(sample))
+    return abs(sample.mean() - expected) <= 3 * se + 1e-9
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("env_id", [3, 4, 5, 6])
+@pytest.mark.parametrize("name", ["worked-example-1", "catering-deduction"])
+def test_simulated_rcc_games_agree_with_the_dp(tables, name, env_id):
+    ir = example(name)
+    result, _ = solved(tables, ir, env_id)
+    ok, cust, supp = _monte_carlo(ir, env_id, tables, 20_000 if FULL else 400)
+    assert _within_3_se(ok, result.p_sat)
+    assert _within_3_se(cust, result.u_customer)
+    assert _within_3_se(supp, result.u_supplier)
+
+
+# --- cache and tables ---------------------------------------------------------------------------
+
+def test_cache_hits_ignore_the_name_and_a_failed_write_leaves_nothing(tmp_path, monkeypatch):
+    ir = example("worked-example-1")
+    cache = TableCache(tmp_path)
+    first, table, hit = cache.solve(ir, environment(1))
+    assert not hit and len(list(tmp_path.glob("*.npz"))) == 1
+    renamed = ir.model_copy(update={"name": "another-name"})
+    assert table_key(renamed, environment(1), "schedule") == table_key(ir, environment(1), "schedule")
+    again, table2, hit = TableCache(tmp_path).solve(renamed, environment(1))
+    assert hit and again.p_sat == first.p_sat and again.contract == "another-name"
+    assert all(np.array_equal(a, b) for a, b in zip(table.policies, table2.policies))
+
+    def broken(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(np, "savez_compressed", broken)
+    with pytest.raises(OSError):
+        TableCache(tmp_path / "other").solve(ir, environment(2))
+    assert list((tmp_path / "other").iterdir()) == []
+
+
+def test_rc_supplier_switches_to_the_budget_table_when_paid_ahead(tables):
+    """A Customer who pays more than scheduled lifts cash above the schedule-covered range ([CS-23])."""
+    ir = example("worked-example-1")
+    _, table = solved(tables, ir, 1)
+    assert not table.covers(0, table.problem.cash_max[0] + 1)
+    run = play(ir, environment(1), "random", "rc", seed=3, keep_log=False, tables=tables)
+    assert run.u_customer + run.u_supplier == run.budget + sum(w.value for w in run.weeks) - \
+        sum(w.spend for w in run.weeks)
+
+
+# --- CLI --------------------------------------------------------------------------------------------
+
+def _cli(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "contractlang", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def test_solve_cli(tmp_path):
+    contract = ROOT / "examples" / "worked-example-1.contract"
+    out = _cli("solve", str(contract), "--env", "1", "--json", "--cache-dir", str(tmp_path), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    payload = json.loads(out.stdout)
+    assert {"p_sat", "u_customer", "u_supplier", "completeness", "survival", "states", "seconds"} <= set(payload)
+    assert (payload["p_sat"], payload["u_customer"], payload["u_supplier"]) == (1.0, 215.0, 50.0)
+    assert payload["cached"] is False and len(payload["survival"]) == 5
+    text = _cli("solve", str(contract), "--env", "1", "--cache-dir", str(tmp_path), "--plot",
+                str(tmp_path / "s.png"), cwd=tmp_path)
+    assert text.returncode == 0 and "P_sat" in text.stdout and "loaded from the cache" in text.stdout
+    assert (tmp_path / "s.png").stat().st_size > 0
+
+
+def test_solve_cli_rejects_bad_input(tmp_path):
+    bad = tmp_path / "bad.contract"
+    bad.write_text((ROOT / "examples" / "worked-example-1.contract").read_text().replace("week 11: $0", ""))
+    cases = [
+        (ROOT / "examples" / "ctbench-points.contract", "1", "needs a ContractSim contract"),
+        (ROOT / "examples" / "worked-example-1.contract", "9", "unknown environment 9"),
+        (bad, "1", "bad.contract:"),
+    ]
+    for path, env_id, message in cases:
+        out = _cli("solve", str(path), "--env", env_id, "--cache-dir", str(tmp_path / "cache"), cwd=tmp_path)
+        assert out.returncode == 1 and message in out.stderr and "Traceback" not in out.stderr
+    assert not (tmp_path / "cache").exists()
