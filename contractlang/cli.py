@@ -180,8 +180,8 @@ def run(
     board: Annotated[Optional[int], typer.Option("--board", help="CT-Bench benchmark board ID (0..79).")] = None,
     env: Annotated[Optional[int], typer.Option("--env", help="ContractSim environment (1..6).")] = None,
     customer: Annotated[str, typer.Option(help="ContractSim Customer: rc, re, rcc or random.")] = "rcc",
-    supplier: Annotated[str, typer.Option(help="ContractSim Supplier: re or random (rc/rcc need issue #5).")]
-    = "re",
+    supplier: Annotated[str, typer.Option(help="ContractSim Supplier: rc, re, rcc or random (rc and rcc solve "
+                                               "or load the contract's DP table).")] = "rcc",
     red: Annotated[str, typer.Option(help=f"P-Red agent: {AGENT_HELP}.")] = "planner",
     blue: Annotated[str, typer.Option(help=f"P-Blue agent: {AGENT_HELP}.")] = "planner",
     mode: Annotated[str, typer.Option(help="Trading mechanism: pfp (Pay-for-Partner) or trade.")] = "pfp",
@@ -235,16 +235,21 @@ def _run_contractsim(checked, env, customer, supplier, seed, log, json_out) -> N
 
     if env is None:
         raise InputError("a ContractSim contract needs --env N (1..6)")
+    from solver.dp import TableCache
+
     try:
-        record = play(checked.ir, environment(env), customer, supplier, seed=seed)
+        environment_value = environment(env)
+        tables = TableCache()
+        record = play(checked.ir, environment_value, customer, supplier, seed=seed, tables=tables)
     except KeyError as exc:
         raise InputError(str(exc.args[0])) from None
+    p_sat = tables.solve(checked.ir, environment_value)[0].p_sat if supplier in ("rc", "rcc") else None
     m = checked.ir.setting_info.multiplier
     if log is not None:
         _write_atomically(log, "".join(json.dumps(e) + "\n" for e in record.monitor_events()))
     if json_out:
         payload = record.model_dump(exclude={"log"})
-        payload.update(u_customer=record.u_customer * m, u_supplier=record.u_supplier * m, p_sat=None,
+        payload.update(u_customer=record.u_customer * m, u_supplier=record.u_supplier * m, p_sat=p_sat,
                        violations={"customer": next((w.week for w in record.weeks if w.role == "customer"
                                                      and not w.compliant), None),
                                    "supplier": next((w.week for w in record.weeks if w.role == "supplier"
@@ -255,6 +260,8 @@ def _run_contractsim(checked, env, customer, supplier, seed, log, json_out) -> N
     from games.contractsim.story import story
 
     typer.echo(story(record, checked.ir))
+    if p_sat is not None:
+        typer.echo(f"P_sat of this contract here (exact DP): {p_sat:.6f}")
 
 
 @app.command()

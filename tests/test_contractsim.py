@@ -91,7 +91,7 @@ def test_run_cli_log_replays_and_bad_input(tmp_path):
                             str(log), "--json"], capture_output=True, text=True, cwd=ROOT)
     replayed = json.loads(trace.stdout)
     assert [w["compliant"] for w in replayed["weeks"]] == [w["compliant"] for w in record["weeks"]]
-    for args, message in ((["--env", "9"], "environments are 1..6"), (["--env", "1", "--supplier", "rc"], "issue #5"),
+    for args, message in ((["--env", "9"], "environments are 1..6"), (["--env", "1", "--supplier", "nobody"], "unknown supplier policy"),
                           (["--env", "1", "--customer", "nobody"], "unknown customer policy")):
         bad = subprocess.run([sys.executable, "-m", "contractlang", "run", "examples/worked-example-1.contract", *args],
                              capture_output=True, text=True, cwd=ROOT)
