@@ -89,9 +89,10 @@ def print_solution(result, ir: ContractSimIR, cached: bool) -> None:
     threshold = "meets" if result.p_sat >= 0.95 - 1e-9 else "misses"
     rows = [
         ("P_sat", f"{result.p_sat:.6f}  ({threshold} the 0.95 threshold; forward check {result.p_sat_forward:.6f})"),
-        ("U customer", f"{_dollars(result.u_customer)}  (both players RCC)"),
-        ("U supplier", f"{_dollars(result.u_supplier)}  (DP value V_1 {_dollars(result.v_supplier)} with an RC "
-                       "Customer)"),
+        ("U customer", "not computed" if result.u_customer is None else
+         f"{_dollars(result.u_customer)}  (both players RCC)"),
+        ("U supplier", ("not computed" if result.u_supplier is None else _dollars(result.u_supplier))
+         + f"  (DP value V_1 {_dollars(result.v_supplier)} with an RC Customer)"),
         ("completeness", f"{result.completeness:.4f}"),
         ("survival S_1..S_5", "  ".join(f"{s:.4f}" for s in result.survival)),
         ("table", f"{result.states:,} states, solved in {result.seconds:.2f} s"
@@ -100,6 +101,8 @@ def print_solution(result, ir: ContractSimIR, cached: bool) -> None:
     print(f"{result.contract} in environment {result.env} ({mode})")
     for name, value in rows:
         print(f"  {name:<18} {value}")
+    if result.note:
+        print(f"  note: {result.note}")
 
 
 def plot_survival(result, path) -> None:

@@ -155,3 +155,44 @@ def test_verify_cli_json_and_events(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "contractlang", "verify", "examples/worked-example-1.contract", "--env",
                           "7"], capture_output=True, text=True, cwd=ROOT)
     assert bad.returncode == 1 and "environments are 1..6" in bad.stderr
+
+
+def _cross_check(checked, env_id, p_sat):
+    report = {c.name: c.status for c in verify(checked, env=environment(env_id), timeout_ms=20_000).checks}
+    if report["cashflow.best_case"] == "refuted":
+        assert p_sat == 0.0, "best case refuted, so no policy complies"
+    if report["cashflow.worst_case"] == "proved":
+        assert p_sat >= 0.95 - 1e-9, "worst case proved, so the rational Supplier complies with P_sat ≥ 0.95"
+    return report
+
+
+def test_verifier_agrees_with_the_dp_on_every_example():
+    """Issue #6 × #5 on all examples × environments, against the DP figures (tests/golden/dp_examples.json,
+    which the DP tests re-solve)."""
+    from dp_helpers import GOLDEN
+
+    outcomes = set()
+    for path in EXAMPLES:
+        for checked in load(path):
+            if checked.ir.kind != "contractsim":
+                continue
+            for env_id in range(1, 7):
+                report = _cross_check(checked, env_id, GOLDEN[f"{checked.ir.name}/{env_id}"]["p_sat"])
+                outcomes.add((report["cashflow.best_case"], report["cashflow.worst_case"]))
+    assert ("proved", "proved") in outcomes and ("proved", "refuted") in outcomes
+
+
+def test_verifier_agrees_with_the_dp_on_broken_contracts(tables):
+    """The deliberately broken contracts, solved here (those without rollover; each in two environments)."""
+    from dp_helpers import solved
+
+    refuted = 0
+    for path in BROKEN:
+        for checked in load(path):
+            if checked.ir.kind != "contractsim" or checked.ir.contingencies.rollover:
+                continue
+            for env_id in (1, 5):
+                result, _ = solved(tables, checked.ir, env_id)
+                report = _cross_check(checked, env_id, result.p_sat)
+                refuted += report["cashflow.best_case"] == "refuted"
+    assert refuted > 0

@@ -79,14 +79,15 @@ class SolveResult(Frozen):
     env: int
     p_sat: float  # backward P_1(s_1)
     p_sat_forward: float  # the same probability by forward enumeration (must agree to 1e-9)
-    u_customer: float  # E[u_Cust] with both players RCC ([CS-28])
-    u_supplier: float
+    u_customer: float | None  # E[u_Cust] with both players RCC ([CS-28]); None when the schedule exceeds the budget
+    u_supplier: float | None
     v_supplier: float  # V_1(s_1): the Supplier's DP value under the RC-Customer assumption
     v_supplier_forward: float
     completeness: float  # §14
     survival: tuple[float, float, float, float, float]  # S_1..S_5
     states: int  # (round, memory, inventory, cash) entries solved
     seconds: float
+    note: str = ""
 
 
 def _order_costs(problem: DPProblem) -> tuple[np.ndarray, np.ndarray]:
@@ -222,12 +223,17 @@ def solve_problem(problem: DPProblem, progress: Progress = None) -> tuple[SolveR
     rcc, _ = forward(problem, policies, joint_rcc=True)
     m = problem.ir.setting_info.multiplier
     budget = problem.env.budget
+    over = int(problem.payments.sum()) > budget
+    # [CS-22]: past the budget the RCC Customer pays what is left, a breach whose week depends on the
+    # deductions taken; the enumeration here follows scheduled payments, as the DP itself assumes (§9.2).
+    note = (f"the schedule ({int(problem.payments.sum()) * m:,}) exceeds the Customer's budget ({budget * m:,}); "
+            "P_sat assumes the schedule is paid (spec §9.2); expected utilities are left to the simulator") if over else ""
     result = SolveResult(
         contract=problem.ir.name, env=problem.env.id, p_sat=p_sat, p_sat_forward=survival[-1],
-        u_customer=(budget + rcc[1] - rcc[2]) * m, u_supplier=(rcc[2] - rcc[0]) * m,
+        u_customer=None if over else (budget + rcc[1] - rcc[2]) * m, u_supplier=None if over else (rcc[2] - rcc[0]) * m,
         v_supplier=v_supplier * m, v_supplier_forward=float(rc[4]) * m,
         completeness=1.0 - sum(1.0 - s for s in survival) / ROUNDS, survival=tuple(survival), states=states,
-        seconds=time.perf_counter() - start)
+        seconds=time.perf_counter() - start, note=note)
     return result, OrderTable(problem=problem, policies=policies)
 
 
