@@ -20,8 +20,9 @@ ORDERS = 13
 
 @njit(cache=True, inline="always")
 def _scan(hp, hv, k, o, nc, badm, bp, bv, bidx):
-    """Offer order o (cost k) at every cash level c ≥ k. [CS-25]: candidates arrive by ascending
-    (cost, o), so an incumbent keeps every tie."""
+    """Offer order o (cost k) at every cash level c ≥ k; True if it became the choice anywhere. [CS-25]:
+    candidates arrive by ascending (cost, o), so an incumbent keeps every tie."""
+    changed = False
     for c in range(k, nc):
         p_hat = hp[c - k]
         v_hat = hv[c - k] - k
@@ -34,24 +35,30 @@ def _scan(hp, hv, k, o, nc, badm, bp, bv, bidx):
         bp[c] = p_hat
         bv[c] = v_hat
         bidx[c] = o
+        changed = True
+    return changed
 
 
 @njit(cache=True, inline="always")
-def _incumbents(k, nc, badm, bp, bv):
-    """Over cash levels c ≥ k: is any incumbent admissible (and the least V̂ among those), is any not
-    (and the least P̂ among those). An order whose best P̂ and V̂ over all cash cannot beat these is
-    skipped without scanning; incumbents only improve (up to SLACK of accumulated tie tolerance)."""
-    any_adm = any_weak = False
-    adm_v = np.inf
-    weak_p = np.inf
-    for c in range(k, nc):
+def _floors(nc, badm, bp, bv, any_adm, adm_v, any_weak, weak_p):
+    """Suffix summaries of the incumbents over cash levels ≥ c: is any admissible (and the least V̂ among
+    those), is any not (and the least P̂ among those). An order whose best P̂ and V̂ over all cash cannot
+    beat these at the levels it can afford is skipped; incumbents only improve (up to SLACK of accumulated
+    tie tolerance), so the summaries are rebuilt only after a scan changed one."""
+    seen_adm = seen_weak = False
+    least_v = np.inf
+    least_p = np.inf
+    for c in range(nc - 1, -1, -1):
         if badm[c]:
-            any_adm = True
-            adm_v = min(adm_v, bv[c])
+            seen_adm = True
+            least_v = min(least_v, bv[c])
         else:
-            any_weak = True
-            weak_p = min(weak_p, bp[c])
-    return any_adm, adm_v, any_weak, weak_p
+            seen_weak = True
+            least_p = min(least_p, bp[c])
+        any_adm[c] = seen_adm
+        adm_v[c] = least_v
+        any_weak[c] = seen_weak
+        weak_p[c] = least_p
 
 
 @njit(cache=True, parallel=True)
@@ -97,6 +104,7 @@ def solve_round(gp, gv, box, caps, reach, floor_prices, kernel, classes, rep, co
         bv = np.empty(n_cash)
         badm = np.empty(n_cash, dtype=np.bool_)
         bidx = np.empty(n_cash, dtype=np.int16)
+        floors = (np.empty(n_cash, dtype=np.bool_), np.empty(n_cash), np.empty(n_cash, dtype=np.bool_), np.empty(n_cash))
         if point_mass:
             for n2 in range(box[1] + 1):
                 for n1 in range(box[0] + 1):
@@ -106,7 +114,7 @@ def solve_round(gp, gv, box, caps, reach, floor_prices, kernel, classes, rep, co
                             rows[x, q] = np.argmax(kernel[x, held, rep[x, held, q]])
                     nc = max(1, min(n_cash, room3 - floor_prices[1] * n2 - floor_prices[0] * n1))
                     _select(n1, n2, n3, nc, gp, gv, rows, g_rising, g_max_p, g_max_v, classes, rep, orders_sorted,
-                            order_cost, probs, bp, bv, badm, bidx, out_p, out_v, out_policy)
+                            order_cost, probs, bp, bv, badm, bidx, floors, out_p, out_v, out_policy)
             continue
         for x in range(3):
             for q in range(ORDERS):
@@ -174,7 +182,7 @@ def solve_round(gp, gv, box, caps, reach, floor_prices, kernel, classes, rep, co
                         spent[x, q] = floor_prices[x] * rep[x, held, q]
                 _summaries(hp, hv, k1n, k2n, k3n, nc, room, spent, rising, max_p, max_v)
                 _select(n1, n2, n3, nc, hp, hv, rows, rising, max_p, max_v, classes, rep, orders_sorted, order_cost,
-                        probs, bp, bv, badm, bidx, out_p, out_v, out_policy)
+                        probs, bp, bv, badm, bidx, floors, out_p, out_v, out_policy)
 
 
 @njit(cache=True)
@@ -199,7 +207,7 @@ def _summaries(hp, hv, k1, k2, k3, n_cash, room, spent, rising, max_p, max_v):
 
 @njit(cache=True)
 def _select(n1, n2, n3, nc, hp, hv, rows, rising, max_p, max_v, classes, rep, orders_sorted, order_cost, probs,
-            bp, bv, badm, bidx, out_p, out_v, out_policy):
+            bp, bv, badm, bidx, floors, out_p, out_v, out_policy):
     """Eq. 12 for held inventory (n1, n2, n3), every cash level and price scenario. Order o's P̂/V̂ at cash
     c are row (rows[x][class of o_x]) of hp/hv at c − cost.
 
@@ -207,6 +215,7 @@ def _select(n1, n2, n3, nc, hp, hv, rows, rising, max_p, max_v, classes, rep, or
     cash; where the row never falls as cash rises (`rising`, checked exactly) it has P̂ no higher and V̂
     lower by ≥ Δ than the cheapest member, which the scan meets first, so it is skipped. (2) An order whose
     best P̂ and V̂ over all cash cannot beat any incumbent at the cash levels it can afford is skipped."""
+    any_adm, adm_v, any_weak, weak_p = floors
     for c in range(nc):
         out_p[n1, n2, n3, c] = 0.0
         out_v[n1, n2, n3, c] = 0.0
@@ -216,17 +225,12 @@ def _select(n1, n2, n3, nc, hp, hv, rows, rising, max_p, max_v, classes, rep, or
             bv[c] = 0.0
             badm[c] = False
             bidx[c] = 0
-        last_k = -1
-        any_adm = any_weak = False
-        adm_v = weak_p = 0.0
+        stale = True
         for j in range(orders_sorted.shape[1]):
             o = orders_sorted[s, j]
             k = order_cost[s, o]
             if k >= nc:
                 break
-            if k != last_k:
-                any_adm, adm_v, any_weak, weak_p = _incumbents(k, nc, badm, bp, bv)
-                last_k = k
             o1 = o // (ORDERS * ORDERS)
             o2 = (o // ORDERS) % ORDERS
             o3 = o % ORDERS
@@ -238,11 +242,14 @@ def _select(n1, n2, n3, nc, hp, hv, rows, rising, max_p, max_v, classes, rep, or
             r3 = rows[2, q3]
             if rising[r1, r2, r3] and (o1 != rep[0, n1, q1] or o2 != rep[1, n2, q2] or o3 != rep[2, n3, q3]):
                 continue
+            if stale:
+                _floors(nc, badm, bp, bv, any_adm, adm_v, any_weak, weak_p)
+                stale = False
             top_p = max_p[r1, r2, r3]
-            if (not any_weak or top_p < weak_p - SLACK) and \
-                    (not any_adm or top_p < THRESHOLD - TOL or max_v[r1, r2, r3] - k < adm_v - SLACK):
+            if (not any_weak[k] or top_p < weak_p[k] - SLACK) and \
+                    (not any_adm[k] or top_p < THRESHOLD - TOL or max_v[r1, r2, r3] - k < adm_v[k] - SLACK):
                 continue
-            _scan(hp[r1, r2, r3], hv[r1, r2, r3], k, o, nc, badm, bp, bv, bidx)
+            stale = _scan(hp[r1, r2, r3], hv[r1, r2, r3], k, o, nc, badm, bp, bv, bidx)
         for c in range(nc):
             out_p[n1, n2, n3, c] += probs[s] * bp[c]
             out_v[n1, n2, n3, c] += probs[s] * bv[c]
