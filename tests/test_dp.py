@@ -13,6 +13,7 @@ import pytest
 from conftest import ROOT
 from contractlang import load
 from contractlang.interpreter.rounds import RoundRules, evaluate_round
+from contractlang.ir import RolloverTerms
 from dp_helpers import EXAMPLES, FAST, FULL, GOLDEN, SLOW, example, solved
 from games.contractsim.environments import environment
 from games.contractsim.batch import play_batch
@@ -54,6 +55,16 @@ def test_examples_match_golden(tables, name, env_id):
 @pytest.mark.parametrize("name", SLOW)
 def test_rollover_examples_match_golden(tables, name, env_id):
     _check_against_golden(tables, name, env_id)
+
+
+def test_explicit_and_implicit_grim_trigger_solve_alike(tables):
+    """[CS-12]: grim trigger is added implicitly when absent, so stating it changes nothing."""
+    ir = example("worked-example-1")
+    implicit, explicit = (ir.model_copy(update={"contingencies": ir.contingencies.model_copy(
+        update={"grim_trigger": flag})}) for flag in (False, True))
+    (a, ta), (b, tb) = solved(tables, implicit, 3), solved(tables, explicit, 3)
+    assert (a.p_sat, a.u_customer, a.u_supplier) == (b.p_sat, b.u_customer, b.u_supplier)
+    assert all(np.array_equal(x, y) for x, y in zip(ta.policies, tb.policies))
 
 
 def test_golden_covers_every_example():
@@ -124,12 +135,24 @@ def _oracle(problem, values, t, mu, held, cash, scenario):
     return p_hat, v_hat, int(pool.min())
 
 
+def _variant(name):
+    """An example, or `NAME+rollover`: the example with a rollover clause added (PD → PDRO, without
+    substitution, a combination no bundled example has)."""
+    base, _, extra = name.partition("+")
+    ir = example(base)
+    if extra == "rollover":
+        ir = ir.model_copy(update={"contingencies": ir.contingencies.model_copy(
+            update={"rollover": RolloverTerms(max_deficit=1)})})
+    return ir
+
+
 @pytest.mark.parametrize("name,env_id", [("worked-example-1", 5), ("catering-deduction", 3),
-                                          ("catering-rollover", 1)])
+                                          ("catering-rollover", 1), ("catering-deduction+rollover", 1),
+                                          ("catering-substitution", 4)])
 def test_table_entries_match_an_independent_oracle(name, env_id):
     """Sampled states: the table's order is optimal under eq. 12 computed without the solver's clamps,
     classes or pruning, and the stored P_t, V_t are the price-averaged values of those choices."""
-    problem = build_problem(example(name), environment(env_id))
+    problem = build_problem(_variant(name), environment(env_id))
     run = backward(problem, keep_values=True)
     rng = np.random.default_rng(7)
     floor = np.array(problem.env.price_bounds()[0])

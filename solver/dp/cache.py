@@ -44,7 +44,7 @@ class TableCache:
         """(result, table, hit): hit is True when the table came from disk or memory."""
         self._progress = progress
         before = self._memory.cache_info().hits
-        result, table, from_disk = self._memory(ir.base_units(), env, cover)
+        result, table, from_disk = self._memory(ir, env, cover)
         return result, table, from_disk or self._memory.cache_info().hits > before
 
     def _path(self, key: str) -> Path:
