@@ -37,8 +37,8 @@ class OrderTable(Frozen):
     def covers(self, round_index: int, cash: int) -> bool:
         """False when a Customer paid ahead of schedule beyond this table's cash range."""
         p = self.problem
-        return p.cover == "budget" or cash <= p.cash_max[round_index] or \
-            p.cash_max[round_index] == _saturation(p, round_index)
+        saturated = p.cash_max[round_index] < p.cash_reach[round_index]  # every higher cash acts alike
+        return p.cover == "budget" or cash <= p.cash_max[round_index] or saturated
 
     def memory_index(self, memory) -> int:
         return int(self.problem.compiled.rules.memory_index(np.asarray(memory)))
@@ -58,11 +58,6 @@ class OrderTable(Frozen):
         s = scenario_index(p, prices)
         o = int(self.policies[round_index][memory_index, n[0], n[1], n[2], c, s])
         return tuple(int(v) for v in _ORDERS[o])
-
-
-def _saturation(problem: DPProblem, round_index: int) -> int:
-    _, highs = problem.env.price_bounds()
-    return problem.env.order_cap * sum(highs) * (ROUNDS - round_index)
 
 
 def scenario_index(problem: DPProblem, prices) -> int:

@@ -127,11 +127,7 @@ def solve_round(gp, gv, box, caps, reach, floor_prices, kernel, classes, rep, co
                 w = kernel[2, n3, o3, m3]
                 if w == 0.0:
                     continue
-                for m1 in range(cap1 + 1):
-                    for m2 in range(cap2 + 1):
-                        for c in range(nc3):
-                            a3p[m1, m2, q3, c] += w * gp[m1, m2, m3, c]
-                            a3v[m1, m2, q3, c] += w * gv[m1, m2, m3, c]
+                _accumulate(a3p[:, :, q3], a3v[:, :, q3], gp[:, :, m3], gv[:, :, m3], w, cap1 + 1, cap2 + 1, nc3)
         a2p = np.empty((cap1 + 1, ORDERS, ORDERS, n_cash))
         a2v = np.empty((cap1 + 1, ORDERS, ORDERS, n_cash))
         hp = np.empty((ORDERS, ORDERS, ORDERS, n_cash))
@@ -151,11 +147,7 @@ def solve_round(gp, gv, box, caps, reach, floor_prices, kernel, classes, rep, co
                     w = kernel[1, n2, o2, m2]
                     if w == 0.0:
                         continue
-                    for m1 in range(cap1 + 1):
-                        for q3 in range(k3n):
-                            for c in range(nc2):
-                                a2p[m1, q2, q3, c] += w * a3p[m1, m2, q3, c]
-                                a2v[m1, q2, q3, c] += w * a3v[m1, m2, q3, c]
+                    _accumulate(a2p[:, q2], a2v[:, q2], a3p[:, m2], a3v[:, m2], w, cap1 + 1, k3n, nc2)
             for n1 in range(box[0] + 1):
                 k1n = count[0, n1]
                 room = room2 - floor_prices[0] * n1
@@ -171,11 +163,7 @@ def solve_round(gp, gv, box, caps, reach, floor_prices, kernel, classes, rep, co
                         w = kernel[0, n1, o1, m1]
                         if w == 0.0:
                             continue
-                        for q2 in range(k2n):
-                            for q3 in range(k3n):
-                                for c in range(nc):
-                                    hp[q1, q2, q3, c] += w * a2p[m1, q2, q3, c]
-                                    hv[q1, q2, q3, c] += w * a2v[m1, q2, q3, c]
+                        _accumulate(hp[q1], hv[q1], a2p[m1], a2v[m1], w, k2n, k3n, nc)
                 for x in range(3):
                     held = n1 if x == 0 else (n2 if x == 1 else n3)
                     for q in range(count[x, held]):
@@ -183,6 +171,17 @@ def solve_round(gp, gv, box, caps, reach, floor_prices, kernel, classes, rep, co
                 _summaries(hp, hv, k1n, k2n, k3n, nc, room, spent, rising, max_p, max_v)
                 _select(n1, n2, n3, nc, hp, hv, rows, rising, max_p, max_v, classes, rep, orders_sorted, order_cost,
                         probs, bp, bv, badm, bidx, floors, out_p, out_v, out_policy)
+
+
+@njit(cache=True, inline="always")
+def _accumulate(dst_p, dst_v, src_p, src_v, w, n_i, n_j, nc):
+    """dst[i, j, c] += w · src[i, j, c]: one receipt outcome's share, for P̂ and V̂ together. Each of the
+    three per-input expectation stages is this, on views that put the contracted input first."""
+    for i in range(n_i):
+        for j in range(n_j):
+            for c in range(nc):
+                dst_p[i, j, c] += w * src_p[i, j, c]
+                dst_v[i, j, c] += w * src_v[i, j, c]
 
 
 @njit(cache=True)
