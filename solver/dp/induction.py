@@ -185,9 +185,19 @@ def backward(problem: DPProblem, progress: Progress = None, keep_values: bool = 
                     tuple(values))
 
 
-def forward(problem: DPProblem, policies, joint_rcc: bool) -> tuple[np.ndarray, list[float]]:
-    """Exact occupancy through the five rounds. Returns totals [spend, value, paid, dead, DP value]
-    (expectations, base units) and the survival curve S_t."""
+class Occupancy(NamedTuple):
+    """Expectations over the exact occupancy (base units) and the survival curve S_1..S_5."""
+
+    spend: float
+    value: float  # value delivered to the Customer
+    paid: float
+    dp_value: float  # the Supplier's payoff in the DP's own accounting (§9.2 rewards), to check V_1
+    survival: tuple[float, ...]
+
+
+def forward(problem: DPProblem, policies, joint_rcc: bool) -> Occupancy:
+    """Exact occupancy through the five rounds, with the RC Customer and violations absorbed (spec §14),
+    or with both players RCC ([CS-28])."""
     cost, _ = _order_costs(problem)
     n_mem = problem.n_memory
     mass = np.zeros((2, n_mem, 1, 1, 1, int(problem.cash_max[0]) + 1))
@@ -208,14 +218,16 @@ def forward(problem: DPProblem, policies, joint_rcc: bool) -> tuple[np.ndarray, 
             mass = _through_spoilage(problem, t + 1, mid.reshape((2 * n_mem, SIDE, SIDE, SIDE, n_cash_next)), push=True)
             mass = mass.reshape((2, n_mem) + mass.shape[1:])
     totals[4] += mid[0].sum() * problem.payments[ROUNDS]
-    return totals, survival
+    return Occupancy(spend=float(totals[0]), value=float(totals[1]), paid=float(totals[2]),
+                     dp_value=float(totals[4]), survival=tuple(survival))
 
 
 def solve_problem(problem: DPProblem, progress: Progress = None) -> tuple[SolveResult, OrderTable]:
     start = time.perf_counter()
     policies, p_sat, v_supplier, states, _ = backward(problem, progress)
-    rc, survival = forward(problem, policies, joint_rcc=False)
-    rcc, _ = forward(problem, policies, joint_rcc=True)
+    rc = forward(problem, policies, joint_rcc=False)
+    rcc = forward(problem, policies, joint_rcc=True)
+    survival = rc.survival
     m = problem.ir.setting_info.multiplier
     budget = problem.env.budget
     over = int(problem.payments.sum()) > budget
@@ -225,8 +237,9 @@ def solve_problem(problem: DPProblem, progress: Progress = None) -> tuple[SolveR
             "P_sat assumes the schedule is paid (spec §9.2); expected utilities are left to the simulator") if over else ""
     result = SolveResult(
         contract=problem.ir.name, env=problem.env.id, p_sat=p_sat, p_sat_forward=survival[-1],
-        u_customer=None if over else (budget + rcc[1] - rcc[2]) * m, u_supplier=None if over else (rcc[2] - rcc[0]) * m,
-        v_supplier=v_supplier * m, v_supplier_forward=float(rc[4]) * m,
+        u_customer=None if over else (budget + rcc.value - rcc.paid) * m,
+        u_supplier=None if over else (rcc.paid - rcc.spend) * m,
+        v_supplier=v_supplier * m, v_supplier_forward=rc.dp_value * m,
         completeness=1.0 - sum(1.0 - s for s in survival) / ROUNDS, survival=tuple(survival), states=states,
         seconds=time.perf_counter() - start, note=note)
     return result, OrderTable(problem=problem, policies=policies)
