@@ -243,6 +243,9 @@ def _run_contractsim(checked, env, customer, supplier, seed, log, json_out) -> N
         record = play(checked.ir, environment_value, customer, supplier, seed=seed, tables=tables)
     except KeyError as exc:
         raise InputError(str(exc.args[0])) from None
+    except OSError as exc:
+        raise InputError(f"{tables.directory}: cannot keep the solved DP table there ({exc.strerror or exc}); "
+                         "run from a writable directory") from None
     p_sat = tables.solve(checked.ir, environment_value)[0].p_sat if supplier in ("rc", "rcc") else None
     m = checked.ir.setting_info.multiplier
     if log is not None:
@@ -545,8 +548,12 @@ def solve(
 
     with Progress(transient=True, disable=json_out) as bar:
         task = bar.add_task(f"solving {checked.ir.name} in environment {env}", total=None)
-        result, _, hit = cache.solve(checked.ir, environment,
-                                     progress=lambda done, total: bar.update(task, completed=done, total=total))
+        try:
+            result, _, hit = cache.solve(checked.ir, environment,
+                                         progress=lambda done, total: bar.update(task, completed=done, total=total))
+        except OSError as exc:
+            raise InputError(f"{cache_dir}: cannot keep the solved table there ({exc.strerror or exc}); "
+                             "pass --cache-dir DIR or --no-cache") from None
     if plot is not None:
         from contractlang.render_terminal import plot_survival
 

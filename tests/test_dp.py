@@ -20,7 +20,8 @@ from games.contractsim.batch import play_batch
 from games.contractsim.run import play
 from solver.dp import TableCache, build_problem
 from solver.dp.cache import table_key
-from solver.dp.induction import _ORDERS, backward
+from solver.dp.induction import backward
+from solver.dp.problem import ORDER_GRID
 from solver.production import choice_table
 
 TOL = 1e-9
@@ -116,7 +117,7 @@ def _oracle(problem, values, t, mu, held, cash, scenario):
         gp = np.where(out.violation[:, None], 0.0, gp)
         gv = -ded[:, None] + np.where(out.violation[:, None], 0.0, gv)
     prices = problem.prices[scenario]
-    cost = _ORDERS @ prices
+    cost = ORDER_GRID @ prices
     ok = cost <= cash
     g_at = np.zeros((2197, 1331, 2))
     g_at[ok, :, 0] = gp[:, cash - cost[ok]].T
@@ -273,3 +274,8 @@ def test_solve_cli_rejects_bad_input(tmp_path):
         out = _cli("solve", str(path), "--env", env_id, "--cache-dir", str(tmp_path / "cache"), cwd=tmp_path)
         assert out.returncode == 1 and message in out.stderr and "Traceback" not in out.stderr
     assert not (tmp_path / "cache").exists()
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    out = _cli("solve", str(ROOT / "examples" / "worked-example-1.contract"), "--env", "1", "--cache-dir",
+               str(blocked / "dp"), cwd=tmp_path)
+    assert out.returncode == 1 and "cannot keep the solved table there" in out.stderr and "Traceback" not in out.stderr

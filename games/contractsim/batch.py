@@ -13,10 +13,11 @@ from numba import njit
 
 from contractlang.ir import ContractSimIR
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS
-from games.contractsim.run import _MEMORY_TABLES, RunRecord, WeekRecord
+from games.contractsim.run import SESSION_TABLES, RunRecord, WeekRecord
 from games.contractsim.shocks import draw_shocks
 from solver.dp import TableCache
 from solver.dp.induction import scenario_index
+from solver.dp.problem import ORDER_SIDE, SIDE
 from solver.environment import SupplyEnvironment
 
 POLICIES = ("rc", "rcc", "re")
@@ -67,13 +68,13 @@ def _play(customer, supplier, spoil, prices, scenario, uniform, policies, boxes,
                 box = boxes[t]
                 o = policies[t][mu, min(inv[0], box[0]), min(inv[1], box[1]), min(inv[2], box[2]),
                                 min(cash, cash_max[t]), scenario[g, t]]
-                order = (o // 169, (o // 13) % 13, o % 13)
+                order = (o // (ORDER_SIDE * ORDER_SIDE), (o // ORDER_SIDE) % ORDER_SIDE, o % ORDER_SIDE)
                 for x in range(3):
                     q = order[x]
                     cost += q * prices[g, t, x]
                     lo = receipt_low[q]
-                    inv[x] = min(10, inv[x] + lo + int(uniform[g, t, x] * (q - lo + 1)))
-                rule = output[t, mu, (inv[0] * 11 + inv[1]) * 11 + inv[2]]  # [CS-24], as the DP tabulated it
+                    inv[x] = min(SIDE - 1, inv[x] + lo + int(uniform[g, t, x] * (q - lo + 1)))
+                rule = output[t, mu, (inv[0] * SIDE + inv[1]) * SIDE + inv[2]]  # [CS-24], as the DP tabulated it
                 y[0], y[1], y[2] = rule[0], rule[1], rule[2]
                 inv[0] -= y[0] + y[1]
                 inv[1] -= y[0] + y[1]
@@ -98,7 +99,7 @@ def _play(customer, supplier, spoil, prices, scenario, uniform, policies, boxes,
 
 
 def play_batch(ir: ContractSimIR, env: SupplyEnvironment, customer: str, supplier: str, seeds,
-               tables: TableCache = _MEMORY_TABLES) -> list[RunRecord]:
+               tables: TableCache = SESSION_TABLES) -> list[RunRecord]:
     """One `RunRecord` (without a log) per seed, equal to `play(ir, env, customer, supplier, seed)`."""
     for role, name in (("customer", customer), ("supplier", supplier)):
         if name not in POLICIES:
@@ -118,7 +119,7 @@ def play_batch(ir: ContractSimIR, env: SupplyEnvironment, customer: str, supplie
     out_u = np.zeros((len(seeds), 2), dtype=np.int64)
     _play(POLICIES.index(customer), POLICIES.index(supplier), spoil, price, scenario, uniform, table.policies,
           np.array([problem.state_box(t) for t in range(5)], dtype=np.int64), problem.cash_max.astype(np.int64),
-          np.array([env.receipt_low(o) for o in range(13)], dtype=np.int64), problem.output, *verdict,
+          np.array([env.receipt_low(o) for o in range(ORDER_SIDE)], dtype=np.int64), problem.output, *verdict,
           problem.payments, np.array(env.values, dtype=np.int64), env.budget, env.capital, out_week, out_u)
     return [RunRecord(contract=ir.name, env=env.id, customer=customer, supplier=supplier, seed=seed,
                       u_customer=int(u[0]), u_supplier=int(u[1]), budget=env.budget,

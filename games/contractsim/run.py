@@ -12,7 +12,7 @@ from games.contractsim.shocks import draw_shocks
 from solver.dp.cache import TableCache
 from solver.environment import SupplyEnvironment
 
-_MEMORY_TABLES = TableCache(directory=None)
+SESSION_TABLES = TableCache(directory=None)  # solved once per process, kept in memory
 
 
 class WeekRecord(Frozen):
@@ -49,7 +49,7 @@ class RunRecord(Frozen):
 
 
 def play(ir: ContractSimIR, env: SupplyEnvironment, customer: str, supplier: str, seed: int = 42,
-         keep_log: bool = True, tables: TableCache = _MEMORY_TABLES) -> RunRecord:
+         keep_log: bool = True, tables: TableCache = SESSION_TABLES) -> RunRecord:
     """Shocks come from `seed` alone ([CS-11]); policy randomness from a separate stream. The rational
     Suppliers' DP tables come from `tables` (by default solved once per process and kept in memory)."""
     shocks = draw_shocks(env, np.random.default_rng(seed))

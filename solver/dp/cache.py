@@ -37,6 +37,7 @@ class TableCache:
     def __init__(self, directory: Path | None = DEFAULT_DIR):
         self.directory = directory
         self._memory = lru_cache(maxsize=16)(self._load_or_solve)
+        # held here rather than passed through, so a progress callback never becomes part of the cache key
         self._progress: Progress = None
 
     def solve(self, ir: ContractSimIR, env: SupplyEnvironment, cover: Cover = "schedule",

@@ -19,10 +19,9 @@ from pydantic import ConfigDict
 from contractlang.ir import ContractSimIR
 from contractlang.vocab import Frozen
 from solver.dp import kernels
-from solver.dp.problem import ORDER_SIDE, ROUNDS, SIDE, Cover, DPProblem, build_problem
+from solver.dp.problem import ORDER_GRID, ROUNDS, SIDE, Cover, DPProblem, build_problem
 from solver.environment import SupplyEnvironment
 
-_ORDERS = np.stack(np.meshgrid(*(np.arange(ORDER_SIDE),) * 3, indexing="ij"), axis=-1).reshape(-1, 3)
 
 
 class OrderTable(Frozen):
@@ -57,7 +56,7 @@ class OrderTable(Frozen):
         c = min(int(cash), int(p.cash_max[round_index]))
         s = scenario_index(p, prices)
         o = int(self.policies[round_index][memory_index, n[0], n[1], n[2], c, s])
-        return tuple(int(v) for v in _ORDERS[o])
+        return tuple(int(v) for v in ORDER_GRID[o])
 
 
 def scenario_index(problem: DPProblem, prices) -> int:
@@ -83,13 +82,6 @@ class SolveResult(Frozen):
     states: int  # (round, memory, inventory, cash) entries solved
     seconds: float
     note: str = ""
-
-
-def _order_costs(problem: DPProblem) -> tuple[np.ndarray, np.ndarray]:
-    cost = problem.prices @ _ORDERS.T  # (S, 2197)
-    index = np.arange(len(_ORDERS))
-    ranked = np.stack([np.lexsort((index, row)) for row in cost])
-    return cost.astype(np.int64), ranked.astype(np.int64)
 
 
 def _expand(problem: DPProblem, round_index: int) -> list[np.ndarray]:
@@ -150,7 +142,6 @@ class Backward(NamedTuple):
 def backward(problem: DPProblem, progress: Progress = None, keep_values: bool = False) -> Backward:
     """The order table, P_1(s_1), V_1(s_1), the number of states solved and, if asked, every P_t and V_t
     (indexed like the policies, without the price axis)."""
-    cost, ranked = _order_costs(problem)
     n_mem, n_scen = problem.n_memory, len(problem.price_probs)
     policies: list[np.ndarray] = [np.empty(0)] * ROUNDS
     values: list[tuple[np.ndarray, np.ndarray]] = []
@@ -166,7 +157,8 @@ def backward(problem: DPProblem, progress: Progress = None, keep_values: bool = 
         for mu in np.flatnonzero(problem.reachable[t]):
             gp, gv = _continuation(problem, t, int(mu), q_p, q_v)
             kernels.solve_round(gp, gv, np.array(box), problem.clamp[t], int(problem.cash_reach[t]), floor, problem.kernel[t], problem.classes[t],
-                                problem.class_rep[t], problem.class_count[t], problem.env.receipt_law == "exact", ranked, cost, problem.price_probs,
+                                problem.class_rep[t], problem.class_count[t], problem.env.receipt_law == "exact",
+                                problem.orders_by_cost, problem.order_cost, problem.price_probs,
                                 out_p[mu], out_v[mu], policy[mu])
             states += int(np.prod(shape[1:]))
             done += 1
@@ -198,7 +190,6 @@ class Occupancy(NamedTuple):
 def forward(problem: DPProblem, policies, joint_rcc: bool) -> Occupancy:
     """Exact occupancy through the five rounds, with the RC Customer and violations absorbed (spec §14),
     or with both players RCC ([CS-28])."""
-    cost, _ = _order_costs(problem)
     n_mem = problem.n_memory
     mass = np.zeros((2, n_mem, 1, 1, 1, int(problem.cash_max[0]) + 1))
     mass[0, 0, 0, 0, 0, min(problem.cash_at_ordering(), int(problem.cash_max[0]))] = 1.0
@@ -209,7 +200,7 @@ def forward(problem: DPProblem, policies, joint_rcc: bool) -> Occupancy:
     for t in range(ROUNDS):
         n_cash_next = int(problem.cash_max[t + 1]) + 1 if t < ROUNDS - 1 else 1
         mid = np.zeros((2, n_mem, SIDE**3, n_cash_next))
-        kernels.forward_round(mass, policies[t], problem.kernel[t], cost, problem.price_probs, problem.output[t],
+        kernels.forward_round(mass, policies[t], problem.kernel[t], problem.order_cost, problem.price_probs, problem.output[t],
                               problem.violation[t], problem.next_memory[t], problem.deduction[t],
                               problem.leftover[t], values, int(problem.payments[t]), int(problem.payments[t + 1]),
                               joint_rcc, mid, totals)

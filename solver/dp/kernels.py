@@ -11,11 +11,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from solver.dp.problem import ORDER_SIDE as ORDERS
+from solver.dp.problem import SIDE
+
 THRESHOLD = 0.95  # p̄ = 1 − ε, inclusive ([CS-26])
 TOL = 1e-9  # ε_num: values within this are ties ([CS-25])
 SLACK = 1e-5  # > 2,197 orders × TOL: the most a chain of tolerated ties can move an incumbent
-SIDE = 11
-ORDERS = 13
 
 
 @njit(cache=True, inline="always")

@@ -27,6 +27,8 @@ SIDE = 11  # inventory 0..10 per input
 ORDER_SIDE = 13  # orders 0..12 per input
 ROUNDS = 5
 Cover = Literal["schedule", "budget"]
+ORDER_GRID = np.stack(np.meshgrid(*(np.arange(ORDER_SIDE),) * 3, indexing="ij"), axis=-1).reshape(-1, 3)
+"""Every order (o1, o2, o3) in 0..12³; row i is order index i = o1·169 + o2·13 + o3."""
 
 
 def flat(n1, n2, n3):
@@ -96,6 +98,8 @@ class DPProblem(Frozen):
     payments: np.ndarray  # (6,) M_1, M_3, …, M_11
     prices: np.ndarray  # (S, 3) price scenarios
     price_probs: np.ndarray  # (S,)
+    order_cost: np.ndarray  # (S, 2197) cost of every order in every price scenario
+    orders_by_cost: np.ndarray  # (S, 2197) order indices by ascending (cost, index): the scan order of [CS-25]
     spoilage: np.ndarray  # (11, 11)
     clamp: np.ndarray  # (5, 3) U_t per input
     cash_reach: np.ndarray  # (5,) the most cash at ordering time each round can see
@@ -209,7 +213,10 @@ def build_problem(ir: ContractSimIR, env: SupplyEnvironment, cover: Cover = "sch
             kernel[t, x] = receipt_kernel(env, int(clamp[t, x]))
             classes[t, x], class_rep[t, x], class_count[t, x] = receipt_classes(kernel[t, x])
     prices, probs = price_scenarios(env)
-    arrays = dict(payments=payments, prices=prices, price_probs=probs, spoilage=spoilage_matrix(env),
+    order_cost = (prices @ ORDER_GRID.T).astype(np.int64)
+    orders_by_cost = np.stack([np.lexsort((np.arange(len(ORDER_GRID)), row)) for row in order_cost]).astype(np.int64)
+    arrays = dict(payments=payments, prices=prices, price_probs=probs, order_cost=order_cost,
+                  orders_by_cost=orders_by_cost, spoilage=spoilage_matrix(env),
                   clamp=clamp, cash_reach=reach_cash, cash_max=cash_max, reachable=reach, kernel=kernel, classes=classes,
                   class_rep=class_rep, class_count=class_count, output=output, violation=violation,
                   next_memory=next_memory, deduction=deduction, leftover=leftover)
