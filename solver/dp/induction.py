@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from typing import Callable, NamedTuple, Optional
 
+import numba
 import numpy as np
 from pydantic import ConfigDict
 
@@ -131,6 +132,21 @@ def _continuation(problem: DPProblem, t: int, mu: int, q_p, q_v) -> tuple[np.nda
 Progress = Optional[Callable[[int, int], None]]  # (steps done, steps in all)
 
 
+class _Scratch:
+    """Work arrays for `kernels.solve_round`, sized for the largest round and allocated once per solve:
+    per-input expectation stages a3 (m1, m2, window3), a2 (m1, window2, window3), and one (window1 ×
+    window2 × windows of one n3) slab of P̂/V̂ rows per thread."""
+
+    def __init__(self, problem: DPProblem):
+        w = problem.window_count.max(axis=0)
+        n_cash = int(problem.cash_max.max()) + 1
+        per_holding = int(max(len(np.unique(problem.window_of[t, 2, n])) for t in range(ROUNDS) for n in range(SIDE)))
+        rows = int(w[0] * w[1]) * per_holding
+        a3, a2 = (SIDE, SIDE, int(w[2]), n_cash), (SIDE, int(w[1]), int(w[2]), n_cash)
+        slab = (numba.get_num_threads(), rows, n_cash)
+        self.arrays = (np.empty(a3), np.empty(a3), np.empty(a2), np.empty(a2), np.empty(slab), np.empty(slab))
+
+
 class Backward(NamedTuple):
     policies: tuple[np.ndarray, ...]
     p_sat: float  # P_1(s_1)
@@ -149,6 +165,7 @@ def backward(problem: DPProblem, progress: Progress = None, keep_values: bool = 
     floor = np.array(problem.env.price_bounds()[0], dtype=np.int64)
     states = 0
     steps, done = int(problem.reachable.sum()), 0
+    scratch = _Scratch(problem)
     for t in reversed(range(ROUNDS)):
         box = problem.state_box(t)
         shape = (n_mem, box[0] + 1, box[1] + 1, box[2] + 1, int(problem.cash_max[t]) + 1)
@@ -156,10 +173,10 @@ def backward(problem: DPProblem, progress: Progress = None, keep_values: bool = 
         policy = np.zeros(shape + (n_scen,), dtype=np.int16)
         for mu in np.flatnonzero(problem.reachable[t]):
             gp, gv = _continuation(problem, t, int(mu), q_p, q_v)
-            kernels.solve_round(gp, gv, np.array(box), problem.clamp[t], int(problem.cash_reach[t]), floor, problem.kernel[t], problem.classes[t],
-                                problem.class_rep[t], problem.class_count[t], problem.env.receipt_law == "exact",
-                                problem.orders_by_cost, problem.order_cost, problem.price_probs,
-                                out_p[mu], out_v[mu], policy[mu])
+            kernels.solve_round(gp, gv, np.array(box), int(problem.cash_reach[t]), floor, problem.window_of[t],
+                                problem.window_kernel[t], problem.window_top[t], problem.window_count[t],
+                                problem.window_rep[t], problem.orders_by_cost, problem.order_cost,
+                                problem.price_probs, *scratch.arrays, out_p[mu], out_v[mu], policy[mu])
             states += int(np.prod(shape[1:]))
             done += 1
             if progress is not None:

@@ -9,7 +9,7 @@ Compiled functions are cached on disk, so only the first run on a machine pays t
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import get_thread_id, njit, prange
 
 from solver.dp.problem import ORDER_SIDE as ORDERS
 from solver.dp.problem import SIDE
@@ -20,13 +20,14 @@ SLACK = 1e-5  # > 2,197 orders × TOL: the most a chain of tolerated ties can mo
 
 
 @njit(cache=True, inline="always")
-def _scan(hp, hv, k, o, nc, badm, bp, bv, bidx):
-    """Offer order o (cost k) at every cash level c ≥ k; True if it became the choice anywhere. [CS-25]:
-    candidates arrive by ascending (cost, o), so an incumbent keeps every tie."""
-    changed = False
+def _scan(row_p, row_v, k, o, nc, badm, bp, bv, bidx):
+    """Offer order o (cost k) at every cash level c ≥ k, where it reads its row at c − k. [CS-25]: candidates
+    arrive by ascending (cost, o), so an incumbent keeps every tie. Returns the highest cash level it
+    became the choice at, or −1."""
+    changed = -1
     for c in range(k, nc):
-        p_hat = hp[c - k]
-        v_hat = hv[c - k] - k
+        p_hat = row_p[c - k]
+        v_hat = row_v[c - k] - k
         if p_hat >= THRESHOLD - TOL:
             if badm[c] and not (v_hat > bv[c] + TOL or (v_hat >= bv[c] - TOL and p_hat > bp[c] + TOL)):
                 continue
@@ -36,186 +37,203 @@ def _scan(hp, hv, k, o, nc, badm, bp, bv, bidx):
         bp[c] = p_hat
         bv[c] = v_hat
         bidx[c] = o
-        changed = True
+        changed = c
     return changed
 
 
 @njit(cache=True, inline="always")
-def _floors(nc, badm, bp, bv, any_adm, adm_v, any_weak, weak_p):
-    """Suffix summaries of the incumbents over cash levels ≥ c: is any admissible (and the least V̂ among
-    those), is any not (and the least P̂ among those). An order whose best P̂ and V̂ over all cash cannot
-    beat these at the levels it can afford is skipped; incumbents only improve (up to SLACK of accumulated
-    tie tolerance), so the summaries are rebuilt only after a scan changed one."""
-    seen_adm = seen_weak = False
-    least_v = np.inf
-    least_p = np.inf
-    for c in range(nc - 1, -1, -1):
+def _refresh_floors(lo, hi, nc, badm, bp, bv, floors):
+    """floors[:, c] = (any weak, least weak P̂, any admissible, least admissible V̂) over cells c, c+1, …,
+    recomputed for c = hi down to lo after cells up to hi changed (cells above hi kept theirs)."""
+    if hi + 1 < nc:
+        any_weak, weak_p, any_adm, adm_v = floors[0, hi + 1], floors[1, hi + 1], floors[2, hi + 1], floors[3, hi + 1]
+    else:
+        any_weak = any_adm = 0.0
+        weak_p = adm_v = np.inf
+    for c in range(hi, lo - 1, -1):
         if badm[c]:
-            seen_adm = True
-            least_v = min(least_v, bv[c])
+            any_adm = 1.0
+            adm_v = min(adm_v, bv[c])
         else:
-            seen_weak = True
-            least_p = min(least_p, bp[c])
-        any_adm[c] = seen_adm
-        adm_v[c] = least_v
-        any_weak[c] = seen_weak
-        weak_p[c] = least_p
+            any_weak = 1.0
+            weak_p = min(weak_p, bp[c])
+        floors[0, c] = any_weak
+        floors[1, c] = weak_p
+        floors[2, c] = any_adm
+        floors[3, c] = adm_v
+
+
+@njit(cache=True, inline="always")
+def _valid(n_cash, reach, spent):
+    """Cash levels a row is read at: at least cash 0, at most what holding `spent`'s worth allows."""
+    return max(1, min(n_cash, reach + 1 - spent))
 
 
 @njit(cache=True, parallel=True)
-def solve_round(gp, gv, box, caps, reach, floor_prices, kernel, classes, rep, count, point_mass, orders_sorted, order_cost,
-                probs, out_p, out_v, out_policy):
+def solve_round(gp, gv, box, reach, floor_prices, window_of, window_kernel, window_top, window_count, window_rep,
+                orders_sorted, order_cost, probs, a3p, a3v, a2p, a2v, hp, hv, out_p, out_v, out_policy):
     """One round, one memory state: for every held inventory n in the box, cash c and price scenario,
     P̂/V̂ of every order by exact expectation over receipts, then eq. 12's selection.
 
     gp, gv: (11, 11, 11, C+1) post-receipt continuation (already net of production, verdict, deduction,
-    spoilage). Expectations over receipts factorise per input and are taken one input at a time, once per
-    receipt class; with exact receipts (`point_mass`) they are plain lookups into gp, gv. out_v holds
-    Σ_p ν(p)·(V̂ − M_t); out_policy the chosen order index per price scenario.
+    spoilage). Receipts factorise per input, so expectations are taken one input at a time, once per
+    receipt window (a distribution shared by many (holding, order) pairs): a3 over input 3 for every
+    (m1, m2, window3), a2 over input 2 for every (m1, window2, window3), then, per held n3, over input 1 into
+    hp/hv (W1, W2, windows of n3, C+1). a3/a2/hp/hv are caller-owned scratch (hp/hv one slab per thread).
+    out_v holds Σ_p ν(p)·(V̂ − M_t); out_policy the chosen order index per price scenario.
 
     Only consistent states are solved: holding n at round t means n was bought at no less than the
     lowest prices, so cash ≤ reach − Σ_x n_x·min p_x, where reach is the most cash the round can see
-    (before cash saturation folds the top levels into one index). The set is closed under the transition (what is
-    held next was ordered now), so no solved value ever reads an unsolved one; entries above that
-    cash stay 0 and are never looked up.
+    (before cash saturation folds the top levels into one index). The set is closed under the transition
+    (what is held next was ordered now), so no solved value ever reads an unsolved one: a row whose
+    receipts can reach holding m is only computed up to reach − (cost of m at the lowest prices), which
+    is the most cash after ordering any state that uses it can have. Entries above stay unset and are never read.
     """
     n_cash = gp.shape[3]
-    cap1, cap2, cap3 = caps[0], caps[1], caps[2]
-    if point_mass:
-        g_rising = np.empty((SIDE, SIDE, SIDE), dtype=np.bool_)
-        g_max_p = np.empty((SIDE, SIDE, SIDE))
-        g_max_v = np.empty((SIDE, SIDE, SIDE))
-        spent_m = np.empty((3, SIDE), dtype=np.int64)
-        for x in range(3):
-            for m in range(SIDE):
-                spent_m[x, m] = floor_prices[x] * m
-        _summaries(gp, gv, cap1 + 1, cap2 + 1, cap3 + 1, n_cash, reach + 1, spent_m, g_rising, g_max_p, g_max_v)
+    f1, f2, f3 = floor_prices[0], floor_prices[1], floor_prices[2]
+    w1n, w2n, w3n = window_count[0], window_count[1], window_count[2]
+    top1, top2, top3 = window_top[0], window_top[1], window_top[2]
+    cap1, cap2 = top1[:w1n].max(), top2[:w2n].max()
+    for m1 in prange(cap1 + 1):
+        for m2 in range(cap2 + 1):
+            for w3 in range(w3n):
+                nc = _valid(n_cash, reach, f1 * m1 + f2 * m2 + f3 * top3[w3])
+                a3p[m1, m2, w3, :nc] = 0.0
+                a3v[m1, m2, w3, :nc] = 0.0
+                for m3 in range(top3[w3] + 1):
+                    w = window_kernel[2, w3, m3]
+                    if w != 0.0:
+                        _accumulate(a3p[m1, m2, w3], a3v[m1, m2, w3], gp[m1, m2, m3], gv[m1, m2, m3], w, nc)
+    for m1 in prange(cap1 + 1):
+        for w2 in range(w2n):
+            for w3 in range(w3n):
+                nc = _valid(n_cash, reach, f1 * m1 + f2 * top2[w2] + f3 * top3[w3])
+                a2p[m1, w2, w3, :nc] = 0.0
+                a2v[m1, w2, w3, :nc] = 0.0
+                for m2 in range(top2[w2] + 1):
+                    w = window_kernel[1, w2, m2]
+                    if w != 0.0:
+                        _accumulate(a2p[m1, w2, w3], a2v[m1, w2, w3], a3p[m1, m2, w3], a3v[m1, m2, w3], w, nc)
     # numba hands each thread one contiguous block of iterations; low holdings cost the most (every order
     # is distinct), so interleave cheap and dear ones: 0, B, 1, B−1, …
     top = box[2]
     for i3 in prange(top + 1):
         half = np.int64(i3) // 2  # prange indices are unsigned; mixing them with signed ones yields floats
         n3 = half if i3 % 2 == 0 else top - half
-        k3n = count[2, n3]
-        room3 = reach + 1 - floor_prices[2] * n3
-        nc3 = max(1, min(n_cash, room3))
-        rows = np.empty((3, ORDERS), dtype=np.int64)
-        spent = np.zeros((3, ORDERS), dtype=np.int64)
+        slab_p = hp[get_thread_id()]
+        slab_v = hv[get_thread_id()]
+        # this holding's windows of input 3, numbered locally
+        local3 = np.full(w3n, -1, dtype=np.int64)
+        own3 = np.empty(ORDERS, dtype=np.int64)
+        k3 = 0
+        for o3 in range(ORDERS):
+            w3 = window_of[2, n3, o3]
+            if local3[w3] < 0:
+                local3[w3] = k3
+                own3[k3] = w3
+                k3 += 1
+        rising = np.empty(w1n * w2n * k3, dtype=np.bool_)
+        max_p = np.empty(w1n * w2n * k3)
+        max_v = np.empty(w1n * w2n * k3)
+        for w1 in range(w1n):
+            for w2 in range(w2n):
+                for j3 in range(k3):
+                    w3 = own3[j3]
+                    nc = _valid(n_cash, reach, f1 * top1[w1] + f2 * top2[w2] + f3 * top3[w3])
+                    row = (w1 * w2n + w2) * k3 + j3
+                    dst_p = slab_p[row]
+                    dst_v = slab_v[row]
+                    dst_p[:nc] = 0.0
+                    dst_v[:nc] = 0.0
+                    for m1 in range(top1[w1] + 1):
+                        w = window_kernel[0, w1, m1]
+                        if w != 0.0:
+                            _accumulate(dst_p, dst_v, a2p[m1, w2, w3], a2v[m1, w2, w3], w, nc)
+                    rising[row], max_p[row], max_v[row] = _summary(dst_p, dst_v, nc)
         bp = np.empty(n_cash)
         bv = np.empty(n_cash)
         badm = np.empty(n_cash, dtype=np.bool_)
         bidx = np.empty(n_cash, dtype=np.int16)
-        floors = (np.empty(n_cash, dtype=np.bool_), np.empty(n_cash), np.empty(n_cash, dtype=np.bool_), np.empty(n_cash))
-        if point_mass:
-            for n2 in range(box[1] + 1):
-                for n1 in range(box[0] + 1):
-                    for x in range(3):
-                        held = n1 if x == 0 else (n2 if x == 1 else n3)
-                        for q in range(count[x, held]):
-                            rows[x, q] = np.argmax(kernel[x, held, rep[x, held, q]])
-                    nc = max(1, min(n_cash, room3 - floor_prices[1] * n2 - floor_prices[0] * n1))
-                    _select(n1, n2, n3, nc, gp, gv, rows, g_rising, g_max_p, g_max_v, classes, rep, orders_sorted,
-                            order_cost, probs, bp, bv, badm, bidx, floors, out_p, out_v, out_policy)
-            continue
-        for x in range(3):
-            for q in range(ORDERS):
-                rows[x, q] = q
-        a3p = np.zeros((cap1 + 1, cap2 + 1, ORDERS, n_cash))
-        a3v = np.zeros((cap1 + 1, cap2 + 1, ORDERS, n_cash))
-        for q3 in range(k3n):
-            o3 = rep[2, n3, q3]
-            for m3 in range(cap3 + 1):
-                w = kernel[2, n3, o3, m3]
-                if w == 0.0:
-                    continue
-                _accumulate(a3p[:, :, q3], a3v[:, :, q3], gp[:, :, m3], gv[:, :, m3], w, cap1 + 1, cap2 + 1, nc3)
-        a2p = np.empty((cap1 + 1, ORDERS, ORDERS, n_cash))
-        a2v = np.empty((cap1 + 1, ORDERS, ORDERS, n_cash))
-        hp = np.empty((ORDERS, ORDERS, ORDERS, n_cash))
-        hv = np.empty((ORDERS, ORDERS, ORDERS, n_cash))
-        rising = np.empty((ORDERS, ORDERS, ORDERS), dtype=np.bool_)
-        max_p = np.empty((ORDERS, ORDERS, ORDERS))
-        max_v = np.empty((ORDERS, ORDERS, ORDERS))
+        floors = np.empty((4, n_cash))
+        order_row = np.empty(ORDERS ** 3, dtype=np.int64)
+        order_p = np.empty(ORDERS ** 3)
+        order_v = np.empty(ORDERS ** 3)
         for n2 in range(box[1] + 1):
-            k2n = count[1, n2]
-            room2 = room3 - floor_prices[1] * n2
-            nc2 = max(1, min(n_cash, room2))
-            a2p[:] = 0.0
-            a2v[:] = 0.0
-            for q2 in range(k2n):
-                o2 = rep[1, n2, q2]
-                for m2 in range(cap2 + 1):
-                    w = kernel[1, n2, o2, m2]
-                    if w == 0.0:
-                        continue
-                    _accumulate(a2p[:, q2], a2v[:, q2], a3p[:, m2], a3v[:, m2], w, cap1 + 1, k3n, nc2)
             for n1 in range(box[0] + 1):
-                k1n = count[0, n1]
-                room = room2 - floor_prices[0] * n1
-                nc = max(1, min(n_cash, room))
-                for q1 in range(k1n):
-                    o1 = rep[0, n1, q1]
-                    for q2 in range(k2n):
-                        for q3 in range(k3n):
-                            for c in range(nc):
-                                hp[q1, q2, q3, c] = 0.0
-                                hv[q1, q2, q3, c] = 0.0
-                    for m1 in range(cap1 + 1):
-                        w = kernel[0, n1, o1, m1]
-                        if w == 0.0:
-                            continue
-                        _accumulate(hp[q1], hv[q1], a2p[m1], a2v[m1], w, k2n, k3n, nc)
-                for x in range(3):
-                    held = n1 if x == 0 else (n2 if x == 1 else n3)
-                    for q in range(count[x, held]):
-                        spent[x, q] = floor_prices[x] * rep[x, held, q]
-                _summaries(hp, hv, k1n, k2n, k3n, nc, room, spent, rising, max_p, max_v)
-                _select(n1, n2, n3, nc, hp, hv, rows, rising, max_p, max_v, classes, rep, orders_sorted, order_cost,
-                        probs, bp, bv, badm, bidx, floors, out_p, out_v, out_policy)
+                nc = _valid(n_cash, reach, f1 * n1 + f2 * n2 + f3 * n3)
+                best_p, best_v = _gather(n1, n2, n3, w2n, k3, local3, window_of, window_rep, rising, max_p, max_v,
+                                         order_row, order_p, order_v)
+                _select(n1, n2, n3, nc, slab_p, slab_v, order_row, order_p, order_v, best_p, best_v, orders_sorted,
+                        order_cost, probs, bp, bv, badm, bidx, floors, out_p, out_v, out_policy)
 
 
 @njit(cache=True, inline="always")
-def _accumulate(dst_p, dst_v, src_p, src_v, w, n_i, n_j, nc):
-    """dst[i, j, c] += w · src[i, j, c]: one receipt outcome's share, for P̂ and V̂ together. Each of the
-    three per-input expectation stages is this, on views that put the contracted input first."""
-    for i in range(n_i):
-        for j in range(n_j):
-            for c in range(nc):
-                dst_p[i, j, c] += w * src_p[i, j, c]
-                dst_v[i, j, c] += w * src_v[i, j, c]
+def _accumulate(dst_p, dst_v, src_p, src_v, w, nc):
+    """dst[c] += w · src[c] for c < nc: one receipt outcome's share, for P̂ and V̂ together."""
+    for c in range(nc):
+        dst_p[c] += w * src_p[c]
+        dst_v[c] += w * src_v[c]
+
+
+@njit(cache=True, inline="always")
+def _summary(row_p, row_v, nc):
+    """Does the row never fall as cash rises, and its largest P̂ and V̂ over the cash levels it is read at."""
+    up = True
+    top_p = row_p[0]
+    top_v = row_v[0]
+    for c in range(1, nc):
+        if row_p[c] < row_p[c - 1] or row_v[c] < row_v[c - 1]:
+            up = False
+        top_p = max(top_p, row_p[c])
+        top_v = max(top_v, row_v[c])
+    return up, top_p, top_v
 
 
 @njit(cache=True)
-def _summaries(hp, hv, k1, k2, k3, n_cash, room, spent, rising, max_p, max_v):
-    """Per row of P̂/V̂ continuation values: does it never fall as cash rises, and its largest values.
-    Row (q1, q2, q3) is only defined below room − Σ spent[x, q_x] (what its receipts must have cost)."""
-    for q1 in range(k1):
-        for q2 in range(k2):
-            for q3 in range(k3):
-                up = True
-                top_p = hp[q1, q2, q3, 0]
-                top_v = hv[q1, q2, q3, 0]
-                for c in range(1, min(n_cash, room - spent[0, q1] - spent[1, q2] - spent[2, q3])):
-                    if hp[q1, q2, q3, c] < hp[q1, q2, q3, c - 1] or hv[q1, q2, q3, c] < hv[q1, q2, q3, c - 1]:
-                        up = False
-                    top_p = max(top_p, hp[q1, q2, q3, c])
-                    top_v = max(top_v, hv[q1, q2, q3, c])
-                rising[q1, q2, q3] = up
-                max_p[q1, q2, q3] = top_p
-                max_v[q1, q2, q3] = top_v
+def _gather(n1, n2, n3, w2n, k3, local3, window_of, window_rep, rising, max_p, max_v, order_row, order_p, order_v):
+    """Per order at held (n1, n2, n3): its row of hp/hv and that row's largest P̂ and V̂, or −∞ for an order
+    that can never be chosen. That is a dearer member of a row that never falls as cash rises: it only
+    differs from the row's cheapest order (which the scan meets first) by holding Δ ≥ 1 less cash, so it
+    has P̂ no higher and V̂ lower by ≥ Δ. Returns the largest P̂ of any order, and the largest V̂ of any
+    order that can be admissible, for the scan's early exit."""
+    best_p = -np.inf
+    best_v = -np.inf
+    for o1 in range(ORDERS):
+        w1 = window_of[0, n1, o1]
+        cheap1 = window_rep[0, n1, w1] == o1
+        for o2 in range(ORDERS):
+            w2 = window_of[1, n2, o2]
+            cheap12 = cheap1 and window_rep[1, n2, w2] == o2
+            base = (w1 * w2n + w2) * k3
+            for o3 in range(ORDERS):
+                w3 = window_of[2, n3, o3]
+                row = base + local3[w3]
+                o = (o1 * ORDERS + o2) * ORDERS + o3
+                order_row[o] = row
+                if rising[row] and not (cheap12 and window_rep[2, n3, w3] == o3):
+                    order_p[o] = -np.inf
+                    order_v[o] = -np.inf
+                    continue
+                order_p[o] = max_p[row]
+                order_v[o] = max_v[row]
+                best_p = max(best_p, max_p[row])
+                if max_p[row] >= THRESHOLD - TOL:
+                    best_v = max(best_v, max_v[row])
+    return best_p, best_v
 
 
 @njit(cache=True)
-def _select(n1, n2, n3, nc, hp, hv, rows, rising, max_p, max_v, classes, rep, orders_sorted, order_cost, probs,
+def _select(n1, n2, n3, nc, hp, hv, order_row, order_p, order_v, best_p, best_v, orders_sorted, order_cost, probs,
             bp, bv, badm, bidx, floors, out_p, out_v, out_policy):
     """Eq. 12 for held inventory (n1, n2, n3), every cash level and price scenario. Order o's P̂/V̂ at cash
-    c are row (rows[x][class of o_x]) of hp/hv at c − cost.
+    c are row order_row[o] of hp/hv at c − cost.
 
-    Two exact shortcuts. (1) Within a receipt class a dearer member only differs by holding Δ ≥ 1 less
-    cash; where the row never falls as cash rises (`rising`, checked exactly) it has P̂ no higher and V̂
-    lower by ≥ Δ than the cheapest member, which the scan meets first, so it is skipped. (2) An order whose
-    best P̂ and V̂ over all cash cannot beat any incumbent at the cash levels it can afford is skipped."""
-    any_adm, adm_v, any_weak, weak_p = floors
+    Besides the skipped class members (order_p = −∞), two exact shortcuts,
+    both against the incumbents at every cash level the order can afford (`floors`, suffix summaries):
+    (1) an order whose row's largest P̂ and V̂ cannot beat them is skipped; (2) the scan stops once no
+    order at all could (best_p, best_v bound every order; a dearer order's V̂ is lower by its cost, and
+    suffix summaries only get tighter at higher cash). Orders arrive by ascending cost, so floors below
+    the current cost are never read again and are left stale."""
     for c in range(nc):
         out_p[n1, n2, n3, c] = 0.0
         out_v[n1, n2, n3, c] = 0.0
@@ -225,31 +243,25 @@ def _select(n1, n2, n3, nc, hp, hv, rows, rising, max_p, max_v, classes, rep, or
             bv[c] = 0.0
             badm[c] = False
             bidx[c] = 0
-        stale = True
+        _refresh_floors(0, nc - 1, nc, badm, bp, bv, floors)
         for j in range(orders_sorted.shape[1]):
             o = orders_sorted[s, j]
             k = order_cost[s, o]
             if k >= nc:
                 break
-            o1 = o // (ORDERS * ORDERS)
-            o2 = (o // ORDERS) % ORDERS
-            o3 = o % ORDERS
-            q1 = classes[0, n1, o1]
-            q2 = classes[1, n2, o2]
-            q3 = classes[2, n3, o3]
-            r1 = rows[0, q1]
-            r2 = rows[1, q2]
-            r3 = rows[2, q3]
-            if rising[r1, r2, r3] and (o1 != rep[0, n1, q1] or o2 != rep[1, n2, q2] or o3 != rep[2, n3, q3]):
+            top_p = order_p[o]
+            if top_p == -np.inf:
                 continue
-            if stale:
-                _floors(nc, badm, bp, bv, any_adm, adm_v, any_weak, weak_p)
-                stale = False
-            top_p = max_p[r1, r2, r3]
-            if (not any_weak[k] or top_p < weak_p[k] - SLACK) and \
-                    (not any_adm[k] or top_p < THRESHOLD - TOL or max_v[r1, r2, r3] - k < adm_v[k] - SLACK):
+            # (not any weak or P̂ below the least weak) and (not any admissible or V̂ below the least admissible)
+            no_weak, weak_p, no_adm, adm_v = floors[0, k] == 0.0, floors[1, k] - SLACK, floors[2, k] == 0.0, floors[3, k] - SLACK
+            if (no_weak or best_p < weak_p) and (no_adm or best_v - k < adm_v):
+                break
+            if (no_weak or top_p < weak_p) and (no_adm or top_p < THRESHOLD - TOL or order_v[o] - k < adm_v):
                 continue
-            stale = _scan(hp[r1, r2, r3], hv[r1, r2, r3], k, o, nc, badm, bp, bv, bidx)
+            row = order_row[o]
+            hi = _scan(hp[row], hv[row], k, o, nc, badm, bp, bv, bidx)
+            if hi >= 0:
+                _refresh_floors(k, hi, nc, badm, bp, bv, floors)
         for c in range(nc):
             out_p[n1, n2, n3, c] += probs[s] * bp[c]
             out_v[n1, n2, n3, c] += probs[s] * bv[c]

@@ -54,34 +54,34 @@ def spoilage_matrix(env: SupplyEnvironment) -> np.ndarray:
 
 
 def receipt_kernel(env: SupplyEnvironment, cap: int) -> np.ndarray:
-    """K[n, o, m]: probability that holding n and ordering o leaves min(cap, n + r) after receipt r."""
+    """K[n, o, m]: probability that holding n and ordering o leaves min(cap, n + r) after receipt r.
+    Each row is (outcome count) / (support size), so equal distributions are bitwise-equal rows."""
     k = np.zeros((SIDE, ORDER_SIDE, SIDE))
     for n in range(SIDE):
         for o in range(ORDER_SIDE):
             lo = env.receipt_low(o)
             for r in range(lo, o + 1):
-                k[n, o, min(cap, n + r)] += 1.0 / (o - lo + 1)
+                k[n, o, min(cap, n + r)] += 1.0
+            k[n, o] /= o - lo + 1
     return k
 
 
-def receipt_classes(kernel: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Orders with the same receipt distribution at a holding n form a class (e.g. every order whose
-    smallest receipt already fills the cap). Returns class id per (n, o), the cheapest member per
-    (n, class) and the class count per n; expectations are computed once per class."""
-    cls = np.zeros((SIDE, ORDER_SIDE), dtype=np.int64)
-    rep = np.zeros((SIDE, ORDER_SIDE), dtype=np.int64)
-    count = np.zeros(SIDE, dtype=np.int64)
-    for n in range(SIDE):
-        seen: list[int] = []
-        for o in range(ORDER_SIDE):
-            match = next((i for i, r in enumerate(seen) if np.array_equal(kernel[n, r], kernel[n, o])), None)
-            if match is None:
-                seen.append(o)
-                match = len(seen) - 1
-            cls[n, o] = match
-        rep[n, : len(seen)] = seen
-        count[n] = len(seen)
-    return cls, rep, count
+def receipt_windows(kernel: np.ndarray, held_max: int):
+    """The distinct post-receipt distributions ("windows") over every holding n ≤ held_max and order o.
+    Different (n, o) often share one (n = 0 ordering 4 and n = 1 ordering 3 both land uniformly on 2..4
+    in Env 5, and every order is alike once its smallest receipt fills the cap), so expectations are
+    taken once per window. Returns the window of each (n, o) (−1 beyond held_max), the windows'
+    probability rows, each window's largest outcome, and per (n, window) its cheapest order (−1 if none)."""
+    rows = kernel[: held_max + 1].reshape(-1, SIDE)
+    unique, inverse = np.unique(rows, axis=0, return_inverse=True)
+    window_of = np.full((SIDE, ORDER_SIDE), -1, dtype=np.int64)
+    window_of[: held_max + 1] = inverse.reshape(held_max + 1, ORDER_SIDE)
+    top = np.array([np.flatnonzero(row)[-1] for row in unique], dtype=np.int64)
+    rep = np.full((SIDE, len(unique)), -1, dtype=np.int64)
+    for n in range(held_max + 1):
+        for o in reversed(range(ORDER_SIDE)):
+            rep[n, window_of[n, o]] = o
+    return window_of, unique, top, rep
 
 
 class DPProblem(Frozen):
@@ -106,9 +106,11 @@ class DPProblem(Frozen):
     cash_max: np.ndarray  # (5,) largest cash index kept per round (cash_reach, saturated)
     reachable: np.ndarray  # (5, n_mem) memory states the rule can reach
     kernel: np.ndarray  # (5, 3, 11, 13, 11) receipt kernels with the round's cap
-    classes: np.ndarray  # (5, 3, 11, 13)
-    class_rep: np.ndarray  # (5, 3, 11, 13)
-    class_count: np.ndarray  # (5, 3, 11)
+    window_of: np.ndarray  # (5, 3, 11, 13) receipt window of (held, order) per round and input
+    window_kernel: np.ndarray  # (5, 3, W, 11) each window's distribution over post-receipt holdings
+    window_top: np.ndarray  # (5, 3, W) each window's largest post-receipt holding
+    window_count: np.ndarray  # (5, 3)
+    window_rep: np.ndarray  # (5, 3, 11, W) cheapest order reaching the window from each holding
     output: np.ndarray  # (5, n_mem, 1331, 3) the rule's y for post-receipt inventory m
     violation: np.ndarray  # (5, n_mem, 1331) bool
     next_memory: np.ndarray  # (5, n_mem, 1331)
@@ -205,20 +207,30 @@ def build_problem(ir: ContractSimIR, env: SupplyEnvironment, cover: Cover = "sch
         reach_cash = env.capital + env.budget + np.concatenate([[0], np.cumsum(payments[1:ROUNDS])])
     cash_max = np.minimum(reach_cash, _cash_saturation(env))
     kernel = np.zeros((ROUNDS, 3, SIDE, ORDER_SIDE, SIDE))
-    classes = np.zeros((ROUNDS, 3, SIDE, ORDER_SIDE), dtype=np.int64)
-    class_rep = np.zeros_like(classes)
-    class_count = np.zeros((ROUNDS, 3, SIDE), dtype=np.int64)
+    windows = {}
     for t in range(ROUNDS):
+        held = (0, 0, 0) if t == 0 else clamp[t]
         for x in range(3):
             kernel[t, x] = receipt_kernel(env, int(clamp[t, x]))
-            classes[t, x], class_rep[t, x], class_count[t, x] = receipt_classes(kernel[t, x])
+            windows[t, x] = receipt_windows(kernel[t, x], int(held[x]))
+    n_windows = max(len(w[1]) for w in windows.values())
+    window_of = np.zeros((ROUNDS, 3, SIDE, ORDER_SIDE), dtype=np.int64)
+    window_kernel = np.zeros((ROUNDS, 3, n_windows, SIDE))
+    window_top = np.zeros((ROUNDS, 3, n_windows), dtype=np.int64)
+    window_count = np.zeros((ROUNDS, 3), dtype=np.int64)
+    window_rep = np.full((ROUNDS, 3, SIDE, n_windows), -1, dtype=np.int64)
+    for (t, x), (of, rows, top, rep) in windows.items():
+        w = len(rows)
+        window_of[t, x], window_kernel[t, x, :w], window_top[t, x, :w] = of, rows, top
+        window_count[t, x], window_rep[t, x, :, :w] = w, rep
     prices, probs = price_scenarios(env)
     order_cost = (prices @ ORDER_GRID.T).astype(np.int64)
     orders_by_cost = np.stack([np.lexsort((np.arange(len(ORDER_GRID)), row)) for row in order_cost]).astype(np.int64)
     arrays = dict(payments=payments, prices=prices, price_probs=probs, order_cost=order_cost,
                   orders_by_cost=orders_by_cost, spoilage=spoilage_matrix(env),
-                  clamp=clamp, cash_reach=reach_cash, cash_max=cash_max, reachable=reach, kernel=kernel, classes=classes,
-                  class_rep=class_rep, class_count=class_count, output=output, violation=violation,
+                  clamp=clamp, cash_reach=reach_cash, cash_max=cash_max, reachable=reach, kernel=kernel,
+                  window_of=window_of, window_kernel=window_kernel, window_top=window_top,
+                  window_count=window_count, window_rep=window_rep, output=output, violation=violation,
                   next_memory=next_memory, deduction=deduction, leftover=leftover)
     for value in arrays.values():
         value.setflags(write=False)
