@@ -16,7 +16,7 @@ from contractlang.interpreter.rounds import RoundRules, evaluate_round
 from contractlang.ir import RolloverTerms
 from dp_helpers import EXAMPLES, FAST, FULL, GOLDEN, SLOW, example, solved
 from games.contractsim.environments import environment
-from games.contractsim.batch import play_batch
+from games.contractsim.crosscheck import cross_check
 from games.contractsim.run import play
 from solver.dp import TableCache, build_problem
 from solver.dp.cache import table_key
@@ -182,32 +182,31 @@ def test_table_entries_match_an_independent_oracle(name, env_id):
 
 # --- Monte Carlo: the simulator, playing the table, agrees with the exact enumeration ---------------
 
-def _monte_carlo(ir, env_id, tables, games):
-    runs = play_batch(ir, environment(env_id), "rcc", "rcc", range(games), tables=tables)
-    ok = np.array([all(w.compliant for w in r.weeks) for r in runs], float)
-    return ok, np.array([r.u_customer for r in runs], float), np.array([r.u_supplier for r in runs], float)
-
-
-def _within_3_se(sample: np.ndarray, expected: float, rare: float) -> bool:
-    """|mean − expected| ≤ 3 SE. Events rarer than 1/N (probability `rare` ≤ 1 − P_sat) may not occur in
-    the sample at all, leaving it without variance; they can move the mean by at most rare × 1,000 (no
-    utility here exceeds $1,000 in base units)."""
-    se = sample.std(ddof=1) / math.sqrt(len(sample))
-    return abs(sample.mean() - expected) <= 3 * se + rare * 1_000 + 1e-9
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("env_id", [3, 4, 5, 6])
 @pytest.mark.parametrize("name", ["worked-example-1", "catering-deduction"])
 def test_simulated_rcc_games_agree_with_the_dp(tables, name, env_id):
+    """The full-size check (20,000 games for every example in Envs 3–6) is `python3 bench/dp_montecarlo.py`."""
     ir = example(name)
-    result, _ = solved(tables, ir, env_id)
-    ok, cust, supp = _monte_carlo(ir, env_id, tables, 20_000 if FULL else 6_000)
-    rare = 1 - result.p_sat
-    share_se = math.sqrt(result.p_sat * rare / len(ok))
-    assert abs(ok.mean() - result.p_sat) <= 3 * share_se + 1e-9 or (ok.all() and rare * len(ok) < 3)
-    assert _within_3_se(cust, result.u_customer, rare)
-    assert _within_3_se(supp, result.u_supplier, rare)
+    solved(tables, ir, env_id)
+    check = cross_check(ir, environment(env_id), 20_000 if FULL else 6_000, tables)
+    assert check.violation_free.agrees, check.violation_free
+    assert check.u_customer.agrees, check.u_customer
+    assert check.u_supplier.agrees, check.u_supplier
+
+
+def test_cross_check_notices_a_wrong_table(tables):
+    """The check can fail: figures off by a little (P_sat 0.03 high, U_customer $2 low) are caught."""
+
+    class WrongFigures:
+        def solve(self, ir, env):
+            result, table, hit = tables.solve(ir, env)
+            return result.model_copy(update={"p_sat": result.p_sat + 0.03, "u_customer": result.u_customer - 2}), \
+                table, hit
+
+    check = cross_check(example("worked-example-1"), environment(5), 6_000, WrongFigures())
+    assert not check.violation_free.agrees and not check.u_customer.agrees and check.u_supplier.agrees
+    assert not check.agrees
 
 
 # --- cache and tables ---------------------------------------------------------------------------

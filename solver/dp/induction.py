@@ -135,16 +135,20 @@ Progress = Optional[Callable[[int, int], None]]  # (steps done, steps in all)
 class _Scratch:
     """Work arrays for `kernels.solve_round`, sized for the largest round and allocated once per solve:
     per-input expectation stages a3 (m1, m2, window3), a2 (m1, window2, window3), and one (window1 ×
-    window2 × windows of one n3) slab of P̂/V̂ rows per thread."""
+    window2 × windows of one n3) slab of P̂/V̂ rows, and of their running maxima at every BLOCK-th cash level, per thread. The round's parallel loop runs over at most
+    11 holdings of input 3, so no more threads than that are used (or given a slab)."""
 
     def __init__(self, problem: DPProblem):
+        self.threads = min(numba.get_num_threads(), SIDE)
         w = problem.window_count.max(axis=0)
         n_cash = int(problem.cash_max.max()) + 1
         per_holding = int(max(len(np.unique(problem.window_of[t, 2, n])) for t in range(ROUNDS) for n in range(SIDE)))
         rows = int(w[0] * w[1]) * per_holding
         a3, a2 = (SIDE, SIDE, int(w[2]), n_cash), (SIDE, int(w[1]), int(w[2]), n_cash)
-        slab = (numba.get_num_threads(), rows, n_cash)
-        self.arrays = (np.empty(a3), np.empty(a3), np.empty(a2), np.empty(a2), np.empty(slab), np.empty(slab))
+        slab = (self.threads, rows, n_cash)
+        coarse = (self.threads, rows, n_cash // kernels.BLOCK + 1)
+        self.arrays = (np.empty(a3), np.empty(a3), np.empty(a2), np.empty(a2), np.empty(slab), np.empty(slab),
+                       np.empty(coarse), np.empty(coarse))
 
 
 class Backward(NamedTuple):
@@ -158,6 +162,16 @@ class Backward(NamedTuple):
 def backward(problem: DPProblem, progress: Progress = None, keep_values: bool = False) -> Backward:
     """The order table, P_1(s_1), V_1(s_1), the number of states solved and, if asked, every P_t and V_t
     (indexed like the policies, without the price axis)."""
+    scratch = _Scratch(problem)
+    threads = numba.get_num_threads()
+    numba.set_num_threads(scratch.threads)
+    try:
+        return _backward(problem, scratch, progress, keep_values)
+    finally:
+        numba.set_num_threads(threads)
+
+
+def _backward(problem: DPProblem, scratch: _Scratch, progress: Progress, keep_values: bool) -> Backward:
     n_mem, n_scen = problem.n_memory, len(problem.price_probs)
     policies: list[np.ndarray] = [np.empty(0)] * ROUNDS
     values: list[tuple[np.ndarray, np.ndarray]] = []
@@ -165,7 +179,6 @@ def backward(problem: DPProblem, progress: Progress = None, keep_values: bool = 
     floor = np.array(problem.env.price_bounds()[0], dtype=np.int64)
     states = 0
     steps, done = int(problem.reachable.sum()), 0
-    scratch = _Scratch(problem)
     for t in reversed(range(ROUNDS)):
         box = problem.state_box(t)
         shape = (n_mem, box[0] + 1, box[1] + 1, box[2] + 1, int(problem.cash_max[t]) + 1)

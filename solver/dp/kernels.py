@@ -17,28 +17,61 @@ from solver.dp.problem import SIDE
 THRESHOLD = 0.95  # p̄ = 1 − ε, inclusive ([CS-26])
 TOL = 1e-9  # ε_num: values within this are ties ([CS-25])
 SLACK = 1e-5  # > 2,197 orders × TOL: the most a chain of tolerated ties can move an incumbent
+BLOCK = 8  # cash levels per block in the scan's block-skipping test
 
 
 @njit(cache=True, inline="always")
-def _scan(row_p, row_v, k, o, nc, badm, bp, bv, bidx):
+def _scan(row_p, row_v, rise_p, rise_v, k, o, nc, badm, bp, bv, bidx, blocks):
     """Offer order o (cost k) at every cash level c ≥ k, where it reads its row at c − k. [CS-25]: candidates
-    arrive by ascending (cost, o), so an incumbent keeps every tie. Returns the highest cash level it
-    became the choice at, or −1."""
+    arrive by ascending (cost, o), so an incumbent keeps every tie. Cash is taken in blocks: a block is
+    skipped when even the row's running maximum (`rise_p`, `rise_v`: at every BLOCK-th level, so the one
+    at or above the block's top level) cannot beat its weakest incumbents (`blocks`, see
+    `_summarise_block`). The row itself, the bulk of the memory traffic, is only read in blocks that
+    survive. Returns the highest cash level o became the choice at, or −1."""
     changed = -1
-    for c in range(k, nc):
-        p_hat = row_p[c - k]
-        v_hat = row_v[c - k] - k
-        if p_hat >= THRESHOLD - TOL:
-            if badm[c] and not (v_hat > bv[c] + TOL or (v_hat >= bv[c] - TOL and p_hat > bp[c] + TOL)):
-                continue
-            badm[c] = True
-        elif badm[c] or not (p_hat > bp[c] + TOL or (p_hat >= bp[c] - TOL and v_hat > bv[c] + TOL)):
+    for b in range(k // BLOCK, (nc - 1) // BLOCK + 1):
+        end = min(nc, b * BLOCK + BLOCK)
+        top_p = rise_p[(end - 1 - k) // BLOCK]
+        if (blocks[0, b] == 0.0 or top_p < blocks[1, b] - SLACK) and \
+                (blocks[2, b] == 0.0 or top_p < THRESHOLD - TOL or rise_v[(end - 1 - k) // BLOCK] - k < blocks[3, b] - SLACK):
             continue
-        bp[c] = p_hat
-        bv[c] = v_hat
-        bidx[c] = o
-        changed = c
+        hit = False
+        for c in range(max(k, b * BLOCK), end):
+            p_hat = row_p[c - k]
+            v_hat = row_v[c - k] - k
+            if p_hat >= THRESHOLD - TOL:
+                if badm[c] and not (v_hat > bv[c] + TOL or (v_hat >= bv[c] - TOL and p_hat > bp[c] + TOL)):
+                    continue
+                badm[c] = True
+            elif badm[c] or not (p_hat > bp[c] + TOL or (p_hat >= bp[c] - TOL and v_hat > bv[c] + TOL)):
+                continue
+            bp[c] = p_hat
+            bv[c] = v_hat
+            bidx[c] = o
+            changed = c
+            hit = True
+        if hit:
+            _summarise_block(b, nc, badm, bp, bv, blocks)
     return changed
+
+
+@njit(cache=True, inline="always")
+def _summarise_block(b, nc, badm, bp, bv, blocks):
+    """blocks[:, b] = (any not admissible, least P̂ among those, any admissible, least V̂ among those) over
+    the block's cash levels. An offer that beats neither least one beats no incumbent of the block."""
+    any_weak = any_adm = 0.0
+    weak_p = adm_v = np.inf
+    for c in range(b * BLOCK, min(nc, b * BLOCK + BLOCK)):
+        if badm[c]:
+            any_adm = 1.0
+            adm_v = min(adm_v, bv[c])
+        else:
+            any_weak = 1.0
+            weak_p = min(weak_p, bp[c])
+    blocks[0, b] = any_weak
+    blocks[1, b] = weak_p
+    blocks[2, b] = any_adm
+    blocks[3, b] = adm_v
 
 
 @njit(cache=True, inline="always")
@@ -71,7 +104,7 @@ def _valid(n_cash, reach, spent):
 
 @njit(cache=True, parallel=True)
 def solve_round(gp, gv, box, reach, floor_prices, window_of, window_kernel, window_top, window_count, window_rep,
-                orders_sorted, order_cost, probs, a3p, a3v, a2p, a2v, hp, hv, out_p, out_v, out_policy):
+                orders_sorted, order_cost, probs, a3p, a3v, a2p, a2v, hp, hv, hp_rise, hv_rise, out_p, out_v, out_policy):
     """One round, one memory state: for every held inventory n in the box, cash c and price scenario,
     P̂/V̂ of every order by exact expectation over receipts, then eq. 12's selection.
 
@@ -122,6 +155,8 @@ def solve_round(gp, gv, box, reach, floor_prices, window_of, window_kernel, wind
         n3 = half if i3 % 2 == 0 else top - half
         slab_p = hp[get_thread_id()]
         slab_v = hv[get_thread_id()]
+        rise_p = hp_rise[get_thread_id()]
+        rise_v = hv_rise[get_thread_id()]
         # this holding's windows of input 3, numbered locally
         local3 = np.full(w3n, -1, dtype=np.int64)
         own3 = np.empty(ORDERS, dtype=np.int64)
@@ -149,12 +184,13 @@ def solve_round(gp, gv, box, reach, floor_prices, window_of, window_kernel, wind
                         w = window_kernel[0, w1, m1]
                         if w != 0.0:
                             _accumulate(dst_p, dst_v, a2p[m1, w2, w3], a2v[m1, w2, w3], w, nc)
-                    rising[row], max_p[row], max_v[row] = _summary(dst_p, dst_v, nc)
+                    rising[row], max_p[row], max_v[row] = _summary(dst_p, dst_v, rise_p[row], rise_v[row], nc)
         bp = np.empty(n_cash)
         bv = np.empty(n_cash)
         badm = np.empty(n_cash, dtype=np.bool_)
         bidx = np.empty(n_cash, dtype=np.int16)
         floors = np.empty((4, n_cash))
+        blocks = np.empty((4, (n_cash + BLOCK - 1) // BLOCK))
         order_row = np.empty(ORDERS ** 3, dtype=np.int64)
         order_p = np.empty(ORDERS ** 3)
         order_v = np.empty(ORDERS ** 3)
@@ -163,8 +199,8 @@ def solve_round(gp, gv, box, reach, floor_prices, window_of, window_kernel, wind
                 nc = _valid(n_cash, reach, f1 * n1 + f2 * n2 + f3 * n3)
                 best_p, best_v = _gather(n1, n2, n3, w2n, k3, local3, window_of, window_rep, rising, max_p, max_v,
                                          order_row, order_p, order_v)
-                _select(n1, n2, n3, nc, slab_p, slab_v, order_row, order_p, order_v, best_p, best_v, orders_sorted,
-                        order_cost, probs, bp, bv, badm, bidx, floors, out_p, out_v, out_policy)
+                _select(n1, n2, n3, nc, slab_p, slab_v, rise_p, rise_v, order_row, order_p, order_v, best_p, best_v,
+                        orders_sorted, order_cost, probs, bp, bv, badm, bidx, floors, blocks, out_p, out_v, out_policy)
 
 
 @njit(cache=True, inline="always")
@@ -176,8 +212,9 @@ def _accumulate(dst_p, dst_v, src_p, src_v, w, nc):
 
 
 @njit(cache=True, inline="always")
-def _summary(row_p, row_v, nc):
-    """Does the row never fall as cash rises, and its largest P̂ and V̂ over the cash levels it is read at."""
+def _summary(row_p, row_v, rise_p, rise_v, nc):
+    """A row's running maxima over cash at levels BLOCK−1, 2·BLOCK−1, … (the most it reaches at or below
+    each), whether it never falls as cash rises, and its largest P̂ and V̂ over the levels it is read at."""
     up = True
     top_p = row_p[0]
     top_v = row_v[0]
@@ -186,6 +223,11 @@ def _summary(row_p, row_v, nc):
             up = False
         top_p = max(top_p, row_p[c])
         top_v = max(top_v, row_v[c])
+        if c % BLOCK == BLOCK - 1:
+            rise_p[c // BLOCK] = top_p
+            rise_v[c // BLOCK] = top_v
+    rise_p[(nc - 1) // BLOCK] = top_p
+    rise_v[(nc - 1) // BLOCK] = top_v
     return up, top_p, top_v
 
 
@@ -223,12 +265,12 @@ def _gather(n1, n2, n3, w2n, k3, local3, window_of, window_rep, rising, max_p, m
 
 
 @njit(cache=True)
-def _select(n1, n2, n3, nc, hp, hv, order_row, order_p, order_v, best_p, best_v, orders_sorted, order_cost, probs,
-            bp, bv, badm, bidx, floors, out_p, out_v, out_policy):
+def _select(n1, n2, n3, nc, hp, hv, hp_rise, hv_rise, order_row, order_p, order_v, best_p, best_v, orders_sorted,
+            order_cost, probs, bp, bv, badm, bidx, floors, blocks, out_p, out_v, out_policy):
     """Eq. 12 for held inventory (n1, n2, n3), every cash level and price scenario. Order o's P̂/V̂ at cash
     c are row order_row[o] of hp/hv at c − cost.
 
-    Besides the skipped class members (order_p = −∞), two exact shortcuts,
+    Besides the skipped class members (order_p = −∞) and the cash blocks `_scan` skips, two exact shortcuts,
     both against the incumbents at every cash level the order can afford (`floors`, suffix summaries):
     (1) an order whose row's largest P̂ and V̂ cannot beat them is skipped; (2) the scan stops once no
     order at all could (best_p, best_v bound every order; a dearer order's V̂ is lower by its cost, and
@@ -243,6 +285,8 @@ def _select(n1, n2, n3, nc, hp, hv, order_row, order_p, order_v, best_p, best_v,
             bv[c] = 0.0
             badm[c] = False
             bidx[c] = 0
+        for b in range((nc + BLOCK - 1) // BLOCK):
+            _summarise_block(b, nc, badm, bp, bv, blocks)
         _refresh_floors(0, nc - 1, nc, badm, bp, bv, floors)
         for j in range(orders_sorted.shape[1]):
             o = orders_sorted[s, j]
@@ -259,7 +303,7 @@ def _select(n1, n2, n3, nc, hp, hv, order_row, order_p, order_v, best_p, best_v,
             if (no_weak or top_p < weak_p) and (no_adm or top_p < THRESHOLD - TOL or order_v[o] - k < adm_v):
                 continue
             row = order_row[o]
-            hi = _scan(hp[row], hv[row], k, o, nc, badm, bp, bv, bidx)
+            hi = _scan(hp[row], hv[row], hp_rise[row], hv_rise[row], k, o, nc, badm, bp, bv, bidx, blocks)
             if hi >= 0:
                 _refresh_floors(k, hi, nc, badm, bp, bv, floors)
         for c in range(nc):
