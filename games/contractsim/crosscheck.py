@@ -42,8 +42,9 @@ class CrossCheck(Frozen):
 
 def _agreement(sample: np.ndarray, exact: float, se: float, slack: float) -> Agreement:
     gap = float(sample.mean()) - exact
+    rounding = 1e-9 * max(1.0, abs(exact))  # the enumeration's float error on figures up to $270,000
     return Agreement(exact=exact, sample=float(sample.mean()), z=gap / se if se > 0 else None,
-                     agrees=abs(gap) <= 3 * se + slack + 1e-9)
+                     agrees=abs(gap) <= 3 * se + slack + rounding)
 
 
 def cross_check(ir: ContractSimIR, env: SupplyEnvironment, games: int,

@@ -56,44 +56,41 @@ def _scan(row_p, row_v, rise_p, rise_v, k, o, nc, badm, bp, bv, bidx, blocks):
 
 
 @njit(cache=True, inline="always")
+def _fold(c, badm, bp, bv, any_weak, weak_p, any_adm, adm_v):
+    """Merge cash level c's incumbent into a summary of incumbents: (any not admissible, least P̂ among
+    those, any admissible, least V̂ among those). An offer that beats neither least one beats none."""
+    if badm[c]:
+        return any_weak, weak_p, 1.0, min(adm_v, bv[c])
+    return 1.0, min(weak_p, bp[c]), any_adm, adm_v
+
+
+@njit(cache=True, inline="always")
+def _put(table, i, any_weak, weak_p, any_adm, adm_v):
+    table[0, i] = any_weak
+    table[1, i] = weak_p
+    table[2, i] = any_adm
+    table[3, i] = adm_v
+
+
+@njit(cache=True, inline="always")
 def _summarise_block(b, nc, badm, bp, bv, blocks):
-    """blocks[:, b] = (any not admissible, least P̂ among those, any admissible, least V̂ among those) over
-    the block's cash levels. An offer that beats neither least one beats no incumbent of the block."""
-    any_weak = any_adm = 0.0
-    weak_p = adm_v = np.inf
+    """blocks[:, b]: the summary of the block's cash levels."""
+    any_weak, weak_p, any_adm, adm_v = 0.0, np.inf, 0.0, np.inf
     for c in range(b * BLOCK, min(nc, b * BLOCK + BLOCK)):
-        if badm[c]:
-            any_adm = 1.0
-            adm_v = min(adm_v, bv[c])
-        else:
-            any_weak = 1.0
-            weak_p = min(weak_p, bp[c])
-    blocks[0, b] = any_weak
-    blocks[1, b] = weak_p
-    blocks[2, b] = any_adm
-    blocks[3, b] = adm_v
+        any_weak, weak_p, any_adm, adm_v = _fold(c, badm, bp, bv, any_weak, weak_p, any_adm, adm_v)
+    _put(blocks, b, any_weak, weak_p, any_adm, adm_v)
 
 
 @njit(cache=True, inline="always")
 def _refresh_floors(lo, hi, nc, badm, bp, bv, floors):
-    """floors[:, c] = (any weak, least weak P̂, any admissible, least admissible V̂) over cells c, c+1, …,
-    recomputed for c = hi down to lo after cells up to hi changed (cells above hi kept theirs)."""
+    """floors[:, c]: the summary of cash levels c, c+1, …, recomputed for c = hi down to lo after levels up
+    to hi changed (levels above hi kept theirs)."""
+    any_weak, weak_p, any_adm, adm_v = 0.0, np.inf, 0.0, np.inf
     if hi + 1 < nc:
         any_weak, weak_p, any_adm, adm_v = floors[0, hi + 1], floors[1, hi + 1], floors[2, hi + 1], floors[3, hi + 1]
-    else:
-        any_weak = any_adm = 0.0
-        weak_p = adm_v = np.inf
     for c in range(hi, lo - 1, -1):
-        if badm[c]:
-            any_adm = 1.0
-            adm_v = min(adm_v, bv[c])
-        else:
-            any_weak = 1.0
-            weak_p = min(weak_p, bp[c])
-        floors[0, c] = any_weak
-        floors[1, c] = weak_p
-        floors[2, c] = any_adm
-        floors[3, c] = adm_v
+        any_weak, weak_p, any_adm, adm_v = _fold(c, badm, bp, bv, any_weak, weak_p, any_adm, adm_v)
+        _put(floors, c, any_weak, weak_p, any_adm, adm_v)
 
 
 @njit(cache=True, inline="always")
