@@ -21,18 +21,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import ROOT, write_result  # noqa: E402
+from _common import ROOT, contractsim_examples, write_result  # noqa: E402
 
-from contractlang import load  # noqa: E402
 from games.contractsim.environments import environment  # noqa: E402
 from solver.dp import solve  # noqa: E402
-
-
-def _contracts():
-    for path in sorted((ROOT / "examples").glob("*.contract")):
-        for checked in load(path):
-            if checked.ir.kind == "contractsim":
-                yield checked.ir
 
 
 def _solve_one(ir, env_id: int) -> dict:
@@ -47,15 +39,21 @@ def _solve_one(ir, env_id: int) -> dict:
             "seconds": round(seconds, 3), "peak_mb": round(peak_mb, 1)}
 
 
+ALL_ENVS = "1,2,3,4,5,6"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--envs", default="1,2,3,4,5,6")
+    parser.add_argument("--envs", default=ALL_ENVS)
     parser.add_argument("--only", default=None, help="solve only the contract with this name")
     parser.add_argument("--golden", action="store_true", help="rewrite tests/golden/dp_examples.json")
     args = parser.parse_args()
+    partial = args.only is not None or args.envs != ALL_ENVS
+    if args.golden and partial:
+        parser.error("--golden rewrites the figures of every example in every environment; drop --only/--envs")
     envs = [int(e) for e in args.envs.split(",")]
-    contracts = [ir for ir in _contracts() if args.only in (None, ir.name)]
-    reference = next(ir for ir in _contracts() if ir.name == "worked-example-1")
+    contracts = contractsim_examples(args.only)
+    reference = contractsim_examples("worked-example-1")[0]
     _solve_one(reference, 1)  # compile the kernels once, into the on-disk cache the children load
     spawn = multiprocessing.get_context("spawn")
     rows = []
@@ -75,7 +73,7 @@ def main() -> None:
                "slowest": f"{worst['contract']} env {worst['env']} ({worst['mode']})",
                "peak_mb": max(r["peak_mb"] for r in rows), "reference_seconds": unit,
                "targets": {"median_seconds": 2, "max_seconds": 20, "peak_mb": 2048}}
-    path = write_result("dp", {"summary": summary, "rows": rows})
+    path = write_result("dp", {"summary": summary, "rows": rows}, partial)
     if args.golden:
         golden = {f"{r['contract']}/{r['env']}": {k: r[k] for k in ("p_sat", "u_customer", "u_supplier")}
                   for r in rows}

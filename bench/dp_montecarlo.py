@@ -14,12 +14,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import ROOT, write_result  # noqa: E402
+from _common import ROOT, contractsim_examples, write_result  # noqa: E402
 
-from contractlang import load  # noqa: E402
 from games.contractsim.crosscheck import cross_check  # noqa: E402
 from games.contractsim.environments import environment  # noqa: E402
 from solver.dp import TableCache  # noqa: E402
+from solver.dp.cache import DEFAULT_DIR  # noqa: E402
 
 
 def _z(agreement) -> str:
@@ -28,15 +28,18 @@ def _z(agreement) -> str:
     return f"{agreement.z:+8.2f}" if agreement.z is not None else "   exact"
 
 
+FULL_GAMES = 20_000
+STOCHASTIC_ENVS = "3,4,5,6"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=20_000)
-    parser.add_argument("--envs", default="3,4,5,6")
+    parser.add_argument("--games", type=int, default=FULL_GAMES)
+    parser.add_argument("--envs", default=STOCHASTIC_ENVS)
     parser.add_argument("--only", default=None, help="only the contract with this name")
     args = parser.parse_args()
-    tables = TableCache(ROOT / ".contractlang-cache" / "dp")
-    contracts = [c.ir for p in sorted((ROOT / "examples").glob("*.contract")) for c in load(p)
-                 if c.ir.kind == "contractsim" and args.only in (None, c.ir.name)]
+    tables = TableCache(ROOT / DEFAULT_DIR)
+    contracts = contractsim_examples(args.only)
     rows = []
     start = time.perf_counter()
     print(f"{'contract':24s} env  {'P_sat':>8s} {'share':>8s} {'z':>8s} {'z U_c':>8s} {'z U_s':>8s}")
@@ -52,7 +55,8 @@ def main() -> None:
     summary = {"pairs": len(rows), "games_per_pair": args.games, "agree": sum(r["agrees"] for r in rows),
                "max_abs_z": max(zs, default=0.0), "over_2_se": sum(z > 2 for z in zs), "figures": len(zs),
                "seconds": round(time.perf_counter() - start, 1)}
-    path = write_result("dp_montecarlo", {"summary": summary, "rows": rows})
+    partial = args.only is not None or args.envs != STOCHASTIC_ENVS or args.games != FULL_GAMES
+    path = write_result("dp_montecarlo", {"summary": summary, "rows": rows}, partial)
     print(f"dp_montecarlo: {summary['agree']}/{summary['pairs']} pairs within 3 SE, max |z| {summary['max_abs_z']:.2f}, "
           f"{summary['over_2_se']} of {summary['figures']} figures beyond 2 SE; {summary['seconds']} s -> {path}")
 

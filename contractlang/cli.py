@@ -525,8 +525,9 @@ def verify(
 def solve(
     contract: Annotated[Path, typer.Argument(help="A ContractSim contract file (one contract).")],
     env: Annotated[int, typer.Option("--env", help="ContractSim environment 1..6.")],
-    cache_dir: Annotated[Path, typer.Option(help="Where solved tables are kept, keyed by contract terms and "
-                                                 "environment.")] = Path(".contractlang-cache") / "dp",
+    cache_dir: Annotated[Optional[Path], typer.Option(help="Where solved tables are kept, keyed by contract terms "
+                                                           "and environment (default: .contractlang-cache/dp).")]
+    = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Solve afresh and keep nothing on disk.")] = False,
     plot: Annotated[Optional[Path], typer.Option(help="Draw the survival curve S_t to this PNG.")] = None,
     json_out: JsonFlag = False,
@@ -535,6 +536,7 @@ def solve(
     completeness (§14), the survival curve, table size and solve time."""
     from games.contractsim.environments import environment as get_env
     from solver.dp import TableCache
+    from solver.dp.cache import DEFAULT_DIR
 
     checked = load_one(contract)
     if checked.ir.kind != "contractsim":
@@ -543,7 +545,8 @@ def solve(
         environment = get_env(env)
     except KeyError as exc:
         raise InputError(str(exc.args[0])) from None
-    cache = TableCache(None if no_cache else cache_dir)
+    directory = None if no_cache else (cache_dir or DEFAULT_DIR)
+    cache = TableCache(directory)
     from rich.progress import Progress
 
     with Progress(transient=True, disable=json_out) as bar:
@@ -552,7 +555,7 @@ def solve(
             result, _, hit = cache.solve(checked.ir, environment,
                                          progress=lambda done, total: bar.update(task, completed=done, total=total))
         except OSError as exc:
-            raise InputError(f"{cache_dir}: cannot keep the solved table there ({exc.strerror or exc}); "
+            raise InputError(f"{directory}: cannot keep the solved table there ({exc.strerror or exc}); "
                              "pass --cache-dir DIR or --no-cache") from None
     if plot is not None:
         from contractlang.render_terminal import plot_survival

@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.table import Table
 
 from contractlang.ir import ContractIR, ContractSimIR
+from contractlang.vocab import PRODUCTION_WEEKS
 
 
 def _triple(v) -> str:
@@ -113,7 +114,7 @@ def plot_survival(result, path) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5, 3.2))
-    weeks = [2, 4, 6, 8, 10]
+    weeks = list(PRODUCTION_WEEKS)
     ax.step([0] + weeks, [1.0] + list(result.survival), where="post")
     ax.axhline(0.95, linestyle=":", color="grey", label="0.95 threshold")
     ax.set_xticks(weeks)

@@ -133,18 +133,19 @@ Progress = Optional[Callable[[int, int], None]]  # (steps done, steps in all)
 
 
 class _Scratch:
-    """Work arrays for `kernels.solve_round`, sized for the largest round and allocated once per solve:
-    per-input expectation stages a3 (m1, m2, window3), a2 (m1, window2, window3), and one (window1 ×
-    window2 × windows of one n3) slab of P̂/V̂ rows, and of their running maxima at every BLOCK-th cash level, per thread. The round's parallel loop runs over at most
-    11 holdings of input 3, so no more threads than that are used (or given a slab)."""
+    """Work arrays for `kernels.solve_round`, sized for the largest round and allocated once per solve: the
+    expectation stages a3 (m1, window3, m2) and a2 (window2, window3, m1), laid out so that the holding
+    summed over next sits just before cash, and per thread one slab of P̂/V̂ rows (window1 × window2 ×
+    windows of one n3) with their running maxima at every BLOCK-th cash level. The round's parallel loop
+    runs over at most 11 holdings of input 3, so no more threads than that are used (or given a slab)."""
 
     def __init__(self, problem: DPProblem):
         self.threads = min(numba.get_num_threads(), SIDE)
         w = problem.window_count.max(axis=0)
         n_cash = int(problem.cash_max.max()) + 1
-        per_holding = int(max(len(np.unique(problem.window_of[t, 2, n])) for t in range(ROUNDS) for n in range(SIDE)))
+        per_holding = int((problem.window_rep[:, 2] >= 0).sum(axis=-1).max())  # windows one holding of input 3 reaches
         rows = int(w[0] * w[1]) * per_holding
-        a3, a2 = (SIDE, SIDE, int(w[2]), n_cash), (SIDE, int(w[1]), int(w[2]), n_cash)
+        a3, a2 = (SIDE, int(w[2]), SIDE, n_cash), (int(w[1]), int(w[2]), SIDE, n_cash)
         slab = (self.threads, rows, n_cash)
         coarse = (self.threads, rows, n_cash // kernels.BLOCK + 1)
         self.arrays = (np.empty(a3), np.empty(a3), np.empty(a2), np.empty(a2), np.empty(slab), np.empty(slab),

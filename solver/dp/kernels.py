@@ -108,7 +108,7 @@ def solve_round(gp, gv, box, reach, floor_prices, window_of, window_kernel, wind
     gp, gv: (11, 11, 11, C+1) post-receipt continuation (already net of production, verdict, deduction,
     spoilage). Receipts factorise per input, so expectations are taken one input at a time, once per
     receipt window (a distribution shared by many (holding, order) pairs): a3 over input 3 for every
-    (m1, m2, window3), a2 over input 2 for every (m1, window2, window3), then, per held n3, over input 1 into
+    (m1, window3, m2), a2 over input 2 for every (window2, window3, m1), then, per held n3, over input 1 into
     hp/hv (W1, W2, windows of n3, C+1). a3/a2/hp/hv are caller-owned scratch (hp/hv one slab per thread).
     out_v holds Σ_p ν(p)·(V̂ − M_t); out_policy the chosen order index per price scenario.
 
@@ -128,22 +128,12 @@ def solve_round(gp, gv, box, reach, floor_prices, window_of, window_kernel, wind
         for m2 in range(cap2 + 1):
             for w3 in range(w3n):
                 nc = _valid(n_cash, reach, f1 * m1 + f2 * m2 + f3 * top3[w3])
-                a3p[m1, m2, w3, :nc] = 0.0
-                a3v[m1, m2, w3, :nc] = 0.0
-                for m3 in range(top3[w3] + 1):
-                    w = window_kernel[2, w3, m3]
-                    if w != 0.0:
-                        _accumulate(a3p[m1, m2, w3], a3v[m1, m2, w3], gp[m1, m2, m3], gv[m1, m2, m3], w, nc)
+                _expect(a3p[m1, w3, m2], a3v[m1, w3, m2], gp[m1, m2], gv[m1, m2], window_kernel[2, w3], top3[w3], nc)
     for m1 in prange(cap1 + 1):
         for w2 in range(w2n):
             for w3 in range(w3n):
                 nc = _valid(n_cash, reach, f1 * m1 + f2 * top2[w2] + f3 * top3[w3])
-                a2p[m1, w2, w3, :nc] = 0.0
-                a2v[m1, w2, w3, :nc] = 0.0
-                for m2 in range(top2[w2] + 1):
-                    w = window_kernel[1, w2, m2]
-                    if w != 0.0:
-                        _accumulate(a2p[m1, w2, w3], a2v[m1, w2, w3], a3p[m1, m2, w3], a3v[m1, m2, w3], w, nc)
+                _expect(a2p[w2, w3, m1], a2v[w2, w3, m1], a3p[m1, w3], a3v[m1, w3], window_kernel[1, w2], top2[w2], nc)
     # numba hands each thread one contiguous block of iterations; low holdings cost the most (every order
     # is distinct), so interleave cheap and dear ones: 0, B, 1, B−1, …
     top = box[2]
@@ -173,15 +163,9 @@ def solve_round(gp, gv, box, reach, floor_prices, window_of, window_kernel, wind
                     w3 = own3[j3]
                     nc = _valid(n_cash, reach, f1 * top1[w1] + f2 * top2[w2] + f3 * top3[w3])
                     row = (w1 * w2n + w2) * k3 + j3
-                    dst_p = slab_p[row]
-                    dst_v = slab_v[row]
-                    dst_p[:nc] = 0.0
-                    dst_v[:nc] = 0.0
-                    for m1 in range(top1[w1] + 1):
-                        w = window_kernel[0, w1, m1]
-                        if w != 0.0:
-                            _accumulate(dst_p, dst_v, a2p[m1, w2, w3], a2v[m1, w2, w3], w, nc)
-                    rising[row], max_p[row], max_v[row] = _summary(dst_p, dst_v, rise_p[row], rise_v[row], nc)
+                    _expect(slab_p[row], slab_v[row], a2p[w2, w3], a2v[w2, w3], window_kernel[0, w1], top1[w1], nc)
+                    rising[row], max_p[row], max_v[row] = _summary(slab_p[row], slab_v[row], rise_p[row], rise_v[row],
+                                                                   nc)
         bp = np.empty(n_cash)
         bv = np.empty(n_cash)
         badm = np.empty(n_cash, dtype=np.bool_)
@@ -201,11 +185,18 @@ def solve_round(gp, gv, box, reach, floor_prices, window_of, window_kernel, wind
 
 
 @njit(cache=True, inline="always")
-def _accumulate(dst_p, dst_v, src_p, src_v, w, nc):
-    """dst[c] += w · src[c] for c < nc: one receipt outcome's share, for P̂ and V̂ together."""
-    for c in range(nc):
-        dst_p[c] += w * src_p[c]
-        dst_v[c] += w * src_v[c]
+def _expect(dst_p, dst_v, src_p, src_v, weights, top, nc):
+    """dst[c] = Σ_m weights[m] · src[m, c] for c < nc, for P̂ and V̂ together: the expectation over one
+    input's post-receipt holding m ≤ top. Each of the three per-input stages is this, on views that put
+    that input's holding first."""
+    dst_p[:nc] = 0.0
+    dst_v[:nc] = 0.0
+    for m in range(top + 1):
+        w = weights[m]
+        if w != 0.0:
+            for c in range(nc):
+                dst_p[c] += w * src_p[m, c]
+                dst_v[c] += w * src_v[m, c]
 
 
 @njit(cache=True, inline="always")

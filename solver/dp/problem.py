@@ -122,14 +122,18 @@ class DPProblem(Frozen):
         return self.output.shape[1]
 
     def state_box(self, round_index: int) -> tuple[int, int, int]:
-        """Largest inventory held at the start of a round that the table distinguishes (round 1: empty)."""
-        if round_index == 0:
-            return (0, 0, 0)
-        return tuple(int(u) for u in self.clamp[round_index])
+        return state_box(self.clamp, round_index)
 
     def cash_at_ordering(self) -> int:
         """c_1 = capital + M_1: cash available for the week-2 order on schedule ([CS-23])."""
         return int(self.env.capital + self.payments[0])
+
+
+def state_box(clamp: np.ndarray, round_index: int) -> tuple[int, int, int]:
+    """Largest inventory held at the start of a round that the table distinguishes (round 1: empty)."""
+    if round_index == 0:
+        return (0, 0, 0)
+    return tuple(int(u) for u in clamp[round_index])
 
 
 def _production(compiled: CompiledContractSim, payments: np.ndarray):
@@ -209,7 +213,7 @@ def build_problem(ir: ContractSimIR, env: SupplyEnvironment, cover: Cover = "sch
     kernel = np.zeros((ROUNDS, 3, SIDE, ORDER_SIDE, SIDE))
     windows = {}
     for t in range(ROUNDS):
-        held = (0, 0, 0) if t == 0 else clamp[t]
+        held = state_box(clamp, t)
         for x in range(3):
             kernel[t, x] = receipt_kernel(env, int(clamp[t, x]))
             windows[t, x] = receipt_windows(kernel[t, x], int(held[x]))
