@@ -135,19 +135,16 @@ Progress = Optional[Callable[[int, int], None]]  # (steps done, steps in all)
 class _Scratch:
     """Work arrays for `kernels.solve_round`, sized for the largest round and allocated once per solve: the
     expectation stages a3 (m1, window3, m2) and a2 (window2, window3, m1), laid out so that the holding
-    summed over next sits just before cash, and per thread one slab of P̂/V̂ rows (window1 × window2 ×
-    windows of one n3) with their running maxima at every BLOCK-th cash level. The round's parallel loop
-    runs over at most 11 holdings of input 3, so no more threads than that are used (or given a slab)."""
+    summed over next sits just before cash, and one slab of P̂/V̂ rows (window1 × window2 × windows of one
+    holding of input 3) with their maxima over each block of BLOCK cash levels, and from each block up."""
 
     def __init__(self, problem: DPProblem):
-        self.threads = min(numba.get_num_threads(), SIDE)
         w = problem.window_count.max(axis=0)
         n_cash = int(problem.cash_max.max()) + 1
         per_holding = int((problem.window_rep[:, 2] >= 0).sum(axis=-1).max())  # windows one holding of input 3 reaches
         rows = int(w[0] * w[1]) * per_holding
         a3, a2 = (SIDE, int(w[2]), SIDE, n_cash), (int(w[1]), int(w[2]), SIDE, n_cash)
-        slab = (self.threads, rows, n_cash)
-        coarse = (self.threads, rows, n_cash // kernels.BLOCK + 1)
+        slab, coarse = (rows, n_cash), (rows, 2, n_cash // kernels.BLOCK + 1)
         self.arrays = (np.empty(a3), np.empty(a3), np.empty(a2), np.empty(a2), np.empty(slab), np.empty(slab),
                        np.empty(coarse), np.empty(coarse))
 
@@ -163,13 +160,7 @@ class Backward(NamedTuple):
 def backward(problem: DPProblem, progress: Progress = None, keep_values: bool = False) -> Backward:
     """The order table, P_1(s_1), V_1(s_1), the number of states solved and, if asked, every P_t and V_t
     (indexed like the policies, without the price axis)."""
-    scratch = _Scratch(problem)
-    threads = numba.get_num_threads()
-    numba.set_num_threads(scratch.threads)
-    try:
-        return _backward(problem, scratch, progress, keep_values)
-    finally:
-        numba.set_num_threads(threads)
+    return _backward(problem, _Scratch(problem), progress, keep_values)
 
 
 def _backward(problem: DPProblem, scratch: _Scratch, progress: Progress, keep_values: bool) -> Backward:
@@ -190,7 +181,8 @@ def _backward(problem: DPProblem, scratch: _Scratch, progress: Progress, keep_va
             kernels.solve_round(gp, gv, np.array(box), int(problem.cash_reach[t]), floor, problem.window_of[t],
                                 problem.window_kernel[t], problem.window_top[t], problem.window_count[t],
                                 problem.window_rep[t], problem.orders_by_cost, problem.order_cost,
-                                problem.price_probs, *scratch.arrays, out_p[mu], out_v[mu], policy[mu])
+                                problem.price_probs, *scratch.arrays, out_p[mu], out_v[mu], policy[mu],
+                                numba.get_num_threads())
             states += int(np.prod(shape[1:]))
             done += 1
             if progress is not None:

@@ -16,24 +16,51 @@ from solver.dp.problem import SIDE
 
 THRESHOLD = 0.95  # p̄ = 1 − ε, inclusive ([CS-26])
 TOL = 1e-9  # ε_num: values within this are ties ([CS-25])
-SLACK = 1e-5  # > 2,197 orders × TOL: the most a chain of tolerated ties can move an incumbent
 BLOCK = 8  # cash levels per block in the scan's block-skipping test
+SUMMARY = 6  # rows of an incumbent summary, see `_fold`
 
 
 @njit(cache=True, inline="always")
-def _scan(row_p, row_v, rise_p, rise_v, k, o, nc, badm, bp, bv, bidx, blocks):
+def _unbeatable(p, v_any, v_adm, summary, i):
+    """True when no offer with P̂ ≤ p, V̂ ≤ v_any (and V̂ ≤ v_adm if P̂ clears the threshold) can displace any
+    incumbent summarised in summary[:, i]. This is eq. 12's replacement rule with its [CS-25] tolerances,
+    bounded cell by cell: a weak incumbent falls to an admissible offer, to a P̂ more than TOL higher, or to a
+    P̂ within TOL and a V̂ more than TOL higher; an admissible one to a V̂ more than TOL higher, or a V̂ within
+    TOL and a P̂ more than TOL higher. Ties (P̂ = 0 or 1 everywhere is common) are therefore skipped too."""
+    return _unbeatable_by(p, v_any, v_adm, summary[0, i], summary[1, i], summary[2, i], summary[3, i],
+                          summary[4, i], summary[5, i])
+
+
+@njit(cache=True, inline="always")
+def _unbeatable_by(p, v_any, v_adm, any_weak, weak_p, weak_v, any_adm, adm_v, adm_p):
+    if any_weak != 0.0 and p >= weak_p - TOL and \
+            (p > weak_p + TOL or p >= THRESHOLD - TOL or v_any > weak_v + TOL):
+        return False
+    if any_adm != 0.0 and p >= THRESHOLD - TOL and v_adm >= adm_v - TOL and (v_adm > adm_v + TOL or p > adm_p + TOL):
+        return False
+    return True
+
+
+@njit(cache=True, inline="always")
+def _scan(row_p, row_v, peak_p, peak_v, k, o, nc, badm, bp, bv, bidx, blocks, floors):
     """Offer order o (cost k) at every cash level c ≥ k, where it reads its row at c − k. [CS-25]: candidates
     arrive by ascending (cost, o), so an incumbent keeps every tie. Cash is taken in blocks: a block is
-    skipped when even the row's running maximum (`rise_p`, `rise_v`: at every BLOCK-th level, so the one
-    at or above the block's top level) cannot beat its weakest incumbents (`blocks`, see
-    `_summarise_block`). The row itself, the bulk of the memory traffic, is only read in blocks that
+    skipped when even the row's largest values over the levels it reads there (they span at most two of the
+    row's own blocks, whose maxima are `peak_p[0]`, `peak_v[0]`) cannot displace its incumbents (`blocks`,
+    see `_summarise_block`), and the scan ends when the row's largest values from there on (`peak_p[1]`,
+    `peak_v[1]`) cannot displace any incumbent at higher cash (`floors`, which this scan has not touched
+    above the current block). The row itself, the bulk of the memory traffic, is only read in blocks that
     survive. Returns the highest cash level o became the choice at, or −1."""
     changed = -1
     for b in range(k // BLOCK, (nc - 1) // BLOCK + 1):
         end = min(nc, b * BLOCK + BLOCK)
-        top_p = rise_p[(end - 1 - k) // BLOCK]
-        if (blocks[0, b] == 0.0 or top_p < blocks[1, b] - SLACK) and \
-                (blocks[2, b] == 0.0 or top_p < THRESHOLD - TOL or rise_v[(end - 1 - k) // BLOCK] - k < blocks[3, b] - SLACK):
+        first, last = (max(k, b * BLOCK) - k) // BLOCK, (end - 1 - k) // BLOCK
+        top_v = max(peak_v[0, first], peak_v[0, last]) - k
+        if _unbeatable(max(peak_p[0, first], peak_p[0, last]), top_v, top_v, blocks, b):
+            if end < nc:
+                tail_v = peak_v[1, (end - k) // BLOCK] - k
+                if _unbeatable(peak_p[1, (end - k) // BLOCK], tail_v, tail_v, floors, end):
+                    break
             continue
         hit = False
         for c in range(max(k, b * BLOCK), end):
@@ -56,41 +83,48 @@ def _scan(row_p, row_v, rise_p, rise_v, k, o, nc, badm, bp, bv, bidx, blocks):
 
 
 @njit(cache=True, inline="always")
-def _fold(c, badm, bp, bv, any_weak, weak_p, any_adm, adm_v):
-    """Merge cash level c's incumbent into a summary of incumbents: (any not admissible, least P̂ among
-    those, any admissible, least V̂ among those). An offer that beats neither least one beats none."""
+def _fold(c, badm, bp, bv, any_weak, weak_p, weak_v, any_adm, adm_v, adm_p):
+    """Merge cash level c's incumbent into a summary of incumbents: whether any is weak (below the
+    threshold), the least P̂ and least V̂ among those, whether any is admissible, the least V̂ and least P̂
+    among those. Least values taken separately still bound every member from below, which is all
+    `_unbeatable` needs."""
     if badm[c]:
-        return any_weak, weak_p, 1.0, min(adm_v, bv[c])
-    return 1.0, min(weak_p, bp[c]), any_adm, adm_v
+        return any_weak, weak_p, weak_v, 1.0, min(adm_v, bv[c]), min(adm_p, bp[c])
+    return 1.0, min(weak_p, bp[c]), min(weak_v, bv[c]), any_adm, adm_v, adm_p
 
 
 @njit(cache=True, inline="always")
-def _put(table, i, any_weak, weak_p, any_adm, adm_v):
+def _put(table, i, any_weak, weak_p, weak_v, any_adm, adm_v, adm_p):
     table[0, i] = any_weak
     table[1, i] = weak_p
-    table[2, i] = any_adm
-    table[3, i] = adm_v
+    table[2, i] = weak_v
+    table[3, i] = any_adm
+    table[4, i] = adm_v
+    table[5, i] = adm_p
 
 
 @njit(cache=True, inline="always")
 def _summarise_block(b, nc, badm, bp, bv, blocks):
     """blocks[:, b]: the summary of the block's cash levels."""
-    any_weak, weak_p, any_adm, adm_v = 0.0, np.inf, 0.0, np.inf
+    any_weak, weak_p, weak_v, any_adm, adm_v, adm_p = 0.0, np.inf, np.inf, 0.0, np.inf, np.inf
     for c in range(b * BLOCK, min(nc, b * BLOCK + BLOCK)):
-        any_weak, weak_p, any_adm, adm_v = _fold(c, badm, bp, bv, any_weak, weak_p, any_adm, adm_v)
-    _put(blocks, b, any_weak, weak_p, any_adm, adm_v)
+        any_weak, weak_p, weak_v, any_adm, adm_v, adm_p = _fold(c, badm, bp, bv, any_weak, weak_p, weak_v,
+                                                                any_adm, adm_v, adm_p)
+    _put(blocks, b, any_weak, weak_p, weak_v, any_adm, adm_v, adm_p)
 
 
 @njit(cache=True, inline="always")
 def _refresh_floors(lo, hi, nc, badm, bp, bv, floors):
     """floors[:, c]: the summary of cash levels c, c+1, …, recomputed for c = hi down to lo after levels up
     to hi changed (levels above hi kept theirs)."""
-    any_weak, weak_p, any_adm, adm_v = 0.0, np.inf, 0.0, np.inf
+    any_weak, weak_p, weak_v, any_adm, adm_v, adm_p = 0.0, np.inf, np.inf, 0.0, np.inf, np.inf
     if hi + 1 < nc:
-        any_weak, weak_p, any_adm, adm_v = floors[0, hi + 1], floors[1, hi + 1], floors[2, hi + 1], floors[3, hi + 1]
+        any_weak, weak_p, weak_v = floors[0, hi + 1], floors[1, hi + 1], floors[2, hi + 1]
+        any_adm, adm_v, adm_p = floors[3, hi + 1], floors[4, hi + 1], floors[5, hi + 1]
     for c in range(hi, lo - 1, -1):
-        any_weak, weak_p, any_adm, adm_v = _fold(c, badm, bp, bv, any_weak, weak_p, any_adm, adm_v)
-        _put(floors, c, any_weak, weak_p, any_adm, adm_v)
+        any_weak, weak_p, weak_v, any_adm, adm_v, adm_p = _fold(c, badm, bp, bv, any_weak, weak_p, weak_v,
+                                                                any_adm, adm_v, adm_p)
+        _put(floors, c, any_weak, weak_p, weak_v, any_adm, adm_v, adm_p)
 
 
 @njit(cache=True, inline="always")
@@ -101,7 +135,7 @@ def _valid(n_cash, reach, spent):
 
 @njit(cache=True, parallel=True)
 def solve_round(gp, gv, box, reach, floor_prices, window_of, window_kernel, window_top, window_count, window_rep,
-                orders_sorted, order_cost, probs, a3p, a3v, a2p, a2v, hp, hv, hp_rise, hv_rise, out_p, out_v, out_policy):
+                orders_sorted, order_cost, probs, a3p, a3v, a2p, a2v, hp, hv, hp_peak, hv_peak, out_p, out_v, out_policy, threads):
     """One round, one memory state: for every held inventory n in the box, cash c and price scenario,
     P̂/V̂ of every order by exact expectation over receipts, then eq. 12's selection.
 
@@ -109,7 +143,8 @@ def solve_round(gp, gv, box, reach, floor_prices, window_of, window_kernel, wind
     spoilage). Receipts factorise per input, so expectations are taken one input at a time, once per
     receipt window (a distribution shared by many (holding, order) pairs): a3 over input 3 for every
     (m1, window3, m2), a2 over input 2 for every (window2, window3, m1), then, per held n3, over input 1 into
-    hp/hv (W1, W2, windows of n3, C+1). a3/a2/hp/hv are caller-owned scratch (hp/hv one slab per thread).
+    hp/hv (W1, W2, windows of n3, C+1), which the selection for every (n1, n2) at that n3 then reads. a3/a2/hp/hv
+    are caller-owned scratch.
     out_v holds Σ_p ν(p)·(V̂ − M_t); out_policy the chosen order index per price scenario.
 
     Only consistent states are solved: holding n at round t means n was bought at no less than the
@@ -124,29 +159,34 @@ def solve_round(gp, gv, box, reach, floor_prices, window_of, window_kernel, wind
     w1n, w2n, w3n = window_count[0], window_count[1], window_count[2]
     top1, top2, top3 = window_top[0], window_top[1], window_top[2]
     cap1, cap2 = top1[:w1n].max(), top2[:w2n].max()
-    for m1 in prange(cap1 + 1):
-        for m2 in range(cap2 + 1):
-            for w3 in range(w3n):
-                nc = _valid(n_cash, reach, f1 * m1 + f2 * m2 + f3 * top3[w3])
-                _expect(a3p[m1, w3, m2], a3v[m1, w3, m2], gp[m1, m2], gv[m1, m2], window_kernel[2, w3], top3[w3], nc)
-    for m1 in prange(cap1 + 1):
-        for w2 in range(w2n):
-            for w3 in range(w3n):
-                nc = _valid(n_cash, reach, f1 * m1 + f2 * top2[w2] + f3 * top3[w3])
-                _expect(a2p[w2, w3, m1], a2v[w2, w3, m1], a3p[m1, w3], a3v[m1, w3], window_kernel[1, w2], top2[w2], nc)
-    # numba hands each thread one contiguous block of iterations; low holdings cost the most (every order
-    # is distinct), so interleave cheap and dear ones: 0, B, 1, B−1, …
-    top = box[2]
-    for i3 in prange(top + 1):
-        half = np.int64(i3) // 2  # prange indices are unsigned; mixing them with signed ones yields floats
-        n3 = half if i3 % 2 == 0 else top - half
-        slab_p = hp[get_thread_id()]
-        slab_v = hv[get_thread_id()]
-        rise_p = hp_rise[get_thread_id()]
-        rise_v = hv_rise[get_thread_id()]
+    for i in prange((cap1 + 1) * (cap2 + 1)):
+        m1, m2 = divmod(np.int64(i), cap2 + 1)  # prange indices are unsigned; mixed with signed ones they give floats
+        for w3 in range(w3n):
+            nc = _valid(n_cash, reach, f1 * m1 + f2 * m2 + f3 * top3[w3])
+            _expect(a3p[m1, w3, m2], a3v[m1, w3, m2], gp[m1, m2], gv[m1, m2], window_kernel[2, w3], top3[w3], nc)
+    for i in prange((cap1 + 1) * w2n):
+        m1, w2 = divmod(np.int64(i), w2n)
+        for w3 in range(w3n):
+            nc = _valid(n_cash, reach, f1 * m1 + f2 * top2[w2] + f3 * top3[w3])
+            _expect(a2p[w2, w3, m1], a2v[w2, w3, m1], a3p[m1, w3], a3v[m1, w3], window_kernel[1, w2], top2[w2], nc)
+    bp = np.empty((threads, n_cash))
+    bv = np.empty((threads, n_cash))
+    badm = np.empty((threads, n_cash), dtype=np.bool_)
+    bidx = np.empty((threads, n_cash), dtype=np.int16)
+    floors = np.empty((threads, SUMMARY, n_cash))
+    blocks = np.empty((threads, SUMMARY, (n_cash + BLOCK - 1) // BLOCK))
+    order_row = np.empty((threads, ORDERS ** 3), dtype=np.int64)
+    order_p = np.empty((threads, ORDERS ** 3))
+    order_v = np.empty((threads, ORDERS ** 3))
+    rising = np.empty(hp.shape[0], dtype=np.bool_)
+    max_p = np.empty(hp.shape[0])
+    max_v = np.empty(hp.shape[0])
+    local3 = np.empty(w3n, dtype=np.int64)
+    own3 = np.empty(ORDERS, dtype=np.int64)
+    n_states = (box[0] + 1) * (box[1] + 1)
+    for n3 in range(box[2] + 1):
         # this holding's windows of input 3, numbered locally
-        local3 = np.full(w3n, -1, dtype=np.int64)
-        own3 = np.empty(ORDERS, dtype=np.int64)
+        local3[:] = -1
         k3 = 0
         for o3 in range(ORDERS):
             w3 = window_of[2, n3, o3]
@@ -154,34 +194,24 @@ def solve_round(gp, gv, box, reach, floor_prices, window_of, window_kernel, wind
                 local3[w3] = k3
                 own3[k3] = w3
                 k3 += 1
-        rising = np.empty(w1n * w2n * k3, dtype=np.bool_)
-        max_p = np.empty(w1n * w2n * k3)
-        max_v = np.empty(w1n * w2n * k3)
-        for w1 in range(w1n):
-            for w2 in range(w2n):
-                for j3 in range(k3):
-                    w3 = own3[j3]
-                    nc = _valid(n_cash, reach, f1 * top1[w1] + f2 * top2[w2] + f3 * top3[w3])
-                    row = (w1 * w2n + w2) * k3 + j3
-                    _expect(slab_p[row], slab_v[row], a2p[w2, w3], a2v[w2, w3], window_kernel[0, w1], top1[w1], nc)
-                    rising[row], max_p[row], max_v[row] = _summary(slab_p[row], slab_v[row], rise_p[row], rise_v[row],
-                                                                   nc)
-        bp = np.empty(n_cash)
-        bv = np.empty(n_cash)
-        badm = np.empty(n_cash, dtype=np.bool_)
-        bidx = np.empty(n_cash, dtype=np.int16)
-        floors = np.empty((4, n_cash))
-        blocks = np.empty((4, (n_cash + BLOCK - 1) // BLOCK))
-        order_row = np.empty(ORDERS ** 3, dtype=np.int64)
-        order_p = np.empty(ORDERS ** 3)
-        order_v = np.empty(ORDERS ** 3)
-        for n2 in range(box[1] + 1):
-            for n1 in range(box[0] + 1):
-                nc = _valid(n_cash, reach, f1 * n1 + f2 * n2 + f3 * n3)
-                best_p, best_v = _gather(n1, n2, n3, w2n, k3, local3, window_of, window_rep, rising, max_p, max_v,
-                                         order_row, order_p, order_v)
-                _select(n1, n2, n3, nc, slab_p, slab_v, rise_p, rise_v, order_row, order_p, order_v, best_p, best_v,
-                        orders_sorted, order_cost, probs, bp, bv, badm, bidx, floors, blocks, out_p, out_v, out_policy)
+        for i in prange(w1n * w2n * k3):
+            row = np.int64(i)
+            w1, w2, w3 = row // (w2n * k3), (row // k3) % w2n, own3[row % k3]
+            nc = _valid(n_cash, reach, f1 * top1[w1] + f2 * top2[w2] + f3 * top3[w3])
+            _expect(hp[row], hv[row], a2p[w2, w3], a2v[w2, w3], window_kernel[0, w1], top1[w1], nc)
+            rising[row], max_p[row], max_v[row] = _summary(hp[row], hv[row], hp_peak[row], hv_peak[row], nc)
+        # numba hands each thread one contiguous block of iterations; low holdings cost the most (every order
+        # is distinct), so interleave cheap and dear ones: 0, N−1, 1, N−2, …
+        for i in prange(n_states):
+            half = np.int64(i) // 2
+            n2, n1 = divmod(half if i % 2 == 0 else n_states - 1 - half, box[0] + 1)
+            nc = _valid(n_cash, reach, f1 * n1 + f2 * n2 + f3 * n3)
+            t = get_thread_id()
+            best = _gather(n1, n2, n3, w2n, k3, local3, window_of, window_rep, rising, max_p, max_v,
+                           order_row[t], order_p[t], order_v[t])
+            _select(n1, n2, n3, nc, hp, hv, hp_peak, hv_peak, order_row[t], order_p[t], order_v[t], best,
+                    orders_sorted, order_cost, probs, bp[t], bv[t], badm[t], bidx[t], floors[t], blocks[t], out_p,
+                    out_v, out_policy)
 
 
 @njit(cache=True, inline="always")
@@ -200,22 +230,29 @@ def _expect(dst_p, dst_v, src_p, src_v, weights, top, nc):
 
 
 @njit(cache=True, inline="always")
-def _summary(row_p, row_v, rise_p, rise_v, nc):
-    """A row's running maxima over cash at levels BLOCK−1, 2·BLOCK−1, … (the most it reaches at or below
-    each), whether it never falls as cash rises, and its largest P̂ and V̂ over the levels it is read at."""
+def _summary(row_p, row_v, peak_p, peak_v, nc):
+    """A row's maxima over each block of BLOCK cash levels (`peak_p[0]`, `peak_v[0]`) and over each block and
+    all above it (`peak_p[1]`, `peak_v[1]`), whether it never falls as cash rises, and its largest P̂ and V̂
+    over the levels it is read at."""
     up = True
-    top_p = row_p[0]
-    top_v = row_v[0]
     for c in range(1, nc):
         if row_p[c] < row_p[c - 1] or row_v[c] < row_v[c - 1]:
             up = False
-        top_p = max(top_p, row_p[c])
-        top_v = max(top_v, row_v[c])
-        if c % BLOCK == BLOCK - 1:
-            rise_p[c // BLOCK] = top_p
-            rise_v[c // BLOCK] = top_v
-    rise_p[(nc - 1) // BLOCK] = top_p
-    rise_v[(nc - 1) // BLOCK] = top_v
+    top_p = -np.inf
+    top_v = -np.inf
+    for b in range((nc + BLOCK - 1) // BLOCK):
+        block_p = row_p[b * BLOCK]
+        block_v = row_v[b * BLOCK]
+        for c in range(b * BLOCK + 1, min(nc, b * BLOCK + BLOCK)):
+            block_p = max(block_p, row_p[c])
+            block_v = max(block_v, row_v[c])
+        peak_p[0, b] = block_p
+        peak_v[0, b] = block_v
+    for b in range((nc + BLOCK - 1) // BLOCK - 1, -1, -1):
+        top_p = max(top_p, peak_p[0, b])
+        top_v = max(top_v, peak_v[0, b])
+        peak_p[1, b] = top_p
+        peak_v[1, b] = top_v
     return up, top_p, top_v
 
 
@@ -224,10 +261,11 @@ def _gather(n1, n2, n3, w2n, k3, local3, window_of, window_rep, rising, max_p, m
     """Per order at held (n1, n2, n3): its row of hp/hv and that row's largest P̂ and V̂, or −∞ for an order
     that can never be chosen. That is a dearer member of a row that never falls as cash rises: it only
     differs from the row's cheapest order (which the scan meets first) by holding Δ ≥ 1 less cash, so it
-    has P̂ no higher and V̂ lower by ≥ Δ. Returns the largest P̂ of any order, and the largest V̂ of any
-    order that can be admissible, for the scan's early exit."""
+    has P̂ no higher and V̂ lower by ≥ Δ. Returns, for the scan's early exit, the largest P̂ of any order, the
+    largest V̂ of any order and the largest V̂ of any order that can be admissible."""
     best_p = -np.inf
     best_v = -np.inf
+    best_v_adm = -np.inf
     for o1 in range(ORDERS):
         w1 = window_of[0, n1, o1]
         cheap1 = window_rep[0, n1, w1] == o1
@@ -247,23 +285,27 @@ def _gather(n1, n2, n3, w2n, k3, local3, window_of, window_rep, rising, max_p, m
                 order_p[o] = max_p[row]
                 order_v[o] = max_v[row]
                 best_p = max(best_p, max_p[row])
+                best_v = max(best_v, max_v[row])
                 if max_p[row] >= THRESHOLD - TOL:
-                    best_v = max(best_v, max_v[row])
-    return best_p, best_v
+                    best_v_adm = max(best_v_adm, max_v[row])
+    return best_p, best_v, best_v_adm
 
 
 @njit(cache=True)
-def _select(n1, n2, n3, nc, hp, hv, hp_rise, hv_rise, order_row, order_p, order_v, best_p, best_v, orders_sorted,
+def _select(n1, n2, n3, nc, hp, hv, hp_peak, hv_peak, order_row, order_p, order_v, best, orders_sorted,
             order_cost, probs, bp, bv, badm, bidx, floors, blocks, out_p, out_v, out_policy):
     """Eq. 12 for held inventory (n1, n2, n3), every cash level and price scenario. Order o's P̂/V̂ at cash
     c are row order_row[o] of hp/hv at c − cost.
 
     Besides the skipped class members (order_p = −∞) and the cash blocks `_scan` skips, two exact shortcuts,
-    both against the incumbents at every cash level the order can afford (`floors`, suffix summaries):
-    (1) an order whose row's largest P̂ and V̂ cannot beat them is skipped; (2) the scan stops once no
-    order at all could (best_p, best_v bound every order; a dearer order's V̂ is lower by its cost, and
-    suffix summaries only get tighter at higher cash). Orders arrive by ascending cost, so floors below
-    the current cost are never read again and are left stale."""
+    both against the current incumbents at every cash level the order can afford (`floors`, suffix
+    summaries): (1) an order whose row's largest P̂ and V̂ cannot displace them is skipped; (2) the scan
+    stops once no order at all could (`best` bounds every order's P̂ and V̂; a dearer order's V̂ is lower by
+    its cost, and suffix summaries only cover fewer levels at higher cash). (2) is exact by induction: if
+    no remaining order can displace an incumbent, the next one changes nothing, and the bound still holds.
+    Orders arrive by ascending cost, so floors below the current cost are never read again and are left
+    stale."""
+    best_p, best_v, best_v_adm = best
     for c in range(nc):
         out_p[n1, n2, n3, c] = 0.0
         out_v[n1, n2, n3, c] = 0.0
@@ -284,14 +326,12 @@ def _select(n1, n2, n3, nc, hp, hv, hp_rise, hv_rise, order_row, order_p, order_
             top_p = order_p[o]
             if top_p == -np.inf:
                 continue
-            # (not any weak or P̂ below the least weak) and (not any admissible or V̂ below the least admissible)
-            no_weak, weak_p, no_adm, adm_v = floors[0, k] == 0.0, floors[1, k] - SLACK, floors[2, k] == 0.0, floors[3, k] - SLACK
-            if (no_weak or best_p < weak_p) and (no_adm or best_v - k < adm_v):
+            if _unbeatable(best_p, best_v - k, best_v_adm - k, floors, k):
                 break
-            if (no_weak or top_p < weak_p) and (no_adm or top_p < THRESHOLD - TOL or order_v[o] - k < adm_v):
+            if _unbeatable(top_p, order_v[o] - k, order_v[o] - k, floors, k):
                 continue
             row = order_row[o]
-            hi = _scan(hp[row], hv[row], hp_rise[row], hv_rise[row], k, o, nc, badm, bp, bv, bidx, blocks)
+            hi = _scan(hp[row], hv[row], hp_peak[row], hv_peak[row], k, o, nc, badm, bp, bv, bidx, blocks, floors)
             if hi >= 0:
                 _refresh_floors(k, hi, nc, badm, bp, bv, floors)
         for c in range(nc):
