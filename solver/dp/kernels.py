@@ -18,6 +18,7 @@ THRESHOLD = 0.95  # p̄ = 1 − ε, inclusive ([CS-26])
 TOL = 1e-9  # ε_num: values within this are ties ([CS-25])
 BLOCK = 8  # cash levels per block in the scan's block-skipping test
 SUMMARY = 6  # rows of an incumbent summary, see `_fold`
+TOP_P, TOP_V, FIRST_P, FIRST_V = 0, 1, 2, 3  # columns of a row's `top` (see `_summary`)
 
 
 @njit(cache=True, inline="always")
@@ -176,11 +177,9 @@ def solve_round(gp, gv, box, reach, floor_prices, window_of, window_kernel, wind
     floors = np.empty((threads, SUMMARY, n_cash))
     blocks = np.empty((threads, SUMMARY, (n_cash + BLOCK - 1) // BLOCK))
     order_row = np.empty((threads, ORDERS ** 3), dtype=np.int64)
-    order_p = np.empty((threads, ORDERS ** 3))
-    order_v = np.empty((threads, ORDERS ** 3))
+    order_top = np.empty((threads, ORDERS ** 3, 4))
     rising = np.empty(hp.shape[0], dtype=np.bool_)
-    max_p = np.empty(hp.shape[0])
-    max_v = np.empty(hp.shape[0])
+    row_top = np.empty((hp.shape[0], 4))
     local3 = np.empty(w3n, dtype=np.int64)
     own3 = np.empty(ORDERS, dtype=np.int64)
     n_states = (box[0] + 1) * (box[1] + 1)
@@ -199,7 +198,7 @@ def solve_round(gp, gv, box, reach, floor_prices, window_of, window_kernel, wind
             w1, w2, w3 = row // (w2n * k3), (row // k3) % w2n, own3[row % k3]
             nc = _valid(n_cash, reach, f1 * top1[w1] + f2 * top2[w2] + f3 * top3[w3])
             _expect(hp[row], hv[row], a2p[w2, w3], a2v[w2, w3], window_kernel[0, w1], top1[w1], nc)
-            rising[row], max_p[row], max_v[row] = _summary(hp[row], hv[row], hp_peak[row], hv_peak[row], nc)
+            rising[row] = _summary(hp[row], hv[row], hp_peak[row], hv_peak[row], row_top[row], nc)
         # numba hands each thread one contiguous block of iterations; low holdings cost the most (every order
         # is distinct), so interleave cheap and dear ones: 0, N−1, 1, N−2, …
         for i in prange(n_states):
@@ -207,9 +206,9 @@ def solve_round(gp, gv, box, reach, floor_prices, window_of, window_kernel, wind
             n2, n1 = divmod(half if i % 2 == 0 else n_states - 1 - half, box[0] + 1)
             nc = _valid(n_cash, reach, f1 * n1 + f2 * n2 + f3 * n3)
             t = get_thread_id()
-            best = _gather(n1, n2, n3, w2n, k3, local3, window_of, window_rep, rising, max_p, max_v,
-                           order_row[t], order_p[t], order_v[t])
-            _select(n1, n2, n3, nc, hp, hv, hp_peak, hv_peak, order_row[t], order_p[t], order_v[t], best,
+            best = _gather(n1, n2, n3, w2n, k3, local3, window_of, window_rep, rising, row_top, order_row[t],
+                           order_top[t])
+            _select(n1, n2, n3, nc, hp, hv, hp_peak, hv_peak, order_row[t], order_top[t], best,
                     orders_sorted, order_cost, probs, bp[t], bv[t], badm[t], bidx[t], floors[t], blocks[t], out_p,
                     out_v, out_policy)
 
@@ -230,10 +229,10 @@ def _expect(dst_p, dst_v, src_p, src_v, weights, top, nc):
 
 
 @njit(cache=True, inline="always")
-def _summary(row_p, row_v, peak_p, peak_v, nc):
+def _summary(row_p, row_v, peak_p, peak_v, top, nc):
     """A row's maxima over each block of BLOCK cash levels (`peak_p[0]`, `peak_v[0]`) and over each block and
-    all above it (`peak_p[1]`, `peak_v[1]`), whether it never falls as cash rises, and its largest P̂ and V̂
-    over the levels it is read at."""
+    all above it (`peak_p[1]`, `peak_v[1]`); in `top` its largest P̂ and V̂ over the levels it is read at and
+    over its first block (TOP_P, TOP_V, FIRST_P, FIRST_V). Returns whether it never falls as cash rises."""
     up = True
     for c in range(1, nc):
         if row_p[c] < row_p[c - 1] or row_v[c] < row_v[c - 1]:
@@ -253,12 +252,13 @@ def _summary(row_p, row_v, peak_p, peak_v, nc):
         top_v = max(top_v, peak_v[0, b])
         peak_p[1, b] = top_p
         peak_v[1, b] = top_v
-    return up, top_p, top_v
+    top[TOP_P], top[TOP_V], top[FIRST_P], top[FIRST_V] = top_p, top_v, peak_p[0, 0], peak_v[0, 0]
+    return up
 
 
 @njit(cache=True)
-def _gather(n1, n2, n3, w2n, k3, local3, window_of, window_rep, rising, max_p, max_v, order_row, order_p, order_v):
-    """Per order at held (n1, n2, n3): its row of hp/hv and that row's largest P̂ and V̂, or −∞ for an order
+def _gather(n1, n2, n3, w2n, k3, local3, window_of, window_rep, rising, row_top, order_row, order_top):
+    """Per order at held (n1, n2, n3): its row of hp/hv and that row's `top` (see `_summary`), or −∞ for an order
     that can never be chosen. That is a dearer member of a row that never falls as cash rises: it only
     differs from the row's cheapest order (which the scan meets first) by holding Δ ≥ 1 less cash, so it
     has P̂ no higher and V̂ lower by ≥ Δ. Returns, for the scan's early exit, the largest P̂ of any order, the
@@ -279,27 +279,27 @@ def _gather(n1, n2, n3, w2n, k3, local3, window_of, window_rep, rising, max_p, m
                 o = (o1 * ORDERS + o2) * ORDERS + o3
                 order_row[o] = row
                 if rising[row] and not (cheap12 and window_rep[2, n3, w3] == o3):
-                    order_p[o] = -np.inf
-                    order_v[o] = -np.inf
+                    order_top[o, TOP_P] = -np.inf
                     continue
-                order_p[o] = max_p[row]
-                order_v[o] = max_v[row]
-                best_p = max(best_p, max_p[row])
-                best_v = max(best_v, max_v[row])
-                if max_p[row] >= THRESHOLD - TOL:
-                    best_v_adm = max(best_v_adm, max_v[row])
+                order_top[o] = row_top[row]
+                best_p = max(best_p, row_top[row, TOP_P])
+                best_v = max(best_v, row_top[row, TOP_V])
+                if row_top[row, TOP_P] >= THRESHOLD - TOL:
+                    best_v_adm = max(best_v_adm, row_top[row, TOP_V])
     return best_p, best_v, best_v_adm
 
 
 @njit(cache=True)
-def _select(n1, n2, n3, nc, hp, hv, hp_peak, hv_peak, order_row, order_p, order_v, best, orders_sorted,
+def _select(n1, n2, n3, nc, hp, hv, hp_peak, hv_peak, order_row, order_top, best, orders_sorted,
             order_cost, probs, bp, bv, badm, bidx, floors, blocks, out_p, out_v, out_policy):
     """Eq. 12 for held inventory (n1, n2, n3), every cash level and price scenario. Order o's P̂/V̂ at cash
     c are row order_row[o] of hp/hv at c − cost.
 
-    Besides the skipped class members (order_p = −∞) and the cash blocks `_scan` skips, two exact shortcuts,
+    Besides the skipped class members (TOP_P = −∞) and the cash blocks `_scan` skips, two exact shortcuts,
     both against the current incumbents at every cash level the order can afford (`floors`, suffix
-    summaries): (1) an order whose row's largest P̂ and V̂ cannot displace them is skipped; (2) the scan
+    summaries): (1) an order whose row's largest P̂ and V̂ cannot displace them is skipped, and so is one
+    whose row's first block cannot displace those in its cost's own cash block (the only levels that read
+    that block alone) while the whole row cannot displace any above; (2) the scan
     stops once no order at all could (`best` bounds every order's P̂ and V̂; a dearer order's V̂ is lower by
     its cost, and suffix summaries only cover fewer levels at higher cash). (2) is exact by induction: if
     no remaining order can displace an incumbent, the next one changes nothing, and the bound still holds.
@@ -323,12 +323,18 @@ def _select(n1, n2, n3, nc, hp, hv, hp_peak, hv_peak, order_row, order_p, order_
             k = order_cost[s, o]
             if k >= nc:
                 break
-            top_p = order_p[o]
+            top_p = order_top[o, TOP_P]
             if top_p == -np.inf:
                 continue
             if _unbeatable(best_p, best_v - k, best_v_adm - k, floors, k):
                 break
-            if _unbeatable(top_p, order_v[o] - k, order_v[o] - k, floors, k):
+            top_v = order_top[o, TOP_V] - k
+            if _unbeatable(top_p, top_v, top_v, floors, k):
+                continue
+            above = (k // BLOCK + 1) * BLOCK
+            first_v = order_top[o, FIRST_V] - k
+            if _unbeatable(order_top[o, FIRST_P], first_v, first_v, blocks, k // BLOCK) and \
+                    (above >= nc or _unbeatable(top_p, top_v, top_v, floors, above)):
                 continue
             row = order_row[o]
             hi = _scan(hp[row], hv[row], hp_peak[row], hv_peak[row], k, o, nc, badm, bp, bv, bidx, blocks, floors)
