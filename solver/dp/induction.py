@@ -160,10 +160,7 @@ class Backward(NamedTuple):
 def backward(problem: DPProblem, progress: Progress = None, keep_values: bool = False) -> Backward:
     """The order table, P_1(s_1), V_1(s_1), the number of states solved and, if asked, every P_t and V_t
     (indexed like the policies, without the price axis)."""
-    return _backward(problem, _Scratch(problem), progress, keep_values)
-
-
-def _backward(problem: DPProblem, scratch: _Scratch, progress: Progress, keep_values: bool) -> Backward:
+    scratch = _Scratch(problem)
     n_mem, n_scen = problem.n_memory, len(problem.price_probs)
     policies: list[np.ndarray] = [np.empty(0)] * ROUNDS
     values: list[tuple[np.ndarray, np.ndarray]] = []

@@ -145,7 +145,8 @@ def solve_round(gp, gv, box, reach, floor_prices, window_of, window_kernel, wind
     receipt window (a distribution shared by many (holding, order) pairs): a3 over input 3 for every
     (m1, window3, m2), a2 over input 2 for every (window2, window3, m1), then, per held n3, over input 1 into
     hp/hv (W1, W2, windows of n3, C+1), which the selection for every (n1, n2) at that n3 then reads. a3/a2/hp/hv
-    are caller-owned scratch.
+    and the rows' block maxima hp_peak/hv_peak are caller-owned scratch shared by all threads; `threads` is
+    numba's thread count, for the selection's small per-thread work arrays.
     out_v holds Σ_p ν(p)·(V̂ − M_t); out_policy the chosen order index per price scenario.
 
     Only consistent states are solved: holding n at round t means n was bought at no less than the
