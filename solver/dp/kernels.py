@@ -43,30 +43,31 @@ def _unbeatable_by(p, v_any, v_adm, any_weak, weak_p, weak_v, any_adm, adm_v, ad
 
 
 @njit(cache=True, inline="always")
-def _scan(row_p, row_v, peak_p, peak_v, k, o, nc, badm, bp, bv, bidx, blocks, floors):
-    """Offer order o (cost k) at every cash level c ≥ k, where it reads its row at c − k. [CS-25]: candidates
-    arrive by ascending (cost, o), so an incumbent keeps every tie. Cash is taken in blocks: a block is
-    skipped when even the row's largest values over the levels it reads there (they span at most two of the
-    row's own blocks, whose maxima are `peak_p[0]`, `peak_v[0]`) cannot displace its incumbents (`blocks`,
-    see `_summarise_block`), and the scan ends when the row's largest values from there on (`peak_p[1]`,
-    `peak_v[1]`) cannot displace any incumbent at higher cash (`floors`, which this scan has not touched
-    above the current block). The row itself, the bulk of the memory traffic, is only read in blocks that
-    survive. Returns the highest cash level o became the choice at, or −1."""
+def _scan(hp, hv, hp_peak, hv_peak, row, k, o, nc, badm, bp, bv, bidx, blocks, floors):
+    """Offer order o (cost k) at every cash level c ≥ k, where it reads its row (`row` of hp/hv) at c − k.
+    [CS-25]: candidates arrive by ascending (cost, o), so an incumbent keeps every tie. Cash is taken in
+    blocks: a block is skipped when even the row's largest values over the levels it reads there (they span
+    at most two of the row's own blocks, whose maxima are hp_peak/hv_peak[row, 0]) cannot displace its
+    incumbents (`blocks`, see `_summarise_block`), and the scan ends when the row's largest values from
+    there on (hp_peak/hv_peak[row, 1]) cannot displace any incumbent at higher cash (`floors`, which this
+    scan has not touched above the current block). The row itself, the bulk of the memory traffic, is only
+    read in blocks that survive. Arrays are indexed, not sliced: a slice per scan costs two reference-count
+    updates each. Returns the highest cash level o became the choice at, or −1."""
     changed = -1
     for b in range(k // BLOCK, (nc - 1) // BLOCK + 1):
         end = min(nc, b * BLOCK + BLOCK)
         first, last = (max(k, b * BLOCK) - k) // BLOCK, (end - 1 - k) // BLOCK
-        top_v = max(peak_v[0, first], peak_v[0, last]) - k
-        if _unbeatable(max(peak_p[0, first], peak_p[0, last]), top_v, top_v, blocks, b):
+        top_v = max(hv_peak[row, 0, first], hv_peak[row, 0, last]) - k
+        if _unbeatable(max(hp_peak[row, 0, first], hp_peak[row, 0, last]), top_v, top_v, blocks, b):
             if end < nc:
-                tail_v = peak_v[1, (end - k) // BLOCK] - k
-                if _unbeatable(peak_p[1, (end - k) // BLOCK], tail_v, tail_v, floors, end):
+                tail_v = hv_peak[row, 1, (end - k) // BLOCK] - k
+                if _unbeatable(hp_peak[row, 1, (end - k) // BLOCK], tail_v, tail_v, floors, end):
                     break
             continue
         hit = False
         for c in range(max(k, b * BLOCK), end):
-            p_hat = row_p[c - k]
-            v_hat = row_v[c - k] - k
+            p_hat = hp[row, c - k]
+            v_hat = hv[row, c - k] - k
             if p_hat >= THRESHOLD - TOL:
                 if badm[c] and not (v_hat > bv[c] + TOL or (v_hat >= bv[c] - TOL and p_hat > bp[c] + TOL)):
                     continue
@@ -338,7 +339,7 @@ def _select(n1, n2, n3, nc, hp, hv, hp_peak, hv_peak, order_row, order_top, best
                     (above >= nc or _unbeatable(top_p, top_v, top_v, floors, above)):
                 continue
             row = order_row[o]
-            hi = _scan(hp[row], hv[row], hp_peak[row], hv_peak[row], k, o, nc, badm, bp, bv, bidx, blocks, floors)
+            hi = _scan(hp, hv, hp_peak, hv_peak, row, k, o, nc, badm, bp, bv, bidx, blocks, floors)
             if hi >= 0:
                 _refresh_floors(k, hi, nc, badm, bp, bv, floors)
         for c in range(nc):
