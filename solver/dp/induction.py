@@ -135,18 +135,29 @@ Progress = Optional[Callable[[int, int], None]]  # (steps done, steps in all)
 class _Scratch:
     """Work arrays for `kernels.solve_round`, sized for the largest round and allocated once per solve: the
     expectation stages a3 (m1, window3, m2) and a2 (window2, window3, m1), laid out so that the holding
-    summed over next sits just before cash, and one slab of P̂/V̂ rows (window1 × window2 × windows of one
-    holding of input 3) with their maxima over each block of BLOCK cash levels, and from each block up."""
+    summed over next sits just before cash, and one slab of P̂/V̂ rows (window1 × window2 × slots for the
+    windows of input 3 in use at one holding, see `_windows_in_use`) with their maxima over each block of
+    BLOCK cash levels, and from each block up."""
 
     def __init__(self, problem: DPProblem):
         w = problem.window_count.max(axis=0)
         n_cash = int(problem.cash_max.max()) + 1
-        per_holding = int((problem.window_rep[:, 2] >= 0).sum(axis=-1).max())  # windows one holding of input 3 reaches
-        rows = int(w[0] * w[1]) * per_holding
+        in_use = max(_windows_in_use(problem.window_of[t, 2], problem.state_box(t)[2]) for t in range(ROUNDS))
+        rows = int(w[0] * w[1]) * in_use
         a3, a2 = (SIDE, int(w[2]), SIDE, n_cash), (int(w[1]), int(w[2]), SIDE, n_cash)
         slab, coarse = (rows, n_cash), (rows, 2, n_cash // kernels.BLOCK + 1)
         self.arrays = (np.empty(a3), np.empty(a3), np.empty(a2), np.empty(a2), np.empty(slab), np.empty(slab),
                        np.empty(coarse), np.empty(coarse))
+
+
+def _windows_in_use(window_of: np.ndarray, held_max: int) -> int:
+    """The most receipt windows of input 3 in use at once when holdings 0..held_max are solved in turn: a
+    window is in use from the first holding that reaches it to the last (`kernels.solve_round` keeps its
+    rows that long)."""
+    used = window_of[: held_max + 1]
+    spans = [(int(np.flatnonzero((used == w).any(axis=1))[0]), int(np.flatnonzero((used == w).any(axis=1))[-1]))
+             for w in np.unique(used)]
+    return max(sum(lo <= n <= hi for lo, hi in spans) for n in range(held_max + 1))
 
 
 class Backward(NamedTuple):

@@ -144,8 +144,9 @@ def solve_round(gp, gv, box, reach, floor_prices, window_of, window_kernel, wind
     gp, gv: (11, 11, 11, C+1) post-receipt continuation (already net of production, verdict, deduction,
     spoilage). Receipts factorise per input, so expectations are taken one input at a time, once per
     receipt window (a distribution shared by many (holding, order) pairs): a3 over input 3 for every
-    (m1, window3, m2), a2 over input 2 for every (window2, window3, m1), then, per held n3, over input 1 into
-    hp/hv (W1, W2, windows of n3, C+1), which the selection for every (n1, n2) at that n3 then reads. a3/a2/hp/hv
+    (m1, window3, m2), a2 over input 2 for every (window2, window3, m1), then over input 1 into hp/hv
+    (W1, W2, slots for the windows of input 3 in use, C+1), which the selection for every (n1, n2) at each
+    n3 then reads. a3/a2/hp/hv
     and the rows' block maxima hp_peak/hv_peak are caller-owned scratch shared by all threads; `threads` is
     numba's thread count, for the selection's small per-thread work arrays.
     out_v holds Σ_p ν(p)·(V̂ − M_t); out_policy the chosen order index per price scenario.
@@ -182,22 +183,38 @@ def solve_round(gp, gv, box, reach, floor_prices, window_of, window_kernel, wind
     order_top = np.empty((threads, ORDERS ** 3, 4))
     rising = np.empty(hp.shape[0], dtype=np.bool_)
     row_top = np.empty((hp.shape[0], 4))
-    local3 = np.empty(w3n, dtype=np.int64)
-    own3 = np.empty(ORDERS, dtype=np.int64)
-    n_states = (box[0] + 1) * (box[1] + 1)
+    # A window of input 3 serves a run of holdings n3 (first..last). Its rows are computed once, when its run
+    # starts, into a slot of the slab that is given back when the run ends.
+    first = np.full(w3n, -1, dtype=np.int64)
+    last = np.full(w3n, -1, dtype=np.int64)
     for n3 in range(box[2] + 1):
-        # this holding's windows of input 3, numbered locally
-        local3[:] = -1
-        k3 = 0
         for o3 in range(ORDERS):
             w3 = window_of[2, n3, o3]
-            if local3[w3] < 0:
-                local3[w3] = k3
-                own3[k3] = w3
-                k3 += 1
-        for i in prange(w1n * w2n * k3):
-            row = np.int64(i)
-            w1, w2, w3 = row // (w2n * k3), (row // k3) % w2n, own3[row % k3]
+            if first[w3] < 0:
+                first[w3] = n3
+            last[w3] = n3
+    slots = hp.shape[0] // (w1n * w2n)
+    slot_of = np.full(w3n, -1, dtype=np.int64)
+    free = np.arange(slots)
+    n_free = slots
+    fresh = np.empty(w3n, dtype=np.int64)
+    n_states = (box[0] + 1) * (box[1] + 1)
+    for n3 in range(box[2] + 1):
+        n_fresh = 0
+        for w3 in range(w3n):
+            if first[w3] >= 0 and last[w3] == n3 - 1:
+                free[n_free] = slot_of[w3]
+                n_free += 1
+            elif first[w3] == n3:
+                fresh[n_fresh] = w3
+                n_fresh += 1
+        for j in range(n_fresh):
+            n_free -= 1
+            slot_of[fresh[j]] = free[n_free]
+        for i in prange(w1n * w2n * n_fresh):
+            r = np.int64(i)
+            w1, w2, w3 = r // (w2n * n_fresh), (r // n_fresh) % w2n, fresh[r % n_fresh]
+            row = (w1 * w2n + w2) * slots + slot_of[w3]
             nc = _valid(n_cash, reach, f1 * top1[w1] + f2 * top2[w2] + f3 * top3[w3])
             _expect(hp[row], hv[row], a2p[w2, w3], a2v[w2, w3], window_kernel[0, w1], top1[w1], nc)
             rising[row] = _summary(hp[row], hv[row], hp_peak[row], hv_peak[row], row_top[row], nc)
@@ -208,7 +225,7 @@ def solve_round(gp, gv, box, reach, floor_prices, window_of, window_kernel, wind
             n2, n1 = divmod(half if i % 2 == 0 else n_states - 1 - half, box[0] + 1)
             nc = _valid(n_cash, reach, f1 * n1 + f2 * n2 + f3 * n3)
             t = get_thread_id()
-            best = _gather(n1, n2, n3, w2n, k3, local3, window_of, window_rep, rising, row_top, order_row[t],
+            best = _gather(n1, n2, n3, w2n, slots, slot_of, window_of, window_rep, rising, row_top, order_row[t],
                            order_top[t])
             _select(n1, n2, n3, nc, hp, hv, hp_peak, hv_peak, order_row[t], order_top[t], best,
                     orders_sorted, order_cost, probs, bp[t], bv[t], badm[t], bidx[t], floors[t], blocks[t], out_p,
@@ -259,7 +276,7 @@ def _summary(row_p, row_v, peak_p, peak_v, top, nc):
 
 
 @njit(cache=True)
-def _gather(n1, n2, n3, w2n, k3, local3, window_of, window_rep, rising, row_top, order_row, order_top):
+def _gather(n1, n2, n3, w2n, slots, slot_of, window_of, window_rep, rising, row_top, order_row, order_top):
     """Per order at held (n1, n2, n3): its row of hp/hv and that row's `top` (see `_summary`), or −∞ for an order
     that can never be chosen. That is a dearer member of a row that never falls as cash rises: it only
     differs from the row's cheapest order (which the scan meets first) by holding Δ ≥ 1 less cash, so it
@@ -274,10 +291,10 @@ def _gather(n1, n2, n3, w2n, k3, local3, window_of, window_rep, rising, row_top,
         for o2 in range(ORDERS):
             w2 = window_of[1, n2, o2]
             cheap12 = cheap1 and window_rep[1, n2, w2] == o2
-            base = (w1 * w2n + w2) * k3
+            base = (w1 * w2n + w2) * slots
             for o3 in range(ORDERS):
                 w3 = window_of[2, n3, o3]
-                row = base + local3[w3]
+                row = base + slot_of[w3]
                 o = (o1 * ORDERS + o2) * ORDERS + o3
                 order_row[o] = row
                 if rising[row] and not (cheap12 and window_rep[2, n3, w3] == o3):
