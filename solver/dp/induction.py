@@ -145,9 +145,9 @@ class _Scratch:
         in_use = max(_windows_in_use(problem.window_of[t, 2], problem.state_box(t)[2]) for t in range(ROUNDS))
         rows = int(w[0] * w[1]) * in_use
         a3, a2 = (SIDE, int(w[2]), SIDE, n_cash), (int(w[1]), int(w[2]), SIDE, n_cash)
-        slab, coarse = (rows, n_cash), (rows, 2, n_cash // kernels.BLOCK + 1)
+        slab, peaks = (rows, n_cash), (rows, n_cash // kernels.BLOCK + 1, 4)
         self.arrays = (np.empty(a3), np.empty(a3), np.empty(a2), np.empty(a2), np.empty(slab), np.empty(slab),
-                       np.empty(coarse), np.empty(coarse))
+                       np.empty(peaks))
 
 
 def _windows_in_use(window_of: np.ndarray, held_max: int) -> int:

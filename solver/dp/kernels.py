@@ -19,6 +19,7 @@ TOL = 1e-9  # ε_num: values within this are ties ([CS-25])
 BLOCK = 8  # cash levels per block in the scan's block-skipping test
 SUMMARY = 6  # rows of an incumbent summary, see `_fold`
 TOP_P, TOP_V, FIRST_P, FIRST_V = 0, 1, 2, 3  # columns of a row's `top` (see `_summary`)
+BLOCK_P, BLOCK_V, TAIL_P, TAIL_V = 0, 1, 2, 3  # columns of a row's `peaks` (see `_summary`)
 
 
 @njit(cache=True, inline="always")
@@ -43,13 +44,13 @@ def _unbeatable_by(p, v_any, v_adm, any_weak, weak_p, weak_v, any_adm, adm_v, ad
 
 
 @njit(cache=True, inline="always")
-def _scan(hp, hv, hp_peak, hv_peak, row, k, o, nc, badm, bp, bv, bidx, blocks, floors):
+def _scan(hp, hv, peaks, row, k, o, nc, badm, bp, bv, bidx, blocks, floors):
     """Offer order o (cost k) at every cash level c ≥ k, where it reads its row (`row` of hp/hv) at c − k.
     [CS-25]: candidates arrive by ascending (cost, o), so an incumbent keeps every tie. Cash is taken in
     blocks: a block is skipped when even the row's largest values over the levels it reads there (they span
-    at most two of the row's own blocks, whose maxima are hp_peak/hv_peak[row, 0]) cannot displace its
+    at most two of the row's own blocks, whose maxima are peaks[row, ·, BLOCK_P/BLOCK_V]) cannot displace its
     incumbents (`blocks`, see `_summarise_block`), and the scan ends when the row's largest values from
-    there on (hp_peak/hv_peak[row, 1]) cannot displace any incumbent at higher cash (`floors`, which this
+    there on (peaks[row, ·, TAIL_P/TAIL_V]) cannot displace any incumbent at higher cash (`floors`, which this
     scan has not touched above the current block). The row itself, the bulk of the memory traffic, is only
     read in blocks that survive. Arrays are indexed, not sliced: a slice per scan costs two reference-count
     updates each. Returns the highest cash level o became the choice at, or −1."""
@@ -57,11 +58,11 @@ def _scan(hp, hv, hp_peak, hv_peak, row, k, o, nc, badm, bp, bv, bidx, blocks, f
     for b in range(k // BLOCK, (nc - 1) // BLOCK + 1):
         end = min(nc, b * BLOCK + BLOCK)
         first, last = (max(k, b * BLOCK) - k) // BLOCK, (end - 1 - k) // BLOCK
-        top_v = max(hv_peak[row, 0, first], hv_peak[row, 0, last]) - k
-        if _unbeatable(max(hp_peak[row, 0, first], hp_peak[row, 0, last]), top_v, top_v, blocks, b):
+        top_v = max(peaks[row, first, BLOCK_V], peaks[row, last, BLOCK_V]) - k
+        if _unbeatable(max(peaks[row, first, BLOCK_P], peaks[row, last, BLOCK_P]), top_v, top_v, blocks, b):
             if end < nc:
-                tail_v = hv_peak[row, 1, (end - k) // BLOCK] - k
-                if _unbeatable(hp_peak[row, 1, (end - k) // BLOCK], tail_v, tail_v, floors, end):
+                tail_v = peaks[row, (end - k) // BLOCK, TAIL_V] - k
+                if _unbeatable(peaks[row, (end - k) // BLOCK, TAIL_P], tail_v, tail_v, floors, end):
                     break
             continue
         hit = False
@@ -137,7 +138,7 @@ def _valid(n_cash, reach, spent):
 
 @njit(cache=True, parallel=True)
 def solve_round(gp, gv, box, reach, floor_prices, window_of, window_kernel, window_top, window_count, window_rep,
-                orders_sorted, order_cost, probs, a3p, a3v, a2p, a2v, hp, hv, hp_peak, hv_peak, out_p, out_v, out_policy, threads):
+                orders_sorted, order_cost, probs, a3p, a3v, a2p, a2v, hp, hv, peaks, out_p, out_v, out_policy, threads):
     """One round, one memory state: for every held inventory n in the box, cash c and price scenario,
     P̂/V̂ of every order by exact expectation over receipts, then eq. 12's selection.
 
@@ -147,7 +148,7 @@ def solve_round(gp, gv, box, reach, floor_prices, window_of, window_kernel, wind
     (m1, window3, m2), a2 over input 2 for every (window2, window3, m1), then over input 1 into hp/hv
     (W1, W2, slots for the windows of input 3 in use, C+1), which the selection for every (n1, n2) at each
     n3 then reads. a3/a2/hp/hv
-    and the rows' block maxima hp_peak/hv_peak are caller-owned scratch shared by all threads; `threads` is
+    and the rows' block maxima `peaks` are caller-owned scratch shared by all threads; `threads` is
     numba's thread count, for the selection's small per-thread work arrays.
     out_v holds Σ_p ν(p)·(V̂ − M_t); out_policy the chosen order index per price scenario.
 
@@ -217,7 +218,7 @@ def solve_round(gp, gv, box, reach, floor_prices, window_of, window_kernel, wind
             row = (w1 * w2n + w2) * slots + slot_of[w3]
             nc = _valid(n_cash, reach, f1 * top1[w1] + f2 * top2[w2] + f3 * top3[w3])
             _expect(hp[row], hv[row], a2p[w2, w3], a2v[w2, w3], window_kernel[0, w1], top1[w1], nc)
-            rising[row] = _summary(hp[row], hv[row], hp_peak[row], hv_peak[row], row_top[row], nc)
+            rising[row] = _summary(hp[row], hv[row], peaks[row], row_top[row], nc)
         # numba hands each thread one contiguous block of iterations; low holdings cost the most (every order
         # is distinct), so interleave cheap and dear ones: 0, N−1, 1, N−2, …
         for i in prange(n_states):
@@ -227,7 +228,7 @@ def solve_round(gp, gv, box, reach, floor_prices, window_of, window_kernel, wind
             t = get_thread_id()
             best = _gather(n1, n2, n3, w2n, slots, slot_of, window_of, window_rep, rising, row_top, order_row[t],
                            order_top[t])
-            _select(n1, n2, n3, nc, hp, hv, hp_peak, hv_peak, order_row[t], order_top[t], best,
+            _select(n1, n2, n3, nc, hp, hv, peaks, order_row[t], order_top[t], best,
                     orders_sorted, order_cost, probs, bp[t], bv[t], badm[t], bidx[t], floors[t], blocks[t], out_p,
                     out_v, out_policy)
 
@@ -248,9 +249,10 @@ def _expect(dst_p, dst_v, src_p, src_v, weights, top, nc):
 
 
 @njit(cache=True, inline="always")
-def _summary(row_p, row_v, peak_p, peak_v, top, nc):
-    """A row's maxima over each block of BLOCK cash levels (`peak_p[0]`, `peak_v[0]`) and over each block and
-    all above it (`peak_p[1]`, `peak_v[1]`); in `top` its largest P̂ and V̂ over the levels it is read at and
+def _summary(row_p, row_v, peaks, top, nc):
+    """A row's maxima over each block of BLOCK cash levels (peaks[b, BLOCK_P/BLOCK_V]) and over each block and
+    all above it (peaks[b, TAIL_P/TAIL_V]), side by side so a scan's tests share cache lines; in `top` its
+    largest P̂ and V̂ over the levels it is read at and
     over its first block (TOP_P, TOP_V, FIRST_P, FIRST_V). Returns whether it never falls as cash rises."""
     up = True
     for c in range(1, nc):
@@ -264,14 +266,14 @@ def _summary(row_p, row_v, peak_p, peak_v, top, nc):
         for c in range(b * BLOCK + 1, min(nc, b * BLOCK + BLOCK)):
             block_p = max(block_p, row_p[c])
             block_v = max(block_v, row_v[c])
-        peak_p[0, b] = block_p
-        peak_v[0, b] = block_v
+        peaks[b, BLOCK_P] = block_p
+        peaks[b, BLOCK_V] = block_v
     for b in range((nc + BLOCK - 1) // BLOCK - 1, -1, -1):
-        top_p = max(top_p, peak_p[0, b])
-        top_v = max(top_v, peak_v[0, b])
-        peak_p[1, b] = top_p
-        peak_v[1, b] = top_v
-    top[TOP_P], top[TOP_V], top[FIRST_P], top[FIRST_V] = top_p, top_v, peak_p[0, 0], peak_v[0, 0]
+        top_p = max(top_p, peaks[b, BLOCK_P])
+        top_v = max(top_v, peaks[b, BLOCK_V])
+        peaks[b, TAIL_P] = top_p
+        peaks[b, TAIL_V] = top_v
+    top[TOP_P], top[TOP_V], top[FIRST_P], top[FIRST_V] = top_p, top_v, peaks[0, BLOCK_P], peaks[0, BLOCK_V]
     return up
 
 
@@ -309,7 +311,7 @@ def _gather(n1, n2, n3, w2n, slots, slot_of, window_of, window_rep, rising, row_
 
 
 @njit(cache=True)
-def _select(n1, n2, n3, nc, hp, hv, hp_peak, hv_peak, order_row, order_top, best, orders_sorted,
+def _select(n1, n2, n3, nc, hp, hv, peaks, order_row, order_top, best, orders_sorted,
             order_cost, probs, bp, bv, badm, bidx, floors, blocks, out_p, out_v, out_policy):
     """Eq. 12 for held inventory (n1, n2, n3), every cash level and price scenario. Order o's P̂/V̂ at cash
     c are row order_row[o] of hp/hv at c − cost.
@@ -356,7 +358,7 @@ def _select(n1, n2, n3, nc, hp, hv, hp_peak, hv_peak, order_row, order_top, best
                     (above >= nc or _unbeatable(top_p, top_v, top_v, floors, above)):
                 continue
             row = order_row[o]
-            hi = _scan(hp, hv, hp_peak, hv_peak, row, k, o, nc, badm, bp, bv, bidx, blocks, floors)
+            hi = _scan(hp, hv, peaks, row, k, o, nc, badm, bp, bv, bidx, blocks, floors)
             if hi >= 0:
                 _refresh_floors(k, hi, nc, badm, bp, bv, floors)
         for c in range(nc):
