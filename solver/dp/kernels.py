@@ -320,12 +320,11 @@ def _select(n1, n2, n3, nc, hp, hv, peaks, order_row, order_top, best, orders_so
     both against the current incumbents at every cash level the order can afford (`floors`, suffix
     summaries): (1) an order whose row's largest P̂ and V̂ cannot displace them is skipped, and so is one
     whose row's first block cannot displace those in its cost's own cash block (the only levels that read
-    that block alone) while the whole row cannot displace any above; (2) the scan
-    stops once no order at all could (`best` bounds every order's P̂ and V̂; a dearer order's V̂ is lower by
-    its cost, and suffix summaries only cover fewer levels at higher cash). (2) is exact by induction: if
-    no remaining order can displace an incumbent, the next one changes nothing, and the bound still holds.
-    Orders arrive by ascending cost, so floors below the current cost are never read again and are left
-    stale."""
+    that block alone) while the whole row cannot displace any above; (2) the scan stops once no order at
+    all could (`best` bounds every order's P̂ and V̂; a dearer order's V̂ is lower by its cost, and suffix
+    summaries only cover fewer levels at higher cash). (2) is exact by induction: if no remaining order
+    can displace an incumbent, the next one changes nothing, and the bound still holds. Orders arrive by
+    ascending cost, so floors below the current cost are never read again and are left stale."""
     best_p, best_v, best_v_adm = best
     for c in range(nc):
         out_p[n1, n2, n3, c] = 0.0
