@@ -142,7 +142,7 @@ class _Scratch:
     def __init__(self, problem: DPProblem):
         w = problem.window_count.max(axis=0)
         n_cash = int(problem.cash_max.max()) + 1
-        in_use = max(_windows_in_use(problem.window_of[t, 2], problem.state_box(t)[2]) for t in range(ROUNDS))
+        in_use = max(_windows_in_use(problem.window_span[t, 2], problem.state_box(t)[2]) for t in range(ROUNDS))
         rows = int(w[0] * w[1]) * in_use
         a3, a2 = (SIDE, int(w[2]), SIDE, n_cash), (int(w[1]), int(w[2]), SIDE, n_cash)
         slab, peaks = (rows, n_cash), (rows, n_cash // kernels.BLOCK + 1, 4)
@@ -150,14 +150,12 @@ class _Scratch:
                        np.empty(peaks))
 
 
-def _windows_in_use(window_of: np.ndarray, held_max: int) -> int:
+def _windows_in_use(window_span: np.ndarray, held_max: int) -> int:
     """The most receipt windows of input 3 in use at once when holdings 0..held_max are solved in turn: a
     window is in use from the first holding that reaches it to the last (`kernels.solve_round` keeps its
     rows that long)."""
-    used = window_of[: held_max + 1]
-    spans = [(int(np.flatnonzero((used == w).any(axis=1))[0]), int(np.flatnonzero((used == w).any(axis=1))[-1]))
-             for w in np.unique(used)]
-    return max(sum(lo <= n <= hi for lo, hi in spans) for n in range(held_max + 1))
+    held = np.arange(held_max + 1)[:, None]
+    return int(((window_span[:, 0] <= held) & (held <= window_span[:, 1])).sum(axis=1).max())
 
 
 class Backward(NamedTuple):
@@ -188,9 +186,9 @@ def backward(problem: DPProblem, progress: Progress = None, keep_values: bool = 
             gp, gv = _continuation(problem, t, int(mu), q_p, q_v)
             kernels.solve_round(gp, gv, np.array(box), int(problem.cash_reach[t]), floor, problem.window_of[t],
                                 problem.window_kernel[t], problem.window_top[t], problem.window_count[t],
-                                problem.window_rep[t], problem.orders_by_cost, problem.order_cost,
-                                problem.price_probs, *scratch.arrays, out_p[mu], out_v[mu], policy[mu],
-                                numba.get_num_threads())
+                                problem.window_rep[t], problem.window_span[t, 2], problem.orders_by_cost,
+                                problem.order_cost, problem.price_probs, *scratch.arrays, out_p[mu], out_v[mu],
+                                policy[mu], numba.get_num_threads())
             states += int(np.prod(shape[1:]))
             done += 1
             if progress is not None:

@@ -18,6 +18,7 @@ THRESHOLD = 0.95  # p̄ = 1 − ε, inclusive ([CS-26])
 TOL = 1e-9  # ε_num: values within this are ties ([CS-25])
 BLOCK = 8  # cash levels per block in the scan's block-skipping test
 SUMMARY = 6  # rows of an incumbent summary, see `_fold`
+NO_INCUMBENTS = (0.0, np.inf, np.inf, 0.0, np.inf, np.inf)  # the summary of no cash levels
 TOP_P, TOP_V, FIRST_P, FIRST_V = 0, 1, 2, 3  # columns of a row's `top` (see `_summary`)
 BLOCK_P, BLOCK_V, TAIL_P, TAIL_V = 0, 1, 2, 3  # columns of a row's `peaks` (see `_summary`)
 
@@ -109,7 +110,7 @@ def _put(table, i, any_weak, weak_p, weak_v, any_adm, adm_v, adm_p):
 @njit(cache=True, inline="always")
 def _summarise_block(b, nc, badm, bp, bv, blocks):
     """blocks[:, b]: the summary of the block's cash levels."""
-    any_weak, weak_p, weak_v, any_adm, adm_v, adm_p = 0.0, np.inf, np.inf, 0.0, np.inf, np.inf
+    any_weak, weak_p, weak_v, any_adm, adm_v, adm_p = NO_INCUMBENTS
     for c in range(b * BLOCK, min(nc, b * BLOCK + BLOCK)):
         any_weak, weak_p, weak_v, any_adm, adm_v, adm_p = _fold(c, badm, bp, bv, any_weak, weak_p, weak_v,
                                                                 any_adm, adm_v, adm_p)
@@ -120,7 +121,7 @@ def _summarise_block(b, nc, badm, bp, bv, blocks):
 def _refresh_floors(lo, hi, nc, badm, bp, bv, floors):
     """floors[:, c]: the summary of cash levels c, c+1, …, recomputed for c = hi down to lo after levels up
     to hi changed (levels above hi kept theirs)."""
-    any_weak, weak_p, weak_v, any_adm, adm_v, adm_p = 0.0, np.inf, np.inf, 0.0, np.inf, np.inf
+    any_weak, weak_p, weak_v, any_adm, adm_v, adm_p = NO_INCUMBENTS
     if hi + 1 < nc:
         any_weak, weak_p, weak_v = floors[0, hi + 1], floors[1, hi + 1], floors[2, hi + 1]
         any_adm, adm_v, adm_p = floors[3, hi + 1], floors[4, hi + 1], floors[5, hi + 1]
@@ -138,7 +139,8 @@ def _valid(n_cash, reach, spent):
 
 @njit(cache=True, parallel=True)
 def solve_round(gp, gv, box, reach, floor_prices, window_of, window_kernel, window_top, window_count, window_rep,
-                orders_sorted, order_cost, probs, a3p, a3v, a2p, a2v, hp, hv, peaks, out_p, out_v, out_policy, threads):
+                span3, orders_sorted, order_cost, probs, a3p, a3v, a2p, a2v, hp, hv, peaks, out_p, out_v, out_policy,
+                threads):
     """One round, one memory state: for every held inventory n in the box, cash c and price scenario,
     P̂/V̂ of every order by exact expectation over receipts, then eq. 12's selection.
 
@@ -184,16 +186,9 @@ def solve_round(gp, gv, box, reach, floor_prices, window_of, window_kernel, wind
     order_top = np.empty((threads, ORDERS ** 3, 4))
     rising = np.empty(hp.shape[0], dtype=np.bool_)
     row_top = np.empty((hp.shape[0], 4))
-    # A window of input 3 serves a run of holdings n3 (first..last). Its rows are computed once, when its run
-    # starts, into a slot of the slab that is given back when the run ends.
-    first = np.full(w3n, -1, dtype=np.int64)
-    last = np.full(w3n, -1, dtype=np.int64)
-    for n3 in range(box[2] + 1):
-        for o3 in range(ORDERS):
-            w3 = window_of[2, n3, o3]
-            if first[w3] < 0:
-                first[w3] = n3
-            last[w3] = n3
+    # A window of input 3 serves a run of holdings n3 (span3: first..last). Its rows are computed once, when
+    # its run starts, into a slot of the slab that is given back when the run ends.
+    first, last = span3[:, 0], span3[:, 1]
     slots = hp.shape[0] // (w1n * w2n)
     slot_of = np.full(w3n, -1, dtype=np.int64)
     free = np.arange(slots)

@@ -111,6 +111,7 @@ class DPProblem(Frozen):
     window_top: np.ndarray  # (5, 3, W) each window's largest post-receipt holding
     window_count: np.ndarray  # (5, 3)
     window_rep: np.ndarray  # (5, 3, 11, W) cheapest order reaching the window from each holding
+    window_span: np.ndarray  # (5, 3, W, 2) first and last holding reaching each window (−1, −1: none)
     output: np.ndarray  # (5, n_mem, 1331, 3) the rule's y for post-receipt inventory m
     violation: np.ndarray  # (5, n_mem, 1331) bool
     next_memory: np.ndarray  # (5, n_mem, 1331)
@@ -223,10 +224,14 @@ def build_problem(ir: ContractSimIR, env: SupplyEnvironment, cover: Cover = "sch
     window_top = np.zeros((ROUNDS, 3, n_windows), dtype=np.int64)
     window_count = np.zeros((ROUNDS, 3), dtype=np.int64)
     window_rep = np.full((ROUNDS, 3, SIDE, n_windows), -1, dtype=np.int64)
+    window_span = np.full((ROUNDS, 3, n_windows, 2), -1, dtype=np.int64)
     for (t, x), (of, rows, top, rep) in windows.items():
         w = len(rows)
         window_of[t, x], window_kernel[t, x, :w], window_top[t, x, :w] = of, rows, top
         window_count[t, x], window_rep[t, x, :, :w] = w, rep
+        reaches = rep >= 0  # (holding, window)
+        window_span[t, x, :w, 0] = np.where(reaches.any(axis=0), reaches.argmax(axis=0), -1)
+        window_span[t, x, :w, 1] = np.where(reaches.any(axis=0), SIDE - 1 - reaches[::-1].argmax(axis=0), -1)
     prices, probs = price_scenarios(env)
     order_cost = (prices @ ORDER_GRID.T).astype(np.int64)
     orders_by_cost = np.stack([np.lexsort((np.arange(len(ORDER_GRID)), row)) for row in order_cost]).astype(np.int64)
@@ -234,8 +239,8 @@ def build_problem(ir: ContractSimIR, env: SupplyEnvironment, cover: Cover = "sch
                   orders_by_cost=orders_by_cost, spoilage=spoilage_matrix(env),
                   clamp=clamp, cash_reach=reach_cash, cash_max=cash_max, reachable=reach, kernel=kernel,
                   window_of=window_of, window_kernel=window_kernel, window_top=window_top,
-                  window_count=window_count, window_rep=window_rep, output=output, violation=violation,
-                  next_memory=next_memory, deduction=deduction, leftover=leftover)
+                  window_count=window_count, window_rep=window_rep, window_span=window_span, output=output,
+                  violation=violation, next_memory=next_memory, deduction=deduction, leftover=leftover)
     for value in arrays.values():
         value.setflags(write=False)
     return DPProblem(ir=base, env=env, cover=cover, compiled=compiled, **arrays)
