@@ -11,9 +11,7 @@ from games.contractsim.environments import environment
 FULL = os.environ.get("CONTRACTLANG_SLOW_SCALE") == "full"
 EXAMPLES = {c.ir.name: c.ir for p in sorted((ROOT / "examples").glob("*.contract")) for c in load(p)
             if c.ir.kind == "contractsim"}
-# Rollover keeps 27 memory states, so those solves take 5-100 s each; CI solves them in Env 1 only.
-SLOW = sorted(n for n, ir in EXAMPLES.items() if ir.contingencies.rollover)
-FAST = sorted(n for n in EXAMPLES if n not in SLOW)
+NAMES = sorted(EXAMPLES)
 GOLDEN = json.loads((ROOT / "tests" / "golden" / "dp_examples.json").read_text())
 
 

@@ -1,14 +1,14 @@
 """Spec §16.1 identities and §17 example 1 with the rational Suppliers playing the DP table (issue #4),
-on every bundled example in every environment (rollover examples: Env 1 in CI, all six at full scale)."""
+on every bundled example in every environment."""
 
 import pytest
 
-from dp_helpers import FAST, FULL, SLOW, example, solved
+from dp_helpers import NAMES, example, solved
 from games.contractsim.environments import environment
 from games.contractsim.metrics import role_run, summarise
 from games.contractsim.run import play
 
-CASES = [(n, e) for n in FAST for e in range(1, 7)] + [(n, e) for n in SLOW for e in (range(1, 7) if FULL else [1])]
+CASES = [(n, e) for n in NAMES for e in range(1, 7)]
 
 
 def test_worked_example_1_all_four_rows(tables):
@@ -61,7 +61,7 @@ def test_single_run_identities(tables, name, env_id):
                 assert mine.compliant_utility == mine.utility  # E12
 
 
-@pytest.mark.parametrize("name,env_id", [(n, e) for n in FAST for e in (1, 5)])
+@pytest.mark.parametrize("name,env_id", [(n, e) for n in NAMES for e in (1, 5)])
 def test_money_is_conserved_with_rational_suppliers(tables, name, env_id):
     """U_Cust + U_Supp = budget + value delivered − ingredient spend, for every customer policy."""
     ir = example(name)

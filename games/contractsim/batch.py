@@ -68,6 +68,8 @@ def _play(customer, supplier, spoil, prices, scenario, uniform, policies, boxes,
                 box = boxes[t]
                 o = policies[t][mu, min(inv[0], box[0]), min(inv[1], box[1]), min(inv[2], box[2]),
                                 min(cash, cash_max[t]), scenario[g, t]]
+                if o < 0:
+                    raise ValueError("a game reached a state the order table does not solve")
                 order = (o // (ORDER_SIDE * ORDER_SIDE), (o // ORDER_SIDE) % ORDER_SIDE, o % ORDER_SIDE)
                 for x in range(3):
                     q = order[x]

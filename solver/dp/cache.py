@@ -20,7 +20,7 @@ from solver.dp.induction import OrderTable, Progress, SolveResult, solve_problem
 from solver.dp.problem import ROUNDS, Cover, build_problem
 from solver.environment import SupplyEnvironment
 
-SOLVER_VERSION = "dp-2"  # bump whenever a change could alter a table
+SOLVER_VERSION = "dp-3"  # bump whenever a change could alter a table
 DEFAULT_DIR = Path(".contractlang-cache") / "dp"
 
 

@@ -25,9 +25,13 @@ from solver.environment import SupplyEnvironment
 
 
 
+UNSOLVED = -1
+"""The table entry of a state no play can reach (see `problem._reachable_holdings`) or cash a holding rules out."""
+
+
 class OrderTable(Frozen):
     """π(t, n, c, μ, p): one order index (o1·169 + o2·13 + o3) per round, memory, clamped inventory,
-    cash at ordering time ([CS-23]) and price scenario."""
+    cash at ordering time ([CS-23]) and price scenario; UNSOLVED where no play can be."""
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
@@ -57,6 +61,9 @@ class OrderTable(Frozen):
         c = min(int(cash), int(p.cash_max[round_index]))
         s = scenario_index(p, prices)
         o = int(self.policies[round_index][memory_index, n[0], n[1], n[2], c, s])
+        if o == UNSOLVED:
+            raise ValueError(f"round {round_index + 1} cannot start with memory state {memory_index}, inventory "
+                             f"{tuple(n)} and cash {cash} under this contract; the table has no order there")
         return tuple(int(v) for v in ORDER_GRID[o])
 
 
@@ -181,15 +188,16 @@ def backward(problem: DPProblem, progress: Progress = None, keep_values: bool = 
         box = problem.state_box(t)
         shape = (n_mem, box[0] + 1, box[1] + 1, box[2] + 1, int(problem.cash_max[t]) + 1)
         out_p, out_v = np.zeros(shape), np.zeros(shape)
-        policy = np.zeros(shape + (n_scen,), dtype=np.int16)
+        policy = np.full(shape + (n_scen,), UNSOLVED, dtype=np.int16)
         for mu in np.flatnonzero(problem.reachable[t]):
             gp, gv = _continuation(problem, t, int(mu), q_p, q_v)
-            kernels.solve_round(gp, gv, np.array(box), int(problem.cash_reach[t]), floor, problem.window_of[t],
+            held = np.ascontiguousarray(problem.held[t, mu, : box[0] + 1, : box[1] + 1, : box[2] + 1])
+            kernels.solve_round(gp, gv, np.array(box), held, int(problem.cash_reach[t]), floor, problem.window_of[t],
                                 problem.window_kernel[t], problem.window_top[t], problem.window_count[t],
                                 problem.window_rep[t], problem.window_span[t, 2], problem.orders_by_cost,
                                 problem.order_cost, problem.price_probs, *scratch.arrays, out_p[mu], out_v[mu],
                                 policy[mu], numba.get_num_threads())
-            states += int(np.prod(shape[1:]))
+            states += int(held.sum()) * shape[-1]
             done += 1
             if progress is not None:
                 progress(done, steps)

@@ -138,21 +138,22 @@ def _valid(n_cash, reach, spent):
 
 
 @njit(cache=True, parallel=True)
-def solve_round(gp, gv, box, reach, floor_prices, window_of, window_kernel, window_top, window_count, window_rep,
-                span3, orders_sorted, order_cost, probs, a3p, a3v, a2p, a2v, hp, hv, peaks, out_p, out_v, out_policy,
-                threads):
-    """One round, one memory state: for every held inventory n in the box, cash c and price scenario,
-    P̂/V̂ of every order by exact expectation over receipts, then eq. 12's selection.
+def solve_round(gp, gv, box, held, reach, floor_prices, window_of, window_kernel, window_top, window_count,
+                window_rep, span3, orders_sorted, order_cost, probs, a3p, a3v, a2p, a2v, hp, hv, peaks, out_p, out_v,
+                out_policy, threads):
+    """One round, one memory state: for every held inventory n in the box that a play can reach (`held`), cash c
+    and price scenario, P̂/V̂ of every order by exact expectation over receipts, then eq. 12's selection.
 
     gp, gv: (11, 11, 11, C+1) post-receipt continuation (already net of production, verdict, deduction,
     spoilage). Receipts factorise per input, so expectations are taken one input at a time, once per
     receipt window (a distribution shared by many (holding, order) pairs): a3 over input 3 for every
     (m1, window3, m2), a2 over input 2 for every (window2, window3, m1), then over input 1 into hp/hv
-    (W1, W2, slots for the windows of input 3 in use, C+1), which the selection for every (n1, n2) at each
-    n3 then reads. a3/a2/hp/hv
-    and the rows' block maxima `peaks` are caller-owned scratch shared by all threads; `threads` is
-    numba's thread count, for the selection's small per-thread work arrays.
-    out_v holds Σ_p ν(p)·(V̂ − M_t); out_policy the chosen order index per price scenario.
+    (W1, W2, slots for the windows of input 3 in use, C+1), which the selection for every held (n1, n2) at
+    each n3 then reads. Only the rows some held state reads are computed (`_rows_needed`), and only the a2
+    and a3 entries those rows use. a3/a2/hp/hv and the rows' block maxima `peaks` are caller-owned scratch
+    shared by all threads; `threads` is numba's thread count, for the selection's small per-thread work
+    arrays. out_v holds Σ_p ν(p)·(V̂ − M_t); out_policy the chosen order index per price scenario, left as
+    the caller set it (UNSOLVED) everywhere else.
 
     Only consistent states are solved: holding n at round t means n was bought at no less than the
     lowest prices, so cash ≤ reach − Σ_x n_x·min p_x, where reach is the most cash the round can see
@@ -166,14 +167,26 @@ def solve_round(gp, gv, box, reach, floor_prices, window_of, window_kernel, wind
     w1n, w2n, w3n = window_count[0], window_count[1], window_count[2]
     top1, top2, top3 = window_top[0], window_top[1], window_top[2]
     cap1, cap2 = top1[:w1n].max(), top2[:w2n].max()
+    need = _rows_needed(held, box, window_of, window_count)
+    need23 = np.zeros((w2n, w3n), dtype=np.bool_)
+    need3 = np.zeros(w3n, dtype=np.bool_)
+    for w1 in range(w1n):
+        for w2 in range(w2n):
+            for w3 in range(w3n):
+                need23[w2, w3] |= need[w1, w2, w3]
+                need3[w3] |= need[w1, w2, w3]
     for i in prange((cap1 + 1) * (cap2 + 1)):
         m1, m2 = divmod(np.int64(i), cap2 + 1)  # prange indices are unsigned; mixed with signed ones they give floats
         for w3 in range(w3n):
+            if not need3[w3]:
+                continue
             nc = _valid(n_cash, reach, f1 * m1 + f2 * m2 + f3 * top3[w3])
             _expect(a3p[m1, w3, m2], a3v[m1, w3, m2], gp[m1, m2], gv[m1, m2], window_kernel[2, w3], top3[w3], nc)
     for i in prange((cap1 + 1) * w2n):
         m1, w2 = divmod(np.int64(i), w2n)
         for w3 in range(w3n):
+            if not need23[w2, w3]:
+                continue
             nc = _valid(n_cash, reach, f1 * m1 + f2 * top2[w2] + f3 * top3[w3])
             _expect(a2p[w2, w3, m1], a2v[w2, w3, m1], a3p[m1, w3], a3v[m1, w3], window_kernel[1, w2], top2[w2], nc)
     bp = np.empty((threads, n_cash))
@@ -194,7 +207,8 @@ def solve_round(gp, gv, box, reach, floor_prices, window_of, window_kernel, wind
     free = np.arange(slots)
     n_free = slots
     fresh = np.empty(w3n, dtype=np.int64)
-    n_states = (box[0] + 1) * (box[1] + 1)
+    live = np.empty((box[0] + 1) * (box[1] + 1), dtype=np.int64)
+    todo = np.empty(w1n * w2n * w3n, dtype=np.int64)
     for n3 in range(box[2] + 1):
         n_fresh = 0
         for w3 in range(w3n):
@@ -204,21 +218,33 @@ def solve_round(gp, gv, box, reach, floor_prices, window_of, window_kernel, wind
             elif first[w3] == n3:
                 fresh[n_fresh] = w3
                 n_fresh += 1
+        n_rows = 0
         for j in range(n_fresh):
             n_free -= 1
             slot_of[fresh[j]] = free[n_free]
-        for i in prange(w1n * w2n * n_fresh):
-            r = np.int64(i)
-            w1, w2, w3 = r // (w2n * n_fresh), (r // n_fresh) % w2n, fresh[r % n_fresh]
+            for w1 in range(w1n):
+                for w2 in range(w2n):
+                    if need[w1, w2, fresh[j]]:
+                        todo[n_rows] = (w1 * w2n + w2) * w3n + fresh[j]
+                        n_rows += 1
+        for i in prange(n_rows):
+            w12, w3 = divmod(todo[i], w3n)
+            w1, w2 = divmod(w12, w2n)
             row = (w1 * w2n + w2) * slots + slot_of[w3]
             nc = _valid(n_cash, reach, f1 * top1[w1] + f2 * top2[w2] + f3 * top3[w3])
             _expect(hp[row], hv[row], a2p[w2, w3], a2v[w2, w3], window_kernel[0, w1], top1[w1], nc)
             rising[row] = _summary(hp[row], hv[row], peaks[row], row_top[row], nc)
+        n_live = 0
+        for n2 in range(box[1] + 1):
+            for n1 in range(box[0] + 1):
+                if held[n1, n2, n3]:
+                    live[n_live] = n2 * (box[0] + 1) + n1
+                    n_live += 1
         # numba hands each thread one contiguous block of iterations; low holdings cost the most (every order
         # is distinct), so interleave cheap and dear ones: 0, N−1, 1, N−2, …
-        for i in prange(n_states):
+        for i in prange(n_live):
             half = np.int64(i) // 2
-            n2, n1 = divmod(half if i % 2 == 0 else n_states - 1 - half, box[0] + 1)
+            n2, n1 = divmod(live[half if i % 2 == 0 else n_live - 1 - half], box[0] + 1)
             nc = _valid(n_cash, reach, f1 * n1 + f2 * n2 + f3 * n3)
             t = get_thread_id()
             best = _gather(n1, n2, n3, w2n, slots, slot_of, window_of, window_rep, rising, row_top, order_row[t],
@@ -226,6 +252,23 @@ def solve_round(gp, gv, box, reach, floor_prices, window_of, window_kernel, wind
             _select(n1, n2, n3, nc, hp, hv, peaks, order_row[t], order_top[t], best,
                     orders_sorted, order_cost, probs, bp[t], bv[t], badm[t], bidx[t], floors[t], blocks[t], out_p,
                     out_v, out_policy)
+
+
+@njit(cache=True)
+def _rows_needed(held, box, window_of, window_count):
+    """need[w1, w2, w3]: whether some held state has an order whose receipts fall in these windows, that is,
+    whether the selection will read the row. Unreachable holdings (see `problem._reachable_holdings`) leave
+    most rows unread."""
+    need = np.zeros((window_count[0], window_count[1], window_count[2]), dtype=np.bool_)
+    for n1 in range(box[0] + 1):
+        for n2 in range(box[1] + 1):
+            for n3 in range(box[2] + 1):
+                if held[n1, n2, n3]:
+                    for o1 in range(ORDERS):
+                        for o2 in range(ORDERS):
+                            for o3 in range(ORDERS):
+                                need[window_of[0, n1, o1], window_of[1, n2, o2], window_of[2, n3, o3]] = True
+    return need
 
 
 @njit(cache=True, inline="always")
@@ -384,6 +427,8 @@ def forward_round(mass, policy, kernel, order_cost, probs, output, violation, ne
                             for s in range(probs.shape[0]):
                                 ws = w * probs[s]
                                 o = policy[mu, n1, n2, n3, c, s]
+                                if o < 0:
+                                    raise ValueError("the enumeration reached a state the table does not solve")
                                 k = order_cost[s, o]
                                 o1 = o // (ORDERS * ORDERS)
                                 o2 = (o // ORDERS) % ORDERS

@@ -1,12 +1,14 @@
 """One (contract, environment) pair laid out as arrays for the DP (spec/contractsim.md §9.2).
 
-Everything here is exact bookkeeping; the two reductions of the state space are proved where they
+Everything here is exact bookkeeping; the three reductions of the state space are proved where they
 are made:
 
 * inventory clamp `U_t` (`_inventory_clamp`): holding more than `U_t` of an input at round t can never
   change an order, a delivery or a verdict, so such states share the clamped state's entry;
 * cash saturation `c_sat(t)` (`_cash_saturation`): with at least `c_sat(t)` cash every order is
-  affordable now and later, so values and orders stop depending on cash.
+  affordable now and later, so values and orders stop depending on cash;
+* reachable holdings (`_reachable_holdings`): a (memory, holding) pair that no play can lead to is not
+  solved.
 """
 
 from __future__ import annotations
@@ -104,7 +106,8 @@ class DPProblem(Frozen):
     clamp: np.ndarray  # (5, 3) U_t per input
     cash_reach: np.ndarray  # (5,) the most cash at ordering time each round can see
     cash_max: np.ndarray  # (5,) largest cash index kept per round (cash_reach, saturated)
-    reachable: np.ndarray  # (5, n_mem) memory states the rule can reach
+    held: np.ndarray  # (5, n_mem, 11, 11, 11) bool: stored holdings each round can start with in each memory state
+    reachable: np.ndarray  # (5, n_mem) memory states with any such holding
     kernel: np.ndarray  # (5, 3, 11, 13, 11) receipt kernels with the round's cap
     window_of: np.ndarray  # (5, 3, 11, 13) receipt window of (held, order) per round and input
     window_kernel: np.ndarray  # (5, 3, W, 11) each window's distribution over post-receipt holdings
@@ -172,6 +175,43 @@ def _reachable_memory(next_memory: np.ndarray) -> np.ndarray:
     return reach
 
 
+def _reachable_holdings(clamp: np.ndarray, spoilage_max: int, next_memory: np.ndarray,
+                        leftover: np.ndarray) -> np.ndarray:
+    """held[t, μ, n]: the stored holdings n (clamped to round t's box) that round t can start with in memory
+    state μ, whatever is ordered, received and spoiled. Round 1 starts empty; receipts can leave any m with
+    n ≤ m ≤ U_t (every order of 0..12 is open, and ordering 0 receives 0); the rule then fixes the leftover
+    and the next memory, and spoilage leaves any n' with L − s_max ≤ n' ≤ L. The set contains the start
+    and is closed under these transitions, so a solved state only ever reads solved states, and every state
+    a play reaches (its stored image; see `_inventory_clamp`) is solved. Rollover memory says which product
+    fell short, which forces an input of it to be used up, so most pairs are unreachable: in Env 5 about
+    5 % of them from round 3 on. `forward` re-checks this on every solve: it stops if mass reaches an
+    unsolved state."""
+    n_mem = next_memory.shape[1]
+    held = np.zeros((ROUNDS, n_mem, SIDE, SIDE, SIDE), dtype=bool)
+    held[0, 0, 0, 0, 0] = True
+    for t in range(ROUNDS - 1):
+        post = held[t].copy()
+        for axis, cap in enumerate(clamp[t]):
+            post = np.logical_or.accumulate(post, axis=axis + 1)
+            np.moveaxis(post, axis + 1, 0)[cap + 1:] = False
+        mu, m = np.nonzero(post.reshape(n_mem, -1))
+        left = np.zeros((n_mem, SIDE**3), dtype=bool)
+        left[next_memory[t, mu, m], leftover[t, mu, m]] = True
+        spoiled = left.reshape(n_mem, SIDE, SIDE, SIDE)
+        for axis in range(1, 4):
+            ahead = spoiled
+            for _ in range(spoilage_max):  # n' is reachable when some leftover in n'..n'+s_max was
+                ahead = np.concatenate([np.take(ahead, range(1, SIDE), axis=axis),
+                                        np.zeros_like(np.take(ahead, [0], axis=axis))], axis=axis)
+                spoiled = spoiled | ahead
+        for axis, b in enumerate(state_box(clamp, t + 1)):
+            tail = np.moveaxis(spoiled, axis + 1, 0)
+            tail[b] = tail[b:].any(axis=0)
+            tail[b + 1:] = False
+        held[t + 1] = spoiled
+    return held
+
+
 def _inventory_clamp(output: np.ndarray, reach: np.ndarray, spoilage_max: int) -> np.ndarray:
     """U_t per input. Let u_t be the most of an input the rule ever uses in round t (any inventory,
     any reachable memory), U_5 = u_5 and U_t = min(10, u_t + s_max + U_{t+1}). Exact: if two states
@@ -206,6 +246,7 @@ def build_problem(ir: ContractSimIR, env: SupplyEnvironment, cover: Cover = "sch
     output, violation, next_memory, deduction, leftover = _production(compiled, payments)
     reach = _reachable_memory(next_memory)
     clamp = _inventory_clamp(output, reach, env.spoilage_max)
+    holdings = _reachable_holdings(clamp, env.spoilage_max, next_memory, leftover)
     if cover == "schedule":
         reach_cash = env.capital + np.cumsum(payments[:ROUNDS])
     else:
@@ -237,7 +278,8 @@ def build_problem(ir: ContractSimIR, env: SupplyEnvironment, cover: Cover = "sch
     orders_by_cost = np.stack([np.lexsort((np.arange(len(ORDER_GRID)), row)) for row in order_cost]).astype(np.int64)
     arrays = dict(payments=payments, prices=prices, price_probs=probs, order_cost=order_cost,
                   orders_by_cost=orders_by_cost, spoilage=spoilage_matrix(env),
-                  clamp=clamp, cash_reach=reach_cash, cash_max=cash_max, reachable=reach, kernel=kernel,
+                  clamp=clamp, cash_reach=reach_cash, cash_max=cash_max, held=holdings,
+                  reachable=holdings.any(axis=(2, 3, 4)), kernel=kernel,
                   window_of=window_of, window_kernel=window_kernel, window_top=window_top,
                   window_count=window_count, window_rep=window_rep, window_span=window_span, output=output,
                   violation=violation, next_memory=next_memory, deduction=deduction, leftover=leftover)
