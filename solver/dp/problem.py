@@ -178,7 +178,8 @@ def _reachable_memory(next_memory: np.ndarray) -> np.ndarray:
 def _reachable_holdings(clamp: np.ndarray, spoilage_max: int, next_memory: np.ndarray,
                         leftover: np.ndarray) -> np.ndarray:
     """held[t, μ, n]: the stored holdings n (clamped to round t's box) that round t can start with in memory
-    state μ, whatever is ordered, received and spoiled. Round 1 starts empty; receipts can leave any m with
+    state μ, whatever is ordered, received and spoiled (cash is left out, so this may hold a few pairs too
+    many, never too few). Round 1 starts empty; receipts can leave any m with
     n ≤ m ≤ U_t (every order of 0..12 is open, and ordering 0 receives 0); the rule then fixes the leftover
     and the next memory, and spoilage leaves any n' with L − s_max ≤ n' ≤ L. The set contains the start
     and is closed under these transitions, so a solved state only ever reads solved states, and every state
@@ -199,11 +200,9 @@ def _reachable_holdings(clamp: np.ndarray, spoilage_max: int, next_memory: np.nd
         left[next_memory[t, mu, m], leftover[t, mu, m]] = True
         spoiled = left.reshape(n_mem, SIDE, SIDE, SIDE)
         for axis in range(1, 4):
-            ahead = spoiled
+            along = np.moveaxis(spoiled, axis, 0)
             for _ in range(spoilage_max):  # n' is reachable when some leftover in n'..n'+s_max was
-                ahead = np.concatenate([np.take(ahead, range(1, SIDE), axis=axis),
-                                        np.zeros_like(np.take(ahead, [0], axis=axis))], axis=axis)
-                spoiled = spoiled | ahead
+                along[:-1] |= along[1:]  # numpy buffers overlapping operands, so this is one step
         for axis, b in enumerate(state_box(clamp, t + 1)):
             tail = np.moveaxis(spoiled, axis + 1, 0)
             tail[b] = tail[b:].any(axis=0)
