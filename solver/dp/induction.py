@@ -23,8 +23,6 @@ from solver.dp import kernels
 from solver.dp.problem import ORDER_GRID, ROUNDS, SIDE, Cover, DPProblem, build_problem
 from solver.environment import SupplyEnvironment
 
-
-
 UNSOLVED = -1
 """The table entry of a state no play can reach (see `problem._reachable_holdings`) or cash a holding rules out."""
 

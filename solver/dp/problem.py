@@ -243,6 +243,8 @@ def build_problem(ir: ContractSimIR, env: SupplyEnvironment, cover: Cover = "sch
     compiled = compile_contractsim(base)
     payments = np.array(base.payments, dtype=np.int64)
     output, violation, next_memory, deduction, leftover = _production(compiled, payments)
+    # The clamp needs the memory states first and the holdings need the clamp's boxes, so the clamp is taken
+    # over the coarser set (memory reachable with any inventory); a larger set only makes U_t larger.
     reach = _reachable_memory(next_memory)
     clamp = _inventory_clamp(output, reach, env.spoilage_max)
     holdings = _reachable_holdings(clamp, env.spoilage_max, next_memory, leftover)
