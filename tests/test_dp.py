@@ -16,7 +16,9 @@ from contractlang.ir import RolloverTerms
 from dp_helpers import EXAMPLES, FULL, GOLDEN, NAMES, example, solved
 from games.contractsim.environments import environment
 from games.contractsim.crosscheck import cross_check
+from games.contractsim.game import ContractSimGame, Order, Pay, Produce
 from games.contractsim.run import play
+from games.contractsim.shocks import draw_shocks
 from solver.dp import TableCache, build_problem
 from solver.dp.cache import table_key
 from solver.dp.induction import UNSOLVED, backward, forward
@@ -172,27 +174,36 @@ def test_table_entries_match_an_independent_oracle(name, env_id):
 @pytest.mark.parametrize("name,env_id", [("catering-rollover", 5), ("catering-env5-a", 6), ("hotel-cleaning", 3),
                                           ("catering-substitution", 4)])
 def test_every_play_stays_in_the_solved_holdings(name, env_id):
-    """Random orders, receipts and spoilage on actual inventories (cap 10, no clamp), deliveries by the rule
-    [CS-24]: the stored image of every state reached is one `held` marks, so the table has an order there."""
-    problem = build_problem(example(name), environment(env_id))
-    env = problem.env
+    """Games on the real engine with random payments (some ahead of schedule, so more orders are affordable),
+    random affordable orders and deliveries by the rule [CS-24]: the stored image of every state an order is
+    placed in is one `held` marks, so the table has an order there."""
+    ir, env = example(name), environment(env_id)
+    problem = build_problem(ir, env)
+    game = ContractSimGame.make(ir, env)
     rng = np.random.default_rng(11)
     seen = set()
-    for _ in range(3000):
-        inventory, mu = np.zeros(3, dtype=np.int64), 0
-        for t in range(5):
-            stored = np.minimum(inventory, problem.state_box(t))
-            assert problem.held[t, mu, stored[0], stored[1], stored[2]], (t, mu, tuple(inventory))
-            seen.add((t, mu, *stored))
-            for x, o in enumerate(rng.integers(0, 13, size=3) * (rng.random() < 0.9)):
-                lo = env.receipt_low(int(o))
-                inventory[x] = min(SIDE - 1, inventory[x] + int(rng.integers(lo, o + 1)))
-            m = (inventory[0] * SIDE + inventory[1]) * SIDE + inventory[2]
-            y = problem.output[t, mu, m]
-            inventory -= [y[0] + y[1], y[0] + y[1], y[0] + y[2]]
-            mu = int(problem.next_memory[t, mu, m])
-            inventory -= np.minimum(rng.integers(0, env.spoilage_max + 1, size=3), inventory)
-    assert len(seen) > 200  # the plays explore, so the check has teeth
+    for _ in range(2000):
+        state = game.new_initial_state(draw_shocks(env, rng))
+        while not state.is_terminal():
+            if state.phase == "pay":
+                due = min(state.budget_left, state.payment_due())
+                state = state.apply_action(Pay(amount=int(rng.integers(due, state.budget_left + 1))))
+            elif state.phase == "order":
+                t = state.round_index
+                mu = int(problem.compiled.rules.memory_index(np.asarray(state.monitor.memory)))
+                stored = np.minimum(state.inventory, problem.state_box(t))
+                assert problem.held[t, mu, stored[0], stored[1], stored[2]], (t, mu, state.inventory)
+                seen.add((t, mu, *stored))
+                order = rng.integers(0, env.order_cap + 1, size=3) * (rng.random() < 0.9)
+                cost = int(order @ state.prices)
+                if cost > state.cash:
+                    order = order * state.cash // cost  # scaled down, so Σ o·p ≤ cash
+                state = state.apply_action(Order(quantities=tuple(int(o) for o in order)))
+            else:
+                n = state.inventory
+                y = problem.output[t, mu, (n[0] * SIDE + n[1]) * SIDE + n[2]]
+                state = state.apply_action(Produce(quantities=tuple(int(v) for v in y)))
+    assert len(seen) > 1000, len(seen)  # the plays explore, so the check has teeth
 
 
 def test_rollover_leaves_most_holdings_unreachable():

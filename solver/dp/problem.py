@@ -107,7 +107,6 @@ class DPProblem(Frozen):
     cash_reach: np.ndarray  # (5,) the most cash at ordering time each round can see
     cash_max: np.ndarray  # (5,) largest cash index kept per round (cash_reach, saturated)
     held: np.ndarray  # (5, n_mem, 11, 11, 11) bool: stored holdings each round can start with in each memory state
-    reachable: np.ndarray  # (5, n_mem) memory states with any such holding
     kernel: np.ndarray  # (5, 3, 11, 13, 11) receipt kernels with the round's cap
     window_of: np.ndarray  # (5, 3, 11, 13) receipt window of (held, order) per round and input
     window_kernel: np.ndarray  # (5, 3, W, 11) each window's distribution over post-receipt holdings
@@ -124,6 +123,11 @@ class DPProblem(Frozen):
     @property
     def n_memory(self) -> int:
         return self.output.shape[1]
+
+    @property
+    def reachable(self) -> np.ndarray:
+        """(5, n_mem): the memory states each round can start in with some holding."""
+        return self.held.any(axis=(2, 3, 4))
 
     def state_box(self, round_index: int) -> tuple[int, int, int]:
         return state_box(self.clamp, round_index)
@@ -179,9 +183,9 @@ def _reachable_holdings(clamp: np.ndarray, spoilage_max: int, next_memory: np.nd
                         leftover: np.ndarray) -> np.ndarray:
     """held[t, μ, n]: the stored holdings n (clamped to round t's box) that round t can start with in memory
     state μ, whatever is ordered, received and spoiled (cash is left out, so this may hold a few pairs too
-    many, never too few). Round 1 starts empty; receipts can leave any m with
-    n ≤ m ≤ U_t (every order of 0..12 is open, and ordering 0 receives 0); the rule then fixes the leftover
-    and the next memory, and spoilage leaves any n' with L − s_max ≤ n' ≤ L. The set contains the start
+    many, never too few). Round 1 starts empty; receipts can leave any m with n ≤ m ≤ U_t (every order of
+    0..12 is open, and ordering 0 receives 0); the rule then fixes the leftover and the next memory, and
+    spoilage leaves any n' with L − s_max ≤ n' ≤ L. The set contains the start
     and is closed under these transitions, so a solved state only ever reads solved states, and every state
     a play reaches (its stored image; see `_inventory_clamp`) is solved. Rollover memory says which product
     fell short, which forces an input of it to be used up, so most pairs are unreachable: in Env 5 about
@@ -279,8 +283,7 @@ def build_problem(ir: ContractSimIR, env: SupplyEnvironment, cover: Cover = "sch
     orders_by_cost = np.stack([np.lexsort((np.arange(len(ORDER_GRID)), row)) for row in order_cost]).astype(np.int64)
     arrays = dict(payments=payments, prices=prices, price_probs=probs, order_cost=order_cost,
                   orders_by_cost=orders_by_cost, spoilage=spoilage_matrix(env),
-                  clamp=clamp, cash_reach=reach_cash, cash_max=cash_max, held=holdings,
-                  reachable=holdings.any(axis=(2, 3, 4)), kernel=kernel,
+                  clamp=clamp, cash_reach=reach_cash, cash_max=cash_max, held=holdings, kernel=kernel,
                   window_of=window_of, window_kernel=window_kernel, window_top=window_top,
                   window_count=window_count, window_rep=window_rep, window_span=window_span, output=output,
                   violation=violation, next_memory=next_memory, deduction=deduction, leftover=leftover)
