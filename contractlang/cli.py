@@ -450,17 +450,27 @@ def translate(
     if output is not None and result.dsl:
         _write_atomically(output, result.dsl)
     if json_out:
-        typer.echo(json.dumps(result.model_dump(include={"ok", "dsl", "terms", "missing", "attempts", "cached",
-                                                         "backend", "model", "error", "diagnostics"})))
+        typer.echo(json.dumps({**result.model_dump(include={
+            "ok", "well_formed", "dsl", "terms", "missing", "attempts", "cached", "backend", "model", "error",
+            "diagnostics", "inconsistencies", "notes"}), "status": result.status}))
     else:
         if output is None:
             typer.echo(result.dsl, nl=False)
-        status = "ok" if result.ok else "parse-incomplete" if result.missing else "failed"
-        typer.echo(f"{status}: {result.attempts} attempt(s), {'cached' if result.cached else 'fresh'}, "
-                   f"{result.backend}/{result.model}" + (f"; error: {result.error}" if result.error else ""), err=True)
+        typer.echo(f"{result.status}: {result.attempts} attempt(s), {'cached' if result.cached else 'fresh'}, "
+                   f"{result.backend}/{result.model}" + (f"; {result.error}" if result.error else ""), err=True)
         for field in result.missing:
             typer.echo(f"missing: {field}", err=True)
-    if not result.ok:
+        for finding in result.inconsistencies:
+            typer.echo(f"inconsistent: {finding.message}", err=True)
+        if result.inconsistencies:
+            typer.echo("the text contradicts itself: translated as written, not well-formed", err=True)
+        for note in result.notes:
+            typer.echo(f"note: {note}", err=True)
+        if not result.ok:
+            for d in result.diagnostics:
+                if not d["code"].startswith("E4"):
+                    typer.echo(f"{d['line']}:{d['column']}: error[{d['code']}]: {d['message']}", err=True)
+    if result.status != "ok":
         raise typer.Exit(1)
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from conftest import ROOT
 from contractlang.translate import MissingApiKey, TranslationCache, translate_text
+from contractlang.translate.cache import cache_key
 from contractlang.translate.llm import LlmSettings
 from llm_server import ScriptedServer, message, overloaded
 
@@ -34,11 +35,10 @@ def key(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
 
 
-def run(server, tmp_path, **kw):
-    settings = LlmSettings(base_url=server.url, model="scripted-model", timeout_seconds=kw.pop("timeout", 10),
-                           max_retries=kw.pop("retries", 2))
-    return translate_text(TEXT, name="deal", backend="anthropic", cache=TranslationCache(tmp_path / "c.sqlite"),
-                          settings=settings)
+def run(server, tmp_path, text=TEXT, name="deal", extra_checks=(), timeout=10, retries=2):
+    settings = LlmSettings(base_url=server.url, model="scripted-model", timeout_seconds=timeout, max_retries=retries)
+    return translate_text(text, name=name, backend="anthropic", cache=TranslationCache(tmp_path / "c.sqlite"),
+                          settings=settings, extra_checks=extra_checks)
 
 
 def test_correct_first_answer(key, tmp_path):
@@ -63,8 +63,6 @@ def test_wrong_answer_repaired_after_diagnostics(key, tmp_path):
     assert "error[E102]" in repair and "burger" in repair and "^" in repair
     assert server.requests[1]["messages"][1] == {"role": "assistant", "content": BAD}
     audit = TranslationCache(tmp_path / "c.sqlite")
-    from contractlang.translate.cache import cache_key
-
     attempts = audit.attempts(cache_key("anthropic", "scripted-model", "deal\x00" + TEXT))
     assert [a["attempt"] for a in attempts] == [1, 2]
     assert any("E102" in d for d in attempts[0]["diagnostics"]) and attempts[1]["diagnostics"] == []
@@ -135,3 +133,119 @@ def test_rules_backend_is_the_offline_default(tmp_path):
     out = json.loads(proc.stdout)
     assert out["backend"] == "rules" and out["missing"] == ["no payment for week 11"] and out["terms"] is None
     assert "offline" in proc.stderr
+
+
+# --- honest inconsistencies: translated as written, flagged, never "repaired" (issue #19) ---------
+
+MISMATCHED = (ROOT / "tests" / "nl" / "27-mismatched-total.txt").read_text()  # pays $20 × 5, states $90
+AS_WRITTEN = """```contract
+contract "mismatched-total" {
+  game contractsim.catering
+  prices { pizza: $10  pasta: $5  soup: $3 }
+  deliver {
+    weeks 2..10: pizza 1, pasta 1, soup 1
+  }
+  pay {
+    weeks 1..9: $20
+    week 11: $0
+  }
+  assert total pay == $90
+}
+```"""
+
+
+def run_checked(server, tmp_path, text):
+    from solver.verify import translation_checks
+
+    return run(server, tmp_path, text=text, name="t", extra_checks=(translation_checks,), retries=0)
+
+
+@pytest.mark.parametrize("repair", [
+    AS_WRITTEN.replace("weeks 1..9: $20", "weeks 1..9: $18"),  # payments bent to the stated total
+    AS_WRITTEN.replace("  assert total pay == $90\n", ""),     # the stated total deleted
+    AS_WRITTEN.replace("$90", "$100"),                          # the stated total bent to the payments
+], ids=["payments-changed", "total-dropped", "total-changed"])
+def test_a_model_that_repairs_an_honest_inconsistency_is_not_rewarded(key, tmp_path, repair):
+    with ScriptedServer([(200, message(AS_WRITTEN)), (200, message(repair))]) as server:
+        result = run_checked(server, tmp_path, MISMATCHED)
+    assert result.ok and result.well_formed is False and result.attempts == 2
+    assert "weeks 1..9: $20" in result.dsl and "assert total pay == $90" in result.dsl
+    assert {f.check for f in result.inconsistencies} == {"arithmetic.totals", "assert.0"}
+    assert result.inconsistencies[0].values == {"price_total": 90, "payment_total": 100}
+    assert "attempt 2 was refused" in result.notes[0]
+    second = server.requests[1]["messages"][-1]["content"]
+    assert "price × quantity total $90 differs from the payment total $100" in second
+    assert "Never change a number" in second and "Fix every problem" not in second
+    audit = TranslationCache(tmp_path / "c.sqlite").attempts(cache_key("anthropic", "scripted-model",
+                                                                       "t\x00" + MISMATCHED))
+    assert [a["attempt"] for a in audit] == [1, 2]
+
+
+def test_a_model_that_keeps_the_texts_numbers_gives_a_flagged_faithful_translation(key, tmp_path):
+    with ScriptedServer([(200, message(AS_WRITTEN)), (200, message(AS_WRITTEN))]) as server:
+        result = run_checked(server, tmp_path, MISMATCHED)
+    assert result.ok and result.well_formed is False and result.attempts == 2 and result.notes == []
+    assert len(server.requests) == 2  # asked to re-read once, never again
+
+
+def test_a_misread_number_is_corrected_from_the_text(key, tmp_path):
+    text = (ROOT / "tests" / "nl" / "07-stated-total.txt").read_text()  # pays $18 × 5, states $90
+    misread = AS_WRITTEN.replace('"mismatched-total"', '"t"')
+    with ScriptedServer([(200, message(misread)), (200, message(misread.replace("$20", "$18")))]) as server:
+        result = run_checked(server, tmp_path, text)
+    assert result.ok and result.well_formed is True and result.inconsistencies == [] and result.attempts == 2
+    assert "weeks 1..9: $18" in result.dsl
+
+
+def test_text_after_another_languages_block_is_never_a_contract(key, tmp_path):
+    """A ```python block followed by prose: no contract, so never ok and never cached as an answer."""
+    reply = "Here is some code:\n```python\nprint('hi')\n```\nand nothing else."
+    with ScriptedServer([(200, message(reply))] * 3) as server:
+        result = run(server, tmp_path)
+    assert not result.ok and result.well_formed is False and result.error == "no checked contract after 3 attempts"
+    assert "holds no contract" in server.requests[1]["messages"][-1]["content"]
+    assert TranslationCache(tmp_path / "c.sqlite").get(cache_key("anthropic", "scripted-model",
+                                                                 "deal\x00" + TEXT)) is None
+
+
+def _translate_cli(tmp_path, path, *args):
+    return subprocess.run([sys.executable, "-m", "contractlang", "translate", str(path), "--cache",
+                           str(tmp_path / "c.sqlite"), *args], capture_output=True, text=True)
+
+
+def test_cli_says_why_a_text_is_not_well_formed(tmp_path):
+    path = ROOT / "tests" / "nl" / "27-mismatched-total.txt"
+    proc = _translate_cli(tmp_path, path, "-o", str(tmp_path / "out.contract"))
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "not well-formed: 1 attempt(s)" in proc.stderr
+    assert ("inconsistent: arithmetic.totals: price × quantity total $90 differs from the payment total $100 by $10"
+            in proc.stderr)
+    assert "inconsistent: assert.0: `total pay == $90` is false: the left side is $100, the right side $90" in proc.stderr
+    assert "assert total pay == $90" in (tmp_path / "out.contract").read_text()  # the faithful DSL is written
+    out = json.loads(_translate_cli(tmp_path, path, "--json").stdout)
+    assert out["ok"] is True and out["well_formed"] is False and out["status"] == "not well-formed"
+    assert out["cached"] is True and out["error"] is None
+    assert [(f["check"], f["values"]) for f in out["inconsistencies"]] == [
+        ("arithmetic.totals", {"price_total": 90, "payment_total": 100}), ("assert.0", {"left": 100, "right": 90})]
+
+
+def test_cli_names_what_it_could_not_read_and_why(tmp_path):
+    proc = _translate_cli(tmp_path, ROOT / "tests" / "nl" / "i7-half-of-unknown-total.txt", "--json")
+    out = json.loads(proc.stdout)
+    assert proc.returncode == 1 and out["status"] == "parse-incomplete" and out["well_formed"] is False
+    assert out["missing"] == ["no price for soup", "no payment for week 1"]
+    assert out["error"] == "2 term(s) the text does not settle"
+    assert out["notes"] == ["week 1 pays 'half of the contract total', and the contract total cannot be computed "
+                            "(not every price is stated); left out"]
+    proc = _translate_cli(tmp_path, ROOT / "tests" / "nl" / "i10-ct-vague.txt")
+    assert proc.returncode == 1 and "missing: no coverage or points term could be read" in proc.stderr
+    assert "parse-incomplete: 1 attempt(s)" in proc.stderr
+
+
+def test_cli_gives_the_reason_for_a_failed_translation(tmp_path):
+    (tmp_path / "x.txt").write_text("We will meet on Tuesday to talk about lunch.\n")
+    proc = _translate_cli(tmp_path, tmp_path / "x.txt", "--json")
+    out = json.loads(proc.stdout)
+    assert proc.returncode == 1 and out["status"] == "failed" and out["ok"] is False
+    assert out["error"].startswith("the translated contract does not check: ")
+    assert out["notes"] == ["no product names of Catering, Hotel Cleaning or AI Hosting found"]

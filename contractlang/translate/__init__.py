@@ -5,10 +5,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from contractlang import check_source
 from contractlang.formatter import format_ir
 from contractlang.translate.cache import TranslationCache, cache_key
-from contractlang.translate.llm import ExtraCheck, LlmSettings, compile_with_llm
+from contractlang.translate.checks import ExtraCheck, Inconsistency
+from contractlang.translate.llm import LlmSettings, compile_with_llm
 from contractlang.translate.rules import translate as rules_translate
 from contractlang.vocab import Frozen
 
@@ -21,7 +24,11 @@ class MissingApiKey(Exception):
 
 
 class Translation(Frozen):
+    """A translation and its verdicts: `ok` (complete and checks; faithful to the text, which may still
+    contradict itself) and `well_formed` (ok with no arithmetic inconsistency, [CS-31]; None when the
+    arithmetic checks were not run)."""
     ok: bool
+    well_formed: bool | None
     dsl: str
     terms: dict | None
     missing: list[str]
@@ -29,12 +36,36 @@ class Translation(Frozen):
     cached: bool
     backend: str
     model: str
+    inconsistencies: list[Inconsistency] = []
+    notes: list[str] = []
     diagnostics: list[dict] = []
     error: str | None = None
+
+    @property
+    def status(self) -> str:
+        """ok, not well-formed (faithful, but the text contradicts itself), parse-incomplete, or failed."""
+        if self.ok:
+            return "not well-formed" if self.well_formed is False else "ok"
+        if self.missing and all(d["code"].startswith("E4") for d in self.diagnostics):
+            return "parse-incomplete"
+        return "failed"
 
 
 def _missing_from(diagnostics) -> list[str]:
     return [d.message.removeprefix("parse-incomplete: ") for d in diagnostics if d.code.startswith("E4")]
+
+
+def _failure(result, missing: list[str]) -> str | None:
+    """Why a translation is not ok, in one line; None when it is."""
+    beyond = [d for d in result.diagnostics if not d.code.startswith("E4")]
+    if beyond:
+        more = f" (and {len(beyond) - 1} more)" if len(beyond) > 1 else ""
+        return f"the translated contract does not check: {beyond[0].message}{more}"
+    if missing:
+        return f"{len(missing)} term(s) the text does not settle"
+    if not result.contracts:
+        return "the translation holds no contract"
+    return None
 
 
 def translate_text(text: str, name: str = "contract", backend: str = "rules", cache: TranslationCache | None = None,
@@ -47,32 +78,37 @@ def translate_text(text: str, name: str = "contract", backend: str = "rules", ca
     if cache is not None:
         hit = cache.get(key)
         if hit is not None:
-            return Translation(**{**hit, "cached": True})
+            try:
+                return Translation(**{**hit, "cached": True})
+            except ValidationError:
+                pass  # a row this version cannot read is translated afresh and replaced
+    unread: tuple[str, ...] = ()
     if backend == "rules":
         rules = rules_translate(text, name)
-        dsl, attempts, error = rules.dsl, [{"attempt": 1, "response_text": rules.dsl}], None
+        dsl, attempts, error, notes = rules.dsl, [{"attempt": 1, "response_text": rules.dsl}], None, list(rules.notes)
+        unread = rules.unread
     elif backend == "anthropic":
         api_key = os.environ.get("ANTHROPIC_API_KEY")
         if not api_key:
             raise MissingApiKey("ANTHROPIC_API_KEY is not set: export ANTHROPIC_API_KEY=... to use the anthropic "
                                 "backend, or use --backend rules (offline)")
         outcome = compile_with_llm(text, name, settings, api_key, extra_checks)
-        dsl, attempts, error = outcome.dsl, outcome.attempts, outcome.error
+        dsl, attempts, error, notes = outcome.dsl, outcome.attempts, outcome.error, outcome.notes
     else:
         raise ValueError(f"unknown backend {backend!r}; use rules or anthropic")
     result = check_source(dsl, "<translation>")
     if result.ok and result.contracts:
         dsl = format_ir(*(c.ir for c in result.contracts))
-    problems = []
-    if result.ok:
-        for check in extra_checks:
-            for contract in result.contracts:
-                problems += check(contract)
-    ok = result.ok and not problems and error is None
+    missing = _missing_from(result.diagnostics) + list(unread)
+    ok = error is None and _failure(result, missing) is None
+    inconsistencies = [f for check in extra_checks for c in result.contracts for f in check(c)] if ok else []
+    well_formed = (not inconsistencies if extra_checks else None) if ok else False
     translation = Translation(
-        ok=ok, dsl=dsl, terms=result.contracts[0].ir.terms_json() if result.ok and result.contracts else None,
-        missing=_missing_from(result.diagnostics), attempts=len(attempts), cached=False, backend=backend,
-        model=model, diagnostics=[d.to_json() for d in result.diagnostics], error=error,
+        ok=ok, well_formed=well_formed,
+        dsl=dsl, terms=result.contracts[0].ir.terms_json() if result.ok and result.contracts else None,
+        missing=missing, attempts=len(attempts), cached=False, backend=backend, model=model,
+        inconsistencies=inconsistencies, notes=notes, diagnostics=[d.to_json() for d in result.diagnostics],
+        error=error or _failure(result, missing),
     )
     if cache is not None and error is None:
         cache.put(key, backend, model, keyed_text, translation.model_dump(), attempts)

@@ -13,7 +13,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: translations carry well_formed, inconsistencies and notes
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS translations (

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
-from contractlang import check_source
-from contractlang.ir import CheckedContract
-from contractlang.parser import grammar_text
-from contractlang.vocab import SETTINGS, Frozen
 
-ExtraCheck = Callable[[CheckedContract], list[str]]
+from contractlang import check_source
+from contractlang.parser import grammar_text
+from contractlang.translate.checks import ExtraCheck, Inconsistency, unfaithful_changes
+from contractlang.vocab import SETTINGS, Frozen
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
 MAX_ATTEMPTS = 3
@@ -67,6 +65,8 @@ Rules:
   payment_deduction (a shortfall lowers the next payment), rollover (missed items carry forward;
   max_deficit 0..2), `on breach: terminate` (explicit termination or suspension after a breach).
 - A total written in the text becomes `assert total pay == $N` (or `total value`).
+- Copy every number exactly as written. If the text contradicts itself (say, a stated total that differs
+  from the payments), keep both numbers as written: the contradiction is reported, never repaired.
 
 Vocabulary:
 {vocab}
@@ -85,30 +85,58 @@ Contract:
 ```"""
 
 
-_FENCE = re.compile(r"```(?:contract|contractlang)?\s*\n(.*?)```", re.S)
+_FENCE = re.compile(r"^[ \t]*```[ \t]*([\w+-]*)[^\n]*\n(.*?)^[ \t]*```", re.S | re.M)
 
 
 def extract_source(response_text: str) -> str:
-    m = _FENCE.search(response_text)
-    return (m.group(1) if m else response_text).strip() + "\n"
+    """The contract in a reply: the ```contract block, else the one unlabelled block, else the bare reply.
+
+    A block in another language (```python) is never taken for the contract, and neither is the text
+    between two blocks."""
+    blocks = _FENCE.findall(response_text)
+    if not blocks:
+        return response_text.strip() + "\n"
+    labelled = [body for lang, body in blocks if lang.lower() in ("contract", "contractlang")]
+    unlabelled = [body for lang, body in blocks if not lang]
+    chosen = labelled or unlabelled
+    return chosen[0].strip() + "\n" if chosen else ""
 
 
-def repair_message(source: str, diagnostics: list[str]) -> str:
+def repair_message(diagnostics: list[str]) -> str:
     return ("That contract does not check. Fix every problem below and reply with the whole corrected "
             "contract in one ```contract block. Leave out any term the text does not state.\n\n"
             + "\n\n".join(diagnostics))
 
 
+def consistency_message(findings: list[Inconsistency]) -> str:
+    """Ask the model to re-read, never to reconcile: the text's own numbers are not the model's to change."""
+    return ("That contract checks, but its totals disagree:\n" + "\n".join(f"- {f.message}" for f in findings)
+            + "\n\nThis is either an extraction error or a contradiction in the text itself. Compare every "
+            "price, quantity, payment and stated total with the text. Correct only a number you misread or "
+            "left out. Never change a number, or drop a stated total, to make the totals agree: if the text "
+            "states these numbers, reply with the same contract unchanged. A text that contradicts itself is "
+            "translated as written and reported, never fixed. Reply with the whole contract in one "
+            "```contract block.")
+
+
 class LlmOutcome(Frozen):
-    ok: bool
     dsl: str
     attempts: list[dict]
+    notes: list[str] = []
     error: str | None = None
+
+
+def _findings(result, extra_checks: tuple[ExtraCheck, ...]) -> list[Inconsistency]:
+    return [f for check in extra_checks for contract in result.contracts for f in check(contract)]
 
 
 def compile_with_llm(text: str, name: str, settings: LlmSettings, api_key: str,
                      extra_checks: tuple[ExtraCheck, ...] = ()) -> LlmOutcome:
-    """Ask the model for DSL, check it, feed diagnostics back; at most MAX_ATTEMPTS attempts."""
+    """Ask the model for DSL, check it, feed diagnostics back; at most MAX_ATTEMPTS attempts.
+
+    Checker diagnostics go back as errors to fix. Disagreeing totals go back once as a request to
+    re-read; an answer to it that changes a number the text does not state (or drops a stated total)
+    is refused, and the earlier, faithful translation stands, flagged."""
     import anthropic
 
     client = anthropic.Anthropic(api_key=api_key, base_url=settings.base_url, timeout=settings.timeout_seconds,
@@ -116,6 +144,7 @@ def compile_with_llm(text: str, name: str, settings: LlmSettings, api_key: str,
     messages: list[dict] = [{"role": "user", "content": f'Contract name: "{name}"\n\nContract text:\n{text}'}]
     attempts: list[dict] = []
     source = ""
+    faithful = None  # (source, checked contract, attempt) of an answer that checks but whose totals disagree
     for attempt in range(1, MAX_ATTEMPTS + 1):
         start = time.perf_counter()
         record: dict = {"attempt": attempt, "request": {"model": settings.model, "messages": list(messages)}}
@@ -125,27 +154,44 @@ def compile_with_llm(text: str, name: str, settings: LlmSettings, api_key: str,
         except anthropic.APITimeoutError:
             record.update(error="timeout", seconds=time.perf_counter() - start)
             attempts.append(record)
-            return LlmOutcome(ok=False, dsl=source, attempts=attempts,
+            return LlmOutcome(dsl=source, attempts=attempts,
                               error=f"the model did not answer within {settings.timeout_seconds:g} s")
         except anthropic.APIError as exc:
             record.update(error=f"{type(exc).__name__}: {exc}", seconds=time.perf_counter() - start)
             attempts.append(record)
-            return LlmOutcome(ok=False, dsl=source, attempts=attempts, error=f"API error: {exc}")
+            return LlmOutcome(dsl=source, attempts=attempts, error=f"API error: {exc}")
         reply = "".join(block.text for block in response.content if getattr(block, "type", "") == "text")
         source = extract_source(reply)
         result = check_source(source, "<model>")
         problems = [d.render(source) for d in result.diagnostics]
-        if result.ok:
-            for check in extra_checks:
-                for contract in result.contracts:
-                    problems += check(contract)
-        record.update(response_text=reply, diagnostics=problems, seconds=time.perf_counter() - start,
-                      input_tokens=response.usage.input_tokens, output_tokens=response.usage.output_tokens)
+        if result.ok and not result.contracts:
+            problems.append("the reply holds no contract: reply with one contract inside a ```contract block")
+        findings = _findings(result, extra_checks) if result.ok else []
+        record.update(response_text=reply, diagnostics=problems + [f.message for f in findings],
+                      seconds=time.perf_counter() - start, input_tokens=response.usage.input_tokens,
+                      output_tokens=response.usage.output_tokens)
         attempts.append(record)
+        if faithful is not None and result.ok and result.contracts:
+            changed = unfaithful_changes(faithful[1], result.contracts[0], text)
+            if changed:
+                record["rejected"] = changed
+                return LlmOutcome(dsl=faithful[0], attempts=attempts, notes=[
+                    f"attempt {attempt} was refused and the earlier translation kept, as written: " + "; ".join(changed)])
+        if result.ok and result.contracts and not findings:
+            return LlmOutcome(dsl=source, attempts=attempts)
         incomplete_only = result.diagnostics and all(d.code.startswith("E4") for d in result.diagnostics)
-        if result.ok and not problems or incomplete_only and attempt > 1:
+        if incomplete_only and attempt > 1:
             # parse-incomplete is a legitimate answer once the model has been told: never invent terms
-            return LlmOutcome(ok=bool(result.ok and not problems), dsl=source, attempts=attempts)
-        messages += [{"role": "assistant", "content": reply}, {"role": "user", "content": repair_message(source, problems)}]
-    return LlmOutcome(ok=False, dsl=source, attempts=attempts,
-                      error=f"no checked contract after {MAX_ATTEMPTS} attempts")
+            return LlmOutcome(dsl=source, attempts=attempts)
+        if findings:
+            if faithful is not None:
+                return LlmOutcome(dsl=source, attempts=attempts)  # the model stands by the text's own numbers
+            faithful = (source, result.contracts[0], attempt)
+            messages += [{"role": "assistant", "content": reply},
+                         {"role": "user", "content": consistency_message(findings)}]
+            continue
+        messages += [{"role": "assistant", "content": reply}, {"role": "user", "content": repair_message(problems)}]
+    if faithful is not None:
+        return LlmOutcome(dsl=faithful[0], attempts=attempts, notes=[
+            f"no later attempt checked; attempt {faithful[2]}'s translation stands, as written"])
+    return LlmOutcome(dsl=source, attempts=attempts, error=f"no checked contract after {MAX_ATTEMPTS} attempts")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from contractlang.ir import CheckedContract, ContractSimIR
+from contractlang.translate.checks import Inconsistency
 from solver.environment import SupplyEnvironment
 from solver.verify.contractsim import DEFAULT_TIMEOUT_MS, verify_contractsim
 from solver.verify.ctbench import BoardSpec, verify_ctbench
@@ -21,10 +22,10 @@ def verify(checked: CheckedContract, env: SupplyEnvironment | None = None, board
     return VerificationReport(contract=checked.ir.name, checks=tuple(checks))
 
 
-def translation_checks(checked: CheckedContract) -> list[str]:
-    """Refuted arithmetic (a stated total that disagrees) as messages for the translation repair loop."""
+def translation_checks(checked: CheckedContract) -> list[Inconsistency]:
+    """Refuted arithmetic ([CS-31]: price × quantity, payments and stated totals disagree) for a translation."""
     if not isinstance(checked.ir, ContractSimIR):
         return []
     report = verify(checked)
-    return [f"verification: {c.name} refuted: {c.message}" for c in report.checks
-            if c.status == "refuted" and c.name.startswith(("arithmetic", "assert"))]
+    return [Inconsistency(check=c.name, message=f"{c.name}: {c.message}", values=c.counterexample or {})
+            for c in report.checks if c.status == "refuted" and c.name.startswith(("arithmetic", "assert"))]
