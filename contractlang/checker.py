@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Literal
 
 from contractlang import ast
-from contractlang.diagnostics import Diagnostic, Span
+from contractlang.diagnostics import Diagnostic, Span, unsafe_characters
 from contractlang.formatter import format_expr, money
 from contractlang.ir import (
     AssertTerm,
@@ -72,6 +72,13 @@ class _Reporter:
     def error(self, code: str, span: Span, message: str, hint: str = "") -> None:
         self.items.append(Diagnostic(code=code, message=message, file=self.path, span=span, hint=hint))
 
+    def safe_name(self, name: str, span: Span, what: str) -> None:
+        """Names reach terminals and file names: control and bidi-formatting characters are refused."""
+        bad = unsafe_characters(name)
+        if bad:
+            self.error("E107", span, f"{what} contains a control or formatting character (U+{ord(bad[0]):04X})",
+                       "names may hold letters, digits, spaces and punctuation only")
+
 
 def _listing(items) -> str:
     items = [str(x) for x in items]
@@ -131,6 +138,7 @@ class _ContractChecker:
             else:
                 seen.add(role)
                 labels[role] = entry.label
+                self.r.safe_name(entry.label, entry.span, f"the {role}'s name")
         return tuple(labels.values())
 
     # --- ContractSim -------------------------------------------------------------------
@@ -493,7 +501,11 @@ def check(file: ast.SourceFile) -> CheckResult:
     report = _Reporter(file.path)
     checked = []
     names: dict[str, ast.Contract] = {}
+    if not file.contracts:
+        report.error("E005", Span(1, 1, 1, 2), "the file holds no contract",
+                     'a file holds one or more contracts: contract "name" { game ... }')
     for contract in file.contracts:
+        report.safe_name(contract.name, contract.name_span, "the contract name")
         if contract.name in names:
             report.error("E106", contract.name_span, f"a second contract named \"{contract.name}\"",
                          f"the first is on line {names[contract.name].span.line}; contract names are unique in a file")

@@ -1,11 +1,15 @@
 """The `contractlang` command line: the one module that wires contractlang, solver and games together.
 
-Exit codes: 0 ok, 1 the input is wrong (diagnostics, never a traceback), 2 usage error.
+Exit codes: 0 ok, 1 the input is wrong (diagnostics, never a traceback), 2 usage error, 3 an internal error
+(one line; CONTRACTLANG_DEBUG=1 shows the traceback). Under --json every failure is one JSON object on stdout.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -13,7 +17,8 @@ from typing import Annotated, Optional
 import typer
 
 from contractlang import check_source
-from contractlang.diagnostics import ContractError
+from contractlang.diagnostics import ContractError, printable
+from contractlang.files import FileError, read_capped, write_atomically
 from contractlang.formatter import format_source
 from contractlang.ir import CheckedContract
 from contractlang.parser import parse
@@ -32,11 +37,21 @@ class InputError(Exception):
     """Bad input found by the CLI itself (missing file, unknown name): one line, exit 1."""
 
 
+class UsageProblem(Exception):
+    """Options that cannot go together or do not apply to this input: one line, exit 2."""
+
+
+class CheckFailed(Exception):
+    """A contract file with diagnostics: printed with carets (or as JSON), exit 1."""
+
+    def __init__(self, diagnostics, source: str):
+        self.diagnostics = list(diagnostics)
+        self.source = source
+        super().__init__(f"{len(self.diagnostics)} error(s) in the contract")
+
+
 def _read(path: Path) -> tuple[bytes, str]:
-    try:
-        return path.read_bytes(), str(path)
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return read_capped(path), str(path)
 
 
 def _emit_diagnostics(diags, source: str | None) -> None:
@@ -54,10 +69,7 @@ def load_contracts(path: Path) -> list[CheckedContract]:
     data, name = _read(path)
     result = check_source(data, name)
     if not result.ok:
-        _emit_diagnostics(result.diagnostics, _source_text(data))
-        raise typer.Exit(1)
-    if not result.contracts:
-        raise InputError(f"{name}: the file holds no contract")
+        raise CheckFailed(result.diagnostics, _source_text(data))
     return list(result.contracts)
 
 
@@ -76,7 +88,13 @@ def check(
     """Parse and type-check contract files; report every error as file:line:col with a hint."""
     failed = False
     for path in files:
-        data, name = _read(path)
+        try:
+            data, name = _read(path)
+        except FileError as exc:
+            failed = True
+            typer.echo(json.dumps({"file": str(path), "ok": False, "error": str(exc)}) if json_out
+                       else f"error: {printable(str(exc))}", err=not json_out)
+            continue
         result = check_source(data, name)
         failed |= not result.ok
         if json_out:
@@ -106,14 +124,27 @@ def fmt(
     write: Annotated[bool, typer.Option("--write", "-w", help="Rewrite the files in place.")] = False,
 ) -> None:
     """Print contracts in canonical form (stdout), rewrite them (--write) or test them (--check)."""
+    if check_only and write:
+        raise UsageProblem("--check and --write do not go together: --check only reports, --write rewrites")
     unformatted = []
     for path in files:
-        data, name = _read(path)
         try:
+            data, name = _read(path)
             tree = parse(data, name)
+        except FileError as exc:
+            unformatted.append(str(path))
+            typer.echo(f"error: {printable(str(exc))}", err=True)
+            continue
         except ContractError as err:
+            unformatted.append(str(path))
             _emit_diagnostics(err.diagnostics, _source_text(data))
-            raise typer.Exit(1) from None
+            continue
+        # the formatter prints numbers from their values: one the checker refuses would change on the way
+        too_large = [d for d in check_source(data, name).diagnostics if d.code == "E003"]
+        if too_large:
+            unformatted.append(name)
+            _emit_diagnostics(too_large, _source_text(data))
+            continue
         text = format_source(tree)
         original = data.decode("utf-8")
         if check_only:
@@ -141,7 +172,7 @@ def trace(
 
     checked = load_one(contract)
     try:
-        monitor, steps = replay(checked.ir, read_events(events, checked.ir.kind), str(events))
+        monitor, steps = replay(checked.ir, read_events(_read(events)[0], str(events), checked.ir.kind), str(events))
     except TraceError as exc:
         raise InputError(str(exc)) from None
     report = trace_json(monitor, steps)
@@ -186,13 +217,14 @@ def run(
     blue: Annotated[str, typer.Option(help=f"P-Blue agent: {AGENT_HELP}.")] = "planner",
     mode: Annotated[str, typer.Option(help="Trading mechanism: pfp (Pay-for-Partner) or trade.")] = "pfp",
     hidden: Annotated[bool, typer.Option("--hidden", help="Hide each player's state from the other.")] = False,
-    seed: Annotated[Optional[int], typer.Option(help="Seed: ContractSim shocks (default 42, spec §3) or CT-Bench "
+    seed: Annotated[Optional[int], typer.Option(min=0, help="Seed: ContractSim shocks (default 42, spec §3) or CT-Bench "
                                                      "random agents (default 0).")] = None,
     log: Annotated[Optional[Path], typer.Option(help="Write the game's events as JSON lines here.")] = None,
     json_out: JsonFlag = False,
 ) -> None:
     """Play one game under a contract (ContractSim with --env, CT-Bench with --board): story and scores."""
     checked = load_one(contract)
+    _game_options([checked], env, board, contract)
     if checked.ir.kind == "contractsim":
         _run_contractsim(checked, env, customer, supplier, 42 if seed is None else seed, log, json_out)
         return
@@ -205,8 +237,7 @@ def run(
     bench = _board(board)
     problems = check_board(checked, bench.board.colour, f"board {board}")
     if problems:
-        _emit_diagnostics(problems, _source_text(contract.read_bytes()))
-        raise typer.Exit(1)
+        raise CheckFailed(problems, _source_text(_read(contract)[0]))
     _choice(mode, ("pfp", "trade"), "mode")
     import numpy as np
 
@@ -285,8 +316,9 @@ def metrics(
             try:
                 obj = json.loads(line)
                 runs.append(RunRecord.model_validate({k: v for k, v in obj.items() if k in RunRecord.model_fields}))
-            except (json.JSONDecodeError, ValueError) as exc:
-                raise InputError(f"{name}:{number}: not a run record ({str(exc).splitlines()[0]})") from None
+            except (ValueError, RecursionError) as exc:
+                reason = (str(exc) or "nested too deeply").splitlines()[0]
+                raise InputError(f"{name}:{number}: not a run record ({reason})") from None
     if not runs:
         raise InputError("no run records found")
     summaries = [summarise(runs, role) for role in ("customer", "supplier")]
@@ -351,20 +383,27 @@ def ctbench_sweep(
     modes: Annotated[str, typer.Option(help="Comma-separated: pfp, trade.")] = "pfp,trade",
     agents: Annotated[str, typer.Option(help="Comma-separated RED:BLUE pairings, e.g. planner:exploiter.")]
     = "planner:planner",
-    seed: Annotated[int, typer.Option(help="Seed for random agents.")] = 0,
-    workers: Annotated[Optional[int], typer.Option(help="Local worker processes (default: all cores).")] = None,
+    seed: Annotated[int, typer.Option(min=0, help="Seed for random agents.")] = 0,
+    repeats: Annotated[int, typer.Option(min=1, help="Games per (board, condition, mode, pairing); repeat r "
+                                                     "draws agent randomness from (seed, r).")] = 1,
+    hidden: Annotated[bool, typer.Option("--hidden", help="Hide each player's state from the other.")] = False,
+    workers: Annotated[Optional[int], typer.Option(min=1, help="Local worker processes (default: all cores).")]
+    = None,
     ray: Annotated[Optional[str], typer.Option(help="Run on Ray instead: a cluster address, or 'local'.")] = None,
-    out: Annotated[Path, typer.Option(help="Directory for games.jsonl and summary.json.")] = Path("ctbench-sweep"),
+    out: Annotated[Path, typer.Option(help="Directory for games.jsonl and summary.json; a rerun into it resumes.")]
+    = Path("ctbench-sweep"),
     json_out: JsonFlag = False,
 ) -> None:
-    """Run boards × contract conditions × modes with offline agents; print the summary table."""
+    """Run boards × contract conditions × modes × pairings × repeats with offline agents; resumable."""
+    from contextlib import closing
+
     from rich.progress import Progress
 
     from games.ctbench.agents import AGENTS
     from games.ctbench.board import benchmark_boards
     from games.ctbench.metrics import summarise
     from games.ctbench.play import CONDITIONS
-    from games.ctbench.sweep import GameSpec, JsonlWriter, run_specs
+    from games.ctbench.sweep import GameSpec, RecordStore, run_specs
 
     ids = [b.id for b in benchmark_boards()] if boards == "all" else _int_list(boards, "board ID")
     for i in ids:
@@ -377,31 +416,64 @@ def ctbench_sweep(
         for name in (red_name, blue_name):
             _choice(name, (*AGENTS, "random"), "agent")
         pairs.append((red_name, blue_name))
-    specs = [GameSpec(board_id=i, condition=c, mode=m, red=r, blue=b, seed=seed)
-             for i in ids for c in conds for m in mode_list for r, b in pairs]
-    writer = JsonlWriter(out / "games.jsonl")
-    records = []
+    specs = list(dict.fromkeys(
+        GameSpec(board_id=i, condition=c, mode=m, red=r, blue=b, seed=seed, repeat=k, visible=not hidden)
+        for i in ids for c in conds for m in mode_list for r, b in pairs for k in range(repeats)))
+    store = RecordStore(out)
+    todo = store.missing(specs)
+    summary_path = out / "summary.json"
+    if todo:
+        summary_path.unlink(missing_ok=True)  # it would describe a record set this run is about to change
+    if store.dropped:
+        typer.echo(f"{store.path}: dropped {store.dropped} incomplete or unreadable line(s)", err=True)
+    if len(todo) < len(specs):
+        typer.echo(f"{len(specs) - len(todo)} of {len(specs)} games already in {store.path}; playing "
+                   f"{len(todo)}", err=True)
     try:
-        with Progress(transient=json_out) as progress:
-            task = progress.add_task("games", total=len(specs))
-            for record in run_specs(specs, workers=workers, ray_address=ray):
-                writer.write(record)
-                records.append(record)
+        with Progress(transient=json_out, disable=not todo) as progress, \
+                closing(run_specs(todo, workers=workers, ray_address=ray)) as games:
+            task = progress.add_task("games", total=len(todo))
+            for record in games:
+                store.add(record)
                 progress.advance(task)
     except RuntimeError as exc:
         raise InputError(str(exc)) from None
     finally:
-        writer.close()
+        store.close()
+    records = [store.records[s] for s in specs]
     rows = summarise(records)
     summary = [r.model_dump(mode="json") for r in rows]
-    _write_atomically(out / "summary.json", json.dumps(summary, indent=1) + "\n")
+    _write_atomically(summary_path, json.dumps(summary, indent=1) + "\n")
     if json_out:
-        typer.echo(json.dumps({"games": len(records), "out": str(out), "rows": summary}))
+        typer.echo(json.dumps({"ok": True, "games": len(records), "played": len(todo), "out": str(out),
+                               "rows": summary}))
         return
     from games.ctbench.story import print_summary
 
     print_summary(rows)
-    typer.echo(f"{len(records)} games; results in {out}/games.jsonl and {out}/summary.json")
+    typer.echo(f"{len(records)} games ({len(todo)} played now); results in {store.path} and {summary_path}")
+
+
+def _game_options(contracts: list[CheckedContract], env: int | None, board: int | None, path: Path) -> None:
+    """--env is for ContractSim contracts and --board for CT-Bench: one the file cannot use is a usage error."""
+    kinds = {c.ir.kind for c in contracts}
+    if env is not None and "contractsim" not in kinds:
+        raise UsageProblem(f"--env applies to ContractSim contracts; {path} is for CT-Bench (use --board ID)")
+    if board is not None and "ctbench" not in kinds:
+        raise UsageProblem(f"--board applies to CT-Bench contracts; {path} is for ContractSim (use --env N)")
+
+
+def _file_stems(names: list[str]) -> list[str]:
+    """File-name stems from contract names: no separators, no leading dots, and distinct."""
+    stems: list[str] = []
+    for name in names:
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "contract"
+        base, k = stem, 1
+        while stem in stems:
+            k += 1
+            stem = f"{base}-{k}"
+        stems.append(stem)
+    return stems
 
 
 def _int_list(text: str, what: str) -> list[int]:
@@ -419,9 +491,10 @@ def translate(
     output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write the DSL here.")] = None,
     name: Annotated[Optional[str], typer.Option(help="Contract name when the text gives none.")] = None,
     model: Annotated[Optional[str], typer.Option(help="Model for the anthropic backend.")] = None,
-    max_tokens: Annotated[int, typer.Option(help="Output token limit per attempt (anthropic).")] = 4096,
-    timeout: Annotated[float, typer.Option(help="Seconds per API call before giving up (anthropic).")] = 60.0,
-    retries: Annotated[int, typer.Option(help="Retries for transient API errors, with backoff (anthropic).")] = 3,
+    max_tokens: Annotated[int, typer.Option(min=1, help="Output token limit per attempt (anthropic).")] = 4096,
+    timeout: Annotated[float, typer.Option(min=0.001, help="Seconds the whole translation may take, retries and "
+                                                            "waits included (anthropic).")] = 60.0,
+    retries: Annotated[int, typer.Option(min=0, help="Retries for transient API errors, with backoff (anthropic).")] = 3,
     base_url: Annotated[Optional[str], typer.Option(help="API base URL (anthropic), e.g. a proxy.")] = None,
     cache: Annotated[Optional[Path], typer.Option(help="SQLite cache and audit file "
                                                      "(default .contractlang-cache/translations.sqlite).")] = None,
@@ -433,6 +506,14 @@ def translate(
     from contractlang.translate.llm import DEFAULT_MODEL, LlmSettings
 
     _choice(backend, ("rules", "anthropic"), "backend")
+    if base_url is not None:
+        from urllib.parse import urlparse
+
+        parsed = urlparse(base_url)
+        if parsed.scheme not in ("http", "https") or not parsed.hostname:
+            raise UsageProblem(f"--base-url must be an http:// or https:// address, not {base_url!r}")
+        if backend != "anthropic":
+            raise UsageProblem("--base-url applies to --backend anthropic")
     data, _ = _read(text_file)
     try:
         text = data.decode("utf-8")
@@ -488,7 +569,7 @@ def verify(
                                                               "cash-flow checks).")] = None,
     board: Annotated[Optional[int], typer.Option("--board", help="CT-Bench board ID 0..79 (colour, chip and path "
                                                                   "checks).")] = None,
-    timeout_ms: Annotated[int, typer.Option(help="z3 time limit per check, in milliseconds.")] = 5000,
+    timeout_ms: Annotated[int, typer.Option(min=1, help="z3 time limit per check, in milliseconds.")] = 5000,
     events_out: Annotated[Optional[Path], typer.Option(help="Write each refuted check's counterexample as an "
                                                             "event log here, for `contractlang trace`.")] = None,
     json_out: JsonFlag = False,
@@ -496,6 +577,8 @@ def verify(
     """Prove or refute the contract's properties with z3; refutations come with a replayable counterexample."""
     from solver.verify import verify as run_verify
 
+    contracts = load_contracts(contract)
+    _game_options(contracts, env, board, contract)
     environment = board_value = None
     if env is not None:
         from games.contractsim.environments import environment as get_env
@@ -508,22 +591,25 @@ def verify(
         from games.ctbench.verify_board import board_spec
 
         board_value = board_spec(_board(board).board, f"board {board}")
-    reports = [run_verify(c, env=environment, board=board_value, timeout_ms=timeout_ms)
-               for c in load_contracts(contract)]
+    reports = [run_verify(c, env=environment, board=board_value, timeout_ms=timeout_ms) for c in contracts]
     if events_out is not None:
-        events_out.mkdir(parents=True, exist_ok=True)
-        for report in reports:
+        try:
+            events_out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"cannot write {events_out}: {exc.strerror or exc}") from None
+        stems = _file_stems([r.contract for r in reports])
+        for report, stem in zip(reports, stems):
             for check in report.checks:
                 if check.counterexample and "events" in check.counterexample:
                     body = "".join(json.dumps(e) + "\n" for e in check.counterexample["events"])
-                    _write_atomically(events_out / f"{report.contract}.{check.name}.jsonl", body)
+                    _write_atomically(events_out / f"{stem}.{check.name}.jsonl", body)
     if json_out:
         payload = [r.to_json() for r in reports]
         typer.echo(json.dumps(payload[0] if len(payload) == 1 else {"contracts": payload}))
         return
     from contractlang.render_terminal import print_verification
 
-    source = _source_text(contract.read_bytes())
+    source = _source_text(_read(contract)[0])
     for report in reports:
         print_verification(report, str(contract), source)
     if env is None and board is None:
@@ -593,27 +679,62 @@ def render(
 
     if setting is not None:
         _choice(setting, tuple(SETTINGS), "setting")
-    for checked in load_contracts(contract):
+    contracts = load_contracts(contract)
+    if setting is not None and any(c.ir.kind == "ctbench" for c in contracts):
+        raise UsageProblem(f"--setting re-labels ContractSim contracts; {contract} holds a CT-Bench agreement")
+    for checked in contracts:
         typer.echo(render_prose(checked.ir, setting=setting))
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    write_atomically(path, text)
+
+
+def _fail(message: str, code: int, json_mode: bool, diagnostics=None, source: str | None = None) -> None:
+    """One failure, one report: a JSON object on stdout under --json, else lines on stderr."""
+    if json_mode:
+        payload: dict = {"ok": False, "error": message}
+        if diagnostics is not None:
+            payload["diagnostics"] = [d.to_json() for d in diagnostics]
+        typer.echo(json.dumps(payload))
+    elif diagnostics is not None:
+        for d in diagnostics:
+            typer.echo(d.render(source), err=True)
+    else:
+        typer.echo(f"error: {printable(message)}", err=True)
+    sys.exit(code)
+
+
+def _terminate(signum, frame) -> None:
+    raise KeyboardInterrupt
 
 
 def main() -> None:
-    """Console entry point: usage errors exit 2 (typer's standalone mode), bad input exits 1."""
+    """Console entry point: bad input exits 1, usage errors 2, an internal error 3; never a traceback."""
+    json_mode = "--json" in sys.argv[1:]
+    signal.signal(signal.SIGTERM, _terminate)  # a killed run unwinds like Ctrl-C: workers ended, files closed
     try:
-        app()
-    except InputError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        sys.exit(1)
+        code = app(standalone_mode=False)
+    except KeyboardInterrupt:
+        _fail("interrupted", 130, json_mode)
+    except CheckFailed as exc:
+        _fail(str(exc), 1, json_mode, exc.diagnostics, exc.source)
     except ContractError as exc:
-        for d in exc.diagnostics:
-            typer.echo(d.render(None), err=True)
-        sys.exit(1)
+        _fail(str(exc), 1, json_mode, exc.diagnostics)
+    except (InputError, FileError) as exc:
+        _fail(str(exc), 1, json_mode)
+    except UsageProblem as exc:
+        _fail(f"usage: {exc}", 2, json_mode)
+    except Exception as exc:
+        if callable(getattr(exc, "format_message", None)):  # click's usage and parameter errors
+            if not json_mode and hasattr(exc, "show"):
+                exc.show()
+                sys.exit(getattr(exc, "exit_code", 2))
+            _fail(f"usage: {exc.format_message()}", getattr(exc, "exit_code", 2), json_mode)
+        if os.environ.get("CONTRACTLANG_DEBUG") == "1":
+            raise
+        _fail(f"internal error: {type(exc).__name__}: {exc} (set CONTRACTLANG_DEBUG=1 to see where)", 3, json_mode)
+    sys.exit(code or 0)
 
 
 __all__ = ["app", "main"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Literal, NamedTuple
 
 from contractlang.vocab import Frozen
@@ -30,6 +31,16 @@ class Span(NamedTuple):
 Severity = Literal["error", "warning"]
 
 
+def unsafe_characters(text: str) -> list[str]:
+    """Control and format characters (bidi overrides, zero-width marks) that would mislead a terminal."""
+    return [ch for ch in text if unicodedata.category(ch) in ("Cc", "Cf")]
+
+
+def printable(text: str) -> str:
+    """`text` with each control or format character shown as U+FFFD, one column each (carets stay aligned)."""
+    return "".join("\ufffd" if unicodedata.category(ch) in ("Cc", "Cf") else ch for ch in text)
+
+
 class Diagnostic(Frozen):
     """A located problem with a stable code, a message and a hint for fixing it."""
 
@@ -55,14 +66,14 @@ class Diagnostic(Frozen):
 
     def render(self, source: str | None) -> str:
         """`file:line:col: error[CODE]: message`, the source line, a caret under the span, the hint."""
-        head = (
+        head = printable(
             f"{self.file}:{self.span.line}:{self.span.column}: "
             f"{self.severity}[{self.code}]: {self.message}"
         )
         out = [head]
         lines = source.splitlines() if source is not None else []
         if 1 <= self.span.line <= len(lines):
-            text = lines[self.span.line - 1].expandtabs(1)
+            text = printable(lines[self.span.line - 1].expandtabs(1))
             start = max(self.span.column - 1, 0)
             if self.span.end_line == self.span.line:
                 width = max(self.span.end_column - self.span.column, 1)

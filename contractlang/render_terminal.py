@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import io
+
 from rich.console import Console
 from rich.table import Table
 
+from contractlang.files import write_atomically
 from contractlang.ir import ContractIR, ContractSimIR
 from contractlang.vocab import PRODUCTION_WEEKS
 
@@ -124,7 +127,7 @@ def plot_survival(result, path) -> None:
     ax.set_title(f"{result.contract}, environment {result.env}: P_sat {result.p_sat:.4f}")
     ax.legend(loc="lower left")
     fig.tight_layout()
-    tmp = path.with_name(f".{path.name}.tmp.png")
-    fig.savefig(tmp, dpi=120)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, dpi=120, format="png")
     plt.close(fig)
-    tmp.replace(path)
+    write_atomically(path, buffer.getvalue())

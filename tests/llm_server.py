@@ -19,7 +19,8 @@ def overloaded() -> tuple[int, dict]:
 
 
 class ScriptedServer:
-    """Each request pops the next scripted reply: (status, body) or (status, body, delay_seconds)."""
+    """Each request pops the next scripted reply: (status, body[, delay_seconds[, headers]]); a bytes body is
+    sent as it is (garbage), and `headers` replace the default retry-after-ms of 10."""
 
     def __init__(self, replies: list):
         self.replies = list(replies)
@@ -37,12 +38,14 @@ class ScriptedServer:
                 status, payload = reply[0], reply[1]
                 if len(reply) > 2:
                     time.sleep(reply[2])
-                data = json.dumps(payload).encode()
+                headers = reply[3] if len(reply) > 3 else {"retry-after-ms": "10"}
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 try:
                     self.send_response(status)
                     self.send_header("content-type", "application/json")
                     self.send_header("content-length", str(len(data)))
-                    self.send_header("retry-after-ms", "10")
+                    for name, value in headers.items():
+                        self.send_header(name, value)
                     self.end_headers()
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):

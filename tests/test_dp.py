@@ -302,6 +302,29 @@ def test_cache_hits_ignore_the_name_and_a_failed_write_leaves_nothing(tmp_path, 
     assert list((tmp_path / "other").iterdir()) == []
 
 
+def test_a_tampered_or_corrupt_cached_table_is_solved_again_and_replaced(tmp_path):
+    """The cache is never trusted blindly (issue #15 item 4): a digest covers key, result and policies."""
+    ir, env = example("worked-example-1"), environment(1)
+    truth, table, _ = TableCache(tmp_path).solve(ir, env)
+    path = next(tmp_path.glob("*.npz"))
+    with np.load(path) as data:
+        stored = {k: data[k] for k in data.files}
+    tampered = dict(stored, result=np.array(str(stored["result"]).replace('"p_sat":1.0', '"p_sat":0.5')))
+    tampered["round0"] = stored["round0"].copy()
+    tampered["round0"].flat[np.flatnonzero(stored["round0"] >= 0)[0]] += 1
+    for name, content in (("tampered", tampered), ("no digest", {k: v for k, v in stored.items() if k != "digest"})):
+        np.savez_compressed(path, **content)
+        result, again, hit = TableCache(tmp_path).solve(ir, env)
+        assert not hit and result.p_sat == truth.p_sat == 1.0, name
+        assert all(np.array_equal(a, b) for a, b in zip(again.policies, table.policies))
+        assert TableCache(tmp_path).solve(ir, env)[2]  # replaced by a good file: the next call hits
+    for garbage in (b"", b"PK\x03\x04 truncated", path.read_bytes()[:100]):
+        path.write_bytes(garbage)
+        result, _, hit = TableCache(tmp_path).solve(ir, env)
+        assert not hit and result.p_sat == 1.0
+    assert TableCache(tmp_path).solve(ir, env)[2]
+
+
 def test_rc_supplier_switches_to_the_budget_table_when_paid_ahead(tables):
     """A Customer who pays more than scheduled lifts cash above the schedule-covered range ([CS-23])."""
     ir = example("worked-example-1")
@@ -310,6 +333,21 @@ def test_rc_supplier_switches_to_the_budget_table_when_paid_ahead(tables):
     run = play(ir, environment(1), "random", "rc", seed=3, keep_log=False, tables=tables)
     assert run.u_customer + run.u_supplier == run.budget + sum(w.value for w in run.weeks) - \
         sum(w.spend for w in run.weeks)
+
+
+@pytest.mark.parametrize("name,env_id", [("worked-example-1", 3), ("catering-rollover", 5)])
+def test_any_legal_payment_sequence_is_playable_by_the_rational_supplier(tables, name, env_id):
+    """Underpaying, then paying more than due, reaches (holding, cash) pairs the schedule table left
+    unsolved below its top cash level; the Supplier must switch tables, not crash (issue #15 item 6)."""
+    ir = example(name)
+    for seed in range(30):
+        for supplier in ("rc", "rcc"):
+            run = play(ir, environment(env_id), "random", supplier, seed=seed, keep_log=False, tables=tables)
+            assert run.u_customer + run.u_supplier == run.budget + sum(w.value for w in run.weeks) - \
+                sum(w.spend for w in run.weeks)
+    if name == "worked-example-1":  # the state `run --env 3 --customer random --supplier rc --seed 14` reaches
+        _, table = solved(tables, ir, env_id)
+        assert table.covers(1, 51) and not table.solved(1, (5, 4, 0), 51, 0)
 
 
 # --- CLI --------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """The LLM backend end to end: the real anthropic client against a scripted server on loopback."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -35,7 +36,7 @@ def key(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
 
 
-def run(server, tmp_path, text=TEXT, name="deal", extra_checks=(), timeout=10, retries=2):
+def run(server, tmp_path, text=TEXT, name="deal", extra_checks=(), timeout=10.0, retries=2):
     settings = LlmSettings(base_url=server.url, model="scripted-model", timeout_seconds=timeout, max_retries=retries)
     return translate_text(text, name=name, backend="anthropic", cache=TranslationCache(tmp_path / "c.sqlite"),
                           settings=settings, extra_checks=extra_checks)
@@ -63,7 +64,7 @@ def test_wrong_answer_repaired_after_diagnostics(key, tmp_path):
     assert "error[E102]" in repair and "burger" in repair and "^" in repair
     assert server.requests[1]["messages"][1] == {"role": "assistant", "content": BAD}
     audit = TranslationCache(tmp_path / "c.sqlite")
-    attempts = audit.attempts(cache_key("anthropic", "scripted-model", "deal\x00" + TEXT))
+    attempts = audit.attempts(cache_key("anthropic", "scripted-model", "deal\x00" + TEXT, server.url))
     assert [a["attempt"] for a in attempts] == [1, 2]
     assert any("E102" in d for d in attempts[0]["diagnostics"]) and attempts[1]["diagnostics"] == []
     assert attempts[0]["input_tokens"] == 100
@@ -108,13 +109,13 @@ def test_missing_key(monkeypatch, tmp_path):
         translate_text(TEXT, backend="anthropic")
     proc = subprocess.run([sys.executable, "-m", "contractlang", "translate", str(ROOT / "tests/nl/01-plain-lists.txt"),
                            "--backend", "anthropic", "--cache", str(tmp_path / "c.sqlite")], capture_output=True,
-                          text=True, env={k: v for k, v in __import__("os").environ.items() if k != "ANTHROPIC_API_KEY"})
+                          text=True, env={k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"})
     assert proc.returncode == 1 and "ANTHROPIC_API_KEY" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_cli_end_to_end_through_loopback(tmp_path):
     with ScriptedServer([(200, message(GOOD))]) as server:
-        env = {**__import__("os").environ, "ANTHROPIC_API_KEY": KEY}
+        env = {**os.environ, "ANTHROPIC_API_KEY": KEY}
         proc = subprocess.run([sys.executable, "-m", "contractlang", "translate", str(ROOT / "tests/nl/01-plain-lists.txt"),
                                "--backend", "anthropic", "--base-url", server.url, "--model", "scripted-model",
                                "--cache", str(tmp_path / "c.sqlite"), "--json", "-o", str(tmp_path / "out.contract")],
@@ -177,7 +178,7 @@ def test_a_model_that_repairs_an_honest_inconsistency_is_not_rewarded(key, tmp_p
     assert "price × quantity total $90 differs from the payment total $100" in second
     assert "Never change a number" in second and "Fix every problem" not in second
     audit = TranslationCache(tmp_path / "c.sqlite").attempts(cache_key("anthropic", "scripted-model",
-                                                                       "t\x00" + MISMATCHED))
+                                                                       "t\x00" + MISMATCHED, server.url))
     assert [a["attempt"] for a in audit] == [1, 2]
 
 
@@ -204,13 +205,17 @@ def test_text_after_another_languages_block_is_never_a_contract(key, tmp_path):
         result = run(server, tmp_path)
     assert not result.ok and result.well_formed is False and result.error == "no checked contract after 3 attempts"
     assert "holds no contract" in server.requests[1]["messages"][-1]["content"]
-    assert TranslationCache(tmp_path / "c.sqlite").get(cache_key("anthropic", "scripted-model",
-                                                                 "deal\x00" + TEXT)) is None
+    key = cache_key("anthropic", "scripted-model", "deal\x00" + TEXT, server.url)
+    assert TranslationCache(tmp_path / "c.sqlite").get(key) is None
+    assert [a["attempt"] for a in TranslationCache(tmp_path / "c.sqlite").attempts(key)] == [1, 2, 3]
 
 
-def _translate_cli(tmp_path, path, *args):
+def _translate_cli(tmp_path, path, *args, env_key=False):
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    if env_key:
+        env["ANTHROPIC_API_KEY"] = KEY
     return subprocess.run([sys.executable, "-m", "contractlang", "translate", str(path), "--cache",
-                           str(tmp_path / "c.sqlite"), *args], capture_output=True, text=True)
+                           str(tmp_path / "c.sqlite"), *args], capture_output=True, text=True, env=env)
 
 
 def test_cli_says_why_a_text_is_not_well_formed(tmp_path):
@@ -249,3 +254,82 @@ def test_cli_gives_the_reason_for_a_failed_translation(tmp_path):
     assert proc.returncode == 1 and out["status"] == "failed" and out["ok"] is False
     assert out["error"].startswith("the translated contract does not check: ")
     assert out["notes"] == ["no product names of Catering, Hotel Cleaning or AI Hosting found"]
+
+
+# --- hostile servers and files (issue #15 items 11 and 12) --------------------------------------------
+
+def test_an_error_body_that_echoes_the_key_is_redacted_everywhere(key, tmp_path):
+    body = {"type": "error", "error": {"type": "invalid_request_error", "message": f"bad key {KEY} refused"}}
+    with ScriptedServer([(400, body), (400, body)]) as server:
+        result = run(server, tmp_path)
+        proc = _translate_cli(tmp_path, ROOT / "tests/nl/01-plain-lists.txt", "--backend", "anthropic", "--base-url",
+                              server.url, "--model", "scripted-model", env_key=True)
+    assert not result.ok and "[redacted key]" in result.error and KEY not in result.error
+    assert proc.returncode == 1 and KEY not in proc.stdout + proc.stderr and "[redacted key]" in proc.stderr
+    assert KEY.encode() not in (tmp_path / "c.sqlite").read_bytes()
+    audit = TranslationCache(tmp_path / "c.sqlite").attempts(cache_key("anthropic", "scripted-model",
+                                                                       "deal\x00" + TEXT, server.url))
+    assert len(audit) == 1 and "API error 400" in audit[0]["error"]  # a failed run leaves its audit row
+
+
+def test_retry_after_beyond_the_timeout_ends_the_call_at_once(key, tmp_path):
+    import time
+
+    start = time.monotonic()
+    with ScriptedServer([(429, overloaded()[1], 0, {"retry-after": "100000"}), (200, message(GOOD))]) as server:
+        result = run(server, tmp_path, timeout=5)
+    assert time.monotonic() - start < 4 and len(server.requests) == 1
+    assert not result.ok and "asked to wait 100000 s" in result.error
+
+
+def test_timeout_bounds_the_whole_call_across_retries(key, tmp_path):
+    import time
+
+    start = time.monotonic()
+    with ScriptedServer([(529, overloaded()[1], 0.6, {"retry-after": "0.5"})] * 10) as server:
+        result = run(server, tmp_path, timeout=2.0, retries=10)
+    assert time.monotonic() - start < 3.5 and not result.ok and len(server.requests) <= 3
+
+
+def test_garbage_bodies_are_one_clear_failure(key, tmp_path):
+    with ScriptedServer([(200, b"<html>not json</html>"), (200, {"unexpected": True})]) as server:
+        first = run(server, tmp_path)
+        second = run(server, tmp_path, name="other")
+    for result in (first, second):
+        assert not result.ok and result.error and "Traceback" not in result.error
+
+
+def test_the_endpoint_is_part_of_the_cache_key(key, tmp_path):
+    with ScriptedServer([(200, message(GOOD))]) as a, ScriptedServer([(200, message(GOOD))]) as b:
+        assert run(a, tmp_path).cached is False
+        assert run(b, tmp_path).cached is False and len(b.requests) == 1
+        assert run(a, tmp_path).cached is True
+
+
+@pytest.mark.parametrize("content,why", [(b"this is not a database at all" * 100, "not a usable translation cache"),
+                                         (None, "something else")])
+def test_corrupt_or_foreign_cache_files_are_refused_in_one_line(tmp_path, content, why):
+    cache = tmp_path / "c.sqlite"
+    if content is None:
+        import sqlite3
+
+        with sqlite3.connect(cache) as db:
+            db.execute("CREATE TABLE invoices (id INTEGER)")
+    else:
+        cache.write_bytes(content)
+    before = cache.read_bytes()
+    proc = _translate_cli(tmp_path, ROOT / "tests/nl/01-plain-lists.txt", "--json")
+    out = json.loads(proc.stdout)
+    assert proc.returncode == 1 and out["ok"] is False and why in out["error"] and "Traceback" not in proc.stderr
+    assert cache.read_bytes() == before  # another program's file is never written to
+
+
+@pytest.mark.parametrize("args", [["--base-url", "not a url", "--backend", "anthropic"],
+                                  ["--base-url", "ftp://127.0.0.1/", "--backend", "anthropic"],
+                                  ["--base-url", "http://127.0.0.1:9/"], ["--retries", "-1"], ["--timeout", "0"],
+                                  ["--max-tokens", "0"], ["--backend", "gpt"]])
+def test_bad_translate_options_are_usage_errors(tmp_path, args):
+    proc = _translate_cli(tmp_path, ROOT / "tests/nl/01-plain-lists.txt", "--json", *args)
+    out = json.loads(proc.stdout)
+    assert proc.returncode in (1, 2) and out["ok"] is False and "Traceback" not in proc.stderr
+    assert proc.returncode == (1 if args[:2] == ["--backend", "gpt"] else 2)

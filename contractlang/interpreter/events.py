@@ -6,10 +6,12 @@ from typing import Annotated, Literal, Union
 
 from pydantic import Field, TypeAdapter
 
-from contractlang.vocab import Frozen
+from contractlang.vocab import BOARD_SIZE, Frozen
 
-NonNegative = Annotated[int, Field(ge=0)]
+# bounds far above any real game, so that a number in a log is never too large for the arithmetic after it
+NonNegative = Annotated[int, Field(ge=0, le=10**15)]
 Week = Annotated[int, Field(ge=1, le=11)]
+BoardIndex = Annotated[int, Field(ge=0, le=BOARD_SIZE - 1)]
 
 
 class Payment(Frozen):
@@ -58,7 +60,7 @@ class MoveAttempt(Frozen):
 
     type: Literal["move_attempt"] = "move_attempt"
     player: Literal["red", "blue"]
-    tile: tuple[int, int]
+    tile: tuple[BoardIndex, BoardIndex]
     tile_colour: Literal["red", "blue", "green"]
     holdings: Holdings
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from pydantic import ValidationError
 
@@ -35,33 +34,46 @@ def _validation_message(err: ValidationError) -> str:
     return f"{where}: {first['msg']}" if where else first["msg"]
 
 
-def read_events(path: Path, kind: str) -> list[tuple[int, object]]:
-    """Parse a JSON-lines event log for a contract of `kind`; the first problem raises `TraceError`."""
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    keys = [k for k, _ in pairs]
+    repeated = next((k for k in keys if keys.count(k) > 1), None)
+    if repeated is not None:
+        raise ValueError(f"the key {repeated!r} appears twice in one event")
+    return dict(pairs)
+
+
+def read_events(raw: bytes, file: str, kind: str) -> list[tuple[int, object]]:
+    """Parse a JSON-lines event log for a contract of `kind`; the first problem raises `TraceError`.
+
+    Values are taken strictly: an amount is a JSON integer (never `true`, `"18"` or `18.0`), a key
+    appears once, and a tile lies on the board."""
     allowed = CONTRACTSIM_TYPES if kind == "contractsim" else CTBENCH_TYPES
     try:
-        raw = path.read_bytes().decode("utf-8")
-    except OSError as exc:
-        raise TraceError(str(path), 0, f"cannot read: {exc.strerror or exc}") from None
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise TraceError(str(path), 1, "the event log is not UTF-8 text") from None
+        raise TraceError(file, 1, "the event log is not UTF-8 text") from None
     events = []
-    for number, line in enumerate(raw.splitlines(), start=1):
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = json.loads(line, object_pairs_hook=_unique_keys)
         except json.JSONDecodeError as exc:
-            raise TraceError(str(path), number, f"invalid JSON: {exc.msg} (column {exc.colno})") from None
+            raise TraceError(file, number, f"invalid JSON: {exc.msg} (column {exc.colno})") from None
+        except RecursionError:
+            raise TraceError(file, number, "invalid event: nested too deeply") from None
+        except ValueError as exc:  # duplicate keys, or an integer too long to convert
+            raise TraceError(file, number, f"invalid event: {str(exc).splitlines()[0]}") from None
         if not isinstance(obj, dict):
-            raise TraceError(str(path), number, "each line must be one JSON object")
+            raise TraceError(file, number, "each line must be one JSON object")
         etype = obj.get("type")
         if etype not in allowed:
-            raise TraceError(str(path), number, f"unknown event type {etype!r} for a {kind} contract; "
+            raise TraceError(file, number, f"unknown event type {str(etype)[:40]!r} for a {kind} contract; "
                              f"expected one of {', '.join(allowed)}")
         try:
-            events.append((number, EVENT_ADAPTER.validate_python(obj)))
+            events.append((number, EVENT_ADAPTER.validate_json(line, strict=True)))
         except ValidationError as exc:
-            raise TraceError(str(path), number, f"bad {etype} event: {_validation_message(exc)}") from None
+            raise TraceError(file, number, f"bad {etype} event: {_validation_message(exc)}") from None
     return events
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from contractlang import check_source
+from contractlang.checker import CheckResult
 from contractlang.formatter import format_ir
 from contractlang.translate.cache import TranslationCache, cache_key
 from contractlang.translate.checks import ExtraCheck, Inconsistency
@@ -74,7 +75,8 @@ def translate_text(text: str, name: str = "contract", backend: str = "rules", ca
     settings = settings or LlmSettings()
     model = RULES_MODEL if backend == "rules" else settings.model
     keyed_text = f"{name}\x00{text}"
-    key = cache_key(backend, model, keyed_text)
+    endpoint = (settings.base_url or "") if backend == "anthropic" else ""
+    key = cache_key(backend, model, keyed_text, endpoint)
     if cache is not None:
         hit = cache.get(key)
         if hit is not None:
@@ -96,7 +98,8 @@ def translate_text(text: str, name: str = "contract", backend: str = "rules", ca
         dsl, attempts, error, notes = outcome.dsl, outcome.attempts, outcome.error, outcome.notes
     else:
         raise ValueError(f"unknown backend {backend!r}; use rules or anthropic")
-    result = check_source(dsl, "<translation>")
+    # a call that failed before any contract came back has nothing to check
+    result = CheckResult(contracts=(), diagnostics=()) if error and not dsl.strip() else check_source(dsl, "<translation>")
     if result.ok and result.contracts:
         dsl = format_ir(*(c.ir for c in result.contracts))
     missing = _missing_from(result.diagnostics) + list(unread)
@@ -110,6 +113,7 @@ def translate_text(text: str, name: str = "contract", backend: str = "rules", ca
         inconsistencies=inconsistencies, notes=notes, diagnostics=[d.to_json() for d in result.diagnostics],
         error=error or _failure(result, missing),
     )
-    if cache is not None and error is None:
-        cache.put(key, backend, model, keyed_text, translation.model_dump(), attempts)
+    if cache is not None:  # a failed run is audited too, but never served as an answer
+        cache.put(key, backend, model, endpoint, keyed_text, translation.model_dump() if error is None else None,
+                  attempts)
     return translation

@@ -21,8 +21,8 @@ MAX_ATTEMPTS = 3
 class LlmSettings(Frozen):
     model: str = DEFAULT_MODEL
     max_tokens: int = 4096
-    timeout_seconds: float = 60.0
-    max_retries: int = 3  # transient API errors (429, 5xx, 529), with the SDK's exponential backoff
+    timeout_seconds: float = 60.0  # the whole translation: every attempt, retry and wait
+    max_retries: int = 3  # transient API errors (429, 5xx, 529, connection), within timeout_seconds
     base_url: str | None = None
 
 
@@ -119,6 +119,66 @@ def consistency_message(findings: list[Inconsistency]) -> str:
             "```contract block.")
 
 
+class CallFailed(Exception):
+    """A model call that gave no usable reply in the time allowed: one line, the key never in it."""
+
+
+def redact(text: str, api_key: str) -> str:
+    return text.replace(api_key, "[redacted key]") if api_key else text
+
+
+def _retry_after(exc, attempt: int) -> float:
+    """The wait the server asked for (retry-after-ms or retry-after), else exponential backoff from 0.5 s."""
+    headers = getattr(getattr(exc, "response", None), "headers", None) or {}
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        try:
+            return max(0.0, float(headers[name]) * scale)
+        except (KeyError, TypeError, ValueError):
+            continue
+    return min(0.5 * 2 ** attempt, 8.0)
+
+
+def _transient(exc) -> bool:
+    import anthropic
+
+    if isinstance(exc, anthropic.APIConnectionError):
+        return True
+    return isinstance(exc, anthropic.APIStatusError) and (exc.status_code in (408, 409, 429)
+                                                          or exc.status_code >= 500)
+
+
+def create_within(client, deadline: float, settings: LlmSettings, **request):
+    """One Messages call, retried on transient errors (429, 5xx, 529, connection) up to `max_retries`, all
+    within `deadline`: a server asking for a longer wait than is left ends the call at once."""
+    import anthropic
+
+    for retry in range(settings.max_retries + 1):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        try:
+            response = client.messages.create(model=settings.model, max_tokens=settings.max_tokens, timeout=left,
+                                              **request)
+        except anthropic.APITimeoutError:
+            break
+        except (ValueError, TypeError) as exc:  # a 200 whose body is not JSON, or not the JSON of a message
+            raise CallFailed(f"the API answered with something that is not a message ({str(exc)[:120]})") from None
+        except anthropic.APIError as exc:
+            if not _transient(exc) or retry == settings.max_retries:
+                status = getattr(exc, "status_code", None)
+                raise CallFailed(f"API error{f' {status}' if status else ''}: {str(exc)[:300]}") from None
+            wait, left = _retry_after(exc, retry), deadline - time.monotonic()
+            if wait >= left:
+                raise CallFailed(f"the API asked to wait {wait:g} s before retrying, more than the "
+                                 f"{max(left, 0):.1f} s left of --timeout {settings.timeout_seconds:g} s") from None
+            time.sleep(wait)
+            continue
+        if not isinstance(getattr(response, "content", None), list) or getattr(response, "usage", None) is None:
+            raise CallFailed("the API answered with something that is not a message")
+        return response
+    raise CallFailed(f"the model did not answer within {settings.timeout_seconds:g} s")
+
+
 class LlmOutcome(Frozen):
     dsl: str
     attempts: list[dict]
@@ -139,8 +199,8 @@ def compile_with_llm(text: str, name: str, settings: LlmSettings, api_key: str,
     is refused, and the earlier, faithful translation stands, flagged."""
     import anthropic
 
-    client = anthropic.Anthropic(api_key=api_key, base_url=settings.base_url, timeout=settings.timeout_seconds,
-                                 max_retries=settings.max_retries)
+    client = anthropic.Anthropic(api_key=api_key, base_url=settings.base_url, max_retries=0)
+    deadline = time.monotonic() + settings.timeout_seconds
     messages: list[dict] = [{"role": "user", "content": f'Contract name: "{name}"\n\nContract text:\n{text}'}]
     attempts: list[dict] = []
     source = ""
@@ -149,18 +209,14 @@ def compile_with_llm(text: str, name: str, settings: LlmSettings, api_key: str,
         start = time.perf_counter()
         record: dict = {"attempt": attempt, "request": {"model": settings.model, "messages": list(messages)}}
         try:
-            response = client.messages.create(model=settings.model, max_tokens=settings.max_tokens,
-                                              system=system_prompt(), messages=messages)
-        except anthropic.APITimeoutError:
-            record.update(error="timeout", seconds=time.perf_counter() - start)
+            response = create_within(client, deadline, settings, system=system_prompt(), messages=messages)
+            reply = "".join(block.text for block in response.content if getattr(block, "type", "") == "text")
+        except CallFailed as exc:
+            message = redact(str(exc), api_key)
+            record.update(error=message, seconds=time.perf_counter() - start)
             attempts.append(record)
-            return LlmOutcome(dsl=source, attempts=attempts,
-                              error=f"the model did not answer within {settings.timeout_seconds:g} s")
-        except anthropic.APIError as exc:
-            record.update(error=f"{type(exc).__name__}: {exc}", seconds=time.perf_counter() - start)
-            attempts.append(record)
-            return LlmOutcome(dsl=source, attempts=attempts, error=f"API error: {exc}")
-        reply = "".join(block.text for block in response.content if getattr(block, "type", "") == "text")
+            return LlmOutcome(dsl=source, attempts=attempts, error=message)
+        reply = redact(reply, api_key)
         source = extract_source(reply)
         result = check_source(source, "<model>")
         problems = [d.render(source) for d in result.diagnostics]

@@ -72,8 +72,8 @@ class RCSupplier:
         t = state.round_index
         mu = self.table.memory_index(state.monitor.memory)
         if state.phase == "order":
-            if not self.table.covers(t, state.cash):
-                self.table = self.tables("budget")  # the Customer paid ahead of schedule
+            if not self.table.solved(t, state.inventory, state.cash, mu):
+                self.table = self.tables("budget")  # the Customer paid off schedule
             return Order(quantities=self.table.order(t, state.inventory, state.cash, mu, state.prices))
         return Produce(quantities=self.table.production(t, mu, state.inventory))
 

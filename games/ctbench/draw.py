@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
+from contractlang.files import write_atomically
 from games.ctbench.board import BOARD_SIZE, GOAL, START, Board
 
 _FILL = {"red": "#d64545", "blue": "#3b6fd6", "green": "#3fa34d"}
@@ -56,8 +58,8 @@ def save_png(board: Board, path: Path, title: str = "") -> Path:
     ax.set_title(title or f"board {board.key}")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.02), fontsize=7, frameon=False)
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp.png")
-    fig.savefig(tmp, dpi=120, bbox_inches="tight")
+    buffer = io.BytesIO()
+    fig.savefig(buffer, dpi=120, bbox_inches="tight", format="png")
     plt.close(fig)
-    tmp.replace(path)
+    write_atomically(path, buffer.getvalue())
     return path

@@ -29,7 +29,13 @@ class GameRecord(Frozen):
     red_agent: str
     blue_agent: str
     seed: int
+    repeat: int = 0
+    visible: bool = True
     contract_active: bool
+    contract_terms: dict | None = None  # the programmable contract's terms (Prog-Trading / Prog-Points)
+    transcript: str = ""  # the NL-Trading agreement the judge reads
+    coverage: dict[str, dict[str, int]] = {}  # per paying player: partner coverage honoured / unfulfilled,
+    # contract entries paid and contract entries forfeited
     finished: tuple[str, ...]
     forfeited: tuple[str, ...]
     raw_scores: tuple[int, int]
@@ -42,9 +48,11 @@ class GameRecord(Frozen):
 
 
 def play_game(bench: BenchmarkBoard, condition: Condition, mode: Mode, red: str, blue: str, seed: int = 0,
-              contract: CTBenchIR | None = None, visible: bool = True, keep_log: bool = False) -> GameRecord:
-    """Run one game; `contract` (from a .contract file) overrides the scripted negotiation."""
-    rng = np.random.default_rng(seed)
+              contract: CTBenchIR | None = None, visible: bool = True, keep_log: bool = False,
+              repeat: int = 0) -> GameRecord:
+    """Run one game; `contract` (from a .contract file) overrides the scripted negotiation. Repeat r > 0 of
+    a seed draws its agents' randomness from the stream (seed, r)."""
+    rng = np.random.default_rng(seed if repeat == 0 else [seed, repeat])
     board = bench.board
     transcript = ""
     if contract is not None:
@@ -63,9 +71,19 @@ def play_game(bench: BenchmarkBoard, condition: Condition, mode: Mode, red: str,
     while not state.is_terminal():
         player = state.current_player()
         state = state.apply_action(agents[player].act(state, player))
+    coverage = {p: {"honoured": 0, "unfulfilled": 0, "contract_paid": 0, "contract_forfeit": 0} for p in PLAYERS}
+    for entry in state.log:
+        if entry["type"] in ("coverage_honoured", "coverage_unfulfilled"):
+            coverage[entry["payer"]][entry["type"].removeprefix("coverage_")] += 1
+        elif entry["type"] == "contract_transfer":
+            coverage[entry["giver"]]["contract_paid"] += 1
+        elif entry["type"] == "forfeit":
+            coverage[entry["player"]]["contract_forfeit"] += 1
     return GameRecord(
         board_id=bench.id, board_class=bench.board_class, condition=condition, mode=mode, red_agent=red,
-        blue_agent=blue, seed=seed, contract_active=active, finished=state.finished, forfeited=state.forfeited,
+        blue_agent=blue, seed=seed, repeat=repeat, visible=visible, contract_active=active,
+        contract_terms=contract.terms_json() if contract is not None else None, transcript=transcript,
+        coverage=coverage, finished=state.finished, forfeited=state.forfeited,
         raw_scores=tuple(state.raw_score(p) for p in PLAYERS), scores=tuple(state.final_score(p) for p in PLAYERS),
         baselines=tuple(board.baseline(p) for p in PLAYERS), rounds=state.round, end_reason=state.end_reason,
         stats=state.stats, log=state.log if keep_log else (),

@@ -1,44 +1,74 @@
-"""Offline sweeps: boards × conditions × modes × agent pairings, run in local processes (default) or Ray."""
+"""Offline sweeps: boards × conditions × modes × agent pairings × repeats, in local processes (default) or Ray.
+
+A sweep is resumable: `games.jsonl` is appended to, one complete line per finished game; a rerun into the
+same directory reads it, keeps every complete record and plays only the games still missing.
+"""
 
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
-from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
+import signal
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from pydantic import ValidationError
+
+from contractlang.files import FileError, write_atomically
 from contractlang.vocab import Frozen
 from games.ctbench.board import benchmark_board
 from games.ctbench.play import GameRecord, play_game
 
 
 class GameSpec(Frozen):
+    """One game of a sweep; also its key in the record store (equal specs are one game)."""
     board_id: int
     condition: str
     mode: str
     red: str
     blue: str
     seed: int = 0
+    repeat: int = 0
+    visible: bool = True
+
+    @classmethod
+    def of(cls, record: GameRecord) -> GameSpec:
+        return cls(board_id=record.board_id, condition=record.condition, mode=record.mode, red=record.red_agent,
+                   blue=record.blue_agent, seed=record.seed, repeat=record.repeat, visible=record.visible)
 
 
 def run_spec(spec: GameSpec) -> GameRecord:
-    return play_game(benchmark_board(spec.board_id), spec.condition, spec.mode, spec.red, spec.blue, spec.seed)
+    return play_game(benchmark_board(spec.board_id), spec.condition, spec.mode, spec.red, spec.blue, spec.seed,
+                     visible=spec.visible, keep_log=True, repeat=spec.repeat)
+
+
+def _worker_init() -> None:
+    # the parent alone answers Ctrl-C / SIGTERM, and then ends the workers itself
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def run_specs(specs: list[GameSpec], workers: int | None = None,
               ray_address: str | None = None) -> Iterator[GameRecord]:
-    """Yield records as games finish (order not guaranteed); `workers=1` runs in this process."""
+    """Yield records as games finish (order not guaranteed); `workers=1` runs in this process.
+
+    Closing the iterator (or an interrupt while it waits) terminates the worker processes at once."""
     if ray_address is not None:
         yield from _run_ray(specs, ray_address)
         return
     workers = workers or os.cpu_count() or 1
-    if workers == 1:
+    if workers == 1 or len(specs) <= 1:
         for spec in specs:
             yield run_spec(spec)
         return
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        yield from pool.map(run_spec, specs, chunksize=max(1, len(specs) // (workers * 8)))
+    pool = multiprocessing.get_context("fork").Pool(workers, initializer=_worker_init)
+    try:
+        yield from pool.imap_unordered(run_spec, specs, chunksize=max(1, len(specs) // (workers * 8)))
+        pool.close()
+    finally:
+        pool.terminate()
+        pool.join()
 
 
 def _run_ray(specs: list[GameSpec], address: str) -> Iterator[GameRecord]:
@@ -50,22 +80,61 @@ def _run_ray(specs: list[GameSpec], address: str) -> Iterator[GameRecord]:
              include_dashboard=False, log_to_driver=False)
     remote = ray.remote(run_spec)
     pending = [remote.remote(s) for s in specs]
-    while pending:
-        done, pending = ray.wait(pending, num_returns=1)
-        yield ray.get(done[0])
+    try:
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            yield ray.get(done[0])
+    finally:
+        for ref in pending:
+            ray.cancel(ref, force=True)
 
 
-class JsonlWriter:
-    """Appends one complete JSON line per record and flushes, so an interrupted sweep keeps every finished game."""
+class RecordStore:
+    """`games.jsonl` of a sweep directory: the records already finished, and an append-only writer.
 
-    def __init__(self, path: Path):
-        self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = path.open("w", encoding="utf-8")
+    A line cut short by an interrupted run is dropped (the file is rewritten without it) so that new
+    lines never follow a partial one; a repeated game keeps its first record."""
 
-    def write(self, record: Frozen) -> None:
+    def __init__(self, directory: Path):
+        self.path = directory / "games.jsonl"
+        self.records: dict[GameSpec, GameRecord] = {}
+        self.dropped = 0  # lines that are not complete records: an interrupted write, or not ours
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            raw = self.path.read_bytes() if self.path.exists() else b""
+        except OSError as exc:
+            raise FileError(f"cannot use {directory} for the sweep: {exc.strerror or exc}") from None
+        kept: list[bytes] = []
+        for line in raw.splitlines(keepends=True):
+            record = _parse(line)
+            if record is None:
+                self.dropped += bool(line.strip())
+                continue
+            kept.append(line if line.endswith(b"\n") else line + b"\n")
+            self.records.setdefault(GameSpec.of(record), record)
+        if b"".join(kept) != raw:
+            write_atomically(self.path, b"".join(kept))
+        try:
+            self._file = self.path.open("a", encoding="utf-8")
+        except OSError as exc:
+            raise FileError(f"cannot write {self.path}: {exc.strerror or exc}") from None
+
+    def missing(self, specs: Iterable[GameSpec]) -> list[GameSpec]:
+        return [s for s in dict.fromkeys(specs) if s not in self.records]
+
+    def add(self, record: GameRecord) -> None:
         self._file.write(json.dumps(record.model_dump(mode="json")) + "\n")
         self._file.flush()
+        self.records.setdefault(GameSpec.of(record), record)
 
     def close(self) -> None:
         self._file.close()
+
+
+def _parse(line: bytes) -> GameRecord | None:
+    if not line.strip():
+        return None
+    try:
+        return GameRecord.model_validate_json(line)
+    except ValidationError:
+        return None

@@ -1,7 +1,9 @@
 """Solved tables on disk, keyed by a hash of (contract terms, environment, cash cover, solver version).
 
 A table is written to a temporary file and renamed into place only after the solve finished, so an
-interrupted or failed solve never leaves a partial entry behind.
+interrupted or failed solve never leaves a partial entry behind. Each file carries a SHA-256 digest of
+its key, result and policies; a file that fails it (or cannot be read at all) is solved afresh and
+replaced, never trusted.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import hashlib
 import json
 import os
 import tempfile
+import zipfile
 from functools import lru_cache
 from pathlib import Path
 
@@ -20,7 +23,7 @@ from solver.dp.induction import OrderTable, Progress, SolveResult, solve_problem
 from solver.dp.problem import ROUNDS, Cover, build_problem
 from solver.environment import SupplyEnvironment
 
-SOLVER_VERSION = "dp-3"  # bump whenever a change could alter a table
+SOLVER_VERSION = "dp-3"  # bump whenever a change could alter a table (files without a digest are re-solved)
 DEFAULT_DIR = Path(".contractlang-cache") / "dp"
 
 
@@ -29,6 +32,16 @@ def table_key(ir: ContractSimIR, env: SupplyEnvironment, cover: Cover) -> str:
     terms = ir.base_units().model_dump(mode="json", exclude={"name", "parties", "asserts"})
     blob = json.dumps([SOLVER_VERSION, terms, env.model_dump(mode="json"), cover], sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
+def table_digest(key: str, result_json: str, policies) -> str:
+    """What a cached file must reproduce to be believed: its key, its result and every policy entry."""
+    h = hashlib.sha256(key.encode())
+    h.update(result_json.encode())
+    for policy in policies:
+        h.update(repr((policy.dtype.str, policy.shape)).encode())
+        h.update(np.ascontiguousarray(policy).tobytes())
+    return h.hexdigest()
 
 
 class TableCache:
@@ -56,21 +69,37 @@ class TableCache:
         key = table_key(ir, env, cover)
         problem = build_problem(ir, env, cover)
         if self.directory is not None and self._path(key).exists():
-            with np.load(self._path(key)) as data:
-                result = SolveResult.model_validate_json(str(data["result"]))
-                policies = tuple(data[f"round{t}"] for t in range(ROUNDS))
-            return result.model_copy(update={"contract": ir.name}), OrderTable(problem=problem, policies=policies), True
+            loaded = self._read(key)
+            if loaded is not None:
+                result, policies = loaded
+                return (result.model_copy(update={"contract": ir.name}), OrderTable(problem=problem, policies=policies),
+                        True)
         result, table = solve_problem(problem, self._progress)
         if self.directory is not None:
             self._write(key, result, table)
         return result, table, False
+
+    def _read(self, key: str) -> tuple[SolveResult, tuple[np.ndarray, ...]] | None:
+        """The cached table if its digest holds; None for a corrupt, truncated or altered file."""
+        try:
+            with np.load(self._path(key)) as data:
+                result_json = str(data["result"])
+                policies = tuple(data[f"round{t}"] for t in range(ROUNDS))
+                digest = str(data["digest"])
+            if digest != table_digest(key, result_json, policies):
+                return None
+            return SolveResult.model_validate_json(result_json), policies
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+            return None
 
     def _write(self, key: str, result: SolveResult, table: OrderTable) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as handle:
-                np.savez_compressed(handle, result=np.array(result.model_dump_json()),
+                result_json = result.model_dump_json()
+                np.savez_compressed(handle, result=np.array(result_json),
+                                    digest=np.array(table_digest(key, result_json, table.policies)),
                                     **{f"round{t}": p for t, p in enumerate(table.policies)})
             os.replace(tmp, self._path(key))
         except BaseException:

@@ -50,15 +50,26 @@ class OrderTable(Frozen):
         n1, n2, n3 = (int(v) for v in inventory)
         return tuple(int(v) for v in self.problem.output[round_index, memory_index, (n1 * SIDE + n2) * SIDE + n3])
 
+    def _entry(self, round_index: int, inventory, cash: int, memory_index: int) -> np.ndarray:
+        """The orders of one state, one per price scenario (UNSOLVED where no play under this cover can be)."""
+        p = self.problem
+        box = p.state_box(round_index)
+        n = [min(int(v), b) for v, b in zip(inventory, box)]
+        c = min(int(cash), int(p.cash_max[round_index]))
+        return self.policies[round_index][memory_index, n[0], n[1], n[2], c]
+
+    def solved(self, round_index: int, inventory, cash: int, memory_index: int) -> bool:
+        """False for a state this table left unsolved: a Customer who paid off schedule can lead outside
+        the 'schedule' cover's cash bounds even below its top cash level."""
+        return self.covers(round_index, cash) and bool((self._entry(round_index, inventory, cash, memory_index) \
+            != UNSOLVED).all())
+
     def order(self, round_index: int, inventory, cash: int, memory_index: int, prices) -> tuple[int, int, int]:
         p = self.problem
         if not self.covers(round_index, cash):
             raise ValueError(f"cash {cash} in round {round_index + 1} is outside this table; solve with cover='budget'")
-        box = p.state_box(round_index)
-        n = [min(int(v), b) for v, b in zip(inventory, box)]
-        c = min(int(cash), int(p.cash_max[round_index]))
-        s = scenario_index(p, prices)
-        o = int(self.policies[round_index][memory_index, n[0], n[1], n[2], c, s])
+        n = [min(int(v), b) for v, b in zip(inventory, p.state_box(round_index))]
+        o = int(self._entry(round_index, inventory, cash, memory_index)[scenario_index(p, prices)])
         if o == UNSOLVED:
             raise ValueError(f"round {round_index + 1} cannot start with memory state {memory_index}, inventory "
                              f"{tuple(n)} and cash {cash} under this contract; the table has no order there")

@@ -78,7 +78,10 @@ def check_totals(checked: CheckedContract, timeout_ms: int) -> CheckOutcome:
     s = _solver(timeout_ms)
     s.add(value != pay)
     span = checked.span("pay")
-    if s.check() == z3.unsat:
+    result = s.check()
+    if result == z3.unknown:
+        return _unknown("arithmetic.totals", s, span)
+    if result == z3.unsat:
         return CheckOutcome(name="arithmetic.totals", status="proved", span=span,
                             message=f"price × quantity total {money(ir.total_value)} equals the payment total")
     return CheckOutcome(name="arithmetic.totals", status="refuted", span=span,
@@ -264,8 +267,11 @@ def check_cashflow(checked: CheckedContract, env: SupplyEnvironment, case: str, 
             return _unknown(name, s, span)
         if prefix == z3.unsat:
             break
+    else:
+        return _unknown(name, s, span)  # the whole was unsatisfiable but no prefix is: z3 gave up on one
     week = PRODUCTION_WEEKS[k]
-    s.check(*model.compliant[:k])
+    if s.check(*model.compliant[:k]) != z3.sat:
+        return _unknown(name, s, span)  # the counterexample plan itself could not be found in time
     rows, events = model.plan(s.model(), k + 1)
     consequence = "no policy can comply, so P_sat = 0" if case == "best" else \
         "compliance is not certain in the worst case"

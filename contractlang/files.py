@@ -1,0 +1,70 @@
+"""Reading inputs with a size cap and writing outputs atomically: every command's files go through here."""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+MAX_INPUT_BYTES = 64 * 2**20  # contracts, texts and logs are small; /dev/zero or an endless pipe is not
+
+
+class FileError(Exception):
+    """A file that cannot be read or written, as one line naming the file."""
+
+
+def read_capped(path: Path, limit: int = MAX_INPUT_BYTES) -> bytes:
+    """The file's bytes, refusing more than `limit` (so an endless device or pipe ends in an error)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(limit + 1)
+    except IsADirectoryError:
+        raise FileError(f"{path}: is a directory, not a file") from None
+    except OSError as exc:
+        raise FileError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise FileError(f"{path}: more than {limit // 2**20} MiB; not read (is it the file you meant?)")
+    return data
+
+
+def _new_file_mode() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def write_atomically(path: Path, data: str | bytes) -> None:
+    """Replace `path` in one step: a unique temporary file beside the real target, renamed over it.
+
+    A symlink is written through (the file it names is replaced, the link stays); the target keeps its
+    permission bits; a read-only target or one that is not a regular file is refused; a failure leaves
+    the target untouched and no temporary file behind."""
+    target = Path(os.path.realpath(path))
+    try:
+        current = target.stat()
+    except FileNotFoundError:
+        current = None
+    except OSError as exc:
+        raise FileError(f"cannot write {path}: {exc.strerror or exc}") from None
+    if current is not None and not stat.S_ISREG(current.st_mode):
+        raise FileError(f"cannot write {path}: not a regular file")
+    if current is not None and not current.st_mode & 0o222:
+        raise FileError(f"cannot write {path}: the file is read-only; it was left as it is")
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise FileError(f"cannot write {path}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, stat.S_IMODE(current.st_mode) if current is not None else _new_file_mode())
+        os.replace(tmp, target)
+    except BaseException as exc:
+        Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise FileError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise
