@@ -153,7 +153,7 @@ def fmt(
                 typer.echo(f"{name}: not in canonical form (run `contractlang fmt --write {name}`)", err=True)
         elif write:
             if text != original:
-                _write_atomically(path, text)
+                write_atomically(path, text)
                 typer.echo(f"{name}: reformatted")
         else:
             typer.echo(text, nl=False)
@@ -217,8 +217,8 @@ def run(
     blue: Annotated[str, typer.Option(help=f"P-Blue agent: {AGENT_HELP}.")] = "planner",
     mode: Annotated[str, typer.Option(help="Trading mechanism: pfp (Pay-for-Partner) or trade.")] = "pfp",
     hidden: Annotated[bool, typer.Option("--hidden", help="Hide each player's state from the other.")] = False,
-    seed: Annotated[Optional[int], typer.Option(min=0, help="Seed: ContractSim shocks (default 42, spec §3) or CT-Bench "
-                                                     "random agents (default 0).")] = None,
+    seed: Annotated[Optional[int], typer.Option(min=0, help="Seed: ContractSim shocks (default 42, spec §3) or "
+                                                            "CT-Bench random agents (default 0).")] = None,
     log: Annotated[Optional[Path], typer.Option(help="Write the game's events as JSON lines here.")] = None,
     json_out: JsonFlag = False,
 ) -> None:
@@ -249,7 +249,7 @@ def run(
     record = play_game(bench, "file", mode, red, blue, seed=seed or 0, contract=checked.ir, visible=not hidden,
                        keep_log=True)
     if log is not None:
-        _write_atomically(log, "".join(json.dumps(e) + "\n" for e in record.log))
+        write_atomically(log, "".join(json.dumps(e) + "\n" for e in record.log))
     if json_out:
         payload = record.model_dump(mode="json", exclude={"log"})
         payload["scores"] = {"red": record.scores[0], "blue": record.scores[1]}
@@ -280,10 +280,11 @@ def _run_contractsim(checked, env, customer, supplier, seed, log, json_out) -> N
     p_sat = tables.solve(checked.ir, environment_value)[0].p_sat if supplier in ("rc", "rcc") else None
     m = checked.ir.setting_info.multiplier
     if log is not None:
-        _write_atomically(log, "".join(json.dumps(e) + "\n" for e in record.monitor_events()))
+        write_atomically(log, "".join(json.dumps(e) + "\n" for e in record.monitor_events()))
     if json_out:
-        payload = record.model_dump(exclude={"log"})
-        payload.update(u_customer=record.u_customer * m, u_supplier=record.u_supplier * m, p_sat=p_sat,
+        payload = record.model_dump(exclude={"log"})  # a run record, base units: `metrics` reads it back
+        payload.update(dollars={"u_customer": record.u_customer * m, "u_supplier": record.u_supplier * m},
+                       p_sat=p_sat,
                        violations={"customer": next((w.week for w in record.weeks if w.role == "customer"
                                                      and not w.compliant), None),
                                    "supplier": next((w.week for w in record.weeks if w.role == "supplier"
@@ -303,9 +304,15 @@ def metrics(
     logs: Annotated[list[Path], typer.Argument(help="Run records: JSON lines written by `run --env N --json`.")],
     json_out: JsonFlag = False,
 ) -> None:
-    """ContractSim performance metrics (spec §15) over run records, per role, in the layout of Tables 7–10."""
+    """ContractSim performance metrics (spec §15) over run records, per role, in the layout of Tables 7–10.
+
+    Amounts are in Catering base units for every setting, as in the paper's tables. Regret and compliant
+    regret replay each run with the role played by RCC (same contract, environment, counterparty and seed)."""
+    from rich.progress import Progress
+
     from games.contractsim.metrics import summarise
     from games.contractsim.run import RunRecord
+    from solver.dp import TableCache
 
     runs = []
     for path in logs:
@@ -315,13 +322,32 @@ def metrics(
                 continue
             try:
                 obj = json.loads(line)
+                if not isinstance(obj, dict):
+                    raise ValueError("a line must be one JSON object")
                 runs.append(RunRecord.model_validate({k: v for k, v in obj.items() if k in RunRecord.model_fields}))
             except (ValueError, RecursionError) as exc:
                 reason = (str(exc) or "nested too deeply").splitlines()[0]
                 raise InputError(f"{name}:{number}: not a run record ({reason})") from None
     if not runs:
         raise InputError("no run records found")
-    summaries = [summarise(runs, role) for role in ("customer", "supplier")]
+    counterfactuals: dict[str, list[RunRecord] | None] = {"customer": None, "supplier": None}
+    if all(r.contract_ir is not None for r in runs):
+        tables = TableCache()
+        with Progress(transient=True, disable=json_out) as bar:
+            task = bar.add_task("counterfactual RCC runs", total=2 * len(runs))
+            try:
+                for role in counterfactuals:
+                    counterfactuals[role] = []
+                    for r in runs:
+                        counterfactuals[role].append(r.counterfactual(role, tables))
+                        bar.advance(task)
+            except OSError as exc:
+                raise InputError(f"{tables.directory}: cannot keep solved DP tables there ({exc.strerror or exc}); "
+                                 "run from a writable directory") from None
+    else:
+        typer.echo("regret left out: some records hold no contract terms (records from `run --json` of this "
+                   "version do)", err=True)
+    summaries = [summarise(runs, role, counterfactuals[role]) for role in ("customer", "supplier")]
     if json_out:
         typer.echo(json.dumps([s.model_dump() for s in summaries]))
         return
@@ -331,25 +357,38 @@ def metrics(
 
 
 @ctbench_app.command("boards")
-def ctbench_boards(json_out: JsonFlag = False) -> None:
-    """Class counts over all 3,432 boards and the 80-board benchmark set."""
+def ctbench_boards(
+    board_set: Annotated[str, typer.Option("--set", help="ours (our seeded sample, the default) or paper (the "
+                                                         "CT-Bench authors' 80 grids).")] = "ours",
+    json_out: JsonFlag = False,
+) -> None:
+    """Class counts over all 3,432 boards and an 80-board set: classes, shortfalls, best paths, baselines."""
     from collections import Counter
 
     from games.ctbench.board import all_boards, benchmark_boards
 
+    _choice(board_set, ("ours", "paper"), "board set")
     counts = Counter(b.classification for b in all_boards())
-    bench = benchmark_boards()
-    rows = [{"id": b.id, "key": b.board.key, "class": b.board_class, "rows": b.board.rows(),
-             "shortfall": [b.board.best_path("red")[1], b.board.best_path("blue")[1]],
-             "bottleneck": b.board.bottleneck()} for b in bench]
+    bench = benchmark_boards(board_set)
+    rows = []
+    for b in bench:
+        paths = {p: b.board.best_path(p) for p in ("red", "blue")}
+        rows.append({"id": b.id, "paper_id": b.source_id, "paper_bucket": b.source_bucket, "key": b.board.key,
+                     "class": b.board_class, "rows": b.board.rows(),
+                     "shortfall": [paths["red"][1], paths["blue"][1]],
+                     "best_paths": {p: [list(t) for t in paths[p][0]] for p in paths},
+                     "baselines": [b.board.baseline("red"), b.board.baseline("blue")],
+                     "bottleneck": b.board.bottleneck()})
     if json_out:
-        typer.echo(json.dumps({"boards": 3432, "classes": dict(counts), "benchmark": rows}))
+        typer.echo(json.dumps({"boards": 3432, "classes": dict(counts), "set": board_set, "benchmark": rows}))
         return
     typer.echo("All 3,432 boards: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-    typer.echo("Benchmark set (id class rows shortfall red/blue bottleneck):")
+    source = "the CT-Bench authors' grids (paper id, their stratum)" if board_set == "paper" else "our seeded sample"
+    typer.echo(f"Benchmark set, {source} (id class rows shortfall red/blue baselines bottleneck):")
     for r in rows:
+        paper = f"  paper {r['paper_id']:>3} {r['paper_bucket']}" if board_set == "paper" else ""
         typer.echo(f"  {r['id']:>2} {r['class']:<18} {' '.join(r['rows'])}  {r['shortfall'][0]}/{r['shortfall'][1]}"
-                   f"  {r['bottleneck'] or '-'}")
+                   f"  {r['baselines'][0]:>2}/{r['baselines'][1]:<2} {r['bottleneck'] or '-':<4}{paper}")
 
 
 @ctbench_app.command("show")
@@ -397,6 +436,7 @@ def ctbench_sweep(
     """Run boards × contract conditions × modes × pairings × repeats with offline agents; resumable."""
     from contextlib import closing
 
+    from rich.console import Console
     from rich.progress import Progress
 
     from games.ctbench.agents import AGENTS
@@ -430,7 +470,7 @@ def ctbench_sweep(
         typer.echo(f"{len(specs) - len(todo)} of {len(specs)} games already in {store.path}; playing "
                    f"{len(todo)}", err=True)
     try:
-        with Progress(transient=json_out, disable=not todo) as progress, \
+        with Progress(console=Console(stderr=True), transient=True, disable=json_out or not todo) as progress, \
                 closing(run_specs(todo, workers=workers, ray_address=ray)) as games:
             task = progress.add_task("games", total=len(todo))
             for record in games:
@@ -443,7 +483,7 @@ def ctbench_sweep(
     records = [store.records[s] for s in specs]
     rows = summarise(records)
     summary = [r.model_dump(mode="json") for r in rows]
-    _write_atomically(summary_path, json.dumps(summary, indent=1) + "\n")
+    write_atomically(summary_path, json.dumps(summary, indent=1) + "\n")
     if json_out:
         typer.echo(json.dumps({"ok": True, "games": len(records), "played": len(todo), "out": str(out),
                                "rows": summary}))
@@ -494,7 +534,8 @@ def translate(
     max_tokens: Annotated[int, typer.Option(min=1, help="Output token limit per attempt (anthropic).")] = 4096,
     timeout: Annotated[float, typer.Option(min=0.001, help="Seconds the whole translation may take, retries and "
                                                             "waits included (anthropic).")] = 60.0,
-    retries: Annotated[int, typer.Option(min=0, help="Retries for transient API errors, with backoff (anthropic).")] = 3,
+    retries: Annotated[int, typer.Option(min=0, help="Retries for transient API errors, with backoff "
+                                                     "(anthropic).")] = 3,
     base_url: Annotated[Optional[str], typer.Option(help="API base URL (anthropic), e.g. a proxy.")] = None,
     cache: Annotated[Optional[Path], typer.Option(help="SQLite cache and audit file "
                                                      "(default .contractlang-cache/translations.sqlite).")] = None,
@@ -524,12 +565,13 @@ def translate(
     if backend == "rules":
         typer.echo("translating offline with the rules backend", err=True)
     try:
-        result = translate_text(text, name=name or text_file.stem, backend=backend, cache=TranslationCache(cache or DEFAULT_CACHE),
-                                settings=settings, extra_checks=() if no_verify else _extra_checks())
+        result = translate_text(text, name=name or text_file.stem, backend=backend,
+                                cache=TranslationCache(cache or DEFAULT_CACHE), settings=settings,
+                                extra_checks=() if no_verify else _extra_checks())
     except MissingApiKey as exc:
         raise InputError(str(exc)) from None
     if output is not None and result.dsl:
-        _write_atomically(output, result.dsl)
+        write_atomically(output, result.dsl)
     if json_out:
         typer.echo(json.dumps({**result.model_dump(include={
             "ok", "well_formed", "dsl", "terms", "missing", "attempts", "cached", "backend", "model", "error",
@@ -602,7 +644,7 @@ def verify(
             for check in report.checks:
                 if check.counterexample and "events" in check.counterexample:
                     body = "".join(json.dumps(e) + "\n" for e in check.counterexample["events"])
-                    _write_atomically(events_out / f"{stem}.{check.name}.jsonl", body)
+                    write_atomically(events_out / f"{stem}.{check.name}.jsonl", body)
     if json_out:
         payload = [r.to_json() for r in reports]
         typer.echo(json.dumps(payload[0] if len(payload) == 1 else {"contracts": payload}))
@@ -686,10 +728,6 @@ def render(
         typer.echo(render_prose(checked.ir, setting=setting))
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    write_atomically(path, text)
-
-
 def _fail(message: str, code: int, json_mode: bool, diagnostics=None, source: str | None = None) -> None:
     """One failure, one report: a JSON object on stdout under --json, else lines on stderr."""
     if json_mode:
@@ -734,6 +772,8 @@ def main() -> None:
         if os.environ.get("CONTRACTLANG_DEBUG") == "1":
             raise
         _fail(f"internal error: {type(exc).__name__}: {exc} (set CONTRACTLANG_DEBUG=1 to see where)", 3, json_mode)
+    if code == 130:  # typer turns an interrupt inside a command into exit code 130
+        _fail("interrupted", 130, json_mode)
     sys.exit(code or 0)
 
 

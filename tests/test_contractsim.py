@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -78,6 +79,57 @@ def test_summary_over_runs():
     s = summarise(runs, "customer", counterfactual=runs)
     assert s.utility.mean == 182 and s.regret.mean == 0  # E8: RCC against itself has zero regret
     assert s.compliance.mean == 0.2 and s.tft.mean == 1.0 and s.reciprocal.mean == 1.0
+
+
+def test_micro_figures_carry_the_week_weighted_sd():
+    """[CS-37] by hand: run A complies in all 6 of its weeks (x = 1, |W| = 6); run B in 2 of 4 evaluated weeks
+    (x = 0.5, |W| = 4; weeks 9 and 11 owe nothing). Pooled 8/10 = 0.8; SD √((6·0.2² + 4·0.3²)/10) = √0.06."""
+    from games.contractsim.run import RunRecord, WeekRecord
+
+    def record(customer_weeks):
+        weeks = [WeekRecord(week=w, role="supplier", compliant=True, excluded=False, observed_breach=False)
+                 for w in (2, 4, 6, 8, 10)]
+        weeks += [WeekRecord(week=w, role="customer", compliant=c, excluded=x, observed_breach=False)
+                  for w, (c, x) in customer_weeks.items()]
+        return RunRecord(contract="t", env=1, customer="x", supplier="y", seed=0, u_customer=0, u_supplier=0,
+                         budget=200, weeks=tuple(sorted(weeks, key=lambda w: w.week)))
+
+    a = record({w: (True, False) for w in (1, 3, 5, 7, 9, 11)})
+    b = record({1: (True, False), 3: (True, False), 5: (False, False), 7: (False, False), 9: (True, True),
+                11: (True, True)})
+    s = summarise([a, b], "customer")
+    assert s.compliance_micro.mean == pytest.approx(0.8) and s.compliance_micro.sd == pytest.approx(0.06 ** 0.5)
+    assert s.compliance.mean == pytest.approx(0.75) and s.compliance.sd == pytest.approx(0.125 ** 0.5)  # macro, n−1
+
+
+def test_metrics_cli_in_base_units_with_regret_for_every_setting(tmp_path):
+    """Hotel (×100): utility and compliant utility in one unit (E12), regret from replayed RCC runs (E8)."""
+    runs = tmp_path / "runs.jsonl"
+    lines = []
+    for customer, supplier in (("rc", "rcc"), ("rcc", "rcc"), ("re", "rc")):
+        proc = subprocess.run([sys.executable, "-m", "contractlang", "run", "examples/hotel-cleaning.contract",
+                               "--env", "5", "--customer", customer, "--supplier", supplier, "--json"],
+                              capture_output=True, text=True, cwd=ROOT)
+        assert proc.returncode == 0, proc.stderr
+        record = json.loads(proc.stdout)
+        assert record["dollars"]["u_customer"] == 100 * record["u_customer"] and record["multiplier"] == 100
+        lines.append(proc.stdout)
+    runs.write_text("".join(lines[:2]))
+    out = subprocess.run([sys.executable, "-m", "contractlang", "metrics", str(runs), "--json"], capture_output=True,
+                         text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    customer, supplier = json.loads(out.stdout)
+    records = [json.loads(line) for line in lines[:2]]
+    assert customer["utility"]["mean"] == sum(r["u_customer"] for r in records) / 2
+    assert customer["compliant_utility"]["mean"] == customer["utility"]["mean"]  # E12: neither Customer breaches
+    assert customer["regret"] == {"mean": 0.0, "sd": 0.0} and supplier["regret"] == {"mean": 0.0, "sd": 0.0}  # E5/E8
+    runs.write_text(lines[2])
+    out = json.loads(subprocess.run([sys.executable, "-m", "contractlang", "metrics", str(runs), "--json"],
+                                    capture_output=True, text=True, cwd=ROOT).stdout)
+    rcc_vs_rc = json.loads(subprocess.run(
+        [sys.executable, "-m", "contractlang", "run", "examples/hotel-cleaning.contract", "--env", "5", "--customer",
+         "rcc", "--supplier", "rc", "--json"], capture_output=True, text=True, cwd=ROOT).stdout)
+    assert out[0]["regret"]["mean"] == rcc_vs_rc["u_customer"] - json.loads(lines[2])["u_customer"]  # E9
 
 
 def test_run_cli_log_replays_and_bad_input(tmp_path):

@@ -10,6 +10,7 @@ from games.ctbench.board import (
     MAX_JOINT_REWARD,
     all_boards,
     benchmark_boards,
+    board_from_rows,
     sample_benchmark,
     simple_paths,
 )
@@ -70,3 +71,41 @@ def test_shipped_benchmark_matches_its_seed():
     for b in shipped:
         expected = (70, 70) if b.board_class == "independent" else (70, 0) if b.board_class == "asymmetric" else (0, 0)
         assert (b.board.baseline("red"), b.board.baseline("blue")) == expected
+
+
+def test_the_papers_board_set_is_classified_as_its_authors_stratified_it():
+    """The authors' 80 grids (issue #17): our classifier agrees with their stratum on every board."""
+    paper = benchmark_boards("paper")
+    assert [b.id for b in paper] == list(range(80)) and len({b.board.key for b in paper}) == 80
+    assert [b.board_class for b in paper] == ["independent"] * 20 + ["mutually_dependent"] * 20 + ["asymmetric"] * 40
+    for b in paper:
+        red, blue = (b.board.best_path(p)[1] for p in ("red", "blue"))
+        expected = {"Independent (Both have optimal paths)": (0, 0), "MD (2,2)": (2, 2), "NP-Blue (Need=1)": (0, 1),
+                    "NP-Blue (Need=2)": (0, 2)}[b.source_bucket]
+        assert (red, blue) == expected, b
+    assert (paper[0].source_id, paper[20].source_id, paper[79].source_id) == (0, 80, 143)
+    assert paper[0].board.rows() == ["GRBR", "BRRR", "BBBR", "RBBG"]
+
+
+@pytest.mark.parametrize("rows,message", [(["GRBR", "BRRR", "BBBR"], "4 rows"), (["RRBR", "BRRR", "BBBR", "RBBG"],
+                                                                                    "green"),
+                                          (["GRRR", "BRRR", "BBBR", "RBBG"], "8 red"),
+                                          (["GRXR", "BRRR", "BBBR", "RBBG"], "letters")])
+def test_board_rows_are_checked(rows, message):
+    with pytest.raises(ValueError, match=message):
+        board_from_rows(rows)
+
+
+def test_boards_cli_lists_the_paper_set(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "contractlang", "ctbench", "boards", "--set", "paper", "--json"],
+                          capture_output=True, text=True)
+    payload = json.loads(proc.stdout)
+    assert proc.returncode == 0 and payload["set"] == "paper" and len(payload["benchmark"]) == 80
+    first = payload["benchmark"][40]
+    assert (first["paper_id"], first["paper_bucket"], first["class"], first["shortfall"]) == \
+        (104, "NP-Blue (Need=1)", "asymmetric", [0, 1])
+    assert first["baselines"] == [70, 0] and first["best_paths"]["red"][0] == [0, 0]

@@ -99,7 +99,8 @@ def translate_text(text: str, name: str = "contract", backend: str = "rules", ca
     else:
         raise ValueError(f"unknown backend {backend!r}; use rules or anthropic")
     # a call that failed before any contract came back has nothing to check
-    result = CheckResult(contracts=(), diagnostics=()) if error and not dsl.strip() else check_source(dsl, "<translation>")
+    result = CheckResult(contracts=(), diagnostics=()) if error and not dsl.strip() else \
+        check_source(dsl, "<translation>")
     if result.ok and result.contracts:
         dsl = format_ir(*(c.ir for c in result.contracts))
     missing = _missing_from(result.diagnostics) + list(unread)

@@ -232,7 +232,8 @@ def compile_with_llm(text: str, name: str, settings: LlmSettings, api_key: str,
             if changed:
                 record["rejected"] = changed
                 return LlmOutcome(dsl=faithful[0], attempts=attempts, notes=[
-                    f"attempt {attempt} was refused and the earlier translation kept, as written: " + "; ".join(changed)])
+                    f"attempt {attempt} was refused and the earlier translation kept, as written: "
+                    + "; ".join(changed)])
         if result.ok and result.contracts and not findings:
             return LlmOutcome(dsl=source, attempts=attempts)
         incomplete_only = result.diagnostics and all(d.code.startswith("E4") for d in result.diagnostics)

@@ -97,8 +97,8 @@ _LIST_ITEM = r"\d+(?!\d)(?:\s*(?:-|–|to|through|\.\.)\s*\d+(?!\d))?"
 _WEEK_LIST = re.compile(
     r"\bweeks?\s+(" + _LIST_ITEM + r"(?:\s*(?:,\s*and|,|and|&|or)\s*" + _LIST_ITEM + _AFTER_QUANTITY + r")*)", re.I)
 _EVERY = re.compile(r"\b(?:each|every|all(?: the)?|in all)\s+(?:of\s+the\s+)?(?:(?:\d+|two|three|four|five|six)\s+)?"
-                    r"(?:(production|delivery|payment)\s+)?weeks?\b|\bweekly\b|\bper\s+(?:production|delivery|payment)\s+week\b",
-                    re.I)
+                    r"(?:(production|delivery|payment)\s+)?weeks?\b|\bweekly\b"
+                    r"|\bper\s+(?:production|delivery|payment)\s+week\b", re.I)
 _REMAINING = re.compile(r"\b(?:each|every|all(?: the)?|the)\s+(?:other|later|remaining|subsequent|following)\s+"
                         r"(?:(production|delivery|payment)\s+)?weeks?\b", re.I)
 _FINAL = re.compile(r"\b(?:the\s+)?(final|last|first)\s+(?:(production|delivery|payment)\s+)?week\b", re.I)
@@ -660,7 +660,8 @@ _TILES = _TILE + r"(?:\s*(?:,\s*and|,|and)\s*" + _TILE + r")*"
 _COVER = re.compile(
     r"\b(red|blue)\s+(?:will\s+|shall\s+|would\s+|can\s+|agrees?\s+to\s+)?(?:pays?\s+for|covers?|funds?)\s+"
     r"(red|blue)'s\s+(?:moves?|steps?)\s+(?:onto|on\s+to|into|to|on)\s+(?:the\s+)?(?:tiles?\s+)?(" + _TILES + r")"
-    r"(?:\s+(?:with|using)\s+(?:a\s+|an\s+|one\s+)?(?:(red|blue|green)\s+chips?|chips?\s+of\s+the\s+tile'?s\s+colou?r))?")
+    r"(?:\s+(?:with|using)\s+(?:a\s+|an\s+|one\s+)?"
+    r"(?:(red|blue|green)\s+chips?|chips?\s+of\s+the\s+tile'?s\s+colou?r))?")
 _POINTS = re.compile(
     r"\b(red|blue)\s+(?:will\s+|shall\s+|would\s+|agrees?\s+to\s+)?(?:transfers?|pays?|gives?|sends?)\s+"
     r"(?:(red|blue)\s+)?" + _NUM + r"\s+points?(?:\s+to\s+(red|blue))?")

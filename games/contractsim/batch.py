@@ -123,8 +123,10 @@ def play_batch(ir: ContractSimIR, env: SupplyEnvironment, customer: str, supplie
           np.array([problem.state_box(t) for t in range(5)], dtype=np.int64), problem.cash_max.astype(np.int64),
           np.array([env.receipt_low(o) for o in range(ORDER_SIDE)], dtype=np.int64), problem.output, *verdict,
           problem.payments, np.array(env.values, dtype=np.int64), env.budget, env.capital, out_week, out_u)
+    terms = ir.model_dump(mode="json")  # one copy shared by every record of the batch
     return [RunRecord(contract=ir.name, env=env.id, customer=customer, supplier=supplier, seed=seed,
                       u_customer=int(u[0]), u_supplier=int(u[1]), budget=env.budget,
+                      multiplier=ir.setting_info.multiplier, contract_ir=terms,
                       weeks=tuple(WeekRecord(week=w, role="customer" if w in PAYMENT_WEEKS else "supplier",
                                              compliant=bool(row[w - 1, 0]), excluded=bool(row[w - 1, 1]),
                                              observed_breach=bool(row[w - 1, 2]), paid=int(row[w - 1, 3]),

@@ -20,10 +20,6 @@ class RoleRun(Frozen):
     pre_compliance: float | None
     post_compliance: float | None
     tft: float | None
-    compliant_count: int
-    pre_compliant: int
-    post_compliant: int
-    tft_count: int
     defected: bool
     e_pre: bool
     e_resp: bool
@@ -53,8 +49,6 @@ def role_run(run: RunRecord, role: str) -> RoleRun:
         pre_weeks=len(pre), post_weeks=len(post),
         pre_compliance=_mean([w.compliant for w in pre]), post_compliance=_mean([w.compliant for w in post]),
         tft=_mean(tft),
-        compliant_count=sum(w.compliant for w in evaluated), pre_compliant=sum(w.compliant for w in pre),
-        post_compliant=sum(w.compliant for w in post), tft_count=sum(tft),
         defected=first[role] < math.inf,
         e_pre=bool(pre), e_resp=e_resp,
         z_uni=any(not w.compliant for w in pre),
@@ -90,6 +84,15 @@ def _stat(xs: list[float]) -> Stat:
 
 def _ratio(num: float, den: float) -> Stat:
     return Stat(mean=num / den if den else None, sd=None)
+
+
+def _micro(rates: list[tuple[float, int]]) -> Stat:
+    """Pooled-week mean Σ_j |W_j| x_j / Σ_j |W_j| with the week-weighted SD of the per-run rates around it ([CS-37])."""
+    weeks = sum(w for _, w in rates)
+    if not weeks:
+        return Stat(mean=None, sd=None)
+    mean = sum(x * w for x, w in rates) / weeks
+    return Stat(mean=mean, sd=math.sqrt(sum(w * (x - mean) ** 2 for x, w in rates) / weeks))
 
 
 class RoleSummary(Frozen):
@@ -131,10 +134,10 @@ def summarise(runs: list[RunRecord], role: str, counterfactual: list[RunRecord] 
         conditional=_stat([x.pre_compliance for x in pre]),
         exploited=_stat([x.post_compliance for x in resp]),
         tft=_stat([x.tft for x in valid]),
-        compliance_micro=_ratio(sum(x.compliant_count for x in valid), sum(x.eval_weeks for x in valid)),
-        conditional_micro=_ratio(sum(x.pre_compliant for x in pre), sum(x.pre_weeks for x in pre)),
-        exploited_micro=_ratio(sum(x.post_compliant for x in resp), sum(x.post_weeks for x in resp)),
-        tft_micro=_ratio(sum(x.tft_count for x in valid), sum(x.eval_weeks for x in valid)),
+        compliance_micro=_micro([(x.compliance, x.eval_weeks) for x in valid]),
+        conditional_micro=_micro([(x.pre_compliance, x.pre_weeks) for x in pre]),
+        exploited_micro=_micro([(x.post_compliance, x.post_weeks) for x in resp]),
+        tft_micro=_micro([(x.tft, x.eval_weeks) for x in valid]),
         defection=_stat([float(x.defected) for x in rr]),
         unilateral=_ratio(sum(x.z_uni for x in rr), sum(x.e_pre for x in rr)),
         reciprocal=_ratio(sum(x.z_rec for x in rr), sum(x.e_resp for x in rr)),

@@ -29,6 +29,9 @@ class WeekRecord(Frozen):
 
 
 class RunRecord(Frozen):
+    """One game, every amount in Catering base units (the paper's tables are in them for all settings);
+    `multiplier` turns them into the contract's own dollars."""
+
     contract: str
     env: int
     customer: str
@@ -38,7 +41,19 @@ class RunRecord(Frozen):
     u_supplier: int
     budget: int
     weeks: tuple[WeekRecord, ...]
+    multiplier: int = 1
+    contract_ir: dict | None = None  # the contract's terms, so a counterfactual run can be re-played
     log: tuple[dict, ...] = ()
+
+    def counterfactual(self, role: str, tables: TableCache = SESSION_TABLES) -> RunRecord:
+        """τ^RCC (§15.2): the same contract, environment, counterparty policy and seed, with `role` played by RCC."""
+        from games.contractsim.environments import environment
+
+        if self.contract_ir is None:
+            raise ValueError(f"the record of {self.contract!r} holds no contract terms; re-run it to get regret")
+        ir = ContractSimIR.model_validate(self.contract_ir)
+        customer, supplier = ("rcc", self.supplier) if role == "customer" else (self.customer, "rcc")
+        return play(ir, environment(self.env), customer, supplier, seed=self.seed, keep_log=False, tables=tables)
 
     def monitor_events(self) -> list[dict]:
         """The log's payments, deliveries and week ends in the interpreter's event schema (for `trace`);
@@ -74,6 +89,7 @@ def play(ir: ContractSimIR, env: SupplyEnvironment, customer: str, supplier: str
     returns = state.returns()
     return RunRecord(contract=ir.name, env=env.id, customer=customer, supplier=supplier, seed=seed,
                      u_customer=returns["customer"], u_supplier=returns["supplier"], budget=env.budget, weeks=weeks,
+                     multiplier=ir.setting_info.multiplier, contract_ir=ir.model_dump(mode="json"),
                      log=state.log if keep_log else ())
 
 

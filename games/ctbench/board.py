@@ -28,6 +28,8 @@ SHORTEST_PATH = 2 * (BOARD_SIZE - 1)
 MAX_JOINT_REWARD = 2 * (GOAL_BONUS + CHIP_VALUE * (16 - SHORTEST_PATH))  # R_max = 140 (§9)
 BENCHMARK_SEED = 20260101
 BENCHMARK_FILE = Path(__file__).resolve().parent / "data" / "benchmark_boards.json"
+PAPER_FILE = Path(__file__).resolve().parent / "data" / "paper_boards.json"
+BoardSet = Literal["ours", "paper"]
 INNER_TILES: tuple[Tile, ...] = tuple(
     (r, c) for r in range(BOARD_SIZE) for c in range(BOARD_SIZE) if (r, c) not in (START, GOAL)
 )
@@ -148,10 +150,30 @@ def board_by_key(key: int) -> Board:
     return Board(key=key, red_tiles=tuple(reds))
 
 
+@lru_cache(maxsize=1)
+def _key_of_reds() -> dict[tuple[Tile, ...], int]:
+    return {reds: k for k, reds in enumerate(combinations(INNER_TILES, 7))}
+
+
+def board_from_rows(rows: list[str]) -> Board:
+    """A board from its rows of G/R/B letters (green corners, seven red and seven blue inner tiles)."""
+    letters = [row.strip().upper() for row in rows]
+    if len(letters) != BOARD_SIZE or any(len(row) != BOARD_SIZE or set(row) - set("GRB") for row in letters):
+        raise ValueError(f"a board is {BOARD_SIZE} rows of {BOARD_SIZE} letters G, R or B, not {rows!r}")
+    if letters[START[0]][START[1]] != "G" or letters[GOAL[0]][GOAL[1]] != "G":
+        raise ValueError(f"the start and goal corners are green (G): {rows!r}")
+    reds = tuple((r, c) for r in range(BOARD_SIZE) for c in range(BOARD_SIZE) if letters[r][c] == "R")
+    if reds not in _key_of_reds():
+        raise ValueError(f"a board has 7 red and 7 blue inner tiles; {rows!r} has {len(reds)} red")
+    return Board(key=_key_of_reds()[reds], red_tiles=reds)
+
+
 class BenchmarkBoard(Frozen):
     id: int
     board: Board
     board_class: BoardClass
+    source_id: int | None = None  # the paper set: the authors' grid id
+    source_bucket: str | None = None  # the paper set: the authors' stratum for the grid
 
 
 def sample_benchmark(rng: np.random.Generator) -> list[BenchmarkBoard]:
@@ -169,9 +191,17 @@ def sample_benchmark(rng: np.random.Generator) -> list[BenchmarkBoard]:
     return chosen
 
 
-@lru_cache(maxsize=1)
-def benchmark_boards() -> tuple[BenchmarkBoard, ...]:
-    """The shipped 80-board set (regenerate with `sample_benchmark(np.random.default_rng(BENCHMARK_SEED))`)."""
+@lru_cache(maxsize=2)
+def benchmark_boards(board_set: BoardSet = "ours") -> tuple[BenchmarkBoard, ...]:
+    """An 80-board set with IDs 0–79 (0–19 Independent, 20–39 Mutually Dependent, 40–79 Asymmetric).
+
+    "ours" is our seeded sample (regenerate with `sample_benchmark(np.random.default_rng(BENCHMARK_SEED))`);
+    "paper" is the CT-Bench authors' published set, in their order, classified by our rules."""
+    if board_set == "paper":
+        data = json.loads(PAPER_FILE.read_text())
+        boards = [(b["paper_id"], b["sub_stratum"], board_from_rows(b["rows"])) for b in data["boards"]]
+        return tuple(BenchmarkBoard(id=i, board=board, board_class=board.classification, source_id=source_id,
+                                    source_bucket=bucket) for i, (source_id, bucket, board) in enumerate(boards))
     data = json.loads(BENCHMARK_FILE.read_text())
     return tuple(
         BenchmarkBoard(id=b["id"], board=Board(key=b["key"], red_tiles=tuple(tuple(t) for t in b["red_tiles"])),
