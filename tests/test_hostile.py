@@ -97,6 +97,13 @@ def test_sigterm_ends_the_sweep_and_its_workers_and_the_rerun_completes_it(tmp_p
     assert resumed["games"] == 240 and resumed["played"] == 240 - done
 
 
+def test_an_unreachable_ray_cluster_is_one_line_at_once(tmp_path):
+    start = time.monotonic()
+    payload = one_json_failure(cli("ctbench", "sweep", "--boards", "1", "--ray", "127.0.0.1:1", "--out", tmp_path,
+                                   "--json"))
+    assert "cannot reach a Ray cluster at 127.0.0.1:1" in payload["error"] and time.monotonic() - start < 30
+
+
 # --- 2, 3, 14: formatting never changes numbers; empty files; every file reported ----------------
 
 BIG = 'contract "big" {\n  game contractsim.catering\n  prices { pizza: $10000000000000000  pasta: $5  soup: $3 }\n' \

@@ -251,9 +251,11 @@ def test_cli_gives_the_reason_for_a_failed_translation(tmp_path):
     (tmp_path / "x.txt").write_text("We will meet on Tuesday to talk about lunch.\n")
     proc = _translate_cli(tmp_path, tmp_path / "x.txt", "--json")
     out = json.loads(proc.stdout)
-    assert proc.returncode == 1 and out["status"] == "failed" and out["ok"] is False
-    assert out["error"].startswith("the translated contract does not check: ")
-    assert out["notes"] == ["no product names of Catering, Hotel Cleaning or AI Hosting found"]
+    assert proc.returncode == 1 and out["status"] == "failed" and out["ok"] is False and out["diagnostics"] == []
+    assert out["error"].startswith("the text names no product of Catering, Hotel Cleaning or AI Hosting")
+    (tmp_path / "empty.txt").write_text("")
+    out = json.loads(_translate_cli(tmp_path, tmp_path / "empty.txt", "--json").stdout)
+    assert out["status"] == "failed" and "not a contract the rules backend can read" in out["error"]
 
 
 # --- hostile servers and files (issue #15 items 11 and 12) --------------------------------------------

@@ -16,7 +16,7 @@ from contractlang.translate.llm import LlmSettings, compile_with_llm
 from contractlang.translate.rules import translate as rules_translate
 from contractlang.vocab import Frozen
 
-RULES_MODEL = "rules-v1"
+RULES_MODEL = "rules-v2"  # bump whenever the rules backend reads some text differently
 DEFAULT_CACHE = Path(".contractlang-cache") / "translations.sqlite"
 
 
@@ -87,7 +87,8 @@ def translate_text(text: str, name: str = "contract", backend: str = "rules", ca
     unread: tuple[str, ...] = ()
     if backend == "rules":
         rules = rules_translate(text, name)
-        dsl, attempts, error, notes = rules.dsl, [{"attempt": 1, "response_text": rules.dsl}], None, list(rules.notes)
+        dsl, attempts, error, notes = rules.dsl, [{"attempt": 1, "response_text": rules.dsl}], rules.error, \
+            list(rules.notes)
         unread = rules.unread
     elif backend == "anthropic":
         api_key = os.environ.get("ANTHROPIC_API_KEY")

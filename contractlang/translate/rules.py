@@ -51,6 +51,7 @@ class RulesResult(Frozen):
     missing: tuple[str, ...]
     notes: tuple[str, ...] = ()
     unread: tuple[str, ...] = ()  # statements that look like terms but could not be read (never silently dropped)
+    error: str | None = None  # why the text could not be translated at all
 
 
 def _number(text: str) -> int:
@@ -502,8 +503,8 @@ def translate(text: str, name: str = "contract") -> RulesResult:
     unquoted = re.sub(r'"[^"\n]*"', '""', text)  # names and labels are never terms
     setting_key = detect_setting(unquoted)
     if setting_key is None:
-        return RulesResult(dsl=f'contract "{contract_name}" {{\n}}\n', missing=("setting",),
-                           notes=("no product names of Catering, Hotel Cleaning or AI Hosting found",))
+        return RulesResult(dsl="", missing=("setting",), error="the text names no product of Catering, Hotel "
+                           "Cleaning or AI Hosting and no CT-Bench tile: not a contract the rules backend can read")
     reading = _Reading(setting_key)
     s = reading.setting
     asserts: list[str] = [a.strip() for a in _STATED.findall(text)]

@@ -10,6 +10,7 @@ import json
 import multiprocessing
 import os
 import signal
+import socket
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -71,11 +72,24 @@ def run_specs(specs: list[GameSpec], workers: int | None = None,
         pool.join()
 
 
+def _reachable(address: str, seconds: float = 5.0) -> None:
+    """Fail at once, with the address named, when no Ray head answers there (Ray itself waits minutes)."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        raise RuntimeError(f"--ray takes 'local', 'auto' or a cluster address HOST:PORT, not {address!r}")
+    try:
+        socket.create_connection((host, int(port)), timeout=seconds).close()
+    except OSError as exc:
+        raise RuntimeError(f"cannot reach a Ray cluster at {address}: {exc.strerror or exc}") from None
+
+
 def _run_ray(specs: list[GameSpec], address: str) -> Iterator[GameRecord]:
     try:
         import ray
     except ImportError:
         raise RuntimeError("--ray needs Ray: pip install 'contractlang[ray]'") from None
+    if address not in ("local", "auto"):
+        _reachable(address)
     ray.init(address=None if address == "local" else address, ignore_reinit_error=True,
              include_dashboard=False, log_to_driver=False)
     remote = ray.remote(run_spec)
