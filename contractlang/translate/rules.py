@@ -669,6 +669,9 @@ _POINTS = re.compile(
 _GOAL = re.compile(r"\b(?:if|once|when|after|as\s+soon\s+as)\s+(red|blue)\s+(?:reaches|reach|gets\s+to|get\s+to|"
                    r"finishes|finish|arrives\s+at|arrive\s+at|makes\s+it\s+to|gets\s+home|get\s+home)\b")
 _SPEAKER = re.compile(r"^\s*(P-Red|P-Blue|Red|Blue)\s*:\s*", re.I)
+# a declined or withdrawn offer: which terms still stand is a reading this backend does not attempt
+_REFUSAL = re.compile(r"\b(?:no thanks|no,|declines?d?|reject(?:s|ed)?|refuse[sd]?|won't|will not|do not agree|"
+                      r"don't agree|disagree|not accept|withdraw[sn]?)\b", re.I)
 _CTBENCH_HINT = re.compile(r"colou?red trails|\bp-red\b|\bp-blue\b|trail[- ]game", re.I)
 
 
@@ -711,6 +714,9 @@ def _translate_ctbench(text: str, name: str) -> RulesResult:
                 continue
             s = _players(sentence, speaker)
             looks_like_term = re.search(_TILE + r"|\bpoints?\b|\bcover|\bpay", sentence, re.I)
+            if _REFUSAL.search(sentence):
+                unread.append(f"could not read which terms stand (something is declined): {sentence.strip()}")
+                continue
             if s is None:
                 if looks_like_term:
                     unread.append(f"could not read (who is 'I' or 'you'?): {sentence.strip()}")
