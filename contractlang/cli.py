@@ -464,8 +464,8 @@ def ctbench_sweep(
     summary_path = out / "summary.json"
     if todo:
         summary_path.unlink(missing_ok=True)  # it would describe a record set this run is about to change
-    if store.dropped:
-        typer.echo(f"{store.path}: dropped {store.dropped} incomplete or unreadable line(s)", err=True)
+    if store.dropped_cut_line:
+        typer.echo(f"{store.path}: dropped its last line, cut short by an interrupted run", err=True)
     if len(todo) < len(specs):
         typer.echo(f"{len(specs) - len(todo)} of {len(specs)} games already in {store.path}; playing "
                    f"{len(todo)}", err=True)

@@ -66,9 +66,13 @@ def test_a_cut_line_is_dropped_and_a_stale_summary_never_survives(tmp_path):
     games.write_text(games.read_text()[:-40])  # an interrupted write: the last line is cut short
     (tmp_path / "summary.json").write_text("[]\n")
     proc = sweep(tmp_path, boards="1", json_out=False)
-    assert "dropped 1 incomplete or unreadable line" in proc.stderr and "5 of 6 games already" in proc.stderr
+    assert "dropped its last line, cut short" in proc.stderr and "5 of 6 games already" in proc.stderr
     assert all(json.loads(line) for line in games.read_text().splitlines())
     assert json.loads((tmp_path / "summary.json").read_text())
+    before = games.read_text()
+    games.write_text('{"not": "a game"}\n' + before)  # a foreign line is never silently thrown away
+    payload = one_json_failure(sweep(tmp_path, boards="1"))
+    assert "games.jsonl:1: not a game record" in payload["error"] and games.read_text().startswith('{"not"')
 
 
 def test_sigterm_ends_the_sweep_and_its_workers_and_the_rerun_completes_it(tmp_path):

@@ -11,7 +11,7 @@ from contractlang import check_source
 from contractlang.checker import CheckResult
 from contractlang.formatter import format_ir
 from contractlang.translate.cache import TranslationCache, cache_key
-from contractlang.translate.checks import ExtraCheck, Inconsistency
+from contractlang.translate.checks import ExtraCheck, Inconsistency, run_checks
 from contractlang.translate.llm import LlmSettings, compile_with_llm
 from contractlang.translate.rules import translate as rules_translate
 from contractlang.vocab import Frozen
@@ -106,7 +106,7 @@ def translate_text(text: str, name: str = "contract", backend: str = "rules", ca
         dsl = format_ir(*(c.ir for c in result.contracts))
     missing = _missing_from(result.diagnostics) + list(unread)
     ok = error is None and _failure(result, missing) is None
-    inconsistencies = [f for check in extra_checks for c in result.contracts for f in check(c)] if ok else []
+    inconsistencies = run_checks(result.contracts, extra_checks) if ok else []
     well_formed = (not inconsistencies if extra_checks else None) if ok else False
     translation = Translation(
         ok=ok, well_formed=well_formed,

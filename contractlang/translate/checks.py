@@ -21,6 +21,11 @@ class Inconsistency(Frozen):
 ExtraCheck = Callable[[CheckedContract], list[Inconsistency]]
 
 
+def run_checks(contracts, extra_checks: tuple[ExtraCheck, ...]) -> list[Inconsistency]:
+    """Every finding of every check on every contract, in that order."""
+    return [f for check in extra_checks for contract in contracts for f in check(contract)]
+
+
 def _counts(text: str) -> set[int]:
     return {int(n) for n in re.findall(r"\b\d+\b", text)} | {
         NUMBER_WORDS[w] for w in re.findall(r"[a-z]+", text.lower()) if w in NUMBER_WORDS}

@@ -11,7 +11,7 @@ import time
 
 from contractlang import check_source
 from contractlang.parser import grammar_text
-from contractlang.translate.checks import ExtraCheck, Inconsistency, unfaithful_changes
+from contractlang.translate.checks import ExtraCheck, Inconsistency, run_checks, unfaithful_changes
 from contractlang.vocab import SETTINGS, Frozen
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
@@ -186,10 +186,6 @@ class LlmOutcome(Frozen):
     error: str | None = None
 
 
-def _findings(result, extra_checks: tuple[ExtraCheck, ...]) -> list[Inconsistency]:
-    return [f for check in extra_checks for contract in result.contracts for f in check(contract)]
-
-
 def compile_with_llm(text: str, name: str, settings: LlmSettings, api_key: str,
                      extra_checks: tuple[ExtraCheck, ...] = ()) -> LlmOutcome:
     """Ask the model for DSL, check it, feed diagnostics back; at most MAX_ATTEMPTS attempts.
@@ -210,19 +206,19 @@ def compile_with_llm(text: str, name: str, settings: LlmSettings, api_key: str,
         record: dict = {"attempt": attempt, "request": {"model": settings.model, "messages": list(messages)}}
         try:
             response = create_within(client, deadline, settings, system=system_prompt(), messages=messages)
-            reply = "".join(block.text for block in response.content if getattr(block, "type", "") == "text")
+            reply = redact("".join(block.text for block in response.content if getattr(block, "type", "") == "text"),
+                           api_key)
         except CallFailed as exc:
             message = redact(str(exc), api_key)
             record.update(error=message, seconds=time.perf_counter() - start)
             attempts.append(record)
             return LlmOutcome(dsl=source, attempts=attempts, error=message)
-        reply = redact(reply, api_key)
         source = extract_source(reply)
         result = check_source(source, "<model>")
         problems = [d.render(source) for d in result.diagnostics]
         if result.ok and not result.contracts:
             problems.append("the reply holds no contract: reply with one contract inside a ```contract block")
-        findings = _findings(result, extra_checks) if result.ok else []
+        findings = run_checks(result.contracts, extra_checks) if result.ok else []
         record.update(response_text=reply, diagnostics=problems + [f.message for f in findings],
                       seconds=time.perf_counter() - start, input_tokens=response.usage.input_tokens,
                       output_tokens=response.usage.output_tokens)

@@ -106,28 +106,30 @@ def _run_ray(specs: list[GameSpec], address: str) -> Iterator[GameRecord]:
 class RecordStore:
     """`games.jsonl` of a sweep directory: the records already finished, and an append-only writer.
 
-    A line cut short by an interrupted run is dropped (the file is rewritten without it) so that new
-    lines never follow a partial one; a repeated game keeps its first record."""
+    Only the last line can be cut short by an interrupted run: it is dropped (the file is rewritten
+    without it) so that new lines never follow a partial one. Any other line that is not a game record
+    stops the sweep with its line number, and nothing is rewritten. A repeated game keeps its first record."""
 
     def __init__(self, directory: Path):
         self.path = directory / "games.jsonl"
         self.records: dict[GameSpec, GameRecord] = {}
-        self.dropped = 0  # lines that are not complete records: an interrupted write, or not ours
+        self.dropped_cut_line = False
         try:
             directory.mkdir(parents=True, exist_ok=True)
             raw = self.path.read_bytes() if self.path.exists() else b""
         except OSError as exc:
             raise FileError(f"cannot use {directory} for the sweep: {exc.strerror or exc}") from None
-        kept: list[bytes] = []
-        for line in raw.splitlines(keepends=True):
+        lines = raw.splitlines(keepends=True)
+        for number, line in enumerate(lines, start=1):
             record = _parse(line)
-            if record is None:
-                self.dropped += bool(line.strip())
-                continue
-            kept.append(line if line.endswith(b"\n") else line + b"\n")
-            self.records.setdefault(GameSpec.of(record), record)
-        if b"".join(kept) != raw:
-            write_atomically(self.path, b"".join(kept))
+            if record is not None:
+                self.records.setdefault(GameSpec.of(record), record)
+            elif number == len(lines) and not line.endswith(b"\n"):
+                self.dropped_cut_line = True
+                write_atomically(self.path, raw[: len(raw) - len(line)])
+            elif line.strip():
+                raise FileError(f"{self.path}:{number}: not a game record of this version; move the file away or "
+                                "choose another --out")
         try:
             self._file = self.path.open("a", encoding="utf-8")
         except OSError as exc:
