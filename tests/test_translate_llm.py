@@ -335,3 +335,12 @@ def test_bad_translate_options_are_usage_errors(tmp_path, args):
     out = json.loads(proc.stdout)
     assert proc.returncode in (1, 2) and out["ok"] is False and "Traceback" not in proc.stderr
     assert proc.returncode == (1 if args[:2] == ["--backend", "gpt"] else 2)
+
+
+def test_translate_cli_output_golden(tmp_path):
+    """The person-facing output of a self-contradicting text: the faithful DSL, then the verdict and why."""
+    from conftest import compare_golden
+
+    proc = _translate_cli(tmp_path, ROOT / "tests" / "nl" / "27-mismatched-total.txt")
+    compare_golden(ROOT / "tests" / "golden" / "translate-mismatched.txt",
+                   proc.stdout + "--- stderr ---\n" + proc.stderr)
