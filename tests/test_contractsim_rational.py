@@ -3,12 +3,14 @@ on every bundled example in every environment."""
 
 import pytest
 
-from dp_helpers import NAMES, example, solved
+from dp_helpers import FULL, NAMES, example, solved
 from games.contractsim.environments import environment
 from games.contractsim.metrics import role_run, summarise
 from games.contractsim.run import play
 
 CASES = [(n, e) for n in NAMES for e in range(1, 7)]
+# CI's reduced size: rollover examples (the slowest solves) in Env 1 only; CONTRACTLANG_SLOW_SCALE=full plays all 72
+IDENTITY_CASES = CASES if FULL else [(n, e) for n, e in CASES if e == 1 or example(n).contingencies.rollover is None]
 
 
 def test_worked_example_1_all_four_rows(tables):
@@ -28,7 +30,7 @@ def _runs(ir, env, tables, customer, supplier):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name,env_id", CASES)
+@pytest.mark.parametrize("name,env_id", IDENTITY_CASES)
 def test_single_run_identities(tables, name, env_id):
     ir, env = example(name), environment(env_id)
     solved(tables, ir, env_id)
