@@ -17,6 +17,7 @@ from typing import Annotated, Optional
 import typer
 
 from contractlang import check_source
+from contractlang.checker import check as check_tree
 from contractlang.diagnostics import ContractError, printable
 from contractlang.files import FileError, read_capped, write_atomically
 from contractlang.formatter import format_source
@@ -140,7 +141,7 @@ def fmt(
             _emit_diagnostics(err.diagnostics, _source_text(data))
             continue
         # the formatter prints numbers from their values: one the checker refuses would change on the way
-        too_large = [d for d in check_source(data, name).diagnostics if d.code == "E003"]
+        too_large = [d for d in check_tree(tree).diagnostics if d.code == "E003"]
         if too_large:
             unformatted.append(name)
             _emit_diagnostics(too_large, _source_text(data))
@@ -308,6 +309,7 @@ def metrics(
 
     Amounts are in Catering base units for every setting, as in the paper's tables. Regret and compliant
     regret replay each run with the role played by RCC (same contract, environment, counterparty and seed)."""
+    from rich.console import Console
     from rich.progress import Progress
 
     from games.contractsim.metrics import summarise
@@ -333,7 +335,7 @@ def metrics(
     counterfactuals: dict[str, list[RunRecord] | None] = {"customer": None, "supplier": None}
     if all(r.contract_ir is not None for r in runs):
         tables = TableCache()
-        with Progress(transient=True, disable=json_out) as bar:
+        with Progress(console=Console(stderr=True), transient=True, disable=json_out) as bar:
             task = bar.add_task("counterfactual RCC runs", total=2 * len(runs))
             try:
                 for role in counterfactuals:
@@ -590,9 +592,11 @@ def translate(
         for note in result.notes:
             typer.echo(f"note: {note}", err=True)
         if not result.ok:
+            from contractlang.diagnostics import Diagnostic
+
             for d in result.diagnostics:
                 if not d["code"].startswith("E4"):
-                    typer.echo(f"{d['line']}:{d['column']}: error[{d['code']}]: {d['message']}", err=True)
+                    typer.echo(Diagnostic.from_json(d).render(result.dsl), err=True)
     if result.status != "ok":
         raise typer.Exit(1)
 

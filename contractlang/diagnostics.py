@@ -64,6 +64,12 @@ class Diagnostic(Frozen):
             "hint": self.hint,
         }
 
+    @classmethod
+    def from_json(cls, data: dict) -> Diagnostic:
+        """The inverse of `to_json` (diagnostics kept in caches and records come back this way)."""
+        return cls(code=data["code"], severity=data["severity"], message=data["message"], file=data["file"],
+                   span=Span(data["line"], data["column"], data["end_line"], data["end_column"]), hint=data["hint"])
+
     def render(self, source: str | None) -> str:
         """`file:line:col: error[CODE]: message`, the source line, a caret under the span, the hint."""
         head = printable(

@@ -6,6 +6,7 @@ import numpy as np
 
 from contractlang.ir import ContractSimIR
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, Frozen
+from games.contractsim.environments import environment
 from games.contractsim.game import ContractSimGame, State
 from games.contractsim.policies import make_customer, make_supplier
 from games.contractsim.shocks import draw_shocks
@@ -47,8 +48,6 @@ class RunRecord(Frozen):
 
     def counterfactual(self, role: str, tables: TableCache = SESSION_TABLES) -> RunRecord:
         """τ^RCC (§15.2): the same contract, environment, counterparty policy and seed, with `role` played by RCC."""
-        from games.contractsim.environments import environment
-
         if self.contract_ir is None:
             raise ValueError(f"the record of {self.contract!r} holds no contract terms; re-run it to get regret")
         ir = ContractSimIR.model_validate(self.contract_ir)
