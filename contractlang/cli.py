@@ -496,6 +496,164 @@ def ctbench_sweep(
     typer.echo(f"{len(records)} games ({len(todo)} played now); results in {store.path} and {summary_path}")
 
 
+@ctbench_app.command("import")
+def ctbench_import(
+    directory: Annotated[Path, typer.Argument(help="A copy of the authors' public_logs/ (or any folder of game "
+                                                   "directories holding metadata.json and event_log_*.json).")],
+    out: Annotated[Path, typer.Option("--out", help="The runs file to write (JSON lines, one game each).")],
+    json_out: JsonFlag = False,
+) -> None:
+    """Import the CT-Bench authors' published game logs as typed games with contracts in contractlang."""
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from games.ctbench.published import ImportProblem, game_directories, import_game, mark_superseded
+
+    if not directory.is_dir():
+        raise InputError(f"{directory}: not a directory of game logs")
+    dirs = list(game_directories(directory))
+    if not dirs:
+        raise InputError(f"{directory}: no game directory (one holding metadata.json) under it")
+    games, problems = [], []
+    with Progress(console=Console(stderr=True), transient=True, disable=json_out) as progress:
+        task = progress.add_task("importing", total=len(dirs))
+        for d in dirs:
+            try:
+                games.append(import_game(d, directory))
+            except ImportProblem as exc:
+                problems.append(str(exc))
+                if not json_out:
+                    typer.echo(f"skipped {exc}", err=True)
+            progress.advance(task)
+    games = mark_superseded(games)
+    write_atomically(out, "".join(g.model_dump_json() + "\n" for g in games))
+    complete = sum(g.complete for g in games)
+    superseded = sum(g.superseded for g in games)
+    summary = {"ok": True, "out": str(out), "directories": len(dirs), "imported": len(games),
+               "complete": complete, "incomplete": len(games) - complete, "superseded": superseded,
+               "contracts_formed": sum(g.contract_formed for g in games), "problems": problems}
+    if json_out:
+        typer.echo(json.dumps(summary))
+        return
+    typer.echo(f"imported {len(games)} of {len(dirs)} games into {out}: {complete} complete, "
+               f"{len(games) - complete} cut short (no final state), {superseded} superseded by a later run of "
+               f"the same game; {len(problems)} skipped")
+
+
+def _imported(path: Path):
+    from games.ctbench.published import ImportedGame, ImportProblem, read_runs
+
+    try:
+        return [g for _, g in read_runs(path) if isinstance(g, ImportedGame)]
+    except ImportProblem as exc:
+        raise InputError(str(exc)) from None
+
+
+@ctbench_app.command("replay")
+def ctbench_replay(
+    runs: Annotated[Path, typer.Argument(help="A runs file written by `ctbench import`.")],
+    out: Annotated[Optional[Path], typer.Option("--out", help="Also write every game's verdict here (JSON "
+                                                              "lines).")] = None,
+    json_out: JsonFlag = False,
+) -> None:
+    """Re-play every imported game through our engine and Monitor; report where each parts from its log."""
+    from games.ctbench.replay import RULES, replay, summary_by_rule
+
+    games = _imported(runs)
+    if not games:
+        raise InputError(f"{runs}: holds no imported game (write one with `contractlang ctbench import`)")
+    complete = [g for g in games if g.complete]
+    verdicts = [replay(g) for g in complete]
+    agree = sum(v.agrees for v in verdicts)
+    by_rule = summary_by_rule(verdicts)
+    if out is not None:
+        write_atomically(out, "".join(json.dumps({**v.model_dump(mode="json"), "agrees": v.agrees}) + "\n"
+                                      for v in verdicts))
+    if json_out:
+        typer.echo(json.dumps({"ok": True, "replayed": len(verdicts), "agree": agree,
+                               "skipped_incomplete": len(games) - len(complete), "by_rule": by_rule,
+                               "rules": {k: RULES[k] for k in by_rule},
+                               "games": [{**v.model_dump(mode="json"), "agrees": v.agrees} for v in verdicts]}))
+        return
+    for v in verdicts:
+        if not v.agrees:
+            typer.echo(f"{v.source}: turn {v.first.turn}: {v.first.rule}: {v.first.detail}")
+    rate = agree / len(verdicts) if verdicts else 0.0
+    typer.echo(f"replayed {len(verdicts)} complete games ({len(games) - len(complete)} cut-short logs skipped): "
+               f"{agree} agree on positions, chips and scores ({rate:.1%})")
+    for rule, n in by_rule.items():
+        typer.echo(f"  {n:>5}  {rule}: {RULES[rule]}")
+
+
+@ctbench_app.command("report")
+def ctbench_report(
+    runs: Annotated[Path, typer.Argument(help="A runs file: `ctbench import` output or a sweep's games.jsonl.")],
+    png: Annotated[Optional[Path], typer.Option("--png", help="Also draw reward by condition and board class "
+                                                              "into this directory.")] = None,
+    all_runs: Annotated[bool, typer.Option("--all-runs", help="Imported logs: keep every complete run, not only "
+                                                              "the latest of each game (the paper's choice).")]
+    = False,
+    paper: Annotated[bool, typer.Option("--paper", help="Set the paper's printed value beside every cell that "
+                                                        "differs from it (rows named as the authors' logs name "
+                                                        "models).")] = False,
+    json_out: JsonFlag = False,
+) -> None:
+    """The paper's Tables 1–8 and 11 and the contract-formation measures, from imported logs or our sweeps."""
+    from games.ctbench.published import ImportedGame, ImportProblem, read_runs
+    from games.ctbench.report import (
+        compare_with_paper,
+        missing_metrics,
+        missing_text,
+        paper_tables,
+        promise_keeping,
+        promise_text,
+        save_plots,
+        table_text,
+    )
+
+    records, skipped = [], 0
+    try:
+        for _, item in read_runs(runs):
+            if isinstance(item, ImportedGame):
+                if not item.complete or (item.superseded and not all_runs):
+                    skipped += 1
+                    continue
+                item = item.record()
+            records.append(item)
+    except ImportProblem as exc:
+        raise InputError(str(exc)) from None
+    if not records:
+        raise InputError(f"{runs}: holds no complete game to report on")
+    tables = paper_tables(records)
+    promises = promise_keeping(records)
+    missing = missing_metrics(records)
+    written = []
+    if png is not None:
+        try:
+            png.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"{png}: cannot create the plot directory: {exc.strerror or exc}") from None
+        written = save_plots(records, png, write_atomically)
+    compared, differences = compare_with_paper(tables)
+    if json_out:
+        typer.echo(json.dumps({"ok": True, "games": len(records), "skipped": skipped,
+                               "tables": [t.model_dump(mode="json") for t in tables],
+                               "paper_cells_compared": compared,
+                               "paper_differences": [d.model_dump() for d in differences],
+                               "table_11": [r.model_dump(mode="json") for r in promises],
+                               "formation": missing.model_dump(mode="json"), "plots": [str(p) for p in written]}))
+        return
+    for t in tables:
+        typer.echo(table_text(t, with_paper=paper) + "\n")
+    if promises:
+        typer.echo(promise_text(promises) + "\n")
+    typer.echo(missing_text(missing))
+    if paper and compared:
+        typer.echo(f"\n{compared - len(differences)} of {compared} cells equal the paper's")
+    typer.echo(f"\n{len(records)} games" + (f" ({skipped} cut-short or superseded runs left out)" if skipped else "")
+               + "".join(f"; wrote {p}" for p in written))
+
+
 def _game_options(contracts: list[CheckedContract], env: int | None, board: int | None, path: Path) -> None:
     """--env is for ContractSim contracts and --board for CT-Bench: one the file cannot use is a usage error."""
     kinds = {c.ir.kind for c in contracts}

@@ -238,6 +238,14 @@ class CTBenchIR(Frozen):
             "points": [{"giver": p.giver, "receiver": p.receiver, "amount": p.amount} for p in self.points],
         }
 
+    @classmethod
+    def from_terms_json(cls, terms: dict) -> CTBenchIR:
+        """The inverse of `terms_json` (run records keep contracts in that form)."""
+        return cls(name=terms["name"], parties=(terms["parties"]["red"], terms["parties"]["blue"]),
+                   coverage=tuple(CoverageTerm(tile=tuple(c["tile"]), giver=c["giver"], receiver=c["receiver"],
+                                               colour=c["color"]) for c in terms["coverage"]),
+                   points=tuple(PointsTerm(**p) for p in terms["points"]))
+
 
 ContractIR = Union[ContractSimIR, CTBenchIR]
 

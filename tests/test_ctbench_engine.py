@@ -71,6 +71,8 @@ def test_trade_executes_and_fails_when_unaffordable():
     assert s.red_chips == c(red=12, blue=2, green=2) and s.blue_chips == c(red=2, blue=12, green=2)
     s = play(s, [Propose(offer=Trade(give=c(red=20), receive=c(green=1))), Respond(accept=True)])
     assert s.blue_chips == c(red=2, blue=12, green=2) and s.stats.trades == 1
+    # trade volume counts chips that changed hands: 2 red one way and 2 blue the other; the failed trade none
+    assert s.stats.chips_traded == 4
 
 
 def prog(entries=(), points=()):
@@ -113,7 +115,8 @@ def test_repeated_state_and_round_cap():
     s = CTBenchGame(board=MD).new_initial_state()
     while not s.is_terminal():
         s = s.apply_action(s.legal_actions()[0])  # nobody ever proposes or moves
-    assert s.end_reason == "the same state began 3 rounds" and s.round == 2
+    # as in the authors' loop, the states after rounds 2, 3 and 4 are counted; the first round's is not
+    assert s.end_reason == "the same state began 3 rounds" and s.round == 4
     # red shuffles (0,0) <-> (0,1), paying a red then a green chip each trip, so no state ever repeats;
     # blue keeps failing to enter the red tile (0,1). After 4 rounds the cap ends the game.
     capped = CTBenchGame(board=MD, max_rounds=4).new_initial_state()

@@ -32,6 +32,7 @@ Mode = Literal["pfp", "trade"]
 Condition = Literal["none", "prog_trading", "prog_points", "nl_trading", "file"]
 MAX_ROUNDS = 100  # [CT-15]
 REPEAT_LIMIT = 3  # [CT-13]
+REPEAT_COUNTED_AFTER = 2  # the authors' loop records the state after each turn but its first (our round 1)
 
 
 def other(player: Player) -> Player:
@@ -129,6 +130,7 @@ class CTBenchGame(Frozen):
 
 class Stats(Frozen):
     trades: int = 0
+    chips_traded: int = 0  # chips that changed hands in executed trades, both directions (trade volume)
     proposals: int = 0
     arrangements_proposed: int = 0
     arrangements_accepted: int = 0
@@ -309,7 +311,7 @@ class State(Frozen):
         s = self
         reason = ""
         sig = s._signature()
-        seen = s.seen + (sig,)
+        seen = s.seen + (sig,) if s.round >= REPEAT_COUNTED_AFTER else s.seen
         if len(s.finished) == 2:
             reason = "both players reached the goal"
         elif s._no_move_possible():
@@ -372,7 +374,9 @@ class State(Frozen):
                     mine = chips_add(mine, c, receive.of(c) - give.of(c))
                     theirs = chips_add(theirs, c, give.of(c) - receive.of(c))
                 update.update({**self._set_chips(proposer, mine), **self._set_chips(responder, theirs)})
-                update["stats"] = self.stats.model_copy(update={"trades": self.stats.trades + 1})
+                update["stats"] = self.stats.model_copy(update={
+                    "trades": self.stats.trades + 1,
+                    "chips_traded": self.stats.chips_traded + total(give) + total(receive)})
                 executed = True
         elif action.accept and isinstance(offer, Arrangement):
             promises = list(self.promises)

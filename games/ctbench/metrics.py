@@ -19,7 +19,7 @@ class GameMetrics(Frozen):
     both_finished: float
     bbb: float | None  # Asymmetric boards only
     defection: float | None  # games with no coverage attempt are excluded ([CT-35])
-    trade_volume: int
+    trade_volume: int  # chips exchanged in executed trades: the paper's Trade Vol (its logs' chips received)
     contract_active: float
     contract_moves: int
     arrangements_proposed: int
@@ -42,7 +42,7 @@ def game_metrics(g: GameRecord) -> GameMetrics:
         both_finished=float(len(g.finished) == 2),
         bbb=float(red > g.baselines[0] and blue > g.baselines[1]) if g.board_class == "asymmetric" else None,
         defection=g.stats.unfulfilled / attempts if attempts else None,
-        trade_volume=g.stats.trades,
+        trade_volume=g.stats.chips_traded,
         contract_active=float(g.contract_active),
         contract_moves=g.stats.contract_moves,
         arrangements_proposed=g.stats.arrangements_proposed,

@@ -13,7 +13,7 @@ from games.ctbench.agents import (
     negotiate_prog_trading,
     offline_judge,
 )
-from games.ctbench.board import PLAYERS, BenchmarkBoard
+from games.ctbench.board import PLAYERS, BenchmarkBoard, BoardSet
 from games.ctbench.engine import Condition, CTBenchGame, Mode, Stats
 
 CONDITIONS: tuple[Condition, ...] = ("none", "prog_trading", "prog_points", "nl_trading")
@@ -23,6 +23,7 @@ class GameRecord(Frozen):
     """Everything the metrics need from one game; the full log rides along for replay."""
 
     board_id: int
+    board_set: BoardSet = "ours"  # which 80-board set board_id indexes: ours or the authors' ("paper")
     board_class: str
     condition: str
     mode: str
