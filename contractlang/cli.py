@@ -580,7 +580,7 @@ def ctbench_replay(
             typer.echo(f"{v.source}: turn {v.first.turn}: {v.first.rule}: {v.first.detail}")
     rate = agree / len(verdicts) if verdicts else 0.0
     typer.echo(f"replayed {len(verdicts)} complete games ({len(games) - len(complete)} cut-short logs skipped): "
-               f"{agree} agree on positions, chips and scores ({rate:.1%})")
+               f"{agree} agree on positions and chips after every turn and on the final scores ({rate:.1%})")
     for rule, n in by_rule.items():
         typer.echo(f"  {n:>5}  {rule}: {RULES[rule]}")
 
