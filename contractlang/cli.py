@@ -11,6 +11,7 @@ import os
 import re
 import signal
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -188,7 +189,7 @@ def trace(
 ctbench_app = typer.Typer(help="CT-Bench: the board set, board pictures and offline sweeps.", no_args_is_help=True)
 app.add_typer(ctbench_app, name="ctbench")
 
-AGENT_HELP = "planner, conditional, exploiter or random"
+AGENT_HELP = "planner, conditional, exploiter, random, or cmd:PROGRAM (an external agent speaking JSON lines)"
 
 
 def _board(board_id: int):
@@ -198,6 +199,17 @@ def _board(board_id: int):
         return benchmark_board(board_id)
     except KeyError as exc:
         raise InputError(str(exc.args[0])) from None
+
+
+@contextmanager
+def _agents_answering():
+    """An external agent that breaks the protocol is bad input: one line naming it (games/external.py)."""
+    from games.external import AgentError
+
+    try:
+        yield
+    except AgentError as exc:
+        raise InputError(str(exc)) from None
 
 
 def _choice(value: str, allowed: tuple[str, ...], what: str) -> str:
@@ -211,9 +223,10 @@ def run(
     contract: Annotated[Path, typer.Argument(help="The contract to play under.")],
     board: Annotated[Optional[int], typer.Option("--board", help="CT-Bench benchmark board ID (0..79).")] = None,
     env: Annotated[Optional[int], typer.Option("--env", help="ContractSim environment (1..6).")] = None,
-    customer: Annotated[str, typer.Option(help="ContractSim Customer: rc, re, rcc or random.")] = "rcc",
-    supplier: Annotated[str, typer.Option(help="ContractSim Supplier: rc, re, rcc or random (rc and rcc solve "
-                                               "or load the contract's DP table).")] = "rcc",
+    customer: Annotated[str, typer.Option(help="ContractSim Customer: rc, re, rcc, random, or cmd:PROGRAM (an "
+                                               "external agent speaking JSON lines).")] = "rcc",
+    supplier: Annotated[str, typer.Option(help="ContractSim Supplier: rc, re, rcc, random or cmd:PROGRAM (rc and "
+                                               "rcc solve or load the contract's DP table).")] = "rcc",
     red: Annotated[str, typer.Option(help=f"P-Red agent: {AGENT_HELP}.")] = "planner",
     blue: Annotated[str, typer.Option(help=f"P-Blue agent: {AGENT_HELP}.")] = "planner",
     mode: Annotated[str, typer.Option(help="Trading mechanism: pfp (Pay-for-Partner) or trade.")] = "pfp",
@@ -247,8 +260,9 @@ def run(
             make_agent(name, np.random.default_rng(0))
         except KeyError as exc:
             raise InputError(str(exc.args[0])) from None
-    record = play_game(bench, "file", mode, red, blue, seed=seed or 0, contract=checked.ir, visible=not hidden,
-                       keep_log=True)
+    with _agents_answering():
+        record = play_game(bench, "file", mode, red, blue, seed=seed or 0, contract=checked.ir, visible=not hidden,
+                           keep_log=True)
     if log is not None:
         write_atomically(log, "".join(json.dumps(e) + "\n" for e in record.log))
     if json_out:
@@ -272,7 +286,8 @@ def _run_contractsim(checked, env, customer, supplier, seed, log, json_out) -> N
     try:
         environment_value = environment(env)
         tables = TableCache()
-        record = play(checked.ir, environment_value, customer, supplier, seed=seed, tables=tables)
+        with _agents_answering():
+            record = play(checked.ir, environment_value, customer, supplier, seed=seed, tables=tables)
     except KeyError as exc:
         raise InputError(str(exc.args[0])) from None
     except OSError as exc:
@@ -338,11 +353,12 @@ def metrics(
         with Progress(console=Console(stderr=True), transient=True, disable=json_out) as bar:
             task = bar.add_task("counterfactual RCC runs", total=2 * len(runs))
             try:
-                for role in counterfactuals:
-                    counterfactuals[role] = []
-                    for r in runs:
-                        counterfactuals[role].append(r.counterfactual(role, tables))
-                        bar.advance(task)
+                with _agents_answering():
+                    for role in counterfactuals:
+                        counterfactuals[role] = []
+                        for r in runs:
+                            counterfactuals[role].append(r.counterfactual(role, tables))
+                            bar.advance(task)
             except OSError as exc:
                 raise InputError(f"{tables.directory}: cannot keep solved DP tables there ({exc.strerror or exc}); "
                                  "run from a writable directory") from None

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from conftest import ROOT
 from contractlang import load
 from games.contractsim.environments import ENVIRONMENTS, environment
-from games.contractsim.game import ContractSimGame
+from games.contractsim.game import ContractSimGame, Pay
 from games.contractsim.metrics import role_run, summarise
 from games.contractsim.run import play
 from games.contractsim.shocks import draw_shocks
@@ -69,9 +69,12 @@ def test_common_random_numbers_do_not_depend_on_policies():
 def test_the_customer_never_sees_inventory_prices_or_spoilage():
     state = ContractSimGame.make(EXAMPLE1, environment(5)).new_initial_state(draw_shocks(environment(5),
                                                                                         np.random.default_rng(0)))
-    assert set(state.observation("customer")) == {"week", "total_paid", "remaining_budget", "payment_request",
-                                                   "deliveries"}
-    assert "inventory" in state.observation("supplier")
+    seen = set(state.observe("customer").model_dump())
+    assert seen == {"role", "week", "total_paid", "remaining_budget", "payment_due", "observed_breach", "deliveries",
+                    "multiplier"}
+    assert not seen & {"inventory", "prices", "spoiled", "cash"}
+    state = state.apply_action(Pay(amount=0))
+    assert state.observe("supplier").inventory == (0, 0, 0) and state.observe("supplier").phase == "order"
 
 
 def test_summary_over_runs():

@@ -36,7 +36,7 @@ def test_chip_conservation_step_by_step(board_id, mode, seed):
     while not state.is_terminal():
         before = total(state.red_chips) + total(state.blue_chips) + state.stats.chips_spent
         player = state.current_player()
-        state = state.apply_action(agents[player].act(state, player))
+        state = state.apply_action(agents[player].act(state.observe(player)))
         assert total(state.red_chips) + total(state.blue_chips) + state.stats.chips_spent == before == 32
         for p in ("red", "blue"):
             assert 0 <= state.raw_score(p) <= 20 + 5 * 32

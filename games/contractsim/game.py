@@ -40,6 +40,53 @@ class Produce(Frozen):
 Action = Union[Pay, Order, Produce]
 
 
+class Delivered(Frozen):
+    week: int
+    delivered: Triple
+
+
+class Paid(Frozen):
+    week: int
+    paid: int  # base units
+
+
+class CustomerObservation(Frozen):
+    """What the Customer may know when asked to pay (§4, §10): its own account, what the contract asks now,
+    and what was delivered; never the Supplier's inventory, prices or spoilage. Money in base units."""
+
+    role: Literal["customer"] = "customer"
+    week: int
+    total_paid: int
+    remaining_budget: int
+    payment_due: int  # the contract's payment for this week, deductions applied (eq. 7)
+    observed_breach: bool  # D (eq. 16): the Supplier violated in an earlier week
+    deliveries: tuple[Delivered, ...]
+    multiplier: int  # setting dollars per base unit
+
+
+class SupplierObservation(Frozen):
+    """What the Supplier may know when asked to order or produce (§4, §10). Money in base units."""
+
+    role: Literal["supplier"] = "supplier"
+    week: int
+    phase: Literal["order", "produce"]
+    round_index: int  # t − 1 for production round t
+    cash: int
+    inventory: Triple  # after spoilage (order phase) or after receipts (produce phase)
+    prices: Triple  # this round's input prices
+    spoiled: Triple
+    received: Triple
+    order_cap: int
+    delivery_due: Triple  # the contract's delivery for this week, carried deficits included
+    memory: Triple  # the contract's contingency memory (rollover deficits, pending deductions)
+    observed_breach: bool  # D (eq. 16): the Customer violated in an earlier week
+    payments: tuple[Paid, ...]
+    multiplier: int
+
+
+Observation = Union[CustomerObservation, SupplierObservation]
+
+
 @lru_cache(maxsize=64)
 def _compiled(base_ir: ContractSimIR) -> CompiledContractSim:
     """Compiling tabulates every week outcome (~50 ms); a sweep plays each contract many times."""
@@ -192,18 +239,25 @@ class State(Frozen):
 
     # --- observations and returns ----------------------------------------------------------
 
-    def observation(self, role: Role) -> dict:
-        """Exactly what spec §4/§10 lets `role` see now; the Customer never sees inventory, prices or spoilage."""
-        m = self.multiplier
-        delivered = [{"week": s.week, "delivered": list(s.delivered)} for s in self.monitor.weeks
-                     if s.role == "supplier"]
+    def observe(self, role: Role) -> Observation:
+        """`role`'s typed observation now (the acting role's, when an agent is asked to act)."""
         if role == "customer":
-            return {"week": self.week, "total_paid": self.paid_total * m, "remaining_budget": self.budget_left * m,
-                    "payment_request": self.phase == "pay", "deliveries": delivered}
-        return {"week": self.week, "cash": self.cash * m, "inventory": list(self.inventory),
-                "prices": list(self.prices) if self.phase in ("order", "produce") else None,
-                "spoiled": list(self.spoiled), "payments": [{"week": s.week, "paid": s.paid * m}
-                                                            for s in self.monitor.weeks if s.role == "customer"]}
+            delivered = tuple(Delivered(week=s.week, delivered=s.delivered or (0, 0, 0)) for s in self.monitor.weeks
+                              if s.role == "supplier")
+            due = self.monitor.payment_due() if self.phase == "pay" else 0
+            return CustomerObservation(week=self.week, total_paid=self.paid_total,
+                                       remaining_budget=self.budget_left, payment_due=due,
+                                       observed_breach=self.observed_breach("customer"), deliveries=delivered,
+                                       multiplier=self.multiplier)
+        if self.phase not in ("order", "produce"):
+            raise ValueError(f"the Supplier has nothing to decide in week {self.week} ({self.phase})")
+        return SupplierObservation(
+            week=self.week, phase=self.phase, round_index=self.round_index, cash=self.cash,
+            inventory=self.inventory, prices=self.prices, spoiled=self.spoiled, received=self.received,
+            order_cap=self.game.env.order_cap, delivery_due=self.monitor.delivery_due(), memory=self.monitor.memory,
+            observed_breach=self.observed_breach("supplier"),
+            payments=tuple(Paid(week=s.week, paid=s.paid or 0) for s in self.monitor.weeks if s.role == "customer"),
+            multiplier=self.multiplier)
 
     def observed_breach(self, role: Role) -> bool:
         """D (eq. 16) for `role`'s current action: the counterparty breached in a strictly earlier week."""
@@ -218,4 +272,5 @@ class State(Frozen):
         return self.monitor.payment_due()
 
 
-__all__ = ["Action", "ContractSimGame", "Order", "Pay", "PAYMENT_WEEKS", "Produce", "State"]
+__all__ = ["Action", "ContractSimGame", "CustomerObservation", "Observation", "Order", "Pay", "PAYMENT_WEEKS", "Produce",
+           "State", "SupplierObservation"]

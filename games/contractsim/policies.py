@@ -1,7 +1,8 @@
 """ContractSim policies: rational Customers and Suppliers (spec §9.1–§9.4) and seeded random agents.
 
-The RC / RCC Supplier orders from the exact DP table (`solver.dp`) and produces by the fixed rule
-[CS-24] that the table was solved with.
+Every policy is an agent: it receives its role's typed observation and returns a typed action, like an
+external or LLM agent. The RC / RCC Supplier orders from the exact DP table (`solver.dp`) and produces by
+the fixed rule [CS-24] that the table was solved with.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from typing import Callable, Protocol
 
 import numpy as np
 
-from games.contractsim.game import Order, Pay, Produce, State
+from games.contractsim.game import Action, CustomerObservation, Order, Pay, Produce, SupplierObservation
+from games.external import ExternalAgent, is_external
 from solver.dp import OrderTable
 
 TableSource = Callable[[str], OrderTable]  # cover ("schedule" or "budget") → the solved table
@@ -19,7 +21,7 @@ TableSource = Callable[[str], OrderTable]  # cover ("schedule" or "budget") → 
 class Policy(Protocol):
     name: str
 
-    def act(self, state: State): ...
+    def act(self, observation): ...
 
 
 class RCCustomer:
@@ -27,8 +29,8 @@ class RCCustomer:
 
     name = "rc"
 
-    def act(self, state: State) -> Pay:
-        return Pay(amount=min(state.budget_left, state.payment_due()))
+    def act(self, observation: CustomerObservation) -> Pay:
+        return Pay(amount=min(observation.remaining_budget, observation.payment_due))
 
 
 class RECustomer:
@@ -36,7 +38,7 @@ class RECustomer:
 
     name = "re"
 
-    def act(self, state: State) -> Pay:
+    def act(self, observation: CustomerObservation) -> Pay:
         return Pay(amount=0)
 
 
@@ -45,8 +47,8 @@ class RCCCustomer(RCCustomer):
 
     name = "rcc"
 
-    def act(self, state: State) -> Pay:
-        return Pay(amount=0) if state.observed_breach("customer") else super().act(state)
+    def act(self, observation: CustomerObservation) -> Pay:
+        return Pay(amount=0) if observation.observed_breach else super().act(observation)
 
 
 class RESupplier:
@@ -54,8 +56,8 @@ class RESupplier:
 
     name = "re"
 
-    def act(self, state: State):
-        return Order(quantities=(0, 0, 0)) if state.phase == "order" else Produce(quantities=(0, 0, 0))
+    def act(self, observation: SupplierObservation):
+        return Order(quantities=(0, 0, 0)) if observation.phase == "order" else Produce(quantities=(0, 0, 0))
 
 
 class RCSupplier:
@@ -68,14 +70,15 @@ class RCSupplier:
         self.tables = tables
         self.table = tables("schedule")
 
-    def act(self, state: State):
-        t = state.round_index
-        mu = self.table.memory_index(state.monitor.memory)
-        if state.phase == "order":
-            if not self.table.solved(t, state.inventory, state.cash, mu):
+    def act(self, observation: SupplierObservation):
+        o = observation
+        t = o.round_index
+        mu = self.table.memory_index(o.memory)
+        if o.phase == "order":
+            if not self.table.solved(t, o.inventory, o.cash, mu):
                 self.table = self.tables("budget")  # the Customer paid off schedule
-            return Order(quantities=self.table.order(t, state.inventory, state.cash, mu, state.prices))
-        return Produce(quantities=self.table.production(t, mu, state.inventory))
+            return Order(quantities=self.table.order(t, o.inventory, o.cash, mu, o.prices))
+        return Produce(quantities=self.table.production(t, mu, o.inventory))
 
 
 class RCCSupplier(RCSupplier):
@@ -83,10 +86,10 @@ class RCCSupplier(RCSupplier):
 
     name = "rcc"
 
-    def act(self, state: State):
-        if state.observed_breach("supplier"):
-            return RESupplier().act(state)
-        return super().act(state)
+    def act(self, observation: SupplierObservation):
+        if observation.observed_breach:
+            return RESupplier().act(observation)
+        return super().act(observation)
 
 
 class RandomCustomer:
@@ -95,8 +98,8 @@ class RandomCustomer:
     def __init__(self, rng: np.random.Generator):
         self.rng = rng
 
-    def act(self, state: State) -> Pay:
-        return Pay(amount=int(self.rng.integers(0, state.budget_left + 1)))
+    def act(self, observation: CustomerObservation) -> Pay:
+        return Pay(amount=int(self.rng.integers(0, observation.remaining_budget + 1)))
 
 
 class RandomSupplier:
@@ -107,17 +110,18 @@ class RandomSupplier:
     def __init__(self, rng: np.random.Generator):
         self.rng = rng
 
-    def act(self, state: State):
-        if state.phase == "order":
+    def act(self, observation: SupplierObservation):
+        o = observation
+        if o.phase == "order":
             q = [0, 0, 0]
-            budget = state.cash
+            budget = o.cash
             for x in self.rng.permutation(3):
-                price = state.prices[x]
-                most = min(state.game.env.order_cap, budget // price if price else state.game.env.order_cap)
+                price = o.prices[x]
+                most = min(o.order_cap, budget // price if price else o.order_cap)
                 q[x] = int(self.rng.integers(0, most + 1))
                 budget -= q[x] * price
             return Order(quantities=tuple(q))
-        n = state.inventory
+        n = o.inventory
         a = int(self.rng.integers(0, min(n[0], n[1], n[2]) + 1))
         b = int(self.rng.integers(0, min(n[0], n[1]) - a + 1))
         c = int(self.rng.integers(0, n[2] - a + 1))
@@ -128,17 +132,27 @@ CUSTOMERS = ("rc", "re", "rcc", "random")
 SUPPLIERS = ("rc", "re", "rcc", "random")
 
 
+def _external(name: str) -> ExternalAgent:
+    return ExternalAgent(name, "contractsim", Action)
+
+
 def make_customer(name: str, rng: np.random.Generator) -> Policy:
+    """A built-in Customer by name, or `cmd:PROGRAM` for an external agent (games/external.py)."""
     table = {"rc": RCCustomer, "re": RECustomer, "rcc": RCCCustomer}
+    if is_external(name):
+        return _external(name)
     if name == "random":
         return RandomCustomer(rng)
     if name not in table:
-        raise KeyError(f"unknown customer policy {name!r}; choose from {', '.join(CUSTOMERS)}")
+        raise KeyError(f"unknown customer policy {name!r}; choose from {', '.join(CUSTOMERS)} or cmd:PROGRAM")
     return table[name]()
 
 
 def make_supplier(name: str, rng: np.random.Generator, tables: TableSource | None = None) -> Policy:
-    """`tables` is needed for rc and rcc (it solves or loads the contract's DP table)."""
+    """`tables` is needed for rc and rcc (it solves or loads the contract's DP table); `cmd:PROGRAM` is an
+    external agent."""
+    if is_external(name):
+        return _external(name)
     if name == "random":
         return RandomSupplier(rng)
     if name == "re":
@@ -147,4 +161,4 @@ def make_supplier(name: str, rng: np.random.Generator, tables: TableSource | Non
         if tables is None:
             raise ValueError(f"the {name} Supplier needs the DP order table")
         return RCSupplier(tables) if name == "rc" else RCCSupplier(tables)
-    raise KeyError(f"unknown supplier policy {name!r}; choose from {', '.join(SUPPLIERS)}")
+    raise KeyError(f"unknown supplier policy {name!r}; choose from {', '.join(SUPPLIERS)} or cmd:PROGRAM")

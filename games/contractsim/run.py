@@ -9,6 +9,7 @@ from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, Frozen
 from games.contractsim.environments import environment
 from games.contractsim.game import ContractSimGame, State
 from games.contractsim.policies import make_customer, make_supplier
+from games.external import checked_action, closing_agents
 from games.contractsim.shocks import draw_shocks
 from solver.dp.cache import TableCache
 from solver.environment import SupplyEnvironment
@@ -73,12 +74,13 @@ def play(ir: ContractSimIR, env: SupplyEnvironment, customer: str, supplier: str
     state: State = ContractSimGame.make(ir, env).new_initial_state(shocks)
     spend_by_week: dict[int, int] = {}
     value_by_week: dict[int, int] = {}
-    while not state.is_terminal():
-        role = state.current_player()
-        before_spend, before_value, week = state.spend_total, state.value_delivered, state.week
-        state = state.apply_action(policies[role].act(state))
-        spend_by_week[week] = spend_by_week.get(week, 0) + state.spend_total - before_spend
-        value_by_week[week] = value_by_week.get(week, 0) + state.value_delivered - before_value
+    with closing_agents(policies.values()):
+        while not state.is_terminal():
+            role = state.current_player()
+            before_spend, before_value, week = state.spend_total, state.value_delivered, state.week
+            state = state.apply_action(checked_action(policies[role], state, role))
+            spend_by_week[week] = spend_by_week.get(week, 0) + state.spend_total - before_spend
+            value_by_week[week] = value_by_week.get(week, 0) + state.value_delivered - before_value
     weeks = tuple(
         WeekRecord(week=s.week, role=s.role, compliant=s.compliant, excluded=s.excluded,
                    observed_breach=s.observed_breach, paid=s.paid or 0, spend=spend_by_week.get(s.week, 0),

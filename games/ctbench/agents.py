@@ -1,7 +1,7 @@
 """Offline CT-Bench agents: rational yardsticks that make the benchmark runnable without API keys.
 
-An agent is a policy: `act(state, player) -> action`. All planning uses only what `player` may see
-(the partner's chips are read only when the game's visibility toggle shows them).
+An agent receives its typed observation (`State.observe(player)`) and returns a typed action, like an
+external or LLM agent; planning therefore uses only what the player may see.
 """
 
 from __future__ import annotations
@@ -19,21 +19,22 @@ from games.ctbench.board import COLOUR_ORDER, GOAL, Board, Player, Tile, simple_
 from games.ctbench.engine import (
     Action,
     Arrangement,
+    CTBenchObservation,
     Honour,
     JudgeDecision,
     Move,
     Propose,
     Respond,
-    State,
     Trade,
     other,
 )
+from games.external import ExternalAgent, is_external
 
 
 class Agent(Protocol):
     name: str
 
-    def act(self, state: State, player: Player) -> Action: ...
+    def act(self, observation: CTBenchObservation) -> Action: ...
 
 
 def _counts(d: dict[str, int]) -> ChipCounts:
@@ -43,26 +44,23 @@ def _counts(d: dict[str, int]) -> ChipCounts:
 class Plan:
     """A player's cheapest route to the goal given its chips, PfP coverage and open contract entries."""
 
-    def __init__(self, state: State, player: Player, chips: ChipCounts | None = None):
-        board: Board = state.game.board
+    def __init__(self, obs: CTBenchObservation, player: Player, chips: ChipCounts | None = None):
+        board: Board = obs.board
         self.player = player
-        held = chips if chips is not None else state.chips(player)
+        held = chips if chips is not None else obs.chips_of(player)
         cover = {c: 0 for c in COLOUR_ORDER}
-        for p in state.promises:
+        for p in obs.promises:
             if p.beneficiary == player:
                 cover[p.colour] += p.remaining
         contract_tiles: set[Tile] = set()
-        if state.monitor is not None:
-            open_entries = [e for i, e in enumerate(state.monitor.ir.coverage) if not state.monitor.used[i]]
-        elif state.game.condition == "nl_trading":
-            open_entries = [e for e in _agreed_coverage(state.game.transcript)
-                            if (e.tile, e.receiver) not in state.nl_executed]
+        if obs.condition == "nl_trading":
+            open_entries = [e for e in _agreed_coverage(obs.transcript) if (e.tile, e.receiver) not in obs.nl_executed]
         else:
-            open_entries = []
+            open_entries = list(obs.open_coverage)
         for entry in open_entries:
             if entry.receiver == player and (entry.colour or board.colour(entry.tile)) == board.colour(entry.tile):
                 contract_tiles.add(entry.tile)
-        source = state.position(player)
+        source = obs.position_of(player)
         best = None
         for path in simple_paths(source, GOAL) if source != GOAL else ((GOAL,),):
             need = {c: 0 for c in COLOUR_ORDER}
@@ -88,27 +86,28 @@ class CooperativePlanner:
 
     name = "planner"
 
-    def act(self, state: State, player: Player) -> Action:
-        if state.phase == "propose":
-            return self.propose(state, player)
-        if state.phase == "respond":
-            return Respond(accept=self.accepts(state, player))
-        if state.phase == "honour":
-            return Honour(honour=self.honours(state, player))
-        return self.move(state, player)
+    def act(self, obs: CTBenchObservation) -> Action:
+        if obs.phase == "propose":
+            return self.propose(obs)
+        if obs.phase == "respond":
+            return Respond(accept=self.accepts(obs))
+        if obs.phase == "honour":
+            return Honour(honour=self.honours(obs))
+        return self.move(obs)
 
     # proposals
-    def propose(self, state: State, player: Player) -> Propose:
-        if player in state.last_rejected:
+    def propose(self, obs: CTBenchObservation) -> Propose:
+        player = obs.player
+        if player in obs.last_rejected:
             return Propose(offer=None)  # give the partner a round before asking again
-        mine = Plan(state, player)
-        theirs = Plan(state, other(player)) if state.game.visible else None
+        mine = Plan(obs, player)
+        theirs = Plan(obs, other(player)) if obs.visible else None
         want = {c: n for c, n in mine.short.items() if n}
         give = {c: min(n, mine.spare[c]) for c, n in theirs.short.items() if n} if theirs else {}
         give = {c: n for c, n in give.items() if n}
         if not want and not give:
             return Propose(offer=None)
-        if state.game.mode == "pfp":
+        if obs.mode == "pfp":
             return Propose(offer=Arrangement(i_cover=_counts(give), you_cover=_counts(want)))
         if want:
             # pay for what it needs with chips it can spare, one for one
@@ -130,38 +129,35 @@ class CooperativePlanner:
             return Propose(offer=None)
         return Propose(offer=Trade(give=_counts(give), receive=_counts({swap: sum(give.values())})))
 
-    def accepts(self, state: State, player: Player) -> bool:
-        offer = state.pending_offer.offer
-        before = Plan(state, player)
+    def accepts(self, obs: CTBenchObservation) -> bool:
+        offer = obs.pending_offer
+        before = Plan(obs, obs.player)
         if isinstance(offer, Trade):
-            chips = state.chips(player)
+            chips = obs.chips
             after_chips = {c: chips.of(c) + offer.give.of(c) - offer.receive.of(c) for c in COLOUR_ORDER}
             if min(after_chips.values()) < 0:
                 return False
-            after = Plan(state, player, chips=_counts(after_chips))
+            after = Plan(obs, obs.player, chips=_counts(after_chips))
             gained = sum(offer.give.of(c) for c in COLOUR_ORDER) - sum(offer.receive.of(c) for c in COLOUR_ORDER)
             return after.shortfall < before.shortfall or (after.shortfall == before.shortfall and gained >= 0)
         # an arrangement: what this player promises must come out of its spare chips
         return all(offer.you_cover.of(c) <= before.spare[c] for c in COLOUR_ORDER)
 
-    def honours(self, state: State, player: Player) -> bool:
-        colour = state.pending_move.colour
-        if player in state.finished:
+    def honours(self, obs: CTBenchObservation) -> bool:
+        if obs.player in obs.finished:
             return True
-        return Plan(state, player).spare[colour] >= 1
+        return Plan(obs, obs.player).spare[obs.pending_colour] >= 1
 
-    def move(self, state: State, player: Player) -> Move:
-        plan = Plan(state, player)
-        tile = plan.next_tile
+    def move(self, obs: CTBenchObservation) -> Move:
+        player = obs.player
+        tile = Plan(obs, player).next_tile
         if tile is None:
             return Move(tile=None)
-        colour = state.game.board.colour(tile)
-        covered = state.coverage_for(player, colour) is not None or (
-            state.monitor is not None and any(
-                e.receiver == player and e.tile == tile and not state.monitor.used[i]
-                for i, e in enumerate(state.monitor.ir.coverage)))
-        judged = state.game.condition == "nl_trading" and (tile, player) not in state.nl_executed
-        if state.chips(player).of(colour) >= 1 or covered or judged:
+        colour = obs.board.colour(tile)
+        covered = obs.coverage_for(player, colour) is not None or any(
+            e.receiver == player and e.tile == tile for e in obs.open_coverage)
+        judged = obs.condition == "nl_trading" and (tile, player) not in obs.nl_executed
+        if obs.chips.of(colour) >= 1 or covered or judged:
             return Move(tile=tile)
         return Move(tile=None)
 
@@ -171,11 +167,11 @@ class ConditionalCooperator(CooperativePlanner):
 
     name = "conditional"
 
-    def accepts(self, state: State, player: Player) -> bool:
-        return state.defections_by(other(player)) == 0 and super().accepts(state, player)
+    def accepts(self, obs: CTBenchObservation) -> bool:
+        return obs.partner_defections == 0 and super().accepts(obs)
 
-    def honours(self, state: State, player: Player) -> bool:
-        return state.defections_by(other(player)) == 0 and super().honours(state, player)
+    def honours(self, obs: CTBenchObservation) -> bool:
+        return obs.partner_defections == 0 and super().honours(obs)
 
 
 class Exploiter(CooperativePlanner):
@@ -183,9 +179,9 @@ class Exploiter(CooperativePlanner):
 
     name = "exploiter"
 
-    def honours(self, state: State, player: Player) -> bool:
-        secured = player in state.finished or Plan(state, player).shortfall == 0
-        return not secured and super().honours(state, player)
+    def honours(self, obs: CTBenchObservation) -> bool:
+        secured = obs.player in obs.finished or Plan(obs, obs.player).shortfall == 0
+        return not secured and super().honours(obs)
 
 
 class RandomAgent:
@@ -196,16 +192,16 @@ class RandomAgent:
     def __init__(self, rng: np.random.Generator):
         self.rng = rng
 
-    def act(self, state: State, player: Player) -> Action:
-        if state.phase == "propose" and self.rng.random() < 0.3:
+    def act(self, obs: CTBenchObservation) -> Action:
+        if obs.phase == "propose" and self.rng.random() < 0.3:
             a = {c: int(self.rng.integers(0, 3)) for c in COLOUR_ORDER}
             b = {c: int(self.rng.integers(0, 3)) for c in COLOUR_ORDER}
-            offer = (Trade(give=_counts(a), receive=_counts(b)) if state.game.mode == "trade"
+            offer = (Trade(give=_counts(a), receive=_counts(b)) if obs.mode == "trade"
                      else Arrangement(i_cover=_counts(a), you_cover=_counts(b)))
             action = Propose(offer=offer)
-            if state.is_legal(action):
+            if obs.is_legal(action):
                 return action
-        legal = state.legal_actions()
+        legal = obs.legal_actions()
         return legal[int(self.rng.integers(0, len(legal)))]
 
 
@@ -213,10 +209,13 @@ AGENTS = {"planner": CooperativePlanner, "conditional": ConditionalCooperator, "
 
 
 def make_agent(name: str, rng: np.random.Generator) -> Agent:
+    """A built-in agent by name, or `cmd:PROGRAM` for an external agent (games/external.py)."""
+    if is_external(name):
+        return ExternalAgent(name, "ctbench", Action)
     if name == "random":
         return RandomAgent(rng)
     if name not in AGENTS:
-        raise KeyError(f"unknown agent {name!r}; choose from {', '.join([*AGENTS, 'random'])}")
+        raise KeyError(f"unknown agent {name!r}; choose from {', '.join([*AGENTS, 'random'])} or cmd:PROGRAM")
     return AGENTS[name]()
 
 

@@ -11,7 +11,7 @@ from typing import Literal, Protocol, Union
 
 from contractlang.interpreter import ChipTransfer, CTBenchMonitor, Forfeit, PointsTransfer, compile
 from contractlang.interpreter.events import ChipCounts, GameEnd, GoalReached, Holdings, MoveAttempt
-from contractlang.ir import CTBenchIR
+from contractlang.ir import CoverageTerm, CTBenchIR, PointsTerm
 from contractlang.vocab import Frozen
 from games.ctbench.board import (
     CHIP_VALUE,
@@ -106,6 +106,88 @@ class Judge(Protocol):
 
     def __call__(self, transcript: str, mover: Player, origin: Tile, target: Tile, colour: Colour,
                  executed: tuple[tuple[Tile, Player], ...]) -> JudgeDecision: ...
+
+
+class CTBenchObservation(Frozen):
+    """What `player` may know when asked to act ([CT-28]): the board, its own state, the partner's state only
+    when visible, the promises and contract terms still open, and what it is being asked about."""
+
+    player: Player
+    board: Board
+    board_rows: tuple[str, ...]
+    mode: Mode
+    condition: Condition
+    visible: bool
+    round: int
+    phase: Literal["propose", "respond", "move", "honour"]
+    position: Tile
+    chips: ChipCounts
+    partner_position: Tile | None  # None when the partner's state is hidden
+    partner_chips: ChipCounts | None
+    finished: tuple[Player, ...]
+    promises: tuple[Promise, ...]  # Pay-for-Partner coverage still owed, both ways
+    open_coverage: tuple[CoverageTerm, ...]  # contract entries not used yet (Prog-Trading)
+    points: tuple[PointsTerm, ...]  # Prog-Points terms
+    transcript: str  # NL-Trading: the agreement the judge reads
+    nl_executed: tuple[tuple[Tile, Player], ...]
+    pending_offer: Trade | Arrangement | None  # respond phase: the partner's offer
+    pending_colour: Colour | None  # honour phase: the colour of the coverage asked for
+    last_rejected: tuple[Player, ...]  # players whose last offer was not executed
+    partner_defections: int  # coverages the partner left unfulfilled so far
+    legal_moves: tuple[Tile, ...]  # move phase: the tiles next to `position`
+
+    def position_of(self, player: Player) -> Tile | None:
+        return self.position if player == self.player else self.partner_position
+
+    def chips_of(self, player: Player) -> ChipCounts | None:
+        return self.chips if player == self.player else self.partner_chips
+
+    def coverage_for(self, beneficiary: Player, colour: str) -> Promise | None:
+        return next((p for p in self.promises if p.beneficiary == beneficiary and p.colour == colour
+                     and p.remaining > 0), None)
+
+    def text(self) -> str:
+        """The observation as text for a person or a language model (the partner's state only when visible)."""
+        me = self.chips
+        lines = [f"Round {self.round}. You are {self.player}. Board (row 0 at top; R red, B blue, G green):"]
+        lines += ["  " + row for row in self.board_rows]
+        lines.append(f"You are at {self.position} holding red {me.red}, blue {me.blue}, green {me.green}.")
+        if self.partner_chips is not None:
+            o = self.partner_chips
+            lines.append(f"{other(self.player)} is at {self.partner_position} holding red {o.red}, blue {o.blue}, "
+                         f"green {o.green}.")
+        for p in self.promises:
+            if p.remaining:
+                lines.append(f"Promise: {p.payer} pays for {p.remaining} {p.colour} tile(s) of {p.beneficiary}.")
+        for c in self.open_coverage:
+            lines.append(f"Contract: {c.giver} pays for {c.receiver}'s move onto {c.tile}.")
+        for t in self.points:
+            lines.append(f"Contract: {t.giver} transfers {t.amount} points to {t.receiver} on finishing.")
+        lines.append(f"Phase: {self.phase}.")
+        return "\n".join(lines)
+
+    def legal_actions(self) -> list[Action]:
+        """All legal actions; in the proposal phase only `no proposal` is listed (offers are open-ended,
+        validated by `is_legal`)."""
+        if self.phase == "propose":
+            return [Propose(offer=None)]
+        if self.phase == "respond":
+            return [Respond(accept=True), Respond(accept=False)]
+        if self.phase == "honour":
+            return [Honour(honour=True), Honour(honour=False)]
+        return [Move(tile=None)] + [Move(tile=t) for t in self.legal_moves]
+
+    def is_legal(self, action: Action) -> bool:
+        if self.phase == "propose":
+            if not isinstance(action, Propose):
+                return False
+            offer = action.offer
+            if offer is None:
+                return True
+            if isinstance(offer, Trade):
+                return self.mode == "trade" and total(offer.give) > 0 and total(offer.receive) > 0
+            return self.mode == "pfp" and total(offer.i_cover) + total(offer.you_cover) > 0
+        return action in self.legal_actions()
 
 
 class CTBenchGame(Frozen):
@@ -215,30 +297,11 @@ class State(Frozen):
     # --- OpenSpiel-style API -------------------------------------------------------------
 
     def legal_actions(self) -> list[Action]:
-        """All legal actions; in the proposal phase only `no proposal` is listed (offers are open-ended,
-        validated by `is_legal`)."""
-        if self.phase == "over":
-            return []
-        if self.phase == "propose":
-            return [Propose(offer=None)]
-        if self.phase == "respond":
-            return [Respond(accept=True), Respond(accept=False)]
-        if self.phase == "honour":
-            return [Honour(honour=True), Honour(honour=False)]
-        player = self.current_player()
-        return [Move(tile=None)] + [Move(tile=t) for t in neighbours(self.position(player))]
+        """The acting player's legal actions (see `CTBenchObservation.legal_actions`)."""
+        return [] if self.phase == "over" else self.observe(self.current_player()).legal_actions()
 
     def is_legal(self, action: Action) -> bool:
-        if self.phase == "propose":
-            if not isinstance(action, Propose):
-                return False
-            offer = action.offer
-            if offer is None:
-                return True
-            if isinstance(offer, Trade):
-                return self.game.mode == "trade" and total(offer.give) > 0 and total(offer.receive) > 0
-            return self.game.mode == "pfp" and total(offer.i_cover) + total(offer.you_cover) > 0
-        return action in self.legal_actions()
+        return self.phase != "over" and self.observe(self.current_player()).is_legal(action)
 
     def apply_action(self, action: Action) -> State:
         if not self.is_legal(action):
@@ -269,28 +332,27 @@ class State(Frozen):
             score += t.amount if t.receiver == player else -t.amount if t.giver == player else 0
         return score
 
-    def observation_string(self, player: Player) -> str:
-        """What `player` sees, as text (the partner's state is omitted when visibility is off, [CT-28])."""
-        b = self.game.board
-        lines = [f"Round {self.round}. You are {player}. Board (row 0 at top; R red, B blue, G green):"]
-        lines += ["  " + row for row in b.rows()]
-        me = self.chips(player)
-        lines.append(f"You are at {self.position(player)} holding red {me.red}, blue {me.blue}, green {me.green}.")
-        if self.game.visible:
-            o = other(player)
-            oc = self.chips(o)
-            lines.append(f"{o} is at {self.position(o)} holding red {oc.red}, blue {oc.blue}, green {oc.green}.")
-        for p in self.promises:
-            if p.remaining:
-                lines.append(f"Promise: {p.payer} pays for {p.remaining} {p.colour} tile(s) of {p.beneficiary}.")
+    def observe(self, player: Player) -> CTBenchObservation:
+        """`player`'s typed observation now (the acting player's, when an agent is asked to act)."""
+        partner = other(player)
+        visible = self.game.visible
+        coverage: tuple[CoverageTerm, ...] = ()
+        points: tuple[PointsTerm, ...] = ()
         if self.monitor is not None:
-            for i, c in enumerate(self.monitor.ir.coverage):
-                if not self.monitor.used[i]:
-                    lines.append(f"Contract: {c.giver} pays for {c.receiver}'s move onto {c.tile}.")
-            for t in self.monitor.ir.points:
-                lines.append(f"Contract: {t.giver} transfers {t.amount} points to {t.receiver} on finishing.")
-        lines.append(f"Phase: {self.phase}.")
-        return "\n".join(lines)
+            coverage = tuple(c for i, c in enumerate(self.monitor.ir.coverage) if not self.monitor.used[i])
+            points = self.monitor.ir.points
+        offer = self.pending_offer.offer if self.phase == "respond" and self.pending_offer is not None else None
+        return CTBenchObservation(
+            player=player, board=self.game.board, board_rows=tuple(self.game.board.rows()), mode=self.game.mode,
+            condition=self.game.condition, visible=visible, round=self.round, phase=self.phase,
+            position=self.position(player), chips=self.chips(player),
+            partner_position=self.position(partner) if visible else None,
+            partner_chips=self.chips(partner) if visible else None, finished=self.finished, promises=self.promises,
+            open_coverage=coverage, points=points, transcript=self.game.transcript, nl_executed=self.nl_executed,
+            pending_offer=offer,
+            pending_colour=self.pending_move.colour if self.phase == "honour" else None,
+            last_rejected=self.last_rejected, partner_defections=self.defections_by(partner),
+            legal_moves=tuple(neighbours(self.position(player))) if self.phase == "move" else ())
 
     # --- transitions ---------------------------------------------------------------------
 

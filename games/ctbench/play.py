@@ -15,6 +15,7 @@ from games.ctbench.agents import (
 )
 from games.ctbench.board import PLAYERS, BenchmarkBoard, BoardSet
 from games.ctbench.engine import Condition, CTBenchGame, Mode, Stats
+from games.external import checked_action, closing_agents
 
 CONDITIONS: tuple[Condition, ...] = ("none", "prog_trading", "prog_points", "nl_trading")
 
@@ -69,9 +70,10 @@ def play_game(bench: BenchmarkBoard, condition: Condition, mode: Mode, red: str,
                        transcript=transcript, visible=visible)
     agents = {"red": make_agent(red, rng), "blue": make_agent(blue, rng)}
     state = game.new_initial_state(judge=offline_judge if game.condition == "nl_trading" else None)
-    while not state.is_terminal():
-        player = state.current_player()
-        state = state.apply_action(agents[player].act(state, player))
+    with closing_agents(agents.values()):
+        while not state.is_terminal():
+            player = state.current_player()
+            state = state.apply_action(checked_action(agents[player], state, player))
     coverage = {p: {"honoured": 0, "unfulfilled": 0, "contract_paid": 0, "contract_forfeit": 0} for p in PLAYERS}
     for entry in state.log:
         if entry["type"] in ("coverage_honoured", "coverage_unfulfilled"):

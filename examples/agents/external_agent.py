@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""An external agent for both games, speaking contractlang's JSON-lines agent protocol.
+
+Each line on stdin is one decision: {"game", "role", "request", "observation"}. Answer each with one line
+on stdout: {"action": {...}}. Try it:
+
+    contractlang run examples/worked-example-1.contract --env 5 --customer "cmd:python3 examples/agents/external_agent.py"
+    contractlang run examples/ctbench-board-24-swap.contract --board 24 --red "cmd:python3 examples/agents/external_agent.py"
+
+ContractSim: the Customer pays what the contract asks; the Supplier orders the inputs that this week's
+delivery needs and delivers as much of it as its inventory allows. CT-Bench: never trades, honours a
+coverage when it holds the chip, and walks a shortest route to the goal over tiles it can pay for itself
+or that the contract pays for.
+"""
+
+import json
+import sys
+
+COLOUR = {"R": "red", "B": "blue", "G": "green"}
+GOAL = (3, 3)
+
+
+def contractsim(role: str, o: dict) -> dict:
+    if role == "customer":
+        return {"kind": "pay", "amount": min(o["payment_due"], o["remaining_budget"])}
+    due, inv = o["delivery_due"], o["inventory"]
+    if o["phase"] == "order":
+        # products 1 and 2 use inputs 1 and 2; products 1 and 3 use input 3
+        need = [due[0] + due[1], due[0] + due[1], due[0] + due[2]]
+        order = [max(0, min(o["order_cap"], n - have)) for n, have in zip(need, inv)]
+        while sum(q * p for q, p in zip(order, o["prices"])) > o["cash"]:
+            order[order.index(max(order))] -= 1
+        return {"kind": "order", "quantities": order}
+    first = min(due[0], inv[0], inv[1], inv[2])
+    second = min(due[1], min(inv[0], inv[1]) - first)
+    third = min(due[2], inv[2] - first)
+    return {"kind": "produce", "quantities": [first, second, third]}
+
+
+def ctbench(o: dict) -> dict:
+    phase = o["phase"]
+    if phase == "propose":
+        return {"kind": "propose", "offer": None}
+    if phase == "respond":
+        return {"kind": "respond", "accept": False}
+    if phase == "honour":
+        return {"kind": "honour", "honour": o["chips"][o["pending_colour"]] > 0}
+    covered = {tuple(c["tile"]) for c in o["open_coverage"] if c["receiver"] == o["player"]}
+
+    def payable(tile) -> bool:
+        return tile in covered or o["chips"][COLOUR[o["board_rows"][tile[0]][tile[1]]]] > 0
+
+    # breadth-first search from the goal back over payable tiles; step to the neighbour nearest the goal
+    distance = {GOAL: 0}
+    frontier = [GOAL]
+    while frontier:
+        following = []
+        for r, c in frontier:
+            for tile in ((r + 1, c), (r - 1, c), (r, c + 1), (r, c - 1)):
+                if 0 <= tile[0] < 4 and 0 <= tile[1] < 4 and tile not in distance and payable((r, c)):
+                    distance[tile] = distance[(r, c)] + 1
+                    following.append(tile)
+        frontier = following
+    steps = [tuple(t) for t in o["legal_moves"] if tuple(t) in distance and payable(tuple(t))]
+    if not steps:
+        return {"kind": "move", "tile": None}
+    best = min(steps, key=lambda t: distance[t])
+    return {"kind": "move", "tile": list(best)}
+
+
+for line in sys.stdin:
+    request = json.loads(line)
+    observation = request["observation"]
+    if request["game"] == "contractsim":
+        action = contractsim(request["role"], observation)
+    else:
+        action = ctbench(observation)
+    print(json.dumps({"action": action}), flush=True)

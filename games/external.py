@@ -1,0 +1,138 @@
+"""The agent protocol both games share, and external agents: any program that speaks it as JSON lines.
+
+An agent receives its role's typed observation (`state.observe(role)`) and returns a typed action. The
+built-in baselines do this in-process; an external agent (`cmd:PROGRAM`) is a child process that gets one
+request line per decision on its stdin,
+
+    {"game": "contractsim" | "ctbench", "role": "...", "request": N, "observation": {...}}
+
+and answers with one line on its stdout: `{"action": {...}}`, the action in the game's JSON form (`kind`
+plus its fields; money in base units). Whatever it writes to stderr passes through to ours.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import shlex
+import subprocess
+import threading
+from collections.abc import Iterable
+from contextlib import contextmanager
+from typing import Annotated
+
+from pydantic import Field, TypeAdapter, ValidationError
+
+EXTERNAL_PREFIX = "cmd:"
+REPLY_SECONDS = float(os.environ.get("CONTRACTLANG_AGENT_TIMEOUT", "60"))
+
+
+class AgentError(Exception):
+    """An agent broke the protocol: a program that cannot start, dies, stays silent, or answers with
+    something that is not a legal action. One line, naming the agent."""
+
+
+def is_external(name: str) -> bool:
+    return name.startswith(EXTERNAL_PREFIX)
+
+
+def checked_action(agent, state, role: str):
+    """Ask `agent` for `role`'s action in `state`; an illegal answer is the agent's error, never a crash."""
+    action = agent.act(state.observe(role))
+    if not state.is_legal(action):
+        raise AgentError(f"agent {agent.name!r} ({role}) chose an illegal action: {json.dumps(action.model_dump())}")
+    return action
+
+
+@contextmanager
+def closing_agents(agents: Iterable):
+    """End the external agents' programs when the game ends, however it ends."""
+    agents = list(agents)
+    try:
+        yield agents
+    finally:
+        for agent in agents:
+            if isinstance(agent, ExternalAgent):
+                agent.close()
+
+
+class ExternalAgent:
+    """A program playing one role over JSON lines; started at its first decision, ended by `close`."""
+
+    def __init__(self, name: str, game: str, action_type, reply_seconds: float = REPLY_SECONDS):
+        self.name = name
+        self.argv = shlex.split(name.removeprefix(EXTERNAL_PREFIX))
+        if not self.argv:
+            raise AgentError(f"agent {name!r}: give the program to run after 'cmd:', e.g. cmd:./my_agent.py")
+        self.game = game
+        self.actions = TypeAdapter(Annotated[action_type, Field(discriminator="kind")])
+        self.reply_seconds = reply_seconds
+        self.requests = 0
+        self.process: subprocess.Popen | None = None
+        self.lines: queue.Queue[str] = queue.Queue()
+
+    def _start(self) -> subprocess.Popen:
+        try:
+            process = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                       bufsize=1)
+        except OSError as exc:
+            raise AgentError(f"agent {self.name!r}: cannot start {self.argv[0]}: {exc.strerror or exc}") from None
+
+        def pump() -> None:
+            for line in process.stdout:
+                self.lines.put(line)
+            self.lines.put("")  # end of output
+
+        threading.Thread(target=pump, daemon=True).start()
+        return process
+
+    def act(self, observation):
+        if self.process is None:
+            self.process = self._start()
+        self.requests += 1
+        role = getattr(observation, "role", None) or observation.player
+        request = {"game": self.game, "role": role, "request": self.requests,
+                   "observation": observation.model_dump(mode="json")}
+        try:
+            self.process.stdin.write(json.dumps(request) + "\n")
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise AgentError(f"agent {self.name!r} exited (code {self.process.wait()}) before request "
+                             f"{self.requests}") from None
+        try:
+            line = self.lines.get(timeout=self.reply_seconds)
+        except queue.Empty:
+            raise AgentError(f"agent {self.name!r} gave no answer to request {self.requests} within "
+                             f"{self.reply_seconds:g} s") from None
+        if not line:
+            raise AgentError(f"agent {self.name!r} exited (code {self.process.wait()}) without answering request "
+                             f"{self.requests}")
+        try:
+            reply = json.loads(line)
+        except ValueError:
+            raise AgentError(f"agent {self.name!r}: answer to request {self.requests} is not JSON: "
+                             f"{line.strip()[:80]!r}") from None
+        if not isinstance(reply, dict) or "action" not in reply:
+            raise AgentError(f"agent {self.name!r}: answer to request {self.requests} has no \"action\" field")
+        try:
+            return self.actions.validate_python(reply["action"])
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(x) for x in first["loc"])
+            raise AgentError(f"agent {self.name!r}: answer to request {self.requests} is not a {self.game} action "
+                             f"({where}: {first['msg']})") from None
+
+    def close(self) -> None:
+        if self.process is None:
+            return
+        try:
+            self.process.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.process = None
