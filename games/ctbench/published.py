@@ -156,7 +156,7 @@ def import_game(directory: Path, root: Path) -> ImportedGame:
     log = _json(events[0], source)
     where = f"{source}/{events[0].name}"
     try:
-        game = _read(meta, log, source, directory.name, where)
+        game = _read(meta, log, source, directory.name)
     except (KeyError, TypeError, ValueError, ValidationError) as exc:
         raise ImportProblem(where, _reason(exc)) from None
     verbose = sorted(directory.glob("verbose_log_*.json"))
@@ -210,11 +210,11 @@ def _paper_board_id(grid_id: int, rows: list[str]) -> tuple[int, str]:
             if tuple(b.board.rows()) != tuple(rows):
                 raise ValueError(f"grid {grid_id} differs from the published grid {grid_id}: {rows}")
             return b.id, b.board_class
-    board_from_rows(rows)
+    board_from_rows(rows)  # a grid that is not a board at all says so first
     raise ValueError(f"grid {grid_id} is not one of the paper's 80 boards")
 
 
-def _read(meta: dict, log: dict, source: str, run_id: str, where: str) -> ImportedGame:
+def _read(meta: dict, log: dict, source: str, run_id: str) -> ImportedGame:
     config = meta["config"]
     contract_type = config.get("contract_type")
     if contract_type not in CONDITION_OF_CONTRACT_TYPE:
