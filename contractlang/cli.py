@@ -670,6 +670,78 @@ def ctbench_report(
                + "".join(f"; wrote {p}" for p in written))
 
 
+@app.command()
+def negotiate(
+    env: Annotated[int, typer.Option("--env", help="ContractSim environment (1..6).")],
+    customer: Annotated[str, typer.Option(help="Customer negotiator: scripted (accepts the first offer with "
+                                               "non-negative expected gain).")] = "scripted",
+    supplier: Annotated[str, typer.Option(help="Supplier negotiator: scripted (offers the candidates, best for "
+                                               "itself first).")] = "scripted",
+    candidates: Annotated[Optional[list[Path]], typer.Option("--candidates", help="Contract files the scripted "
+                                                             "Supplier may offer (default: the bundled catering-*.contract "
+                                                             "examples); all in one setting.")] = None,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the performance game on the agreed contract.")] = 42,
+    json_out: JsonFlag = False,
+) -> None:
+    """Negotiate a ContractSim contract (§8), score the negotiation (§13), then perform it (RCC vs RCC)."""
+    from rich.console import Console
+
+    from games.contractsim.environments import environment
+    from games.contractsim.negotiation import negotiate as play_negotiation
+    from games.contractsim.negotiation import negotiation_metrics
+    from games.contractsim.negotiators import Appraiser, ScriptedCustomer, ScriptedSupplier
+    from games.contractsim.run import play
+    from solver.dp import TableCache
+
+    _choice(customer, ("scripted",), "Customer negotiator")
+    _choice(supplier, ("scripted",), "Supplier negotiator")
+    try:
+        environment_value = environment(env)
+    except KeyError as exc:
+        raise InputError(str(exc.args[0])) from None
+    files = candidates or sorted((Path(__file__).resolve().parents[1] / "examples").glob("catering*.contract"))
+    offers = [c.ir for f in files for c in load_contracts(f) if c.ir.kind == "contractsim"]
+    if not offers:
+        raise InputError("no ContractSim contract to offer; give --candidates FILE")
+    settings = sorted({ir.setting for ir in offers})
+    if len(settings) > 1:
+        raise InputError(f"the candidates mix settings ({', '.join(settings)}); one negotiation is in one setting")
+    tables = TableCache()
+    appraiser = Appraiser(environment_value, tables)
+    with Console(stderr=True, quiet=json_out).status("solving the candidates and negotiating"):
+        try:
+            record = play_negotiation(environment_value, ScriptedCustomer(appraiser),
+                                      ScriptedSupplier(offers, appraiser), appraiser.translate)
+            metrics = negotiation_metrics(record, environment_value, appraiser.solve)
+            performance = play(record.agreed.terms, environment_value, "rcc", "rcc", seed=seed, tables=tables,
+                               keep_log=False) if metrics.agreed else None
+        except OSError as exc:
+            raise InputError(f"{tables.directory}: cannot keep solved DP tables there ({exc.strerror or exc}); "
+                             "run from a writable directory") from None
+    if json_out:
+        typer.echo(json.dumps({"ok": True, "negotiation": record.model_dump(mode="json"),
+                               "metrics": metrics.model_dump(mode="json"),
+                               "performance": performance.model_dump(mode="json", exclude={"log"})
+                               if performance else None}))
+        return
+    for t in record.turns:
+        action = " — proposes a contract" if t.contract else " — accepts" if t.accept else \
+            " — terminates" if t.terminate else ""
+        typer.echo(f"round {t.round} {t.role}: {t.response}{action}")
+    for k, p in enumerate(record.proposals, start=1):
+        typer.echo(f"proposal {k} (round {p.round}, {p.role}): translation {p.status}"
+                   f"{'' if p.feasible(environment_value.budget) else ', not feasible'}")
+    typer.echo(f"outcome: {record.outcome}" + (f" on proposal {len(record.proposals)}" if metrics.agreed else ""))
+    if metrics.agreed:
+        typer.echo(f"expected gain: Customer {metrics.gain_customer:.2f}, Supplier {metrics.gain_supplier:.2f}; "
+                   f"P_sat {metrics.p_sat:.4f}; mutual benefit {metrics.mutual_benefit}; contingencies "
+                   f"{metrics.contingency_count}; completeness {metrics.completeness:.4f}; acceptance regret "
+                   f"Customer {metrics.acceptance_regret['customer']}, Supplier {metrics.acceptance_regret['supplier']}")
+        m = record.agreed.terms.setting_info.multiplier
+        typer.echo(f"performance (RCC vs RCC, seed {seed}): Customer ${performance.u_customer * m:,}, "
+                   f"Supplier ${performance.u_supplier * m:,}")
+
+
 def _game_options(contracts: list[CheckedContract], env: int | None, board: int | None, path: Path) -> None:
     """--env is for ContractSim contracts and --board for CT-Bench: one the file cannot use is a usage error."""
     kinds = {c.ir.kind for c in contracts}

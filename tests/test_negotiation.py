@@ -1,0 +1,140 @@
+"""The ContractSim negotiation game (§8, [CS-20], [CS-21]) and its metrics (§13), offline."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+from contractlang import load
+from contractlang.render.prose import render
+from games.contractsim.environments import environment
+from games.contractsim.negotiation import negotiate, negotiation_metrics, read_turn
+from games.contractsim.negotiators import Appraiser
+from solver.dp import TableCache
+
+BASE = load(ROOT / "examples/catering-base.contract")[0].ir
+WORKED = load(ROOT / "examples/worked-example-1.contract")[0].ir
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "contractlang", *args], capture_output=True, text=True, cwd=ROOT)
+
+
+@pytest.mark.parametrize("raw,role,expect", [
+    ('{"response": "hi", "contract": "C"}', "supplier", ("hi", "C", False, False, False)),
+    ('Sure.\n```json\n{"response": "ok", "accept": true}\n```', "customer", ("ok", None, True, False, False)),
+    ('I think {"response": "bye", "terminate": true} is best', "customer", ("bye", None, False, True, False)),
+    ('{"response": "both", "contract": "C", "accept": true}', "customer", ("both", None, False, False, True)),
+    ('{"response": "mine", "accept": true}', "supplier", ("mine", None, False, False, True)),
+    ("no json here", "customer", ("no json here", None, False, False, True)),
+    ('{"response": "blank", "contract": "  "}', "supplier", ("blank", None, False, False, False)),
+])
+def test_read_turn_recovers_conservatively(raw, role, expect):
+    turn = read_turn(raw, role, 1)
+    assert (turn.response, turn.contract, turn.accept, turn.terminate, turn.dialogue_only) == expect
+
+
+class Script:
+    """A negotiator that replays fixed replies, one per turn."""
+
+    def __init__(self, name, replies):
+        self.name = name
+        self.replies = list(replies)
+        self.seen = []
+
+    def act(self, observation):
+        self.seen.append(observation)
+        return self.replies.pop(0) if self.replies else json.dumps({"response": "..."})
+
+
+@pytest.fixture(scope="module")
+def appraiser():
+    return Appraiser(environment(1), TableCache(None))
+
+
+def offer(ir):
+    return json.dumps({"response": "offer", "contract": render(ir)})
+
+
+ACCEPT = json.dumps({"response": "yes", "accept": True})
+TALK = json.dumps({"response": "hmm"})
+
+
+def test_the_customer_accepts_the_suppliers_offer_of_the_round_before(appraiser):
+    customer = Script("c", [TALK, ACCEPT])
+    record = negotiate(appraiser.env, customer, Script("s", [offer(BASE)]), appraiser.translate)
+    assert record.outcome == "agreed" and record.agreed.terms == BASE and record.agreed.round == 1
+    assert customer.seen[1].can_accept and customer.seen[1].proposer == "supplier"
+    assert not customer.seen[0].can_accept  # nothing to accept in round 1
+
+
+def test_an_acceptance_is_valid_only_right_after_a_supplier_proposal(appraiser):
+    # round 1: offer; round 2: the Supplier only talks, so the Customer's round-3 accept is not valid [CS-20]
+    customer = Script("c", [TALK, TALK, ACCEPT])
+    record = negotiate(appraiser.env, customer, Script("s", [offer(BASE), TALK, TALK]), appraiser.translate,
+                       max_rounds=3)
+    assert record.outcome == "no agreement" and not customer.seen[2].can_accept
+    # a Supplier proposal in the last round can never be accepted
+    last = negotiate(appraiser.env, Script("c", [TALK, TALK]), Script("s", [TALK, offer(BASE)]),
+                     appraiser.translate, max_rounds=2)
+    assert last.outcome == "no agreement" and len(last.proposals) == 1
+    ended = negotiate(appraiser.env, Script("c", [TALK]), Script("s", [json.dumps({"response": "no",
+                                                                                   "terminate": True})]),
+                      appraiser.translate)
+    assert ended.outcome == "terminated" and ended.terminated_by == "supplier" and len(ended.turns) == 2
+
+
+def test_a_customer_proposal_replaces_the_suppliers(appraiser):
+    customer = Script("c", [TALK, offer(WORKED), ACCEPT])
+    record = negotiate(appraiser.env, customer, Script("s", [offer(BASE), TALK, TALK]), appraiser.translate,
+                       max_rounds=3)
+    assert record.outcome == "no agreement" and customer.seen[2].proposer == "customer"
+    assert [p.role for p in record.proposals] == ["supplier", "customer"]
+
+
+def test_metrics_from_the_exact_dp(appraiser):
+    """Env 1 is deterministic: the gains are the DP utilities less u(⊥), and the Customer regrets accepting
+    B when the Supplier had offered A, which was better for it."""
+    a, b = sorted((BASE, WORKED), key=lambda ir: appraiser.solve(ir).u_customer, reverse=True)
+    garbage = json.dumps({"response": "see", "contract": "We will sort out prices later."})
+    record = negotiate(appraiser.env, Script("c", [TALK, TALK, TALK, ACCEPT]),
+                       Script("s", [offer(a), garbage, offer(b)]), appraiser.translate)
+    assert record.outcome == "agreed" and record.agreed.terms == b
+    m = negotiation_metrics(record, appraiser.env, appraiser.solve)
+    result = appraiser.solve(b)
+    assert m.gain_customer == pytest.approx(result.u_customer - 200) and m.gain_supplier == result.u_supplier
+    assert m.p_sat == result.p_sat and m.completeness == result.completeness
+    assert m.contingency_count == b.contingencies.explicit_count
+    assert m.feasible_proposals == {"customer": (0, 0), "supplier": (2, 3)}  # the prose without terms is not
+    assert m.acceptance_regret == {"customer": appraiser.solve(a).u_customer > result.u_customer + 1e-9,
+                                   "supplier": False}
+    assert m.acceptance_regret["customer"] is True
+
+
+def test_negotiate_cli_cross_checks_the_dp_against_the_played_game():
+    """Env 1 has no randomness: the agreed contract's DP expected utility is the utility of the played game."""
+    proc = cli("negotiate", "--env", "1", "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["negotiation"]["outcome"] == "agreed" and out["metrics"]["mutual_benefit"] is True
+    assert out["performance"]["u_customer"] == pytest.approx(200 + out["metrics"]["gain_customer"])
+    assert out["performance"]["u_supplier"] == pytest.approx(out["metrics"]["gain_supplier"])
+    text = cli("negotiate", "--env", "1")
+    assert "outcome: agreed" in text.stdout and "performance (RCC vs RCC, seed 42)" in text.stdout
+
+
+def test_negotiate_cli_hostile_input(tmp_path):
+    cases = [
+        (("negotiate", "--env", "9"), "environment"),
+        (("negotiate", "--env", "1", "--customer", "llm"), "unknown Customer negotiator 'llm'"),
+        (("negotiate", "--env", "1", "--candidates", "examples/hotel-cleaning.contract", "--candidates",
+          "examples/catering-base.contract"), "the candidates mix settings"),
+        (("negotiate", "--env", "1", "--candidates", str(tmp_path / "none.contract")), "none.contract"),
+    ]
+    for args, message in cases:
+        proc = cli(*args)
+        assert proc.returncode == 1 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+        assert message in json.loads(cli(*args, "--json").stdout)["error"]
