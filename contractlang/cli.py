@@ -674,9 +674,9 @@ def ctbench_report(
 def negotiate(
     env: Annotated[int, typer.Option("--env", help="ContractSim environment (1..6).")],
     customer: Annotated[str, typer.Option(help="Customer negotiator: scripted (accepts the first offer with "
-                                               "non-negative expected gain).")] = "scripted",
+                                               "non-negative expected gain) or cmd:PROGRAM.")] = "scripted",
     supplier: Annotated[str, typer.Option(help="Supplier negotiator: scripted (offers the candidates, best for "
-                                               "itself first).")] = "scripted",
+                                               "itself first) or cmd:PROGRAM.")] = "scripted",
     candidates: Annotated[Optional[list[Path]], typer.Option("--candidates", help="Contract files the scripted "
                                                              "Supplier may offer (default: the bundled catering-*.contract "
                                                              "examples); all in one setting.")] = None,
@@ -689,12 +689,14 @@ def negotiate(
     from games.contractsim.environments import environment
     from games.contractsim.negotiation import negotiate as play_negotiation
     from games.contractsim.negotiation import negotiation_metrics
-    from games.contractsim.negotiators import Appraiser, ScriptedCustomer, ScriptedSupplier
+    from games.contractsim.negotiators import Appraiser, ExternalNegotiator, ScriptedCustomer, ScriptedSupplier
     from games.contractsim.run import play
+    from games.external import closing_agents, is_external
     from solver.dp import TableCache
 
-    _choice(customer, ("scripted",), "Customer negotiator")
-    _choice(supplier, ("scripted",), "Supplier negotiator")
+    for name, what in ((customer, "Customer negotiator"), (supplier, "Supplier negotiator")):
+        if not is_external(name):
+            _choice(name, ("scripted",), what)
     try:
         environment_value = environment(env)
     except KeyError as exc:
@@ -710,8 +712,11 @@ def negotiate(
     appraiser = Appraiser(environment_value, tables)
     with Console(stderr=True, quiet=json_out).status("solving the candidates and negotiating"):
         try:
-            record = play_negotiation(environment_value, ScriptedCustomer(appraiser),
-                                      ScriptedSupplier(offers, appraiser), appraiser.translate)
+            with _agents_answering(), closing_agents([
+                    ExternalNegotiator(customer) if is_external(customer) else ScriptedCustomer(appraiser),
+                    ExternalNegotiator(supplier) if is_external(supplier) else ScriptedSupplier(offers, appraiser),
+            ]) as (customer_agent, supplier_agent):
+                record = play_negotiation(environment_value, customer_agent, supplier_agent, appraiser.translate)
             metrics = negotiation_metrics(record, environment_value, appraiser.solve)
             performance = play(record.agreed.terms, environment_value, "rcc", "rcc", seed=seed, tables=tables,
                                keep_log=False) if metrics.agreed else None
@@ -732,6 +737,9 @@ def negotiate(
         typer.echo(f"proposal {k} (round {p.round}, {p.role}): translation {p.status}"
                    f"{'' if p.feasible(environment_value.budget) else ', not feasible'}")
     typer.echo(f"outcome: {record.outcome}" + (f" on proposal {len(record.proposals)}" if metrics.agreed else ""))
+    if record.outcome == "agreed" and not metrics.agreed:
+        typer.echo(f"the agreed text does not translate completely ({record.agreed.status}): nothing to score or "
+                   "perform")
     if metrics.agreed:
         typer.echo(f"expected gain: Customer {metrics.gain_customer:.2f}, Supplier {metrics.gain_supplier:.2f}; "
                    f"P_sat {metrics.p_sat:.4f}; mutual benefit {metrics.mutual_benefit}; contingencies "

@@ -60,13 +60,13 @@ def closing_agents(agents: Iterable):
 class ExternalAgent:
     """A program playing one role over JSON lines; started at its first decision, ended by `close`."""
 
-    def __init__(self, name: str, game: str, action_type, reply_seconds: float = REPLY_SECONDS):
+    def __init__(self, name: str, game: str, action_type=None, reply_seconds: float = REPLY_SECONDS):
         self.name = name
         self.argv = shlex.split(name.removeprefix(EXTERNAL_PREFIX))
         if not self.argv:
             raise AgentError(f"agent {name!r}: give the program to run after 'cmd:', e.g. cmd:./my_agent.py")
         self.game = game
-        self.actions = TypeAdapter(Annotated[action_type, Field(discriminator="kind")])
+        self.actions = TypeAdapter(Annotated[action_type, Field(discriminator="kind")]) if action_type else None
         self.reply_seconds = reply_seconds
         self.requests = 0
         self.process: subprocess.Popen | None = None
@@ -87,7 +87,8 @@ class ExternalAgent:
         threading.Thread(target=pump, daemon=True).start()
         return process
 
-    def act(self, observation):
+    def exchange(self, observation) -> str:
+        """Send one request and return the program's answer line."""
         if self.process is None:
             self.process = self._start()
         self.requests += 1
@@ -108,6 +109,10 @@ class ExternalAgent:
         if not line:
             raise AgentError(f"agent {self.name!r} exited (code {self.process.wait()}) without answering request "
                              f"{self.requests}")
+        return line
+
+    def act(self, observation):
+        line = self.exchange(observation)
         try:
             reply = json.loads(line)
         except ValueError:

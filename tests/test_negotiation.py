@@ -138,3 +138,22 @@ def test_negotiate_cli_hostile_input(tmp_path):
         proc = cli(*args)
         assert proc.returncode == 1 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
         assert message in json.loads(cli(*args, "--json").stdout)["error"]
+
+
+EXAMPLE_AGENT = f"cmd:{sys.executable} examples/agents/external_agent.py"
+
+
+def test_external_negotiators_over_json_lines(tmp_path):
+    """The example program offers the base Catering terms once; in Env 1 they leave the Customer $5 short of
+    walking away, so the scripted Customer never accepts, while the example Customer does."""
+    both = json.loads(cli("negotiate", "--env", "1", "--customer", EXAMPLE_AGENT, "--supplier", EXAMPLE_AGENT,
+                          "--json").stdout)
+    assert both["negotiation"]["outcome"] == "agreed" and both["negotiation"]["customer"] == EXAMPLE_AGENT
+    assert both["metrics"]["gain_customer"] == pytest.approx(-5) and both["metrics"]["mutual_benefit"] is False
+    assert both["performance"]["u_customer"] == 195
+    refused = json.loads(cli("negotiate", "--env", "1", "--supplier", EXAMPLE_AGENT, "--json").stdout)
+    assert refused["negotiation"]["outcome"] == "no agreement" and len(refused["negotiation"]["turns"]) == 100
+    dead = tmp_path / "dead.py"
+    dead.write_text("import sys\nsys.exit(4)\n")
+    proc = cli("negotiate", "--env", "1", "--supplier", f"cmd:{sys.executable} {dead}")
+    assert proc.returncode == 1 and "exited (code 4)" in proc.stderr and "Traceback" not in proc.stderr

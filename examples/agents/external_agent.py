@@ -6,9 +6,12 @@ on stdout: {"action": {...}}. Try it:
 
     contractlang run examples/worked-example-1.contract --env 5 --customer "cmd:python3 examples/agents/external_agent.py"
     contractlang run examples/ctbench-board-24-swap.contract --board 24 --red "cmd:python3 examples/agents/external_agent.py"
+    contractlang negotiate --env 3 --supplier "cmd:python3 examples/agents/external_agent.py"
 
 ContractSim: the Customer pays what the contract asks; the Supplier orders the inputs that this week's
-delivery needs and delivers as much of it as its inventory allows. CT-Bench: never trades, honours a
+delivery needs and delivers as much of it as its inventory allows. Negotiation: the Supplier
+offers one fixed Catering contract and then waits; the Customer accepts any offer it may accept.
+CT-Bench: never trades, honours a
 coverage when it holds the chip, and walks a shortest route to the goal over tiles it can pay for itself
 or that the contract pays for.
 """
@@ -18,6 +21,25 @@ import sys
 
 COLOUR = {"R": "red", "B": "blue", "G": "green"}
 GOAL = (3, 3)
+
+
+OFFER = """Catering supply agreement "external-offer"
+
+Prices: Margherita Pizza $12 each, Pesto Pasta $6 each and Tomato Soup $4 each.
+
+Deliveries: In weeks 2, 4, 6, 8 and 10 the Caterer delivers 1 Margherita Pizza, 1 Pesto Pasta and 1 Tomato Soup each week.
+
+Payments: In weeks 1, 3, 5, 7 and 9 the Customer pays $20 each week. In week 11 the Customer pays $10.
+"""
+
+
+def negotiation(role: str, o: dict) -> dict:
+    """One turn of the negotiation (§8): the reply is the turn's object itself, not wrapped in "action"."""
+    if role == "customer":
+        return {"response": "I accept.", "accept": True} if o["can_accept"] else {"response": "Your offer?"}
+    if o["round"] == 1:
+        return {"response": "Here is my offer.", "contract": OFFER}
+    return {"response": "My offer stands."}
 
 
 def contractsim(role: str, o: dict) -> dict:
@@ -71,6 +93,9 @@ def ctbench(o: dict) -> dict:
 for line in sys.stdin:
     request = json.loads(line)
     observation = request["observation"]
+    if request["game"] == "contractsim-negotiation":
+        print(json.dumps(negotiation(request["role"], observation)), flush=True)
+        continue
     if request["game"] == "contractsim":
         action = contractsim(request["role"], observation)
     else:

@@ -10,6 +10,7 @@ from contractlang.ir import ContractSimIR
 from contractlang.render.prose import render
 from contractlang.translate import Translation, translate_text
 from games.contractsim.negotiation import NegotiationObservation, contract_of, utilities
+from games.external import ExternalAgent
 from solver.dp import TableCache
 from solver.dp.induction import SolveResult
 from solver.environment import SupplyEnvironment
@@ -89,3 +90,14 @@ class ScriptedCustomer:
             if gain is not None and gain >= 0:
                 return _reply("I accept.", accept=True)
         return _reply("Please make me an offer." if observation.round == 1 else "That does not work for me.")
+
+
+class ExternalNegotiator(ExternalAgent):
+    """A negotiator program (`cmd:PROGRAM`): each request carries a `NegotiationObservation`; its answer line
+    is the turn's JSON object itself (§8), read like any negotiator's reply ([CS-21])."""
+
+    def __init__(self, name: str):
+        super().__init__(name, "contractsim-negotiation")
+
+    def act(self, observation: NegotiationObservation) -> str:
+        return self.exchange(observation).strip()
