@@ -75,9 +75,9 @@ class ReplayVerdict(Frozen):
 class LoggedPlayers:
     """Both logged players as one agent: at round r they do what the log shows for the authors' turn r − 1."""
 
-    def __init__(self, game: ImportedGame, turns: tuple[LoggedTurn, ...]):
+    def __init__(self, game: ImportedGame):
         self.board = benchmark_boards("paper")[game.board_id].board
-        self.turns = turns
+        self.turns = game.turns
         self.refused: list[tuple[int, str]] = []
         self.turn = -1  # the authors' turn being replayed
 
@@ -149,7 +149,7 @@ def replay(game: ImportedGame) -> ReplayVerdict:
         condition = "none"
     spec = CTBenchGame(board=board, mode=game.mode, condition=condition, contract=contract,
                        transcript=game.transcript if condition == "nl_trading" else "", visible=game.visible)
-    players = LoggedPlayers(game, game.turns)
+    players = LoggedPlayers(game)
     state = spec.new_initial_state(judge=players.judge if condition == "nl_trading" else None)
     first: Disagreement | None = None
     expected = _expected_states(game)
