@@ -202,14 +202,20 @@ def _board(board_id: int):
 
 
 @contextmanager
-def _agents_answering():
-    """An external agent that breaks the protocol is bad input: one line naming it (games/external.py)."""
+def _playing(tables=None):
+    """Games as bad input, one line each: an external agent that breaks the protocol (games/external.py), or a
+    DP table directory (`tables`) that cannot be written."""
     from games.external import AgentError
 
     try:
         yield
     except AgentError as exc:
         raise InputError(str(exc)) from None
+    except OSError as exc:
+        if tables is None:
+            raise
+        raise InputError(f"{tables.directory}: cannot keep solved DP tables there ({exc.strerror or exc}); "
+                         "run from a writable directory") from None
 
 
 def _choice(value: str, allowed: tuple[str, ...], what: str) -> str:
@@ -260,7 +266,7 @@ def run(
             make_agent(name, np.random.default_rng(0))
         except KeyError as exc:
             raise InputError(str(exc.args[0])) from None
-    with _agents_answering():
+    with _playing():
         record = play_game(bench, "file", mode, red, blue, seed=seed or 0, contract=checked.ir, visible=not hidden,
                            keep_log=True)
     if log is not None:
@@ -283,16 +289,13 @@ def _run_contractsim(checked, env, customer, supplier, seed, log, json_out) -> N
         raise InputError("a ContractSim contract needs --env N (1..6)")
     from solver.dp import TableCache
 
+    tables = TableCache()
     try:
         environment_value = environment(env)
-        tables = TableCache()
-        with _agents_answering():
+        with _playing(tables):
             record = play(checked.ir, environment_value, customer, supplier, seed=seed, tables=tables)
     except KeyError as exc:
         raise InputError(str(exc.args[0])) from None
-    except OSError as exc:
-        raise InputError(f"{tables.directory}: cannot keep the solved DP table there ({exc.strerror or exc}); "
-                         "run from a writable directory") from None
     p_sat = tables.solve(checked.ir, environment_value)[0].p_sat if supplier in ("rc", "rcc") else None
     m = checked.ir.setting_info.multiplier
     if log is not None:
@@ -352,16 +355,12 @@ def metrics(
         tables = TableCache()
         with Progress(console=Console(stderr=True), transient=True, disable=json_out) as bar:
             task = bar.add_task("counterfactual RCC runs", total=2 * len(runs))
-            try:
-                with _agents_answering():
-                    for role in counterfactuals:
-                        counterfactuals[role] = []
-                        for r in runs:
-                            counterfactuals[role].append(r.counterfactual(role, tables))
-                            bar.advance(task)
-            except OSError as exc:
-                raise InputError(f"{tables.directory}: cannot keep solved DP tables there ({exc.strerror or exc}); "
-                                 "run from a writable directory") from None
+            with _playing(tables):
+                for role in counterfactuals:
+                    counterfactuals[role] = []
+                    for r in runs:
+                        counterfactuals[role].append(r.counterfactual(role, tables))
+                        bar.advance(task)
     else:
         typer.echo("regret left out: some records hold no contract terms (records from `run --json` of this "
                    "version do)", err=True)
@@ -556,11 +555,12 @@ def ctbench_import(
                f"the same game; {len(problems)} skipped")
 
 
-def _imported(path: Path):
-    from games.ctbench.published import ImportedGame, ImportProblem, read_runs
+def _runs(path: Path) -> list:
+    """Every line of a runs file (imported games or our game records); a bad line is `file:line: reason`."""
+    from games.ctbench.published import ImportProblem, read_runs
 
     try:
-        return [g for _, g in read_runs(path) if isinstance(g, ImportedGame)]
+        return [item for _, item in read_runs(path)]
     except ImportProblem as exc:
         raise InputError(str(exc)) from None
 
@@ -573,9 +573,10 @@ def ctbench_replay(
     json_out: JsonFlag = False,
 ) -> None:
     """Re-play every imported game through our engine and Monitor; report where each parts from its log."""
+    from games.ctbench.published import ImportedGame
     from games.ctbench.replay import RULES, replay, summary_by_rule
 
-    games = _imported(runs)
+    games = [g for g in _runs(runs) if isinstance(g, ImportedGame)]
     if not games:
         raise InputError(f"{runs}: holds no imported game (write one with `contractlang ctbench import`)")
     complete = [g for g in games if g.complete]
@@ -583,13 +584,12 @@ def ctbench_replay(
     agree = sum(v.agrees for v in verdicts)
     by_rule = summary_by_rule(verdicts)
     if out is not None:
-        write_atomically(out, "".join(json.dumps({**v.model_dump(mode="json"), "agrees": v.agrees}) + "\n"
-                                      for v in verdicts))
+        write_atomically(out, "".join(v.model_dump_json() + "\n" for v in verdicts))
     if json_out:
         typer.echo(json.dumps({"ok": True, "replayed": len(verdicts), "agree": agree,
                                "skipped_incomplete": len(games) - len(complete), "by_rule": by_rule,
                                "rules": {k: RULES[k] for k in by_rule},
-                               "games": [{**v.model_dump(mode="json"), "agrees": v.agrees} for v in verdicts]}))
+                               "games": [v.model_dump(mode="json") for v in verdicts]}))
         return
     for v in verdicts:
         if not v.agrees:
@@ -615,7 +615,7 @@ def ctbench_report(
     json_out: JsonFlag = False,
 ) -> None:
     """The paper's Tables 1–8 and 11 and the contract-formation measures, from imported logs or our sweeps."""
-    from games.ctbench.published import ImportedGame, ImportProblem, read_runs
+    from games.ctbench.published import ImportedGame
     from games.ctbench.report import (
         compare_with_paper,
         missing_metrics,
@@ -628,16 +628,13 @@ def ctbench_report(
     )
 
     records, skipped = [], 0
-    try:
-        for _, item in read_runs(runs):
-            if isinstance(item, ImportedGame):
-                if not item.complete or (item.superseded and not all_runs):
-                    skipped += 1
-                    continue
-                item = item.record()
-            records.append(item)
-    except ImportProblem as exc:
-        raise InputError(str(exc)) from None
+    for item in _runs(runs):
+        if isinstance(item, ImportedGame):
+            if not item.complete or (item.superseded and not all_runs):
+                skipped += 1
+                continue
+            item = item.record()
+        records.append(item)
     if not records:
         raise InputError(f"{runs}: holds no complete game to report on")
     tables = paper_tables(records)
@@ -677,9 +674,9 @@ def negotiate(
                                                "non-negative expected gain) or cmd:PROGRAM.")] = "scripted",
     supplier: Annotated[str, typer.Option(help="Supplier negotiator: scripted (offers the candidates, best for "
                                                "itself first) or cmd:PROGRAM.")] = "scripted",
-    candidates: Annotated[Optional[list[Path]], typer.Option("--candidates", help="Contract files the scripted "
-                                                             "Supplier may offer (default: the bundled catering-*.contract "
-                                                             "examples); all in one setting.")] = None,
+    candidates: Annotated[Optional[list[Path]], typer.Option(
+        "--candidates", help="Contract files the scripted Supplier may offer (default: the bundled "
+                             "catering-*.contract examples); all in one setting.")] = None,
     seed: Annotated[int, typer.Option(min=0, help="Seed of the performance game on the agreed contract.")] = 42,
     json_out: JsonFlag = False,
 ) -> None:
@@ -710,19 +707,15 @@ def negotiate(
         raise InputError(f"the candidates mix settings ({', '.join(settings)}); one negotiation is in one setting")
     tables = TableCache()
     appraiser = Appraiser(environment_value, tables)
-    with Console(stderr=True, quiet=json_out).status("solving the candidates and negotiating"):
-        try:
-            with _agents_answering(), closing_agents([
-                    ExternalNegotiator(customer) if is_external(customer) else ScriptedCustomer(appraiser),
-                    ExternalNegotiator(supplier) if is_external(supplier) else ScriptedSupplier(offers, appraiser),
-            ]) as (customer_agent, supplier_agent):
-                record = play_negotiation(environment_value, customer_agent, supplier_agent, appraiser.translate)
-            metrics = negotiation_metrics(record, environment_value, appraiser.solve)
-            performance = play(record.agreed.terms, environment_value, "rcc", "rcc", seed=seed, tables=tables,
-                               keep_log=False) if metrics.agreed else None
-        except OSError as exc:
-            raise InputError(f"{tables.directory}: cannot keep solved DP tables there ({exc.strerror or exc}); "
-                             "run from a writable directory") from None
+    with Console(stderr=True, quiet=json_out).status("solving the candidates and negotiating"), _playing(tables):
+        with closing_agents([
+                ExternalNegotiator(customer) if is_external(customer) else ScriptedCustomer(appraiser),
+                ExternalNegotiator(supplier) if is_external(supplier) else ScriptedSupplier(offers, appraiser),
+        ]) as (customer_agent, supplier_agent):
+            record = play_negotiation(environment_value, customer_agent, supplier_agent, appraiser.translate)
+        metrics = negotiation_metrics(record, environment_value, appraiser.solve)
+        performance = play(record.agreed.terms, environment_value, "rcc", "rcc", seed=seed, tables=tables,
+                           keep_log=False) if metrics.agreed else None
     if json_out:
         typer.echo(json.dumps({"ok": True, "negotiation": record.model_dump(mode="json"),
                                "metrics": metrics.model_dump(mode="json"),
@@ -741,10 +734,11 @@ def negotiate(
         typer.echo(f"the agreed text does not translate completely ({record.agreed.status}): nothing to score or "
                    "perform")
     if metrics.agreed:
+        regret = metrics.acceptance_regret
         typer.echo(f"expected gain: Customer {metrics.gain_customer:.2f}, Supplier {metrics.gain_supplier:.2f}; "
                    f"P_sat {metrics.p_sat:.4f}; mutual benefit {metrics.mutual_benefit}; contingencies "
                    f"{metrics.contingency_count}; completeness {metrics.completeness:.4f}; acceptance regret "
-                   f"Customer {metrics.acceptance_regret['customer']}, Supplier {metrics.acceptance_regret['supplier']}")
+                   f"Customer {regret['customer']}, Supplier {regret['supplier']}")
         m = record.agreed.terms.setting_info.multiplier
         typer.echo(f"performance (RCC vs RCC, seed {seed}): Customer ${performance.u_customer * m:,}, "
                    f"Supplier ${performance.u_supplier * m:,}")

@@ -4,9 +4,10 @@
 Each line on stdin is one decision: {"game", "role", "request", "observation"}. Answer each with one line
 on stdout: {"action": {...}}. Try it:
 
-    contractlang run examples/worked-example-1.contract --env 5 --customer "cmd:python3 examples/agents/external_agent.py"
-    contractlang run examples/ctbench-board-24-swap.contract --board 24 --red "cmd:python3 examples/agents/external_agent.py"
-    contractlang negotiate --env 3 --supplier "cmd:python3 examples/agents/external_agent.py"
+    AGENT="cmd:python3 examples/agents/external_agent.py"
+    contractlang run examples/worked-example-1.contract --env 5 --customer "$AGENT"
+    contractlang run examples/ctbench-board-24-swap.contract --board 24 --red "$AGENT"
+    contractlang negotiate --env 3 --supplier "$AGENT"
 
 ContractSim: the Customer pays what the contract asks; the Supplier orders the inputs that this week's
 delivery needs and delivers as much of it as its inventory allows. Negotiation: the Supplier

@@ -272,5 +272,5 @@ class State(Frozen):
         return self.monitor.payment_due()
 
 
-__all__ = ["Action", "ContractSimGame", "CustomerObservation", "Observation", "Order", "Pay", "PAYMENT_WEEKS", "Produce",
-           "State", "SupplierObservation"]
+__all__ = ["Action", "ContractSimGame", "CustomerObservation", "Observation", "Order", "Pay", "PAYMENT_WEEKS",
+           "Produce", "State", "SupplierObservation"]

@@ -62,6 +62,11 @@ class Negotiator(Protocol):
     def act(self, observation: NegotiationObservation) -> str: ...
 
 
+def within_budget(ir: ContractSimIR, budget: int) -> bool:
+    """Σ_w M_w ≤ B, in base units (the second half of Feas, §13)."""
+    return sum(ir.base_units().payments) <= budget
+
+
 class Proposal(Frozen):
     """A formal proposal and its translation; `terms` is the IR when the translation is ok."""
 
@@ -74,7 +79,7 @@ class Proposal(Frozen):
 
     def feasible(self, budget: int) -> bool:
         """Feas(ω) of §13: well-formed and Σ_w M_w ≤ B."""
-        return self.well_formed and self.terms is not None and sum(self.terms.base_units().payments) <= budget
+        return self.well_formed and self.terms is not None and within_budget(self.terms, budget)
 
 
 class NegotiationRecord(Frozen):

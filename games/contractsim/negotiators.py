@@ -9,7 +9,7 @@ import json
 from contractlang.ir import ContractSimIR
 from contractlang.render.prose import render
 from contractlang.translate import Translation, translate_text
-from games.contractsim.negotiation import NegotiationObservation, contract_of, utilities
+from games.contractsim.negotiation import NegotiationObservation, contract_of, utilities, within_budget
 from games.external import ExternalAgent
 from solver.dp import TableCache
 from solver.dp.induction import SolveResult
@@ -52,10 +52,9 @@ class ScriptedSupplier:
     def __init__(self, candidates: list[ContractSimIR], appraiser: Appraiser):
         budget = appraiser.env.budget
         worth = []
-        for ir in candidates:
+        for ir in (ir for ir in candidates if within_budget(ir, budget)):
             result = appraiser.solve(ir)
-            if result.u_supplier is not None and result.u_supplier > 0 and \
-                    sum(ir.base_units().payments) <= budget:
+            if result.u_supplier is not None and result.u_supplier > 0:
                 worth.append((-result.u_supplier, ir.name, ir))
         self.offers = [render(ir) for _, _, ir in sorted(worth, key=lambda w: (w[0], w[1]))]
 
@@ -79,7 +78,7 @@ class ScriptedCustomer:
         ir = contract_of(translation)
         if ir is None or translation.well_formed is False:
             return None
-        if sum(ir.base_units().payments) > self.appraiser.env.budget:
+        if not within_budget(ir, self.appraiser.env.budget):
             return None
         u_customer, _ = utilities(self.appraiser.solve(ir))
         return u_customer - self.appraiser.env.budget * ir.setting_info.multiplier

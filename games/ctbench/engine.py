@@ -169,25 +169,35 @@ class CTBenchObservation(Frozen):
     def legal_actions(self) -> list[Action]:
         """All legal actions; in the proposal phase only `no proposal` is listed (offers are open-ended,
         validated by `is_legal`)."""
-        if self.phase == "propose":
-            return [Propose(offer=None)]
-        if self.phase == "respond":
-            return [Respond(accept=True), Respond(accept=False)]
-        if self.phase == "honour":
-            return [Honour(honour=True), Honour(honour=False)]
-        return [Move(tile=None)] + [Move(tile=t) for t in self.legal_moves]
+        return legal_actions(self.phase, self.legal_moves)
 
     def is_legal(self, action: Action) -> bool:
-        if self.phase == "propose":
-            if not isinstance(action, Propose):
-                return False
-            offer = action.offer
-            if offer is None:
-                return True
-            if isinstance(offer, Trade):
-                return self.mode == "trade" and total(offer.give) > 0 and total(offer.receive) > 0
-            return self.mode == "pfp" and total(offer.i_cover) + total(offer.you_cover) > 0
-        return action in self.legal_actions()
+        return is_legal(self.phase, self.mode, self.legal_moves, action)
+
+
+def legal_actions(phase: str, moves: tuple[Tile, ...]) -> list[Action]:
+    """The legal actions in `phase`, with `moves` the tiles next to the mover (move phase)."""
+    if phase == "propose":
+        return [Propose(offer=None)]
+    if phase == "respond":
+        return [Respond(accept=True), Respond(accept=False)]
+    if phase == "honour":
+        return [Honour(honour=True), Honour(honour=False)]
+    return [Move(tile=None)] + [Move(tile=t) for t in moves]
+
+
+def is_legal(phase: str, mode: Mode, moves: tuple[Tile, ...], action: Action) -> bool:
+    """Offers must suit the mode and put something on the table ([CT-16], [CT-17]); other actions must be listed."""
+    if phase == "propose":
+        if not isinstance(action, Propose):
+            return False
+        offer = action.offer
+        if offer is None:
+            return True
+        if isinstance(offer, Trade):
+            return mode == "trade" and total(offer.give) > 0 and total(offer.receive) > 0
+        return mode == "pfp" and total(offer.i_cover) + total(offer.you_cover) > 0
+    return action in legal_actions(phase, moves)
 
 
 class CTBenchGame(Frozen):
@@ -296,12 +306,15 @@ class State(Frozen):
 
     # --- OpenSpiel-style API -------------------------------------------------------------
 
+    def _moves(self) -> tuple[Tile, ...]:
+        return tuple(neighbours(self.position(self.current_player()))) if self.phase == "move" else ()
+
     def legal_actions(self) -> list[Action]:
-        """The acting player's legal actions (see `CTBenchObservation.legal_actions`)."""
-        return [] if self.phase == "over" else self.observe(self.current_player()).legal_actions()
+        """The acting player's legal actions, as its observation lists them."""
+        return [] if self.phase == "over" else legal_actions(self.phase, self._moves())
 
     def is_legal(self, action: Action) -> bool:
-        return self.phase != "over" and self.observe(self.current_player()).is_legal(action)
+        return self.phase != "over" and is_legal(self.phase, self.game.mode, self._moves(), action)
 
     def apply_action(self, action: Action) -> State:
         if not self.is_legal(action):
@@ -352,7 +365,7 @@ class State(Frozen):
             pending_offer=offer,
             pending_colour=self.pending_move.colour if self.phase == "honour" else None,
             last_rejected=self.last_rejected, partner_defections=self.defections_by(partner),
-            legal_moves=tuple(neighbours(self.position(player))) if self.phase == "move" else ())
+            legal_moves=self._moves() if player == self.current_player() else ())
 
     # --- transitions ---------------------------------------------------------------------
 

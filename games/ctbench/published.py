@@ -119,7 +119,8 @@ class ImportedGame(Frozen):
         raw = tuple(GOAL_BONUS + CHIP_VALUE * (c.red + c.blue + c.green) if p in finished else 0
                     for p, c in zip(PLAYERS, self.final_chips))
         honoured, unfulfilled = sum(self.promises_kept), sum(self.promises_broken)
-        traded = sum(total(p.offer.give) + total(p.offer.receive) for t in self.turns for p in t.players if isinstance(p.offer, Trade) and p.outcome == "accepted")
+        traded = sum(total(p.offer.give) + total(p.offer.receive) for t in self.turns for p in t.players
+                     if isinstance(p.offer, Trade) and p.outcome == "accepted")
         stats = Stats(trades=self.trades_accepted, chips_traded=traded,
                       proposals=self.trades_proposed + self.arrangements_proposed,
                       arrangements_proposed=self.arrangements_proposed,
@@ -130,7 +131,8 @@ class ImportedGame(Frozen):
                         "contract_paid": self.contract_moves[1 - i], "contract_forfeit": 0}
                     for i, p in enumerate(PLAYERS)}
         return GameRecord(
-            board_id=self.board_id, board_set="paper", board_class=self.board_class, condition=self.condition, mode=self.mode,
+            board_id=self.board_id, board_set="paper", board_class=self.board_class, condition=self.condition,
+            mode=self.mode,
             red_agent=self.red_model, blue_agent=self.blue_model, seed=0, repeat=repeat, visible=self.visible,
             contract_active=self.contract_formed, contract_terms=self.contract_terms, transcript=self.transcript,
             coverage=coverage, finished=finished, forfeited=(), raw_scores=raw, scores=self.scores,
@@ -252,7 +254,8 @@ def _read(meta: dict, log: dict, source: str, run_id: str) -> ImportedGame:
             scores=(int(final["scores"]["Player 0"]), int(final["scores"]["Player 1"])),
             promises_kept=pair("total_p4p_promises_kept"), promises_broken=pair("total_p4p_promises_broken"),
             contract_moves=pair("moves_made_under_strict_contract"),
-            trades_proposed=int(metrics["total_trades_proposed"]), trades_accepted=int(metrics["total_trades_accepted"]),
+            trades_proposed=int(metrics["total_trades_proposed"]),
+            trades_accepted=int(metrics["total_trades_accepted"]),
             arrangements_proposed=int(metrics["total_p4p_arrangements_proposed"]),
             arrangements_accepted=int(metrics["total_p4p_arrangements_accepted"]))
     fog = config.get("fog_of_war", [False, False])

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from pydantic import computed_field
+
 from contractlang.ir import CTBenchIR
 from contractlang.vocab import Frozen
 from games.ctbench.board import PLAYERS, Player, Tile, benchmark_boards, neighbours
@@ -66,6 +68,7 @@ class ReplayVerdict(Frozen):
     logged_scores: tuple[int, int]
     first: Disagreement | None = None
 
+    @computed_field
     @property
     def agrees(self) -> bool:
         """Every turn and the end agree (a game can part from its log and meet it again by the end)."""
