@@ -186,10 +186,90 @@ def trace(
     print_trace(report, checked.ir)
 
 
-ctbench_app = typer.Typer(help="CT-Bench: the board set, board pictures and offline sweeps.", no_args_is_help=True)
+ctbench_app = typer.Typer(help="CT-Bench: the board set, board pictures, sweeps and the authors' logs.",
+                          no_args_is_help=True)
 app.add_typer(ctbench_app, name="ctbench")
 
-AGENT_HELP = "planner, conditional, exploiter, random, or cmd:PROGRAM (an external agent speaking JSON lines)"
+AGENT_HELP = ("planner, conditional, exploiter, random, llm[:MODEL] (an LLM player: needs ANTHROPIC_API_KEY, or "
+              "--replay), or cmd:PROGRAM (an external agent speaking JSON lines)")
+EFFORTS = ("low", "medium", "high", "xhigh", "max")
+RecordingsOption = Annotated[Optional[Path], typer.Option(
+    "--recordings", help="SQLite file every LLM response is recorded in (default .contractlang-cache/llm.sqlite); a "
+                         "rerun serves the recorded responses.")]
+ReplayFlag = Annotated[bool, typer.Option("--replay", help="Serve recorded LLM responses only, never calling the "
+                                                           "API: replays a recorded run offline, no key needed.")]
+EffortOption = Annotated[Optional[str], typer.Option(help=f"LLM effort: {', '.join(EFFORTS)} (models that take it).")]
+ThinkingFlag = Annotated[bool, typer.Option("--thinking", help="Adaptive thinking for the LLM.")]
+MaxTokensOption = Annotated[int, typer.Option("--max-tokens", min=1, help="LLM output token limit per call.")]
+LlmTimeoutOption = Annotated[float, typer.Option("--llm-timeout", min=0.001, help="Seconds one LLM call may take, "
+                                                                                  "retries and waits included.")]
+BaseUrlOption = Annotated[Optional[str], typer.Option("--base-url", help="Anthropic API base URL, e.g. a proxy.")]
+GuidanceOption = Annotated[Optional[list[str]], typer.Option(
+    "--guidance", help="A prompt-guidance clause for LLM agents (spec §8 ablations; repeatable): contingencies, "
+                       "net-utility, no-worse-prior (negotiation); prohibition, institutional, reciprocity, planning "
+                       "(performance).")]
+
+
+def _check_base_url(base_url: str | None) -> None:
+    if base_url is None:
+        return
+    from urllib.parse import urlparse
+
+    parsed = urlparse(base_url)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise UsageProblem(f"--base-url must be an http:// or https:// address, not {base_url!r}")
+
+
+def _llm_settings(names: list[str], recordings: Path | None, replay: bool, effort: str | None, thinking: bool,
+                  max_tokens: int, timeout: float, base_url: str | None):
+    """LLM settings when any of `names` (agents, judge, translator) is `llm[:MODEL]`; None otherwise. Without
+    a key, and not replaying, an LLM option is bad input that says how to set one."""
+    from contractlang.llm import DEFAULT_RECORDINGS, KEY_HINT, LlmSettings, agent_model
+
+    uses = [n for n in names if agent_model(n) is not None]
+    if not uses:
+        given = [flag for flag, value in (("--recordings", recordings), ("--replay", replay), ("--effort", effort),
+                                          ("--thinking", thinking), ("--base-url", base_url)) if value]
+        if given:
+            raise UsageProblem(f"{given[0]} applies to LLM agents, judges and translators (llm[:MODEL]); none is "
+                               "chosen")
+        return None
+    _check_base_url(base_url)
+    if effort is not None:
+        _choice(effort, EFFORTS, "effort")
+    if not replay and not os.environ.get("ANTHROPIC_API_KEY"):
+        raise InputError(f"{uses[0]} needs the Anthropic API: {KEY_HINT}")
+    return LlmSettings(max_tokens=max_tokens, effort=effort, thinking=thinking, timeout_seconds=timeout,
+                       max_retries=5, base_url=base_url, recordings=recordings or DEFAULT_RECORDINGS, replay=replay)
+
+
+def _llm_client(settings):
+    from contractlang.llm import LlmClient, MissingApiKey
+
+    if settings is None:
+        return None
+    try:
+        return LlmClient(settings, os.environ.get("ANTHROPIC_API_KEY"))
+    except MissingApiKey as exc:
+        raise InputError(str(exc)) from None
+
+
+@contextmanager
+def _llm_status(client, json_out: bool):
+    """A spinner on stderr while LLM agents play (a game makes tens of model calls); nothing otherwise."""
+    if client is None or json_out:
+        yield
+        return
+    from rich.console import Console
+
+    with Console(stderr=True).status("playing with LLM agents"):
+        yield
+
+
+def _usage_line(usage) -> str:
+    cost = "cost unknown for this model" if usage.cost_usd is None else f"${usage.cost_usd:.4f}"
+    return (f"LLM: {usage.calls} call(s) ({usage.replayed} replayed, {usage.failed} failed), "
+            f"{usage.input_tokens:,} input and {usage.output_tokens:,} output tokens, {cost}")
 
 
 def _board(board_id: int):
@@ -229,10 +309,11 @@ def run(
     contract: Annotated[Path, typer.Argument(help="The contract to play under.")],
     board: Annotated[Optional[int], typer.Option("--board", help="CT-Bench benchmark board ID (0..79).")] = None,
     env: Annotated[Optional[int], typer.Option("--env", help="ContractSim environment (1..6).")] = None,
-    customer: Annotated[str, typer.Option(help="ContractSim Customer: rc, re, rcc, random, or cmd:PROGRAM (an "
-                                               "external agent speaking JSON lines).")] = "rcc",
-    supplier: Annotated[str, typer.Option(help="ContractSim Supplier: rc, re, rcc, random or cmd:PROGRAM (rc and "
-                                               "rcc solve or load the contract's DP table).")] = "rcc",
+    customer: Annotated[str, typer.Option(help="ContractSim Customer: rc, re, rcc, random, llm[:MODEL] (an LLM agent, "
+                                               "§10), or cmd:PROGRAM (an external agent speaking JSON lines).")]
+    = "rcc",
+    supplier: Annotated[str, typer.Option(help="ContractSim Supplier: rc, re, rcc, random, llm[:MODEL] or cmd:PROGRAM "
+                                               "(rc and rcc solve or load the contract's DP table).")] = "rcc",
     red: Annotated[str, typer.Option(help=f"P-Red agent: {AGENT_HELP}.")] = "planner",
     blue: Annotated[str, typer.Option(help=f"P-Blue agent: {AGENT_HELP}.")] = "planner",
     mode: Annotated[str, typer.Option(help="Trading mechanism: pfp (Pay-for-Partner) or trade.")] = "pfp",
@@ -240,14 +321,33 @@ def run(
     seed: Annotated[Optional[int], typer.Option(min=0, help="Seed: ContractSim shocks (default 42, spec §3) or "
                                                             "CT-Bench random agents (default 0).")] = None,
     log: Annotated[Optional[Path], typer.Option(help="Write the game's events as JSON lines here.")] = None,
+    guidance: GuidanceOption = None,
+    recordings: RecordingsOption = None,
+    replay: ReplayFlag = False,
+    effort: EffortOption = None,
+    thinking: ThinkingFlag = False,
+    max_tokens: MaxTokensOption = 8192,
+    llm_timeout: LlmTimeoutOption = 120.0,
+    base_url: BaseUrlOption = None,
     json_out: JsonFlag = False,
 ) -> None:
     """Play one game under a contract (ContractSim with --env, CT-Bench with --board): story and scores."""
     checked = load_one(contract)
     _game_options([checked], env, board, contract)
+    players = [customer, supplier] if checked.ir.kind == "contractsim" else [red, blue]
+    settings = _llm_settings(players, recordings, replay, effort, thinking, max_tokens, llm_timeout, base_url)
     if checked.ir.kind == "contractsim":
-        _run_contractsim(checked, env, customer, supplier, 42 if seed is None else seed, log, json_out)
+        from games.contractsim.llm_agents import guidance_for
+
+        try:
+            guidance_for(tuple(guidance or ()), "performance", "customer")
+        except KeyError as exc:
+            raise InputError(str(exc.args[0])) from None
+        _run_contractsim(checked, env, customer, supplier, 42 if seed is None else seed, log, json_out,
+                         _llm_client(settings), tuple(guidance or ()))
         return
+    if guidance:
+        raise UsageProblem("--guidance applies to ContractSim LLM agents")
     if board is None:
         raise InputError("a CT-Bench contract needs --board ID (0..79; see `contractlang ctbench boards`)")
     from contractlang.checker import check_board
@@ -261,14 +361,18 @@ def run(
     _choice(mode, ("pfp", "trade"), "mode")
     import numpy as np
 
+    from contractlang.llm import agent_model
+
     for name in (red, blue):
         try:
-            make_agent(name, np.random.default_rng(0))
+            if agent_model(name) is None:
+                make_agent(name, np.random.default_rng(0))
         except KeyError as exc:
             raise InputError(str(exc.args[0])) from None
-    with _playing():
+    client = _llm_client(settings)
+    with _llm_status(client, json_out), _playing():
         record = play_game(bench, "file", mode, red, blue, seed=seed or 0, contract=checked.ir, visible=not hidden,
-                           keep_log=True)
+                           keep_log=True, llm=client)
     if log is not None:
         write_atomically(log, "".join(json.dumps(e) + "\n" for e in record.log))
     if json_out:
@@ -279,9 +383,11 @@ def run(
     from games.ctbench.story import story
 
     typer.echo(story(record, bench))
+    if record.llm_calls:
+        typer.echo(_usage_line(record.llm_usage))
 
 
-def _run_contractsim(checked, env, customer, supplier, seed, log, json_out) -> None:
+def _run_contractsim(checked, env, customer, supplier, seed, log, json_out, llm=None, guidance=()) -> None:
     from games.contractsim.environments import environment
     from games.contractsim.run import play
 
@@ -292,8 +398,9 @@ def _run_contractsim(checked, env, customer, supplier, seed, log, json_out) -> N
     tables = TableCache()
     try:
         environment_value = environment(env)
-        with _playing(tables):
-            record = play(checked.ir, environment_value, customer, supplier, seed=seed, tables=tables)
+        with _llm_status(llm, json_out), _playing(tables):
+            record = play(checked.ir, environment_value, customer, supplier, seed=seed, tables=tables, llm=llm,
+                          guidance=guidance)
     except KeyError as exc:
         raise InputError(str(exc.args[0])) from None
     p_sat = tables.solve(checked.ir, environment_value)[0].p_sat if supplier in ("rc", "rcc") else None
@@ -308,7 +415,7 @@ def _run_contractsim(checked, env, customer, supplier, seed, log, json_out) -> N
                                                      and not w.compliant), None),
                                    "supplier": next((w.week for w in record.weeks if w.role == "supplier"
                                                      and not w.compliant), None)},
-                       trajectory=list(record.log))
+                       trajectory=list(record.log), llm_usage=record.llm_usage.model_dump())
         typer.echo(json.dumps(payload))
         return
     from games.contractsim.story import story
@@ -316,6 +423,9 @@ def _run_contractsim(checked, env, customer, supplier, seed, log, json_out) -> N
     typer.echo(story(record, checked.ir))
     if p_sat is not None:
         typer.echo(f"P_sat of this contract here (exact DP): {p_sat:.6f}")
+    if record.llm_calls:
+        defaults = ", ".join(f"{role} {n}" for role, n in record.llm_defaults.items())
+        typer.echo(_usage_line(record.llm_usage) + f"; requests defaulted to zero: {defaults}")
 
 
 @app.command()
@@ -352,11 +462,19 @@ def metrics(
         raise InputError("no run records found")
     counterfactuals: dict[str, list[RunRecord] | None] = {"customer": None, "supplier": None}
     if all(r.contract_ir is not None for r in runs):
+        from contractlang.llm import agent_model
+
+        # replaying a role against an LLM counterparty would make new model calls: that role's regret is left out
+        roles = [role for role in counterfactuals if not any(
+            agent_model(r.supplier if role == "customer" else r.customer) for r in runs)]
+        for role in counterfactuals.keys() - set(roles):
+            typer.echo(f"regret of the {role} left out: its counterparty is an LLM agent in some runs, and "
+                       "replaying it would make new model calls", err=True)
         tables = TableCache()
         with Progress(console=Console(stderr=True), transient=True, disable=json_out) as bar:
-            task = bar.add_task("counterfactual RCC runs", total=2 * len(runs))
+            task = bar.add_task("counterfactual RCC runs", total=len(roles) * len(runs))
             with _playing(tables):
-                for role in counterfactuals:
+                for role in roles:
                     counterfactuals[role] = []
                     for r in runs:
                         counterfactuals[role].append(r.counterfactual(role, tables))
@@ -434,11 +552,17 @@ def ctbench_show(
 @ctbench_app.command("sweep")
 def ctbench_sweep(
     boards: Annotated[str, typer.Option(help="'all' or comma-separated board IDs.")] = "all",
-    conditions: Annotated[str, typer.Option(help="Comma-separated: none, prog_trading, prog_points, nl_trading.")]
+    conditions: Annotated[str, typer.Option("--conditions", "--condition",
+                                            help="Comma-separated: none, prog_trading, prog_points, nl_trading.")]
     = "none,prog_trading,prog_points,nl_trading",
-    modes: Annotated[str, typer.Option(help="Comma-separated: pfp, trade.")] = "pfp,trade",
-    agents: Annotated[str, typer.Option(help="Comma-separated RED:BLUE pairings, e.g. planner:exploiter.")]
-    = "planner:planner",
+    modes: Annotated[str, typer.Option("--modes", "--mode", help="Comma-separated: pfp, trade.")] = "pfp,trade",
+    agents: Annotated[str, typer.Option(help="Comma-separated pairings 'RED vs BLUE' (or RED:BLUE for built-in "
+                                             "agents), e.g. 'planner vs exploiter'.")] = "planner:planner",
+    red: Annotated[Optional[str], typer.Option(help=f"P-Red in every game (with --blue, instead of --agents): "
+                                                    f"{AGENT_HELP}.")] = None,
+    blue: Annotated[Optional[str], typer.Option(help="P-Blue in every game (with --red).")] = None,
+    judge: Annotated[str, typer.Option(help="Contract judge (summaries, NL-Trading moves): rules (offline) or "
+                                            "llm[:MODEL].")] = "rules",
     seed: Annotated[int, typer.Option(min=0, help="Seed for random agents.")] = 0,
     repeats: Annotated[int, typer.Option(min=1, help="Games per (board, condition, mode, pairing); repeat r "
                                                      "draws agent randomness from (seed, r).")] = 1,
@@ -448,17 +572,27 @@ def ctbench_sweep(
     ray: Annotated[Optional[str], typer.Option(help="Run on Ray instead: a cluster address, or 'local'.")] = None,
     out: Annotated[Path, typer.Option(help="Directory for games.jsonl and summary.json; a rerun into it resumes.")]
     = Path("ctbench-sweep"),
+    recordings: RecordingsOption = None,
+    replay: ReplayFlag = False,
+    effort: EffortOption = None,
+    thinking: ThinkingFlag = False,
+    max_tokens: MaxTokensOption = 8192,
+    llm_timeout: LlmTimeoutOption = 120.0,
+    base_url: BaseUrlOption = None,
     json_out: JsonFlag = False,
 ) -> None:
-    """Run boards × contract conditions × modes × pairings × repeats with offline agents; resumable."""
+    """Run boards × contract conditions × modes × pairings × repeats; resumable. Offline agents by default;
+    LLM players and judges (llm[:MODEL]) and external agents (cmd:PROGRAM) too."""
     from contextlib import closing
 
     from rich.console import Console
     from rich.progress import Progress
 
+    from contractlang.llm import agent_model
     from games.ctbench.agents import AGENTS
     from games.ctbench.board import benchmark_boards
     from games.ctbench.metrics import summarise
+    from games.external import is_external
     from games.ctbench.play import CONDITIONS
     from games.ctbench.sweep import GameSpec, RecordStore, run_specs
 
@@ -467,14 +601,19 @@ def ctbench_sweep(
         _board(i)
     conds = [_choice(c, CONDITIONS, "condition") for c in conditions.split(",")]
     mode_list = [_choice(m, ("pfp", "trade"), "mode") for m in modes.split(",")]
-    pairs = []
-    for pair in agents.split(","):
-        red_name, _, blue_name = pair.partition(":")
-        for name in (red_name, blue_name):
+    if (red is None) != (blue is None):
+        raise UsageProblem("--red and --blue go together (or give --agents)")
+    pairs = [(red, blue)] if red is not None else [_pairing(pair) for pair in agents.split(",")]
+    for name in {n for pair in pairs for n in pair}:
+        if not is_external(name) and agent_model(name) is None:
             _choice(name, (*AGENTS, "random"), "agent")
-        pairs.append((red_name, blue_name))
+    if judge != "rules" and agent_model(judge) is None:
+        raise InputError(f"unknown judge {judge!r}; use rules or llm[:MODEL]")
+    settings = _llm_settings([n for pair in pairs for n in pair] + [judge], recordings, replay, effort, thinking,
+                             max_tokens, llm_timeout, base_url)
+    _llm_client(settings)  # a recordings file that cannot be used stops the sweep here, before any game
     specs = list(dict.fromkeys(
-        GameSpec(board_id=i, condition=c, mode=m, red=r, blue=b, seed=seed, repeat=k, visible=not hidden)
+        GameSpec(board_id=i, condition=c, mode=m, red=r, blue=b, seed=seed, repeat=k, visible=not hidden, judge=judge)
         for i in ids for c in conds for m in mode_list for r, b in pairs for k in range(repeats)))
     store = RecordStore(out)
     todo = store.missing(specs)
@@ -488,7 +627,7 @@ def ctbench_sweep(
                    f"{len(todo)}", err=True)
     try:
         with Progress(console=Console(stderr=True), transient=True, disable=json_out or not todo) as progress, \
-                closing(run_specs(todo, workers=workers, ray_address=ray)) as games:
+                closing(run_specs(todo, workers=workers, ray_address=ray, llm=settings)) as games, _playing():
             task = progress.add_task("games", total=len(todo))
             for record in games:
                 store.add(record)
@@ -509,6 +648,18 @@ def ctbench_sweep(
 
     print_summary(rows)
     typer.echo(f"{len(records)} games ({len(todo)} played now); results in {store.path} and {summary_path}")
+
+
+def _pairing(text: str) -> tuple[str, str]:
+    """'RED vs BLUE', or RED:BLUE when neither name holds a colon (llm:MODEL and cmd:PROGRAM do)."""
+    red, sep, blue = text.partition(" vs ")
+    if not sep:
+        red, sep, blue = text.partition(":")
+        if not sep or ":" in blue or red in ("llm", "cmd"):
+            raise UsageProblem(f"write the pairing {text!r} as 'RED vs BLUE' (agent names may hold colons)")
+    if not red.strip() or not blue.strip():
+        raise UsageProblem(f"the pairing {text!r} names no agent on one side")
+    return red.strip(), blue.strip()
 
 
 @ctbench_app.command("import")
@@ -669,66 +820,124 @@ def ctbench_report(
 
 @app.command()
 def negotiate(
-    env: Annotated[int, typer.Option("--env", help="ContractSim environment (1..6).")],
+    env: Annotated[str, typer.Option("--env", help="ContractSim environment(s): N, a comma-separated list, or all "
+                                                   "(a sweep: one negotiation per environment).")],
     customer: Annotated[str, typer.Option(help="Customer negotiator: scripted (accepts the first offer with "
-                                               "non-negative expected gain) or cmd:PROGRAM.")] = "scripted",
+                                               "non-negative expected gain), llm[:MODEL] or cmd:PROGRAM.")]
+    = "scripted",
     supplier: Annotated[str, typer.Option(help="Supplier negotiator: scripted (offers the candidates, best for "
-                                               "itself first) or cmd:PROGRAM.")] = "scripted",
+                                               "itself first), llm[:MODEL] or cmd:PROGRAM.")] = "scripted",
+    translator: Annotated[str, typer.Option(help="Reads every proposal into the IR: rules (offline) or "
+                                                 "llm[:MODEL].")] = "rules",
     candidates: Annotated[Optional[list[Path]], typer.Option(
         "--candidates", help="Contract files the scripted Supplier may offer (default: the bundled "
                              "catering-*.contract examples); all in one setting.")] = None,
-    seed: Annotated[int, typer.Option(min=0, help="Seed of the performance game on the agreed contract.")] = 42,
+    perform_customer: Annotated[str, typer.Option(help="Customer in the performance games on the agreed contract: "
+                                                       "rc, re, rcc, random, llm[:MODEL] or cmd:PROGRAM.")] = "rcc",
+    perform_supplier: Annotated[str, typer.Option(help="Supplier in the performance games (as --perform-customer).")]
+    = "rcc",
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the first performance game.")] = 42,
+    games: Annotated[int, typer.Option(min=1, help="Performance games per agreed contract (seeds SEED, SEED+1, "
+                                                   "...).")] = 1,
+    guidance: GuidanceOption = None,
+    recordings: RecordingsOption = None,
+    replay: ReplayFlag = False,
+    effort: EffortOption = None,
+    thinking: ThinkingFlag = False,
+    max_tokens: MaxTokensOption = 16384,
+    llm_timeout: LlmTimeoutOption = 300.0,
+    base_url: BaseUrlOption = None,
     json_out: JsonFlag = False,
 ) -> None:
-    """Negotiate a ContractSim contract (§8), score the negotiation (§13), then perform it (RCC vs RCC)."""
+    """Negotiate ContractSim contracts (§8), score each negotiation (§13), then perform the agreed contract
+    (default RCC vs RCC). Offline by default: scripted negotiators, the rules translator."""
     from rich.console import Console
+    from rich.progress import Progress
 
-    from games.contractsim.environments import environment
-    from games.contractsim.negotiation import negotiate as play_negotiation
-    from games.contractsim.negotiation import negotiation_metrics
-    from games.contractsim.negotiators import Appraiser, ExternalNegotiator, ScriptedCustomer, ScriptedSupplier
-    from games.contractsim.run import play
-    from games.external import closing_agents, is_external
+    from contractlang.llm import LlmUsage, agent_model
+    from games.contractsim.environments import ENVIRONMENTS, environment
+    from games.contractsim.llm_agents import guidance_for
+    from games.contractsim.session import negotiate_and_perform
+    from games.external import is_external
     from solver.dp import TableCache
 
+    from games.contractsim.policies import CUSTOMERS, SUPPLIERS
+
     for name, what in ((customer, "Customer negotiator"), (supplier, "Supplier negotiator")):
-        if not is_external(name):
-            _choice(name, ("scripted",), what)
+        if not is_external(name) and agent_model(name) is None and name != "scripted":
+            raise InputError(f"unknown {what} {name!r}; choose from scripted, llm[:MODEL] or cmd:PROGRAM")
+    for name, known, what in ((perform_customer, CUSTOMERS, "Customer"), (perform_supplier, SUPPLIERS, "Supplier")):
+        if not is_external(name) and agent_model(name) is None and name not in known:
+            raise InputError(f"unknown performing {what} {name!r}; choose from {', '.join(known)}, llm[:MODEL] or "
+                             "cmd:PROGRAM")
+    if translator != "rules" and agent_model(translator) is None:
+        raise InputError(f"unknown translator {translator!r}; use rules or llm[:MODEL]")
+    env_ids = list(ENVIRONMENTS) if env == "all" else _int_list(env, "environment")
     try:
-        environment_value = environment(env)
+        guidance_for(tuple(guidance or ()), "negotiation", "customer")
+        environments = [environment(e) for e in dict.fromkeys(env_ids)]
     except KeyError as exc:
         raise InputError(str(exc.args[0])) from None
+    if not environments:
+        raise InputError("--env names no environment")
+    settings = _llm_settings([customer, supplier, translator, perform_customer, perform_supplier], recordings,
+                             replay, effort, thinking, max_tokens, llm_timeout, base_url)
     files = candidates or sorted((Path(__file__).resolve().parents[1] / "examples").glob("catering*.contract"))
     offers = [c.ir for f in files for c in load_contracts(f) if c.ir.kind == "contractsim"]
     if not offers:
         raise InputError("no ContractSim contract to offer; give --candidates FILE")
-    settings = sorted({ir.setting for ir in offers})
-    if len(settings) > 1:
-        raise InputError(f"the candidates mix settings ({', '.join(settings)}); one negotiation is in one setting")
+    settings_keys = sorted({ir.setting for ir in offers})
+    if len(settings_keys) > 1:
+        raise InputError(f"the candidates mix settings ({', '.join(settings_keys)}); one negotiation is in one "
+                         "setting")
+    client = _llm_client(settings)
     tables = TableCache()
-    appraiser = Appraiser(environment_value, tables)
-    with Console(stderr=True, quiet=json_out).status("solving the candidates and negotiating"), _playing(tables):
-        with closing_agents([
-                ExternalNegotiator(customer) if is_external(customer) else ScriptedCustomer(appraiser),
-                ExternalNegotiator(supplier) if is_external(supplier) else ScriptedSupplier(offers, appraiser),
-        ]) as (customer_agent, supplier_agent):
-            record = play_negotiation(environment_value, customer_agent, supplier_agent, appraiser.translate)
-        metrics = negotiation_metrics(record, environment_value, appraiser.solve)
-        performance = play(record.agreed.terms, environment_value, "rcc", "rcc", seed=seed, tables=tables,
-                           keep_log=False) if metrics.agreed else None
+    runs = []
+    with Progress(console=Console(stderr=True), transient=True, disable=json_out) as progress, _playing(tables):
+        task = progress.add_task("negotiating", total=len(environments))
+        for e in environments:
+            runs.append(negotiate_and_perform(
+                e, customer, supplier, offers, tables, translator, (perform_customer, perform_supplier),
+                tuple(range(seed, seed + games)), client, tuple(guidance or ())))
+            progress.advance(task)
+    agreed = [r for r in runs if r.metrics.agreed]
+    summary = {
+        "negotiations": len(runs), "agreed": len(agreed),
+        "mean_gain_customer": _mean([r.metrics.gain_customer for r in agreed]),
+        "mean_gain_supplier": _mean([r.metrics.gain_supplier for r in agreed]),
+        "mean_p_sat": _mean([r.metrics.p_sat for r in agreed]),
+        "mutual_benefit": sum(bool(r.metrics.mutual_benefit) for r in agreed),
+        "performance_games": sum(len(r.performances) for r in runs),
+        "llm": LlmUsage.of([c for r in runs for c in (*r.negotiation.llm_calls,
+                                                      *(c for g in r.performances for c in g.llm_calls))]).model_dump(),
+    }
     if json_out:
-        typer.echo(json.dumps({"ok": True, "negotiation": record.model_dump(mode="json"),
-                               "metrics": metrics.model_dump(mode="json"),
-                               "performance": performance.model_dump(mode="json", exclude={"log"})
-                               if performance else None}))
+        typer.echo(json.dumps({"ok": True, "runs": [r.model_dump(mode="json") for r in runs], "summary": summary}))
         return
+    for run_ in runs:
+        _print_negotiation(run_, environments, (perform_customer, perform_supplier), len(runs) > 1)
+    if len(runs) > 1:
+        typer.echo(f"{len(agreed)} of {len(runs)} negotiations agreed; mean expected gain Customer "
+                   f"{summary['mean_gain_customer']}, Supplier {summary['mean_gain_supplier']}; mean P_sat "
+                   f"{summary['mean_p_sat']}; {summary['performance_games']} performance game(s)")
+
+
+def _mean(values: list) -> float | None:
+    return round(sum(values) / len(values), 4) if values else None
+
+
+def _print_negotiation(run_, environments, perform: tuple[str, str], heading: bool) -> None:
+    record, metrics = run_.negotiation, run_.metrics
+    budget = next(e.budget for e in environments if e.id == run_.env)
+    if heading:
+        typer.echo(f"== environment {run_.env} ==")
     for t in record.turns:
         action = " — proposes a contract" if t.contract else " — accepts" if t.accept else \
             " — terminates" if t.terminate else ""
         typer.echo(f"round {t.round} {t.role}: {t.response}{action}")
     for k, p in enumerate(record.proposals, start=1):
         typer.echo(f"proposal {k} (round {p.round}, {p.role}): translation {p.status}"
-                   f"{'' if p.feasible(environment_value.budget) else ', not feasible'}")
+                   f"{'' if p.feasible(budget) else ', not feasible'}")
     typer.echo(f"outcome: {record.outcome}" + (f" on proposal {len(record.proposals)}" if metrics.agreed else ""))
     if record.outcome == "agreed" and not metrics.agreed:
         typer.echo(f"the agreed text does not translate completely ({record.agreed.status}): nothing to score or "
@@ -740,8 +949,13 @@ def negotiate(
                    f"{metrics.contingency_count}; completeness {metrics.completeness:.4f}; acceptance regret "
                    f"Customer {regret['customer']}, Supplier {regret['supplier']}")
         m = record.agreed.terms.setting_info.multiplier
-        typer.echo(f"performance (RCC vs RCC, seed {seed}): Customer ${performance.u_customer * m:,}, "
-                   f"Supplier ${performance.u_supplier * m:,}")
+        for game in run_.performances:
+            typer.echo(f"performance ({perform[0]} vs {perform[1]}, seed {game.seed}): Customer "
+                       f"${game.u_customer * m:,}, Supplier ${game.u_supplier * m:,}")
+            if game.llm_calls:
+                typer.echo("  " + _usage_line(game.llm_usage))
+    if record.llm_calls:
+        typer.echo("negotiation " + _usage_line(record.llm_usage))
 
 
 def _game_options(contracts: list[CheckedContract], env: int | None, board: int | None, path: Path) -> None:
@@ -797,14 +1011,9 @@ def translate(
     from contractlang.translate.llm import DEFAULT_MODEL, LlmSettings
 
     _choice(backend, ("rules", "anthropic"), "backend")
-    if base_url is not None:
-        from urllib.parse import urlparse
-
-        parsed = urlparse(base_url)
-        if parsed.scheme not in ("http", "https") or not parsed.hostname:
-            raise UsageProblem(f"--base-url must be an http:// or https:// address, not {base_url!r}")
-        if backend != "anthropic":
-            raise UsageProblem("--base-url applies to --backend anthropic")
+    _check_base_url(base_url)
+    if base_url is not None and backend != "anthropic":
+        raise UsageProblem("--base-url applies to --backend anthropic")
     data, _ = _read(text_file)
     try:
         text = data.decode("utf-8")

@@ -68,3 +68,22 @@ def write_atomically(path: Path, data: str | bytes) -> None:
         if isinstance(exc, OSError):
             raise FileError(f"cannot write {path}: {exc.strerror or exc}") from None
         raise
+
+
+def open_sqlite_store(path: Path, ours: set[str], ddl: str, what: str, option: str) -> None:
+    """Create or check an SQLite file of ours (tables `ours`, schema `ddl`): another program's database, a
+    corrupt file or an unusable path is refused with one line naming `option`, the way to choose another."""
+    import sqlite3
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with sqlite3.connect(path, timeout=30) as db:
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if tables and not tables & ours:
+                raise FileError(f"{path}: an SQLite database of something else, not a {what}; pass {option} with "
+                                "another file")
+            db.executescript(ddl)
+    except sqlite3.DatabaseError as exc:
+        raise FileError(f"{path}: not a usable {what} ({exc}); pass {option} with another file or remove it") from None
+    except OSError as exc:
+        raise FileError(f"{path}: cannot open the {what}: {exc.strerror or exc}") from None

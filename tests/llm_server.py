@@ -14,16 +14,24 @@ def message(text: str, input_tokens: int = 100, output_tokens: int = 50) -> dict
             "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens}}
 
 
+def prompt_of(body: dict) -> str:
+    """The newest user message of a request, as text."""
+    content = body["messages"][-1]["content"]
+    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
+
+
 def overloaded() -> tuple[int, dict]:
     return 529, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
 
 
 class ScriptedServer:
     """Each request pops the next scripted reply: (status, body[, delay_seconds[, headers]]); a bytes body is
-    sent as it is (garbage), and `headers` replace the default retry-after-ms of 10."""
+    sent as it is (garbage), and `headers` replace the default retry-after-ms of 10. `replies` may instead be a
+    function of the request body that returns the reply (a scripted player that reads its prompt)."""
 
-    def __init__(self, replies: list):
-        self.replies = list(replies)
+    def __init__(self, replies):
+        self.respond = replies if callable(replies) else None
+        self.replies = [] if callable(replies) else list(replies)
         self.requests: list[dict] = []
         self.headers: list[dict] = []
         server = self
@@ -33,8 +41,11 @@ class ScriptedServer:
                 body = json.loads(self.rfile.read(int(self.headers["content-length"])))
                 server.requests.append(body)
                 server.headers.append({k.lower(): v for k, v in self.headers.items()})
-                reply = server.replies.pop(0) if server.replies else (500, {"type": "error", "error": {
-                    "type": "api_error", "message": "script exhausted"}})
+                if server.respond is not None:
+                    reply = server.respond(body)
+                else:
+                    reply = server.replies.pop(0) if server.replies else (500, {"type": "error", "error": {
+                        "type": "api_error", "message": "script exhausted"}})
                 status, payload = reply[0], reply[1]
                 if len(reply) > 2:
                     time.sleep(reply[2])

@@ -115,3 +115,20 @@ def test_builtin_agents_act_on_observations_only():
     rng = np.random.default_rng(0)
     assert make_customer("rc", rng).act(obs).amount == 5  # capped by the remaining budget (eq. 7)
     assert make_customer("rcc", rng).act(obs.model_copy(update={"observed_breach": True})).amount == 0
+
+
+def test_the_example_agent_negotiates_ctbench_contracts_in_a_sweep(tmp_path):
+    """Both seats external, through contract negotiation (say / confirm) and play: on board 24 each asks the
+    partner to cover the off-colour tiles of its best path, both agree, and the judge's contract is enforced."""
+    proc = cli("ctbench", "sweep", "--boards", "24", "--conditions", "prog_trading,nl_trading", "--modes", "pfp",
+               "--agents", f"{EXAMPLE_AGENT} vs {EXAMPLE_AGENT}", "--workers", "1", "--out", str(tmp_path), "--json")
+    assert proc.returncode == 0, proc.stderr
+    games = [json.loads(line) for line in (tmp_path / "games.jsonl").read_text().splitlines()]
+    assert sorted(g["condition"] for g in games) == ["nl_trading", "prog_trading"]
+    for g in games:
+        assert g["contract_active"] and g["negotiation"]["agreed"] and g["red_agent"] == EXAMPLE_AGENT
+        assert g["negotiation"]["messages"][0].startswith("P-Red: P-Blue pays for P-Red's move onto")
+        assert sum(c["contract_paid"] for c in g["coverage"].values()) >= 1
+        assert sorted(g["finished"]) == ["blue", "red"]
+    prog = next(g for g in games if g["condition"] == "prog_trading")
+    assert prog["negotiation"]["confirmations"] == [True, True] and prog["contract_terms"]["coverage"]

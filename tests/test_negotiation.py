@@ -118,18 +118,42 @@ def test_negotiate_cli_cross_checks_the_dp_against_the_played_game():
     """Env 1 has no randomness: the agreed contract's DP expected utility is the utility of the played game."""
     proc = cli("negotiate", "--env", "1", "--json")
     assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout)
+    [out] = json.loads(proc.stdout)["runs"]
+    [performance] = out["performances"]
     assert out["negotiation"]["outcome"] == "agreed" and out["metrics"]["mutual_benefit"] is True
-    assert out["performance"]["u_customer"] == pytest.approx(200 + out["metrics"]["gain_customer"])
-    assert out["performance"]["u_supplier"] == pytest.approx(out["metrics"]["gain_supplier"])
+    assert performance["u_customer"] == pytest.approx(200 + out["metrics"]["gain_customer"])
+    assert performance["u_supplier"] == pytest.approx(out["metrics"]["gain_supplier"])
     text = cli("negotiate", "--env", "1")
-    assert "outcome: agreed" in text.stdout and "performance (RCC vs RCC, seed 42)" in text.stdout
+    assert "outcome: agreed" in text.stdout and "performance (rcc vs rcc, seed 42)" in text.stdout
+
+
+def test_offline_negotiation_and_performance_sweep_over_every_environment():
+    """Scripted negotiators in all six environments, three RCC performance games per agreed contract: no key,
+    no network. Each agreed contract's expected gains are non-negative for both (that is the scripted rule),
+    and in the deterministic Envs 1–2 the played utilities equal the DP's expectations."""
+    proc = cli("negotiate", "--env", "all", "--games", "3", "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    runs, summary = out["runs"], out["summary"]
+    assert [r["env"] for r in runs] == [1, 2, 3, 4, 5, 6] and summary["negotiations"] == 6
+    agreed = [r for r in runs if r["metrics"]["agreed"]]
+    assert summary["agreed"] == len(agreed) >= 1 and summary["performance_games"] == 3 * len(agreed)
+    assert summary["llm"]["calls"] == 0
+    for r in agreed:
+        assert r["metrics"]["gain_customer"] >= -1e-9 and r["metrics"]["gain_supplier"] >= -1e-9
+        assert [g["seed"] for g in r["performances"]] == [42, 43, 44]
+        if r["env"] in (1, 2):
+            for g in r["performances"]:
+                assert g["u_customer"] == pytest.approx(200 + r["metrics"]["gain_customer"])
+    text = cli("negotiate", "--env", "1,2")
+    assert "== environment 2 ==" in text.stdout and "negotiations agreed" in text.stdout
 
 
 def test_negotiate_cli_hostile_input(tmp_path):
     cases = [
         (("negotiate", "--env", "9"), "environment"),
-        (("negotiate", "--env", "1", "--customer", "llm"), "unknown Customer negotiator 'llm'"),
+        (("negotiate", "--env", "one"), "expected comma-separated environments"),
+        (("negotiate", "--env", "1", "--customer", "nobody"), "unknown Customer negotiator 'nobody'"),
         (("negotiate", "--env", "1", "--candidates", "examples/hotel-cleaning.contract", "--candidates",
           "examples/catering-base.contract"), "the candidates mix settings"),
         (("negotiate", "--env", "1", "--candidates", str(tmp_path / "none.contract")), "none.contract"),
@@ -146,12 +170,12 @@ EXAMPLE_AGENT = f"cmd:{sys.executable} examples/agents/external_agent.py"
 def test_external_negotiators_over_json_lines(tmp_path):
     """The example program offers the base Catering terms once; in Env 1 they leave the Customer $5 short of
     walking away, so the scripted Customer never accepts, while the example Customer does."""
-    both = json.loads(cli("negotiate", "--env", "1", "--customer", EXAMPLE_AGENT, "--supplier", EXAMPLE_AGENT,
-                          "--json").stdout)
+    [both] = json.loads(cli("negotiate", "--env", "1", "--customer", EXAMPLE_AGENT, "--supplier", EXAMPLE_AGENT,
+                            "--json").stdout)["runs"]
     assert both["negotiation"]["outcome"] == "agreed" and both["negotiation"]["customer"] == EXAMPLE_AGENT
     assert both["metrics"]["gain_customer"] == pytest.approx(-5) and both["metrics"]["mutual_benefit"] is False
-    assert both["performance"]["u_customer"] == 195
-    refused = json.loads(cli("negotiate", "--env", "1", "--supplier", EXAMPLE_AGENT, "--json").stdout)
+    assert both["performances"][0]["u_customer"] == 195
+    [refused] = json.loads(cli("negotiate", "--env", "1", "--supplier", EXAMPLE_AGENT, "--json").stdout)["runs"]
     assert refused["negotiation"]["outcome"] == "no agreement" and len(refused["negotiation"]["turns"]) == 100
     dead = tmp_path / "dead.py"
     dead.write_text("import sys\nsys.exit(4)\n")

@@ -48,8 +48,10 @@ def test_correct_first_answer(key, tmp_path):
     assert result.ok and result.attempts == 1 and result.terms["payments"]["1"] == 18
     assert len(server.requests) == 1
     request = server.requests[0]
-    assert request["model"] == "scripted-model" and "contract.lark" not in request["system"]
-    assert "start: contract*" in request["system"]  # the grammar is in the prompt
+    [system] = request["system"]  # one block, marked for prompt caching: the stable prefix of every attempt
+    assert system["cache_control"] == {"type": "ephemeral"}
+    assert request["model"] == "scripted-model" and "contract.lark" not in system["text"]
+    assert "start: contract*" in system["text"]  # the grammar is in the prompt
     assert "Contract text:" in request["messages"][0]["content"]
     auth = server.headers[0].get("x-api-key") or server.headers[0]["authorization"].removeprefix("Bearer ")
     assert auth == KEY  # the key travels in a header (its name depends on the SDK version)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Literal, Union
 
 from contractlang.interpreter.events import CTBenchEvent, EventError, GameEnd, GoalReached, MoveAttempt
-from contractlang.ir import CTBenchIR
+from contractlang.ir import CoverageTerm, CTBenchIR
 from contractlang.vocab import Frozen
 
 Player = Literal["red", "blue"]
@@ -44,6 +44,13 @@ class PointsTransfer(Frozen):
 
 
 Enforcement = Union[ChipTransfer, Forfeit, PointsTransfer]
+
+
+class JudgedMoveAttempt(MoveAttempt):
+    """An NL-Trading move the judge found covered by `entry` ([CT-25]): enforced exactly as a Prog-Trading
+    entry would be, transfer or forfeit."""
+
+    entry: CoverageTerm
 
 
 class CTBenchMonitor(Frozen):
@@ -83,19 +90,25 @@ class CTBenchMonitor(Frozen):
         return self._with(actions, ended=True)
 
     def _move(self, event: MoveAttempt) -> CTBenchMonitor:
+        if isinstance(event, JudgedMoveAttempt):
+            return self._enforce(event.entry, event)
         for i, entry in enumerate(self.ir.coverage):
             if self.used[i] or entry.receiver != event.player or entry.tile != event.tile:
                 continue
-            used = self.used[:i] + (True,) + self.used[i + 1 :]
-            colour = entry.colour or event.tile_colour
-            if event.holdings.of(entry.giver).of(colour) >= 1:
-                action: Enforcement = ChipTransfer(giver=entry.giver, receiver=entry.receiver, colour=colour,
-                                                   tile=event.tile, pays_move=colour == event.tile_colour)
-                return self._with((action,), used=used)
-            forfeited = self.forfeited if entry.giver in self.forfeited else self.forfeited + (entry.giver,)
-            return self._with((Forfeit(player=entry.giver, tile=event.tile, colour=colour),), used=used,
-                              forfeited=forfeited)
+            return self._enforce(entry, event, used=self.used[:i] + (True,) + self.used[i + 1 :])
         return self._with(())
+
+    def _enforce(self, entry: CoverageTerm, event: MoveAttempt, **update) -> CTBenchMonitor:
+        """[CT-22]–[CT-24]: the giver's chip goes to the receiver (spent on the move if it matches the tile), or
+        the giver forfeits when it has none."""
+        colour = entry.colour or event.tile_colour
+        if event.holdings.of(entry.giver).of(colour) >= 1:
+            action: Enforcement = ChipTransfer(giver=entry.giver, receiver=entry.receiver, colour=colour,
+                                               tile=event.tile, pays_move=colour == event.tile_colour)
+            return self._with((action,), **update)
+        forfeited = self.forfeited if entry.giver in self.forfeited else self.forfeited + (entry.giver,)
+        return self._with((Forfeit(player=entry.giver, tile=event.tile, colour=colour),), forfeited=forfeited,
+                          **update)
 
     def _with(self, actions: tuple[Enforcement, ...], **update) -> CTBenchMonitor:
         return self.model_copy(update={**update, "actions": self.actions + actions, "last_actions": actions})

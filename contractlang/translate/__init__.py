@@ -10,18 +10,15 @@ from pydantic import ValidationError
 from contractlang import check_source
 from contractlang.checker import CheckResult
 from contractlang.formatter import format_ir
+from contractlang.llm import LlmClient, LlmSettings, MissingApiKey
 from contractlang.translate.cache import TranslationCache, cache_key
 from contractlang.translate.checks import ExtraCheck, Inconsistency, run_checks
-from contractlang.translate.llm import LlmSettings, compile_with_llm
+from contractlang.translate.llm import compile_with_llm
 from contractlang.translate.rules import translate as rules_translate
 from contractlang.vocab import Frozen
 
 RULES_MODEL = "rules-v2"  # bump whenever the rules backend reads some text differently
 DEFAULT_CACHE = Path(".contractlang-cache") / "translations.sqlite"
-
-
-class MissingApiKey(Exception):
-    """`--backend anthropic` without ANTHROPIC_API_KEY."""
 
 
 class Translation(Frozen):
@@ -70,9 +67,11 @@ def _failure(result, missing: list[str]) -> str | None:
 
 
 def translate_text(text: str, name: str = "contract", backend: str = "rules", cache: TranslationCache | None = None,
-                   settings: LlmSettings | None = None, extra_checks: tuple[ExtraCheck, ...] = ()) -> Translation:
-    """Translate contract prose to checked DSL; a cached result for the same key is returned as is."""
-    settings = settings or LlmSettings()
+                   settings: LlmSettings | None = None, extra_checks: tuple[ExtraCheck, ...] = (),
+                   client: LlmClient | None = None) -> Translation:
+    """Translate contract prose to checked DSL; a cached result for the same key is returned as is. The
+    anthropic backend uses `client` (so its calls join that client's ledger), else one made from `settings`."""
+    settings = client.settings if client is not None else settings or LlmSettings()
     model = RULES_MODEL if backend == "rules" else settings.model
     keyed_text = f"{name}\x00{text}"
     endpoint = (settings.base_url or "") if backend == "anthropic" else ""
@@ -91,11 +90,12 @@ def translate_text(text: str, name: str = "contract", backend: str = "rules", ca
             list(rules.notes)
         unread = rules.unread
     elif backend == "anthropic":
-        api_key = os.environ.get("ANTHROPIC_API_KEY")
-        if not api_key:
-            raise MissingApiKey("ANTHROPIC_API_KEY is not set: export ANTHROPIC_API_KEY=... to use the anthropic "
-                                "backend, or use --backend rules (offline)")
-        outcome = compile_with_llm(text, name, settings, api_key, extra_checks)
+        if client is None:
+            try:
+                client = LlmClient(settings, os.environ.get("ANTHROPIC_API_KEY"))
+            except MissingApiKey as exc:
+                raise MissingApiKey(f"{exc}; or use --backend rules (offline)") from None
+        outcome = compile_with_llm(text, name, client, extra_checks)
         dsl, attempts, error, notes = outcome.dsl, outcome.attempts, outcome.error, outcome.notes
     else:
         raise ValueError(f"unknown backend {backend!r}; use rules or anthropic")

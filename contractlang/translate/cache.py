@@ -15,7 +15,7 @@ import time
 import uuid
 from pathlib import Path
 
-from contractlang.files import FileError
+from contractlang.files import open_sqlite_store
 
 SCHEMA_VERSION = 2  # 2: translations carry well_formed, inconsistencies and notes; audit rows per run
 
@@ -45,19 +45,7 @@ class TranslationCache:
 
     def __init__(self, path: Path):
         self.path = Path(path)
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self._connect() as db:
-                tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-                if tables and not tables & _OURS:
-                    raise FileError(f"{self.path}: an SQLite database of something else, not a translation "
-                                    "cache; pass --cache with another file")
-                db.executescript(_DDL)
-        except sqlite3.DatabaseError as exc:
-            raise FileError(f"{self.path}: not a usable translation cache ({exc}); pass --cache with another "
-                            "file or remove it") from None
-        except OSError as exc:
-            raise FileError(f"{self.path}: cannot open the translation cache: {exc.strerror or exc}") from None
+        open_sqlite_store(self.path, _OURS, _DDL, "translation cache", "--cache")
 
     def _connect(self) -> sqlite3.Connection:
         return sqlite3.connect(self.path, timeout=30)

@@ -10,20 +10,13 @@ import re
 import time
 
 from contractlang import check_source
+from contractlang.llm import DEFAULT_MODEL, CallFailed, LlmClient, LlmSettings
 from contractlang.parser import grammar_text
 from contractlang.translate.checks import ExtraCheck, Inconsistency, run_checks, unfaithful_changes
 from contractlang.vocab import SETTINGS, Frozen
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
 MAX_ATTEMPTS = 3
-
-
-class LlmSettings(Frozen):
-    model: str = DEFAULT_MODEL
-    max_tokens: int = 4096
-    timeout_seconds: float = 60.0  # the whole translation: every attempt, retry and wait
-    max_retries: int = 3  # transient API errors (429, 5xx, 529, connection), within timeout_seconds
-    base_url: str | None = None
+__all__ = ["DEFAULT_MODEL", "LlmSettings", "compile_with_llm"]
 
 
 WORKED_EXAMPLE_TEXT = """Catering supply agreement "lunch-service"
@@ -119,66 +112,6 @@ def consistency_message(findings: list[Inconsistency]) -> str:
             "```contract block.")
 
 
-class CallFailed(Exception):
-    """A model call that gave no usable reply in the time allowed: one line, the key never in it."""
-
-
-def redact(text: str, api_key: str) -> str:
-    return text.replace(api_key, "[redacted key]") if api_key else text
-
-
-def _retry_after(exc, attempt: int) -> float:
-    """The wait the server asked for (retry-after-ms or retry-after), else exponential backoff from 0.5 s."""
-    headers = getattr(getattr(exc, "response", None), "headers", None) or {}
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        try:
-            return max(0.0, float(headers[name]) * scale)
-        except (KeyError, TypeError, ValueError):
-            continue
-    return min(0.5 * 2 ** attempt, 8.0)
-
-
-def _transient(exc) -> bool:
-    import anthropic
-
-    if isinstance(exc, anthropic.APIConnectionError):
-        return True
-    return isinstance(exc, anthropic.APIStatusError) and (exc.status_code in (408, 409, 429)
-                                                          or exc.status_code >= 500)
-
-
-def create_within(client, deadline: float, settings: LlmSettings, **request):
-    """One Messages call, retried on transient errors (429, 5xx, 529, connection) up to `max_retries`, all
-    within `deadline`: a server asking for a longer wait than is left ends the call at once."""
-    import anthropic
-
-    for retry in range(settings.max_retries + 1):
-        left = deadline - time.monotonic()
-        if left <= 0:
-            break
-        try:
-            response = client.messages.create(model=settings.model, max_tokens=settings.max_tokens, timeout=left,
-                                              **request)
-        except anthropic.APITimeoutError:
-            break
-        except (ValueError, TypeError) as exc:  # a 200 whose body is not JSON, or not the JSON of a message
-            raise CallFailed(f"the API answered with something that is not a message ({str(exc)[:120]})") from None
-        except anthropic.APIError as exc:
-            if not _transient(exc) or retry == settings.max_retries:
-                status = getattr(exc, "status_code", None)
-                raise CallFailed(f"API error{f' {status}' if status else ''}: {str(exc)[:300]}") from None
-            wait, left = _retry_after(exc, retry), deadline - time.monotonic()
-            if wait >= left:
-                raise CallFailed(f"the API asked to wait {wait:g} s before retrying, more than the "
-                                 f"{max(left, 0):.1f} s left of --timeout {settings.timeout_seconds:g} s") from None
-            time.sleep(wait)
-            continue
-        if not isinstance(getattr(response, "content", None), list) or getattr(response, "usage", None) is None:
-            raise CallFailed("the API answered with something that is not a message")
-        return response
-    raise CallFailed(f"the model did not answer within {settings.timeout_seconds:g} s")
-
-
 class LlmOutcome(Frozen):
     dsl: str
     attempts: list[dict]
@@ -186,16 +119,15 @@ class LlmOutcome(Frozen):
     error: str | None = None
 
 
-def compile_with_llm(text: str, name: str, settings: LlmSettings, api_key: str,
+def compile_with_llm(text: str, name: str, client: LlmClient,
                      extra_checks: tuple[ExtraCheck, ...] = ()) -> LlmOutcome:
-    """Ask the model for DSL, check it, feed diagnostics back; at most MAX_ATTEMPTS attempts.
+    """Ask the model for DSL, check it, feed diagnostics back; at most MAX_ATTEMPTS attempts, all within the
+    client's timeout.
 
     Checker diagnostics go back as errors to fix. Disagreeing totals go back once as a request to
     re-read; an answer to it that changes a number the text does not state (or drops a stated total)
     is refused, and the earlier, faithful translation stands, flagged."""
-    import anthropic
-
-    client = anthropic.Anthropic(api_key=api_key, base_url=settings.base_url, max_retries=0)
+    settings = client.settings
     deadline = time.monotonic() + settings.timeout_seconds
     messages: list[dict] = [{"role": "user", "content": f'Contract name: "{name}"\n\nContract text:\n{text}'}]
     attempts: list[dict] = []
@@ -205,14 +137,12 @@ def compile_with_llm(text: str, name: str, settings: LlmSettings, api_key: str,
         start = time.perf_counter()
         record: dict = {"attempt": attempt, "request": {"model": settings.model, "messages": list(messages)}}
         try:
-            response = create_within(client, deadline, settings, system=system_prompt(), messages=messages)
-            reply = redact("".join(block.text for block in response.content if getattr(block, "type", "") == "text"),
-                           api_key)
+            reply = client.complete("translation", system_prompt(), messages, deadline=deadline)
         except CallFailed as exc:
-            message = redact(str(exc), api_key)
-            record.update(error=message, seconds=time.perf_counter() - start)
+            record.update(error=str(exc), seconds=time.perf_counter() - start)
             attempts.append(record)
-            return LlmOutcome(dsl=source, attempts=attempts, error=message)
+            return LlmOutcome(dsl=source, attempts=attempts, error=str(exc))
+        call = client.calls[-1]
         source = extract_source(reply)
         result = check_source(source, "<model>")
         problems = [d.render(source) for d in result.diagnostics]
@@ -220,8 +150,8 @@ def compile_with_llm(text: str, name: str, settings: LlmSettings, api_key: str,
             problems.append("the reply holds no contract: reply with one contract inside a ```contract block")
         findings = run_checks(result.contracts, extra_checks) if result.ok else []
         record.update(response_text=reply, diagnostics=problems + [f.message for f in findings],
-                      seconds=time.perf_counter() - start, input_tokens=response.usage.input_tokens,
-                      output_tokens=response.usage.output_tokens)
+                      seconds=time.perf_counter() - start, input_tokens=call.input_tokens,
+                      output_tokens=call.output_tokens)
         attempts.append(record)
         if faithful is not None and result.ok and result.contracts:
             changed = unfaithful_changes(faithful[1], result.contracts[0], text)

@@ -12,12 +12,14 @@ on stdout: {"action": {...}}. Try it:
 ContractSim: the Customer pays what the contract asks; the Supplier orders the inputs that this week's
 delivery needs and delivers as much of it as its inventory allows. Negotiation: the Supplier
 offers one fixed Catering contract and then waits; the Customer accepts any offer it may accept.
-CT-Bench: never trades, honours a
-coverage when it holds the chip, and walks a shortest route to the goal over tiles it can pay for itself
-or that the contract pays for.
+CT-Bench: in a contract negotiation it asks the partner to pay for the tiles of its best path that are in
+the partner's colour and agrees to whatever is on the table, and it accepts the judge's contract; in play it
+never trades, honours a coverage when it holds the chip, and walks a shortest route to the goal over tiles it
+can pay for itself or that the contract pays for.
 """
 
 import json
+import re
 import sys
 
 COLOUR = {"R": "red", "B": "blue", "G": "green"}
@@ -62,6 +64,18 @@ def contractsim(role: str, o: dict) -> dict:
 
 def ctbench(o: dict) -> dict:
     phase = o["phase"]
+    if phase == "confirm":
+        return {"kind": "confirm", "accept": True}
+    if phase == "negotiate":
+        me, partner = ("P-Red", "P-Blue") if o["player"] == "red" else ("P-Blue", "P-Red")
+        colour = "blue" if o["player"] == "red" else "red"
+        tiles = [t for t in o["best_path"]["path"][1:] if COLOUR[o["board_rows"][t[0]][t[1]]] == colour]
+        asks = [f"{partner} pays for {me}'s move onto ({r},{c}) with a {colour} chip." for r, c in tiles]
+        missing = [a for a in asks if not any(a in m for m in o["messages"])]
+        if not missing:
+            return {"kind": "say", "message": "agree"}
+        # first to speak: ask and agree at once; later: add what is missing, and agree on the partner's next turn
+        return {"kind": "say", "message": " ".join(missing) + ("" if o["messages"] else " agree")}
     if phase == "propose":
         return {"kind": "propose", "offer": None}
     if phase == "respond":
@@ -69,6 +83,10 @@ def ctbench(o: dict) -> dict:
     if phase == "honour":
         return {"kind": "honour", "honour": o["chips"][o["pending_colour"]] > 0}
     covered = {tuple(c["tile"]) for c in o["open_coverage"] if c["receiver"] == o["player"]}
+    # NL-Trading: the judge pays what the agreement names; count the tiles asked for here, less those used
+    me = "P-Red" if o["player"] == "red" else "P-Blue"
+    used = {tuple(tile) for tile, player in o["nl_executed"] if player == o["player"]}
+    covered |= {(int(r), int(c)) for r, c in re.findall(me + r"'s move onto \((\d),(\d)\)", o["transcript"])} - used
 
     def payable(tile) -> bool:
         return tile in covered or o["chips"][COLOUR[o["board_rows"][tile[0]][tile[1]]]] > 0

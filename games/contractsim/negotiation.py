@@ -9,13 +9,12 @@ never repaired); a self-contradicting one is kept and flagged, since proposal fe
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable
 from typing import Literal, Protocol
 
 from contractlang import check_source
 from contractlang.ir import ContractSimIR
+from contractlang.llm import LlmCall, LlmUsage, json_object_in
 from contractlang.translate import Translation
 from contractlang.vocab import Frozen
 from solver.dp.induction import SolveResult
@@ -24,8 +23,6 @@ from solver.environment import SupplyEnvironment
 Role = Literal["customer", "supplier"]
 MAX_ROUNDS = 50
 EPS = 1e-9  # ε_num of §13
-_FENCED = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.S)
-_FLAT = re.compile(r"\{[^{}]*\}", re.S)
 
 
 class Turn(Frozen):
@@ -91,20 +88,17 @@ class NegotiationRecord(Frozen):
     outcome: Literal["agreed", "terminated", "no agreement"]
     agreed: Proposal | None = None
     terminated_by: Role | None = None
+    llm_calls: tuple[LlmCall, ...] = ()  # the model calls of LLM negotiators and translator, in order
+
+    @property
+    def llm_usage(self) -> LlmUsage:
+        return LlmUsage.of(self.llm_calls)
 
 
 def read_turn(raw: str, role: Role, round_: int) -> Turn:
     """[CS-21]: the whole text as JSON, else the first flat JSON object (also inside a code fence); an object
     with more than one action, or an action the role may not take, is dialogue; no object: all dialogue."""
-    data = None
-    for candidate in (raw, *(m.group(1) for m in _FENCED.finditer(raw)), *(m.group(0) for m in _FLAT.finditer(raw))):
-        try:
-            value = json.loads(candidate)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            data = value
-            break
+    data = json_object_in(raw)
     if data is None:
         return Turn(round=round_, role=role, response=raw, raw=raw, dialogue_only=True)
     response = data.get("response")

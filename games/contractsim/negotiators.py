@@ -7,8 +7,9 @@ from __future__ import annotations
 import json
 
 from contractlang.ir import ContractSimIR
+from contractlang.llm import LlmClient
 from contractlang.render.prose import render
-from contractlang.translate import Translation, translate_text
+from contractlang.translate import Translation, TranslationCache, translate_text
 from games.contractsim.negotiation import NegotiationObservation, contract_of, utilities, within_budget
 from games.external import ExternalAgent
 from solver.dp import TableCache
@@ -18,19 +19,24 @@ from solver.verify import translation_checks
 
 
 class Appraiser:
-    """Translates contract prose (rules backend, faithful, arithmetic-checked) and solves it exactly in one
-    environment; both are memoised, since a negotiation reads the same proposal several times."""
+    """Translates contract prose (faithful, arithmetic-checked; the rules backend, or the LLM translator on
+    `translator`) and solves it exactly in one environment; both are memoised, since a negotiation reads the
+    same proposal several times."""
 
-    def __init__(self, env: SupplyEnvironment, tables: TableCache):
+    def __init__(self, env: SupplyEnvironment, tables: TableCache, translator: LlmClient | None = None,
+                 cache: TranslationCache | None = None):
         self.env = env
         self.tables = tables
+        self.translator = translator
+        self.cache = cache
         self._translations: dict[str, Translation] = {}
         self._results: dict[ContractSimIR, SolveResult] = {}
 
     def translate(self, text: str) -> Translation:
         if text not in self._translations:
-            self._translations[text] = translate_text(text, name="proposal", backend="rules",
-                                                      extra_checks=(translation_checks,))
+            self._translations[text] = translate_text(
+                text, name="proposal", backend="rules" if self.translator is None else "anthropic",
+                cache=self.cache, client=self.translator, extra_checks=(translation_checks,))
         return self._translations[text]
 
     def solve(self, ir: ContractSimIR) -> SolveResult:

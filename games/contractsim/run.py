@@ -5,12 +5,14 @@ from __future__ import annotations
 import numpy as np
 
 from contractlang.ir import ContractSimIR
+from contractlang.llm import LlmCall, LlmClient, LlmUsage, agent_model
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, Frozen
 from games.contractsim.environments import environment
 from games.contractsim.game import ContractSimGame, State
+from games.contractsim.llm_agents import LlmPerformer
 from games.contractsim.policies import make_customer, make_supplier
-from games.external import checked_action, closing_agents
 from games.contractsim.shocks import draw_shocks
+from games.external import AgentError, checked_action, closing_agents
 from solver.dp.cache import TableCache
 from solver.environment import SupplyEnvironment
 
@@ -46,6 +48,12 @@ class RunRecord(Frozen):
     multiplier: int = 1
     contract_ir: dict | None = None  # the contract's terms, so a counterfactual run can be re-played
     log: tuple[dict, ...] = ()
+    llm_calls: tuple[LlmCall, ...] = ()  # every model call of an LLM agent, in order: the game's transcript
+    llm_defaults: dict[str, int] = {}  # per LLM role: requests that ran out of attempts and defaulted to zero
+
+    @property
+    def llm_usage(self) -> LlmUsage:
+        return LlmUsage.of(self.llm_calls)
 
     def counterfactual(self, role: str, tables: TableCache = SESSION_TABLES) -> RunRecord:
         """τ^RCC (§15.2): the same contract, environment, counterparty policy and seed, with `role` played by RCC."""
@@ -64,13 +72,26 @@ class RunRecord(Frozen):
 
 
 def play(ir: ContractSimIR, env: SupplyEnvironment, customer: str, supplier: str, seed: int = 42,
-         keep_log: bool = True, tables: TableCache = SESSION_TABLES) -> RunRecord:
+         keep_log: bool = True, tables: TableCache = SESSION_TABLES, llm: LlmClient | None = None,
+         guidance: tuple[str, ...] = ()) -> RunRecord:
     """Shocks come from `seed` alone ([CS-11]); policy randomness from a separate stream. The rational
-    Suppliers' DP tables come from `tables` (by default solved once per process and kept in memory)."""
+    Suppliers' DP tables come from `tables` (by default solved once per process and kept in memory). An
+    `llm[:MODEL]` role is played by a fresh LLM agent on `llm` (§10), with the prompt `guidance` clauses."""
     shocks = draw_shocks(env, np.random.default_rng(seed))
     policy_rng = np.random.default_rng([seed, 1])
-    policies = {"customer": make_customer(customer, policy_rng),
-                "supplier": make_supplier(supplier, policy_rng, lambda cover: tables.solve(ir, env, cover)[1])}
+    game_client = llm.for_game(f"contractsim/{ir.name}/env{env.id}/seed{seed}/{customer}/{supplier}") \
+        if llm is not None else None
+
+    def agent(role: str, name: str):
+        model = agent_model(name)
+        if model is None:
+            return make_customer(name, policy_rng) if role == "customer" else \
+                make_supplier(name, policy_rng, lambda cover: tables.solve(ir, env, cover)[1])
+        if game_client is None:
+            raise AgentError(f"the {role} {name!r} is an LLM agent, and this run has no LLM client")
+        return LlmPerformer(role, game_client.with_model(model), ir, env, guidance)
+
+    policies = {"customer": agent("customer", customer), "supplier": agent("supplier", supplier)}
     state: State = ContractSimGame.make(ir, env).new_initial_state(shocks)
     spend_by_week: dict[int, int] = {}
     value_by_week: dict[int, int] = {}
@@ -91,7 +112,9 @@ def play(ir: ContractSimIR, env: SupplyEnvironment, customer: str, supplier: str
     return RunRecord(contract=ir.name, env=env.id, customer=customer, supplier=supplier, seed=seed,
                      u_customer=returns["customer"], u_supplier=returns["supplier"], budget=env.budget, weeks=weeks,
                      multiplier=ir.setting_info.multiplier, contract_ir=ir.model_dump(mode="json"),
-                     log=state.log if keep_log else ())
+                     log=state.log if keep_log else (),
+                     llm_calls=tuple(game_client.calls) if game_client is not None else (),
+                     llm_defaults={r: p.defaulted for r, p in policies.items() if isinstance(p, LlmPerformer)})
 
 
 def week_utility_deltas(run: RunRecord) -> dict[str, dict[int, int]]:

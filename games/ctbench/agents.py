@@ -6,35 +6,36 @@ external or LLM agent; planning therefore uses only what the player may see.
 
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import Protocol
+from typing import Protocol, Union
 
 import numpy as np
 
-from contractlang import check_source
 from contractlang.interpreter.events import ChipCounts
-from contractlang.ir import CoverageTerm, CTBenchIR, PointsTerm
-from contractlang.translate.rules import translate as rules_translate
+from contractlang.llm import LlmClient, agent_model
 from games.ctbench.board import COLOUR_ORDER, GOAL, Board, Player, Tile, simple_paths
 from games.ctbench.engine import (
     Action,
     Arrangement,
     CTBenchObservation,
     Honour,
-    JudgeDecision,
     Move,
     Propose,
     Respond,
     Trade,
     other,
 )
-from games.external import ExternalAgent, is_external
+from games.ctbench.judge import agreed_terms
+from games.ctbench.llm_player import LlmPlayer
+from games.ctbench.negotiation import SPEAKER, Confirm, NegotiationObservation, PathInfo, Say
+from games.external import AgentError, ExternalAgent, is_external
+
+AnyAction = Union[Action, Say, Confirm]  # what an external CT-Bench agent may answer
 
 
 class Agent(Protocol):
     name: str
 
-    def act(self, observation: CTBenchObservation) -> Action: ...
+    def act(self, observation: CTBenchObservation | NegotiationObservation) -> Action | Say | Confirm: ...
 
 
 def _counts(d: dict[str, int]) -> ChipCounts:
@@ -54,7 +55,8 @@ class Plan:
                 cover[p.colour] += p.remaining
         contract_tiles: set[Tile] = set()
         if obs.condition == "nl_trading":
-            open_entries = [e for e in _agreed_coverage(obs.transcript) if (e.tile, e.receiver) not in obs.nl_executed]
+            agreed = agreed_terms(obs.transcript)
+            open_entries = [e for e in (agreed.coverage if agreed else ()) if (e.tile, e.receiver) not in obs.nl_executed]
         else:
             open_entries = list(obs.open_coverage)
         for entry in open_entries:
@@ -86,7 +88,9 @@ class CooperativePlanner:
 
     name = "planner"
 
-    def act(self, obs: CTBenchObservation) -> Action:
+    def act(self, obs: CTBenchObservation | NegotiationObservation) -> Action | Say | Confirm:
+        if isinstance(obs, NegotiationObservation):
+            return scripted_negotiation(obs)
         if obs.phase == "propose":
             return self.propose(obs)
         if obs.phase == "respond":
@@ -192,7 +196,9 @@ class RandomAgent:
     def __init__(self, rng: np.random.Generator):
         self.rng = rng
 
-    def act(self, obs: CTBenchObservation) -> Action:
+    def act(self, obs: CTBenchObservation | NegotiationObservation) -> Action | Say | Confirm:
+        if isinstance(obs, NegotiationObservation):
+            return scripted_negotiation(obs)
         if obs.phase == "propose" and self.rng.random() < 0.3:
             a = {c: int(self.rng.integers(0, 3)) for c in COLOUR_ORDER}
             b = {c: int(self.rng.integers(0, 3)) for c in COLOUR_ORDER}
@@ -205,69 +211,59 @@ class RandomAgent:
         return legal[int(self.rng.integers(0, len(legal)))]
 
 
+# --- scripted negotiation (so every contract condition runs offline) ------------------
+
+def _wanted_terms(obs: NegotiationObservation, player: Player, info: PathInfo) -> list[str]:
+    """The terms `player` needs: the partner covers each of its best path's tiles in the partner's colour
+    (Prog-/NL-Trading), or it promises 5 points per such tile on finishing (Prog-Points)."""
+    partner = other(player)
+    tiles = [t for t in info.path[1:] if obs.board.colour(t) == partner]
+    if not tiles:
+        return []
+    if obs.condition == "prog_points":
+        return [f"{SPEAKER[player]} transfers {min(20, 5 * len(tiles))} points to {SPEAKER[partner]} when "
+                f"{SPEAKER[player]} reaches the goal."]
+    return [f"{SPEAKER[partner]} pays for {SPEAKER[player]}'s move onto ({r},{c}) with a {partner} chip."
+            for r, c in tiles]
+
+
+def scripted_negotiation(obs: NegotiationObservation):
+    """P-Red proposes the terms both need (its own; the partner's too when visible) and says agree; P-Blue
+    adds the terms it still lacks, or agrees; a player whose partner added terms agrees to them. Judge
+    contracts are always confirmed."""
+    if obs.phase == "confirm":
+        return Confirm(accept=True)
+    said = " ".join(m.split(": ", 1)[1] for m in obs.messages)
+    terms = _wanted_terms(obs, obs.player, obs.best_path)
+    if obs.partner_best_path is not None:
+        terms += _wanted_terms(obs, other(obs.player), obs.partner_best_path)
+    missing = [t for t in terms if t not in said]
+    if not obs.messages:
+        return Say(message=" ".join(terms) + " agree" if terms else "No contract is needed.")
+    if missing and len(obs.messages) < obs.max_messages - 1:
+        return Say(message=" ".join(missing))
+    on_table = agreed_terms("\n".join(obs.messages))
+    if on_table is None or not (on_table.coverage or on_table.points):
+        return Say(message="No contract is needed.")
+    return Say(message="agree")
+
+
 AGENTS = {"planner": CooperativePlanner, "conditional": ConditionalCooperator, "exploiter": Exploiter}
 
 
-def make_agent(name: str, rng: np.random.Generator) -> Agent:
-    """A built-in agent by name, or `cmd:PROGRAM` for an external agent (games/external.py)."""
+def make_agent(name: str, rng: np.random.Generator, llm: LlmClient | None = None) -> Agent:
+    """A built-in agent by name, `cmd:PROGRAM` for an external agent (games/external.py), or `llm[:MODEL]` for
+    an LLM player on `llm`."""
     if is_external(name):
-        return ExternalAgent(name, "ctbench", Action)
+        return ExternalAgent(name, "ctbench", AnyAction)
+    model = agent_model(name)
+    if model is not None:
+        if llm is None:
+            raise AgentError(f"{name!r} is an LLM player, and this run has no LLM client")
+        return LlmPlayer(llm.with_model(model))
     if name == "random":
         return RandomAgent(rng)
     if name not in AGENTS:
-        raise KeyError(f"unknown agent {name!r}; choose from {', '.join([*AGENTS, 'random'])} or cmd:PROGRAM")
+        raise KeyError(f"unknown agent {name!r}; choose from {', '.join([*AGENTS, 'random'])}, llm[:MODEL] or "
+                       "cmd:PROGRAM")
     return AGENTS[name]()
-
-
-# --- scripted negotiation (so every contract condition runs offline) ------------------
-
-def _needed_tiles(board: Board, player: Player) -> list[Tile]:
-    path, _ = board.best_path(player)
-    own = "red" if player == "red" else "blue"
-    return [t for t in path[1:] if board.colour(t) not in (own, "green")]
-
-
-def negotiate_prog_trading(board: Board) -> CTBenchIR | None:
-    """The minimal coverage both players need: the partner pays each off-colour tile of a best path."""
-    entries = [CoverageTerm(tile=t, giver=other(p), receiver=p, colour=board.colour(t))
-               for p in ("red", "blue") for t in _needed_tiles(board, p)]
-    if not entries:
-        return None
-    return CTBenchIR(name="scripted-prog-trading", parties=("P-Red", "P-Blue"), coverage=tuple(entries))
-
-
-def negotiate_prog_points(board: Board) -> CTBenchIR | None:
-    """Side payments: a player needing k of the partner's chips promises 5k points on finishing."""
-    terms = [PointsTerm(giver=p, receiver=other(p), amount=min(20, 5 * len(_needed_tiles(board, p))))
-             for p in ("red", "blue") if _needed_tiles(board, p)]
-    if not terms:
-        return None
-    return CTBenchIR(name="scripted-prog-points", parties=("P-Red", "P-Blue"), points=tuple(terms))
-
-
-def negotiate_nl_trading(board: Board) -> str | None:
-    """A plain-English agreement naming the same coverage as `negotiate_prog_trading`."""
-    ir = negotiate_prog_trading(board)
-    if ir is None:
-        return None
-    lines = [f"P-{c.giver.capitalize()} pays for P-{c.receiver.capitalize()}'s move onto ({c.tile[0]},{c.tile[1]}) "
-             f"with a {c.colour} chip." for c in ir.coverage]
-    return "P-Red: Here is what I propose.\n" + "\n".join(lines) + "\nP-Red: agree\nP-Blue: agree"
-
-
-@lru_cache(maxsize=256)
-def _agreed_coverage(transcript: str) -> tuple[CoverageTerm, ...]:
-    """The coverage an NL agreement states, read by the rules translator (nothing is inferred)."""
-    result = check_source(rules_translate(transcript, "nl-agreement").dsl, "<agreement>")
-    if not result.ok or not isinstance(result.contracts[0].ir, CTBenchIR):
-        return ()
-    return result.contracts[0].ir.coverage
-
-
-def offline_judge(transcript: str, mover: Player, origin: Tile, target: Tile, colour: str,
-                  executed: tuple[tuple[Tile, Player], ...]) -> JudgeDecision:
-    """Offline NL-Trading judge: covered iff the agreement names this (tile, mover) and it is unused."""
-    for entry in _agreed_coverage(transcript):
-        if entry.receiver == mover and entry.tile == target and (target, mover) not in executed:
-            return JudgeDecision(covered=True, giver=entry.giver, colour=entry.colour or colour)
-    return JudgeDecision(covered=False)

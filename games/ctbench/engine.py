@@ -1,15 +1,17 @@
 """The CT-Bench game engine in OpenSpiel's shape: an immutable game, states with `legal_actions`,
 `apply_action`, per-player observations and `returns` (spec/ctbench.md §3–§6).
 
-Contracts are enforced only through the interpreter's CT-Bench monitor (Prog-Trading, Prog-Points)
-or through a judge (NL-Trading); the engine never reads a coverage term itself.
+Contracts are enforced only through the interpreter's CT-Bench monitor: Prog-Trading and Prog-Points entries
+directly, NL-Trading moves once the judge has found them covered ([CT-25]); the engine never reads a coverage
+term itself.
 """
 
 from __future__ import annotations
 
 from typing import Literal, Protocol, Union
 
-from contractlang.interpreter import ChipTransfer, CTBenchMonitor, Forfeit, PointsTransfer, compile
+from contractlang.interpreter import ChipTransfer, CTBenchMonitor, PointsTransfer, compile
+from contractlang.interpreter.ctbench import JudgedMoveAttempt
 from contractlang.interpreter.events import ChipCounts, GameEnd, GoalReached, Holdings, MoveAttempt
 from contractlang.ir import CoverageTerm, CTBenchIR, PointsTerm
 from contractlang.vocab import Frozen
@@ -214,7 +216,10 @@ class CTBenchGame(Frozen):
     def new_initial_state(self, judge: Judge | None = None) -> State:
         if self.condition == "nl_trading" and judge is None:
             raise ValueError("an NL-Trading game needs a judge")
-        monitor = compile(self.contract) if self.contract is not None else None
+        contract = self.contract
+        if self.condition == "nl_trading":  # no terms of its own: the judge supplies each covered move's entry
+            contract = CTBenchIR(name="nl-agreement", parties=("P-Red", "P-Blue"))
+        monitor = compile(contract) if contract is not None else None
         chips = {p: ChipCounts(**INITIAL_CHIPS[p]) for p in PLAYERS}
         state = State(game=self, judge=judge, monitor=monitor, red_chips=chips["red"], blue_chips=chips["blue"])
         return state._start_round()
@@ -496,23 +501,20 @@ class State(Frozen):
 
     def _contract_payment(self, player: Player, target: Tile, colour: Colour) -> tuple[bool, State]:
         """Contract entry first ([CT-08]): the monitor (Prog-Trading) or the judge (NL-Trading)."""
-        actions: tuple = ()
+        if self.monitor is None:
+            return False, self
         update: dict = {}
-        if self.monitor is not None:
-            event = MoveAttempt(player=player, tile=target, tile_colour=colour, holdings=self.holdings())
-            monitor = self.monitor.apply(event)
-            update["monitor"] = monitor
-            actions = monitor.last_actions
-        elif self.game.condition == "nl_trading":
+        event = MoveAttempt(player=player, tile=target, tile_colour=colour, holdings=self.holdings())
+        if self.game.condition == "nl_trading":
             d = self.judge(self.game.transcript, player, self.position(player), target, colour, self.nl_executed)
-            if d.covered:
-                update["nl_executed"] = self.nl_executed + ((target, player),)
-                giver, give_colour = d.giver, d.colour or colour
-                if self.chips(giver).of(give_colour) >= 1:
-                    actions = (ChipTransfer(giver=giver, receiver=player, colour=give_colour, tile=target,
-                                            pays_move=give_colour == colour),)
-                else:
-                    actions = (Forfeit(player=giver, tile=target, colour=give_colour),)
+            if not d.covered:
+                return False, self
+            update["nl_executed"] = self.nl_executed + ((target, player),)
+            entry = CoverageTerm(tile=target, giver=d.giver, receiver=player, colour=d.colour or colour)
+            event = JudgedMoveAttempt(**event.model_dump(), entry=entry)
+        monitor = self.monitor.apply(event)
+        update["monitor"] = monitor
+        actions = monitor.last_actions
         state = self.model_copy(update=update)
         paid = False
         for a in actions:

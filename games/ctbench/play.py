@@ -1,21 +1,19 @@
-"""Play one CT-Bench game with agents: negotiation (scripted) → play → a typed game record."""
+"""Play one CT-Bench game with agents: contract negotiation (§6.1) → play → a typed game record."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from contractlang.ir import CTBenchIR
+from contractlang.llm import LlmCall, LlmClient, LlmUsage, agent_model
 from contractlang.vocab import Frozen
-from games.ctbench.agents import (
-    make_agent,
-    negotiate_nl_trading,
-    negotiate_prog_points,
-    negotiate_prog_trading,
-    offline_judge,
-)
+from games.ctbench.agents import make_agent
 from games.ctbench.board import PLAYERS, BenchmarkBoard, BoardSet
 from games.ctbench.engine import Condition, CTBenchGame, Mode, Stats
-from games.external import checked_action, closing_agents
+from games.ctbench.judge import LlmJudge, OfflineJudge
+from games.ctbench.llm_player import LlmPlayer
+from games.ctbench.negotiation import NegotiationOutcome, negotiate_contract
+from games.external import AgentError, checked_action, closing_agents
 
 CONDITIONS: tuple[Condition, ...] = ("none", "prog_trading", "prog_points", "nl_trading")
 
@@ -47,30 +45,40 @@ class GameRecord(Frozen):
     end_reason: str
     stats: Stats
     log: tuple[dict, ...] = ()
+    negotiation: NegotiationOutcome | None = None  # the contract negotiation, in contract conditions
+    judge: str = "rules"  # who summarises contracts and judges NL-Trading moves: rules, or an llm[:MODEL]
+    llm_calls: tuple[LlmCall, ...] = ()  # every model call of the game (players and judge), in order
+    llm_null_actions: dict[str, int] = {}  # per LLM player: decisions that fell back to the null action [CT-12]
+
+    @property
+    def llm_usage(self) -> LlmUsage:
+        return LlmUsage.of(self.llm_calls)
 
 
 def play_game(bench: BenchmarkBoard, condition: Condition, mode: Mode, red: str, blue: str, seed: int = 0,
               contract: CTBenchIR | None = None, visible: bool = True, keep_log: bool = False,
-              repeat: int = 0) -> GameRecord:
-    """Run one game; `contract` (from a .contract file) overrides the scripted negotiation. Repeat r > 0 of
-    a seed draws its agents' randomness from the stream (seed, r)."""
+              repeat: int = 0, llm: LlmClient | None = None, judge: str = "rules") -> GameRecord:
+    """Run one game; `contract` (from a .contract file) replaces the negotiation. Repeat r > 0 of a seed draws
+    its agents' randomness from the stream (seed, r). `llm` serves `llm[:MODEL]` players and an `llm[:MODEL]`
+    judge; the game's calls are recorded under its own name, so repeats are separate recordings."""
     rng = np.random.default_rng(seed if repeat == 0 else [seed, repeat])
     board = bench.board
+    client = llm.for_game(f"ctbench/{bench.id}/{condition}/{mode}/{red}/{blue}/seed{seed}/repeat{repeat}/"
+                          f"{'visible' if visible else 'hidden'}") if llm is not None else None
+    referee = OfflineJudge() if judge == "rules" else LlmJudge(_judge_client(client, judge))
+    agents = {"red": make_agent(red, rng, client), "blue": make_agent(blue, rng, client)}
+    negotiation = None
     transcript = ""
-    if contract is not None:
-        condition = "file"
-    elif condition == "prog_trading":
-        contract = negotiate_prog_trading(board)
-    elif condition == "prog_points":
-        contract = negotiate_prog_points(board)
-    elif condition == "nl_trading":
-        transcript = negotiate_nl_trading(board) or ""
-    active = contract is not None or bool(transcript)
-    game = CTBenchGame(board=board, mode=mode, condition=condition if active else "none", contract=contract,
-                       transcript=transcript, visible=visible)
-    agents = {"red": make_agent(red, rng), "blue": make_agent(blue, rng)}
-    state = game.new_initial_state(judge=offline_judge if game.condition == "nl_trading" else None)
     with closing_agents(agents.values()):
+        if contract is not None:
+            condition = "file"
+        elif condition in ("prog_trading", "prog_points", "nl_trading"):
+            negotiation = negotiate_contract(board, condition, mode, agents, referee, visible)
+            contract, transcript = negotiation.contract, negotiation.transcript
+        active = contract is not None or bool(transcript)
+        game = CTBenchGame(board=board, mode=mode, condition=condition if active else "none", contract=contract,
+                           transcript=transcript, visible=visible)
+        state = game.new_initial_state(judge=referee if game.condition == "nl_trading" else None)
         while not state.is_terminal():
             player = state.current_player()
             state = state.apply_action(checked_action(agents[player], state, player))
@@ -89,5 +97,16 @@ def play_game(bench: BenchmarkBoard, condition: Condition, mode: Mode, red: str,
         coverage=coverage, finished=state.finished, forfeited=state.forfeited,
         raw_scores=tuple(state.raw_score(p) for p in PLAYERS), scores=tuple(state.final_score(p) for p in PLAYERS),
         baselines=tuple(board.baseline(p) for p in PLAYERS), rounds=state.round, end_reason=state.end_reason,
-        stats=state.stats, log=state.log if keep_log else (),
+        stats=state.stats, log=state.log if keep_log else (), negotiation=negotiation, judge=judge,
+        llm_calls=tuple(client.calls) if client is not None else (),
+        llm_null_actions={p: a.nulls for p, a in agents.items() if isinstance(a, LlmPlayer)},
     )
+
+
+def _judge_client(client: LlmClient | None, judge: str) -> LlmClient:
+    model = agent_model(judge)
+    if model is None:
+        raise KeyError(f"unknown judge {judge!r}; use rules or llm[:MODEL]")
+    if client is None:
+        raise AgentError(f"the judge {judge!r} is an LLM, and this run has no LLM client")
+    return client.with_model(model)

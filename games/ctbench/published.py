@@ -18,22 +18,18 @@ from typing import Literal
 
 from pydantic import ValidationError
 
-from contractlang import check_source
 from contractlang.interpreter.events import ChipCounts
-from contractlang.ir import CTBenchIR
 from contractlang.vocab import Frozen
 from games.ctbench.board import BOARD_SIZE, GOAL, GOAL_BONUS, CHIP_VALUE, PLAYERS, Player, Tile, benchmark_boards, \
     board_from_rows
 from games.ctbench.engine import Arrangement, Stats, Trade, total
+from games.ctbench.judge import colour_of, read_terms
 from games.ctbench.play import GameRecord
 
 CONDITION_OF_CONTRACT_TYPE = {None: "none", "strict": "prog_trading", "contract_for_finishing": "prog_points",
                               "tile_with_judge_implementation": "nl_trading"}
-COLOUR_OF_LETTER = {"R": "red", "B": "blue", "G": "green", "RED": "red", "BLUE": "blue", "GREEN": "green"}
-PLAYER_OF_NAME = {"player0": "red", "player1": "blue", "p-red": "red", "p-blue": "blue"}
 MOVE_TYPES = ("regular", "pay4partner", "move_under_contract", "no_move")
 OUTCOMES = ("accepted", "rejected", "invalid")
-_TILE_KEY = re.compile(r"^\(\s*(\d+)\s*,\s*(\d+)\s*\)")
 _TURN_PREFIX = re.compile(r"^Turn:\s*\d+:\s*")
 
 
@@ -275,19 +271,12 @@ def _tile(value) -> Tile:
     return (value[0], value[1])
 
 
-def _colour(letter) -> str:
-    colour = COLOUR_OF_LETTER.get(str(letter).strip().upper())
-    if colour is None:
-        raise ValueError(f"unknown chip colour {letter!r}")
-    return colour
-
-
 def _chips(d: dict) -> ChipCounts:
     counts = {"red": 0, "blue": 0, "green": 0}
     for letter, n in d.items():
         if not isinstance(n, int) or isinstance(n, bool):
             raise ValueError(f"chip count {letter}: {n!r} is not a whole number")
-        counts[_colour(letter)] += n
+        counts[colour_of(letter)] += n
     return ChipCounts(**counts)
 
 
@@ -298,7 +287,7 @@ def _bundle(pairs) -> ChipCounts:
         letter, n = item
         if not isinstance(n, int) or n < 0:
             raise ValueError(f"chip count {letter}: {n!r} is not a whole number ≥ 0")
-        counts[_colour(letter)] += n
+        counts[colour_of(letter)] += n
     return ChipCounts(**counts)
 
 
@@ -327,15 +316,8 @@ def _turn(number: int, raw: dict) -> LoggedTurn:
             chips_start=_chips(entry["chips"]["start"]), chips_end=_chips(entry["chips"]["end"]), offer=offer,
             outcome=outcome, move=_tile(entry["move_made"]) if entry.get("move_made") is not None else None,
             move_type=move_type, covered_by_partner=move_type == "pay4partner",
-            broke_promise=_colour(broke) if broke is not None else None))
+            broke_promise=colour_of(broke) if broke is not None else None))
     return LoggedTurn(number=number, players=tuple(players))
-
-
-def _player(name) -> Player:
-    player = PLAYER_OF_NAME.get(str(name).replace(" ", "").lower())
-    if player is None:
-        raise ValueError(f"unknown player {name!r}")
-    return player
 
 
 def _contract(raw: dict, contract_type: str, source: str) -> dict:
@@ -348,49 +330,10 @@ def _contract(raw: dict, contract_type: str, source: str) -> dict:
                 "transcript": terms if isinstance(terms, str) else ""}
     if not isinstance(terms, dict):
         return {"contract_formed": False}
-    lines, notes = [], []
-    if contract_type == "strict":
-        lines.append("  cover {")
-        for key, entry in terms.items():
-            try:
-                tile = _TILE_KEY.match(key)
-                if tile is None:
-                    raise ValueError("its key names no tile")
-                giver, receiver = _player(entry["giver"]), _player(entry["receiver"])
-                if giver == receiver:
-                    giver = "blue" if receiver == "red" else "red"
-                    notes.append(f"entry {key!r} names {receiver} as giver and receiver; read as {giver} paying, "
-                                 "as the authors' engine charges the receiver's partner")
-                colour = entry.get("color")
-                chip = "" if str(colour).lower() in ("unknown", "none") else f" with {_colour(colour)} chip"
-                lines.append(f"    ({tile.group(1)},{tile.group(2)}): {giver} pays for {receiver}{chip}")
-                if key != f"({tile.group(1)},{tile.group(2)})":
-                    notes.append(f"entry {key!r}: the authors' engine matches moves on the key '(r,c)' exactly, "
-                                 "so it never paid this entry")
-            except (KeyError, TypeError, ValueError) as exc:
-                notes.append(f"entry {key!r} left out: {_reason(exc)}")
-        lines.append("  }")
-    else:
-        lines.append("  on goal {")
-        for key, entry in terms.items():
-            try:
-                giver, receiver = _player(entry["giver"]), _player(entry["receiver"])
-                amount = int(str(entry["amount"]).strip())
-                if amount > GOAL_BONUS:
-                    notes.append(f"entry {key!r}: {amount} points capped at {GOAL_BONUS}, as the authors' scoring "
-                                 "does")
-                    amount = GOAL_BONUS
-                lines.append(f"    {giver}: {giver} transfers {amount} points to {receiver}")
-            except (KeyError, TypeError, ValueError) as exc:
-                notes.append(f"entry {key!r} left out: {_reason(exc)}")
-        lines.append("  }")
-    text = "\n".join(['contract "judge" {', "  game ctbench", "  parties { red: P-Red  blue: P-Blue }",
-                      *lines, "}"]) + "\n"
-    result = check_source(text, f"{source}/judge_contract")
-    if not result.ok:
-        notes.extend(d.message for d in result.diagnostics)
+    condition = CONDITION_OF_CONTRACT_TYPE[contract_type]
+    text, ir, notes = read_terms(terms, condition, f"{source}/judge_contract")
+    if ir is None:
         return {"contract_formed": agreed and accepted, "contract_source": text, "contract_notes": tuple(notes)}
-    ir: CTBenchIR = result.contracts[0].ir
     # an accepted contract whose every entry was unreadable still counts as formed, as in the authors' metric
     return {"contract_formed": agreed and accepted, "contract_source": text, "contract_terms": ir.terms_json(),
             "contract_notes": tuple(notes)}

@@ -12,11 +12,13 @@ import os
 import signal
 import socket
 from collections.abc import Iterable, Iterator
+from functools import partial
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from contractlang.files import FileError, write_atomically
+from contractlang.llm import LlmClient, LlmSettings
 from contractlang.vocab import Frozen
 from games.ctbench.board import benchmark_board
 from games.ctbench.play import GameRecord, play_game
@@ -32,16 +34,20 @@ class GameSpec(Frozen):
     seed: int = 0
     repeat: int = 0
     visible: bool = True
+    judge: str = "rules"
 
     @classmethod
     def of(cls, record: GameRecord) -> GameSpec:
         return cls(board_id=record.board_id, condition=record.condition, mode=record.mode, red=record.red_agent,
-                   blue=record.blue_agent, seed=record.seed, repeat=record.repeat, visible=record.visible)
+                   blue=record.blue_agent, seed=record.seed, repeat=record.repeat, visible=record.visible,
+                   judge=record.judge)
 
 
-def run_spec(spec: GameSpec) -> GameRecord:
+def run_spec(spec: GameSpec, llm: LlmSettings | None = None) -> GameRecord:
+    """One game; LLM players and judges get a client of their own made from `llm` (in whichever process)."""
+    client = LlmClient(llm, os.environ.get("ANTHROPIC_API_KEY")) if llm is not None else None
     return play_game(benchmark_board(spec.board_id), spec.condition, spec.mode, spec.red, spec.blue, spec.seed,
-                     visible=spec.visible, keep_log=True, repeat=spec.repeat)
+                     visible=spec.visible, keep_log=True, repeat=spec.repeat, llm=client, judge=spec.judge)
 
 
 def _worker_init() -> None:
@@ -50,22 +56,24 @@ def _worker_init() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def run_specs(specs: list[GameSpec], workers: int | None = None,
-              ray_address: str | None = None) -> Iterator[GameRecord]:
-    """Yield records as games finish (order not guaranteed); `workers=1` runs in this process.
+def run_specs(specs: list[GameSpec], workers: int | None = None, ray_address: str | None = None,
+              llm: LlmSettings | None = None) -> Iterator[GameRecord]:
+    """Yield records as games finish (order not guaranteed); `workers=1` runs in this process. With LLM
+    agents, `workers` also bounds the requests in flight.
 
     Closing the iterator (or an interrupt while it waits) terminates the worker processes at once."""
     if ray_address is not None:
-        yield from _run_ray(specs, ray_address)
+        yield from _run_ray(specs, ray_address, llm)
         return
     workers = workers or os.cpu_count() or 1
     if workers == 1 or len(specs) <= 1:
         for spec in specs:
-            yield run_spec(spec)
+            yield run_spec(spec, llm)
         return
     pool = multiprocessing.get_context("fork").Pool(workers, initializer=_worker_init)
     try:
-        yield from pool.imap_unordered(run_spec, specs, chunksize=max(1, len(specs) // (workers * 8)))
+        yield from pool.imap_unordered(partial(run_spec, llm=llm), specs,
+                                       chunksize=max(1, len(specs) // (workers * 8)))
         pool.close()
     finally:
         pool.terminate()
@@ -83,7 +91,7 @@ def _reachable(address: str, seconds: float = 5.0) -> None:
         raise RuntimeError(f"cannot reach a Ray cluster at {address}: {exc.strerror or exc}") from None
 
 
-def _run_ray(specs: list[GameSpec], address: str) -> Iterator[GameRecord]:
+def _run_ray(specs: list[GameSpec], address: str, llm: LlmSettings | None) -> Iterator[GameRecord]:
     try:
         import ray
     except ImportError:
@@ -93,7 +101,7 @@ def _run_ray(specs: list[GameSpec], address: str) -> Iterator[GameRecord]:
     ray.init(address=None if address == "local" else address, ignore_reinit_error=True,
              include_dashboard=False, log_to_driver=False)
     remote = ray.remote(run_spec)
-    pending = [remote.remote(s) for s in specs]
+    pending = [remote.remote(s, llm) for s in specs]
     try:
         while pending:
             done, pending = ray.wait(pending, num_returns=1)

@@ -1,0 +1,151 @@
+"""The CT-Bench contract negotiation (§6.1): free dialogue, P-Red first, at most 8 messages, verbal agreement
+by the "agree" rule [CT-19]; then, for Prog-Trading and Prog-Points, the judge's JSON summary that both
+players must accept [CT-20]; for NL-Trading the transcript itself is the contract [CT-21].
+
+Negotiation is part of the one agent protocol: an agent is asked with a `NegotiationObservation` and
+answers `Say` (a message) or `Confirm` (the judge's contract), like any other typed action.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal, Protocol
+
+from contractlang.interpreter.events import ChipCounts
+from contractlang.ir import CTBenchIR
+from contractlang.vocab import Frozen
+from games.ctbench.board import INITIAL_CHIPS, PLAYERS, Board, Player, Tile
+from games.external import AgentError
+
+MAX_MESSAGES = 8
+SPEAKER = {"red": "P-Red", "blue": "P-Blue"}
+ContractCondition = Literal["prog_trading", "prog_points", "nl_trading"]
+
+
+class Say(Frozen):
+    kind: Literal["say"] = "say"
+    message: str
+
+
+class Confirm(Frozen):
+    kind: Literal["confirm"] = "confirm"
+    accept: bool
+
+
+class PathInfo(Frozen):
+    """A player's best path (§8) and the chips it lacks for it, as every prompt states them (§7)."""
+
+    path: tuple[Tile, ...]
+    needed: dict[str, int]  # chips of each colour the path uses beyond the player's own
+
+    @classmethod
+    def of(cls, board: Board, player: Player) -> PathInfo:
+        path, _ = board.best_path(player)
+        need = board.path_needs(path)
+        return cls(path=path, needed={c: max(0, n - INITIAL_CHIPS[player][c]) for c, n in need.items()})
+
+
+class NegotiationObservation(Frozen):
+    """What `player` sees when asked for a message ("negotiate") or for its verdict on the judge's contract
+    ("confirm"); the partner's state only when visible [CT-28]."""
+
+    player: Player
+    phase: Literal["negotiate", "confirm"]
+    condition: ContractCondition
+    mode: str
+    board: Board
+    board_rows: tuple[str, ...]
+    visible: bool
+    chips: ChipCounts
+    partner_chips: ChipCounts | None
+    best_path: PathInfo
+    partner_best_path: PathInfo | None
+    messages: tuple[str, ...]  # "P-Red: …" / "P-Blue: …", oldest first
+    max_messages: int = MAX_MESSAGES
+    judge_contract: dict | None = None  # confirm phase: the judge's summary in the paper's JSON form
+
+    def legal_actions(self) -> list:
+        return [Confirm(accept=True), Confirm(accept=False)] if self.phase == "confirm" else [Say(message="agree")]
+
+    def is_legal(self, action) -> bool:
+        if self.phase == "confirm":
+            return isinstance(action, Confirm)
+        return isinstance(action, Say)
+
+
+class ContractJudge(Protocol):
+    """Summarises an agreed negotiation into the paper's contract JSON (Prog-Trading / Prog-Points) and reads
+    it back as a contract; None when it cannot produce valid terms [CT-20]."""
+
+    def summarise(self, condition: ContractCondition, transcript: str) -> tuple[dict, CTBenchIR] | None: ...
+
+
+class NegotiationOutcome(Frozen):
+    messages: tuple[str, ...]
+    agreed: bool  # verbal agreement [CT-19]
+    judge_contract: dict | None = None
+    confirmations: tuple[bool, bool] | None = None  # red, blue
+    contract: CTBenchIR | None = None  # the active programmable contract
+    transcript: str = ""  # the active NL-Trading contract
+
+    @property
+    def active(self) -> bool:
+        return self.contract is not None or bool(self.transcript)
+
+
+def says_agree(message: str) -> bool:
+    """[CT-19]: `agree` (any case, punctuation ignored) is the message's first or last word."""
+    words = re.sub(r"[^\w\s]", " ", message.lower()).split()
+    return bool(words) and (words[0] == "agree" or words[-1] == "agree")
+
+
+def observation(player: Player, phase: str, condition: ContractCondition, mode: str, board: Board, visible: bool,
+                messages: tuple[str, ...], judge_contract: dict | None = None) -> NegotiationObservation:
+    partner = PLAYERS[1 - PLAYERS.index(player)]
+    return NegotiationObservation(
+        player=player, phase=phase, condition=condition, mode=mode, board=board, board_rows=tuple(board.rows()),
+        visible=visible, chips=ChipCounts(**INITIAL_CHIPS[player]),
+        partner_chips=ChipCounts(**INITIAL_CHIPS[partner]) if visible else None,
+        best_path=PathInfo.of(board, player), partner_best_path=PathInfo.of(board, partner) if visible else None,
+        messages=messages, judge_contract=judge_contract)
+
+
+def _ask(agent, obs: NegotiationObservation):
+    action = agent.act(obs)
+    if not obs.is_legal(action):
+        wanted = "a confirm action" if obs.phase == "confirm" else "a say action"
+        raise AgentError(f"agent {agent.name!r} ({obs.player}) answered the {obs.phase} request with "
+                         f"{type(action).__name__}, not {wanted}")
+    return action
+
+
+def negotiate_contract(board: Board, condition: ContractCondition, mode: str, agents: dict[Player, object],
+                       judge: ContractJudge, visible: bool = True) -> NegotiationOutcome:
+    """Run §6.1 with `agents` (red speaks first) and, after verbal agreement, the judge and the confirmations."""
+    messages: list[str] = []
+    agreed = False
+    for k in range(MAX_MESSAGES):
+        player = PLAYERS[k % 2]
+        said = _ask(agents[player], observation(player, "negotiate", condition, mode, board, visible,
+                                                tuple(messages))).message
+        messages.append(f"{SPEAKER[player]}: {' '.join(said.split())}")
+        if k >= 1 and says_agree(messages[-1].split(": ", 1)[1]) and says_agree(messages[-2].split(": ", 1)[1]):
+            agreed = True
+            break
+    transcript = "\n".join(messages)
+    if not agreed:
+        return NegotiationOutcome(messages=tuple(messages), agreed=False)
+    if condition == "nl_trading":
+        return NegotiationOutcome(messages=tuple(messages), agreed=True, transcript=transcript)
+    summary = judge.summarise(condition, transcript)
+    if summary is None:
+        return NegotiationOutcome(messages=tuple(messages), agreed=True)
+    terms, ir = summary
+    votes = tuple(_ask(agents[p], observation(p, "confirm", condition, mode, board, visible, tuple(messages),
+                                              terms)).accept for p in PLAYERS)
+    return NegotiationOutcome(messages=tuple(messages), agreed=True, judge_contract=terms, confirmations=votes,
+                              contract=ir if all(votes) and (ir.coverage or ir.points) else None)
+
+
+__all__ = ["Confirm", "ContractJudge", "MAX_MESSAGES", "NegotiationObservation", "NegotiationOutcome", "PathInfo",
+           "Say", "negotiate_contract", "says_agree"]
