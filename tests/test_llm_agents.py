@@ -354,6 +354,7 @@ def test_ctbench_sweep_with_llm_players_resumes_and_replays(tmp_path):
     ("ctbench", "sweep", "--boards", "0", "--red", "llm", "--blue", "planner"),
     ("ctbench", "sweep", "--boards", "0", "--agents", "planner vs llm:claude-haiku-4-5"),
     ("ctbench", "sweep", "--boards", "0", "--judge", "llm"),
+    ("translate", "tests/nl/01-plain-lists.txt", "--backend", "anthropic"),
 ])
 def test_every_llm_option_without_a_key_says_how_to_set_one(args, tmp_path):
     proc = cli(*args, "--out", str(tmp_path / "o")) if "sweep" in args else cli(*args)
