@@ -107,7 +107,8 @@ class LlmUsage(Frozen):
                    cost_usd=None if any(c is None for c in costs) else round(sum(costs), 6))
 
 
-def cost_of(model: str, input_tokens: int, output_tokens: int, cache_read: int = 0, cache_write: int = 0) -> float | None:
+def cost_of(model: str, input_tokens: int, output_tokens: int, cache_read: int = 0,
+            cache_write: int = 0) -> float | None:
     price = PRICES_PER_MTOK.get(model)
     if price is None:
         return None
@@ -172,42 +173,49 @@ class Recordings:
             return db.execute("SELECT COUNT(*) FROM llm_recordings_v1").fetchone()[0]
 
 
-class LlmClient:
-    """The shared client; `for_game(namespace)` gives a view with its own ledger and replay positions."""
+class _Connection:
+    """What every view of one client shares: the SDK client, the concurrency gate, the recordings, the key."""
 
-    def __init__(self, settings: LlmSettings, api_key: str | None = None, namespace: str = "",
-                 _shared: tuple | None = None):
-        self.settings = settings
-        self.namespace = namespace
-        self.calls: list[LlmCall] = []
-        self._occurrences: Counter[str] = Counter()
-        if _shared is not None:
-            self._sdk, self._gate, self.recordings, self._api_key = _shared
-            return
+    def __init__(self, settings: LlmSettings, api_key: str | None):
         if not settings.replay and not api_key:
             raise MissingApiKey(KEY_HINT)
         if settings.replay and settings.recordings is None:
             raise MissingApiKey("--replay needs a recordings file to replay from (--recordings FILE)")
-        self._api_key = api_key
-        self._gate = threading.BoundedSemaphore(max(1, settings.concurrency))
+        self.api_key = api_key
+        self.gate = threading.BoundedSemaphore(max(1, settings.concurrency))
         self.recordings = Recordings(settings.recordings) if settings.recordings is not None else None
-        self._sdk = None
+        self.sdk = None
         if not settings.replay:
             import anthropic
 
-            self._sdk = anthropic.Anthropic(api_key=api_key, base_url=settings.base_url, max_retries=0)
+            self.sdk = anthropic.Anthropic(api_key=api_key, base_url=settings.base_url, max_retries=0)
+
+
+class LlmClient:
+    """The shared client; `for_game(namespace)` gives a view with its own ledger and replay positions."""
+
+    def __init__(self, settings: LlmSettings, api_key: str | None = None, namespace: str = "",
+                 connection: _Connection | None = None):
+        self.settings = settings
+        self.namespace = namespace
+        self.connection = connection or _Connection(settings, api_key)
+        self.calls: list[LlmCall] = []
+        self._occurrences: Counter[str] = Counter()
+
+    @property
+    def recordings(self) -> Recordings | None:
+        return self.connection.recordings
 
     def for_game(self, namespace: str) -> LlmClient:
         """A view for one game: same connection, concurrency limit and store; its own ledger."""
-        return LlmClient(self.settings, namespace=namespace,
-                         _shared=(self._sdk, self._gate, self.recordings, self._api_key))
+        return LlmClient(self.settings, namespace=namespace, connection=self.connection)
 
     def with_model(self, model: str) -> LlmClient:
         """This view with another model; its calls join the same ledger."""
         if model == self.settings.model:
             return self
         view = LlmClient(self.settings.model_copy(update={"model": model}), namespace=self.namespace,
-                         _shared=(self._sdk, self._gate, self.recordings, self._api_key))
+                         connection=self.connection)
         view.calls, view._occurrences = self.calls, self._occurrences
         return view
 
@@ -236,13 +244,14 @@ class LlmClient:
             self._log(purpose, prompt, "", {}, 0.0, error=error)
             raise CallFailed(error)
         try:
-            with self._gate:
+            with self.connection.gate:
                 response = self._create(system, messages, deadline or time.monotonic() + s.timeout_seconds)
         except CallFailed as exc:
-            message = redact(str(exc), self._api_key)
+            message = redact(str(exc), self.connection.api_key)
             self._log(purpose, prompt, "", {}, time.perf_counter() - start, error=message)
             raise CallFailed(message) from None
-        reply = redact("".join(b.text for b in response.content if getattr(b, "type", "") == "text"), self._api_key)
+        reply = redact("".join(b.text for b in response.content if getattr(b, "type", "") == "text"),
+                       self.connection.api_key)
         u = response.usage
         usage = {"input_tokens": u.input_tokens or 0, "output_tokens": u.output_tokens or 0,
                  "cache_read_tokens": getattr(u, "cache_read_input_tokens", 0) or 0,
@@ -276,7 +285,7 @@ class LlmClient:
             if left <= 0:
                 break
             try:
-                response = self._sdk.messages.create(model=s.model, max_tokens=s.max_tokens, timeout=left,
+                response = self.connection.sdk.messages.create(model=s.model, max_tokens=s.max_tokens, timeout=left,
                                                      system=blocks, messages=messages, **extra)
             except anthropic.APITimeoutError:
                 break

@@ -16,6 +16,7 @@ from contractlang.files import FileError
 from contractlang.llm import CallFailed, LlmClient, LlmSettings, MissingApiKey, Recordings, cost_of
 from games.ctbench.board import benchmark_boards
 from games.ctbench.play import play_game
+from games.external import AgentError
 from llm_server import ScriptedServer, message, overloaded, prompt_of
 
 KEY = "sk-test-not-a-real-key"
@@ -383,3 +384,43 @@ def test_replay_with_nothing_recorded_is_one_line(tmp_path):
     proc = cli("run", "examples/worked-example-1.contract", "--env", "5", "--customer", "llm", "--replay",
                "--recordings", str(tmp_path / "empty.sqlite"))
     assert proc.returncode == 1 and "no recorded response" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_run_cut_short_by_the_api_resumes_from_its_recordings_to_the_same_game(tmp_path):
+    """The API fails after 10 calls: the game ends with one line and the 10 answers stay recorded; the rerun
+    serves them and asks the API only for the rest, and the game is the one an uninterrupted run plays."""
+    def steady():
+        script = CTBenchScript()
+        script.moved_once = script.judged_once = True  # no scripted mistakes: the same answer to every prompt
+        return script
+
+    with ScriptedServer(steady()) as server:
+        whole = play_game(BOARD, "nl_trading", "pfp", "llm", "llm", judge="llm", keep_log=True,
+                          llm=LlmClient(settings(server.url, tmp_path / "whole"), KEY))
+    total = len(server.requests)
+    script = steady()
+    failing = (400, {"type": "error", "error": {"type": "invalid_request_error", "message": "quota"}})
+    with ScriptedServer(lambda body: script(body) if len(cut.requests) <= 10 else failing) as cut:
+        with pytest.raises(AgentError, match="API error 400"):
+            play_game(BOARD, "nl_trading", "pfp", "llm", "llm", judge="llm",
+                      llm=LlmClient(settings(cut.url, tmp_path / "cut"), KEY))
+    assert Recordings(tmp_path / "cut" / "llm.sqlite").count() == 10
+    with ScriptedServer(steady()) as server:
+        resumed = play_game(BOARD, "nl_trading", "pfp", "llm", "llm", judge="llm", keep_log=True,
+                            llm=LlmClient(settings(server.url, tmp_path / "cut"), KEY))
+    assert len(server.requests) == total - 10 and resumed.llm_usage.replayed == 10
+    assert resumed.model_dump(exclude={"llm_calls"}) == whole.model_dump(exclude={"llm_calls"})
+
+
+def test_run_with_llm_players_prints_the_story_and_the_ledger(tmp_path):
+    with ScriptedServer(CTBenchScript()) as server:
+        proc = cli("run", "examples/ctbench-board-24-swap.contract", "--board", "24", "--red", "llm", "--base-url",
+                   server.url, "--recordings", str(tmp_path / "r.sqlite"), key=KEY)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    calls = len(server.requests)
+    assert f"LLM: {calls} call(s) (0 replayed, 0 failed), {100 * calls:,} input and {50 * calls:,} output tokens, $" \
+        in proc.stdout
+    again = cli("run", "examples/ctbench-board-24-swap.contract", "--board", "24", "--red", "llm", "--replay",
+                "--recordings", str(tmp_path / "r.sqlite"))
+    assert again.returncode == 0 and f"({calls} replayed, 0 failed)" in again.stdout
+    assert again.stdout.split("LLM:")[0] == proc.stdout.split("LLM:")[0]  # the same story, offline

@@ -56,7 +56,8 @@ class Plan:
         contract_tiles: set[Tile] = set()
         if obs.condition == "nl_trading":
             agreed = agreed_terms(obs.transcript)
-            open_entries = [e for e in (agreed.coverage if agreed else ()) if (e.tile, e.receiver) not in obs.nl_executed]
+            open_entries = [e for e in (agreed.coverage if agreed else ())
+                            if (e.tile, e.receiver) not in obs.nl_executed]
         else:
             open_entries = list(obs.open_coverage)
         for entry in open_entries:
