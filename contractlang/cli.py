@@ -6,6 +6,8 @@ Exit codes: 0 ok, 1 the input is wrong (diagnostics, never a traceback), 2 usage
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import os
 import re
@@ -24,6 +26,7 @@ from contractlang.files import FileError, read_capped, write_atomically
 from contractlang.formatter import format_source
 from contractlang.ir import CheckedContract
 from contractlang.parser import parse
+from contractlang.vocab import Frozen
 
 app = typer.Typer(
     add_completion=False,
@@ -210,6 +213,43 @@ GuidanceOption = Annotated[Optional[list[str]], typer.Option(
                        "(performance).")]
 
 
+class LlmFlags(Frozen):
+    """The LLM options of one command line (see `llm_options`)."""
+
+    recordings: Optional[Path] = None
+    replay: bool = False
+    effort: Optional[str] = None
+    thinking: bool = False
+    max_tokens: int
+    llm_timeout: float
+    base_url: Optional[str] = None
+
+
+def llm_options(max_tokens: int, timeout: float):
+    """Give a command the LLM options: typer sees them as its own parameters (before --json), and the command
+    receives them as one `llm_flags` value."""
+    options = [("recordings", RecordingsOption, None), ("replay", ReplayFlag, False), ("effort", EffortOption, None),
+               ("thinking", ThinkingFlag, False), ("max_tokens", MaxTokensOption, max_tokens),
+               ("llm_timeout", LlmTimeoutOption, timeout), ("base_url", BaseUrlOption, None)]
+
+    def wrap(fn):
+        own = [p for p in inspect.signature(fn, eval_str=True).parameters.values() if p.name != "llm_flags"]
+        added = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default,
+                                   annotation=annotation) for name, annotation, default in options]
+        params = [p for p in own if p.name != "json_out"] + added + [p for p in own if p.name == "json_out"]
+
+        @functools.wraps(fn)
+        def command(**kwargs):
+            flags = LlmFlags(**{name: kwargs.pop(name) for name, _, _ in options})
+            return fn(**kwargs, llm_flags=flags)
+
+        command.__signature__ = inspect.Signature(params)
+        command.__annotations__ = {p.name: p.annotation for p in params}
+        return command
+
+    return wrap
+
+
 def _check_base_url(base_url: str | None) -> None:
     if base_url is None:
         return
@@ -220,27 +260,28 @@ def _check_base_url(base_url: str | None) -> None:
         raise UsageProblem(f"--base-url must be an http:// or https:// address, not {base_url!r}")
 
 
-def _llm_settings(names: list[str], recordings: Path | None, replay: bool, effort: str | None, thinking: bool,
-                  max_tokens: int, timeout: float, base_url: str | None):
+def _llm_settings(names: list[str], flags: LlmFlags):
     """LLM settings when any of `names` (agents, judge, translator) is `llm[:MODEL]`; None otherwise. Without
     a key, and not replaying, an LLM option is bad input that says how to set one."""
     from contractlang.llm import DEFAULT_RECORDINGS, KEY_HINT, LlmSettings, agent_model
 
     uses = [n for n in names if agent_model(n) is not None]
     if not uses:
-        given = [flag for flag, value in (("--recordings", recordings), ("--replay", replay), ("--effort", effort),
-                                          ("--thinking", thinking), ("--base-url", base_url)) if value]
+        given = [flag for flag, value in (("--recordings", flags.recordings), ("--replay", flags.replay),
+                                          ("--effort", flags.effort), ("--thinking", flags.thinking),
+                                          ("--base-url", flags.base_url)) if value]
         if given:
             raise UsageProblem(f"{given[0]} applies to LLM agents, judges and translators (llm[:MODEL]); none is "
                                "chosen")
         return None
-    _check_base_url(base_url)
-    if effort is not None:
-        _choice(effort, EFFORTS, "effort")
-    if not replay and not os.environ.get("ANTHROPIC_API_KEY"):
+    _check_base_url(flags.base_url)
+    if flags.effort is not None:
+        _choice(flags.effort, EFFORTS, "effort")
+    if not flags.replay and not os.environ.get("ANTHROPIC_API_KEY"):
         raise InputError(f"{uses[0]} needs the Anthropic API: {KEY_HINT}")
-    return LlmSettings(max_tokens=max_tokens, effort=effort, thinking=thinking, timeout_seconds=timeout,
-                       max_retries=5, base_url=base_url, recordings=recordings or DEFAULT_RECORDINGS, replay=replay)
+    return LlmSettings(max_tokens=flags.max_tokens, effort=flags.effort, thinking=flags.thinking,
+                       timeout_seconds=flags.llm_timeout, max_retries=5, base_url=flags.base_url,
+                       recordings=flags.recordings or DEFAULT_RECORDINGS, replay=flags.replay)
 
 
 def _llm_client(settings):
@@ -305,6 +346,7 @@ def _choice(value: str, allowed: tuple[str, ...], what: str) -> str:
 
 
 @app.command()
+@llm_options(max_tokens=8192, timeout=120.0)
 def run(
     contract: Annotated[Path, typer.Argument(help="The contract to play under.")],
     board: Annotated[Optional[int], typer.Option("--board", help="CT-Bench benchmark board ID (0..79).")] = None,
@@ -322,20 +364,14 @@ def run(
                                                             "CT-Bench random agents (default 0).")] = None,
     log: Annotated[Optional[Path], typer.Option(help="Write the game's events as JSON lines here.")] = None,
     guidance: GuidanceOption = None,
-    recordings: RecordingsOption = None,
-    replay: ReplayFlag = False,
-    effort: EffortOption = None,
-    thinking: ThinkingFlag = False,
-    max_tokens: MaxTokensOption = 8192,
-    llm_timeout: LlmTimeoutOption = 120.0,
-    base_url: BaseUrlOption = None,
     json_out: JsonFlag = False,
+    llm_flags: LlmFlags | None = None,
 ) -> None:
     """Play one game under a contract (ContractSim with --env, CT-Bench with --board): story and scores."""
     checked = load_one(contract)
     _game_options([checked], env, board, contract)
     players = [customer, supplier] if checked.ir.kind == "contractsim" else [red, blue]
-    settings = _llm_settings(players, recordings, replay, effort, thinking, max_tokens, llm_timeout, base_url)
+    settings = _llm_settings(players, llm_flags)
     if checked.ir.kind == "contractsim":
         from games.contractsim.llm_agents import guidance_for
 
@@ -550,6 +586,7 @@ def ctbench_show(
 
 
 @ctbench_app.command("sweep")
+@llm_options(max_tokens=8192, timeout=120.0)
 def ctbench_sweep(
     boards: Annotated[str, typer.Option(help="'all' or comma-separated board IDs.")] = "all",
     conditions: Annotated[str, typer.Option("--conditions", "--condition",
@@ -572,14 +609,8 @@ def ctbench_sweep(
     ray: Annotated[Optional[str], typer.Option(help="Run on Ray instead: a cluster address, or 'local'.")] = None,
     out: Annotated[Path, typer.Option(help="Directory for games.jsonl and summary.json; a rerun into it resumes.")]
     = Path("ctbench-sweep"),
-    recordings: RecordingsOption = None,
-    replay: ReplayFlag = False,
-    effort: EffortOption = None,
-    thinking: ThinkingFlag = False,
-    max_tokens: MaxTokensOption = 8192,
-    llm_timeout: LlmTimeoutOption = 120.0,
-    base_url: BaseUrlOption = None,
     json_out: JsonFlag = False,
+    llm_flags: LlmFlags | None = None,
 ) -> None:
     """Run boards × contract conditions × modes × pairings × repeats; resumable. Offline agents by default;
     LLM players and judges (llm[:MODEL]) and external agents (cmd:PROGRAM) too."""
@@ -609,8 +640,7 @@ def ctbench_sweep(
             _choice(name, (*AGENTS, "random"), "agent")
     if judge != "rules" and agent_model(judge) is None:
         raise InputError(f"unknown judge {judge!r}; use rules or llm[:MODEL]")
-    settings = _llm_settings([n for pair in pairs for n in pair] + [judge], recordings, replay, effort, thinking,
-                             max_tokens, llm_timeout, base_url)
+    settings = _llm_settings([n for pair in pairs for n in pair] + [judge], llm_flags)
     _llm_client(settings)  # a recordings file that cannot be used stops the sweep here, before any game
     specs = list(dict.fromkeys(
         GameSpec(board_id=i, condition=c, mode=m, red=r, blue=b, seed=seed, repeat=k, visible=not hidden, judge=judge)
@@ -819,6 +849,7 @@ def ctbench_report(
 
 
 @app.command()
+@llm_options(max_tokens=16384, timeout=300.0)
 def negotiate(
     env: Annotated[str, typer.Option("--env", help="ContractSim environment(s): N, a comma-separated list, or all "
                                                    "(a sweep: one negotiation per environment).")],
@@ -840,14 +871,8 @@ def negotiate(
     games: Annotated[int, typer.Option(min=1, help="Performance games per agreed contract (seeds SEED, SEED+1, "
                                                    "...).")] = 1,
     guidance: GuidanceOption = None,
-    recordings: RecordingsOption = None,
-    replay: ReplayFlag = False,
-    effort: EffortOption = None,
-    thinking: ThinkingFlag = False,
-    max_tokens: MaxTokensOption = 16384,
-    llm_timeout: LlmTimeoutOption = 300.0,
-    base_url: BaseUrlOption = None,
     json_out: JsonFlag = False,
+    llm_flags: LlmFlags | None = None,
 ) -> None:
     """Negotiate ContractSim contracts (§8), score each negotiation (§13), then perform the agreed contract
     (default RCC vs RCC). Offline by default: scripted negotiators, the rules translator."""
@@ -880,8 +905,7 @@ def negotiate(
         raise InputError(str(exc.args[0])) from None
     if not environments:
         raise InputError("--env names no environment")
-    settings = _llm_settings([customer, supplier, translator, perform_customer, perform_supplier], recordings,
-                             replay, effort, thinking, max_tokens, llm_timeout, base_url)
+    settings = _llm_settings([customer, supplier, translator, perform_customer, perform_supplier], llm_flags)
     files = candidates or sorted((Path(__file__).resolve().parents[1] / "examples").glob("catering*.contract"))
     offers = [c.ir for f in files for c in load_contracts(f) if c.ir.kind == "contractsim"]
     if not offers:
