@@ -84,6 +84,6 @@ def open_sqlite_store(path: Path, ours: set[str], ddl: str, what: str, option: s
                                 "another file")
             db.executescript(ddl)
     except sqlite3.DatabaseError as exc:
-        raise FileError(f"{path}: not a usable {what} ({exc}); pass {option} with another file or remove it") from None
+        raise FileError(f"{path}: not a usable {what} ({exc}); pass {option} with another file") from None
     except OSError as exc:
         raise FileError(f"{path}: cannot open the {what}: {exc.strerror or exc}") from None

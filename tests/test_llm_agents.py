@@ -374,6 +374,13 @@ def test_every_llm_option_without_a_key_says_how_to_set_one(args, tmp_path):
     (("ctbench", "sweep", "--boards", "0", "--red", "llm"), "--red and --blue go together"),
     (("ctbench", "sweep", "--boards", "0", "--judge", "oracle"), "unknown judge 'oracle'"),
     (("negotiate", "--env", "1", "--translator", "google"), "unknown translator 'google'"),
+    (("negotiate", "--env", "1", "--perform-supplier", "oracle"), "unknown performing Supplier 'oracle'"),
+    (("run", "examples/worked-example-1.contract", "--env", "5", "--customer", "llm", "--replay", "--recordings",
+      "README.md"), "README.md: not a usable recordings file of LLM responses (file is not a database)"),
+    (("run", "examples/worked-example-1.contract", "--env", "5", "--customer", "llm", "--replay", "--recordings",
+      "examples"), "examples: not a usable recordings file of LLM responses"),
+    (("run", "examples/worked-example-1.contract", "--env", "5", "--customer", "llm", "--replay", "--base-url",
+      "ftp://x"), "--base-url must be an http:// or https:// address"),
 ])
 def test_llm_option_misuse_is_one_line(args, message):
     proc = cli(*args)
