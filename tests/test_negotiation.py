@@ -1,6 +1,7 @@
 """The ContractSim negotiation game (§8, [CS-20], [CS-21]) and its metrics (§13), offline."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -127,21 +128,25 @@ def test_negotiate_cli_cross_checks_the_dp_against_the_played_game():
     assert "outcome: agreed" in text.stdout and "performance (rcc vs rcc, seed 42)" in text.stdout
 
 
-def test_offline_negotiation_and_performance_sweep_over_every_environment():
-    """Scripted negotiators in all six environments, three RCC performance games per agreed contract: no key,
-    no network. Each agreed contract's expected gains are non-negative for both (that is the scripted rule),
-    and in the deterministic Envs 1–2 the played utilities equal the DP's expectations."""
-    proc = cli("negotiate", "--env", "all", "--games", "3", "--json")
+@pytest.mark.slow
+def test_offline_negotiation_and_performance_sweep():
+    """Scripted negotiators and RCC performance games: no key, no network. CI sweeps the deterministic Envs 1–2
+    with 2 games each (the scripted Supplier solves every candidate in every environment: ~90 s for all six);
+    CONTRACTLANG_SLOW_SCALE=full sweeps all six with 3 games. Each agreed contract's expected gains are
+    non-negative for both (the scripted rule), and in Envs 1–2 the played utilities equal the DP's."""
+    full = os.environ.get("CONTRACTLANG_SLOW_SCALE") == "full"
+    envs, games = ([1, 2, 3, 4, 5, 6], 3) if full else ([1, 2], 2)
+    proc = cli("negotiate", "--env", "all" if full else "1,2", "--games", str(games), "--json")
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     runs, summary = out["runs"], out["summary"]
-    assert [r["env"] for r in runs] == [1, 2, 3, 4, 5, 6] and summary["negotiations"] == 6
+    assert [r["env"] for r in runs] == envs and summary["negotiations"] == len(envs)
     agreed = [r for r in runs if r["metrics"]["agreed"]]
-    assert summary["agreed"] == len(agreed) >= 1 and summary["performance_games"] == 3 * len(agreed)
+    assert summary["agreed"] == len(agreed) >= 1 and summary["performance_games"] == games * len(agreed)
     assert summary["llm"]["calls"] == 0
     for r in agreed:
         assert r["metrics"]["gain_customer"] >= -1e-9 and r["metrics"]["gain_supplier"] >= -1e-9
-        assert [g["seed"] for g in r["performances"]] == [42, 43, 44]
+        assert [g["seed"] for g in r["performances"]] == list(range(42, 42 + games))
         if r["env"] in (1, 2):
             for g in r["performances"]:
                 assert g["u_customer"] == pytest.approx(200 + r["metrics"]["gain_customer"])
