@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from scipy import stats as scipy_stats
 
 from contractlang.vocab import Frozen
 from games.ctbench.board import MAX_JOINT_REWARD
@@ -71,7 +70,11 @@ def t_interval(values: Iterable[float | None]) -> Interval:
     if n == 1:
         return Interval(mean=mean, half_width=0.0, n=1)
     sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1))
-    return Interval(mean=mean, half_width=float(scipy_stats.t.ppf(0.975, n - 1)) * sd / math.sqrt(n), n=n)
+    # imported here: scipy.stats takes over a second to import, and most commands that load this module
+    # (every CT-Bench sweep, replay and report) reach a t-quantile only after their real work
+    from scipy import stats
+
+    return Interval(mean=mean, half_width=float(stats.t.ppf(0.975, n - 1)) * sd / math.sqrt(n), n=n)
 
 
 COLUMNS = {
