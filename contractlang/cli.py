@@ -1032,7 +1032,7 @@ def translate(
 ) -> None:
     """Translate contract prose to checked DSL; a missing term is reported, never filled in."""
     from contractlang.translate import DEFAULT_CACHE, MissingApiKey, TranslationCache, translate_text
-    from contractlang.translate.llm import DEFAULT_MODEL, LlmSettings
+    from contractlang.llm import DEFAULT_MODEL, LlmSettings
 
     _choice(backend, ("rules", "anthropic"), "backend")
     _check_base_url(base_url)

@@ -10,7 +10,7 @@ import pytest
 from conftest import ROOT
 from contractlang.translate import MissingApiKey, TranslationCache, translate_text
 from contractlang.translate.cache import cache_key
-from contractlang.translate.llm import LlmSettings
+from contractlang.llm import LlmSettings
 from llm_server import ScriptedServer, message, overloaded
 
 TEXT = (ROOT / "tests" / "nl" / "01-plain-lists.txt").read_text()

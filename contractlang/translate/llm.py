@@ -10,13 +10,12 @@ import re
 import time
 
 from contractlang import check_source
-from contractlang.llm import DEFAULT_MODEL, CallFailed, LlmClient, LlmSettings
+from contractlang.llm import CallFailed, LlmClient
 from contractlang.parser import grammar_text
 from contractlang.translate.checks import ExtraCheck, Inconsistency, run_checks, unfaithful_changes
 from contractlang.vocab import SETTINGS, Frozen
 
 MAX_ATTEMPTS = 3
-__all__ = ["DEFAULT_MODEL", "LlmSettings", "compile_with_llm"]
 
 
 WORKED_EXAMPLE_TEXT = """Catering supply agreement "lunch-service"

@@ -122,8 +122,6 @@ class OfflineJudge:
     """The offline judge: reads the agreement with the rules translator. Summaries hold exactly the terms of
     the condition's kind that the text states; a move is covered iff the agreement names it and it is unused."""
 
-    name = "rules"
-
     def summarise(self, condition: ContractCondition, transcript: str) -> tuple[dict, CTBenchIR] | None:
         ir = agreed_terms(transcript)
         if ir is None:
@@ -161,7 +159,6 @@ class LlmJudge:
 
     def __init__(self, client: LlmClient):
         self.client = client
-        self.name = f"llm:{client.settings.model}"
 
     def summarise(self, condition: ContractCondition, transcript: str) -> tuple[dict, CTBenchIR] | None:
         messages = [{"role": "user", "content": (

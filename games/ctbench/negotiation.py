@@ -88,10 +88,6 @@ class NegotiationOutcome(Frozen):
     contract: CTBenchIR | None = None  # the active programmable contract
     transcript: str = ""  # the active NL-Trading contract
 
-    @property
-    def active(self) -> bool:
-        return self.contract is not None or bool(self.transcript)
-
 
 def says_agree(message: str) -> bool:
     """[CT-19]: `agree` (any case, punctuation ignored) is the message's first or last word."""
@@ -123,15 +119,16 @@ def negotiate_contract(board: Board, condition: ContractCondition, mode: str, ag
                        judge: ContractJudge, visible: bool = True) -> NegotiationOutcome:
     """Run §6.1 with `agents` (red speaks first) and, after verbal agreement, the judge and the confirmations."""
     messages: list[str] = []
-    agreed = False
+    agreeing: list[bool] = []
     for k in range(MAX_MESSAGES):
         player = PLAYERS[k % 2]
         said = _ask(agents[player], observation(player, "negotiate", condition, mode, board, visible,
                                                 tuple(messages))).message
         messages.append(f"{SPEAKER[player]}: {' '.join(said.split())}")
-        if k >= 1 and says_agree(messages[-1].split(": ", 1)[1]) and says_agree(messages[-2].split(": ", 1)[1]):
-            agreed = True
+        agreeing.append(says_agree(said))
+        if agreeing[-2:] == [True, True]:
             break
+    agreed = agreeing[-2:] == [True, True]
     transcript = "\n".join(messages)
     if not agreed:
         return NegotiationOutcome(messages=tuple(messages), agreed=False)
