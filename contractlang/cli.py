@@ -625,7 +625,7 @@ def ctbench_sweep(
     from games.ctbench.metrics import summarise
     from games.external import is_external
     from games.ctbench.play import CONDITIONS
-    from games.ctbench.sweep import GameSpec, RecordStore, run_specs
+    from games.ctbench.sweep import GameSpec, record_store, run_specs
 
     ids = [b.id for b in benchmark_boards()] if boards == "all" else _int_list(boards, "board ID")
     for i in ids:
@@ -645,7 +645,7 @@ def ctbench_sweep(
     specs = list(dict.fromkeys(
         GameSpec(board_id=i, condition=c, mode=m, red=r, blue=b, seed=seed, repeat=k, visible=not hidden, judge=judge)
         for i in ids for c in conds for m in mode_list for r, b in pairs for k in range(repeats)))
-    store = RecordStore(out)
+    store = record_store(out)
     todo = store.missing(specs)
     summary_path = out / "summary.json"
     if todo:
@@ -1263,3 +1263,5 @@ def main() -> None:
 
 
 __all__ = ["app", "main"]
+
+from contractlang import cli_experiments  # noqa: E402,F401  (registers `synth` and `experiment` on `app`)

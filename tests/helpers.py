@@ -51,3 +51,12 @@ def run(ir: ContractSimIR, evs):
 
 def week(monitor, w):
     return next(s for s in monitor.weeks if s.week == w)
+
+
+def run_cli(*args: str, cwd=None, timeout: float = 600):
+    """`python -m contractlang ARGS` in `cwd`, output captured as text."""
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "contractlang", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=timeout)

@@ -11,6 +11,7 @@ once with both players RCC ([CS-28]) for the expected utilities.
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from typing import Callable, NamedTuple, Optional
 
 import numba
@@ -182,45 +183,106 @@ class Backward(NamedTuple):
     values: tuple[tuple[np.ndarray, np.ndarray], ...]  # per round (P_t, V_t) when kept, else ()
 
 
-def backward(problem: DPProblem, progress: Progress = None, keep_values: bool = False) -> Backward:
+class RoundMemo:
+    """Solved rounds kept between solves. Round t reads the contract's terms other than payments, the
+    environment, its cash bounds and the payments M_{2t+1..11} still to come, nothing else (under the `tail`
+    cover its cash bounds are fixed by those payments too), so contracts that differ only in earlier
+    payments share rounds t..5: a move of M_1 re-solves nothing, a move of M_5 rounds 1–2. Entries are
+    dropped oldest first beyond `max_bytes`."""
+
+    def __init__(self, max_bytes: int = 768 << 20):
+        self.max_bytes = max_bytes
+        self._rounds: OrderedDict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray, int]] = OrderedDict()
+        self._bytes = 0
+        self.hits = self.misses = 0
+
+    @staticmethod
+    def key(problem: DPProblem, t: int) -> tuple:
+        terms = problem.ir.model_dump_json(exclude={"name", "parties", "asserts", "payments"})
+        return (terms, problem.env.model_dump_json(), t, tuple(int(m) for m in problem.payments[t + 1:]),
+                tuple(int(c) for c in problem.cash_max[t:]), tuple(int(c) for c in problem.cash_reach[t:]))
+
+    def get(self, key: tuple):
+        entry = self._rounds.get(key)
+        if entry is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        self._rounds.move_to_end(key)
+        return entry
+
+    def put(self, key: tuple, entry: tuple[np.ndarray, np.ndarray, np.ndarray, int]) -> None:
+        self._rounds[key] = entry
+        self._bytes += sum(a.nbytes for a in entry[:3])
+        while self._bytes > self.max_bytes and len(self._rounds) > 1:
+            _, old = self._rounds.popitem(last=False)
+            self._bytes -= sum(a.nbytes for a in old[:3])
+
+
+def backward(problem: DPProblem, progress: Progress = None, keep_values: bool = False,
+             memo: RoundMemo | None = None) -> Backward:
     """The order table, P_1(s_1), V_1(s_1), the number of states solved and, if asked, every P_t and V_t
-    (indexed like the policies, without the price axis)."""
-    scratch = _Scratch(problem)
+    (indexed like the policies, without the price axis). With a memo, rounds solved before for the same
+    later payments are taken from it."""
+    keys = [RoundMemo.key(problem, t) for t in range(ROUNDS)] if memo is not None else []
+    scratch: _Scratch | None = None
     n_mem, n_scen = problem.n_memory, len(problem.price_probs)
     policies: list[np.ndarray] = [np.empty(0)] * ROUNDS
     values: list[tuple[np.ndarray, np.ndarray]] = []
-    q_p = q_v = np.empty((0, 0, 0))
     floor = np.array(problem.env.price_bounds()[0], dtype=np.int64)
     states = 0
     steps, done = int(problem.reachable.sum()), 0
+    later: tuple[np.ndarray, np.ndarray] | None = None  # round t+1's (P, V) over stored states
     for t in reversed(range(ROUNDS)):
-        box = problem.state_box(t)
-        shape = (n_mem, box[0] + 1, box[1] + 1, box[2] + 1, int(problem.cash_max[t]) + 1)
-        out_p, out_v = np.zeros(shape), np.zeros(shape)
-        policy = np.full(shape + (n_scen,), UNSOLVED, dtype=np.int16)
-        for mu in np.flatnonzero(problem.reachable[t]):
-            gp, gv = _continuation(problem, t, int(mu), q_p, q_v)
-            held = np.ascontiguousarray(problem.held[t, mu, : box[0] + 1, : box[1] + 1, : box[2] + 1])
-            kernels.solve_round(gp, gv, np.array(box), held, int(problem.cash_reach[t]), floor, problem.window_of[t],
-                                problem.window_kernel[t], problem.window_top[t], problem.window_count[t],
-                                problem.window_rep[t], problem.window_span[t, 2], problem.orders_by_cost,
-                                problem.order_cost, problem.price_probs, *scratch.arrays, out_p[mu], out_v[mu],
-                                policy[mu], numba.get_num_threads())
-            states += int(held.sum()) * shape[-1]
-            done += 1
-            if progress is not None:
-                progress(done, steps)
-        out_v += problem.payments[t]
+        entry = memo.get(keys[t]) if memo is not None else None
+        if entry is None:
+            if scratch is None:
+                scratch = _Scratch(problem)
+            q_p = q_v = np.empty((0, 0, 0))
+            if later is not None:
+                flat_shape = (n_mem, SIDE**3, later[0].shape[-1])
+                q_p = _through_spoilage(problem, t + 1, later[0], push=False).reshape(flat_shape)
+                q_v = _through_spoilage(problem, t + 1, later[1], push=False).reshape(flat_shape)
+            entry = _solve_round(problem, t, q_p, q_v, floor, scratch, n_scen)
+            if memo is not None:
+                memo.put(keys[t], entry)
+        out_p, out_v_before_payment, policy, round_states = entry
+        done += int(problem.reachable[t].sum())
+        if progress is not None:
+            progress(done, steps)
+        states += round_states
+        later = (out_p, out_v_before_payment + problem.payments[t])
         policies[t] = policy
         if keep_values:
-            values.insert(0, (out_p, out_v))
-        if t > 0:
-            flat_shape = (n_mem, SIDE**3, shape[-1])
-            q_p = _through_spoilage(problem, t, out_p, push=False).reshape(flat_shape)
-            q_v = _through_spoilage(problem, t, out_v, push=False).reshape(flat_shape)
+            values.insert(0, later)
+    out_p, out_v = later
     c1 = min(problem.cash_at_ordering(), int(problem.cash_max[0]))
     return Backward(tuple(policies), float(out_p[0, 0, 0, 0, c1]), float(out_v[0, 0, 0, 0, c1]), states,
                     tuple(values))
+
+
+def _solve_round(problem: DPProblem, t: int, q_p: np.ndarray, q_v: np.ndarray, floor: np.ndarray,
+                 scratch: _Scratch, n_scen: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Round t for every reachable memory state: (P_t, V_t before the round's own payment M_{2t−1}, the
+    orders, the number of states solved)."""
+    n_mem = problem.n_memory
+    box = problem.state_box(t)
+    shape = (n_mem, box[0] + 1, box[1] + 1, box[2] + 1, int(problem.cash_max[t]) + 1)
+    out_p, out_v = np.zeros(shape), np.zeros(shape)
+    policy = np.full(shape + (n_scen,), UNSOLVED, dtype=np.int16)
+    states = 0
+    for mu in np.flatnonzero(problem.reachable[t]):
+        gp, gv = _continuation(problem, t, int(mu), q_p, q_v)
+        held = np.ascontiguousarray(problem.held[t, mu, : box[0] + 1, : box[1] + 1, : box[2] + 1])
+        kernels.solve_round(gp, gv, np.array(box), held, int(problem.cash_reach[t]), floor, problem.window_of[t],
+                            problem.window_kernel[t], problem.window_top[t], problem.window_count[t],
+                            problem.window_rep[t], problem.window_span[t, 2], problem.orders_by_cost,
+                            problem.order_cost, problem.price_probs, *scratch.arrays, out_p[mu], out_v[mu],
+                            policy[mu], numba.get_num_threads())
+        states += int(held.sum()) * shape[-1]
+    for a in (out_p, out_v, policy):
+        a.setflags(write=False)
+    return out_p, out_v, policy, states
 
 
 class Occupancy(NamedTuple):
@@ -259,11 +321,41 @@ def forward(problem: DPProblem, policies, joint_rcc: bool) -> Occupancy:
                      dp_value=float(totals[4]), survival=tuple(survival))
 
 
+class Valuation(NamedTuple):
+    """What the contract searches need of a solve (base units): P_sat (§9.5), U_i with both players RCC
+    ([CS-28]) and completeness (§14)."""
+
+    p_sat: float
+    u_customer: float
+    u_supplier: float
+    completeness: float
+
+
+def _utilities(problem: DPProblem, rcc: Occupancy) -> tuple[float, float]:
+    """(U_Cust, U_Supp) in base units from the joint-RCC occupancy: u_Cust = B + value − paid, u_Supp = paid − spend."""
+    return problem.env.budget + rcc.value - rcc.paid, rcc.paid - rcc.spend
+
+
+def evaluate(problem: DPProblem, memo: RoundMemo | None = None) -> Valuation:
+    """`solve_problem`'s P_sat, utilities and completeness without its checks and its table; rounds already in
+    `memo` are not solved again."""
+    b = backward(problem, memo=memo)
+    survival = forward(problem, b.policies, joint_rcc=False).survival
+    return Valuation(b.p_sat, *_utilities(problem, forward(problem, b.policies, joint_rcc=True)),
+                     _completeness(survival))
+
+
+def _completeness(survival: tuple[float, ...]) -> float:
+    """§14: 1 − (1/5) Σ_t (1 − S_t)."""
+    return 1.0 - sum(1.0 - s for s in survival) / ROUNDS
+
+
 def solve_problem(problem: DPProblem, progress: Progress = None) -> tuple[SolveResult, OrderTable]:
     start = time.perf_counter()
     policies, p_sat, v_supplier, states, _ = backward(problem, progress)
     rc = forward(problem, policies, joint_rcc=False)
     rcc = forward(problem, policies, joint_rcc=True)
+    u_customer, u_supplier = _utilities(problem, rcc)
     survival = rc.survival
     m = problem.ir.setting_info.multiplier
     budget = problem.env.budget
@@ -274,10 +366,9 @@ def solve_problem(problem: DPProblem, progress: Progress = None) -> tuple[SolveR
             "P_sat assumes the schedule is paid (spec §9.2); expected utilities are left to the simulator") if over else ""
     result = SolveResult(
         contract=problem.ir.name, env=problem.env.id, p_sat=p_sat, p_sat_forward=survival[-1],
-        u_customer=None if over else (budget + rcc.value - rcc.paid) * m,
-        u_supplier=None if over else (rcc.paid - rcc.spend) * m,
+        u_customer=None if over else u_customer * m, u_supplier=None if over else u_supplier * m,
         v_supplier=v_supplier * m, v_supplier_forward=rc.dp_value * m,
-        completeness=1.0 - sum(1.0 - s for s in survival) / ROUNDS, survival=tuple(survival), states=states,
+        completeness=_completeness(survival), survival=tuple(survival), states=states,
         seconds=time.perf_counter() - start, note=note)
     return result, OrderTable(problem=problem, policies=policies)
 

@@ -28,7 +28,7 @@ from solver.production import choice_table
 SIDE = 11  # inventory 0..10 per input
 ORDER_SIDE = 13  # orders 0..12 per input
 ROUNDS = 5
-Cover = Literal["schedule", "budget"]
+Cover = Literal["schedule", "budget", "tail"]
 ORDER_GRID = np.stack(np.meshgrid(*(np.arange(ORDER_SIDE),) * 3, indexing="ij"), axis=-1).reshape(-1, 3)
 """Every order (o1, o2, o3) in 0..12³; row i is order index i = o1·169 + o2·13 + o3."""
 
@@ -89,7 +89,8 @@ def receipt_windows(kernel: np.ndarray, held_max: int):
 class DPProblem(Frozen):
     """Arrays for one contract (base units, [CS-01]) in one environment, with a cash cover:
     `schedule` covers every cash level an on-schedule (or under-) paying Customer can produce,
-    `budget` every level up to capital + budget ([CS-23]) for Customers who pay ahead."""
+    `budget` every level up to capital + budget ([CS-23]) for Customers who pay ahead, and `tail` the
+    levels of any on-schedule contract with the same later payments and a close total (see `_cash_reach`)."""
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
@@ -242,6 +243,24 @@ def _cash_saturation(env: SupplyEnvironment) -> np.ndarray:
     return np.array([most * (ROUNDS - t) for t in range(ROUNDS)], dtype=np.int64)
 
 
+TAIL_BUCKET = 16
+
+
+def _cash_reach(env: SupplyEnvironment, payments: np.ndarray, cover: Cover) -> np.ndarray:
+    """The most cash at ordering time each round can see under the cover. `tail`: capital + Σ M rounded up to
+    a multiple of TAIL_BUCKET, minus the payments still to come, M_{2t+1..11}. That bounds the on-schedule
+    cash capital + M_1 + … + M_{2t−1}, and depends only on the later payments and the bucket of the total,
+    so round t is the same problem for every schedule that agrees from M_{2t+1} on and whose total lies in
+    the same bucket, and `induction.RoundMemo` can share it (cash after the order plus the next payment
+    stays within the next round's bound, so no level is clamped that a play could reach)."""
+    if cover == "schedule":
+        return env.capital + np.cumsum(payments[:ROUNDS])
+    if cover == "tail":
+        later = payments.sum() - np.cumsum(payments[:ROUNDS])
+        return env.capital + -(-int(payments.sum()) // TAIL_BUCKET) * TAIL_BUCKET - later
+    return env.capital + env.budget + np.concatenate([[0], np.cumsum(payments[1:ROUNDS])])
+
+
 def build_problem(ir: ContractSimIR, env: SupplyEnvironment, cover: Cover = "schedule") -> DPProblem:
     base = ir.base_units()
     compiled = compile_contractsim(base)
@@ -252,10 +271,7 @@ def build_problem(ir: ContractSimIR, env: SupplyEnvironment, cover: Cover = "sch
     reach = _reachable_memory(next_memory)
     clamp = _inventory_clamp(output, reach, env.spoilage_max)
     holdings = _reachable_holdings(clamp, env.spoilage_max, next_memory, leftover)
-    if cover == "schedule":
-        reach_cash = env.capital + np.cumsum(payments[:ROUNDS])
-    else:
-        reach_cash = env.capital + env.budget + np.concatenate([[0], np.cumsum(payments[1:ROUNDS])])
+    reach_cash = _cash_reach(env, payments, cover)
     cash_max = np.minimum(reach_cash, _cash_saturation(env))
     kernel = np.zeros((ROUNDS, 3, SIDE, ORDER_SIDE, SIDE))
     windows = {}

@@ -1,0 +1,73 @@
+"""Benchmark: the synthetic contract search of `contractlang synth` (issue #18; spec §12, [CS-34]).
+
+Default: one coordinate ascent (Env 3, start 0, ρ = 0.9) twice — with the search's reuse (rounds shared
+between contracts with the same later payments, valuations memoised, price moves not re-solved where no
+deduction reads prices) and from scratch (every requested contract solved afresh) — and then one whole search
+job (Env 3, start 0, all five targets) with reuse, from which the full generation (4 environments × 20
+starts) on this machine's cores is projected. The two ascents end at the same contract (checked).
+`--full` instead times `contractlang synth` with the paper's plan into a temporary directory.
+Usage: python3 bench/synth.py [--full]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import write_result  # noqa: E402
+
+from games.contractsim.synth import (RHOS, SEARCH_ENVS, STARTS, Evaluator, SearchJob, coordinate_ascent,  # noqa: E402
+                                     run_search, starts)
+
+
+def _ascent(reuse: bool) -> tuple[float, object, int]:
+    evaluator = Evaluator(3, reuse=reuse)
+    start = starts(evaluator.env)[0]
+    t = time.perf_counter()
+    end = coordinate_ascent(evaluator, start, 0.9)
+    return time.perf_counter() - t, end, evaluator.solves
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--full", action="store_true", help="time the whole generation (hours on 2 cores)")
+    args = parser.parse_args()
+    cores = os.cpu_count() or 1
+    if args.full:
+        with tempfile.TemporaryDirectory() as tmp:
+            t = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "contractlang", "synth", "--out", str(Path(tmp) / "s"), "--json"],
+                           check=True, cwd=tmp, stdout=subprocess.DEVNULL)
+            seconds = time.perf_counter() - t
+        print(f"full generation: {seconds / 60:.1f} min on {cores} cores (target 60 min)")
+        write_result("synth_full", {"seconds": round(seconds, 1), "target_seconds": 3600})
+        return
+    fast, end_fast, solves_fast = _ascent(reuse=True)
+    slow, end_slow, solves_slow = _ascent(reuse=False)
+    assert end_fast.terms == end_slow.terms and end_fast.valuation == end_slow.valuation
+    print(f"one ascent (Env 3, start 0, ρ 0.9): {fast:.1f} s with reuse ({solves_fast} DP evaluations) against "
+          f"{slow:.1f} s from scratch ({solves_slow}): {slow / fast:.2f}x")
+    t = time.perf_counter()
+    record = run_search(SearchJob(env=3, start=0))
+    job = time.perf_counter() - t
+    jobs = len(SEARCH_ENVS) * STARTS
+    projected = job * jobs / cores
+    print(f"one search job (Env 3, start 0, {len(RHOS)} targets, {len(record.valued)} contracts valued): {job:.1f} s; "
+          f"{jobs} jobs on {cores} cores ≈ {projected / 60:.0f} min if every job cost as much (target 60 min)")
+    write_result("synth", {
+        "ascent": {"reuse_seconds": round(fast, 1), "scratch_seconds": round(slow, 1),
+                   "speedup": round(slow / fast, 2), "reuse_evaluations": solves_fast,
+                   "scratch_evaluations": solves_slow},
+        "search_job": {"seconds": round(job, 1), "contracts_valued": len(record.valued)},
+        "projected_full_minutes": round(projected / 60, 1), "target_minutes": 60})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,303 @@
+"""The rational-vs-rational performance experiment (spec/contractsim.md §15–§16): all nine RC/RCC/RE pairings on
+the synthetic contracts with seed 42, Tables 7–10 (macro and micro), the §16.1 identities checked on the
+result, and the paper's §16.2 rows beside ours.
+
+One job per contract plays its nine games (the regret counterfactual of a pairing is the pairing with the
+role played by RCC, one of the nine). Tables are summaries of the stored runs, so they can be recomputed
+without playing anything.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+
+from contractlang.files import write_atomically
+from contractlang.ir import ContractSimIR
+from contractlang.vocab import Frozen
+from games.contractsim.batch import play_batch
+from games.contractsim.environments import environment
+from games.contractsim.metrics import RoleSummary, Stat, role_run, summarise
+from games.contractsim.run import RunRecord
+from games.runner import JobStore, run_jobs
+from solver.dp import TableCache
+
+SEED = 42
+POLICIES = ("rc", "rcc", "re")
+COUNTERPARTIES = ("rcc", "rc", "re")  # the paper's row blocks
+PAIRINGS = tuple((c, s) for c in POLICIES for s in POLICIES)  # (customer, supplier)
+ROLES = ("customer", "supplier")
+
+
+class RationalJob(Frozen):
+    """The nine pairings on one contract."""
+
+    contract: ContractSimIR
+    env: int
+    seed: int = SEED
+
+
+class RationalRecord(Frozen):
+    job: RationalJob
+    runs: tuple[RunRecord, ...]  # in PAIRINGS order
+
+    def run(self, customer: str, supplier: str) -> RunRecord:
+        return self.runs[PAIRINGS.index((customer, supplier))]
+
+
+def run_rational(job: RationalJob, tables: TableCache | None = None) -> RationalRecord:
+    """Tables come from the on-disk cache `synth` filled, so nothing is solved twice."""
+    cache = tables or TableCache()
+    env = environment(job.env)
+    runs = tuple(play_batch(job.contract, env, c, s, [job.seed], cache)[0] for c, s in PAIRINGS)
+    return RationalRecord(job=job, runs=runs)
+
+
+def rational_records(jobs: list[RationalJob], store_path: Path, workers: int | None, ray_address: str | None,
+                     progress: Callable[[str, int, int], None] | None = None) -> tuple[list[RationalRecord], int]:
+    """Every job's record, from the store or played now (and appended to it); and how many were played now."""
+    store = JobStore(store_path, RationalRecord, lambda r: r.job, "rational")
+    todo = store.missing(jobs)
+    done = len(jobs) - len(todo)
+    try:
+        if progress is not None:
+            progress("games", done, len(jobs))
+        results = run_jobs(run_rational, todo, workers, ray_address)
+        try:
+            for record in results:
+                store.add(record)
+                done += 1
+                if progress is not None:
+                    progress("games", done, len(jobs))
+        finally:
+            results.close()
+    finally:
+        store.close()
+    return [store.records[j] for j in jobs], len(todo)
+
+
+class TableRow(Frozen):
+    """One row of Tables 7–10: `role` played by `policy` against `counterparty`."""
+
+    role: str
+    counterparty: str
+    policy: str
+    summary: RoleSummary
+
+
+def tables(records: list[RationalRecord]) -> list[TableRow]:
+    rows = []
+    for role in ROLES:
+        for other in COUNTERPARTIES:
+            for own in POLICIES:
+                pair = (own, other) if role == "customer" else (other, own)
+                rcc = ("rcc", other) if role == "customer" else (other, "rcc")
+                runs = [r.run(*pair) for r in records]
+                rows.append(TableRow(role=role, counterparty=other, policy=own,
+                                     summary=summarise(runs, role, [r.run(*rcc) for r in records])))
+    return rows
+
+
+COLUMNS = ("U", "CU", "R", "CR", "Compl.", "Cond.", "Expl.", "TFT", "Def.", "Uni.", "Rec.")
+
+
+def row_cells(s: RoleSummary, micro: bool) -> tuple[str, ...]:
+    """The eleven cells of a row as the paper prints them: money to one decimal, rates in percent."""
+    pct = 100.0
+    compliance = (s.compliance_micro, s.conditional_micro, s.exploited_micro, s.tft_micro) if micro else \
+        (s.compliance, s.conditional, s.exploited, s.tft)
+    return (s.utility.text(), s.compliant_utility.text(), _text(s.regret), _text(s.compliant_regret),
+            *(c.text(pct) for c in compliance), s.defection.text(pct), s.unilateral.text(pct),
+            s.reciprocal.text(pct))
+
+
+def _text(stat: Stat | None) -> str:
+    return "–" if stat is None else stat.text()
+
+
+PAPER_ROWS: dict[tuple[str, str, str], tuple[str, ...]] = {
+    # §16.2, Table 7 (Customer, macro); keys (role, counterparty, policy)
+    ("customer", "rcc", "rc"): ("323.5 ± 88.2", "323.5 ± 88.2", "−0.1 ± 1.5", "−0.1 ± 1.5", "100.0", "100.0", "100.0", "98.7 ± 10.4", "0.0", "0.0", "0.0"),
+    ("customer", "rcc", "rcc"): ("323.4 ± 88.4", "323.4 ± 88.4", "0.0", "0.0", "98.7 ± 10.4", "100.0", "0.0", "100.0", "1.7 ± 12.8", "0.0", "100.0"),
+    ("customer", "rcc", "re"): ("200.0 ± 0.0", "200.0 ± 0.0", "123.4 ± 88.4", "123.4 ± 88.4", "0.0", "0.0", "–", "38.7 ± 36.7", "100.0", "100.0", "–"),
+    ("customer", "rc", "rc"): ("323.5 ± 88.2", "323.5 ± 88.2", "0.3 ± 2.5", "0.1 ± 1.0", "100.0", "100.0", "100.0", "98.7 ± 10.4", "0.0", "0.0", "0.0"),
+    ("customer", "rc", "rcc"): ("323.9 ± 87.9", "323.6 ± 88.1", "0.0", "0.0", "98.7 ± 10.4", "100.0", "0.0", "100.0", "1.7 ± 12.8", "0.0", "100.0"),
+    ("customer", "rc", "re"): ("282.6 ± 53.9", "209.2 ± 26.0", "41.3 ± 47.9", "114.4 ± 86.4", "0.0", "0.0", "–", "48.5 ± 25.2", "100.0", "100.0", "–"),
+    ("customer", "re", "rc"): ("54.0 ± 64.7", "54.0 ± 64.7", "99.8 ± 68.2", "99.8 ± 68.2", "100.0", "100.0", "100.0", "72.4 ± 39.1", "0.0", "0.0", "0.0"),
+    ("customer", "re", "rcc"): ("153.8 ± 32.4", "153.8 ± 32.4", "0.0", "0.0", "72.4 ± 39.1", "100.0", "0.0", "100.0", "33.3 ± 47.3", "0.0", "100.0"),
+    ("customer", "re", "re"): ("200.0 ± 0.0", "200.0 ± 0.0", "−46.2 ± 32.4", "−46.2 ± 32.4", "0.0", "0.0", "–", "38.7 ± 36.7", "100.0", "100.0", "–"),
+    # Table 8 (Supplier, macro)
+    ("supplier", "rcc", "rc"): ("52.6 ± 36.2", "52.4 ± 36.6", "0.0 ± 0.2", "0.0 ± 0.2", "97.2 ± 15.4", "97.2 ± 15.4", "–", "98.6 ± 9.0", "3.9 ± 19.4", "3.9 ± 19.4", "–"),
+    ("supplier", "rcc", "rcc"): ("52.6 ± 36.2", "52.4 ± 36.5", "0.0", "0.0", "97.2 ± 15.4", "97.2 ± 15.4", "–", "98.6 ± 9.0", "3.9 ± 19.4", "3.9 ± 19.4", "–"),
+    ("supplier", "rcc", "re"): ("46.2 ± 32.4", "8.3 ± 18.3", "6.5 ± 49.2", "44.1 ± 45.2", "5.3 ± 8.9", "5.3 ± 8.9", "–", "32.0 ± 35.0", "100.0", "100.0", "–"),
+    ("supplier", "rc", "rc"): ("53.6 ± 35.0", "53.4 ± 35.4", "0.0", "0.0", "98.9 ± 6.9", "98.9 ± 6.9", "–", "98.9 ± 6.9", "3.9 ± 19.4", "3.9 ± 19.4", "–"),
+    ("supplier", "rc", "rcc"): ("53.6 ± 35.0", "53.4 ± 35.4", "0.0", "0.0", "98.9 ± 6.9", "98.9 ± 6.9", "–", "98.9 ± 6.9", "3.9 ± 19.4", "3.9 ± 19.4", "–"),
+    ("supplier", "rc", "re"): ("146.0 ± 64.7", "8.3 ± 18.3", "−92.4 ± 65.0", "45.1 ± 44.4", "5.3 ± 8.9", "5.3 ± 8.9", "–", "5.3 ± 8.9", "100.0", "100.0", "–"),
+    ("supplier", "re", "rc"): ("−29.7 ± 10.1", "−29.7 ± 10.1", "29.7 ± 10.1", "29.7 ± 10.1", "9.3 ± 12.8", "–", "9.3 ± 12.8", "90.7 ± 12.8", "100.0", "–", "100.0"),
+    ("supplier", "re", "rcc"): ("0.0 ± 0.0", "0.0 ± 0.0", "0.0", "0.0", "0.0", "–", "0.0", "100.0", "100.0", "–", "100.0"),
+    ("supplier", "re", "re"): ("0.0 ± 0.0", "0.0 ± 0.0", "0.0", "0.0", "0.0", "–", "0.0", "100.0", "100.0", "–", "100.0"),
+}
+"""The paper's rational rows as printed (macro tables; §16.2), for the side-by-side comparison."""
+
+TITLES = {("customer", False): "Table 7 — Customer, macro", ("supplier", False): "Table 8 — Supplier, macro",
+          ("customer", True): "Table 9 — Customer, micro", ("supplier", True): "Table 10 — Supplier, micro"}
+
+
+def tables_markdown(rows: list[TableRow]) -> str:
+    """Tables 7–10 in the paper's layout, then the macro tables beside §16.2 (ours / paper, cell by cell)."""
+    out = []
+    for micro in (False, True):
+        for role in ROLES:
+            other = "Supplier" if role == "customer" else "Customer"
+            out += [f"## {TITLES[role, micro]}", "",
+                    f"| {other} (counterparty) | {role.capitalize()} | " + " | ".join(COLUMNS) + " |",
+                    "|---|---|" + "---|" * len(COLUMNS)]
+            out += [f"| {r.counterparty.upper()} | {r.policy.upper()} | " + " | ".join(row_cells(r.summary, micro))
+                    + " |" for r in rows if r.role == role]
+            out.append("")
+    out += ["## Beside the paper (§16.2, macro): ours / paper", ""]
+    for role in ROLES:
+        other = "Supplier" if role == "customer" else "Customer"
+        out += [f"### {role.capitalize()} side", "",
+                f"| {other} | {role.capitalize()} | " + " | ".join(COLUMNS) + " |", "|---|---|" + "---|" * len(COLUMNS)]
+        for r in rows:
+            if r.role != role:
+                continue
+            paper = PAPER_ROWS[r.role, r.counterparty, r.policy]
+            cells = [mine if _same(mine, theirs) else f"**{mine}** / {theirs}"
+                     for mine, theirs in zip(row_cells(r.summary, False), paper)]
+            out.append(f"| {r.counterparty.upper()} | {r.policy.upper()} | " + " | ".join(cells) + " |")
+        out.append("")
+    out.append("Bold cells differ from the paper's (ours first); the others agree as printed.")
+    return "\n".join(out) + "\n"
+
+
+def _same(mine: str, theirs: str) -> bool:
+    """Equal as printed, reading the paper's "100.0" as "100.0 ± 0.0" and − as a minus sign."""
+    def norm(text: str) -> str:
+        text = text.replace("−", "-")
+        return text.removesuffix(" ± 0.0").replace("-0.0", "0.0")
+    return norm(mine) == norm(theirs)
+
+
+# --- §16.1 identities ----------------------------------------------------------------------------------------
+
+class Identity(Frozen):
+    id: str
+    statement: str
+    holds: bool
+    checked: int  # runs (or contracts) the identity was checked on
+    failures: tuple[str, ...] = ()  # the first few cases that break it
+
+
+def _check(id_: str, statement: str, cases: list[tuple[str, bool]]) -> Identity:
+    bad = [name for name, ok in cases if not ok]
+    return Identity(id=id_, statement=statement, holds=not bad, checked=len(cases), failures=tuple(bad[:5]))
+
+
+def _trajectory(run: RunRecord) -> tuple:
+    return tuple((w.week, w.compliant, w.excluded, w.paid, w.spend, w.value) for w in run.weeks)
+
+
+def _close(a: float | None, b: float | None, tol: float = 1e-9) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return math.isclose(a, b, abs_tol=tol)
+
+
+def identities(records: list[RationalRecord], rows: list[TableRow], p_sat: dict[str, float]) -> list[Identity]:
+    """E1–E13 of §16.1, each checked on every run (or contract) it speaks about."""
+    row = {(r.role, r.counterparty, r.policy): r.summary for r in rows}
+    name = [r.job.contract.name for r in records]
+    budget = {r.job.contract.name: environment(r.job.env).budget for r in records}
+    capital = {r.job.contract.name: environment(r.job.env).capital for r in records}
+    out = []
+    for id_, c, s in (("E1", "re", "rcc"), ("E2", "re", "re")):
+        out.append(_check(id_, f"{c.upper()} Customer vs {s.upper()} Supplier: U_Cust = B, U_Supp = 0 in every run",
+                          [(n, r.run(c, s).u_customer == budget[n] and r.run(c, s).u_supplier == 0)
+                           for n, r in zip(name, records)]))
+    out.append(_check("E3", "RE Customer: the trajectory against RCC equals the one against RE (so every "
+                      "Customer row but regret coincides)",
+                      [(n, _trajectory(r.run("re", "rcc")) == _trajectory(r.run("re", "re")))
+                       for n, r in zip(name, records)]))
+    out.append(_check("E4", "Against an RE Customer, RCC and RE Suppliers play the same game",
+                      [(n, _trajectory(r.run("re", "rcc")) == _trajectory(r.run("re", "re")))
+                       for n, r in zip(name, records)]))
+    out.append(_check("E5", "Against an RC Customer, RC and RCC Suppliers play the same game",
+                      [(n, _trajectory(r.run("rc", "rc")) == _trajectory(r.run("rc", "rcc")))
+                       for n, r in zip(name, records)]))
+    out.append(_check("E6", "Against an RE Supplier, U_Cust + U_Supp = B in every run",
+                      [(f"{n} {c}", r.run(c, "re").u_customer + r.run(c, "re").u_supplier == budget[n])
+                       for n, r in zip(name, records) for c in POLICIES]))
+    e7 = []
+    for n, r in zip(name, records):
+        for s in POLICIES:
+            run = r.run("re", s)
+            spend = sum(w.spend for w in run.weeks)
+            value = sum(w.value for w in run.weeks)
+            e7.append((f"{n} {s}", run.u_supplier == -spend and -capital[n] <= run.u_supplier <= 0
+                       and run.u_customer == budget[n] + value))
+    out.append(_check("E7", "Against an RE Customer, U_Supp = −spend ∈ [−capital, 0] and U_Cust = B + value "
+                      "delivered", e7))
+    e8 = [(f"{role} vs {other}", s.regret is not None and s.regret.mean == 0 and s.regret.sd == 0
+           and s.compliant_regret.mean == 0 and s.compliant_regret.sd == 0)
+          for (role, other, own), s in row.items() if own == "rcc"]
+    out.append(_check("E8", "RCC's regret and compliant regret are exactly 0", e8))
+    e9 = []
+    for (role, other, own), s in row.items():
+        rcc = row[role, other, "rcc"]
+        e9.append((f"{role} {own} vs {other}",
+                   _close(s.regret.mean, rcc.utility.mean - s.utility.mean)
+                   and _close(s.compliant_regret.mean, rcc.compliant_utility.mean - s.compliant_utility.mean)))
+    out.append(_check("E9", "Mean regret of X vs Y = mean utility of RCC vs Y − mean utility of X vs Y "
+                      "(compliant too)", e9))
+    e10 = []
+    for other in COUNTERPARTIES:
+        rc, re_ = row["customer", other, "rc"], row["customer", other, "re"]
+        e10.append((f"RC vs {other}", rc.compliance.mean == 1 and rc.defection.mean == 0
+                    and rc.exploited.mean in (None, 1.0)))
+        e10.append((f"RE vs {other}", re_.compliance.mean == 0 and re_.defection.mean == 1
+                    and re_.unilateral.mean in (None, 1.0)))
+    out.append(_check("E10", "RC Customer: compliance 100, defection 0, exploited 100 where defined; RE "
+                      "Customer: compliance 0, defection 100, unilateral 100", e10))
+    e11 = []
+    for n, r in zip(name, records):
+        for c, s in PAIRINGS:
+            run = r.run(c, s)
+            for role in ROLES:
+                other_first = [w for w in run.weeks if w.role != role and not w.excluded and not w.compliant]
+                x = role_run(run, role)
+                if not other_first and x.eval_weeks:
+                    e11.append((f"{n} {c}/{s} {role}", _close(x.tft, x.compliance)))
+        for s in POLICIES:
+            rc, rcc = role_run(r.run("rc", s), "customer"), role_run(r.run("rcc", s), "customer")
+            if rcc.tft == 1 and rc.eval_weeks == rcc.eval_weeks and rc.eval_weeks:
+                e11.append((f"{n} RC/RCC vs {s}", _close(rc.tft, rcc.compliance)))
+    out.append(_check("E11", "(a) TFT = compliance when the counterparty never violates; (b) an RC Customer's "
+                      "TFT equals the RCC Customer's compliance where RCC's TFT is 100 and the weeks coincide", e11))
+    e12 = []
+    for n, r in zip(name, records):
+        for c, s in PAIRINGS:
+            run = r.run(c, s)
+            for role in ROLES:
+                x = role_run(run, role)
+                if not x.defected:
+                    e12.append((f"{n} {c}/{s} {role}", _close(x.compliant_utility, x.utility)))
+    out.append(_check("E12", "A role that never violates has compliant utility = utility", e12))
+    out.append(_check("E13", "P_sat is 0 or 1 for every contract in Envs 1–2",
+                      [(n, p_sat[n] in (0.0, 1.0)) for n, r in zip(name, records) if r.job.env in (1, 2)]))
+    return out
+
+
+class RationalReport(Frozen):
+    contracts: int
+    rows: tuple[TableRow, ...]
+    identities: tuple[Identity, ...]
+
+
+def write_report(out: Path, report: RationalReport, markdown: str) -> None:
+    folder = out / "rational"
+    folder.mkdir(parents=True, exist_ok=True)
+    write_atomically(folder / "tables.json", report.model_dump_json(indent=1) + "\n")
+    write_atomically(folder / "tables.md", markdown)

@@ -1,0 +1,241 @@
+"""Pareto frontiers of the formalised contract space (spec/contractsim.md §13, [CS-35], Figure 2 / Figures 6–8).
+
+ω*(η) = argmax U_i(ω) s.t. U_{−i}(ω) ≥ η and P_sat ≥ 0.95 is taken over a pool of contracts valued exactly by
+the DP; sweeping η over the pool traces its nondominated set, the points the paper draws as open circles
+("sampled nondominated contracts"; the segments between them are visual guides, not claims). F1 draws from
+grim-only contracts, F2 from every contingency combination.
+
+Pools: in Envs 3–6 every base-family point the `synth` searches valued (F1), plus every contingency variant
+of the most valuable of them (F2). Envs 1–2 have no search (their terms are reused, §12.2) and are
+deterministic, so their frontier is exact, by enumeration in closed form (`enumeration`); E13 makes F1 = F2
+there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import numpy as np
+
+from contractlang.files import write_atomically
+from contractlang.vocab import Frozen
+from games.contractsim.environments import environment
+from games.contractsim.synth import ALL_VARIANTS, Evaluator, SearchRecord, Terms, unit_ingredient_cost
+from games.runner import JobStore, run_jobs
+
+THRESHOLD = 0.95  # [CS-26]: inclusive
+TOLERANCE = 1e-9
+F2_SEEDS = 8
+"""How many of a pool's best grim-only contracts (by U_Cust + U_Supp, any P_sat) get every contingency variant
+for F2: contingencies make a contract easier to satisfy, so F2 gains most from valuable contracts just below
+the threshold."""
+
+
+class Point(Frozen):
+    """One contract of a pool with its exact valuation (Catering dollars)."""
+
+    terms: Terms
+    variant: str
+    p_sat: float
+    u_customer: float
+    u_supplier: float
+
+
+def pareto(points: Iterable[Point]) -> list[Point]:
+    """The nondominated points with P_sat ≥ 0.95, by increasing U_Cust (ties: the first in pool order)."""
+    ok = [p for p in points if p.p_sat >= THRESHOLD - TOLERANCE]
+    ok.sort(key=lambda p: (-p.u_customer, -p.u_supplier))
+    front, best_supplier = [], float("-inf")
+    for p in ok:
+        if p.u_supplier > best_supplier + TOLERANCE:
+            front.append(p)
+            best_supplier = p.u_supplier
+    return front[::-1]
+
+
+def sweep(points: list[Point], role: str, etas: list[float]) -> list[tuple[float, Point | None]]:
+    """ω*(η) for `role` at each floor η on the counterparty's utility (None: nothing reaches the floor)."""
+    own = "u_customer" if role == "customer" else "u_supplier"
+    other = "u_supplier" if role == "customer" else "u_customer"
+    ok = [p for p in points if p.p_sat >= THRESHOLD - TOLERANCE]
+    return [(eta, max((p for p in ok if getattr(p, other) >= eta - TOLERANCE), key=lambda p: getattr(p, own),
+                      default=None)) for eta in etas]
+
+
+class PoolJob(Frozen):
+    """Exact valuations of one environment's extra pool: the enumeration of a deterministic environment, or
+    the contingency variants of given contracts."""
+
+    env: int
+    terms: tuple[Terms, ...]
+    variants: tuple[str, ...]
+
+
+class PoolRecord(Frozen):
+    job: PoolJob
+    points: tuple[Point, ...]
+
+
+def run_pool(job: PoolJob) -> PoolRecord:
+    evaluator = Evaluator(job.env)
+    points = []
+    for terms in job.terms:
+        for variant in job.variants:
+            v = evaluator(terms, variant)
+            points.append(Point(terms=terms, variant=variant, p_sat=v.p_sat, u_customer=v.u_customer,
+                                u_supplier=v.u_supplier))
+    return PoolRecord(job=job, points=tuple(points))
+
+
+def enumeration(env_id: int) -> list[Point]:
+    """Envs 1–2, every delivery vector of the [CS-34] box, in closed form. Prices, receipts and spoilage are
+    fixed there, so with the whole total T paid in week 1 (the most cash at every order) the RCC Supplier buys
+    each week's ingredients just in time (a purchase ahead costs the same and ties go to the cheaper order,
+    [CS-25]) and spends s = 5·c·q; it is satisfiable exactly when capital + T ≥ s, and then U_Supp = T − s and
+    U_Cust = B + 5·v·q − T. A contract's points thus form one segment of slope −1 from its smallest
+    satisfiable total to B, given here by its two ends (tests check them against the DP)."""
+    env = environment(env_id)
+    unit = unit_ingredient_cost(env)
+    out = []
+    for a in range(1, 11):
+        for b in range(1, 11 - a):
+            for c in range(1, 11 - a):
+                q = (a, b, c)
+                spend = round(5 * float(unit @ q))
+                value = 5 * int(np.dot(env.values, q))
+                low = max(1, spend - env.capital)
+                for total in sorted({low, env.budget}):
+                    if total <= env.budget:
+                        out.append(Point(terms=Terms(quantities=q, prices=(0, 0, 0), payments=(total, 0, 0, 0, 0, 0)),
+                                         variant="base", p_sat=1.0, u_customer=env.budget + value - total,
+                                         u_supplier=total - spend))
+    return out
+
+
+def search_pool(records: list[SearchRecord], env_id: int) -> list[Point]:
+    """Every base-family point the searches of one environment valued, once each, in job order."""
+    seen: dict[tuple, Point] = {}
+    for r in sorted(records, key=lambda r: r.job.start):
+        if r.job.env != env_id:
+            continue
+        for v in r.valued:
+            key = (v.terms.quantities, v.terms.payments)
+            seen.setdefault(key, Point(terms=v.terms, variant="base", p_sat=v.valuation.p_sat,
+                                       u_customer=v.valuation.u_customer, u_supplier=v.valuation.u_supplier))
+    return list(seen.values())
+
+
+DETERMINISTIC = (1, 2)
+ENVS = (1, 2, 3, 4, 5, 6)
+
+
+def pool_jobs(search: list[SearchRecord], envs: tuple[int, ...], seeds: int = F2_SEEDS) -> list[PoolJob]:
+    """F2's extra contracts in the stochastic environments: every contingency variant of the `seeds` most
+    valuable grim-only contracts of the search pool."""
+    jobs = []
+    for env_id in envs:
+        if env_id in DETERMINISTIC:
+            continue
+        best = sorted(search_pool(search, env_id), key=lambda p: -(p.u_customer + p.u_supplier))[:seeds]
+        jobs += [PoolJob(env=env_id, terms=(p.terms,), variants=tuple(v for v in ALL_VARIANTS if v != "base"))
+                 for p in best]
+    return jobs
+
+
+class Frontier(Frozen):
+    env: int
+    f1: tuple[Point, ...]
+    f2: tuple[Point, ...]
+    pool_f1: int  # grim-only contracts considered
+    pool_f2: int
+
+
+def frontiers(search: list[SearchRecord], pools: list[PoolRecord], envs: tuple[int, ...]) -> list[Frontier]:
+    out = []
+    for env_id in envs:
+        extra = [p for r in pools if r.job.env == env_id for p in r.points]
+        base = enumeration(env_id) if env_id in DETERMINISTIC else search_pool(search, env_id)
+        everything = base + extra
+        out.append(Frontier(env=env_id, f1=tuple(pareto(base)), f2=tuple(pareto(everything)), pool_f1=len(base),
+                            pool_f2=len(everything)))
+    return out
+
+
+def pool_records(jobs: list[PoolJob], store_path: Path, workers: int | None, ray_address: str | None,
+                 progress: Callable[[str, int, int], None] | None) -> tuple[list[PoolRecord], int]:
+    store = JobStore(store_path, PoolRecord, lambda r: r.job, "frontier pool")
+    todo = store.missing(jobs)
+    done = len(jobs) - len(todo)
+    try:
+        if progress is not None:
+            progress("pools", done, len(jobs))
+        results = run_jobs(run_pool, todo, workers, ray_address, threads=1 if (workers or 2) > 1 else None)
+        try:
+            for record in results:
+                store.add(record)
+                done += 1
+                if progress is not None:
+                    progress("pools", done, len(jobs))
+        finally:
+            results.close()
+    finally:
+        store.close()
+    return [store.records[j] for j in jobs], len(todo)
+
+
+def plot(frontier: Frontier, path: Path) -> None:
+    """Figure-2 style: U_Cust against U_Supp, F1 and F2 as open circles joined by guide lines, the
+    disagreement point marked."""
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    env = environment(frontier.env)
+    fig, ax = plt.subplots(figsize=(5.5, 4.2), dpi=120)
+    for points, label, style in ((frontier.f2, "F2 (contingent)", "-o"), (frontier.f1, "F1 (grim only)", "--o")):
+        if points:
+            ax.plot([p.u_customer for p in points], [p.u_supplier for p in points], style, mfc="none", label=label)
+    ax.plot([env.budget], [0], "kx", label="disagreement (B, 0)")
+    ax.set_xlabel("U_Cust")
+    ax.set_ylabel("U_Supp")
+    ax.set_title(f"Environment {frontier.env}: Pareto frontiers, P_sat ≥ 0.95")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", metadata={"Software": None})
+    plt.close(fig)
+    write_atomically(path, buffer.getvalue())
+
+
+class Sweep(Frozen):
+    """ω*(η) for one role on an η grid (the counterparty's utility floor): the role's best utility, or None."""
+
+    role: str
+    frontier: str
+    etas: tuple[float, ...]
+    best: tuple[float | None, ...]
+
+
+def sweeps(frontier: Frontier, steps: int = 9) -> list[Sweep]:
+    out = []
+    for name, points in (("F1", list(frontier.f1)), ("F2", list(frontier.f2))):
+        for role in ("customer", "supplier"):
+            other = [p.u_supplier if role == "customer" else p.u_customer for p in points]
+            if not other:
+                out.append(Sweep(role=role, frontier=name, etas=(), best=()))
+                continue
+            lo, hi = min(other), max(other)
+            etas = [round(lo + (hi - lo) * k / (steps - 1), 6) for k in range(steps)]
+            own = "u_customer" if role == "customer" else "u_supplier"
+            best = tuple(None if p is None else getattr(p, own) for _, p in sweep(points, role, etas))
+            out.append(Sweep(role=role, frontier=name, etas=tuple(etas), best=best))
+    return out
+
+
+class FrontierReport(Frozen):
+    frontiers: tuple[Frontier, ...]
+    sweeps: tuple[tuple[Sweep, ...], ...]  # per frontier, in the same order

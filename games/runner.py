@@ -1,0 +1,149 @@
+"""Experiments as independent jobs: run in local processes (default) or on Ray through one code path, their
+results appended to a store that survives interruption.
+
+A job is a frozen value whose fields say everything its result depends on, so it is its own content key:
+equal jobs are one job, and a rerun into the same store runs only the jobs it does not hold yet. Results
+arrive in completion order; callers that write outputs order them by job, so an interrupted and resumed
+run writes the same bytes as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import signal
+import socket
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from pathlib import Path
+from typing import Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from contractlang.files import FileError, write_atomically
+
+Job = TypeVar("Job", bound=Hashable)
+Record = TypeVar("Record", bound=BaseModel)
+
+
+def _worker_init(threads: int | None) -> None:
+    # the parent alone answers Ctrl-C / SIGTERM, and then ends the workers itself
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if threads is not None:  # one compiled kernel thread per worker process: the processes share the cores
+        import numba
+
+        numba.set_num_threads(threads)
+
+
+def run_jobs(work: Callable[[Job], Record], jobs: list[Job], workers: int | None = None,
+             ray_address: str | None = None, threads: int | None = None) -> Iterator[Record]:
+    """Yield `work(job)` for every job as it finishes (order not guaranteed); `workers=1` runs in this process.
+    `work` must be picklable (a module-level function or a partial of one). `threads` sets the compiled
+    kernels' threads in each worker process.
+
+    Closing the iterator (or an interrupt while it waits) terminates the worker processes at once."""
+    if ray_address is not None:
+        yield from _run_ray(work, jobs, ray_address)
+        return
+    workers = workers or os.cpu_count() or 1
+    if workers == 1 or len(jobs) <= 1:
+        for job in jobs:
+            yield work(job)
+        return
+    pool = multiprocessing.get_context("fork").Pool(workers, initializer=_worker_init, initargs=(threads,))
+    try:
+        yield from pool.imap_unordered(work, jobs, chunksize=max(1, len(jobs) // (workers * 8)))
+        pool.close()
+    finally:
+        pool.terminate()
+        pool.join()
+
+
+def _reachable(address: str, seconds: float = 5.0) -> None:
+    """Fail at once, with the address named, when no Ray head answers there (Ray itself waits minutes)."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        raise RuntimeError(f"--ray takes 'local', 'auto' or a cluster address HOST:PORT, not {address!r}")
+    try:
+        socket.create_connection((host, int(port)), timeout=seconds).close()
+    except OSError as exc:
+        raise RuntimeError(f"cannot reach a Ray cluster at {address}: {exc.strerror or exc}") from None
+
+
+def _call(work: Callable, job):
+    return work(job)
+
+
+def _run_ray(work: Callable, jobs: list, address: str) -> Iterator:
+    try:
+        import ray
+    except ImportError:
+        raise RuntimeError("--ray needs Ray: pip install 'contractlang[ray]'") from None
+    if address not in ("local", "auto"):
+        _reachable(address)
+    ray.init(address=None if address == "local" else address, ignore_reinit_error=True,
+             include_dashboard=False, log_to_driver=False)
+    remote = ray.remote(_call)
+    pending = [remote.remote(work, job) for job in jobs]
+    try:
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            yield ray.get(done[0])
+    finally:
+        for ref in pending:
+            ray.cancel(ref, force=True)
+
+
+class JobStore(Generic[Job, Record]):
+    """A JSON-lines file of finished records, one complete line each, appended to as jobs finish.
+
+    Only the last line can be cut short by an interrupted run: it is dropped (the file is rewritten
+    without it) so that new lines never follow a partial one. Any other line that is not a record
+    stops the run with its line number, and nothing is rewritten. A repeated job keeps its first record."""
+
+    def __init__(self, path: Path, record_type: type[Record], job_of: Callable[[Record], Job], what: str):
+        self.path = path
+        self.records: dict[Job, Record] = {}
+        self.dropped_cut_line = False
+        self._job_of = job_of
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            raw = path.read_bytes() if path.exists() else b""
+        except OSError as exc:
+            raise FileError(f"cannot use {path.parent}: {exc.strerror or exc}") from None
+        lines = raw.splitlines(keepends=True)
+        for number, line in enumerate(lines, start=1):
+            record = _parse(line, record_type)
+            if record is not None:
+                self.records.setdefault(job_of(record), record)
+            elif number == len(lines) and not line.endswith(b"\n"):
+                self.dropped_cut_line = True
+                write_atomically(path, raw[: len(raw) - len(line)])
+            elif line.strip():
+                raise FileError(f"{path}:{number}: not a {what} record of this version; move the file away or "
+                                "choose another --out")
+        try:
+            self._file = path.open("a", encoding="utf-8")
+        except OSError as exc:
+            raise FileError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+    def missing(self, jobs: Iterable[Job]) -> list[Job]:
+        return [j for j in dict.fromkeys(jobs) if j not in self.records]
+
+    def add(self, record: Record) -> None:
+        self._file.write(json.dumps(record.model_dump(mode="json")) + "\n")
+        self._file.flush()
+        self.records.setdefault(self._job_of(record), record)
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def _parse(line: bytes, record_type: type[Record]) -> Record | None:
+    if not line.strip():
+        return None
+    try:
+        return record_type.model_validate_json(line)
+    except ValidationError:
+        return None

@@ -1,0 +1,231 @@
+"""Synthetic contracts, the rational experiment and the Pareto frontiers (spec §12–§16, issue #18)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from games.contractsim.environments import environment
+from games.contractsim.frontier import Point, enumeration, pareto, sweep
+from games.contractsim.synth import (AscentRecord, SearchJob, SearchRecord, SynthPlan, Terms, Valuation,
+                                     choose_bases, contingencies, coordinate_ascent, starts)
+from solver.dp import RoundMemo, build_problem, evaluate, solve
+from tests.helpers import run_cli
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_tail_cover_and_shared_rounds_give_the_schedule_solve_exactly():
+    """The search's solves (cover `tail`, rounds shared through the memo) equal `solve` bit for bit, and a move
+    of M_5 re-solves only rounds 1–2."""
+    env = environment(3)
+    memo = RoundMemo()
+    base = Terms(quantities=(1, 2, 2), prices=(10, 5, 3), payments=(31, 31, 24, 25, 22, 22))
+    neighbour = base.model_copy(update={"payments": (31, 31, 25, 25, 22, 22)})
+    for terms, variant in ((base, "base"), (neighbour, "base"), (base, "S+PD+RO")):
+        ir = terms.contract("t", variant)
+        expected, _ = solve(ir, env)
+        misses = memo.misses
+        got = evaluate(build_problem(ir, env, "tail"), memo)
+        assert (got.p_sat, got.u_customer, got.u_supplier, got.completeness) == \
+            (expected.p_sat, expected.u_customer, expected.u_supplier, expected.completeness)
+        if terms is neighbour:
+            assert memo.misses - misses == 2  # rounds 3–5 read only M_7..M_11, unchanged
+    assert memo.hits == 3
+
+
+class Landscape:
+    """A hand-made valuation: P_sat falls by 0.1 per unit delivered above (1,1,1); the Customer values a unit at
+    10 and the Supplier spends 4 on it; prices are never read."""
+
+    env = environment(3)
+
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, terms: Terms, variant: str = "base") -> Valuation:
+        self.calls += 1
+        units = sum(terms.quantities)
+        p = max(0.0, 1.0 - 0.1 * (units - 3))
+        paid = sum(terms.payments)
+        return Valuation(p, 200 + 5 * 10 * units - paid, paid - 5 * 4 * units, p)
+
+
+def test_coordinate_ascent_reaches_the_band_and_then_climbs():
+    """From (1,1,1) (P_sat 1, above the 0.7 band) the ascent adds units until P_sat = 0.7 (6 units: the band
+    [0.65, 0.75] allows no more), then every further move leaves the band or changes nothing, so the end is
+    the constrained optimum U_Cust + U_Supp = 200 + 30·6 = 380; prices never move (ties are not moves)."""
+    start = Terms(quantities=(1, 1, 1), prices=(7, 3, 2), payments=(60, 0, 0, 0, 0, 0))
+    end = coordinate_ascent(Landscape(), start, 0.7)
+    assert end.feasible
+    assert sum(end.terms.quantities) == 6
+    assert end.valuation.u_customer + end.valuation.u_supplier == pytest.approx(380)
+    assert end.terms.prices == (7, 3, 2)
+    # individual rationality: U_Supp = paid − 120 ≥ 0 and U_Cust = 500 − paid ≥ 200
+    assert 120 <= sum(end.terms.payments) <= 300
+
+
+def test_an_ascent_that_cannot_reach_the_band_is_not_feasible():
+    end = coordinate_ascent(Landscape(), Terms(quantities=(1, 1, 1), prices=(1, 1, 1), payments=(60, 0, 0, 0, 0, 0)),
+                            1.2)
+    assert not end.feasible and end.terms.quantities == (1, 1, 1)
+
+
+def test_starts_are_seeded_valid_and_affordable():
+    env = environment(5)
+    first, again = starts(env), starts(env)
+    assert first == again and len(first) == 20 and len(set(first)) == 20
+    cost = np.array([2 + 1.5 + 2.5, 2 + 1.5, 2.5])  # Env 5's expected unit ingredient costs (§3)
+    for t in first:
+        assert t.valid(env.budget)
+        assert 5 * cost @ t.quantities <= env.budget
+
+
+def _record(env: int, start: int, ends: list[tuple[float, bool]]) -> SearchRecord:
+    """A search record whose ascent for the i-th target ends at objective ends[i][0] (feasible or not)."""
+    ascents = []
+    for (value, ok), rho in zip(ends, (0.9, 0.8)):
+        terms = Terms(quantities=(1, 1, start + 1), prices=(1, 1, 1), payments=(1, 0, 0, 0, 0, 0))
+        ascents.append(AscentRecord(rho=rho, terms=terms, valuation=Valuation(rho, 200 + value, 0.0, 1.0),
+                                    feasible=ok, passes=1, moves=0))
+    job = SearchJob(env=env, start=start, rhos=(0.9, 0.8))
+    return SearchRecord(job=job, start_terms=ascents[0].terms, ascents=tuple(ascents), valued=())
+
+
+def test_bases_are_the_best_feasible_ends_and_env1_reuses_env3():
+    plan = SynthPlan(starts=3, search_envs=(3,), rhos=(0.9, 0.8))
+    records = [_record(3, 0, [(10, True), (5, False)]), _record(3, 1, [(30, False), (5, False)]),
+               _record(3, 2, [(10, True), (7, False)])]
+    bases = choose_bases(records, plan)
+    assert [(b.env, b.rho) for b in bases] == [(1, 0.9), (1, 0.8), (3, 0.9), (3, 0.8)]
+    env3 = {b.rho: b for b in bases if b.env == 3}
+    assert env3[0.9].start == 0 and env3[0.9].feasible_starts == 2  # tie at 10: the lower start; 30 was infeasible
+    assert env3[0.8].terms is None and env3[0.8].start is None
+    env1 = {b.rho: b for b in bases if b.env == 1}
+    assert env1[0.9].terms == env3[0.9].terms and env1[0.9].terms_env == 3
+
+
+def test_variants_carry_exactly_their_clauses_and_grim_trigger():
+    assert contingencies("base").explicit_count == 0
+    full = contingencies("S+PD+RO")
+    assert full.mode == "PDRO" and full.substitution is not None and full.grim_trigger
+    assert full.rollover.max_deficit == 2 and full.payment_deduction.min_qty == (1, 1, 1)
+    assert contingencies("PD").mode == "PD" and contingencies("PD").substitution is None
+
+
+def _point(uc: float, us: float, p: float = 1.0) -> Point:
+    return Point(terms=Terms(quantities=(1, 1, 1), prices=(0, 0, 0), payments=(1, 0, 0, 0, 0, 0)), variant="base",
+                 p_sat=p, u_customer=uc, u_supplier=us)
+
+
+def test_pareto_keeps_the_nondominated_satisfiable_points():
+    pts = [_point(300, 10), _point(250, 40), _point(260, 30), _point(240, 35), _point(400, 50, p=0.94),
+           _point(300, 5)]
+    front = pareto(pts)
+    assert [(p.u_customer, p.u_supplier) for p in front] == [(250, 40), (260, 30), (300, 10)]
+    best = sweep(pts, "customer", [0, 30, 45])
+    assert [None if p is None else p.u_customer for _, p in best] == [300, 260, None]
+
+
+def test_deterministic_frontier_points_are_the_dp_values():
+    """The closed form of `enumeration` against the DP on every 40th point of Envs 1 and 2, and one unit below
+    a point's smallest total the contract is unsatisfiable."""
+    from games.contractsim.synth import Evaluator
+
+    for env_id in (1, 2):
+        ev = Evaluator(env_id)
+        points = enumeration(env_id)
+        for p in points[::40]:
+            v = ev(p.terms)
+            assert (v.p_sat, v.u_customer, v.u_supplier) == (p.p_sat, p.u_customer, p.u_supplier)
+            total = p.terms.payments[0]
+            if total > 1 and p.u_supplier < 0:  # a smallest satisfiable total (the Supplier's capital pays part)
+                below = p.terms.model_copy(update={"payments": (total - 1, 0, 0, 0, 0, 0)})
+                assert ev(below).p_sat == 0.0
+
+
+SMALL = ("--search-envs", "1", "--rhos", "1.0", "--starts", "2", "--workers", "2")
+
+
+def _outputs(directory: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*"))
+            if p.is_file() and "jobs" not in p.parts}
+
+
+@pytest.mark.slow
+def test_synth_experiment_and_frontier_through_the_cli(tmp_path):
+    """A small plan (searched in Env 1 with ρ = 1.0, two starts): interrupted after the first search and rerun,
+    it writes the same bytes as an uninterrupted run; the rational tables satisfy every identity and a rerun
+    plays nothing; the frontier of Env 1 is drawn."""
+    whole = tmp_path / "whole"
+    done = run_cli("synth", "--out", str(whole), *SMALL, "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["contracts"] == 6 and summary["excluded"] == 2 and summary["e14_holds"] == 1
+    assert summary["searched_now"] == 2 and summary["solved_now"] == 8
+
+    cut = tmp_path / "cut"
+    proc = subprocess.Popen([sys.executable, "-m", "contractlang", "synth", "--out", str(cut), *SMALL],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    store = cut / "jobs" / "search.jsonl"
+    while proc.poll() is None and not (store.exists() and store.read_bytes().count(b"\n") >= 1):
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and "interrupted" in err
+    assert not (cut / "manifest.json").exists()
+    resumed = run_cli("synth", "--out", str(cut), *SMALL, "--json", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["searched_now"] == 1
+    assert _outputs(cut) == _outputs(whole)
+    contract = whole / "contracts" / "synth-env1-rho1.0-s-ro"
+    assert run_cli("check", str(contract / "contract.contract"), cwd=tmp_path).returncode == 0
+    assert "Substitution:" in (contract / "contract.txt").read_text()
+
+    first = run_cli("experiment", "rational", str(whole), "--json", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    report = json.loads(first.stdout)
+    assert report["contracts"] == 6 and report["played_now"] == 6
+    assert report["identities_hold"] == 13, [i for i in report["identities"] if not i["holds"]]
+    tables = (whole / "rational" / "tables.md").read_bytes()
+    assert b"Table 10" in tables
+    again = run_cli("experiment", "rational", str(whole), "--json", cwd=tmp_path)
+    assert json.loads(again.stdout)["played_now"] == 0
+    assert (whole / "rational" / "tables.md").read_bytes() == tables
+
+    frontier = run_cli("experiment", "frontier", str(whole), "--json", cwd=tmp_path)
+    assert frontier.returncode == 0, frontier.stderr
+    envs = json.loads(frontier.stdout)["envs"]
+    assert [e["env"] for e in envs] == [1] and envs[0]["f1"] == envs[0]["f2"] > 1
+    assert (whole / "frontiers" / "env1.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("args, message", [
+    (("synth", "--rhos", "1.5"), "--rhos takes probabilities in [0, 1]"),
+    (("synth", "--rhos", "high"), "--rhos takes comma-separated probabilities"),
+    (("synth", "--search-envs", "9"), "--search-envs takes environments 1..6"),
+    (("experiment", "rational", "nowhere"), "nowhere/manifest.json: no manifest there"),
+    (("experiment", "frontier", "nowhere"), "nowhere/manifest.json: no manifest there"),
+])
+def test_bad_experiment_input_is_one_line(tmp_path, args, message):
+    for extra in ((), ("--json",)):
+        done = run_cli(*args, *extra, cwd=tmp_path)
+        assert done.returncode == 1
+        text = json.loads(done.stdout)["error"] if extra else done.stderr
+        assert message in text and "Traceback" not in done.stderr
+        assert len(text.strip().splitlines()) == 1
+
+
+def test_a_store_line_that_is_not_a_record_stops_with_its_line_number(tmp_path):
+    jobs = tmp_path / "out" / "jobs"
+    jobs.mkdir(parents=True)
+    (jobs / "search.jsonl").write_text('{"not": "a record"}\n')
+    done = run_cli("synth", "--out", str(tmp_path / "out"), *SMALL, cwd=tmp_path)
+    assert done.returncode == 1 and "search.jsonl:1: not a search record" in done.stderr
