@@ -147,3 +147,37 @@ def _parse(line: bytes, record_type: type[Record]) -> Record | None:
         return record_type.model_validate_json(line)
     except ValidationError:
         return None
+
+
+Progress = Callable[[str, int, int], None]
+"""(phase, jobs finished, jobs in the phase), called before the first job and after every one."""
+
+
+def run_phase(name: str, path: Path, record_type: type[Record], work: Callable[[Job], Record], jobs: list[Job],
+              workers: int | None = None, ray_address: str | None = None, threads: int | None = None,
+              progress: Progress | None = None) -> tuple[dict[Job, Record], int]:
+    """Every job's record — read from the store at `path`, or run now and appended to it — and how many ran
+    now. Records carry their job as `.job`."""
+    store: JobStore = JobStore(path, record_type, lambda r: r.job, name)
+    todo = store.missing(jobs)
+    done = len(jobs) - len(todo)
+    try:
+        if progress is not None:
+            progress(name, done, len(jobs))
+        results = run_jobs(work, todo, workers, ray_address, threads)
+        try:
+            for record in results:
+                store.add(record)
+                done += 1
+                if progress is not None:
+                    progress(name, done, len(jobs))
+        finally:
+            results.close()
+    finally:
+        store.close()
+    return store.records, len(todo)
+
+
+def threads_per_worker(workers: int | None, ray_address: str | None) -> int | None:
+    """One compiled-kernel thread per local worker process when there are several (they share the cores)."""
+    return 1 if ray_address is None and (workers or os.cpu_count() or 1) > 1 else None

@@ -29,7 +29,7 @@ def test_tail_cover_and_shared_rounds_give_the_schedule_solve_exactly():
     memo = RoundMemo()
     base = Terms(quantities=(1, 2, 2), prices=(10, 5, 3), payments=(31, 31, 24, 25, 22, 22))
     neighbour = base.model_copy(update={"payments": (31, 31, 25, 25, 22, 22)})
-    for terms, variant in ((base, "base"), (neighbour, "base"), (base, "S+PD+RO")):
+    for terms, variant in ((base, "base"), (neighbour, "base"), (base, "S+PD")):
         ir = terms.contract("t", variant)
         expected, _ = solve(ir, env)
         misses = memo.misses
@@ -135,14 +135,14 @@ def test_pareto_keeps_the_nondominated_satisfiable_points():
 
 
 def test_deterministic_frontier_points_are_the_dp_values():
-    """The closed form of `enumeration` against the DP on every 40th point of Envs 1 and 2, and one unit below
+    """The closed form of `enumeration` against the DP on every 100th point of Envs 1 and 2, and one unit below
     a point's smallest total the contract is unsatisfiable."""
     from games.contractsim.synth import Evaluator
 
     for env_id in (1, 2):
         ev = Evaluator(env_id)
         points = enumeration(env_id)
-        for p in points[::40]:
+        for p in points[::100]:
             v = ev(p.terms)
             assert (v.p_sat, v.u_customer, v.u_supplier) == (p.p_sat, p.u_customer, p.u_supplier)
             total = p.terms.payments[0]
@@ -215,12 +215,12 @@ def test_synth_experiment_and_frontier_through_the_cli(tmp_path):
     (("experiment", "frontier", "nowhere"), "nowhere/manifest.json: no manifest there"),
 ])
 def test_bad_experiment_input_is_one_line(tmp_path, args, message):
-    for extra in ((), ("--json",)):
-        done = run_cli(*args, *extra, cwd=tmp_path)
-        assert done.returncode == 1
-        text = json.loads(done.stdout)["error"] if extra else done.stderr
-        assert message in text and "Traceback" not in done.stderr
-        assert len(text.strip().splitlines()) == 1
+    json_form = args[0] == "experiment"  # one of each form per command keeps the subprocesses few
+    done = run_cli(*args, *(("--json",) if json_form else ()), cwd=tmp_path)
+    assert done.returncode == 1
+    text = json.loads(done.stdout)["error"] if json_form else done.stderr
+    assert message in text and "Traceback" not in done.stderr
+    assert len(text.strip().splitlines()) == 1
 
 
 def test_a_store_line_that_is_not_a_record_stops_with_its_line_number(tmp_path):

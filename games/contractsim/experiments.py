@@ -10,7 +10,6 @@ without playing anything.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from pathlib import Path
 
 from contractlang.files import write_atomically
@@ -20,7 +19,7 @@ from games.contractsim.batch import play_batch
 from games.contractsim.environments import environment
 from games.contractsim.metrics import RoleSummary, Stat, role_run, summarise
 from games.contractsim.run import RunRecord
-from games.runner import JobStore, run_jobs
+from games.runner import Progress, run_phase, threads_per_worker
 from solver.dp import TableCache
 
 SEED = 42
@@ -55,26 +54,11 @@ def run_rational(job: RationalJob, tables: TableCache | None = None) -> Rational
 
 
 def rational_records(jobs: list[RationalJob], store_path: Path, workers: int | None, ray_address: str | None,
-                     progress: Callable[[str, int, int], None] | None = None) -> tuple[list[RationalRecord], int]:
+                     progress: Progress | None = None) -> tuple[list[RationalRecord], int]:
     """Every job's record, from the store or played now (and appended to it); and how many were played now."""
-    store = JobStore(store_path, RationalRecord, lambda r: r.job, "rational")
-    todo = store.missing(jobs)
-    done = len(jobs) - len(todo)
-    try:
-        if progress is not None:
-            progress("games", done, len(jobs))
-        results = run_jobs(run_rational, todo, workers, ray_address)
-        try:
-            for record in results:
-                store.add(record)
-                done += 1
-                if progress is not None:
-                    progress("games", done, len(jobs))
-        finally:
-            results.close()
-    finally:
-        store.close()
-    return [store.records[j] for j in jobs], len(todo)
+    records, ran = run_phase("games", store_path, RationalRecord, run_rational, jobs, workers, ray_address,
+                             threads_per_worker(workers, ray_address), progress)
+    return [records[j] for j in jobs], ran
 
 
 class TableRow(Frozen):

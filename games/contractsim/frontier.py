@@ -13,7 +13,7 @@ there.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +22,7 @@ from contractlang.files import write_atomically
 from contractlang.vocab import Frozen
 from games.contractsim.environments import environment
 from games.contractsim.synth import ALL_VARIANTS, Evaluator, SearchRecord, Terms, unit_ingredient_cost
-from games.runner import JobStore, run_jobs
+from games.runner import Progress, run_phase, threads_per_worker
 
 THRESHOLD = 0.95  # [CS-26]: inclusive
 TOLERANCE = 1e-9
@@ -163,25 +163,10 @@ def frontiers(search: list[SearchRecord], pools: list[PoolRecord], envs: tuple[i
 
 
 def pool_records(jobs: list[PoolJob], store_path: Path, workers: int | None, ray_address: str | None,
-                 progress: Callable[[str, int, int], None] | None) -> tuple[list[PoolRecord], int]:
-    store = JobStore(store_path, PoolRecord, lambda r: r.job, "frontier pool")
-    todo = store.missing(jobs)
-    done = len(jobs) - len(todo)
-    try:
-        if progress is not None:
-            progress("pools", done, len(jobs))
-        results = run_jobs(run_pool, todo, workers, ray_address, threads=1 if (workers or 2) > 1 else None)
-        try:
-            for record in results:
-                store.add(record)
-                done += 1
-                if progress is not None:
-                    progress("pools", done, len(jobs))
-        finally:
-            results.close()
-    finally:
-        store.close()
-    return [store.records[j] for j in jobs], len(todo)
+                 progress: Progress | None) -> tuple[list[PoolRecord], int]:
+    records, ran = run_phase("pools", store_path, PoolRecord, run_pool, jobs, workers, ray_address,
+                             threads_per_worker(workers, ray_address), progress)
+    return [records[j] for j in jobs], ran
 
 
 def plot(frontier: Frontier, path: Path) -> None:

@@ -11,12 +11,9 @@ payment deduction never reads).
 from __future__ import annotations
 
 import math
-import os
-from collections.abc import Callable
-from contextlib import closing
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import Literal
 
 import numpy as np
 
@@ -27,7 +24,7 @@ from contractlang.ir import (Contingencies, ContractSimIR, DeductionTerms, Rollo
 from contractlang.render import render
 from contractlang.vocab import Frozen
 from games.contractsim.environments import environment
-from games.runner import JobStore, run_jobs
+from games.runner import JobStore, Progress, run_phase, threads_per_worker
 from solver.dp import RoundMemo, TableCache, Valuation, build_problem, evaluate
 from solver.environment import SupplyEnvironment
 
@@ -495,10 +492,6 @@ def read_manifest(out: Path) -> Manifest:
         raise FileError(f"{path}: not a manifest written by `contractlang synth` ({str(exc).splitlines()[0]})") from None
 
 
-Progress = Callable[[str, int, int], None]
-"""(phase, jobs finished, jobs in the phase) after every job."""
-
-
 class SynthRun(Frozen):
     manifest: Manifest
     searched: int  # search jobs run now (the rest were in the store)
@@ -509,40 +502,16 @@ def synthesize(out: Path, plan: SynthPlan = SynthPlan(), workers: int | None = N
                ray_address: str | None = None, progress: Progress | None = None) -> SynthRun:
     """§12 end to end, resumable: the searches and the variant solves are jobs whose records go to
     `out/jobs/*.jsonl` as they finish; a rerun runs only the missing ones and writes the same outputs."""
-    threads = 1 if ray_address is None and (workers or os.cpu_count() or 1) > 1 else None
+    threads = threads_per_worker(workers, ray_address)
     search_jobs = plan.search_jobs()
-    searches = _run_phase("search", out / "jobs" / "search.jsonl", SearchRecord, run_search, search_jobs,
-                          workers, ray_address, threads, progress)
-    bases = choose_bases([searches.records[j] for j in search_jobs], plan)
+    searches, searched = run_phase("search", out / "jobs" / "search.jsonl", SearchRecord, run_search, search_jobs,
+                                   workers, ray_address, threads, progress)
+    bases = choose_bases([searches[j] for j in search_jobs], plan)
     variant_jobs = solve_jobs(bases)
-    solves = _run_phase("solve", out / "jobs" / "solve.jsonl", SolveRecord, run_solve, variant_jobs, workers,
-                        ray_address, threads, progress)
-    manifest = write_outputs(out, bases, {j: solves.records[j] for j in variant_jobs}, plan)
-    return SynthRun(manifest=manifest, searched=searches.ran, solved=solves.ran)
-
-
-class _Phase(NamedTuple):
-    records: dict
-    ran: int
-
-
-def _run_phase(name: str, path: Path, record_type, work, jobs: list, workers, ray_address, threads,
-               progress: Progress | None) -> _Phase:
-    store = JobStore(path, record_type, lambda r: r.job, name)
-    todo = store.missing(jobs)
-    done = len(jobs) - len(todo)
-    try:
-        if progress is not None:
-            progress(name, done, len(jobs))
-        with closing(run_jobs(work, todo, workers, ray_address, threads)) as results:
-            for record in results:
-                store.add(record)
-                done += 1
-                if progress is not None:
-                    progress(name, done, len(jobs))
-    finally:
-        store.close()
-    return _Phase(records=store.records, ran=len(todo))
+    solves, solved = run_phase("solve", out / "jobs" / "solve.jsonl", SolveRecord, run_solve, variant_jobs,
+                               workers, ray_address, threads, progress)
+    manifest = write_outputs(out, bases, {j: solves[j] for j in variant_jobs}, plan)
+    return SynthRun(manifest=manifest, searched=searched, solved=solved)
 
 
 def search_records(out: Path, plan: SynthPlan) -> list[SearchRecord]:
