@@ -458,7 +458,8 @@ def write_outputs(out: Path, bases: list[BaseChoice], solved: dict[SolveJob, Sol
     kept, excluded, e14 = [], [], []
     for base in bases:
         record_of = {j.variant: r for j, r in solved.items() if (j.env, j.rho) == (base.env, base.rho)}
-        e14.append(e14_row(base, record_of.get("base")))
+        if base.env == base.terms_env:  # E14 speaks of the searched bases; Envs 1–2 only reuse their terms
+            e14.append(e14_row(base, record_of.get("base")))
         for variant in ALL_VARIANTS:
             record = record_of.get(variant)
             if record is None:
