@@ -14,6 +14,7 @@ import multiprocessing
 import os
 import signal
 import socket
+import sys
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from pathlib import Path
 from typing import Generic, TypeVar
@@ -26,34 +27,38 @@ Job = TypeVar("Job", bound=Hashable)
 Record = TypeVar("Record", bound=BaseModel)
 
 
-def _worker_init(threads: int | None) -> None:
+def _worker_init(threads: int) -> None:
     # the parent alone answers Ctrl-C / SIGTERM, and then ends the workers itself
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    if threads is not None:  # one compiled kernel thread per worker process: the processes share the cores
-        import numba
-
-        numba.set_num_threads(threads)
+    numba = sys.modules.get("numba")  # jobs that run compiled kernels imported it before the fork
+    if numba is not None:
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))  # the worker processes share the cores
 
 
 def run_jobs(work: Callable[[Job], Record], jobs: list[Job], workers: int | None = None,
-             ray_address: str | None = None, threads: int | None = None) -> Iterator[Record]:
-    """Yield `work(job)` for every job as it finishes (order not guaranteed); `workers=1` runs in this process.
-    `work` must be picklable (a module-level function or a partial of one). `threads` sets the compiled
-    kernels' threads in each worker process.
+             ray_address: str | None = None) -> Iterator[Record]:
+    """Yield `work(job)` for every job as it finishes (order not guaranteed). `workers=1` runs them in this
+    process; otherwise they run in forked worker processes, even a single job, so that this process never
+    starts the compiled kernels' threads (a fork after that can hang) and can fork again for a later phase.
+    `work` must be picklable (a module-level function or a partial of one).
 
     Closing the iterator (or an interrupt while it waits) terminates the worker processes at once."""
     if ray_address is not None:
         yield from _run_ray(work, jobs, ray_address)
         return
     workers = workers or os.cpu_count() or 1
-    if workers == 1 or len(jobs) <= 1:
+    if workers == 1:
         for job in jobs:
             yield work(job)
         return
-    pool = multiprocessing.get_context("fork").Pool(workers, initializer=_worker_init, initargs=(threads,))
+    if not jobs:
+        return
+    size = min(workers, len(jobs))
+    threads = max(1, (os.cpu_count() or 1) // size)
+    pool = multiprocessing.get_context("fork").Pool(size, initializer=_worker_init, initargs=(threads,))
     try:
-        yield from pool.imap_unordered(work, jobs, chunksize=max(1, len(jobs) // (workers * 8)))
+        yield from pool.imap_unordered(work, jobs, chunksize=max(1, len(jobs) // (size * 8)))
         pool.close()
     finally:
         pool.terminate()
@@ -154,7 +159,7 @@ Progress = Callable[[str, int, int], None]
 
 
 def run_phase(name: str, path: Path, record_type: type[Record], work: Callable[[Job], Record], jobs: list[Job],
-              workers: int | None = None, ray_address: str | None = None, threads: int | None = None,
+              workers: int | None = None, ray_address: str | None = None,
               progress: Progress | None = None) -> tuple[dict[Job, Record], int]:
     """Every job's record — read from the store at `path`, or run now and appended to it — and how many ran
     now. Records carry their job as `.job`."""
@@ -164,7 +169,7 @@ def run_phase(name: str, path: Path, record_type: type[Record], work: Callable[[
     try:
         if progress is not None:
             progress(name, done, len(jobs))
-        results = run_jobs(work, todo, workers, ray_address, threads)
+        results = run_jobs(work, todo, workers, ray_address)
         try:
             for record in results:
                 store.add(record)
@@ -176,8 +181,3 @@ def run_phase(name: str, path: Path, record_type: type[Record], work: Callable[[
     finally:
         store.close()
     return store.records, len(todo)
-
-
-def threads_per_worker(workers: int | None, ray_address: str | None) -> int | None:
-    """One compiled-kernel thread per local worker process when there are several (they share the cores)."""
-    return 1 if ray_address is None and (workers or os.cpu_count() or 1) > 1 else None

@@ -19,7 +19,7 @@ from games.contractsim.batch import play_batch
 from games.contractsim.environments import environment
 from games.contractsim.metrics import RoleSummary, Stat, role_run, summarise
 from games.contractsim.run import RunRecord
-from games.runner import Progress, run_phase, threads_per_worker
+from games.runner import Progress, run_phase
 from solver.dp import TableCache
 
 SEED = 42
@@ -56,8 +56,7 @@ def run_rational(job: RationalJob, tables: TableCache | None = None) -> Rational
 def rational_records(jobs: list[RationalJob], store_path: Path, workers: int | None, ray_address: str | None,
                      progress: Progress | None = None) -> tuple[list[RationalRecord], int]:
     """Every job's record, from the store or played now (and appended to it); and how many were played now."""
-    records, ran = run_phase("games", store_path, RationalRecord, run_rational, jobs, workers, ray_address,
-                             threads_per_worker(workers, ray_address), progress)
+    records, ran = run_phase("games", store_path, RationalRecord, run_rational, jobs, workers, ray_address, progress)
     return [records[j] for j in jobs], ran
 
 

@@ -22,7 +22,7 @@ from contractlang.files import write_atomically
 from contractlang.vocab import Frozen
 from games.contractsim.environments import environment
 from games.contractsim.synth import ALL_VARIANTS, Evaluator, SearchRecord, Terms, unit_ingredient_cost
-from games.runner import Progress, run_phase, threads_per_worker
+from games.runner import Progress, run_phase
 
 THRESHOLD = 0.95  # [CS-26]: inclusive
 TOLERANCE = 1e-9
@@ -164,8 +164,7 @@ def frontiers(search: list[SearchRecord], pools: list[PoolRecord], envs: tuple[i
 
 def pool_records(jobs: list[PoolJob], store_path: Path, workers: int | None, ray_address: str | None,
                  progress: Progress | None) -> tuple[list[PoolRecord], int]:
-    records, ran = run_phase("pools", store_path, PoolRecord, run_pool, jobs, workers, ray_address,
-                             threads_per_worker(workers, ray_address), progress)
+    records, ran = run_phase("pools", store_path, PoolRecord, run_pool, jobs, workers, ray_address, progress)
     return [records[j] for j in jobs], ran
 
 

@@ -24,7 +24,7 @@ from contractlang.ir import (Contingencies, ContractSimIR, DeductionTerms, Rollo
 from contractlang.render import render
 from contractlang.vocab import Frozen
 from games.contractsim.environments import environment
-from games.runner import JobStore, Progress, run_phase, threads_per_worker
+from games.runner import JobStore, Progress, run_phase
 from solver.dp import RoundMemo, TableCache, Valuation, build_problem, evaluate
 from solver.environment import SupplyEnvironment
 
@@ -503,14 +503,13 @@ def synthesize(out: Path, plan: SynthPlan = SynthPlan(), workers: int | None = N
                ray_address: str | None = None, progress: Progress | None = None) -> SynthRun:
     """§12 end to end, resumable: the searches and the variant solves are jobs whose records go to
     `out/jobs/*.jsonl` as they finish; a rerun runs only the missing ones and writes the same outputs."""
-    threads = threads_per_worker(workers, ray_address)
     search_jobs = plan.search_jobs()
     searches, searched = run_phase("search", out / "jobs" / "search.jsonl", SearchRecord, run_search, search_jobs,
-                                   workers, ray_address, threads, progress)
+                                   workers, ray_address, progress)
     bases = choose_bases([searches[j] for j in search_jobs], plan)
     variant_jobs = solve_jobs(bases)
     solves, solved = run_phase("solve", out / "jobs" / "solve.jsonl", SolveRecord, run_solve, variant_jobs,
-                               workers, ray_address, threads, progress)
+                               workers, ray_address, progress)
     manifest = write_outputs(out, bases, {j: solves[j] for j in variant_jobs}, plan)
     return SynthRun(manifest=manifest, searched=searched, solved=solved)
 
