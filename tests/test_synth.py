@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from contractlang import load
 from games.contractsim.environments import environment
 from games.contractsim.frontier import Point, enumeration, pareto, sweep
 from games.contractsim.synth import (AscentRecord, SearchJob, SearchRecord, SynthPlan, Terms, Valuation,
@@ -135,14 +136,14 @@ def test_pareto_keeps_the_nondominated_satisfiable_points():
 
 
 def test_deterministic_frontier_points_are_the_dp_values():
-    """The closed form of `enumeration` against the DP on every 100th point of Envs 1 and 2, and one unit below
+    """The closed form of `enumeration` against the DP on every 200th point of Envs 1 and 2, and one unit below
     a point's smallest total the contract is unsatisfiable."""
     from games.contractsim.synth import Evaluator
 
     for env_id in (1, 2):
         ev = Evaluator(env_id)
         points = enumeration(env_id)
-        for p in points[::100]:
+        for p in points[::200]:
             v = ev(p.terms)
             assert (v.p_sat, v.u_customer, v.u_supplier) == (p.p_sat, p.u_customer, p.u_supplier)
             total = p.terms.payments[0]
@@ -187,7 +188,7 @@ def test_synth_experiment_and_frontier_through_the_cli(tmp_path):
     assert resumed_summary["searched_now"] == 0 and 0 < resumed_summary["solved_now"] < 8
     assert _outputs(cut) == _outputs(whole)
     contract = whole / "contracts" / "synth-env1-rho1.0-s-ro"
-    assert run_cli("check", str(contract / "contract.contract"), cwd=tmp_path).returncode == 0
+    assert load(contract / "contract.contract")[0].ir.name == "synth-env1-rho1.0-s-ro"  # parses and checks
     assert "Substitution:" in (contract / "contract.txt").read_text()
 
     first = run_cli("experiment", "rational", str(whole), "--json", cwd=tmp_path)
@@ -210,7 +211,6 @@ def test_synth_experiment_and_frontier_through_the_cli(tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (("synth", "--rhos", "1.5"), "--rhos takes probabilities in [0, 1]"),
-    (("synth", "--rhos", "high"), "--rhos takes comma-separated probabilities"),
     (("synth", "--search-envs", "9"), "--search-envs takes environments 1..6"),
     (("experiment", "rational", "nowhere"), "nowhere/manifest.json: no manifest there"),
     (("experiment", "frontier", "nowhere"), "nowhere/manifest.json: no manifest there"),

@@ -127,7 +127,6 @@ def search_pool(records: list[SearchRecord], env_id: int) -> list[Point]:
 
 
 DETERMINISTIC = (1, 2)
-ENVS = (1, 2, 3, 4, 5, 6)
 
 
 def pool_jobs(search: list[SearchRecord], envs: tuple[int, ...], seeds: int = F2_SEEDS) -> list[PoolJob]:

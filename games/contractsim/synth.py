@@ -337,7 +337,8 @@ ALL_VARIANTS = VARIANTS + EXCLUDED_VARIANTS
 
 
 def contract_name(env_id: int, rho: float, variant: str) -> str:
-    return f"synth-env{env_id}-rho{rho:.1f}-{variant.lower().replace('+', '-')}"
+    """One name per (environment, ρ, variant): ρ in Python's shortest form, so 0.9 and 0.95 stay apart."""
+    return f"synth-env{env_id}-rho{rho}-{variant.lower().replace('+', '-')}"
 
 
 class SolveJob(Frozen):
