@@ -244,29 +244,23 @@ def identities(records: list[RationalRecord], rows: list[TableRow], p_sat: dict[
                     and re_.unilateral.mean in (None, 1.0)))
     out.append(_check("E10", "RC Customer: compliance 100, defection 0, exploited 100 where defined; RE "
                       "Customer: compliance 0, defection 100, unilateral 100", e10))
-    e11 = []
+    e11, e12 = [], []
     for n, r in zip(name, records):
         for c, s in PAIRINGS:
             run = r.run(c, s)
             for role in ROLES:
-                other_first = [w for w in run.weeks if w.role != role and not w.excluded and not w.compliant]
                 x = role_run(run, role)
-                if not other_first and x.eval_weeks:
+                counterparty_clean = not any(w.role != role and not w.excluded and not w.compliant for w in run.weeks)
+                if counterparty_clean and x.eval_weeks:
                     e11.append((f"{n} {c}/{s} {role}", _close(x.tft, x.compliance)))
+                if not x.defected:
+                    e12.append((f"{n} {c}/{s} {role}", _close(x.compliant_utility, x.utility)))
         for s in POLICIES:
             rc, rcc = role_run(r.run("rc", s), "customer"), role_run(r.run("rcc", s), "customer")
             if rcc.tft == 1 and rc.eval_weeks == rcc.eval_weeks and rc.eval_weeks:
                 e11.append((f"{n} RC/RCC vs {s}", _close(rc.tft, rcc.compliance)))
     out.append(_check("E11", "(a) TFT = compliance when the counterparty never violates; (b) an RC Customer's "
                       "TFT equals the RCC Customer's compliance where RCC's TFT is 100 and the weeks coincide", e11))
-    e12 = []
-    for n, r in zip(name, records):
-        for c, s in PAIRINGS:
-            run = r.run(c, s)
-            for role in ROLES:
-                x = role_run(run, role)
-                if not x.defected:
-                    e12.append((f"{n} {c}/{s} {role}", _close(x.compliant_utility, x.utility)))
     out.append(_check("E12", "A role that never violates has compliant utility = utility", e12))
     out.append(_check("E13", "P_sat is 0 or 1 for every contract in Envs 1–2",
                       [(n, p_sat[n] in (0.0, 1.0)) for n, r in zip(name, records) if r.job.env in (1, 2)]))
