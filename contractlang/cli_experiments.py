@@ -165,7 +165,8 @@ def experiment_frontier(
     exactly: the `synth` searches' pool in Envs 3–6, an enumeration in Envs 1–2. Writes a Figure-2 style PNG
     per environment and the points as JSON. Resumable."""
     from contractlang.cli import _int_list
-    from games.contractsim.frontier import FrontierReport, frontiers, plot, pool_jobs, pool_records, sweeps
+    from games.contractsim.frontier import (FrontierReport, frontiers, pool_jobs, pool_records, sweeps,
+                                            write_report)
     from games.contractsim.synth import read_manifest, search_records
 
     manifest = read_manifest(directory)
@@ -179,13 +180,7 @@ def experiment_frontier(
         pools, ran = pool_records(jobs, directory / "jobs" / "frontier.jsonl", workers, ray, advance)
     found = frontiers(search, pools, chosen)
     report = FrontierReport(frontiers=tuple(found), sweeps=tuple(tuple(sweeps(f)) for f in found))
-    folder = directory / "frontiers"
-    folder.mkdir(parents=True, exist_ok=True)
-    from contractlang.files import write_atomically
-
-    write_atomically(folder / "frontiers.json", report.model_dump_json(indent=1) + "\n")
-    for f in found:
-        plot(f, folder / f"env{f.env}.png")
+    folder = write_report(directory, report)
     if json_out:
         typer.echo(json.dumps({"ok": True, "out": str(folder), "pool_jobs_run_now": ran,
                                "envs": [{"env": f.env, "f1": len(f.f1), "f2": len(f.f2), "pool_f1": f.pool_f1,

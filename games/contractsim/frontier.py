@@ -222,3 +222,13 @@ def sweeps(frontier: Frontier, steps: int = 9) -> list[Sweep]:
 class FrontierReport(Frozen):
     frontiers: tuple[Frontier, ...]
     sweeps: tuple[tuple[Sweep, ...], ...]  # per frontier, in the same order
+
+
+def write_report(out: Path, report: FrontierReport) -> Path:
+    """`out/frontiers/frontiers.json` and one PNG per environment, each written whole; returns the folder."""
+    folder = out / "frontiers"
+    folder.mkdir(parents=True, exist_ok=True)
+    write_atomically(folder / "frontiers.json", report.model_dump_json(indent=1) + "\n")
+    for f in report.frontiers:
+        plot(f, folder / f"env{f.env}.png")
+    return folder
