@@ -2,6 +2,16 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# CI explores the same examples on every run, so a red build is reproducible; elsewhere they are fresh each run
+settings.register_profile("ci", derandomize=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # each of the two test workers has a core; compiled kernels with a thread per core would oversubscribe it
+    os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -25,7 +35,9 @@ def examples_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def tables(tmp_path_factory):
-    """One DP table cache for the whole test session, on disk, so each (contract, env) is solved once."""
+    """One DP table cache for the whole test run, on disk, so each (contract, env) is solved once: the test
+    workers share it (the base temp directory's parent is common to them), and the cache writes atomically."""
     from solver.dp import TableCache
 
-    return TableCache(tmp_path_factory.mktemp("dp-tables"))
+    root = tmp_path_factory.getbasetemp()
+    return TableCache((root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root) / "dp-tables")

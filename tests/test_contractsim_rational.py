@@ -3,12 +3,11 @@ on every bundled example in every environment."""
 
 import pytest
 
-from dp_helpers import FULL, NAMES, example, solved
+from dp_helpers import CASES, CI_CASES, FULL, example, solved
 from games.contractsim.environments import environment
 from games.contractsim.metrics import role_run, summarise
 from games.contractsim.run import play
 
-CASES = [(n, e) for n in NAMES for e in range(1, 7)]
 # CI's reduced size: rollover examples (the slowest solves) in Env 1 only; CONTRACTLANG_SLOW_SCALE=full plays all 72
 IDENTITY_CASES = CASES if FULL else [(n, e) for n, e in CASES if e == 1 or example(n).contingencies.rollover is None]
 
@@ -63,7 +62,8 @@ def test_single_run_identities(tables, name, env_id):
                 assert mine.compliant_utility == mine.utility  # E12
 
 
-@pytest.mark.parametrize("name,env_id", [(n, e) for n in NAMES for e in (1, 5)])
+@pytest.mark.slow
+@pytest.mark.parametrize("name,env_id", [(n, e) for n, e in CI_CASES if e in (1, 5)])
 def test_money_is_conserved_with_rational_suppliers(tables, name, env_id):
     """U_Cust + U_Supp = budget + value delivered − ingredient spend, for every customer policy."""
     ir = example(name)

@@ -13,7 +13,7 @@ import pytest
 from conftest import ROOT, compare_golden
 from contractlang.interpreter.rounds import RoundRules, evaluate_round
 from contractlang.ir import RolloverTerms
-from dp_helpers import EXAMPLES, FULL, GOLDEN, NAMES, example, solved
+from dp_helpers import CI_CASES, EXAMPLES, FULL, GOLDEN, example, solved
 from games.contractsim.environments import environment
 from games.contractsim.crosscheck import cross_check
 from games.contractsim.game import ContractSimGame, Order, Pay, Produce
@@ -36,8 +36,8 @@ def test_worked_example_1_env1(tables):
     assert result.survival == (1.0,) * 5 and result.completeness == 1.0
 
 
-@pytest.mark.parametrize("env_id", range(1, 7))
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.slow
+@pytest.mark.parametrize("name,env_id", CI_CASES)
 def test_examples_match_golden(tables, name, env_id):
     result, _ = solved(tables, example(name), env_id)
     expected = GOLDEN[f"{name}/{env_id}"]

@@ -1,8 +1,9 @@
 """translate(render(ir), backend=rules) gives back exactly the same IR (issue #8 acceptance)."""
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 
 from contractlang import check_source
+from contractlang.ir import Contingencies, ContractSimIR
 from contractlang.render import render
 from contractlang.translate.rules import translate
 from strategies import contractsim_irs, ctbench_irs
@@ -18,6 +19,9 @@ def back(text: str, name: str):
 
 @settings(max_examples=300, deadline=None)
 @given(contractsim_irs())
+@example(ContractSimIR(name="", setting="catering", parties=("", "P-BLUE"), prices=(0, 0, 0),
+                       deliveries=((0, 0, 0),) * 5, payments=(0,) * 6,
+                       contingencies=Contingencies(grim_trigger=False)))  # a party named like a CT-Bench player
 def test_contractsim_render_translate_roundtrip(ir):
     assert back(render(ir), "unused") == ir
 

@@ -676,6 +676,7 @@ _CTBENCH_HINT = re.compile(r"colou?red trails|\bp-red\b|\bp-blue\b|trail[- ]game
 
 
 def _is_ctbench(text: str) -> bool:
+    text = re.sub(r'"[^"\n]*"', '""', text)  # a quoted name (a party called "P-Blue") says nothing of the game
     if _CTBENCH_HINT.search(text):
         return True
     return bool(re.search(_TILE, text) and re.search(r"\bchips?\b|\btiles?\b|\bpoints\b|\bgoal\b", text, re.I)
