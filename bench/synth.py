@@ -4,7 +4,10 @@ Default: one coordinate ascent (Env 3, start 0, ρ = 0.9) twice — with the sea
 between contracts with the same later payments, valuations memoised, price moves not re-solved where no
 deduction reads prices) and from scratch (every requested contract solved afresh) — and then one whole search
 job (Env 3, start 0, all five targets) with reuse, from which the full generation (4 environments × 20
-starts) on this machine's cores is projected. The two ascents end at the same contract (checked).
+starts) on this machine's cores is projected. The two ascents end at the same contract (checked). Last, the
+floor: every [CS-34] ascent ends with a full pass that keeps no move, so each of that job's end points is
+valued again with all its neighbours (a fresh evaluator, rounds shared as in the search); that pass alone,
+times the generation's 400 ascents, bounds from below what any search by [CS-34] costs with this DP.
 `--full` instead times `contractlang synth` with the paper's plan into a temporary directory.
 Usage: python3 bench/synth.py [--full]
 """
@@ -23,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import write_result  # noqa: E402
 
-from games.contractsim.synth import (RHOS, SEARCH_ENVS, STARTS, Evaluator, SearchJob, coordinate_ascent,  # noqa: E402
-                                     run_search, starts)
+from games.contractsim.synth import (MOVES, RHOS, SEARCH_ENVS, STARTS, Evaluator, SearchJob,  # noqa: E402
+                                     coordinate_ascent, moved, run_search, starts)
 
 
 def _ascent(reuse: bool) -> tuple[float, object, int]:
@@ -33,6 +36,18 @@ def _ascent(reuse: bool) -> tuple[float, object, int]:
     t = time.perf_counter()
     end = coordinate_ascent(evaluator, start, 0.9)
     return time.perf_counter() - t, end, evaluator.solves
+
+
+def _final_pass(env_id: int, terms) -> tuple[float, int]:
+    """Seconds and DP evaluations to value an ascent's end point and every neighbour its last pass tries."""
+    evaluator = Evaluator(env_id)
+    t = time.perf_counter()
+    evaluator(terms)
+    for coordinate, step in MOVES:
+        candidate = moved(terms, coordinate, step, evaluator.env.budget)
+        if candidate is not None:
+            evaluator(candidate)
+    return time.perf_counter() - t, evaluator.solves
 
 
 def main() -> None:
@@ -61,12 +76,20 @@ def main() -> None:
     projected = job * jobs / cores
     print(f"one search job (Env 3, start 0, {len(RHOS)} targets, {len(record.valued)} contracts valued): {job:.1f} s; "
           f"{jobs} jobs on {cores} cores ≈ {projected / 60:.0f} min if every job cost as much (target 60 min)")
+    passes = [_final_pass(3, a.terms) for a in record.ascents]
+    per_ascent = sum(seconds for seconds, _ in passes) / len(passes)
+    floor = per_ascent * jobs * len(RHOS) / cores
+    print(f"the final pass of an ascent: {per_ascent:.1f} s ({sum(n for _, n in passes) / len(passes):.0f} DP "
+          f"evaluations); {jobs * len(RHOS)} ascents on {cores} cores ≈ {floor / 60:.0f} min for the final passes alone")
     write_result("synth", {
         "ascent": {"reuse_seconds": round(fast, 1), "scratch_seconds": round(slow, 1),
                    "speedup": round(slow / fast, 2), "reuse_evaluations": solves_fast,
                    "scratch_evaluations": solves_slow},
         "search_job": {"seconds": round(job, 1), "contracts_valued": len(record.valued)},
-        "projected_full_minutes": round(projected / 60, 1), "target_minutes": 60})
+        "final_pass": {"seconds_per_ascent": round(per_ascent, 1),
+                       "evaluations_per_ascent": round(sum(n for _, n in passes) / len(passes), 1)},
+        "projected_full_minutes": round(projected / 60, 1), "final_passes_floor_minutes": round(floor / 60, 1),
+        "target_minutes": 60})
 
 
 if __name__ == "__main__":

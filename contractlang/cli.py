@@ -1149,7 +1149,8 @@ def solve(
     contract: Annotated[Path, typer.Argument(help="A ContractSim contract file (one contract).")],
     env: Annotated[int, typer.Option("--env", help="ContractSim environment 1..6.")],
     cache_dir: Annotated[Optional[Path], typer.Option(help="Where solved tables are kept, keyed by contract terms "
-                                                           "and environment (default: .contractlang-cache/dp).")]
+                                                           "and environment (default: $CONTRACTLANG_DP_CACHE, "
+                                                           "else .contractlang-cache/dp).")]
     = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Solve afresh and keep nothing on disk.")] = False,
     plot: Annotated[Optional[Path], typer.Option(help="Draw the survival curve S_t to this PNG.")] = None,
@@ -1159,7 +1160,7 @@ def solve(
     completeness (§14), the survival curve, table size and solve time."""
     from games.contractsim.environments import environment as get_env
     from solver.dp import TableCache
-    from solver.dp.cache import DEFAULT_DIR
+    from solver.dp.cache import default_dir
 
     checked = load_one(contract)
     if checked.ir.kind != "contractsim":
@@ -1168,7 +1169,7 @@ def solve(
         environment = get_env(env)
     except KeyError as exc:
         raise InputError(str(exc.args[0])) from None
-    directory = None if no_cache else (cache_dir or DEFAULT_DIR)
+    directory = None if no_cache else (cache_dir or default_dir())
     cache = TableCache(directory)
     from rich.progress import Progress
 

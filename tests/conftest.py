@@ -41,3 +41,10 @@ def tables(tmp_path_factory):
 
     root = tmp_path_factory.getbasetemp()
     return TableCache((root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root) / "dp-tables")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _commands_share_the_tables(tables):
+    """The commands the tests start read and write the same cache as the tests themselves, never the one in
+    the checkout (a fresh clone would solve the examples' tables once per command otherwise)."""
+    os.environ["CONTRACTLANG_DP_CACHE"] = str(tables.directory)

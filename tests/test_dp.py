@@ -4,6 +4,7 @@ simulator, the solved-table cache and the `solve` command."""
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 
@@ -352,8 +353,9 @@ def test_any_legal_payment_sequence_is_playable_by_the_rational_supplier(tables,
 
 # --- CLI --------------------------------------------------------------------------------------------
 
-def _cli(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "contractlang", *args], capture_output=True, text=True, cwd=cwd)
+def _cli(*args, cwd, env=None):
+    return subprocess.run([sys.executable, "-m", "contractlang", *args], capture_output=True, text=True, cwd=cwd,
+                          env=env)
 
 
 def test_solve_cli(tmp_path):
@@ -364,9 +366,12 @@ def test_solve_cli(tmp_path):
     assert {"p_sat", "u_customer", "u_supplier", "completeness", "survival", "states", "seconds"} <= set(payload)
     assert (payload["p_sat"], payload["u_customer"], payload["u_supplier"]) == (1.0, 215.0, 50.0)
     assert payload["cached"] is False and len(payload["survival"]) == 5
-    text = _cli("solve", str(contract), "--env", "1", "--cache-dir", str(tmp_path), "--plot",
-                str(tmp_path / "s.png"), cwd=tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    text = _cli("solve", str(contract), "--env", "1", "--plot", str(tmp_path / "s.png"), cwd=elsewhere,
+                env={**os.environ, "CONTRACTLANG_DP_CACHE": str(tmp_path)})  # the cache a run elsewhere wrote
     assert text.returncode == 0 and "P_sat" in text.stdout and "loaded from the cache" in text.stdout
+    assert not (elsewhere / ".contractlang-cache").exists()
     assert (tmp_path / "s.png").stat().st_size > 0
 
 

@@ -15,6 +15,7 @@ import tempfile
 import zipfile
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
@@ -25,6 +26,13 @@ from solver.environment import SupplyEnvironment
 
 SOLVER_VERSION = "dp-3"  # bump whenever a change could alter a table (files without a digest are re-solved)
 DEFAULT_DIR = Path(".contractlang-cache") / "dp"
+
+
+def default_dir() -> Path:
+    """Where every command keeps solved tables: $CONTRACTLANG_DP_CACHE when set, so that runs from different
+    working directories (a `synth` and the `experiment` after it) read one cache; else DEFAULT_DIR in the working
+    directory."""
+    return Path(os.environ.get("CONTRACTLANG_DP_CACHE") or DEFAULT_DIR)
 
 
 def table_key(ir: ContractSimIR, env: SupplyEnvironment, cover: Cover) -> str:
@@ -47,8 +55,8 @@ def table_digest(key: str, result_json: str, policies) -> str:
 class TableCache:
     """`solve` through a directory of finished tables (None: memory only)."""
 
-    def __init__(self, directory: Path | None = DEFAULT_DIR):
-        self.directory = directory
+    def __init__(self, directory: Path | None | Literal["default"] = "default"):
+        self.directory = default_dir() if directory == "default" else directory
         self._memory = lru_cache(maxsize=16)(self._load_or_solve)
         # held here rather than passed through, so a progress callback never becomes part of the cache key
         self._progress: Progress = None
