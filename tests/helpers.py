@@ -53,10 +53,10 @@ def week(monitor, w):
     return next(s for s in monitor.weeks if s.week == w)
 
 
-def run_cli(*args: str, cwd=None, timeout: float = 600):
-    """`python -m contractlang ARGS` in `cwd`, output captured as text."""
+def run_cli(*args: str, cwd=None, timeout: float = 600, env=None):
+    """`python -m contractlang ARGS` in `cwd` (with environment `env`, default this one's), output captured as text."""
     import subprocess
     import sys
 
     return subprocess.run([sys.executable, "-m", "contractlang", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=timeout)
+                          timeout=timeout, env=env)

@@ -65,10 +65,12 @@ def test_single_run_identities(tables, name, env_id):
 @pytest.mark.slow
 @pytest.mark.parametrize("name,env_id", [(n, e) for n, e in CI_CASES if e in (1, 5)])
 def test_money_is_conserved_with_rational_suppliers(tables, name, env_id):
-    """U_Cust + U_Supp = budget + value delivered − ingredient spend, for every customer policy."""
+    """U_Cust + U_Supp = budget + value delivered − ingredient spend, for every customer policy. A random payer
+    can pay ahead, which needs the Supplier's budget-cover table, a second solve per (contract, environment):
+    at CI size only in Env 1 (test_dp's any-legal-payment test plays random payers in Envs 3 and 5)."""
     ir = example(name)
     for supplier in ("rc", "rcc"):
-        for customer in ("rc", "re", "rcc", "random"):
+        for customer in ("rc", "re", "rcc", "random") if FULL or env_id == 1 else ("rc", "re", "rcc"):
             for seed in range(5):
                 run = play(ir, environment(env_id), customer, supplier, seed=seed, keep_log=False, tables=tables)
                 value = sum(w.value for w in run.weeks)

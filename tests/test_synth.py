@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -163,7 +165,7 @@ def _outputs(directory: Path) -> dict[str, bytes]:
 @pytest.mark.slow
 def test_synth_experiment_and_frontier_through_the_cli(tmp_path):
     """A small plan (searched in Env 1 with ρ = 1.0, one start): interrupted after its first variant solve and
-    rerun, it writes the same bytes as an uninterrupted run; the rational tables satisfy every identity and a
+    rerun (its search taken from the uninterrupted run's store), it writes the same bytes as an uninterrupted run; the rational tables satisfy every identity and a
     rerun plays nothing; the frontier of Env 1 is drawn."""
     whole = tmp_path / "whole"
     done = run_cli("synth", "--out", str(whole), *SMALL, "--json", cwd=tmp_path)
@@ -173,8 +175,11 @@ def test_synth_experiment_and_frontier_through_the_cli(tmp_path):
     assert summary["searched_now"] == 1 and summary["solved_now"] == 8
 
     cut = tmp_path / "cut"
+    (cut / "jobs").mkdir(parents=True)  # the store is keyed by job content: the finished search is reused
+    shutil.copy(whole / "jobs" / "search.jsonl", cut / "jobs" / "search.jsonl")
+    own_tables = {**os.environ, "CONTRACTLANG_DP_CACHE": str(tmp_path / "cut-tables")}  # solves take real time
     proc = subprocess.Popen([sys.executable, "-m", "contractlang", "synth", "--out", str(cut), *SMALL],
-                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=own_tables)
     store = cut / "jobs" / "solve.jsonl"
     while proc.poll() is None and not (store.exists() and store.read_bytes().count(b"\n") >= 1):
         time.sleep(0.1)
@@ -182,7 +187,7 @@ def test_synth_experiment_and_frontier_through_the_cli(tmp_path):
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130 and "interrupted" in err
     assert not (cut / "manifest.json").exists()
-    resumed = run_cli("synth", "--out", str(cut), *SMALL, "--json", cwd=tmp_path)
+    resumed = run_cli("synth", "--out", str(cut), *SMALL, "--json", cwd=tmp_path, env=own_tables)
     assert resumed.returncode == 0, resumed.stderr
     resumed_summary = json.loads(resumed.stdout)
     assert resumed_summary["searched_now"] == 0 and 0 < resumed_summary["solved_now"] < 8
