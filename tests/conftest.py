@@ -18,19 +18,6 @@ EXAMPLES = ROOT / "examples"
 UPDATE_GOLDEN = os.environ.get("UPDATE_GOLDEN") == "1"
 
 
-def pytest_configure(config):
-    """With test workers, compile the numba kernels once here, before the workers start. On a fresh clone the
-    compile takes about a minute per process; otherwise both workers and every command the tests start in that
-    first minute would each compile them again, instead of loading numba's on-disk cache."""
-    if os.environ.get("PYTEST_XDIST_WORKER") or not getattr(config.option, "numprocesses", None):
-        return
-    from contractlang import load
-    from games.contractsim.batch import play_batch
-    from games.contractsim.environments import environment
-
-    play_batch(load(EXAMPLES / "worked-example-1.contract")[0].ir, environment(1), "rcc", "rcc", seeds=[0])
-
-
 def compare_golden(path: Path, actual: str) -> None:
     """Compare with a golden file; `UPDATE_GOLDEN=1 pytest` rewrites it instead."""
     if UPDATE_GOLDEN or not path.exists():

@@ -111,7 +111,7 @@ def test_metrics_cli_in_base_units_with_regret_for_every_setting(tmp_path):
     lines = []
     for customer, supplier in (("rc", "rcc"), ("rcc", "rcc"), ("re", "rc")):
         proc = subprocess.run([sys.executable, "-m", "contractlang", "run", "examples/hotel-cleaning.contract",
-                               "--env", "5", "--customer", customer, "--supplier", supplier, "--json"],
+                               "--env", "3", "--customer", customer, "--supplier", supplier, "--json"],
                               capture_output=True, text=True, cwd=ROOT)
         assert proc.returncode == 0, proc.stderr
         record = json.loads(proc.stdout)
@@ -130,7 +130,7 @@ def test_metrics_cli_in_base_units_with_regret_for_every_setting(tmp_path):
     out = json.loads(subprocess.run([sys.executable, "-m", "contractlang", "metrics", str(runs), "--json"],
                                     capture_output=True, text=True, cwd=ROOT).stdout)
     rcc_vs_rc = json.loads(subprocess.run(
-        [sys.executable, "-m", "contractlang", "run", "examples/hotel-cleaning.contract", "--env", "5", "--customer",
+        [sys.executable, "-m", "contractlang", "run", "examples/hotel-cleaning.contract", "--env", "3", "--customer",
          "rcc", "--supplier", "rc", "--json"], capture_output=True, text=True, cwd=ROOT).stdout)
     assert out[0]["regret"]["mean"] == rcc_vs_rc["u_customer"] - json.loads(lines[2])["u_customer"]  # E9
 

@@ -19,7 +19,7 @@ def reparse(text: str):
     return [c.ir for c in result.contracts]
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(contract_irs)
 def test_parse_format_is_identity_on_ir(ir):
     text = format_ir(ir)
