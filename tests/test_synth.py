@@ -165,8 +165,8 @@ def _outputs(directory: Path) -> dict[str, bytes]:
 @pytest.mark.slow
 def test_synth_experiment_and_frontier_through_the_cli(tmp_path):
     """A small plan (searched in Env 1 with ρ = 1.0, one start): interrupted after its first variant solve and
-    rerun (its search taken from the uninterrupted run's store), it writes the same bytes as an uninterrupted run; the rational tables satisfy every identity and a
-    rerun plays nothing; the frontier of Env 1 is drawn."""
+    rerun (its search taken from the uninterrupted run's store), it writes the same bytes as an uninterrupted
+    run; the rational tables satisfy every identity and a rerun plays nothing; the frontier of Env 1 is drawn."""
     whole = tmp_path / "whole"
     done = run_cli("synth", "--out", str(whole), *SMALL, "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
