@@ -230,7 +230,7 @@ def test_an_unsolved_state_has_no_order_and_the_enumeration_notices_one(tables):
     broken = list(table.policies)
     broken[1] = np.full_like(broken[1], UNSOLVED)
     with pytest.raises(ValueError, match="does not solve"):
-        forward(problem, broken, joint_rcc=False)
+        forward(problem, broken)
 
 
 # --- Monte Carlo: the simulator, playing the table, agrees with the exact enumeration ---------------

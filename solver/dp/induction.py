@@ -3,9 +3,9 @@
 Backward: for t = 5..1 and every memory state, continuation arrays over post-receipt inventory and
 cash after ordering are assembled from round t+1 (production rule, verdict, capped deduction,
 spoilage), then `kernels.solve_round` takes expectations over receipts and applies eq. 12's selection.
-Forward: the mass of every (inventory, cash, memory) state is pushed through the table twice — once
-with the RC Customer and violations absorbed into DEAD (survival S_t, completeness, the forward P_sat),
-once with both players RCC ([CS-28]) for the expected utilities.
+Forward: the mass of every (inventory, cash, memory) state is pushed through the table once, with both
+players RCC ([CS-28]) for the expected utilities; its breach-free phase is the RC Customer's enumeration
+with violations absorbed into DEAD (survival S_t, completeness, the forward P_sat).
 """
 
 from __future__ import annotations
@@ -273,7 +273,9 @@ def _solve_round(problem: DPProblem, t: int, q_p: np.ndarray, q_v: np.ndarray, f
     states = 0
     for mu in np.flatnonzero(problem.reachable[t]):
         gp, gv = _continuation(problem, t, int(mu), q_p, q_v)
-        held = np.ascontiguousarray(problem.held[t, mu, : box[0] + 1, : box[1] + 1, : box[2] + 1])
+        # always a writable copy: a read-only view (the whole box) is another array type to numba and would
+        # compile solve_round a second time (~17 s cold)
+        held = problem.held[t, mu, : box[0] + 1, : box[1] + 1, : box[2] + 1].copy()
         kernels.solve_round(gp, gv, np.array(box), held, int(problem.cash_reach[t]), floor, problem.window_of[t],
                             problem.window_kernel[t], problem.window_top[t], problem.window_count[t],
                             problem.window_rep[t], problem.window_span[t, 2], problem.orders_by_cost,
@@ -286,7 +288,8 @@ def _solve_round(problem: DPProblem, t: int, q_p: np.ndarray, q_v: np.ndarray, f
 
 
 class Occupancy(NamedTuple):
-    """Expectations over the exact occupancy (base units) and the survival curve S_1..S_5."""
+    """Expectations over the exact occupancy (base units): spend, value and payments with both players RCC
+    ([CS-28]); the survival curve S_1..S_5 and the DP's own accounting with the RC Customer (§14)."""
 
     spend: float
     value: float  # value delivered to the Customer
@@ -295,9 +298,9 @@ class Occupancy(NamedTuple):
     survival: tuple[float, ...]
 
 
-def forward(problem: DPProblem, policies, joint_rcc: bool) -> Occupancy:
-    """Exact occupancy through the five rounds, with the RC Customer and violations absorbed (spec §14),
-    or with both players RCC ([CS-28])."""
+def forward(problem: DPProblem, policies) -> Occupancy:
+    """Exact occupancy through the five rounds with both players RCC ([CS-28]). The RC Customer's enumeration
+    (§14: violations absorbed into DEAD) is the breach-free phase of the same mass, so one pass gives both."""
     n_mem = problem.n_memory
     mass = np.zeros((2, n_mem, 1, 1, 1, int(problem.cash_max[0]) + 1))
     mass[0, 0, 0, 0, 0, min(problem.cash_at_ordering(), int(problem.cash_max[0]))] = 1.0
@@ -311,11 +314,12 @@ def forward(problem: DPProblem, policies, joint_rcc: bool) -> Occupancy:
         kernels.forward_round(mass, policies[t], problem.kernel[t], problem.order_cost, problem.price_probs, problem.output[t],
                               problem.violation[t], problem.next_memory[t], problem.deduction[t],
                               problem.leftover[t], values, int(problem.payments[t]), int(problem.payments[t + 1]),
-                              joint_rcc, mid, totals)
+                              mid, totals)
         survival.append(1.0 - totals[3])
         if t < ROUNDS - 1:
             mass = _through_spoilage(problem, t + 1, mid.reshape((2 * n_mem, SIDE, SIDE, SIDE, n_cash_next)), push=True)
-            mass = mass.reshape((2, n_mem) + mass.shape[1:])
+            # contiguous, as the first round's: one array layout, so forward_round compiles once
+            mass = np.ascontiguousarray(mass.reshape((2, n_mem) + mass.shape[1:]))
     totals[4] += mid[0].sum() * problem.payments[ROUNDS]
     return Occupancy(spend=float(totals[0]), value=float(totals[1]), paid=float(totals[2]),
                      dp_value=float(totals[4]), survival=tuple(survival))
@@ -340,9 +344,8 @@ def evaluate(problem: DPProblem, memo: RoundMemo | None = None) -> Valuation:
     """`solve_problem`'s P_sat, utilities and completeness without its checks and its table; rounds already in
     `memo` are not solved again."""
     b = backward(problem, memo=memo)
-    survival = forward(problem, b.policies, joint_rcc=False).survival
-    return Valuation(b.p_sat, *_utilities(problem, forward(problem, b.policies, joint_rcc=True)),
-                     _completeness(survival))
+    occupancy = forward(problem, b.policies)
+    return Valuation(b.p_sat, *_utilities(problem, occupancy), _completeness(occupancy.survival))
 
 
 def _completeness(survival: tuple[float, ...]) -> float:
@@ -353,10 +356,9 @@ def _completeness(survival: tuple[float, ...]) -> float:
 def solve_problem(problem: DPProblem, progress: Progress = None) -> tuple[SolveResult, OrderTable]:
     start = time.perf_counter()
     policies, p_sat, v_supplier, states, _ = backward(problem, progress)
-    rc = forward(problem, policies, joint_rcc=False)
-    rcc = forward(problem, policies, joint_rcc=True)
-    u_customer, u_supplier = _utilities(problem, rcc)
-    survival = rc.survival
+    occupancy = forward(problem, policies)
+    u_customer, u_supplier = _utilities(problem, occupancy)
+    survival = occupancy.survival
     m = problem.ir.setting_info.multiplier
     budget = problem.env.budget
     over = int(problem.payments.sum()) > budget
@@ -367,7 +369,7 @@ def solve_problem(problem: DPProblem, progress: Progress = None) -> tuple[SolveR
     result = SolveResult(
         contract=problem.ir.name, env=problem.env.id, p_sat=p_sat, p_sat_forward=survival[-1],
         u_customer=None if over else u_customer * m, u_supplier=None if over else u_supplier * m,
-        v_supplier=v_supplier * m, v_supplier_forward=rc.dp_value * m,
+        v_supplier=v_supplier * m, v_supplier_forward=occupancy.dp_value * m,
         completeness=_completeness(survival), survival=tuple(survival), states=states,
         seconds=time.perf_counter() - start, note=note)
     return result, OrderTable(problem=problem, policies=policies)

@@ -133,7 +133,7 @@ def _refresh_floors(lo, hi, nc, badm, bp, bv, floors):
         _put(floors, c, any_weak, weak_p, weak_v, any_adm, adm_v, adm_p)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _valid(n_cash, reach, spent):
     """Cash levels a row is read at: at least cash 0, at most what holding `spent`'s worth allows."""
     return max(1, min(n_cash, reach + 1 - spent))
@@ -272,7 +272,7 @@ def _rows_needed(held, box, window_of, window_count):
     return need
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _expect(dst_p, dst_v, src_p, src_v, weights, top, nc):
     """dst[c] = Σ_m weights[m] · src[m, c] for c < nc, for P̂ and V̂ together: the expectation over one
     input's post-receipt holding m ≤ top. Each of the three per-input stages is this, on views that put
@@ -287,7 +287,7 @@ def _expect(dst_p, dst_v, src_p, src_v, weights, top, nc):
                 dst_v[c] += w * src_v[m, c]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _summary(row_p, row_v, peaks, top, nc):
     """A row's maxima over each block of BLOCK cash levels (peaks[b, BLOCK_P/BLOCK_V]) and over each block and
     all above it (peaks[b, TAIL_P/TAIL_V]), side by side so a scan's tests share cache lines; in `top` its
@@ -407,15 +407,18 @@ def _select(n1, n2, n3, nc, hp, hv, peaks, order_row, order_top, best, orders_so
 
 @njit(cache=True)
 def forward_round(mass, policy, kernel, order_cost, probs, output, violation, next_memory, deduction,
-                  leftover, values, payment_now, payment_next, joint_rcc, mid, totals):
-    """Push one round of occupancy mass through the table (spec §14; [CS-28] when joint_rcc).
+                  leftover, values, payment_now, payment_next, mid, totals):
+    """Push one round of joint-RCC occupancy mass through the table ([CS-28]), and read off on the way what
+    the RC Customer's enumeration of §14 needs: phase 0 is exactly the mass that enumeration keeps alive, so
+    a violation leaving phase 0 is its DEAD mass.
 
     mass: (2, n_mem, B1+1, B2+1, B3+1, C+1) by phase (0: no breach; 1: Supplier breached, the RCC
     Customer pays nothing from now on). mid: (2, n_mem, 1331 leftover, C'+1) before spoilage.
-    totals: [spend, value, paid, dead, supplier value in the DP's accounting].
+    totals: [spend, value, paid (both phases); dead, supplier value in the DP's accounting (phase 0)].
     """
     n_phase, n_mem, b1, b2, b3, n_cash = mass.shape
     c_next = mid.shape[3] - 1
+    lo, hi = _support(kernel)
     for ph in range(n_phase):
         for mu in range(n_mem):
             for n1 in range(b1):
@@ -435,17 +438,18 @@ def forward_round(mass, policy, kernel, order_cost, probs, output, violation, ne
                                 o2 = (o // ORDERS) % ORDERS
                                 o3 = o % ORDERS
                                 totals[0] += ws * k
-                                totals[4] += ws * (payment_now - k)
+                                if ph == 0:
+                                    totals[4] += ws * (payment_now - k)
                                 cash = c - k
-                                for m1 in range(SIDE):
+                                for m1 in range(lo[0, n1, o1], hi[0, n1, o1]):
                                     w1 = kernel[0, n1, o1, m1]
                                     if w1 == 0.0:
                                         continue
-                                    for m2 in range(SIDE):
+                                    for m2 in range(lo[1, n2, o2], hi[1, n2, o2]):
                                         w2 = kernel[1, n2, o2, m2]
                                         if w2 == 0.0:
                                             continue
-                                        for m3 in range(SIDE):
+                                        for m3 in range(lo[2, n3, o3], hi[2, n3, o3]):
                                             w3 = kernel[2, n3, o3, m3]
                                             if w3 == 0.0:
                                                 continue
@@ -458,13 +462,32 @@ def forward_round(mass, policy, kernel, order_cost, probs, output, violation, ne
                                             ded = deduction[mu, m]
                                             due = payment_next - ded
                                             bad = violation[mu, m]
-                                            totals[4] -= ww * ded
                                             nm = next_memory[mu, m]
                                             left = leftover[mu, m]
-                                            if ph == 0 and not bad:
-                                                totals[2] += ww * due
-                                                mid[0, nm, left, min(cash + due, c_next)] += ww
-                                            elif not joint_rcc:
+                                            if ph == 0:
+                                                totals[4] -= ww * ded
+                                                if not bad:
+                                                    totals[2] += ww * due
+                                                    mid[0, nm, left, min(cash + due, c_next)] += ww
+                                                    continue
                                                 totals[3] += ww
-                                            elif due == 0:
+                                            if due == 0:
                                                 mid[1, nm, left, min(cash, c_next)] += ww
+
+
+@njit(cache=True)
+def _support(kernel):
+    """lo, hi per (input, holding, order): the receipts m with kernel weight lie in lo ≤ m < hi. The
+    enumeration loops over that range only; outside it every weight is zero, and testing eleven zeros per
+    input per state cost more than the additions themselves."""
+    lo = np.zeros(kernel.shape[:3], dtype=np.int64)
+    hi = np.zeros(kernel.shape[:3], dtype=np.int64)
+    for x in range(kernel.shape[0]):
+        for n in range(kernel.shape[1]):
+            for o in range(kernel.shape[2]):
+                for m in range(kernel.shape[3]):
+                    if kernel[x, n, o, m] != 0.0:
+                        if hi[x, n, o] == 0:
+                            lo[x, n, o] = m
+                        hi[x, n, o] = m + 1
+    return lo, hi
