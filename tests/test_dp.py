@@ -20,7 +20,7 @@ from games.contractsim.crosscheck import cross_check
 from games.contractsim.game import ContractSimGame, Order, Pay, Produce
 from games.contractsim.run import play
 from games.contractsim.shocks import draw_shocks
-from solver.dp import TableCache, build_problem
+from solver.dp import TableCache, build_problem, kernels
 from solver.dp.cache import table_key
 from solver.dp.induction import UNSOLVED, backward, forward
 from solver.dp.problem import ORDER_GRID, SIDE
@@ -232,6 +232,17 @@ def test_an_unsolved_state_has_no_order_and_the_enumeration_notices_one(tables):
     with pytest.raises(ValueError, match="does not solve"):
         forward(problem, broken)
 
+
+
+def test_each_kernel_is_compiled_for_one_argument_type():
+    """A second argument type compiles a kernel again (solve_round: about 17 s cold). A whole box (the problem's
+    read-only holdings passed as they are) and a clamped one, and the first round's mass and a later round's,
+    must reach the kernels as the same array types."""
+    problem = build_problem(example("worked-example-1"), environment(3))
+    assert {problem.state_box(t) == (SIDE - 1,) * 3 for t in range(5)} == {True, False}
+    forward(problem, backward(problem).policies)
+    assert len(kernels.solve_round.signatures) == 1
+    assert len(kernels.forward_round.signatures) == 1
 
 # --- Monte Carlo: the simulator, playing the table, agrees with the exact enumeration ---------------
 
