@@ -311,8 +311,10 @@ def forward(problem: DPProblem, policies) -> Occupancy:
     for t in range(ROUNDS):
         n_cash_next = int(problem.cash_max[t + 1]) + 1 if t < ROUNDS - 1 else 1
         mid = np.zeros((2, n_mem, SIDE**3, n_cash_next))
-        kernels.forward_round(mass, policies[t], problem.kernel[t], problem.order_cost, problem.price_probs, problem.output[t],
-                              problem.violation[t], problem.next_memory[t], problem.deduction[t],
+        policy = policies[t].view()
+        policy.setflags(write=False)  # solved tables are read-only, cached or hand-made ones not: one type, one compile
+        kernels.forward_round(mass, policy, problem.kernel[t], problem.order_cost, problem.price_probs,
+                              problem.output[t], problem.violation[t], problem.next_memory[t], problem.deduction[t],
                               problem.leftover[t], values, int(problem.payments[t]), int(problem.payments[t + 1]),
                               mid, totals)
         survival.append(1.0 - totals[3])
