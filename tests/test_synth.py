@@ -179,22 +179,25 @@ def test_synth_experiment_and_frontier_through_the_cli(tmp_path):
     shutil.copy(whole / "jobs" / "search.jsonl", cut / "jobs" / "search.jsonl")
     own_tables = {**os.environ, "CONTRACTLANG_DP_CACHE": str(tmp_path / "cut-tables")}  # solves take real time
     store = cut / "jobs" / "solve.jsonl"
-    for attempt in range(3):  # a run that finished before the signal could be sent is tried again
+    # An attempt that is not interrupted (the run ended before the signal, or — seen twice in full-suite CI
+    # rehearsals, never alone — a signalled run that still finished with 0) is recorded and tried afresh.
+    outcomes = []
+    for _ in range(3):
         store.unlink(missing_ok=True)
         (cut / "manifest.json").unlink(missing_ok=True)
+        shutil.rmtree(tmp_path / "cut-tables", ignore_errors=True)
         proc = subprocess.Popen([sys.executable, "-m", "contractlang", "synth", "--out", str(cut), *SMALL],
                                 cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=own_tables)
         while proc.poll() is None and not (store.exists() and store.read_bytes().count(b"\n") >= 1):
             time.sleep(0.02)
-        if proc.poll() is None:
+        running = proc.poll() is None
+        solved_when_signalled = store.read_bytes().count(b"\n") if store.exists() else 0
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+        if proc.returncode == 130 and "interrupted" in err:
             break
-        proc.communicate()
-        shutil.rmtree(tmp_path / "cut-tables", ignore_errors=True)
-    solved_when_signalled = store.read_bytes().count(b"\n")
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130 and "interrupted" in err, \
-        (attempt, solved_when_signalled, proc.returncode, err[-800:])
+        outcomes.append((running, solved_when_signalled, proc.returncode, out[-300:], err[-300:]))
+    assert proc.returncode == 130 and "interrupted" in err, outcomes
     assert not (cut / "manifest.json").exists()
     resumed = run_cli("synth", "--out", str(cut), *SMALL, "--json", cwd=tmp_path, env=own_tables)
     assert resumed.returncode == 0, resumed.stderr
