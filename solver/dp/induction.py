@@ -337,9 +337,10 @@ class Valuation(NamedTuple):
     completeness: float
 
 
-def _utilities(problem: DPProblem, rcc: Occupancy) -> tuple[float, float]:
-    """(U_Cust, U_Supp) in base units from the joint-RCC occupancy: u_Cust = B + value − paid, u_Supp = paid − spend."""
-    return problem.env.budget + rcc.value - rcc.paid, rcc.paid - rcc.spend
+def _utilities(problem: DPProblem, occupancy: Occupancy) -> tuple[float, float]:
+    """(U_Cust, U_Supp) in base units from the joint-RCC occupancy ([CS-28]): u_Cust = B + value − paid,
+    u_Supp = paid − spend."""
+    return problem.env.budget + occupancy.value - occupancy.paid, occupancy.paid - occupancy.spend
 
 
 def evaluate(problem: DPProblem, memo: RoundMemo | None = None) -> Valuation:
@@ -367,7 +368,8 @@ def solve_problem(problem: DPProblem, progress: Progress = None) -> tuple[SolveR
     # [CS-22]: past the budget the RCC Customer pays what is left, a breach whose week depends on the
     # deductions taken; the enumeration here follows scheduled payments, as the DP itself assumes (§9.2).
     note = (f"the schedule ({int(problem.payments.sum()) * m:,}) exceeds the Customer's budget ({budget * m:,}); "
-            "P_sat assumes the schedule is paid (spec §9.2); expected utilities are left to the simulator") if over else ""
+            "P_sat assumes the schedule is paid (spec §9.2); expected utilities are left to the simulator"
+            ) if over else ""
     result = SolveResult(
         contract=problem.ir.name, env=problem.env.id, p_sat=p_sat, p_sat_forward=survival[-1],
         u_customer=None if over else u_customer * m, u_supplier=None if over else u_supplier * m,
