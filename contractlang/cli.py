@@ -1236,6 +1236,9 @@ def _terminate(signum, frame) -> None:
 def main() -> None:
     """Console entry point: bad input exits 1, usage errors 2, an internal error 3; never a traceback."""
     json_mode = "--json" in sys.argv[1:]
+    # a blocked signal mask is inherited across exec (Python resets handlers, not the mask): unblock, so that
+    # Ctrl-C and SIGTERM reach a run whatever process started it
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     signal.signal(signal.SIGTERM, _terminate)  # a killed run unwinds like Ctrl-C: workers ended, files closed
     try:
         code = app(standalone_mode=False)

@@ -317,3 +317,18 @@ def test_every_failure_under_json_is_one_object_on_stdout(tmp_path, args):
     assert proc.returncode in (1, 2)
     if "tile-off-board" in args[1]:
         assert payload["diagnostics"][0]["code"] == "E601"
+
+
+def test_ctrl_c_reaches_a_run_started_with_sigint_blocked():
+    """A blocked signal mask survives exec (Python resets handlers, not the mask), so a command started by a
+    process that blocks SIGINT — as something in a full pytest-xdist run does — once finished its work and
+    exited 0 after Ctrl-C. The CLI unblocks SIGINT and SIGTERM on start."""
+    proc = subprocess.Popen([sys.executable, "-m", "contractlang", "solve", "examples/catering-rollover.contract",
+                             "--env", "6", "--no-cache", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, cwd=ROOT,
+                            preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}))
+    time.sleep(2)
+    assert proc.poll() is None, "the solve should still be running"
+    proc.send_signal(signal.SIGINT)
+    stdout, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and json.loads(stdout) == {"ok": False, "error": "interrupted"}
