@@ -319,16 +319,21 @@ def test_every_failure_under_json_is_one_object_on_stdout(tmp_path, args):
         assert payload["diagnostics"][0]["code"] == "E601"
 
 
-def test_ctrl_c_reaches_a_run_started_with_sigint_blocked():
+def test_ctrl_c_reaches_a_run_started_with_sigint_blocked(tmp_path):
     """A blocked signal mask survives exec (Python resets handlers, not the mask), so a command started by a
     process that blocks SIGINT — as something in a full pytest-xdist run does — once finished its work and
     exited 0 after Ctrl-C. The CLI unblocks SIGINT and SIGTERM on start."""
-    proc = subprocess.Popen([sys.executable, "-m", "contractlang", "solve", "examples/catering-rollover.contract",
-                             "--env", "6", "--no-cache", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    out = tmp_path / "sweep"
+    boards = ",".join(str(i) for i in range(30))
+    proc = subprocess.Popen([sys.executable, "-m", "contractlang", "ctbench", "sweep", "--boards", boards, "--out",
+                             str(out), "--workers", "2", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, cwd=ROOT,
                             preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}))
-    time.sleep(2)
-    assert proc.poll() is None, "the solve should still be running"
+    games = out / "games.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (games.exists() and games.stat().st_size > 0):
+        time.sleep(0.05)
+    assert proc.poll() is None, "the sweep should still be running"
     proc.send_signal(signal.SIGINT)
     stdout, _ = proc.communicate(timeout=60)
     assert proc.returncode == 130 and json.loads(stdout) == {"ok": False, "error": "interrupted"}
