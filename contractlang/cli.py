@@ -1239,6 +1239,7 @@ def main() -> None:
     # a blocked signal mask is inherited across exec (Python resets handlers, not the mask): unblock, so that
     # Ctrl-C and SIGTERM reach a run whatever process started it
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # likewise an inherited SIG_IGN: Ctrl-C must end a run
     signal.signal(signal.SIGTERM, _terminate)  # a killed run unwinds like Ctrl-C: workers ended, files closed
     try:
         code = app(standalone_mode=False)
