@@ -78,13 +78,7 @@ def test_a_cut_line_is_dropped_and_a_stale_summary_never_survives(tmp_path):
 def test_sigterm_ends_the_sweep_and_its_workers_and_the_rerun_completes_it(tmp_path):
     out = tmp_path / "s"
     boards = ",".join(str(i) for i in range(30))  # 240 games: long enough to be cut, short enough for CI
-    proc = subprocess.Popen([sys.executable, "-m", "contractlang", "ctbench", "sweep", "--boards", boards, "--out",
-                             str(out), "--workers", "2", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, cwd=ROOT)
-    games = out / "games.jsonl"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (games.exists() and games.stat().st_size > 0):
-        time.sleep(0.05)
+    proc, games = _sweep_under_way(out, boards)
     children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
     assert children, "the sweep should be running worker processes"
     proc.send_signal(signal.SIGTERM)
@@ -319,20 +313,27 @@ def test_every_failure_under_json_is_one_object_on_stdout(tmp_path, args):
         assert payload["diagnostics"][0]["code"] == "E601"
 
 
-def test_ctrl_c_reaches_a_run_started_with_sigint_blocked(tmp_path):
-    """A blocked signal mask survives exec (Python resets handlers, not the mask), so a command started by a
-    process that blocks SIGINT — as something in a full pytest-xdist run does — once finished its work and
-    exited 0 after Ctrl-C. The CLI unblocks SIGINT and SIGTERM on start."""
-    out = tmp_path / "sweep"
-    boards = ",".join(str(i) for i in range(30))
+def _sweep_under_way(out: Path, boards: str, preexec_fn=None) -> tuple[subprocess.Popen, Path]:
+    """A 2-worker `ctbench sweep` into `out`, returned once its first game is written."""
     proc = subprocess.Popen([sys.executable, "-m", "contractlang", "ctbench", "sweep", "--boards", boards, "--out",
                              str(out), "--workers", "2", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, cwd=ROOT,
-                            preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}))
+                            text=True, cwd=ROOT, preexec_fn=preexec_fn)
     games = out / "games.jsonl"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not (games.exists() and games.stat().st_size > 0):
         time.sleep(0.05)
+    return proc, games
+
+
+@pytest.mark.parametrize("inherited", [
+    lambda: signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}),
+    lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+], ids=["blocked", "ignored"])
+def test_ctrl_c_reaches_a_run_started_with_sigint_blocked_or_ignored(tmp_path, inherited):
+    """A blocked mask and an ignored SIGINT both survive exec, and Python keeps them, so a command started by
+    such a process — as something in a full pytest-xdist run is — once finished its work and exited 0 after
+    Ctrl-C. The CLI unblocks SIGINT and SIGTERM and restores the default Ctrl-C handler on start."""
+    proc, _ = _sweep_under_way(tmp_path / "sweep", ",".join(str(i) for i in range(30)), inherited)
     assert proc.poll() is None, "the sweep should still be running"
     proc.send_signal(signal.SIGINT)
     stdout, _ = proc.communicate(timeout=60)
