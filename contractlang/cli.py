@@ -473,9 +473,7 @@ def metrics(
 
     Amounts are in Catering base units for every setting, as in the paper's tables. Regret and compliant
     regret replay each run with the role played by RCC (same contract, environment, counterparty and seed)."""
-    from rich.console import Console
-    from rich.progress import Progress
-
+    from contractlang.progress import job_progress
     from games.contractsim.metrics import summarise
     from games.contractsim.run import RunRecord
     from solver.dp import TableCache
@@ -507,14 +505,14 @@ def metrics(
             typer.echo(f"regret of the {role} left out: its counterparty is an LLM agent in some runs, and "
                        "replaying it would make new model calls", err=True)
         tables = TableCache()
-        with Progress(console=Console(stderr=True), transient=True, disable=json_out) as bar:
-            task = bar.add_task("counterfactual RCC runs", total=len(roles) * len(runs))
-            with _playing(tables):
-                for role in roles:
-                    counterfactuals[role] = []
-                    for r in runs:
-                        counterfactuals[role].append(r.counterfactual(role, tables))
-                        bar.advance(task)
+        replays = len(roles) * len(runs)
+        with job_progress(json_out) as advance, _playing(tables):
+            advance("counterfactual RCC runs", 0, replays)
+            for k, role in enumerate(roles):
+                counterfactuals[role] = []
+                for r in runs:
+                    counterfactuals[role].append(r.counterfactual(role, tables))
+                    advance("counterfactual RCC runs", k * len(runs) + len(counterfactuals[role]), replays)
     else:
         typer.echo("regret left out: some records hold no contract terms (records from `run --json` of this "
                    "version do)", err=True)
@@ -616,10 +614,8 @@ def ctbench_sweep(
     LLM players and judges (llm[:MODEL]) and external agents (cmd:PROGRAM) too."""
     from contextlib import closing
 
-    from rich.console import Console
-    from rich.progress import Progress
-
     from contractlang.llm import agent_model
+    from contractlang.progress import job_progress
     from games.ctbench.agents import AGENTS
     from games.ctbench.board import benchmark_boards
     from games.ctbench.metrics import summarise
@@ -656,12 +652,12 @@ def ctbench_sweep(
         typer.echo(f"{len(specs) - len(todo)} of {len(specs)} games already in {store.path}; playing "
                    f"{len(todo)}", err=True)
     try:
-        with Progress(console=Console(stderr=True), transient=True, disable=json_out or not todo) as progress, \
+        with job_progress(json_out or not todo) as advance, \
                 closing(run_specs(todo, workers=workers, ray_address=ray, llm=settings)) as games, _playing():
-            task = progress.add_task("games", total=len(todo))
-            for record in games:
+            advance("games", 0, len(todo))
+            for played, record in enumerate(games, 1):
                 store.add(record)
-                progress.advance(task)
+                advance("games", played, len(todo))
     except RuntimeError as exc:
         raise InputError(str(exc)) from None
     finally:
@@ -700,9 +696,7 @@ def ctbench_import(
     json_out: JsonFlag = False,
 ) -> None:
     """Import the CT-Bench authors' published game logs as typed games with contracts in contractlang."""
-    from rich.console import Console
-    from rich.progress import Progress
-
+    from contractlang.progress import job_progress
     from games.ctbench.published import ImportProblem, game_directories, import_game, mark_superseded
 
     if not directory.is_dir():
@@ -711,16 +705,16 @@ def ctbench_import(
     if not dirs:
         raise InputError(f"{directory}: no game directory (one holding metadata.json) under it")
     games, problems = [], []
-    with Progress(console=Console(stderr=True), transient=True, disable=json_out) as progress:
-        task = progress.add_task("importing", total=len(dirs))
-        for d in dirs:
+    with job_progress(json_out) as advance:
+        advance("importing", 0, len(dirs))
+        for k, d in enumerate(dirs, 1):
             try:
                 games.append(import_game(d, directory))
             except ImportProblem as exc:
                 problems.append(str(exc))
                 if not json_out:
                     typer.echo(f"skipped {exc}", err=True)
-            progress.advance(task)
+            advance("importing", k, len(dirs))
     games = mark_superseded(games)
     write_atomically(out, "".join(g.model_dump_json() + "\n" for g in games))
     complete = sum(g.complete for g in games)
@@ -876,10 +870,8 @@ def negotiate(
 ) -> None:
     """Negotiate ContractSim contracts (§8), score each negotiation (§13), then perform the agreed contract
     (default RCC vs RCC). Offline by default: scripted negotiators, the rules translator."""
-    from rich.console import Console
-    from rich.progress import Progress
-
     from contractlang.llm import LlmUsage, agent_model
+    from contractlang.progress import job_progress
     from games.contractsim.environments import ENVIRONMENTS, environment
     from games.contractsim.llm_agents import guidance_for
     from games.contractsim.session import negotiate_and_perform
@@ -917,13 +909,13 @@ def negotiate(
     client = _llm_client(settings)
     tables = TableCache()
     runs = []
-    with Progress(console=Console(stderr=True), transient=True, disable=json_out) as progress, _playing(tables):
-        task = progress.add_task("negotiating", total=len(environments))
+    with job_progress(json_out) as advance, _playing(tables):
+        advance("negotiating", 0, len(environments))
         for e in environments:
             runs.append(negotiate_and_perform(
                 e, customer, supplier, offers, tables, translator, (perform_customer, perform_supplier),
                 tuple(range(seed, seed + games)), client, tuple(guidance or ())))
-            progress.advance(task)
+            advance("negotiating", len(runs), len(environments))
     agreed = [r for r in runs if r.metrics.agreed]
     summary = {
         "negotiations": len(runs), "agreed": len(agreed),

@@ -26,22 +26,14 @@ Ray = Annotated[Optional[str], typer.Option(help="Run the jobs on Ray instead: a
 
 @contextmanager
 def _progress(quiet: bool) -> Iterator:
-    """A bar per phase on stderr; yields the callback the experiment calls after every job."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    """`job_progress` for the experiments, whose runner reports its failures (Ray unreachable, …) as
+    RuntimeError."""
+    from contractlang.progress import job_progress
 
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True, disable=quiet) as bar:
-        tasks: dict[str, int] = {}
-
-        def advance(phase: str, done: int, total: int) -> None:
-            if phase not in tasks:
-                tasks[phase] = bar.add_task(phase, total=total)
-            bar.update(tasks[phase], completed=done)
-
+    with job_progress(quiet) as advance:
         try:
             yield advance
-        except RuntimeError as exc:  # the runner's one-line failures (Ray unreachable, …)
+        except RuntimeError as exc:
             raise InputError(str(exc)) from None
 
 

@@ -70,3 +70,28 @@ def test_exit_codes():
     assert run("check").returncode == 2
     helped = run("--help")
     assert helped.returncode == 0 and "check" in helped.stdout and "fmt" in helped.stdout
+
+
+def test_progress_in_a_log_is_a_line_per_job_with_the_time_left():
+    """Where stderr is not a terminal (a background run writing a log), progress is plain lines: the jobs a
+    resumed run found done, then elapsed time and the time left as jobs finish, at most one line per 30 s
+    and always the last; under --json nothing."""
+    import io
+
+    from rich.console import Console
+
+    from contractlang.progress import job_progress
+
+    def lines(quiet: bool) -> list[str]:
+        out = io.StringIO()
+        ticks = iter([0.0, 60.0, 120.0, 125.0, 180.0])
+        with job_progress(quiet, Console(file=out, width=200), now=lambda: next(ticks)) as advance:
+            for done in (2, 3, 4, 5, 6):
+                advance("search", done, 6)
+        return out.getvalue().splitlines()
+
+    assert lines(quiet=False) == ["search: 2 of 6 done before this run; 4 to run",
+                                  "search: 3/6 done, 0:01:00 elapsed, about 0:03:00 left",
+                                  "search: 4/6 done, 0:02:00 elapsed, about 0:02:00 left",
+                                  "search: 6/6 done, 0:03:00 elapsed"]
+    assert lines(quiet=True) == []

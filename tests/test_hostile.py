@@ -67,6 +67,7 @@ def test_a_cut_line_is_dropped_and_a_stale_summary_never_survives(tmp_path):
     (tmp_path / "summary.json").write_text("[]\n")
     proc = sweep(tmp_path, boards="1", json_out=False)
     assert "dropped its last line, cut short" in proc.stderr and "5 of 6 games already" in proc.stderr
+    assert "games: 1/1 done" in proc.stderr  # progress as a line: stderr is not a terminal
     assert all(json.loads(line) for line in games.read_text().splitlines())
     assert json.loads((tmp_path / "summary.json").read_text())
     before = games.read_text()
