@@ -70,7 +70,7 @@ def main() -> None:
             summary = json.loads(done.stdout)
             manifest = (Path(tmp) / "s" / "manifest.json").read_text()
         print(f"full generation with {args.starts} starts: {seconds / 60:.1f} min on {cores} cores (target 60 min); "
-              f"E14 holds for {summary['e14_holds']} of 20 bases, {summary['contracts']} contracts")
+              f"E14 holds for {summary['e14_holds']} of {len(summary['e14'])} bases, {summary['contracts']} contracts")
         name = "synth_full" if args.starts == STARTS else f"synth_full_{args.starts}starts"
         write_result(name, {"starts": args.starts, "seconds": round(seconds, 1), "target_seconds": 3600,
                             "e14_holds": summary["e14_holds"], "contracts": summary["contracts"],

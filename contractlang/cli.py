@@ -505,14 +505,15 @@ def metrics(
             typer.echo(f"regret of the {role} left out: its counterparty is an LLM agent in some runs, and "
                        "replaying it would make new model calls", err=True)
         tables = TableCache()
-        replays = len(roles) * len(runs)
+        replays, replayed = len(roles) * len(runs), 0
         with job_progress(json_out) as advance, _playing(tables):
             advance("counterfactual RCC runs", 0, replays)
-            for k, role in enumerate(roles):
+            for role in roles:
                 counterfactuals[role] = []
                 for r in runs:
                     counterfactuals[role].append(r.counterfactual(role, tables))
-                    advance("counterfactual RCC runs", k * len(runs) + len(counterfactuals[role]), replays)
+                    replayed += 1
+                    advance("counterfactual RCC runs", replayed, replays)
     else:
         typer.echo("regret left out: some records hold no contract terms (records from `run --json` of this "
                    "version do)", err=True)

@@ -12,15 +12,17 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+if TYPE_CHECKING:
+    from rich.console import Console
 
 LINE_EVERY = 30.0
 """Seconds between progress lines in a log: a job of an experiment takes minutes, a sweep's game a second."""
 
 Advance = Callable[[str, int, int], None]
-"""(phase, jobs finished, jobs in the phase): called before the phase's first job and after every one."""
+"""(phase, jobs finished, jobs in the phase): called before the phase's first job and after every one (the
+job runner's progress callback too)."""
 
 
 def clock(seconds: float) -> str:
@@ -37,7 +39,11 @@ def time_left(elapsed: float, finished_now: int, remaining: int) -> float | None
 @contextmanager
 def job_progress(quiet: bool, console: Console | None = None,
                  now: Callable[[], float] = time.monotonic) -> Iterator[Advance]:
-    """Yields the callback a run calls as jobs finish; `quiet` (under --json) shows nothing."""
+    """Yields the callback a run calls as jobs finish; `quiet` (under --json) shows nothing. rich is imported
+    here, not with the module: the job runner's worker processes import this module for `Advance` only."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     console = console or Console(stderr=True)
     lines = not quiet and not console.is_terminal
     started: dict[str, tuple[float, int]] = {}  # phase → (when its first call came, jobs finished before it)

@@ -22,6 +22,7 @@ from typing import Generic, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from contractlang.files import FileError, write_atomically
+from contractlang.progress import Advance as Progress
 
 Job = TypeVar("Job", bound=Hashable)
 Record = TypeVar("Record", bound=BaseModel)
@@ -153,9 +154,6 @@ def _parse(line: bytes, record_type: type[Record]) -> Record | None:
     except ValidationError:
         return None
 
-
-Progress = Callable[[str, int, int], None]
-"""(phase, jobs finished, jobs in the phase), called before the first job and after every one."""
 
 
 def run_phase(name: str, path: Path, record_type: type[Record], work: Callable[[Job], Record], jobs: list[Job],
