@@ -46,24 +46,23 @@ def job_progress(quiet: bool, console: Console | None = None,
 
     console = console or Console(stderr=True)
     lines = not quiet and not console.is_terminal
-    started: dict[str, tuple[float, int]] = {}  # phase → (when its first call came, jobs finished before it)
+    phases: dict[str, tuple[int, float, int]] = {}  # phase → (bar task, when its first call came, jobs done before)
     printed: dict[str, float] = {}  # phase → when its last line was written
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("{task.fields[left]}"), console=console, transient=True,
                   disable=quiet or lines) as bar:
-        tasks: dict[str, int] = {}
 
         def advance(phase: str, done: int, total: int) -> None:
             t = now()
-            since, before = started.setdefault(phase, (t, done))
+            if phase not in phases:
+                phases[phase] = (bar.add_task(phase, total=total, completed=done, left=""), t, done)
+                if lines and done and done < total:
+                    console.print(f"{phase}: {done} of {total} done before this run; {total - done} to run",
+                                  highlight=False, soft_wrap=True)
+            task, since, before = phases[phase]
             left = time_left(t - since, done - before, total - done)
             left_text = "" if left is None or done == total else f"about {clock(left)} left"
-            if phase not in tasks:
-                tasks[phase] = bar.add_task(phase, total=total, completed=done, left=left_text)
-                if lines and before and done < total:
-                    console.print(f"{phase}: {before} of {total} done before this run; {total - done} to run",
-                                  highlight=False, soft_wrap=True)
-            bar.update(tasks[phase], completed=done, left=left_text)
+            bar.update(task, completed=done, left=left_text)
             if lines and done > before and (done == total or t - printed.get(phase, since) >= LINE_EVERY):
                 printed[phase] = t
                 console.print(f"{phase}: {done}/{total} done, {clock(t - since)} elapsed"
