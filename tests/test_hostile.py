@@ -78,7 +78,7 @@ def test_a_cut_line_is_dropped_and_a_stale_summary_never_survives(tmp_path):
 
 def test_sigterm_ends_the_sweep_and_its_workers_and_the_rerun_completes_it(tmp_path):
     out = tmp_path / "s"
-    boards = ",".join(str(i) for i in range(30))  # 240 games: long enough to be cut, short enough for CI
+    boards = ",".join(str(i) for i in range(12))  # 96 games: long enough to be cut, and the rerun plays the rest
     proc, games = _sweep_under_way(out, boards)
     children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
     assert children, "the sweep should be running worker processes"
@@ -91,9 +91,9 @@ def test_sigterm_ends_the_sweep_and_its_workers_and_the_rerun_completes_it(tmp_p
              and "Z" not in Path(f"/proc/{pid}/stat").read_text().split()[2]]
     assert alive == []
     done = len(games.read_text().splitlines())
-    assert 0 < done < 240
+    assert 0 < done < 96
     resumed = json.loads(cli("ctbench", "sweep", "--boards", boards, "--out", out, "--workers", "2", "--json").stdout)
-    assert resumed["games"] == 240 and resumed["played"] == 240 - done
+    assert resumed["games"] == 96 and resumed["played"] == 96 - done
 
 
 def test_an_unreachable_ray_cluster_is_one_line_at_once(tmp_path):
