@@ -341,7 +341,8 @@ def _gather(n1, n2, n3, w2n, slots, slot_of, window_of, window_rep, rising, row_
                 if rising[row] and not (cheap12 and window_rep[2, n3, w3] == o3):
                     order_top[o, TOP_P] = -np.inf
                     continue
-                order_top[o] = row_top[row]
+                for j in range(4):  # element by element: an array assignment compiles numba's shape-error path (~3 s)
+                    order_top[o, j] = row_top[row, j]
                 best_p = max(best_p, row_top[row, TOP_P])
                 best_v = max(best_v, row_top[row, TOP_V])
                 if row_top[row, TOP_P] >= THRESHOLD - TOL:
