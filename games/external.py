@@ -26,6 +26,8 @@ from pydantic import Field, TypeAdapter, ValidationError
 
 EXTERNAL_PREFIX = "cmd:"
 REPLY_SECONDS = float(os.environ.get("CONTRACTLANG_AGENT_TIMEOUT", "60"))
+EXIT_SECONDS = 2.0
+"""How long a program may take to exit on its own once a game it played to the end closes its stdin."""
 
 
 class AgentError(Exception):
@@ -47,14 +49,18 @@ def checked_action(agent, state, role: str):
 
 @contextmanager
 def closing_agents(agents: Iterable):
-    """End the external agents' programs when the game ends, however it ends."""
+    """End the external agents' programs when the game ends, however it ends. After a game that failed they
+    are killed at once: a program that broke the protocol may never read its end of input, and the user's
+    error line should not wait for it."""
     agents = list(agents)
+    grace = 0.0
     try:
         yield agents
+        grace = EXIT_SECONDS
     finally:
         for agent in agents:
             if isinstance(agent, ExternalAgent):
-                agent.close()
+                agent.close(grace)
 
 
 class ExternalAgent:
@@ -128,7 +134,8 @@ class ExternalAgent:
             raise AgentError(f"agent {self.name!r}: answer to request {self.requests} is not a {self.game} action "
                              f"({where}: {first['msg']})") from None
 
-    def close(self) -> None:
+    def close(self, grace: float = EXIT_SECONDS) -> None:
+        """Close the program's stdin, let it exit within `grace` seconds, then kill it."""
         if self.process is None:
             return
         try:
@@ -136,7 +143,7 @@ class ExternalAgent:
         except OSError:
             pass
         try:
-            self.process.wait(timeout=2)
+            self.process.wait(timeout=grace)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()

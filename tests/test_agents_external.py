@@ -2,16 +2,19 @@
 
 import json
 import os
+import signal
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+from pydantic import BaseModel
 
 from conftest import ROOT
 
 from games.ctbench.board import benchmark_board
 from games.ctbench.engine import CTBenchGame, Move, Propose
+from games.external import AgentError, ExternalAgent, closing_agents
 
 EXAMPLE_AGENT = f"cmd:{sys.executable} examples/agents/external_agent.py"
 WORKED = "examples/worked-example-1.contract"
@@ -83,6 +86,26 @@ def test_a_broken_external_agent_is_one_line(tmp_path, body, message):
         assert proc.returncode == 1 and "Traceback" not in proc.stderr + proc.stdout, proc.stderr
         text = json.loads(proc.stdout)["error"] if extra else proc.stderr
         assert message in text and agent in text and len(text.strip().splitlines()) == 1, text
+
+
+class _Observation(BaseModel):
+    role: str = "customer"
+
+
+def test_a_game_that_ends_lets_its_agent_exit_and_a_failed_one_kills_it(tmp_path):
+    """The same program twice: it answers, then exits 0 at the end of its input. After a game that ended it
+    is given that end and exits by itself; after one that failed it is killed (SIGKILL) at once, since a
+    program that broke the protocol may never read its input again."""
+    body = "for line in sys.stdin:\n    print(json.dumps({'action': {}}), flush=True)\n"
+    finished, failed = (ExternalAgent(script(tmp_path, body), "contractsim") for _ in range(2))
+    with closing_agents([finished]):
+        finished.exchange(_Observation())
+        finished_process = finished.process
+    with pytest.raises(AgentError), closing_agents([failed]):
+        failed.exchange(_Observation())
+        failed_process = failed.process
+        raise AgentError("the game failed")
+    assert finished_process.returncode == 0 and failed_process.returncode == -signal.SIGKILL
 
 
 def test_an_agent_that_cannot_start_and_one_for_the_wrong_game(tmp_path):
