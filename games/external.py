@@ -138,6 +138,8 @@ class ExternalAgent:
         """Close the program's stdin, let it exit within `grace` seconds, then kill it."""
         if self.process is None:
             return
+        if grace <= 0:
+            self.process.kill()  # before its input ends, so that it never exits as if the game had finished
         try:
             self.process.stdin.close()
         except OSError:
