@@ -199,7 +199,8 @@ def test_synth_experiment_and_frontier_through_the_cli(tmp_path):
         outcomes.append((running, solved_when_signalled, proc.returncode, out[-300:], err[-300:]))
     assert proc.returncode == 130 and "interrupted" in err, outcomes
     assert not (cut / "manifest.json").exists()
-    resumed = run_cli("synth", "--out", str(cut), *SMALL, "--json", cwd=tmp_path, env=own_tables)
+    # the rerun may read the tables the whole run solved: what it must show is that the store resumes
+    resumed = run_cli("synth", "--out", str(cut), *SMALL, "--json", cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     resumed_summary = json.loads(resumed.stdout)
     assert resumed_summary["searched_now"] == 0 and 0 < resumed_summary["solved_now"] < 8
