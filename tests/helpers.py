@@ -60,3 +60,16 @@ def run_cli(*args: str, cwd=None, timeout: float = 600, env=None):
 
     return subprocess.run([sys.executable, "-m", "contractlang", *args], capture_output=True, text=True, cwd=cwd,
                           timeout=timeout, env=env)
+
+
+def assert_each_fails_in_one_line(cli, cases) -> None:
+    """Every (args, message) case exits 1 with `message` on stderr and no traceback. Every other case runs again
+    with --json: one handler writes every command's errors, so a sample shows its JSON form."""
+    import json
+
+    for i, (args, message) in enumerate(cases):
+        proc = cli(*args)
+        assert proc.returncode == 1 and message in proc.stderr and "Traceback" not in proc.stderr, (args, proc.stderr)
+        if i % 2 == 0:
+            as_json = json.loads(cli(*args, "--json").stdout)
+            assert as_json["ok"] is False and message in as_json["error"], (args, as_json)

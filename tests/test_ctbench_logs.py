@@ -12,6 +12,7 @@ import subprocess
 import sys
 
 from conftest import ROOT, compare_golden
+from helpers import assert_each_fails_in_one_line
 
 from games.ctbench.published import ImportedGame, game_directories, import_game
 from games.ctbench.replay import replay
@@ -184,12 +185,7 @@ def test_hostile_inputs_give_one_line(tmp_path):
         (("ctbench", "replay", str(bad_runs)), f"{bad_runs}:1: not an imported game"),
         (("ctbench", "report", str(tmp_path)), "is a directory"),
     ]
-    for i, (args, message) in enumerate(cases):
-        proc = cli(*args)
-        assert proc.returncode == 1 and message in proc.stderr and "Traceback" not in proc.stderr, (args, proc.stderr)
-        if i % 2 == 0:  # one handler writes every error; its --json form is checked for a sample
-            as_json = json.loads(cli(*args, "--json").stdout)
-            assert as_json["ok"] is False and message in as_json["error"]
+    assert_each_fails_in_one_line(cli, cases)
 
 
 def test_negotiation_is_read_from_the_verbose_log_when_present():
