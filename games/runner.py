@@ -38,11 +38,13 @@ def _worker_init(threads: int) -> None:
 
 
 def run_jobs(work: Callable[[Job], Record], jobs: list[Job], workers: int | None = None,
-             ray_address: str | None = None) -> Iterator[Record]:
+             ray_address: str | None = None, chunksize: int | None = None) -> Iterator[Record]:
     """Yield `work(job)` for every job as it finishes (order not guaranteed). `workers=1` runs them in this
     process; otherwise they run in forked worker processes, even a single job, so that this process never
     starts the compiled kernels' threads (a fork after that can hang) and can fork again for a later phase.
-    `work` must be picklable (a module-level function or a partial of one).
+    `work` must be picklable (a module-level function or a partial of one). A worker takes `chunksize` jobs
+    at a time and hands their records back together when the last one ends; None means about 8 chunks per
+    worker, which suits many short jobs.
 
     Closing the iterator (or an interrupt while it waits) terminates the worker processes at once."""
     if ray_address is not None:
@@ -59,7 +61,7 @@ def run_jobs(work: Callable[[Job], Record], jobs: list[Job], workers: int | None
     threads = max(1, (os.cpu_count() or 1) // size)
     pool = multiprocessing.get_context("fork").Pool(size, initializer=_worker_init, initargs=(threads,))
     try:
-        yield from pool.imap_unordered(work, jobs, chunksize=max(1, len(jobs) // (size * 8)))
+        yield from pool.imap_unordered(work, jobs, chunksize=chunksize or max(1, len(jobs) // (size * 8)))
         pool.close()
     finally:
         pool.terminate()
@@ -167,7 +169,9 @@ def run_phase(name: str, path: Path, record_type: type[Record], work: Callable[[
     try:
         if progress is not None:
             progress(name, done, len(jobs))
-        results = run_jobs(work, todo, workers, ray_address)
+        # one job at a time: these jobs take seconds to minutes, and each record should reach the store (and
+        # the progress line) when its job ends, not wait in a worker for its chunk and be lost with it
+        results = run_jobs(work, todo, workers, ray_address, chunksize=1)
         try:
             for record in results:
                 store.add(record)

@@ -15,10 +15,12 @@ import numpy as np
 import pytest
 
 from contractlang import load
+from contractlang.vocab import Frozen
 from games.contractsim.environments import environment
 from games.contractsim.frontier import Point, enumeration, pareto, sweep
 from games.contractsim.synth import (AscentRecord, SearchJob, SearchRecord, SynthPlan, Terms, Valuation,
                                      choose_bases, contingencies, coordinate_ascent, starts)
+from games.runner import run_phase
 from solver.dp import RoundMemo, build_problem, evaluate, solve
 from tests.helpers import run_cli
 
@@ -240,6 +242,42 @@ def test_bad_experiment_input_is_one_line(tmp_path, args, message):
     text = json.loads(done.stdout)["error"] if json_form else done.stderr
     assert message in text and "Traceback" not in done.stderr
     assert len(text.strip().splitlines()) == 1
+
+
+class _WaitJob(Frozen):
+    index: int
+    release: str
+
+
+class _WaitRecord(Frozen):
+    job: _WaitJob
+    released: bool | None
+
+
+def _held_until_released(job: _WaitJob) -> _WaitRecord:
+    """Job 1 waits (at most 10 s) for the test to release it; every other job ends at once."""
+    if job.index != 1:
+        return _WaitRecord(job=job, released=None)
+    deadline = time.monotonic() + 10
+    while not Path(job.release).exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return _WaitRecord(job=job, released=Path(job.release).exists())
+
+
+def test_each_record_reaches_the_store_when_its_job_ends(tmp_path):
+    """The 39 quick jobs are stored while job 1 still waits, and only then is job 1 released. Handed to the
+    workers in chunks, job 0 would wait in its worker for job 1, and a search job of minutes for its
+    neighbours (an interrupt would lose them all)."""
+    release = tmp_path / "release"
+    jobs = [_WaitJob(index=i, release=str(release)) for i in range(40)]
+
+    def progress(phase: str, done: int, total: int) -> None:
+        if done == total - 1:
+            release.touch()
+
+    records, ran = run_phase("waits", tmp_path / "waits.jsonl", _WaitRecord, _held_until_released, jobs, workers=2,
+                             progress=progress)
+    assert ran == 40 and records[jobs[1]].released, "job 1 timed out: the others were held back with it"
 
 
 def test_a_store_line_that_is_not_a_record_stops_with_its_line_number(tmp_path):
