@@ -4,21 +4,23 @@ formatting, symbols, code actions, the verify command, and hostile documents."""
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import random
+import shutil
+import subprocess
+import sys
 
 import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 
-pytest.importorskip("pygls", reason="the language server is the optional `lsp` extra")
-
-from lsprotocol import types  # noqa: E402
-from pygls.exceptions import JsonRpcException  # noqa: E402
-
-from contractlang import check_source  # noqa: E402
-from contractlang.formatter import format_source  # noqa: E402
-from contractlang.lsp.analysis import MAX_LIVE_CHARS  # noqa: E402
-from contractlang.parser import parse  # noqa: E402
-from contractlang.render.prose import clause_sentences  # noqa: E402
-from tests.lsp_client import ROOT, session, uri_of  # noqa: E402
+from contractlang import check_source
+from contractlang.formatter import format_source
+from contractlang.lsp.analysis import MAX_LIVE_CHARS
+from contractlang.parser import parse
+from contractlang.render.prose import clause_sentences
+from tests.lsp_client import ROOT, session, uri_of
 
 EXAMPLE = ROOT / "examples" / "catering-env5-a.contract"
 CTBENCH = ROOT / "examples" / "ctbench-board-24-swap.contract"
@@ -248,3 +250,18 @@ def test_hostile_documents_and_requests_never_stop_the_server():
             assert "Price $10 each" in await hover_text(s, ok, where(example, "pizza: $10"))
 
     run(go())
+
+
+@pytest.mark.skipif(shutil.which("nvim") is None, reason="needs Neovim (Debian's `neovim`; .ci/run installs it)")
+def test_headless_neovim_reads_diagnostics_and_hover_through_its_lsp_client(tmp_path):
+    out = tmp_path / "nvim.json"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "CONTRACTLANG_FILE": str(CTBENCH), "CONTRACTLANG_OUT": str(out),
+           "CONTRACTLANG_HOVER": "7,6", "CONTRACTLANG_BOARD": "3", "CONTRACTLANG_PYTHON": sys.executable,
+           "XDG_STATE_HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)}
+    subprocess.run(["nvim", "--headless", "--clean", "-u", str(ROOT / "tests" / "data" / "nvim_lsp.lua")],
+                   cwd=ROOT, env=env, timeout=180, check=True, stdin=subprocess.DEVNULL, capture_output=True)
+    seen = json.loads(out.read_text())
+    assert seen["error"] is None
+    assert [(d["code"], d["lnum"], d["col"]) for d in seen["diagnostics"]] == [("E611", 8, 4), ("E611", 9, 4)]
+    assert seen["diagnostics"][0]["message"].startswith("tile (1, 3) is blue on board 3")
+    assert seen["hover"] == "Tile (0, 1) is **red** on board 3."
