@@ -60,6 +60,14 @@ def test_diagnostics_follow_edits_with_the_checker_spans():
                                         "hint: deliver entries go in production weeks 2, 4, 6, 8 and 10")
             s.edit(uri, 3, (week.line, week.character), (week.line, week.character + 1), "2")
             assert await s.diagnostics(uri, 3) == []
+            # columns are UTF-16 units: an emoji before the error counts twice
+            parties = where(text, "parties {")
+            line = text.splitlines()[parties.line]
+            s.edit(uri, 4, (parties.line, 0), (parties.line, len(line)),
+                   '  parties { customer: "\U0001F600" supplier: Caterer  nobody: X }')
+            (role,) = await s.diagnostics(uri, 4)
+            assert role.code == "E103"
+            assert (role.range.start.character, role.range.end.character) == (46, 52)
 
     run(go())
 
@@ -265,3 +273,27 @@ def test_headless_neovim_reads_diagnostics_and_hover_through_its_lsp_client(tmp_
     assert [(d["code"], d["lnum"], d["col"]) for d in seen["diagnostics"]] == [("E611", 8, 4), ("E611", 9, 4)]
     assert seen["diagnostics"][0]["message"].startswith("tile (1, 3) is blue on board 3")
     assert seen["hover"] == "Tile (0, 1) is **red** on board 3."
+
+
+def test_every_bundled_example_opens_clean_and_verifies_as_the_verifier_says():
+    from contractlang import load
+    from solver.verify import verify
+
+    examples = sorted((ROOT / "examples").glob("*.contract"))
+
+    async def go():
+        async with session() as s:
+            for path in examples:
+                uri = uri_of(path)
+                s.open(uri, path.read_text())
+                assert await s.diagnostics(uri, 1) == [], path.name
+                summary = await s.client.workspace_execute_command_async(types.ExecuteCommandParams(
+                    command="contractlang.verify", arguments=[uri]))
+                expected = [verify(c) for c in load(path)]
+                assert summary == [{"contract": r.contract, **{k: [c.status for c in r.checks].count(k)
+                                                               for k in ("proved", "refuted", "unknown")}}
+                                   for r in expected], path.name
+                refuted = [c for r in expected for c in r.checks if c.status == "refuted"]
+                assert [d.code for d in await s.diagnostics(uri)] == [c.name for c in refuted], path.name
+
+    run(go())
