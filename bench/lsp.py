@@ -1,6 +1,7 @@
 """Benchmark: how soon after the debounce `contractlang lsp` publishes diagnostics for an edit of a 300-line file
-(issue #35 target: within 100 ms). A real client (pygls) edits one amount, alternately breaking and mending it,
-and times each edit from sending it to receiving that version's diagnostics."""
+(issue #35 target: within 100 ms). A real client (pygls) changes one digit of an amount back and forth (the file
+stays valid, so every edit is a full parse and check) and times each edit from sending it to receiving that
+version's diagnostics."""
 
 from __future__ import annotations
 
@@ -31,17 +32,18 @@ async def measure(text: str) -> list[float]:
     line = text.count("\n", 0, at)
     col = at - (text.rfind("\n", 0, at) + 1)
     original = text[at]
+    other = "2" if original != "2" else "3"
     async with session() as s:
         s.open(uri, text)
         await s.diagnostics(uri, 1)
         waits = []
         for version in range(2, EDITS + 2):
-            digit = "x" if version % 2 == 0 else original  # `$x` is a syntax error, the digit mends it
+            digit = other if version % 2 == 0 else original
             start = time.perf_counter()
             s.edit(uri, version, (line, col), (line, col + 1), digit)
             found = await s.diagnostics(uri, version)
             waits.append(time.perf_counter() - start - DEBOUNCE_S)
-            assert bool(found) == (digit == "x")
+            assert found == []
     return waits
 
 
