@@ -235,6 +235,12 @@ def test_hostile_documents_and_requests_never_stop_the_server():
             s.open("file:///tmp/huge.contract", huge)
             (big,) = await s.diagnostics("file:///tmp/huge.contract", 1)
             assert big.code == "L001" and f"{MAX_LIVE_CHARS:,}" in big.message
+            for uri in ("file:///tmp/garbage.contract", "file:///tmp/huge.contract"):
+                assert await s.client.text_document_formatting_async(types.DocumentFormattingParams(
+                    text_document=s.doc(uri), options=types.FormattingOptions(tab_size=2, insert_spaces=True))) is None
+            assert [m.message.split(" (")[0] for m in s.messages] == [
+                "contractlang: fix the syntax error first",
+                f"contractlang: the file is over {MAX_LIVE_CHARS:,} characters; run `contractlang fmt` on it"]
             cut = "file:///tmp/half.contract"
             s.open(cut, "")
             for version, end in enumerate(range(0, len(example), 97), start=2):

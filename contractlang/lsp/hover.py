@@ -36,13 +36,13 @@ def hover(analysis: Analysis, pos: Position) -> Hover | None:
     checked = analysis.checked(contract)
     for depth in range(len(path) - 1, 0, -1):
         node, parent = path[depth], path[depth - 1]
-        text = _describe(node, parent, path, contract, checked, analysis)
+        text = _describe(node, parent, contract, checked, analysis)
         if text is not None:
             return Hover(markdown=text, range=span_range(node.span))
     return None
 
 
-def _describe(node, parent, path, contract: ast.Contract, checked: CheckedContract | None,
+def _describe(node: ast.Node, parent: ast.Node, contract: ast.Contract, checked: CheckedContract | None,
               analysis: Analysis) -> str | None:
     if isinstance(node, ast.Name) and not isinstance(parent, (ast.CoverEntry, ast.GoalEntry, ast.PartyEntry)):
         return _product(node.value, contract, checked)
@@ -51,10 +51,9 @@ def _describe(node, parent, path, contract: ast.Contract, checked: CheckedContra
     if isinstance(node, ast.IntLit) and isinstance(parent, ast.WeekSpec):
         return _weeks([node.value], checked)
     if isinstance(node, ast.WeekSpec):
-        entry = path[path.index(node) - 1]
-        block = "deliver" if isinstance(entry, ast.DeliveryEntry) else "pay"
+        block = "deliver" if isinstance(parent, ast.DeliveryEntry) else "pay"
         weeks = [] if checked is None else [w for w in (PRODUCTION_WEEKS if block == "deliver" else PAYMENT_WEEKS)
-                                            if checked.spans.get(f"{block}.{w}") == entry.span]
+                                            if checked.spans.get(f"{block}.{w}") == parent.span]
         return _weeks(weeks, checked)
     if type(node) in CONTINGENCY_KEYS:
         return _clause(CONTINGENCY_KEYS[type(node)], checked)

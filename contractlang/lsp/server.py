@@ -158,14 +158,15 @@ def _completion_item(c: Completion) -> types.CompletionItem:
     return types.CompletionItem(label=c.label, kind=_COMPLETION_KINDS[c.kind], detail=c.detail or None)
 
 
-def _formatted(source: str, path: str) -> str | None:
-    """The formatter's text for the document; None when it is too large or does not parse."""
+def _formatted(source: str, path: str) -> str:
+    """The formatter's text for the document; ValueError says why there is none."""
     if len(source) > MAX_LIVE_CHARS:
-        return None
+        raise ValueError(f"the file is over {MAX_LIVE_CHARS:,} characters; run `contractlang fmt` on it")
     try:
         return format_source(parse(source, path))
-    except ContractError:
-        return None
+    except ContractError as err:
+        first = err.diagnostics[0]
+        raise ValueError(f"fix the syntax error first (line {first.span.line}: {first.message})") from None
 
 
 def initialize(ls: ContractServer, params: types.InitializeParams) -> None:
@@ -214,10 +215,10 @@ async def on_formatting(ls: ContractServer, params: types.DocumentFormattingPara
     uri = params.text_document.uri
     source = ls.workspace.get_text_document(uri).source
     loop = asyncio.get_running_loop()
-    text = await loop.run_in_executor(ls.checking, _formatted, source, _path(uri))
-    if text is None:
-        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Info,
-                                                       message="contractlang: fix the syntax errors to format"))
+    try:
+        text = await loop.run_in_executor(ls.checking, _formatted, source, _path(uri))
+    except ValueError as exc:
+        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=f"contractlang: {exc}"))
         return None
     if text == source:
         return []
