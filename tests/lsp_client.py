@@ -44,11 +44,13 @@ class Session:
                 range=types.Range(start=types.Position(line=start[0], character=start[1]),
                                   end=types.Position(line=end[0], character=end[1])), text=text)]))
 
-    async def diagnostics(self, uri: str, version: int | None = None, timeout: float = 60) -> list[types.Diagnostic]:
-        """The diagnostics published for `uri` (at `version`, if given), waiting for them to arrive."""
+    async def diagnostics(self, uri: str, version: int | None = None, after: int = 0,
+                          timeout: float = 60) -> list[types.Diagnostic]:
+        """The latest diagnostics published for `uri` (at `version`, if given; among the notifications from
+        index `after` on), waiting for them to arrive."""
         async def wait():
             while True:
-                for p in reversed(self.published):
+                for p in reversed(self.published[after:]):
                     if p.uri == uri and (version is None or p.version == version):
                         return list(p.diagnostics)
                 self.arrived.clear()

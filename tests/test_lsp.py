@@ -126,6 +126,11 @@ def test_hover_explains_products_weeks_clauses_and_tiles():
             assert await hover_text(s, cturi, where(board, "(0,1)", 1)) == "Tile (0, 1) is **red** on board 24."
             entry = await hover_text(s, cturi, where(board, "pays for red\n", 1))
             assert entry == "P-Blue pays for P-Red's move onto (2,3) with a chip of the tile's colour."
+            count = len(s.published)
+            s.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+                settings={"contractlang": {"board": 3}}))
+            assert await hover_text(s, cturi, where(board, "(0,1)", 1)) == "Tile (0, 1) is **red** on board 3."
+            assert [d.code for d in await s.diagnostics(cturi, after=count)] == ["E611", "E611"]
 
     run(go())
 
@@ -207,7 +212,7 @@ def test_verify_command_publishes_refuted_checks_with_their_counterexample():
             summary = await s.client.workspace_execute_command_async(types.ExecuteCommandParams(
                 command="contractlang.verify", arguments=[uri]))
             assert summary == [{"contract": "catering-env5-a", "proved": 8, "refuted": 1, "unknown": 0}]
-            (warning,) = s.published[count].diagnostics
+            (warning,) = await s.diagnostics(uri, after=count)
             assert warning.code == "cashflow.worst_case" and warning.severity == types.DiagnosticSeverity.Warning
             assert "no order plan meets the week-8 delivery" in warning.message
             assert '; counterexample: {"failing_week":8,"plan":[' in warning.message
@@ -229,7 +234,7 @@ def test_hostile_documents_and_requests_never_stop_the_server():
     huge = "// padding\n" * (5_000_000 // 11)
 
     async def go():
-        async with session() as s:
+        async with session({"board": 999}) as s:
             s.open("file:///tmp/garbage.contract", garbage)
             assert [d.code for d in await s.diagnostics("file:///tmp/garbage.contract", 1)] == ["E001"]
             s.open("file:///tmp/huge.contract", huge)
@@ -239,7 +244,7 @@ def test_hostile_documents_and_requests_never_stop_the_server():
                 assert await s.client.text_document_formatting_async(types.DocumentFormattingParams(
                     text_document=s.doc(uri), options=types.FormattingOptions(tab_size=2, insert_spaces=True))) is None
             assert [m.message.split(" (")[0] for m in s.messages] == [
-                "contractlang: fix the syntax error first",
+                "contractlang: bad settings", "contractlang: fix the syntax error first",
                 f"contractlang: the file is over {MAX_LIVE_CHARS:,} characters; run `contractlang fmt` on it"]
             cut = "file:///tmp/half.contract"
             s.open(cut, "")
@@ -293,6 +298,7 @@ def test_every_bundled_example_opens_clean_and_verifies_as_the_verifier_says():
                 uri = uri_of(path)
                 s.open(uri, path.read_text())
                 assert await s.diagnostics(uri, 1) == [], path.name
+                count = len(s.published)
                 summary = await s.client.workspace_execute_command_async(types.ExecuteCommandParams(
                     command="contractlang.verify", arguments=[uri]))
                 expected = [verify(c) for c in load(path)]
@@ -300,6 +306,7 @@ def test_every_bundled_example_opens_clean_and_verifies_as_the_verifier_says():
                                                                for k in ("proved", "refuted", "unknown")}}
                                    for r in expected], path.name
                 refuted = [c for r in expected for c in r.checks if c.status == "refuted"]
-                assert [d.code for d in await s.diagnostics(uri)] == [c.name for c in refuted], path.name
+                assert [d.code for d in await s.diagnostics(uri, after=count)] == \
+                    [c.name for c in refuted], path.name
 
     run(go())
