@@ -22,6 +22,7 @@ class Session:
         self.published: list[types.PublishDiagnosticsParams] = []
         self.messages: list[types.ShowMessageParams] = []
         self.arrived = asyncio.Event()
+        self.log = ""  # the server's stderr, read once it has exited
 
     def on_diagnostics(self, params: types.PublishDiagnosticsParams) -> None:
         self.published.append(params)
@@ -89,3 +90,4 @@ async def session(options: dict | None = None, args: tuple[str, ...] = ()):
         await asyncio.wait_for(client.shutdown_async(None), 30)
         client.exit(None)
         await asyncio.wait_for(client.stop(), 30)
+        s.log = (await client._server.stderr.read()).decode()  # pygls keeps the process private

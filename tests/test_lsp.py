@@ -267,8 +267,10 @@ def test_hostile_documents_and_requests_never_stop_the_server():
             s.open(ok, example)
             assert await s.diagnostics(ok, 1) == []
             assert "Price $10 each" in await hover_text(s, ok, where(example, "pizza: $10"))
+        return s.log
 
-    run(go())
+    log = run(go())
+    assert "FileNotFoundError" in log and "Traceback" in log  # the failed handler was logged
 
 
 @pytest.mark.skipif(shutil.which("nvim") is None, reason="needs Neovim (Debian's `neovim`; .ci/run installs it)")
@@ -308,5 +310,42 @@ def test_every_bundled_example_opens_clean_and_verifies_as_the_verifier_says():
                 refuted = [c for r in expected for c in r.checks if c.status == "refuted"]
                 assert [d.code for d in await s.diagnostics(uri, after=count)] == \
                     [c.name for c in refuted], path.name
+
+    run(go())
+
+
+def apply_edits(text: str, edits) -> str:
+    """`text` after LSP text edits (ASCII text: UTF-16 columns are characters), last edit first."""
+    lines = text.split("\n")
+    starts = [sum(len(line) + 1 for line in lines[:k]) for k in range(len(lines))]
+    offset = lambda p: starts[p.line] + p.character  # noqa: E731
+    for e in sorted(edits, key=lambda e: offset(e.range.start), reverse=True):
+        text = text[:offset(e.range.start)] + e.new_text + text[offset(e.range.end):]
+    return text
+
+
+def test_mechanical_hints_are_fixed_by_their_code_action():
+    catering = EXAMPLE.read_text()
+    cases = [
+        ("E205", catering.replace("weeks 3..9: $25", "weeks 9..3: $25"), "write the range as 3..9"),
+        ("E604", CTBENCH.read_text().replace("  cover {", "  on goal { red: blue transfers 5 points to blue }\n"
+                                             "  cover {"), "write `red: red transfers ...`"),
+        ("E001", catering.rstrip().removesuffix("}"), "add the closing '}'"),
+    ]
+
+    async def go():
+        async with session() as s:
+            for k, (code, text, title) in enumerate(cases):
+                uri = f"file:///tmp/fix-{k}.contract"
+                s.open(uri, text)
+                found = await s.diagnostics(uri, 1)
+                (target,) = [d for d in found if d.code == code]
+                actions = await s.client.text_document_code_action_async(types.CodeActionParams(
+                    text_document=s.doc(uri), range=target.range, context=types.CodeActionContext(diagnostics=found)))
+                (action,) = [a for a in actions if a.diagnostics[0].code == code]
+                assert action.title == title
+                fixed = apply_edits(text, action.edit.changes[uri])
+                s.replace(uri, fixed, 2)
+                assert await s.diagnostics(uri, 2) == [], code
 
     run(go())
