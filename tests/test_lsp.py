@@ -349,3 +349,20 @@ def test_mechanical_hints_are_fixed_by_their_code_action():
                 assert await s.diagnostics(uri, 2) == [], code
 
     run(go())
+
+
+def test_reparsing_only_the_edited_contract_gives_what_check_gives():
+    from contractlang.lsp.analysis import analyse
+
+    rng = random.Random(2026)
+    text = "\n".join(p.read_text() for p in sorted((ROOT / "examples").glob("*.contract")))
+    previous = analyse(text, "all.contract")
+    for _ in range(40):
+        at = rng.randrange(len(text))
+        edit = rng.choice(["", "\n", "}", "{", '"', "// ", "x", "1", " "])
+        edited = text[:at] + edit + text[at + rng.choice([0, 1]):]
+        got = analyse(edited, "all.contract", previous=previous)
+        assert got.diagnostics == check_source(edited, "all.contract").diagnostics, (at, edit)
+        if got.tree is not None:
+            assert got.tree == parse(edited, "all.contract")
+        previous = got if rng.random() < 0.5 else previous

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from contractlang import ast
@@ -16,7 +17,12 @@ from contractlang.vocab import Frozen
 # minutes for a multi-megabyte file is worse served than by one line pointing at `contractlang check`.
 MAX_LIVE_CHARS = 256 * 1024
 
+# Braces outside strings and comments: where they close at depth 0, one contract ends and the next may begin.
+_BRACES = re.compile(r'"[^"\n]*"|//[^\n]*|[{}]')
+
 Colours = tuple[tuple[str, ...], ...]
+# A piece of the file (its text, first line, first column) → its parse, kept for the next edit.
+Pieces = dict[tuple[str, int, int], ast.SourceFile]
 BoardColours = Callable[[int], Colours]
 
 
@@ -38,6 +44,7 @@ class Analysis(Frozen):
     result: CheckResult
     board: Board | None
     diagnostics: tuple[Diagnostic, ...]
+    pieces: Pieces = {}
 
     def checked(self, contract: ast.Contract) -> CheckedContract | None:
         """The checked form of a contract of this document; None if it has errors."""
@@ -56,13 +63,16 @@ def too_large(source: str, path: str) -> Diagnostic:
                               f"{MAX_LIVE_CHARS:,}", hint=f"run `contractlang check {path}` in a terminal")
 
 
-def analyse(source: str, path: str, board: Board | None = None) -> Analysis:
-    """Parse and check `source` the way `contractlang check` does; with a board, also its colour checks."""
+def analyse(source: str, path: str, board: Board | None = None, previous: Analysis | None = None) -> Analysis:
+    """Parse and check `source` the way `contractlang check` does; with a board, also its colour checks.
+
+    With the analysis of the previous version, only the contracts whose text or place changed are parsed again.
+    """
     if len(source) > MAX_LIVE_CHARS:
         return Analysis(source=source, tree=None, result=CheckResult(contracts=(), diagnostics=()), board=board,
                         diagnostics=(too_large(source, path),))
     try:
-        tree = parse(source, path)
+        tree, pieces = parse_by_contract(source, path, previous.pieces if previous else {})
     except ContractError as err:
         result = CheckResult(contracts=(), diagnostics=tuple(err.diagnostics))
         return Analysis(source=source, tree=None, result=result, board=board, diagnostics=result.diagnostics)
@@ -71,7 +81,46 @@ def analyse(source: str, path: str, board: Board | None = None) -> Analysis:
     if board is not None:
         for checked in result.contracts:
             found += check_board(checked, board.colour, f"board {board.id}")
-    return Analysis(source=source, tree=tree, result=result, board=board, diagnostics=tuple(found))
+    return Analysis(source=source, tree=tree, result=result, board=board, diagnostics=tuple(found), pieces=pieces)
+
+
+def parse_by_contract(source: str, path: str, known: Pieces) -> tuple[ast.SourceFile, Pieces]:
+    """The tree `parse(source)` gives, parsing each contract on its own (or taking it from `known`).
+
+    The file is cut where a `}` closes at depth 0. Each piece is parsed behind as many newlines and spaces as
+    precede it, so its spans are the file's. The grammar is `contract*` and unambiguous, so when every piece
+    parses, their contracts are the file's; when one does not, the whole file is parsed for `check`'s error.
+    """
+    pieces: Pieces = {}
+    contracts: list[ast.Contract] = []
+    comments: list[ast.Comment] = []
+    line = column = 1
+    for text in _pieces(source):
+        key = (text, line, column)
+        try:
+            part = known.get(key) or parse("\n" * (line - 1) + " " * (column - 1) + text, path)
+        except ContractError:
+            return parse(source, path), {}
+        pieces[key] = part
+        contracts += part.contracts
+        comments += part.comments
+        breaks = text.count("\n")
+        line, column = line + breaks, (len(text) - text.rfind("\n") if breaks else column + len(text))
+    return ast.SourceFile(path=path, contracts=tuple(contracts), comments=tuple(comments)), pieces
+
+
+def _pieces(source: str) -> list[str]:
+    out, depth, start = [], 0, 0
+    for m in _BRACES.finditer(source):
+        if m.group() == "{":
+            depth += 1
+        elif m.group() == "}":
+            depth -= 1
+            if depth == 0:
+                out.append(source[start:m.end()])
+                start = m.end()
+    out.append(source[start:])
+    return out
 
 
 def nodes_at(node: ast.Node, pos: Position) -> list[ast.Node]:

@@ -100,7 +100,9 @@ class ContractServer(LanguageServer):
             snap = self.snapshots.get(uri)
             if snap is None or snap.version != doc.version or snap.analysis.source != source:
                 loop = asyncio.get_running_loop()
-                analysis = await loop.run_in_executor(self.checking, analyse, source, _path(uri), self.board)
+                previous = snap.analysis if snap else None
+                analysis = await loop.run_in_executor(self.checking, analyse, source, _path(uri), self.board,
+                                                      previous)
                 snap = Snapshot(version=doc.version, lines=Lines(source), analysis=analysis)
                 self.snapshots[uri] = snap
             return snap
