@@ -1263,3 +1263,35 @@ def main() -> None:
 __all__ = ["app", "main"]
 
 from contractlang import cli_experiments  # noqa: E402,F401  (registers `synth` and `experiment` on `app`)
+
+
+def _verify_for_editor(checked, env_id, board_id):
+    """The verifier as the language server calls it: environment and board by ID, as `verify --env/--board`."""
+    from games.contractsim.environments import environment as get_env
+    from games.ctbench.verify_board import board_spec
+    from solver.verify import verify as run_verify
+
+    env = None if env_id is None else get_env(env_id)
+    board = None if board_id is None else board_spec(_board(board_id).board, f"board {board_id}")
+    return run_verify(checked, env=env, board=board)
+
+
+def _board_colours(board_id):
+    from games.ctbench.board import benchmark_board
+    from games.ctbench.verify_board import board_spec
+
+    return board_spec(benchmark_board(board_id).board, f"board {board_id}").colours
+
+
+@app.command()
+def lsp(
+    debounce_ms: Annotated[int, typer.Option(min=0, help="Wait this long after the last edit before checking.")]
+    = 150,
+) -> None:
+    """Run the language server on stdin/stdout (for editors; needs the `lsp` extra: pygls)."""
+    try:
+        from contractlang.lsp.server import serve
+    except ImportError as exc:
+        raise InputError(f"the language server needs pygls ({exc}); install it with pip install "
+                         "'contractlang[lsp]'") from None
+    serve(verify=_verify_for_editor, board_colours=_board_colours, debounce=debounce_ms / 1000)

@@ -21,9 +21,9 @@ MAX_LIVE_CHARS = 256 * 1024
 _BRACES = re.compile(r'"[^"\n]*"|//[^\n]*|[{}]')
 
 Colours = tuple[tuple[str, ...], ...]
+BoardColours = Callable[[int], Colours]
 # A piece of the file (its text, first line, first column) → its parse, kept for the next edit.
 Pieces = dict[tuple[str, int, int], ast.SourceFile]
-BoardColours = Callable[[int], Colours]
 
 
 class Board(Frozen):
