@@ -1,22 +1,7 @@
 """Every fenced code block of README.md is run or checked (issue #30 item 10).
 
-How a block is treated, by the `<!-- readme-test: … -->` comment on the line before its opening fence, else by
-its info string and content (the README's section "The README is tested" is the user-facing statement):
-
-* commands (```bash, or a bare block whose every line starts with `contractlang`, `python3`, `python` or
-  `pip`): run in a temporary directory holding a copy of examples/. `contractlang …` runs through
-  `run_cli` and must exit 0 without a traceback; `pip install -e SPEC` needs SPEC's extras in pyproject.toml;
-  `python3 -m MODULE` needs MODULE importable (it is not run: `pytest` is this suite); `python3 FILE` needs
-  FILE in the repository. `&&` chains commands; other shell syntax is refused.
-* `help-only` (commands that take hours, need an API key or data that is not in the repository): every
-  `contractlang` command and every option it uses must appear in that command's `--help`.
-* `synopsis` (the Commands block): the same check for each command line and its continuation lines.
-* contracts (a bare or ```contract block starting with `contract "…"`): `check` passes;
-  `verify ARGS[; refutes NAME,…]` also runs `contractlang verify FILE ARGS --json` and wants every check
-  proved except the named ones, which must be refuted. A CT-Bench contract must name its board this way.
-* ```python: doctest when it holds `>>>` prompts, else executed; both in the temporary directory.
-* `output`: the stdout of the last command of the nearest commands block above, compared line by line.
-* `illustration`: a format or a sketch, not executed.
+A block's treatment comes from the `<!-- readme-test: … -->` comment on the line before its opening fence, else
+from its info string and content; README.md's section "The README is tested" states the convention.
 """
 
 from __future__ import annotations
@@ -134,7 +119,9 @@ def subcommands(text: str) -> set[str]:
     at the start of its row, a wrapped description line is indented further."""
     names, inside = set(), False
     for line in text.splitlines():
-        row = line.strip().removeprefix("│").removesuffix("│").rstrip()
+        row = line.rstrip()
+        if row.lstrip().startswith("│"):
+            row = row.lstrip()[1:].removesuffix("│").rstrip()
         if re.match(r"^(╭─\s*)?Commands\b", line.strip()):
             inside = True
         elif inside and (not row.strip() or line.strip().startswith("╰")):
@@ -182,6 +169,12 @@ def _workdir(tmp_path: Path) -> Path:
     return tmp_path
 
 
+def _expanded(word: str, cwd: Path) -> list[str]:
+    """A `*` pattern becomes the files it matches in `cwd`, as the shell would expand it."""
+    matches = sorted(p.relative_to(cwd).as_posix() for p in cwd.glob(word)) if "*" in word else []
+    return matches or [word]
+
+
 def run_commands(block: Block, cwd: Path) -> str:
     """Run or check every command of a commands block; the stdout of the last `contractlang` command."""
     stdout = ""
@@ -189,9 +182,7 @@ def run_commands(block: Block, cwd: Path) -> str:
         if words[0] != "contractlang":
             check_program(words)
             continue
-        args = [a for w in words[1:] for a in (sorted(str(p.relative_to(cwd)) for p in cwd.glob(w)) or [w]
-                                               if "*" in w else [w])]
-        proc = run_cli(*args, cwd=cwd)
+        proc = run_cli(*(a for w in words[1:] for a in _expanded(w, cwd)), cwd=cwd)
         assert proc.returncode == 0 and "Traceback" not in proc.stderr, \
             f"{block.name}: `{shlex.join(words)}` exits {proc.returncode}:\n{proc.stderr[-2000:]}"
         stdout = proc.stdout
@@ -279,26 +270,30 @@ RUN = [b for b in README_BLOCKS if _kind_or_error(b) in ("commands", "contract",
 USAGE = [b for b in README_BLOCKS if _kind_or_error(b) in ("help-only", "synopsis")]
 
 
-def test_commands_and_options_of_help_only_and_synopsis_blocks_exist():
-    """One test for all of them, so each command's --help is read once."""
+def usages(block: Block) -> list[list[str]]:
+    """The commands a help-only or synopsis block names, `contractlang` first."""
+    if kind(block) == "synopsis":
+        return [["contractlang", *args] for args in synopsis_commands(block.text)]
+    return commands(block.text)
+
+
+def check_block_usage(block: Block) -> list[str]:
+    """Every problem with the commands of a help-only or synopsis block, each naming the block."""
     problems = []
-    for block in USAGE:
-        usages = synopsis_commands(block.text) if kind(block) == "synopsis" else \
-            [w[1:] if w[0] == "contractlang" else w for w in commands(block.text)]
-        programs = [True] * len(usages) if kind(block) == "synopsis" else \
-            [w[0] == "contractlang" for w in commands(block.text)]
-        for words, ours in zip(usages, programs):
-            try:
-                check_usage(words) if ours else check_program(words)
-            except AssertionError as exc:
-                problems.append(f"{block.name}: {exc}")
-    assert not problems, "\n".join(problems)
+    for words in usages(block):
+        try:
+            if words[0] == "contractlang":
+                check_usage(words[1:])
+            else:
+                check_program(words)
+        except AssertionError as exc:
+            problems.append(f"{block.name}: {exc}")
+    return problems
 
 
-@pytest.mark.parametrize("block", RUN, ids=[f"line{b.line}-{kind(b)}" for b in RUN])
-def test_block(block: Block, tmp_path, monkeypatch):
+def run_block(block: Block, context: list[Block], cwd: Path, monkeypatch) -> None:
+    """Run a commands, contract, python or output block of `context` (the README's blocks) in `cwd`."""
     k = kind(block)
-    cwd = _workdir(tmp_path)
     if k == "commands":
         run_commands(block, cwd)
     elif k == "contract":
@@ -306,11 +301,21 @@ def test_block(block: Block, tmp_path, monkeypatch):
     elif k == "python":
         run_python(block, cwd, monkeypatch)
     else:
-        source = next((b for b in reversed(README_BLOCKS[:README_BLOCKS.index(block)]) if kind(b) == "commands"),
-                      None)
+        source = next((b for b in reversed(context[:context.index(block)]) if kind(b) == "commands"), None)
         assert source is not None, f"{block.name}: an output block needs a commands block above it"
         actual = run_commands(source, cwd)
         assert same_output(block.text, actual), f"{block.name} is not what {source.name} prints:\n{actual}"
+
+
+def test_commands_and_options_of_help_only_and_synopsis_blocks_exist():
+    """One test for all such blocks, so each command's --help is read once."""
+    problems = [p for block in USAGE for p in check_block_usage(block)]
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("block", RUN, ids=[f"line{b.line}-{kind(b)}" for b in RUN])
+def test_block(block: Block, tmp_path, monkeypatch):
+    run_block(block, README_BLOCKS, _workdir(tmp_path), monkeypatch)
 
 
 # --- the checker itself can fail ----------------------------------------------------------------------------
@@ -360,6 +365,38 @@ def test_the_classifier_refuses_what_it_cannot_run():
     assert "a ```text block the test cannot run" in kinds[3]
     with pytest.raises(ValueError, match="only `&&` is supported"):
         commands(planted[4].text)
+
+
+SHOW_24 = """```bash
+contractlang ctbench show 24
+```
+
+<!-- readme-test: illustration -->
+```
+contractlang ctbench show ID
+```
+
+<!-- readme-test: output -->
+```
+Board 24 (mutually_dependent, key 487)
+     c0  c1  c2  c3
+r0   GS  R*  Rr  Br
+r1   R   Bb  Bb  R*
+r2   B   R   R   B*
+r3   B   R   B   GG
+P-Red best path (0, 0) (0, 1) (0, 2) (0, 3) (1, 3) (2, 3) (3, 3), shortfall 2
+P-Blue best path (0, 0) (0, 1) (1, 1) (1, 2) (1, 3) (2, 3) (3, 3), shortfall 2
+```
+"""
+
+
+def test_an_output_block_is_compared_with_the_commands_above(tmp_path, monkeypatch):
+    """The nearest commands block above, past the illustration between them, supplies the output."""
+    planted = blocks(SHOW_24)
+    run_block(planted[2], planted, _workdir(tmp_path), monkeypatch)
+    wrong = planted[2]._replace(text=planted[2].text.replace("shortfall 2", "shortfall 3", 1))
+    with pytest.raises(AssertionError, match="is not what README.md:1 prints"):
+        run_block(wrong, [*planted[:2], wrong], tmp_path, monkeypatch)
 
 
 def test_the_checks_fail_on_planted_errors(tmp_path):

@@ -10,7 +10,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 RULE_FILES = {"CS": "contractsim.md", "CT": "ctbench.md"}
 CITED_SUFFIXES = {".py", ".md", ".contract", ".txt"}
-SKIPPED_DIRS = {".git", ".venv", "venv", "__pycache__", "node_modules", ".pytest_cache", "build", "dist"}
+SKIPPED_DIRS = {"__pycache__", "node_modules", "build", "dist", "venv"}  # and hidden ones (.git, caches)
 RULE_ID = re.compile(r"\b(C[ST]-\d{2}[a-z]?)\b")
 HEADING = re.compile(r"^### \[(C[ST]-\d{2}[a-z]?)\] \S", re.M)
 ENTRY_START = re.compile(r"^#{2,3} ", re.M)
@@ -21,11 +21,13 @@ def cited_ids(root: Path) -> dict[str, list[str]]:
     """Every rule id in the tree's source, tests, README and docs → the files citing it."""
     found: dict[str, list[str]] = {}
     for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS and not d.startswith(".") and
+                         not d.endswith(".egg-info"))
         for name in sorted(files):
             path = Path(folder) / name
             rel = path.relative_to(root)
-            if path.suffix not in CITED_SUFFIXES or (path.suffix == ".md" and rel.parts[0] not in ("docs", "README.md")):
+            prose_elsewhere = path.suffix == ".md" and rel.parts[0] not in ("docs", "README.md")
+            if path.suffix not in CITED_SUFFIXES or prose_elsewhere:
                 continue
             for rule in sorted(set(RULE_ID.findall(path.read_text(encoding="utf-8", errors="replace")))):
                 found.setdefault(rule, []).append(rel.as_posix())
@@ -49,7 +51,8 @@ def entries(root: Path) -> dict[str, list[str]]:
 
 
 def _defines(source: str, name: str) -> bool:
-    return re.search(rf"^\s*(?:(?:async\s+)?def|class)\s+{name}\b|^\s*{name}\s*(?::[^=\n]*)?=", source, re.M) is not None
+    definition = rf"^\s*(?:(?:async\s+)?def|class)\s+{name}\b|^\s*{name}\s*(?::[^=\n]*)?="
+    return re.search(definition, source, re.M) is not None
 
 
 def entry_problems(root: Path) -> list[str]:
@@ -111,7 +114,8 @@ def _rule(game: str, number: int) -> str:
 
 def test_checker_finds_a_citation_without_entry(tmp_path):
     root = _planted_tree(tmp_path)
-    (root / "games" / "ctbench" / "planted.py").write_text(f'"""A rule nobody wrote down ([{_rule("CT", 98)}])."""\n')
+    planted = root / "games" / "ctbench" / "planted.py"
+    planted.write_text(f'"""A rule nobody wrote down ([{_rule("CT", 98)}])."""\n')
     (root / "README.md").write_text(f"The sweep follows {_rule('CS', 99)} and [{_rule('CT', 2)}].\n")
     assert missing_entries(root) == {_rule("CT", 98): ["games/ctbench/planted.py"], _rule("CS", 99): ["README.md"]}
 
