@@ -25,7 +25,8 @@ from tests.helpers import run_cli
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 DIRECTIVES = ("illustration", "help-only", "synopsis", "verify", "output")
-PROGRAMS = ("contractlang", "python3", "python", "pip")
+PROGRAMS = ("contractlang", "python3", "python", "pip", "bash")
+ASSIGNMENT = re.compile(r"[A-Z_][A-Z0-9_]*=.*")
 DIRECTIVE = re.compile(r"^<!--\s*readme-test:\s*(.*?)\s*-->$")
 FENCE = re.compile(r"^```\s*([\w+-]*)\s*$")
 OPTION = re.compile(r"(?<![\w-])(--?[A-Za-z][\w-]*)")
@@ -65,6 +66,16 @@ def _meaningful(text: str) -> list[str]:
     return [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith(("//", "#"))]
 
 
+def _program(words: list[str]) -> str:
+    return next((w for w in words if not ASSIGNMENT.fullmatch(w)), "")
+
+
+def split_assignments(words: list[str]) -> tuple[dict[str, str], list[str]]:
+    """`VAR=value … program args`: the environment assignments in front, then the command."""
+    n = next((i for i, w in enumerate(words) if not ASSIGNMENT.fullmatch(w)), len(words))
+    return dict(w.split("=", 1) for w in words[:n]), words[n:]
+
+
 def kind(block: Block) -> str:
     """What the test does with a block; raises for a block it cannot classify, saying how to mark it."""
     if block.directive:
@@ -76,7 +87,7 @@ def kind(block: Block) -> str:
     if block.info == "contract" or (block.info == "" and lines and lines[0].startswith('contract "')):
         return "contract"
     if block.info in ("bash", "sh", "shell") or (block.info == "" and lines and
-                                                   all(ln.split()[0] in PROGRAMS for ln in lines)):
+                                                   all(_program(ln.split()) in PROGRAMS for ln in lines)):
         return "commands"
     if block.info == "python":
         return "python"
@@ -155,8 +166,8 @@ def check_program(words: list[str]) -> None:
         extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"].get("optional-dependencies", {})
         unknown = [e for e in (spec.group(1) or "").split(",") if e and e not in extras]
         assert not unknown, f"pyproject.toml has no extra {', '.join(unknown)}"
-    elif program in ("python3", "python"):
-        if args[:1] == ["-m"]:
+    elif program in ("python3", "python", "bash"):
+        if args[:1] == ["-m"] and program != "bash":
             assert importlib.util.find_spec(args[1]) is not None, f"no module {args[1]} for `{' '.join(words)}`"
         else:
             assert args and (ROOT / args[0]).is_file(), f"`{' '.join(words)}`: {args[:1]} is not in the repository"
@@ -178,11 +189,13 @@ def _expanded(word: str, cwd: Path) -> list[str]:
 def run_commands(block: Block, cwd: Path) -> str:
     """Run or check every command of a commands block; the stdout of the last `contractlang` command."""
     stdout = ""
-    for words in commands(block.text):
+    for line in commands(block.text):
+        assigned, words = split_assignments(line)
         if words[0] != "contractlang":
             check_program(words)
             continue
-        proc = run_cli(*(a for w in words[1:] for a in _expanded(w, cwd)), cwd=cwd)
+        proc = run_cli(*(a for w in words[1:] for a in _expanded(w, cwd)), cwd=cwd,
+                       env={**os.environ, **assigned} if assigned else None)
         assert proc.returncode == 0 and "Traceback" not in proc.stderr, \
             f"{block.name}: `{shlex.join(words)}` exits {proc.returncode}:\n{proc.stderr[-2000:]}"
         stdout = proc.stdout
@@ -280,7 +293,8 @@ def usages(block: Block) -> list[list[str]]:
 def check_block_usage(block: Block) -> list[str]:
     """Every problem with the commands of a help-only or synopsis block, each naming the block."""
     problems = []
-    for words in usages(block):
+    for line in usages(block):
+        words = split_assignments(line)[1]
         try:
             if words[0] == "contractlang":
                 check_usage(words[1:])
@@ -354,6 +368,10 @@ contractlang ctbench sweep --boards 0 --no-such-option
 contractlang ctbench nowhere --json
 contractlang check examples/*.contract | head
 ```
+
+```
+CI=true bash .ci/run
+```
 '''
 
 
@@ -365,6 +383,8 @@ def test_the_classifier_refuses_what_it_cannot_run():
     assert "a ```text block the test cannot run" in kinds[3]
     with pytest.raises(ValueError, match="only `&&` is supported"):
         commands(planted[4].text)
+    assert kinds[5] == "commands" and split_assignments(commands(planted[5].text)[0]) == (
+        {"CI": "true"}, ["bash", ".ci/run"])
 
 
 SHOW_24 = """```bash
@@ -413,4 +433,6 @@ def test_the_checks_fail_on_planted_errors(tmp_path):
         check_program(["pip", "install", "-e", ".[test,nonesuch]"])
     with pytest.raises(AssertionError, match="not in the repository"):
         check_program(["python3", "bench/nonesuch.py"])
+    with pytest.raises(AssertionError, match="not in the repository"):
+        check_program(["bash", ".ci/nonesuch"])
     assert same_output("a  \nb\n\n", "a\nb") and not same_output("a\nb", "a\nc")
