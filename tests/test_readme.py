@@ -13,6 +13,7 @@ import os
 import re
 import shlex
 import shutil
+import textwrap
 import tomllib
 from functools import lru_cache
 from pathlib import Path
@@ -28,7 +29,7 @@ DIRECTIVES = ("illustration", "help-only", "synopsis", "verify", "output")
 PROGRAMS = ("contractlang", "python3", "python", "pip", "bash")
 ASSIGNMENT = re.compile(r"[A-Z_][A-Z0-9_]*=.*")
 DIRECTIVE = re.compile(r"^<!--\s*readme-test:\s*(.*?)\s*-->$")
-FENCE = re.compile(r"^```\s*([\w+-]*)\s*$")
+FENCE = re.compile(r"^\s*```\s*([\w+-]*)\s*$")  # also indented, inside a list item
 OPTION = re.compile(r"(?<![\w-])(--?[A-Za-z][\w-]*)")
 WIDE = {**os.environ, "COLUMNS": "250"}  # help text laid out wide, so no option name is wrapped
 
@@ -57,7 +58,7 @@ def blocks(text: str) -> list[Block]:
             raise ValueError(f"README.md:{i + 1}: a code block is never closed")
         above = next((lines[j].strip() for j in range(i - 1, -1, -1) if lines[j].strip()), "")
         d = DIRECTIVE.match(above)
-        found.append(Block(i + 1, m.group(1), d.group(1) if d else "", "\n".join(lines[i + 1:end])))
+        found.append(Block(i + 1, m.group(1), d.group(1) if d else "", textwrap.dedent("\n".join(lines[i + 1:end]))))
         i = end + 1
     return found
 
@@ -112,7 +113,8 @@ def commands(text: str) -> list[list[str]]:
                     out.append(current)
                 current = []
             elif set(w) <= set("&|;<>"):
-                raise ValueError(f"shell syntax {w!r} in {line!r}: only `&&` is supported; mark the block help-only")
+                raise ValueError(f"shell syntax {w!r} in {line!r}: only `&&` is supported; write one command per "
+                                 "line, or mark the block illustration")
             else:
                 current.append(w)
     return out
@@ -372,6 +374,12 @@ contractlang check examples/*.contract | head
 ```
 CI=true bash .ci/run
 ```
+
+* in a list item:
+
+  ```bash
+  contractlang check examples/*.contract
+  ```
 '''
 
 
@@ -385,6 +393,7 @@ def test_the_classifier_refuses_what_it_cannot_run():
         commands(planted[4].text)
     assert kinds[5] == "commands" and split_assignments(commands(planted[5].text)[0]) == (
         {"CI": "true"}, ["bash", ".ci/run"])
+    assert kinds[6] == "commands" and commands(planted[6].text) == [["contractlang", "check", "examples/*.contract"]]
 
 
 SHOW_24 = """```bash
