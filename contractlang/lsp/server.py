@@ -83,7 +83,7 @@ class ContractServer(LanguageServer):
                 if self.board_colours is None:
                     raise ValueError("this server has no CT-Bench boards")
                 board = Board(id=settings.board, colours=self.board_colours(settings.board))
-        except (ValidationError, ValueError, KeyError, IndexError) as exc:
+        except (ValidationError, ValueError, LookupError) as exc:
             self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning,
                                                              message=f"contractlang: bad settings ({exc})"))
             return
