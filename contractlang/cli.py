@@ -451,7 +451,7 @@ def _run_contractsim(checked, env, customer, supplier, seed, log, json_out, llm=
                                                      and not w.compliant), None),
                                    "supplier": next((w.week for w in record.weeks if w.role == "supplier"
                                                      and not w.compliant), None)},
-                       trajectory=list(record.log), llm_usage=record.llm_usage.model_dump())
+                       trajectory=[e.model_dump() for e in record.log], llm_usage=record.llm_usage.model_dump())
         typer.echo(json.dumps(payload))
         return
     from games.contractsim.story import story
