@@ -43,7 +43,7 @@ class WeekShocks(Frozen):
 
 
 class OrderPlaced(Frozen):
-    """The Supplier's order, what it cost and what arrived ([CS-07]), and the inventory after the receipts."""
+    """The Supplier's order, what it cost, what arrived, and the inventory after the receipts (capped, [CS-07])."""
 
     type: Literal["order"] = "order"
     week: int
