@@ -1,4 +1,4 @@
-"""Syntax tree → canonical source text (`contractlang fmt`), and IR → source for generated contracts.
+"""Syntax tree → canonical source text (`contractlang fmt`): the one printer of the surface syntax.
 
 The canonical form keeps the author's clause order, week groupings and comments; it fixes spacing,
 indentation, money spelling ($1,000), product order within an entry and parenthesisation.
@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import re
 
-from contractlang import ast
-from contractlang.diagnostics import Span
-from contractlang.ir import BinOp, ContractIR, ContractSimIR, CTBenchIR, IrExpr, Lit, Neg, Ref
-from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, SETTING_BY_GAME_ID, SETTINGS
+from contractlang import ast, build
+from contractlang.ir import ContractIR
+from contractlang.vocab import SETTING_BY_GAME_ID
 
 INDENT = "  "
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(-[A-Za-z0-9_]+)*\Z")
@@ -171,143 +170,11 @@ def format_source(file: ast.SourceFile) -> str:
     return p.render()
 
 
-# --- IR → syntax tree (generated contracts, renderer round trips) --------------------
-
-_NOWHERE = Span(line=0, column=0, end_line=0, end_column=0)
-
-
-def _n(value: str) -> ast.Name:
-    return ast.Name(value=value, span=_NOWHERE)
-
-
-def _i(value: int) -> ast.IntLit:
-    return ast.IntLit(value=value, span=_NOWHERE)
-
-
-def _weeks(weeks: list[int], kind_weeks: tuple[int, ...]) -> ast.WeekSpec:
-    if len(weeks) == 1:
-        return ast.WeekSpec(form="single", weeks=(_i(weeks[0]),), span=_NOWHERE)
-    lo, hi = kind_weeks.index(weeks[0]), kind_weeks.index(weeks[-1])
-    if kind_weeks[lo : hi + 1] == tuple(weeks):
-        return ast.WeekSpec(form="range", weeks=(_i(weeks[0]), _i(weeks[-1])), span=_NOWHERE)
-    return ast.WeekSpec(form="list", weeks=tuple(_i(w) for w in weeks), span=_NOWHERE)
-
-
-def group_weeks(values: tuple, weeks: tuple[int, ...]) -> list[tuple[list[int], object]]:
-    """Consecutive weeks with equal terms share one entry (`weeks 4..10: ...`, "In weeks 4, 6, 8 ...")."""
-    groups: list[tuple[list[int], object]] = []
-    for week, value in zip(weeks, values):
-        if groups and groups[-1][1] == value:
-            groups[-1][0].append(week)
-        else:
-            groups.append(([week], value))
-    return groups
-
-
-def _expr_to_ast(e: IrExpr, products: tuple[str, ...]) -> ast.Expr:
-    if isinstance(e, Lit):
-        cls = ast.MoneyAtom if e.unit == "money" else ast.IntAtom
-        return cls(value=e.value, span=_NOWHERE)
-    if isinstance(e, Ref):
-        simple = {
-            "total_pay": ast.TotalPay,
-            "total_value": ast.TotalValue,
-            "budget": ast.Budget,
-            "capital": ast.Capital,
-        }
-        if e.name in simple:
-            return simple[e.name](span=_NOWHERE)
-        cls = ast.PriceRef if e.name == "price" else ast.TotalDeliver
-        return cls(product=_n(products[e.product]), span=_NOWHERE)
-    if isinstance(e, Neg):
-        return ast.Negate(operand=_expr_to_ast(e.operand, products), span=_NOWHERE)
-    assert isinstance(e, BinOp)
-    return ast.Binary(
-        op=e.op, left=_expr_to_ast(e.left, products), right=_expr_to_ast(e.right, products), span=_NOWHERE
-    )
-
-
-def ir_to_ast(ir: ContractIR) -> ast.Contract:
-    """A canonical syntax tree for an IR value (schedules grouped into ranges, defaults spelled out)."""
-    if isinstance(ir, CTBenchIR):
-        clauses: list[ast.Clause] = [
-            ast.Parties(
-                entries=(
-                    ast.PartyEntry(role=_n("red"), label=ir.parties[0], span=_NOWHERE),
-                    ast.PartyEntry(role=_n("blue"), label=ir.parties[1], span=_NOWHERE),
-                ),
-                span=_NOWHERE,
-            )
-        ]
-        if ir.coverage:
-            clauses.append(ast.Cover(entries=tuple(
-                ast.CoverEntry(
-                    tile=ast.Tile(row=_i(c.tile[0]), col=_i(c.tile[1]), span=_NOWHERE),
-                    giver=_n(c.giver),
-                    receiver=_n(c.receiver),
-                    colour=_n(c.colour) if c.colour else None,
-                    span=_NOWHERE,
-                )
-                for c in ir.coverage
-            ), span=_NOWHERE))
-        if ir.points:
-            clauses.append(ast.OnGoal(entries=tuple(
-                ast.GoalEntry(trigger=_n(p.giver), giver=_n(p.giver), amount=_i(p.amount),
-                              receiver=_n(p.receiver), span=_NOWHERE)
-                for p in ir.points
-            ), span=_NOWHERE))
-        game = ("ctbench",)
-    else:
-        clauses = _contractsim_clauses(ir)
-        game = tuple(SETTINGS[ir.setting].game_id.split("."))
-    return ast.Contract(
-        name=ir.name, name_span=_NOWHERE, game=ast.GameRef(parts=game, span=_NOWHERE),
-        clauses=tuple(clauses), span=_NOWHERE,
-    )
-
-
-def _quantities(products: tuple[str, ...], values) -> tuple[ast.Quantity, ...]:
-    return tuple(ast.Quantity(product=_n(d), amount=_i(q), span=_NOWHERE) for d, q in zip(products, values))
-
-
-def _contractsim_clauses(ir: ContractSimIR) -> list[ast.Clause]:
-    products = SETTINGS[ir.setting].products
-    c = ir.contingencies
-    clauses: list[ast.Clause] = [
-        ast.Parties(entries=(
-            ast.PartyEntry(role=_n("customer"), label=ir.parties[0], span=_NOWHERE),
-            ast.PartyEntry(role=_n("supplier"), label=ir.parties[1], span=_NOWHERE),
-        ), span=_NOWHERE),
-        ast.Prices(entries=tuple(
-            ast.PriceEntry(product=_n(d), amount=ast.MoneyLit(value=p, span=_NOWHERE), span=_NOWHERE)
-            for d, p in zip(products, ir.prices)
-        ), span=_NOWHERE),
-        ast.Deliver(entries=tuple(
-            ast.DeliveryEntry(weeks=_weeks(ws, PRODUCTION_WEEKS), items=_quantities(products, q), span=_NOWHERE)
-            for ws, q in group_weeks(ir.deliveries, PRODUCTION_WEEKS)
-        ), span=_NOWHERE),
-        ast.Pay(entries=tuple(
-            ast.PaymentEntry(weeks=_weeks(ws, PAYMENT_WEEKS), amount=ast.MoneyLit(value=m, span=_NOWHERE),
-                             span=_NOWHERE)
-            for ws, m in group_weeks(ir.payments, PAYMENT_WEEKS)
-        ), span=_NOWHERE),
-    ]
-    for a in ir.asserts:
-        expr = ast.Compare(op=a.op, left=_expr_to_ast(a.left, products), right=_expr_to_ast(a.right, products),
-                           span=_NOWHERE)
-        clauses.append(ast.Assert(expr=expr, span=_NOWHERE))
-    if c.substitution:
-        clauses.append(ast.Substitution(minimum=_quantities(products, c.substitution.min_qty), span=_NOWHERE))
-    if c.payment_deduction:
-        clauses.append(ast.PaymentDeduction(minimum=_quantities(products, c.payment_deduction.min_qty),
-                                            span=_NOWHERE))
-    if c.rollover:
-        clauses.append(ast.Rollover(max_deficit=_i(c.rollover.max_deficit), span=_NOWHERE))
-    if c.grim_trigger:
-        clauses.append(ast.OnBreach(span=_NOWHERE))
-    return clauses
+def format_contracts(*contracts: ast.Contract) -> str:
+    """Canonical source text for built syntax trees (`contractlang.build`), one file, contracts in order."""
+    return format_source(ast.SourceFile(path="<built>", contracts=contracts))
 
 
 def format_ir(*irs: ContractIR) -> str:
     """Canonical source text for IR values (one file, contracts in order)."""
-    return format_source(ast.SourceFile(path="<ir>", contracts=tuple(ir_to_ast(ir) for ir in irs)))
+    return format_contracts(*(build.from_ir(ir) for ir in irs))

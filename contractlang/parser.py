@@ -1,4 +1,5 @@
-"""Source text → syntax tree. `parse` is the only public function; syntax errors become diagnostics."""
+"""Source text → syntax tree: `parse` for a file, `parse_expression` for one assert relation; syntax errors
+become diagnostics."""
 
 from __future__ import annotations
 
@@ -39,10 +40,11 @@ def grammar_text() -> str:
     return (Path(__file__).resolve().parent.parent / "grammar" / "contract.lark").read_text(encoding="utf-8")
 
 
-@lru_cache(maxsize=1)
-def _lark() -> Lark:
+@lru_cache(maxsize=2)
+def _lark(start: str = "start") -> Lark:
+    # one parser per start rule: a shared table would merge states and change the files' syntax errors
     return Lark(grammar_text(), parser="lalr", keep_all_tokens=True, maybe_placeholders=False,
-                transformer=_ToAst())
+                transformer=_ToAst(), start=start)
 
 
 @lru_cache(maxsize=1)
@@ -245,28 +247,29 @@ class _MinimumBlock(ast.Node):
     items: tuple[ast.Quantity, ...] = ()
 
 
-def _too_deep(contracts: tuple[ast.Contract, ...], path: str) -> Diagnostic | None:
+def _too_deep(exprs, path: str) -> Diagnostic | None:
     """Depth of assert expressions, measured with an explicit stack so deep input cannot recurse."""
-    for contract in contracts:
-        for clause in contract.clauses:
-            if not isinstance(clause, ast.Assert):
-                continue
-            stack = [(clause.expr, 1)]
-            while stack:
-                node, depth = stack.pop()
-                if depth > MAX_EXPRESSION_DEPTH:
-                    return Diagnostic(
-                        code="E004",
-                        message=f"expression nested more than {MAX_EXPRESSION_DEPTH} levels deep",
-                        file=path,
-                        span=clause.expr.span,
-                        hint="split the assertion into several simpler `assert` lines",
-                    )
-                for child in (getattr(node, "left", None), getattr(node, "right", None),
-                              getattr(node, "operand", None)):
-                    if child is not None:
-                        stack.append((child, depth + 1))
+    for expr in exprs:
+        stack = [(expr, 1)]
+        while stack:
+            node, depth = stack.pop()
+            if depth > MAX_EXPRESSION_DEPTH:
+                return Diagnostic(
+                    code="E004",
+                    message=f"expression nested more than {MAX_EXPRESSION_DEPTH} levels deep",
+                    file=path,
+                    span=expr.span,
+                    hint="split the assertion into several simpler `assert` lines",
+                )
+            for child in (getattr(node, "left", None), getattr(node, "right", None),
+                          getattr(node, "operand", None)):
+                if child is not None:
+                    stack.append((child, depth + 1))
     return None
+
+
+def _asserted(contracts: tuple[ast.Contract, ...]):
+    return (clause.expr for contract in contracts for clause in contract.clauses if isinstance(clause, ast.Assert))
 
 
 _COMMENT_OR_STRING = re.compile(r'"[^"\n]*"|//[^\n]*')
@@ -394,7 +397,19 @@ def parse(source: str | bytes, path: str = "<input>") -> ast.SourceFile:
         contracts = _lark().parse(text)
     except UnexpectedInput as err:
         raise ContractError([_syntax_diagnostic(err, text, path)]) from None
-    deep = _too_deep(contracts, path)
+    deep = _too_deep(_asserted(contracts), path)
     if deep is not None:
         raise ContractError([deep])
     return ast.SourceFile(path=path, contracts=contracts, comments=_comments(text))
+
+
+def parse_expression(text: str, path: str = "<expression>") -> ast.Expr:
+    """Parse one assert relation (`total pay == $90`); raises `ContractError` on a syntax error."""
+    try:
+        expr = _lark("expr").parse(text)
+    except UnexpectedInput as err:
+        raise ContractError([_syntax_diagnostic(err, text, path)]) from None
+    deep = _too_deep((expr,), path)
+    if deep is not None:
+        raise ContractError([deep])
+    return expr

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from contractlang import ast
-from contractlang.formatter import _expr_to_ast, format_expr
+from contractlang import build
+from contractlang.formatter import format_expr
 from contractlang.ir import (
     AssertTerm,
     BinOp,
@@ -72,8 +72,7 @@ def assert_terms(draw, setting: str):
     left, right = draw(side), draw(side)
     op = draw(st.sampled_from(["==", "!=", "<=", ">=", "<", ">"]))
     products = SETTINGS[setting].products
-    tree = ast.Compare(op=op, left=_expr_to_ast(left, products), right=_expr_to_ast(right, products),
-                       span=_expr_to_ast(left, products).span)
+    tree = build.compare(op, left, right, products).expr
     return AssertTerm(op=op, left=left, right=right, unit=unit, text=format_expr(tree))
 
 

@@ -14,6 +14,7 @@ from conftest import ROOT
 from contractlang import load
 from games.contractsim.environments import ENVIRONMENTS, environment
 from games.contractsim.game import ContractSimGame, Pay
+from games.contractsim.log import WeekShocks
 from games.contractsim.metrics import role_run, summarise
 from games.contractsim.run import play
 from games.contractsim.shocks import draw_shocks
@@ -62,8 +63,8 @@ def test_common_random_numbers_do_not_depend_on_policies():
     assert a == draw_shocks(environment(5), np.random.default_rng(42))
     r1 = play(EXAMPLE1, environment(5), "rc", "random", seed=42)
     r2 = play(EXAMPLE1, environment(5), "re", "re", seed=42)
-    shocks = lambda r: [e for e in r.log if e["type"] == "shocks"]  # noqa: E731
-    assert [e["prices"] for e in shocks(r1)] == [e["prices"] for e in shocks(r2)]
+    prices = lambda r: [e.prices for e in r.log if isinstance(e, WeekShocks)]  # noqa: E731
+    assert prices(r1) == prices(r2) and len(prices(r1)) == 5
 
 
 def test_the_customer_never_sees_inventory_prices_or_spoilage():

@@ -3,8 +3,10 @@ on every bundled example in every environment."""
 
 import pytest
 
+from contractlang.interpreter.events import Delivery
 from dp_helpers import CASES, CI_CASES, FULL, example, solved
 from games.contractsim.environments import environment
+from games.contractsim.log import OrderPlaced
 from games.contractsim.metrics import role_run, summarise
 from games.contractsim.run import play
 
@@ -18,9 +20,9 @@ def test_worked_example_1_all_four_rows(tables):
             for c, s in (("rcc", "rcc"), ("re", "rcc"), ("rcc", "re"), ("re", "rc"))}
     assert {k: (r.u_customer, r.u_supplier) for k, r in rows.items()} == {
         ("rcc", "rcc"): (215, 50), ("re", "rcc"): (200, 0), ("rcc", "re"): (182, 18), ("re", "rc"): (242, -16)}
-    orders = [e["order"] for e in rows[("rcc", "rcc")].log if e["type"] == "order"]
-    assert orders == [[2, 2, 2]] * 5  # §17: buy just in time, ties broken to the lower cost
-    delivered = [e["qty"] for e in rows[("re", "rc")].log if e["type"] == "delivery"]
+    orders = [e.order for e in rows[("rcc", "rcc")].log if isinstance(e, OrderPlaced)]
+    assert orders == [(2, 2, 2)] * 5  # §17: buy just in time, ties broken to the lower cost
+    delivered = [e.qty for e in rows[("re", "rc")].log if isinstance(e, Delivery)]
     assert delivered == [1] * 6 + [0] * 9  # two deliveries, then cash 4 cannot fund a third
 
 

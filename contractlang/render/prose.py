@@ -7,7 +7,8 @@ translator reads this wording back exactly (a round-trip property test holds it 
 
 from __future__ import annotations
 
-from contractlang.formatter import group_weeks, money
+from contractlang.build import group_weeks
+from contractlang.formatter import money
 from contractlang.ir import ContractIR, ContractSimIR, CoverageTerm, CTBenchIR, PointsTerm
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, SETTINGS, Setting
 

@@ -17,7 +17,7 @@ from contractlang.translate.llm import compile_with_llm
 from contractlang.translate.rules import translate as rules_translate
 from contractlang.vocab import Frozen
 
-RULES_MODEL = "rules-v2"  # bump whenever the rules backend reads some text differently
+RULES_MODEL = "rules-v3"  # bump whenever the rules backend reads some text differently
 DEFAULT_CACHE = Path(".contractlang-cache") / "translations.sqlite"
 
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 import re
 import time
 
-from contractlang import check_source
+from contractlang import build, check_source
+from contractlang.formatter import format_contracts
 from contractlang.llm import CallFailed, LlmClient
 from contractlang.parser import grammar_text
 from contractlang.translate.checks import ExtraCheck, Inconsistency, run_checks, unfaithful_changes
-from contractlang.vocab import SETTINGS, Frozen
+from contractlang.vocab import PRODUCTION_WEEKS, SETTINGS, Frozen
 
 MAX_ATTEMPTS = 3
 
@@ -25,20 +26,13 @@ Pizzas cost $10, pasta $5 and soup $2.5 is not allowed, so soup is $2 each.
 If a delivery is short, the next payment is reduced by the price of what is missing.
 A breach by either side ends the agreement."""
 
-WORKED_EXAMPLE_DSL = """contract "lunch-service" {
-  game contractsim.catering
-  prices { pizza: $10  pasta: $5  soup: $2 }
-  deliver {
-    weeks 2..10: pizza 1, pasta 1, soup 2
-  }
-  pay {
-    week 1: $20
-    weeks 3..9: $15
-    week 11: $0
-  }
-  payment_deduction
-  on breach: terminate
-}"""
+WORKED_EXAMPLE_DSL = format_contracts(build.contract("lunch-service", "contractsim.catering", (
+    build.prices({"pizza": 10, "pasta": 5, "soup": 2}),
+    build.deliver([(PRODUCTION_WEEKS, {"pizza": 1, "pasta": 1, "soup": 2})]),
+    build.pay([([1], 20), ([3, 5, 7, 9], 15), ([11], 0)]),
+    build.payment_deduction(),
+    build.on_breach(),
+))).rstrip("\n")
 
 
 def system_prompt() -> str:

@@ -13,7 +13,11 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
-from contractlang.formatter import money
+from contractlang import ast, build
+from contractlang.diagnostics import ContractError
+from contractlang.formatter import format_contracts, money
+from contractlang.ir import Lit, Ref
+from contractlang.parser import parse_expression
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, SETTINGS, Frozen
 
 NUMBER_WORDS = {"no": 0, "zero": 0, "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
@@ -472,12 +476,12 @@ def _quantities(clause: str, patterns: list[re.Pattern]) -> dict[int, int]:
 _RATE = re.compile(r"\d+\s+[^=,.;]*?=\s*\d+\s+[^=,.;]*?(?:=\s*\d+\s+[^=,.;]*)?(?=[,.;]|$)")
 
 
-def _minimum_block(clause: str, patterns: list[re.Pattern], products: tuple[str, ...]) -> str:
-    """`{ minimum: ... }` when all three minimums are stated (the 4:2:1 exchange rate is not a minimum)."""
+def _minimum(clause: str, patterns: list[re.Pattern], products: tuple[str, ...]) -> dict[str, int] | None:
+    """The clause's minimums when all three are stated (the 4:2:1 exchange rate is not a minimum)."""
     q = _quantities(_RATE.sub("", clause), patterns)
     if len(q) != 3:
-        return ""
-    return " { minimum: " + ", ".join(f"{products[i]} {q[i]}" for i in range(3)) + " }"
+        return None
+    return {products[i]: q[i] for i in range(3)}
 
 
 def _single_product_line(sentence: str, patterns) -> tuple[int, str] | None:
@@ -507,27 +511,27 @@ def translate(text: str, name: str = "contract") -> RulesResult:
                            "Cleaning or AI Hosting and no CT-Bench tile: not a contract the rules backend can read")
     reading = _Reading(setting_key)
     s = reading.setting
-    asserts: list[str] = [a.strip() for a in _STATED.findall(text)]
+    asserts, unread = _stated_relations(text)
     body = _extract_tables(re.sub(r'"[^"\n]*"', '""', _STATED.sub("", text)), reading)
     clauses: list[str] = []
-    sub = ded = roll = grim = ""
+    sub = ded = roll = grim = None
     # a line break continues the sentence after ':', ',' or ';', or before a lower-case word or a number
     body = re.sub(r"(?<=[:,;])[ \t]*\n(?![ \t]*[-*•])\s*|(?<=[a-z])[ \t]*\n\s*(?=[a-z0-9])", " ", body)
     for sentence in re.split(r"(?<=[.!?])\s+|\n+", body):
         if not sentence.strip():
             continue
         if _SUBSTITUTION.search(sentence):
-            sub = "substitution" + _minimum_block(sentence, reading.patterns, s.products)
+            sub = build.substitution(_minimum(sentence, reading.patterns, s.products))
             continue
         if _DEDUCTION.search(sentence):
-            ded = "payment_deduction" + _minimum_block(sentence, reading.patterns, s.products)
+            ded = build.payment_deduction(_minimum(sentence, reading.patterns, s.products))
             continue
         if _ROLLOVER.search(sentence):
             k = re.search(r"(?:at most|up to|no more than|maximum of|max(?:imum)?)\s+" + _NUM, sentence, re.I)
-            roll = "rollover" + (f" {{ max_deficit: {_number(k.group(1))} }}" if k else "")
+            roll = build.rollover(_number(k.group(1)) if k else None)
             continue
         if _GRIM.search(sentence):
-            grim = "on breach: terminate"
+            grim = build.on_breach()
             continue
         for rx, total in ((_TOTAL_PAY, "total pay"), (_TOTAL_VALUE, "total value")):
             for found in rx.finditer(sentence):
@@ -546,7 +550,8 @@ def translate(text: str, name: str = "contract") -> RulesResult:
             continue
         sentence = _price_segments(sentence, reading)
         _pair_schedule(_tokens(sentence, reading.patterns), reading)
-    asserts += [f"{total} == {money(amount)}" for total, amount in reading.stated_totals]
+    asserts += [build.compare("==", Ref(name=_TOTAL_REFS[total]), Lit(value=amount, unit="money"), s.products)
+                for total, amount in reading.stated_totals]
     prices = {i: p for i, p in reading.prices.items() if i not in reading.price_conflicts and p is not None}
     for i, p in reading.prices.items():
         if p is None:
@@ -555,8 +560,22 @@ def translate(text: str, name: str = "contract") -> RulesResult:
     for (w, product), qty in reading.deliveries.resolve().items():
         delivered.setdefault(w, {})[product] = qty
     paid = _settle_shares({w: v for (w, _), v in reading.payments.resolve().items()}, prices, delivered, reading)
-    return _contractsim_source(contract_name, setting_key, _parties(text, s), prices, delivered, paid, asserts,
-                               [sub, ded, roll, grim], reading)
+    return _contractsim_source(contract_name, setting_key, _parties(text, s), prices, delivered, paid,
+                               [*asserts, *(c for c in (sub, ded, roll, grim) if c is not None)], unread, reading)
+
+
+_TOTAL_REFS = {"total pay": "total_pay", "total value": "total_value"}
+
+
+def _stated_relations(text: str) -> tuple[list[ast.Assert], list[str]]:
+    """`Stated: total pay == $90` lines as assert clauses, and the ones that are not a relation's syntax."""
+    asserts, unread = [], []
+    for stated in _STATED.findall(text):
+        try:
+            asserts.append(build.assertion(parse_expression(stated.strip())))
+        except ContractError:
+            unread.append(f"could not read the stated relation: {stated.strip()}")
+    return asserts, unread
 
 
 def _contract_total(prices, delivered, reading: _Reading) -> tuple[int | None, str]:
@@ -617,41 +636,32 @@ def _parties(text: str, s) -> tuple[str, str] | None:
     return tuple(found) if all(f is not None for f in found) else None
 
 
-def _contractsim_source(name, setting_key, parties, prices, delivered, paid, asserts, contingencies,
-                        reading: _Reading) -> RulesResult:
+def _contractsim_source(name, setting_key, parties, prices, delivered, paid, extra: list[ast.Clause],
+                        unread: list[str], reading: _Reading) -> RulesResult:
+    """The terms read, one entry per week as stated (nothing grouped or filled in), then `extra` clauses."""
     s = SETTINGS[setting_key]
     missing = [f"price of {s.products[i]}" for i in range(3) if i not in prices]
-    lines = [f'contract "{name}" {{', f"  game {s.game_id}"]
+    clauses: list[ast.Clause] = []
     if parties:
-        lines.append(f'  parties {{ customer: "{parties[0]}"  supplier: "{parties[1]}" }}')
+        clauses.append(build.parties({"customer": parties[0], "supplier": parties[1]}))
     if prices:
-        lines.append("  prices { " + "  ".join(f"{s.products[i]}: {money(p)}" for i, p in sorted(prices.items()))
-                     + " }")
-    lines.append("  deliver {")
+        clauses.append(build.prices({s.products[i]: p for i, p in sorted(prices.items())}))
     for w in PRODUCTION_WEEKS:
         if w not in delivered:
             missing.append(f"delivery in week {w}")
-            continue
-        q = delivered[w]
-        items = [f"{s.products[i]} {q[i]}" for i in range(3) if i in q]
-        missing += [f"{s.products[i]} delivered in week {w}" for i in range(3) if i not in q]
-        lines.append(f"    week {w}: " + ", ".join(items))
-    lines.append("  }")
-    lines.append("  pay {")
-    for w in PAYMENT_WEEKS:
-        if w not in paid:
-            missing.append(f"payment in week {w}")
-            continue
-        lines.append(f"    week {w}: {money(paid[w])}")
-    lines.append("  }")
-    lines += [f"  assert {a}" for a in asserts]
-    lines += [f"  {c}" for c in contingencies if c]
-    lines.append("}")
+        else:
+            missing += [f"{s.products[i]} delivered in week {w}" for i in range(3) if i not in delivered[w]]
+    clauses.append(build.deliver(([w], {s.products[i]: q for i, q in sorted(delivered[w].items())})
+                                 for w in PRODUCTION_WEEKS if w in delivered))
+    missing += [f"payment in week {w}" for w in PAYMENT_WEEKS if w not in paid]
+    clauses.append(build.pay(([w], paid[w]) for w in PAYMENT_WEEKS if w in paid))
     conflicts = reading.deliveries.conflicting_weeks() | reading.payments.conflicting_weeks()
     notes = [f"week {w} is stated twice with different terms; left out" for w in sorted(conflicts)]
     notes += [f"the price of {s.products[i]} is stated twice with different amounts; left out"
               for i in sorted(reading.price_conflicts)]
-    return RulesResult(dsl="\n".join(lines) + "\n", missing=tuple(missing), notes=tuple(notes + reading.notes))
+    dsl = format_contracts(build.contract(name, s.game_id, clauses + extra))
+    return RulesResult(dsl=dsl, missing=tuple(missing + unread), notes=tuple(notes + reading.notes),
+                       unread=tuple(unread))
 
 
 # --- CT-Bench agreements ----------------------------------------------------------------------
@@ -699,10 +709,10 @@ def _players(sentence: str, speaker: str | None) -> str | None:
 
 def _translate_ctbench(text: str, name: str) -> RulesResult:
     m = _NAME.search(text)
-    lines = [f'contract "{m.group(1) if m else name}" {{', "  game ctbench"]
+    clauses: list[ast.Clause] = []
     p = re.search(r'P-Red is "([^"\n]*)" and P-Blue is "([^"\n]*)"', text)
     if p:
-        lines.append(f'  parties {{ red: "{p.group(1)}"  blue: "{p.group(2)}" }}')
+        clauses.append(build.parties({"red": p.group(1), "blue": p.group(2)}))
     covers: dict[tuple[tuple[int, int], str, str], str | None] = {}
     points: list[tuple[str, str, int, str]] = []
     unread: list[str] = []
@@ -745,17 +755,11 @@ def _translate_ctbench(text: str, name: str) -> RulesResult:
                 unread.append(f"could not read: {sentence.strip()}")
     readable = {k: v for k, v in covers.items() if v != "conflict"}
     if readable:
-        lines.append("  cover {")
-        for ((r, c), giver, receiver), colour in readable.items():
-            chip = f" with {colour} chip" if colour else ""
-            lines.append(f"    ({r},{c}): {giver} pays for {receiver}{chip}")
-        lines.append("  }")
+        clauses.append(build.cover(build.cover_entry(tile, giver, receiver, colour)
+                                   for (tile, giver, receiver), colour in readable.items()))
     if points:
-        lines.append("  on goal {")
-        for trigger, giver, amount, receiver in points:
-            lines.append(f"    {trigger}: {giver} transfers {amount} points to {receiver}")
-        lines.append("  }")
-    lines.append("}")
+        clauses.append(build.on_goal(build.goal_entry(*entry) for entry in points))
     if not readable and not points:
         unread.append("no coverage or points term could be read")
-    return RulesResult(dsl="\n".join(lines) + "\n", missing=tuple(unread), notes=tuple(notes), unread=tuple(unread))
+    dsl = format_contracts(build.contract(m.group(1) if m else name, "ctbench", clauses))
+    return RulesResult(dsl=dsl, missing=tuple(unread), notes=tuple(notes), unread=tuple(unread))

@@ -15,6 +15,7 @@ from contractlang.interpreter.contractsim import CompiledContractSim, ContractSi
 from contractlang.interpreter.events import Delivery, Payment, WeekEnd
 from contractlang.ir import ContractSimIR, Triple
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, Frozen
+from games.contractsim.log import LogEntry, OrderPlaced, PaymentWeekEnd, ProductionWeekEnd, WeekShocks
 from games.contractsim.shocks import Shocks
 from solver.environment import SupplyEnvironment
 
@@ -127,7 +128,7 @@ class State(Frozen):
     paid_total: int = 0
     spend_total: int = 0
     value_delivered: int = 0
-    log: tuple[dict, ...] = ()
+    log: tuple[LogEntry, ...] = ()
 
     @property
     def multiplier(self) -> int:
@@ -187,10 +188,8 @@ class State(Frozen):
         w, m = self.week, self.multiplier
         monitor = self.monitor.apply(Payment(week=w, amount=amount)).apply(WeekEnd(week=w))
         status = monitor.weeks[-1]
-        log = self.log + (
-            {"type": "payment", "week": w, "amount": amount * m},
-            {"type": "week_end", "week": w, "due": status.due * m, "compliant": status.compliant},
-        )
+        log = self.log + (Payment(week=w, amount=amount * m),
+                           PaymentWeekEnd(week=w, due=status.due * m, compliant=status.compliant))
         state = self.model_copy(update={
             "monitor": monitor, "cash": self.cash + amount, "budget_left": self.budget_left - amount,
             "paid_total": self.paid_total + amount, "log": log})
@@ -204,7 +203,7 @@ class State(Frozen):
         spoil = self.shocks.weeks[t].spoilage
         lost = tuple(min(s, n) for s, n in zip(spoil, self.inventory))
         inventory = tuple(n - x for n, x in zip(self.inventory, lost))
-        entry = {"type": "shocks", "week": week, "spoiled": list(lost), "prices": list(self.shocks.weeks[t].prices)}
+        entry = WeekShocks(week=week, spoiled=lost, prices=self.shocks.weeks[t].prices)
         return self.model_copy(update={"week": week, "phase": "order", "inventory": inventory, "spoiled": lost,
                                        "log": self.log + (entry,)})
 
@@ -213,8 +212,8 @@ class State(Frozen):
         cost = sum(o * p for o, p in zip(order, self.prices))
         received = tuple(self.shocks.receipt(env, t, x, order[x]) for x in range(3))
         inventory = tuple(min(env.inventory_cap, n + r) for n, r in zip(self.inventory, received))
-        entry = {"type": "order", "week": self.week, "order": list(order), "cost": cost * self.multiplier,
-                 "received": list(received), "inventory": list(inventory)}
+        entry = OrderPlaced(week=self.week, order=order, cost=cost * self.multiplier, received=received,
+                            inventory=inventory)
         return self.model_copy(update={"phase": "produce", "cash": self.cash - cost, "spend_total":
                                        self.spend_total + cost, "received": received, "inventory": inventory,
                                        "log": self.log + (entry,)})
@@ -224,18 +223,16 @@ class State(Frozen):
         inventory = (self.inventory[0] - y[0] - y[1], self.inventory[1] - y[0] - y[1], self.inventory[2] - y[0] - y[2])
         monitor = self.monitor
         products = self.game.ir.setting_info.products
-        events = []
-        for product, qty in zip(products, y):
-            monitor = monitor.apply(Delivery(week=w, product=product, qty=qty))
-            events.append({"type": "delivery", "week": w, "product": product, "qty": qty})
+        deliveries = tuple(Delivery(week=w, product=product, qty=qty) for product, qty in zip(products, y))
+        for delivery in deliveries:
+            monitor = monitor.apply(delivery)
         monitor = monitor.apply(WeekEnd(week=w))
         status = monitor.weeks[-1]
-        events.append({"type": "week_end", "week": w, "required": list(status.required),
-                       "compliant": status.compliant})
+        events = deliveries + (ProductionWeekEnd(week=w, required=status.required, compliant=status.compliant),)
         value = sum(v * q for v, q in zip(self.game.env.values, y))
         return self.model_copy(update={"week": w + 1, "phase": "pay", "inventory": inventory, "monitor": monitor,
                                        "value_delivered": self.value_delivered + value,
-                                       "log": self.log + tuple(events)})
+                                       "log": self.log + events})
 
     # --- observations and returns ----------------------------------------------------------
 

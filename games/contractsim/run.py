@@ -13,6 +13,7 @@ from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, Frozen
 from games.contractsim.environments import environment
 from games.contractsim.game import ContractSimGame, State
 from games.contractsim.llm_agents import LlmPerformer
+from games.contractsim.log import LogEntry, monitor_events
 from games.contractsim.policies import make_customer, make_supplier
 from games.contractsim.shocks import draw_shocks
 from games.external import AgentError, checked_action, closing_agents
@@ -50,7 +51,7 @@ class RunRecord(Frozen):
     weeks: tuple[WeekRecord, ...]
     multiplier: int = 1
     contract_ir: dict | None = None  # the contract's terms, so a counterfactual run can be re-played
-    log: tuple[dict, ...] = ()
+    log: tuple[LogEntry, ...] = ()
     llm_calls: tuple[LlmCall, ...] = ()  # every model call of an LLM agent, in order: the game's transcript
     llm_defaults: dict[str, int] = {}  # per LLM role: requests that ran out of attempts and defaulted to zero
 
@@ -79,15 +80,13 @@ class RunRecord(Frozen):
                        p_sat=p_sat,
                        violations={"customer": self.first_violation("customer"),
                                    "supplier": self.first_violation("supplier")},
-                       trajectory=list(self.log), llm_usage=self.llm_usage.model_dump())
+                       trajectory=[e.model_dump() for e in self.log], llm_usage=self.llm_usage.model_dump())
         return payload
 
     def monitor_events(self) -> list[dict]:
-        """The log's payments, deliveries and week ends in the interpreter's event schema (for `trace`);
-        the simulator's own annotations (dues, compliance, shocks, orders) are left out."""
-        fields = {"payment": ("type", "week", "amount"), "delivery": ("type", "week", "product", "qty"),
-                  "week_end": ("type", "week")}
-        return [{k: e[k] for k in fields[e["type"]]} for e in self.log if e["type"] in fields]
+        """The log's payments, deliveries and week ends as JSON objects of the interpreter's event schema (the
+        lines of a `--log` file, which `trace` replays); the simulator's own annotations are left out."""
+        return [e.model_dump() for e in monitor_events(self.log)]
 
 
 def read_run_records(data: bytes, name: str) -> list[RunRecord]:

@@ -6,7 +6,9 @@ from rich.console import Console
 from rich.table import Table
 
 from contractlang.formatter import money
+from contractlang.interpreter.events import Payment
 from contractlang.ir import ContractSimIR
+from games.contractsim.log import OrderPlaced, PaymentWeekEnd, ProductionWeekEnd, WeekShocks, delivered
 from games.contractsim.run import RunRecord
 
 
@@ -16,20 +18,19 @@ def story(run: RunRecord, ir: ContractSimIR) -> str:
     lines = [f'"{ir.name}" in environment {run.env}: {s.customer_title} ({run.customer}) vs '
              f"{s.supplier_title} ({run.supplier}), seed {run.seed}"]
     for e in run.log:
-        w = e.get("week")
-        if e["type"] == "payment":
-            lines.append(f"week {w:>2}: pays {money(e['amount'])}")
-        elif e["type"] == "week_end" and "due" in e:
-            lines[-1] += f" (due {money(e['due'])}{'' if e['compliant'] else ', BREACH'})"
-        elif e["type"] == "shocks":
-            lines.append(f"week {w:>2}: spoilage {e['spoiled']}, input prices {[money(p * m) for p in e['prices']]}")
-        elif e["type"] == "order":
-            lines.append(f"         orders {e['order']} for {money(e['cost'])}, receives {e['received']}, "
-                         f"inventory {e['inventory']}")
-        elif e["type"] == "week_end" and "required" in e:
-            got = [x["qty"] for x in run.log if x["type"] == "delivery" and x["week"] == w]
-            lines.append(f"         delivers {got} against {e['required']} required"
-                         f"{'' if e['compliant'] else ' — BREACH'}")
+        if isinstance(e, Payment):
+            lines.append(f"week {e.week:>2}: pays {money(e.amount)}")
+        elif isinstance(e, PaymentWeekEnd):
+            lines[-1] += f" (due {money(e.due)}{'' if e.compliant else ', BREACH'})"
+        elif isinstance(e, WeekShocks):
+            lines.append(f"week {e.week:>2}: spoilage {list(e.spoiled)}, input prices "
+                         f"{[money(p * m) for p in e.prices]}")
+        elif isinstance(e, OrderPlaced):
+            lines.append(f"         orders {list(e.order)} for {money(e.cost)}, receives {list(e.received)}, "
+                         f"inventory {list(e.inventory)}")
+        elif isinstance(e, ProductionWeekEnd):
+            lines.append(f"         delivers {delivered(run.log, e.week)} against {list(e.required)} required"
+                         f"{'' if e.compliant else ' — BREACH'}")
     lines.append(f"utilities: {s.customer_title} {money(run.u_customer * m)}, {s.supplier_title} "
                  f"{money(run.u_supplier * m)}")
     return "\n".join(lines)

@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from contractlang import check_source
+from contractlang import ast, build, check_source
+from contractlang.formatter import format_contracts
 from contractlang.ir import CTBenchIR
 from contractlang.llm import CallFailed, LlmClient, json_object_in
 from contractlang.translate.rules import translate as rules_translate
@@ -50,9 +51,8 @@ def _reason(exc: Exception) -> str:
 def terms_source(terms: dict, condition: ContractCondition) -> tuple[str, list[str]]:
     """The judge's JSON as contractlang source, with a note for every entry left out or read specially
     (the readings are the authors' engine's, so their logs replay as they were scored)."""
-    lines, notes = [], []
+    entries, notes = [], []
     if condition == "prog_trading":
-        lines.append("  cover {")
         for key, entry in terms.items():
             try:
                 tile = TILE_KEY.match(key)
@@ -64,16 +64,16 @@ def terms_source(terms: dict, condition: ContractCondition) -> tuple[str, list[s
                     notes.append(f"entry {key!r} names {receiver} as giver and receiver; read as {giver} paying, "
                                  "as the authors' engine charges the receiver's partner")
                 colour = entry.get("color")
-                chip = "" if str(colour).lower() in ("unknown", "none") else f" with {colour_of(colour)} chip"
-                lines.append(f"    ({tile.group(1)},{tile.group(2)}): {giver} pays for {receiver}{chip}")
-                if key != f"({tile.group(1)},{tile.group(2)})":
+                chip = None if str(colour).lower() in ("unknown", "none") else colour_of(colour)
+                row, col = int(tile.group(1)), int(tile.group(2))
+                entries.append(build.cover_entry((row, col), giver, receiver, chip))
+                if key != f"({row},{col})":
                     notes.append(f"entry {key!r}: the authors' engine matches moves on the key '(r,c)' exactly, "
                                  "so it never paid this entry")
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
                 notes.append(f"entry {key!r} left out: {_reason(exc)}")
-        lines.append("  }")
+        clause: ast.Clause = build.cover(entries)
     else:
-        lines.append("  on goal {")
         for key, entry in terms.items():
             try:
                 giver, receiver = player_of(entry["giver"]), player_of(entry["receiver"])
@@ -82,13 +82,12 @@ def terms_source(terms: dict, condition: ContractCondition) -> tuple[str, list[s
                     notes.append(f"entry {key!r}: {amount} points capped at {GOAL_BONUS}, as the authors' scoring "
                                  "does")
                     amount = GOAL_BONUS
-                lines.append(f"    {giver}: {giver} transfers {amount} points to {receiver}")
+                entries.append(build.goal_entry(giver, giver, amount, receiver))
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
                 notes.append(f"entry {key!r} left out: {_reason(exc)}")
-        lines.append("  }")
-    text = "\n".join(['contract "judge" {', "  game ctbench", "  parties { red: P-Red  blue: P-Blue }",
-                      *lines, "}"]) + "\n"
-    return text, notes
+        clause = build.on_goal(entries)
+    judge = build.contract("judge", "ctbench", (build.parties({"red": "P-Red", "blue": "P-Blue"}), clause))
+    return format_contracts(judge), notes
 
 
 def read_terms(terms: dict, condition: ContractCondition, origin: str) -> tuple[str, CTBenchIR | None, list[str]]:
