@@ -256,7 +256,7 @@ def ir_to_ast(ir: ContractIR) -> ast.Contract:
                               receiver=_n(p.receiver), span=_NOWHERE)
                 for p in ir.points
             ), span=_NOWHERE))
-        game = ("ctbench",)
+        game = ("ctbench",) if ir.board_set is None else ("ctbench", ir.board_set)
     else:
         clauses = _contractsim_clauses(ir)
         game = tuple(SETTINGS[ir.setting].game_id.split("."))

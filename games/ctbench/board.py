@@ -10,7 +10,7 @@ from typing import Literal
 
 import numpy as np
 
-from contractlang.vocab import BOARD_SIZE, Frozen
+from contractlang.vocab import BOARD_SETS, BOARD_SIZE, BoardSet, Frozen
 
 Tile = tuple[int, int]
 Colour = Literal["red", "blue", "green"]
@@ -29,7 +29,6 @@ MAX_JOINT_REWARD = 2 * (GOAL_BONUS + CHIP_VALUE * (16 - SHORTEST_PATH))  # R_max
 BENCHMARK_SEED = 20260101
 BENCHMARK_FILE = Path(__file__).resolve().parent / "data" / "benchmark_boards.json"
 PAPER_FILE = Path(__file__).resolve().parent / "data" / "paper_boards.json"
-BoardSet = Literal["ours", "paper"]
 INNER_TILES: tuple[Tile, ...] = tuple(
     (r, c) for r in range(BOARD_SIZE) for c in range(BOARD_SIZE) if (r, c) not in (START, GOAL)
 )
@@ -172,6 +171,7 @@ class BenchmarkBoard(Frozen):
     id: int
     board: Board
     board_class: BoardClass
+    board_set: BoardSet = "ours"
     source_id: int | None = None  # the paper set: the authors' grid id
     source_bucket: str | None = None  # the paper set: the authors' stratum for the grid
 
@@ -200,8 +200,9 @@ def benchmark_boards(board_set: BoardSet = "ours") -> tuple[BenchmarkBoard, ...]
     if board_set == "paper":
         data = json.loads(PAPER_FILE.read_text())
         boards = [(b["paper_id"], b["sub_stratum"], board_from_rows(b["rows"])) for b in data["boards"]]
-        return tuple(BenchmarkBoard(id=i, board=board, board_class=board.classification, source_id=source_id,
-                                    source_bucket=bucket) for i, (source_id, bucket, board) in enumerate(boards))
+        return tuple(BenchmarkBoard(id=i, board=board, board_class=board.classification, board_set="paper",
+                                    source_id=source_id, source_bucket=bucket)
+                     for i, (source_id, bucket, board) in enumerate(boards))
     data = json.loads(BENCHMARK_FILE.read_text())
     return tuple(
         BenchmarkBoard(id=b["id"], board=Board(key=b["key"], red_tiles=tuple(tuple(t) for t in b["red_tiles"])),
@@ -210,11 +211,25 @@ def benchmark_boards(board_set: BoardSet = "ours") -> tuple[BenchmarkBoard, ...]
     )
 
 
-def benchmark_board(board_id: int) -> BenchmarkBoard:
-    boards = benchmark_boards()
+def benchmark_board(board_id: int, board_set: BoardSet = "ours") -> BenchmarkBoard:
+    boards = benchmark_boards(board_set)
     if not 0 <= board_id < len(boards):
-        raise KeyError(f"board {board_id} is not in the benchmark set (IDs 0..{len(boards) - 1})")
+        raise KeyError(f"board {board_id} is not in the {board_set} benchmark set (IDs 0..{len(boards) - 1})")
     return boards[board_id]
+
+
+def board_ref(text: str, board_set: BoardSet | None = None) -> tuple[BoardSet, int]:
+    """A board named `ID` (in `board_set`, default ours) or `SET:ID` (`paper:17`); a set named twice must agree."""
+    named, sep, number = str(text).strip().rpartition(":")
+    if sep and named not in BOARD_SETS:
+        raise KeyError(f"unknown board set {named!r} in {text!r}; use {' or '.join(BOARD_SETS)}")
+    if sep and board_set is not None and named != board_set:
+        raise KeyError(f"board {text!r} is in the {named} set, but the {board_set} set was asked for")
+    if not number.isdigit():
+        raise KeyError(f"{text!r} is not a board ID (ID or SET:ID, e.g. 17 or paper:17)")
+    chosen: BoardSet = named if sep else board_set or "ours"  # type: ignore[assignment]
+    benchmark_board(int(number), chosen)
+    return chosen, int(number)
 
 
 def write_benchmark_file(path: Path = BENCHMARK_FILE) -> None:
