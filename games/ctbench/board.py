@@ -218,18 +218,20 @@ def benchmark_board(board_id: int, board_set: BoardSet = "ours") -> BenchmarkBoa
     return boards[board_id]
 
 
-def board_ref(text: str, board_set: BoardSet | None = None) -> tuple[BoardSet, int]:
-    """A board named `ID` (in `board_set`, default ours) or `SET:ID` (`paper:17`); a set named twice must agree."""
-    named, sep, number = str(text).strip().rpartition(":")
-    if sep and named not in BOARD_SETS:
-        raise KeyError(f"unknown board set {named!r} in {text!r}; use {' or '.join(BOARD_SETS)}")
-    if sep and board_set is not None and named != board_set:
-        raise KeyError(f"board {text!r} is in the {named} set, but the {board_set} set was asked for")
+def board_ref(text: str, **named: BoardSet | None) -> BenchmarkBoard:
+    """The board `text` names, `ID` or `SET:ID` (`paper:17`); `named` are the other places that may name its set
+    (`--set`, a contract's `game ctbench.SET` header), by description. Every set named must be the same; none
+    named means ours."""
+    prefix, sep, number = str(text).strip().rpartition(":")
+    if sep and prefix not in BOARD_SETS:
+        raise KeyError(f"unknown board set {prefix!r} in {text!r}; use {' or '.join(BOARD_SETS)}")
     if not number.isdigit():
         raise KeyError(f"{text!r} is not a board ID (ID or SET:ID, e.g. 17 or paper:17)")
-    chosen: BoardSet = named if sep else board_set or "ours"  # type: ignore[assignment]
-    benchmark_board(int(number), chosen)
-    return chosen, int(number)
+    sets = {**({f"the board {text!r}": prefix} if sep else {}), **{k: v for k, v in named.items() if v}}
+    if len(set(sets.values())) > 1:
+        raise KeyError("the board set is named twice, differently: "
+                       + ", ".join(f"{where} names {s}" for where, s in sets.items()))
+    return benchmark_board(int(number), next(iter(sets.values()), "ours"))
 
 
 def write_benchmark_file(path: Path = BENCHMARK_FILE) -> None:

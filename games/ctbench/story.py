@@ -92,9 +92,10 @@ def print_summary(rows: list[TableRow], console: Console | None = None) -> None:
         table = Table(title=f"{'Pay-for-Partner' if mode == 'pfp' else 'Regular trading'} (mean ± 95% CI)")
         table.add_column("condition")
         table.add_column("agents")
+        table.add_column("rules")
         table.add_column("games")
         for c in cols:
             table.add_column(TITLES[c])
         for r in chosen:
-            table.add_row(r.condition, r.agents, str(r.games), *[r.cells[c].text() if c in r.cells else "" for c in cols])
+            table.add_row(r.condition, r.agents, r.rules, str(r.games), *[r.cells[c].text() if c in r.cells else "" for c in cols])
         console.print(table)
