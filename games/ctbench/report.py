@@ -38,6 +38,8 @@ class PromiseRow(Frozen):
     """Table 11: Pay-for-Partner coverages kept and broken by each seat."""
 
     pairing: str
+    red: str
+    blue: str
     kept: tuple[int, int]  # by P-Red, by P-Blue
     broken: tuple[int, int]
 
@@ -92,15 +94,20 @@ def _cells(games: list[GameRecord], columns: tuple[str, ...]) -> dict[str, Inter
 
 def promise_keeping(records: list[GameRecord]) -> list[PromiseRow]:
     """Table 11's layout: No-Contract Pay-for-Partner games on Mutually Dependent boards, per seat pairing."""
-    rows: dict[str, list[int]] = {}
+    rows: dict[tuple[str, str], list[int]] = {}
     for g in records:
         if g.mode != "pfp" or g.condition != "none" or g.board_class != "mutually_dependent":
             continue
-        acc = rows.setdefault(f"{g.red_agent} (Red) × {g.blue_agent} (Blue)", [0, 0, 0, 0])
+        acc = rows.setdefault((g.red_agent, g.blue_agent), [0, 0, 0, 0])
         for i, p in enumerate(PLAYERS):
             acc[i] += g.coverage.get(p, {}).get("honoured", 0)
             acc[2 + i] += g.coverage.get(p, {}).get("unfulfilled", 0)
-    return [PromiseRow(pairing=k, kept=(v[0], v[1]), broken=(v[2], v[3])) for k, v in sorted(rows.items())]
+    return [PromiseRow(pairing=_pairing(red, blue), red=red, blue=blue, kept=(v[0], v[1]), broken=(v[2], v[3]))
+            for (red, blue), v in sorted(rows.items())]
+
+
+def _pairing(red: str, blue: str) -> str:
+    return f"{red} (Red) × {blue} (Blue)"
 
 
 def _received(terms: dict, player: str) -> tuple[int, int]:
@@ -259,14 +266,17 @@ def table_text(table: PaperTable, with_paper: bool = False) -> str:
     return "\n".join(lines)
 
 
-def promise_text(rows: list[PromiseRow]) -> str:
+def promise_text(rows: list[PromiseRow], paper_names: bool = False) -> str:
     def rate(r: PromiseRow, i: int) -> str:
         v = r.rate(i)
         return "–" if v is None else f"{round(100 * v)}%"
 
     lines = ["Table 11: promise keeping (No contract, Mutually Dependent boards, Pay-for-Partner)",
              "Pairing | P-Red kept/broken | rate | P-Blue kept/broken | rate"]
-    lines += [f"{r.pairing} | {r.kept[0]}/{r.broken[0]} | {rate(r, 0)} | {r.kept[1]}/{r.broken[1]} | {rate(r, 1)}"
+    def name(r: PromiseRow) -> str:
+        return _pairing(paper_name(r.red), paper_name(r.blue)) if paper_names else r.pairing
+
+    lines += [f"{name(r)} | {r.kept[0]}/{r.broken[0]} | {rate(r, 0)} | {r.kept[1]}/{r.broken[1]} | {rate(r, 1)}"
               for r in rows]
     return "\n".join(lines)
 
@@ -315,7 +325,7 @@ def save_plots(records: list[GameRecord], directory: Path, write: Callable[[Path
         if len(groups) > 1:
             groups.append(("Mean" if paper_names else MEAN_ROW, chosen))
         fig, axes = plt.subplots(len(FIGURE_METRICS), len(BOARD_CLASSES), squeeze=False,
-                                 figsize=(5 + 1.6 * len(groups) * len(BOARD_CLASSES), 3.2 * len(FIGURE_METRICS)))
+                                 figsize=(4 + 0.8 * len(groups) * len(BOARD_CLASSES), 3 * len(FIGURE_METRICS)))
         width = 0.8 / len(conditions)
         for row, (metric, label) in enumerate(FIGURE_METRICS.items()):
             for col, (board_class, class_title) in enumerate(BOARD_CLASSES.items()):
@@ -400,7 +410,7 @@ def report_text(report: CTBenchReport, with_paper: bool = False) -> str:
     """The report for a person: every table (the paper's names and values beside ours with `with_paper`)."""
     parts = [table_text(t, with_paper=with_paper) + "\n" for t in report.tables]
     if report.promises:
-        parts.append(promise_text(list(report.promises)) + "\n")
+        parts.append(promise_text(list(report.promises), with_paper) + "\n")
     parts.append(missing_text(report.formation))
     c = report.comparison
     if with_paper and c.compared + len(c.absent):
