@@ -127,7 +127,7 @@ def test_replay_notices_a_tampered_score(tmp_path):
     data["game"]["final_state"]["scores"]["Player 0"] += 5
     event.write_text(json.dumps(data))
     v = replay(import_game(copy / "game", copy))
-    assert not v.agrees and v.positions_agree and v.chips_agree and not v.scores_agree
+    assert not v.agrees and v.final_positions_agree and v.final_chips_agree and not v.final_scores_agree
     assert v.first.rule == "other" and "logged [" in v.first.detail
 
 

@@ -147,12 +147,6 @@ LOG_EVENT: TypeAdapter = TypeAdapter(LogEvent)
 
 
 def enforcement_event(action: Enforcement) -> ContractTransfer | ContractForfeit | ContractPaymentBlocked:
-    """The log's record of what the monitor did about one contract entry."""
-    if isinstance(action, ChipTransfer):
-        return ContractTransfer(giver=action.giver, receiver=action.receiver, colour=action.colour, tile=action.tile,
-                                pays_move=action.pays_move)
-    if isinstance(action, Forfeit):
-        return ContractForfeit(player=action.player, tile=action.tile, colour=action.colour)
-    assert isinstance(action, ContractBlocked), action
-    return ContractPaymentBlocked(giver=action.giver, receiver=action.receiver, colour=action.colour,
-                                  tile=action.tile)
+    """The log's record of what the monitor did about one contract entry (the same fields, and the log's type)."""
+    kind = {ChipTransfer: ContractTransfer, Forfeit: ContractForfeit, ContractBlocked: ContractPaymentBlocked}
+    return kind[type(action)](**action.model_dump())
