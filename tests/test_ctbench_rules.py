@@ -175,3 +175,72 @@ def test_logs_written_before_typed_events_read_back_byte_for_byte():
     old_log = json.loads(text)["log"]
     assert json.loads(record.model_dump_json())["log"] == old_log
     assert [type(e).__name__ for e in record.log][2:5] == ["MoveTried", "ContractTransfer", "Moved"]
+
+
+SHORT_GIVER = 'contract "c" {\n  game ctbench.paper\n  cover {\n    (1,0): red pays for blue\n  }\n}\n'
+
+
+def test_run_blocks_the_payment_or_forfeits_by_rule_set(tmp_path):
+    """Red holds no blue chip when blue enters the blue tile (1,0) of paper board 0 (the header names the set)."""
+    contract = tmp_path / "c.contract"
+    contract.write_text(SHORT_GIVER)
+    played = {}
+    for rules in ("authors", "paper"):
+        log = tmp_path / f"{rules}.jsonl"
+        proc = run_cli("run", str(contract), "--board", "0", "--rules", rules, "--log", str(log), "--json")
+        assert proc.returncode == 0, proc.stderr
+        played[rules] = (json.loads(proc.stdout), [json.loads(line)["type"] for line in log.read_text().splitlines()])
+    authors, authors_log = played["authors"]
+    paper, paper_log = played["paper"]
+    assert (authors["rules"], authors["board_set"], authors["forfeited"]) == ("authors", "paper", [])
+    assert "contract_blocked" in authors_log and "forfeit" not in authors_log
+    assert authors["scores"] == {"red": 70, "blue": 70}  # blue paid the tile itself and both walked home
+    assert (paper["rules"], paper["forfeited"], paper["scores"]["red"]) == ("paper", ["red"], 0)
+    assert "forfeit" in paper_log and "contract_blocked" not in paper_log
+    story = run_cli("run", str(contract), "--board", "paper:0")
+    assert "authors rules" in story.stdout and "the contract does not pay this move" in story.stdout
+
+
+def test_sweep_runs_the_paper_boards_under_either_rule_set(tmp_path):
+    out = tmp_path / "s"
+    args = ("ctbench", "sweep", "--set", "paper", "--boards", "0,20", "--conditions", "prog_trading", "--modes",
+            "pfp", "--out", str(out), "--workers", "1", "--json")
+    first = json.loads(run_cli(*args).stdout)
+    assert (first["games"], first["played"]) == (2, 2) and {r["rules"] for r in first["rows"]} == {"authors"}
+    again = json.loads(run_cli(*args, "--rules", "paper").stdout)
+    assert again["played"] == 2  # the same games under other rules are other games
+    records = [GameRecord.model_validate_json(line) for line in (out / "games.jsonl").read_text().splitlines()]
+    assert sorted((r.board_set, r.board_id, r.rules) for r in records) == [
+        ("paper", 0, "authors"), ("paper", 0, "paper"), ("paper", 20, "authors"), ("paper", 20, "paper")]
+    assert {r.board_class for r in records} == {"independent", "mutually_dependent"}
+
+
+def test_verify_follows_the_rule_set(tmp_path):
+    contract = tmp_path / "c.contract"
+    contract.write_text(SHORT_GIVER)
+    checks = {}
+    for rules in ("authors", "paper"):
+        proc = run_cli("verify", str(contract), "--board", "0", "--rules", rules, "--json")
+        assert proc.returncode == 0, proc.stderr
+        checks[rules] = {c["name"]: c for c in json.loads(proc.stdout)["checks"]}
+    assert checks["paper"]["coverage.giver_chips"]["status"] == "refuted"
+    assert "forfeit" in checks["paper"]["coverage.giver_chips"]["message"]
+    assert "blocked" in checks["authors"]["coverage.giver_chips"]["message"]
+
+
+def test_board_sets_and_rule_sets_in_bad_options_give_one_line(tmp_path):
+    from helpers import assert_each_fails_in_one_line
+
+    contract = tmp_path / "c.contract"
+    contract.write_text(SHORT_GIVER)
+    runs = tmp_path / "runs.jsonl"
+    run_cli("ctbench", "import", str(ROOT / "tests/data/ctbench_logs"), "--out", str(runs))
+    cases = [
+        (("ctbench", "replay", str(runs), "--rules", "house"), "unknown rule set 'house'"),
+        (("ctbench", "show", "paper:3", "--set", "ours"), "the board set is named twice, differently"),
+        (("run", str(contract), "--board", "ours:0"), "the contract's game header names paper"),
+        (("ctbench", "show", "mine:3"), "unknown board set 'mine'"),
+        (("ctbench", "sweep", "--set", "theirs", "--out", str(tmp_path / "s")), "unknown board set 'theirs'"),
+        (("verify", str(contract), "--board", "paper:80"), "board 80 is not in the paper benchmark set"),
+    ]
+    assert_each_fails_in_one_line(run_cli, cases)

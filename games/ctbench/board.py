@@ -175,6 +175,11 @@ class BenchmarkBoard(Frozen):
     source_id: int | None = None  # the paper set: the authors' grid id
     source_bucket: str | None = None  # the paper set: the authors' stratum for the grid
 
+    @property
+    def ref(self) -> str:
+        """How to name the board anywhere a board is asked for: its ID, set-qualified outside our set."""
+        return str(self.id) if self.board_set == "ours" else f"{self.board_set}:{self.id}"
+
 
 def sample_benchmark(rng: np.random.Generator) -> list[BenchmarkBoard]:
     """20 Independent, 20 Mutually Dependent, 40 Asymmetric boards, IDs 0–19 / 20–39 / 40–79 ([CT-31])."""

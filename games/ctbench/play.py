@@ -69,8 +69,7 @@ def play_game(bench: BenchmarkBoard, condition: Condition, mode: Mode, red: str,
     how the contract is enforced ([CT-24a]); the default is the authors' engine, as in every published number."""
     rng = np.random.default_rng(seed if repeat == 0 else [seed, repeat])
     board = bench.board
-    board_name = str(bench.id) if bench.board_set == "ours" else f"{bench.board_set}:{bench.id}"
-    client = llm.for_game(f"ctbench/{board_name}/{condition}/{mode}/{red}/{blue}/seed{seed}/repeat{repeat}/"
+    client = llm.for_game(f"ctbench/{bench.ref}/{condition}/{mode}/{red}/{blue}/seed{seed}/repeat{repeat}/"
                           f"{'visible' if visible else 'hidden'}") if llm is not None else None
     enforced = Rules.named(rules)
     referee = OfflineJudge(enforced) if judge == "rules" else LlmJudge(_judge_client(client, judge), enforced)

@@ -307,3 +307,24 @@ def replay_runs(games: list[ImportedGame], rules: Rules) -> ReplaySummary:
         scores_differ=sum(not v.final_scores_agree for v in verdicts),
         scores_differ_latest=dict(Counter(v.condition for v in latest if not v.final_scores_agree)),
         latest=dict(Counter(v.condition for v in latest)), verdicts=verdicts)
+
+
+def replay_text(summary: ReplaySummary) -> str:
+    """The replay for a person: each disagreeing game (first differing turn, the rules it needs), then counts."""
+    lines = [f"{v.source}: turn {v.first.turn}: {v.first.rule}: {v.first.detail}; needs {' + '.join(v.needs)}"
+             for v in summary.verdicts if not v.agrees]
+    rate = summary.agree / summary.replayed if summary.replayed else 0.0
+    lines.append(f"replayed {summary.replayed} complete games under the {summary.rules} rules "
+                 f"({summary.skipped_incomplete} cut-short logs skipped): {summary.agree} pass through every logged "
+                 f"state and end in the logged one ({rate:.1%})")
+    final = [sum(not getattr(v, f"final_{k}_agree") for v in summary.verdicts) for k in ("positions", "chips",
+                                                                                          "scores")]
+    lines.append(f"  the final state alone: positions differ in {final[0]} games, chips in {final[1]}, scores in "
+                 f"{final[2]} ({sum(summary.scores_differ_latest.values())} of them among the latest runs, which "
+                 "the paper's tables use)")
+    if summary.by_rule:
+        lines.append("  every rule the disagreeing games need (a game needing two counts under both):")
+        lines += [f"  {n:>5}  {rule}: {RULES[rule]}" for rule, n in summary.by_rule.items()]
+        lines.append("  the rule seen at the first differing turn: "
+                     + ", ".join(f"{rule} {n}" for rule, n in summary.first_by_rule.items()))
+    return "\n".join(lines)

@@ -31,17 +31,13 @@ _PAID = {"own": "with its own chip", "pfp": "covered by its partner (Pay-for-Par
 
 
 def story(record: GameRecord, bench: BenchmarkBoard) -> str:
-    lines = [f"Board {_board_name(bench)} ({bench.board_class}), {record.mode} mode, "
+    lines = [f"Board {bench.ref} ({bench.board_class}), {record.mode} mode, "
              f"P-Red {record.red_agent} vs P-Blue {record.blue_agent}, {record.rules} rules"]
     lines += [line for e in record.log if (line := _line(e))]
     red, blue = record.scores
     lines.append(f"scores: P-Red {red}, P-Blue {blue} (before contract effects {record.raw_scores[0]}, "
                  f"{record.raw_scores[1]}; baselines {record.baselines[0]}, {record.baselines[1]})")
     return "\n".join(lines)
-
-
-def _board_name(bench: BenchmarkBoard) -> str:
-    return str(bench.id) if bench.board_set == "ours" else f"{bench.board_set}:{bench.id}"
 
 
 def _line(e: LogEvent) -> str | None:
