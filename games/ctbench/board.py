@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
+from pydantic import ConfigDict, Field
 
+from contractlang.errors import UnknownName
 from contractlang.vocab import BOARD_SETS, BOARD_SIZE, BoardSet, Frozen
 
 Tile = tuple[int, int]
@@ -216,10 +218,50 @@ def benchmark_boards(board_set: BoardSet = "ours") -> tuple[BenchmarkBoard, ...]
     )
 
 
+class BoardRow(Frozen):
+    """One board of a benchmark set as `ctbench boards` lists it: both players' best paths, shortfalls and
+    baselines ([CT-30], [CT-33])."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    id: int
+    paper_id: int | None
+    paper_bucket: str | None
+    key: int
+    board_class: str = Field(alias="class")
+    rows: tuple[str, ...]
+    shortfall: tuple[int, int]
+    best_paths: dict[str, tuple[Tile, ...]]
+    baselines: tuple[int, int]
+    bottleneck: str | None
+
+    @classmethod
+    def of(cls, b: BenchmarkBoard) -> BoardRow:
+        paths = {p: b.board.best_path(p) for p in PLAYERS}
+        return cls(id=b.id, paper_id=b.source_id, paper_bucket=b.source_bucket, key=b.board.key,
+                   board_class=b.board_class, rows=tuple(b.board.rows()),
+                   shortfall=(paths["red"][1], paths["blue"][1]), best_paths={p: paths[p][0] for p in paths},
+                   baselines=(b.board.baseline("red"), b.board.baseline("blue")), bottleneck=b.board.bottleneck())
+
+
+class BoardSetSummary(Frozen):
+    """The class counts over every board, and the rows of one 80-board set."""
+
+    classes: dict[str, int]
+    benchmark: tuple[BoardRow, ...]
+
+
+def board_set_summary(board_set: BoardSet) -> BoardSetSummary:
+    counts: dict[str, int] = {}
+    for board in all_boards():
+        counts[board.classification] = counts.get(board.classification, 0) + 1
+    return BoardSetSummary(classes=counts, benchmark=tuple(BoardRow.of(b) for b in benchmark_boards(board_set)))
+
+
 def benchmark_board(board_id: int, board_set: BoardSet = "ours") -> BenchmarkBoard:
     boards = benchmark_boards(board_set)
     if not 0 <= board_id < len(boards):
-        raise KeyError(f"board {board_id} is not in the {board_set} benchmark set (IDs 0..{len(boards) - 1})")
+        raise UnknownName(f"board {board_id} is not in the {board_set} benchmark set (IDs 0..{len(boards) - 1})")
     return boards[board_id]
 
 
@@ -229,12 +271,12 @@ def board_ref(text: str, **named: BoardSet | None) -> BenchmarkBoard:
     named means ours."""
     prefix, sep, number = str(text).strip().rpartition(":")
     if sep and prefix not in BOARD_SETS:
-        raise KeyError(f"unknown board set {prefix!r} in {text!r}; use {' or '.join(BOARD_SETS)}")
+        raise UnknownName(f"unknown board set {prefix!r} in {text!r}; use {' or '.join(BOARD_SETS)}")
     if not number.isdigit():
-        raise KeyError(f"{text!r} is not a board ID (ID or SET:ID, e.g. 17 or paper:17)")
+        raise UnknownName(f"{text!r} is not a board ID (ID or SET:ID, e.g. 17 or paper:17)")
     sets = {**({f"the board {text!r}": prefix} if sep else {}), **{k: v for k, v in named.items() if v}}
     if len(set(sets.values())) > 1:
-        raise KeyError("the board set is named twice, differently: "
+        raise UnknownName("the board set is named twice, differently: "
                        + ", ".join(f"{where} names {s}" for where, s in sets.items()))
     return benchmark_board(int(number), next(iter(sets.values()), "ours"))
 

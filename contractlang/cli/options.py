@@ -1,0 +1,61 @@
+"""Options several commands share, and the parsing of list and choice values."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from contractlang.cli.errors import InputError
+from contractlang.errors import UnknownName
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
+Workers = Annotated[Optional[int], typer.Option(min=1, help="Local worker processes (default: all cores).")]
+Ray = Annotated[Optional[str], typer.Option(help="Run the jobs on Ray instead: a cluster address, or 'local'.")]
+
+
+def choice(value: str, allowed: tuple[str, ...], what: str) -> str:
+    if value not in allowed:
+        raise UnknownName(f"unknown {what} {value!r}; choose from {', '.join(allowed)}")
+    return value
+
+
+def int_list(text: str, what: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise InputError(f"expected comma-separated {what}s, got {text!r}") from None
+
+
+def float_set(text: str, option: str) -> tuple[float, ...]:
+    """Distinct probabilities in [0, 1], comma-separated, in their first order."""
+    try:
+        values = tuple(dict.fromkeys(float(x) for x in text.split(",")))
+    except ValueError:
+        raise InputError(f"{option} takes comma-separated probabilities, not {text!r}") from None
+    if not values or any(not 0 <= v <= 1 for v in values):
+        raise InputError(f"{option} takes probabilities in [0, 1], not {text!r}")
+    return values
+
+
+BoardSetOption = Annotated[Optional[str], typer.Option(
+    "--set", help="Board set: ours (our seeded sample) or paper (the CT-Bench authors' 80 grids); an ID may name "
+                  "its set instead, paper:17.")]
+RulesOption = Annotated[str, typer.Option(
+    "--rules", help="How contract entries are enforced: authors (the authors' engine, which made every published "
+                    "number) or paper (the paper's text, [CT-23]/[CT-24]).")]
+
+
+def rule_set(name: str):
+    """The named CT-Bench rule set ([CT-24a])."""
+    from contractlang.interpreter import Rules
+    from contractlang.vocab import RULE_SETS
+
+    return Rules.named(choice(name, RULE_SETS, "rule set"))
+
+
+def ctbench_board(ref: str, board_set: str | None = None, header: str | None = None):
+    """The CT-Bench board `ref` (ID or SET:ID) names, with the set `--set` and a contract's header may name."""
+    from games.ctbench.board import board_ref
+
+    return board_ref(ref, **{"--set": board_set, "the contract's game header": header})
