@@ -159,7 +159,7 @@ def from_ir(ir: ContractIR) -> ast.Contract:
             clauses.append(cover(cover_entry(c.tile, c.giver, c.receiver, c.colour) for c in ir.coverage))
         if ir.points:
             clauses.append(on_goal(goal_entry(p.giver, p.giver, p.amount, p.receiver) for p in ir.points))
-        return contract(ir.name, "ctbench", clauses)
+        return contract(ir.name, "ctbench" if ir.board_set is None else f"ctbench.{ir.board_set}", clauses)
     return contract(ir.name, SETTINGS[ir.setting].game_id, _contractsim_clauses(ir))
 
 

@@ -29,10 +29,10 @@ from contractlang.ir import (
     SubstitutionTerms,
 )
 from contractlang.vocab import (
+    BOARD_SET_BY_GAME_ID,
     BOARD_SIZE,
     COLOURS,
     CONTRACTSIM_ROLES,
-    CTBENCH_GAME_ID,
     CTBENCH_PARTIES,
     GAME_IDS,
     MAX_DEFICIT_RANGE,
@@ -41,6 +41,7 @@ from contractlang.vocab import (
     PRODUCTION_WEEKS,
     SETTING_BY_GAME_ID,
     WEEKS,
+    BoardSet,
     Frozen,
     Setting,
 )
@@ -420,7 +421,7 @@ class _ContractChecker:
             return None
         return name.value
 
-    def ctbench(self) -> CTBenchIR | None:
+    def ctbench(self, board_set: BoardSet | None) -> CTBenchIR | None:
         before = len(self.r.items)
         for clause in self.c.clauses:
             if isinstance(clause, CONTINGENCY_CLAUSES):
@@ -479,6 +480,7 @@ class _ContractChecker:
         return CTBenchIR(
             name=self.c.name,
             parties=parties,
+            board_set=board_set,
             coverage=tuple(CoverageTerm(tile=(r, c), giver=g, receiver=v, colour=col) for r, c, g, v, col in coverage),
             points=tuple(PointsTerm(giver=g, receiver=v, amount=a) for g, v, a in points),
         )
@@ -490,7 +492,10 @@ class _ContractChecker:
             return None
         self.clause_once()
         before = len(self.r.items)
-        ir = self.ctbench() if game_id == CTBENCH_GAME_ID else self.contractsim(SETTING_BY_GAME_ID[game_id])
+        if game_id in SETTING_BY_GAME_ID:
+            ir = self.contractsim(SETTING_BY_GAME_ID[game_id])
+        else:
+            ir = self.ctbench(BOARD_SET_BY_GAME_ID.get(game_id))
         if ir is None or len(self.r.items) > before:
             return None
         return CheckedContract(ir=ir, file=self.r.path, spans=self.spans)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Literal, Union
 
 from contractlang.diagnostics import Span
-from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, SETTINGS, Frozen, Setting
+from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, SETTINGS, BoardSet, Frozen, Setting
 
 Triple = tuple[int, int, int]
 Mode = Literal["GRIM", "PD", "RO", "PDRO"]
@@ -224,6 +224,7 @@ class CTBenchIR(Frozen):
     kind: Literal["ctbench"] = "ctbench"
     name: str
     parties: tuple[str, str]
+    board_set: BoardSet | None = None  # `game ctbench.SET`: the board set its tiles refer to ([CT-31])
     coverage: tuple[CoverageTerm, ...] = ()
     points: tuple[PointsTerm, ...] = ()
 

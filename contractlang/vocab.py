@@ -5,6 +5,8 @@ ContractSim facts follow spec/contractsim.md §2–§4; CT-Bench facts follow sp
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict
 
 WEEKS = tuple(range(1, 12))
@@ -16,6 +18,10 @@ BOARD_SIZE = 4
 POINTS_RANGE = (0, 20)
 COLOURS = ("red", "blue", "green")
 CTBENCH_PARTIES = ("red", "blue")
+BoardSet = Literal["ours", "paper"]  # our seeded 80-board sample, or the CT-Bench authors' 80 grids ([CT-31])
+BOARD_SETS: tuple[BoardSet, ...] = ("ours", "paper")
+RuleSet = Literal["authors", "paper"]  # how Prog-Trading entries are enforced ([CT-23], [CT-24], [CT-24a])
+RULE_SETS: tuple[RuleSet, ...] = ("authors", "paper")
 
 
 class Frozen(BaseModel):
@@ -95,5 +101,7 @@ SETTINGS: dict[str, Setting] = {
 
 SETTING_BY_GAME_ID = {s.game_id: s for s in SETTINGS.values()}
 CTBENCH_GAME_ID = "ctbench"
-GAME_IDS = (*SETTING_BY_GAME_ID, CTBENCH_GAME_ID)
+# `game ctbench.paper`: the contract's tiles refer to a board of that set (plain `game ctbench` names none)
+BOARD_SET_BY_GAME_ID: dict[str, BoardSet] = {f"{CTBENCH_GAME_ID}.{s}": s for s in BOARD_SETS}
+GAME_IDS = (*SETTING_BY_GAME_ID, CTBENCH_GAME_ID, *BOARD_SET_BY_GAME_ID)
 CONTRACTSIM_ROLES = ("customer", "supplier")

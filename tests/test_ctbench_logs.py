@@ -14,6 +14,7 @@ import sys
 from conftest import ROOT, compare_golden
 from helpers import assert_each_fails_in_one_line
 
+from contractlang.interpreter import Rules
 from games.ctbench.published import ImportedGame, game_directories, import_game
 from games.ctbench.replay import replay
 
@@ -89,12 +90,13 @@ def test_import_converts_judge_contracts_to_checked_contractlang(tmp_path):
 def test_replay_verdicts_golden(tmp_path):
     out = tmp_path / "runs.jsonl"
     assert cli("ctbench", "import", str(LOGS), "--out", str(out)).returncode == 0
-    proc = cli("ctbench", "replay", str(out))
+    proc = cli("ctbench", "replay", str(out), "--rules", "paper")
     assert proc.returncode == 0, proc.stderr
     compare_golden(GOLDEN / "ctbench-replay.txt", proc.stdout)
-    data = json.loads(cli("ctbench", "replay", str(out), "--json").stdout)
+    data = json.loads(cli("ctbench", "replay", str(out), "--rules", "paper", "--json").stdout)
     assert (data["replayed"], data["agree"], data["skipped_incomplete"]) == (14, 10, 1)
-    assert data["by_rule"] == {"contract colour": 3, "contract forfeit": 1}
+    assert data["by_rule"] == {"contract forfeit": 3, "contract colour": 2, "contract key": 1}
+    assert data["first_by_rule"] == {"contract colour": 3, "contract forfeit": 1}
 
 
 def test_replay_contract_colour_is_the_first_turn_with_an_off_colour_entry():
@@ -104,7 +106,7 @@ def test_replay_contract_colour_is_the_first_turn_with_an_off_colour_entry():
     for g in games:
         if not g.complete:
             continue
-        v = replay(g)
+        v = replay(g, Rules.named("paper"))
         if v.first is None or v.first.rule != "contract colour":
             continue
         from games.ctbench.board import benchmark_boards
@@ -127,7 +129,7 @@ def test_replay_notices_a_tampered_score(tmp_path):
     data["game"]["final_state"]["scores"]["Player 0"] += 5
     event.write_text(json.dumps(data))
     v = replay(import_game(copy / "game", copy))
-    assert not v.agrees and v.positions_agree and v.chips_agree and not v.scores_agree
+    assert not v.agrees and v.final_positions_agree and v.final_chips_agree and not v.final_scores_agree
     assert v.first.rule == "other" and "logged [" in v.first.detail
 
 
@@ -137,7 +139,7 @@ def test_report_on_imported_logs_golden(tmp_path):
     proc = cli("ctbench", "report", str(out), "--paper", "--png", str(tmp_path / "plots"))
     assert proc.returncode == 0, proc.stderr
     compare_golden(GOLDEN / "ctbench-report.txt", proc.stdout.replace(str(tmp_path), "TMP"))
-    assert (tmp_path / "plots" / "reward-pfp.png").read_bytes()[:4] == b"\x89PNG"
+    assert (tmp_path / "plots" / "figure-4-pfp.png").read_bytes()[:4] == b"\x89PNG"
     data = json.loads(cli("ctbench", "report", str(out), "--json").stdout)
     # 14 complete games, one superseded by the later run of the same game
     assert data["games"] == 13 and data["skipped"] == 2

@@ -11,7 +11,7 @@ import typer
 from contractlang.cli.app import app, ctbench_app
 from contractlang.cli.errors import InputError, UsageProblem, playing
 from contractlang.cli.llm_options import LlmFlags, llm_client, llm_options, llm_settings
-from contractlang.cli.options import JsonFlag, Workers, choice, int_list
+from contractlang.cli.options import BoardSetOption, JsonFlag, RulesOption, Workers, choice, ctbench_board, rule_set
 from contractlang.cli.play import AGENT_HELP
 from contractlang.files import write_atomically
 
@@ -43,32 +43,34 @@ def ctbench_boards(
 
 @ctbench_app.command("show")
 def ctbench_show(
-    board_id: Annotated[int, typer.Argument(help="Benchmark board ID (0..79).")],
+    board_id: Annotated[str, typer.Argument(help="Benchmark board ID (0..79, or SET:ID such as paper:17).")],
+    board_set: BoardSetOption = None,
     png: Annotated[Optional[Path], typer.Option("--png", help="Also draw the board to this PNG file.")] = None,
 ) -> None:
     """Draw a board: colours, start, goal and both players' best paths."""
     from rich.console import Console
 
-    from games.ctbench.board import benchmark_board
     from games.ctbench.draw import board_text, save_png
 
-    bench = benchmark_board(board_id)
+    bench = ctbench_board(board_id, board_set)
     b = bench.board
     console = Console()
-    console.print(f"Board {board_id} ({bench.board_class}, key {b.key})")
+    console.print(f"Board {bench.ref} ({bench.board_class}, key {b.key})")
     console.print(board_text(b))
     for p in ("red", "blue"):
         path, short = b.best_path(p)
         console.print(f"P-{p.capitalize()} best path {' '.join(map(str, path))}, shortfall {short}")
     if png is not None:
-        save_png(b, png, title=f"board {board_id} ({bench.board_class})")
+        save_png(b, png, title=f"board {bench.ref} ({bench.board_class})")
         console.print(f"wrote {png}")
 
 
 @ctbench_app.command("sweep")
 @llm_options(max_tokens=8192, timeout=120.0)
 def ctbench_sweep(
-    boards: Annotated[str, typer.Option(help="'all' or comma-separated board IDs.")] = "all",
+    boards: Annotated[str, typer.Option(help="'all' or comma-separated board IDs (ID or SET:ID).")] = "all",
+    board_set: BoardSetOption = None,
+    rules: RulesOption = "authors",
     conditions: Annotated[str, typer.Option("--conditions", "--condition",
                                             help="Comma-separated: none, prog_trading, prog_points, nl_trading.")]
     = "none,prog_trading,prog_points,nl_trading",
@@ -94,13 +96,16 @@ def ctbench_sweep(
     """Run boards × contract conditions × modes × pairings × repeats; resumable. Offline agents by default;
     LLM players and judges (llm[:MODEL]) and external agents (cmd:PROGRAM) too."""
     from contractlang.progress import job_progress
-    from games.ctbench.board import benchmark_board, benchmark_boards
+    from contractlang.vocab import BOARD_SETS
+    from games.ctbench.board import benchmark_boards
     from games.ctbench.play import CONDITIONS
     from games.ctbench.sweep import GameSpec, check_names, sweep
 
-    ids = [b.id for b in benchmark_boards()] if boards == "all" else int_list(boards, "board ID")
-    for i in ids:
-        benchmark_board(i)
+    rule_set(rules)
+    if board_set is not None:
+        choice(board_set, BOARD_SETS, "board set")
+    chosen = benchmark_boards(board_set or "ours") if boards == "all" else \
+        [ctbench_board(ref, board_set) for ref in boards.split(",")]
     conds = [choice(c, CONDITIONS, "condition") for c in conditions.split(",")]
     mode_list = [choice(m, ("pfp", "trade"), "mode") for m in modes.split(",")]
     if (red is None) != (blue is None):
@@ -110,8 +115,9 @@ def ctbench_sweep(
     settings = llm_settings([n for pair in pairs for n in pair] + [judge], llm_flags)
     llm_client(settings)  # a recordings file that cannot be used stops the sweep here, before any game
     specs = list(dict.fromkeys(
-        GameSpec(board_id=i, condition=c, mode=m, red=r, blue=b, seed=seed, repeat=k, visible=not hidden, judge=judge)
-        for i in ids for c in conds for m in mode_list for r, b in pairs for k in range(repeats)))
+        GameSpec(board_id=bench.id, board_set=bench.board_set, condition=c, mode=m, red=r, blue=b, seed=seed,
+                 repeat=k, visible=not hidden, judge=judge, rules=rules)
+        for bench in chosen for c in conds for m in mode_list for r, b in pairs for k in range(repeats)))
     try:
         with job_progress(json_out) as advance, playing():
             result = sweep(specs, out, workers, ray, settings, advance, lambda note: typer.echo(note, err=True))
@@ -178,85 +184,62 @@ def _runs(path: Path) -> list:
 @ctbench_app.command("replay")
 def ctbench_replay(
     runs: Annotated[Path, typer.Argument(help="A runs file written by `ctbench import`.")],
+    rules: RulesOption = "authors",
     out: Annotated[Optional[Path], typer.Option("--out", help="Also write every game's verdict here (JSON "
                                                               "lines).")] = None,
     json_out: JsonFlag = False,
 ) -> None:
-    """Re-play every imported game through our engine and Monitor; report where each parts from its log."""
+    """Re-play every imported game through our engine and Monitor under a rule set; report where each parts from
+    its log (first differing turn, the final state field by field) and every rule it needs to agree."""
     from games.ctbench.published import ImportedGame
-    from games.ctbench.replay import RULES, replay_games
+    from games.ctbench.replay import RULES, replay_runs, replay_text
 
+    enforced = rule_set(rules)
     games = [g for g in _runs(runs) if isinstance(g, ImportedGame)]
     if not games:
         raise InputError(f"{runs}: holds no imported game (write one with `contractlang ctbench import`)")
-    report = replay_games(games)
-    verdicts, agree, by_rule = report.verdicts, report.agree, report.by_rule
+    summary = replay_runs(games, enforced)
     if out is not None:
-        write_atomically(out, "".join(v.model_dump_json() + "\n" for v in verdicts))
+        write_atomically(out, "".join(v.model_dump_json() + "\n" for v in summary.verdicts))
     if json_out:
-        typer.echo(json.dumps({"ok": True, "replayed": len(verdicts), "agree": agree,
-                               "skipped_incomplete": report.skipped_incomplete, "by_rule": by_rule,
-                               "rules": {k: RULES[k] for k in by_rule},
-                               "games": [v.model_dump(mode="json") for v in verdicts]}))
+        payload = summary.model_dump(mode="json", exclude={"verdicts"})
+        typer.echo(json.dumps({"ok": True, **payload, "rule_texts": {k: RULES[k] for k in summary.by_rule},
+                               "games": [v.model_dump(mode="json") for v in summary.verdicts]}))
         return
-    for v in verdicts:
-        if not v.agrees:
-            typer.echo(f"{v.source}: turn {v.first.turn}: {v.first.rule}: {v.first.detail}")
-    rate = agree / len(verdicts) if verdicts else 0.0
-    typer.echo(f"replayed {len(verdicts)} complete games ({report.skipped_incomplete} cut-short logs skipped): "
-               f"{agree} agree on positions and chips after every turn and on the final scores ({rate:.1%})")
-    for rule, n in by_rule.items():
-        typer.echo(f"  {n:>5}  {rule}: {RULES[rule]}")
+    typer.echo(replay_text(summary))
 
 
 @ctbench_app.command("report")
 def ctbench_report(
     runs: Annotated[Path, typer.Argument(help="A runs file: `ctbench import` output or a sweep's games.jsonl.")],
-    png: Annotated[Optional[Path], typer.Option("--png", help="Also draw reward by condition and board class "
-                                                              "into this directory.")] = None,
+    png: Annotated[Optional[Path], typer.Option("--png", help="Also draw the panels of the paper's Figures 4 and 19 "
+                                                              "(joint reward, Gini, Both Finished, BBB by condition, "
+                                                              "board class and model) into this directory.")] = None,
     all_runs: Annotated[bool, typer.Option("--all-runs", help="Imported logs: keep every complete run, not only "
                                                               "the latest of each game (the paper's choice).")]
     = False,
-    paper: Annotated[bool, typer.Option("--paper", help="Set the paper's printed value beside every cell that "
-                                                        "differs from it (rows named as the authors' logs name "
-                                                        "models).")] = False,
+    paper: Annotated[bool, typer.Option("--paper", help="Compare with the paper: its model names, its value beside "
+                                                        "every cell that differs, cells resting on runs the input "
+                                                        "lacks marked as such.")] = False,
     json_out: JsonFlag = False,
 ) -> None:
-    """The paper's Tables 1–8 and 11 and the contract-formation measures, from imported logs or our sweeps."""
-    from games.ctbench.published import ImportedGame
-    from games.ctbench.report import missing_text, promise_text, runs_report, table_text
+    """The paper's Tables 1–8 and 11, the contract-formation measures and the panels of Figures 4 and 19, from
+    imported logs or our sweeps."""
+    from games.ctbench.report import report_runs, report_text
 
-    records, skipped = [], 0
-    for item in _runs(runs):
-        if isinstance(item, ImportedGame):
-            if not item.complete or (item.superseded and not all_runs):
-                skipped += 1
-                continue
-            item = item.record()
-        records.append(item)
-    if not records:
-        raise InputError(f"{runs}: holds no complete game to report on")
-    if png is not None:
-        try:
-            png.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise InputError(f"{png}: cannot create the plot directory: {exc.strerror or exc}") from None
-    report = runs_report(records, skipped, png, write_atomically)
+    try:
+        report = report_runs(_runs(runs), all_runs=all_runs, plots=png, paper_names=paper)
+    except ValueError as exc:
+        raise InputError(f"{runs}: {exc}") from None
     if json_out:
-        typer.echo(json.dumps({"ok": True, "games": report.games, "skipped": skipped,
+        c = report.comparison
+        typer.echo(json.dumps({"ok": True, "games": report.games, "skipped": report.skipped, "rules": report.rules,
                                "tables": [t.model_dump(mode="json") for t in report.tables],
-                               "paper_cells_compared": report.compared,
-                               "paper_differences": [d.model_dump() for d in report.differences],
+                               "paper_cells_compared": c.compared,
+                               "paper_differences": [d.model_dump() for d in c.differences],
+                               "paper_cells_absent": [d.model_dump() for d in c.absent],
                                "table_11": [r.model_dump(mode="json") for r in report.promises],
-                               "formation": report.missing.model_dump(mode="json"),
+                               "formation": report.formation.model_dump(mode="json"),
                                "plots": [str(p) for p in report.plots]}))
         return
-    for t in report.tables:
-        typer.echo(table_text(t, with_paper=paper) + "\n")
-    if report.promises:
-        typer.echo(promise_text(list(report.promises)) + "\n")
-    typer.echo(missing_text(report.missing))
-    if paper and report.compared:
-        typer.echo(f"\n{report.compared - len(report.differences)} of {report.compared} cells equal the paper's")
-    typer.echo(f"\n{report.games} games" + (f" ({skipped} cut-short or superseded runs left out)" if skipped else "")
-               + "".join(f"; wrote {p}" for p in report.plots))
+    typer.echo(report_text(report, with_paper=paper))

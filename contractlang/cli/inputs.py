@@ -42,7 +42,7 @@ def load_one(path: Path) -> CheckedContract:
     return contracts[0]
 
 
-def game_options(contracts: list[CheckedContract], env: int | None, board: int | None, path: Path) -> None:
+def game_options(contracts: list[CheckedContract], env: int | None, board: str | None, path: Path) -> None:
     """--env is for ContractSim contracts and --board for CT-Bench: one the file cannot use is a usage error."""
     kinds = {c.ir.kind for c in contracts}
     if env is not None and "contractsim" not in kinds:

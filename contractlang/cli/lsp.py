@@ -8,6 +8,7 @@ import typer
 
 from contractlang.cli.app import app
 from contractlang.cli.errors import InputError
+from contractlang.cli.options import rule_set
 from contractlang.cli.verify import verifier_inputs
 from contractlang.ir import CheckedContract
 
@@ -16,8 +17,9 @@ def _verify(checked: CheckedContract, env: int | None, board: int | None):
     """The verifier as the server's `contractlang.verify` calls it, with the inputs of `verify --env/--board`."""
     from solver.verify import verify
 
-    environment, board_value = verifier_inputs(env, board)
-    return verify(checked, env=environment, board=board_value)
+    header = checked.ir.board_set if checked.ir.kind == "ctbench" else None
+    environment, board_value = verifier_inputs(env, board, header=header)
+    return verify(checked, env=environment, board=board_value, rules=rule_set("authors"))
 
 
 def _board_colours(board: int) -> tuple[tuple[str, ...], ...]:

@@ -36,3 +36,26 @@ def float_set(text: str, option: str) -> tuple[float, ...]:
     if not values or any(not 0 <= v <= 1 for v in values):
         raise InputError(f"{option} takes probabilities in [0, 1], not {text!r}")
     return values
+
+
+BoardSetOption = Annotated[Optional[str], typer.Option(
+    "--set", help="Board set: ours (our seeded sample) or paper (the CT-Bench authors' 80 grids); an ID may name "
+                  "its set instead, paper:17.")]
+RulesOption = Annotated[str, typer.Option(
+    "--rules", help="How contract entries are enforced: authors (the authors' engine, which made every published "
+                    "number) or paper (the paper's text, [CT-23]/[CT-24]).")]
+
+
+def rule_set(name: str):
+    """The named CT-Bench rule set ([CT-24a])."""
+    from contractlang.interpreter import Rules
+    from contractlang.vocab import RULE_SETS
+
+    return Rules.named(choice(name, RULE_SETS, "rule set"))
+
+
+def ctbench_board(ref: str, board_set: str | None = None, header: str | None = None):
+    """The CT-Bench board `ref` (ID or SET:ID) names, with the set `--set` and a contract's header may name."""
+    from games.ctbench.board import board_ref
+
+    return board_ref(ref, **{"--set": board_set, "the contract's game header": header})

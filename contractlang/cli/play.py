@@ -12,7 +12,7 @@ from contractlang.cli.app import app
 from contractlang.cli.errors import CheckFailed, InputError, UsageProblem, playing
 from contractlang.cli.inputs import game_options, load_one, read, source_text
 from contractlang.cli.llm_options import GuidanceOption, LlmFlags, llm_client, llm_options, llm_settings, llm_status
-from contractlang.cli.options import JsonFlag, choice
+from contractlang.cli.options import BoardSetOption, JsonFlag, RulesOption, choice, ctbench_board, rule_set
 from contractlang.cli.render import usage_line
 from contractlang.files import write_atomically
 
@@ -24,7 +24,10 @@ AGENT_HELP = ("planner, conditional, exploiter, random, llm[:MODEL] (an LLM play
 @llm_options(max_tokens=8192, timeout=120.0)
 def run(
     contract: Annotated[Path, typer.Argument(help="The contract to play under.")],
-    board: Annotated[Optional[int], typer.Option("--board", help="CT-Bench benchmark board ID (0..79).")] = None,
+    board: Annotated[Optional[str], typer.Option("--board", help="CT-Bench benchmark board ID (0..79, or SET:ID "
+                                                                 "such as paper:17).")] = None,
+    board_set: BoardSetOption = None,
+    rules: RulesOption = "authors",
     env: Annotated[Optional[int], typer.Option("--env", help="ContractSim environment (1..6).")] = None,
     customer: Annotated[str, typer.Option(help="ContractSim Customer: rc, re, rcc, random, llm[:MODEL] (an LLM agent, "
                                                "§10), or cmd:PROGRAM (an external agent speaking JSON lines).")]
@@ -60,10 +63,10 @@ def run(
         raise InputError("a CT-Bench contract needs --board ID (0..79; see `contractlang ctbench boards`)")
     from contractlang.checker import check_board
     from games.ctbench.agents import check_agent
-    from games.ctbench.board import benchmark_board
     from games.ctbench.play import play_game
 
-    bench = benchmark_board(board)
+    rule_set(rules)
+    bench = ctbench_board(board, board_set, checked.ir.board_set)
     problems = check_board(checked, bench.board.colour, f"board {board}")
     if problems:
         raise CheckFailed(problems, source_text(read(contract)[0]))
@@ -73,9 +76,9 @@ def run(
     client = llm_client(settings)
     with llm_status(client, json_out), playing():
         record = play_game(bench, "file", mode, red, blue, seed=seed or 0, contract=checked.ir, visible=not hidden,
-                           keep_log=True, llm=client)
+                           keep_log=True, llm=client, rules=rules)
     if log is not None:
-        write_atomically(log, "".join(json.dumps(e) + "\n" for e in record.log))
+        write_atomically(log, "".join(json.dumps(e.model_dump(mode="json")) + "\n" for e in record.log))
     if json_out:
         typer.echo(json.dumps(record.to_json()))
         return

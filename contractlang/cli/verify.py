@@ -12,22 +12,23 @@ import typer
 from contractlang.cli.app import app
 from contractlang.cli.errors import InputError
 from contractlang.cli.inputs import game_options, load_contracts, read, source_text
-from contractlang.cli.options import JsonFlag
+from contractlang.cli.options import BoardSetOption, JsonFlag, RulesOption, ctbench_board, rule_set
 from contractlang.files import write_atomically
 
 
-def verifier_inputs(env: int | None, board: int | None):
-    """The verifier's environment and board description for `--env N` and `--board ID` (None where not given)."""
+def verifier_inputs(env: int | None, board: str | None, board_set: str | None = None, header: str | None = None):
+    """The verifier's environment and board description for `--env N` and `--board ID|SET:ID` (with `--set` and
+    the contract header's board set; None where not given)."""
     environment = board_value = None
     if env is not None:
         from games.contractsim.environments import environment as get_env
 
         environment = get_env(env)
     if board is not None:
-        from games.ctbench.board import benchmark_board
         from games.ctbench.verify_board import board_spec
 
-        board_value = board_spec(benchmark_board(board).board, f"board {board}")
+        bench = ctbench_board(str(board), board_set, header)
+        board_value = board_spec(bench.board, f"board {bench.ref}")
     return environment, board_value
 
 
@@ -36,8 +37,10 @@ def verify(
     contract: Annotated[Path, typer.Argument(help="The contract to verify.")],
     env: Annotated[Optional[int], typer.Option("--env", help="ContractSim environment 1..6 (budget, capacity, "
                                                               "cash-flow checks).")] = None,
-    board: Annotated[Optional[int], typer.Option("--board", help="CT-Bench board ID 0..79 (colour, chip and path "
-                                                                  "checks).")] = None,
+    board: Annotated[Optional[str], typer.Option("--board", help="CT-Bench board ID 0..79 or SET:ID (colour, chip "
+                                                                  "and path checks).")] = None,
+    board_set: BoardSetOption = None,
+    rules: RulesOption = "authors",
     timeout_ms: Annotated[int, typer.Option(min=1, help="z3 time limit per check, in milliseconds.")] = 5000,
     events_out: Annotated[Optional[Path], typer.Option(help="Write each refuted check's counterexample as an "
                                                             "event log here, for `contractlang trace`.")] = None,
@@ -48,8 +51,11 @@ def verify(
 
     contracts = load_contracts(contract)
     game_options(contracts, env, board, contract)
-    environment, board_value = verifier_inputs(env, board)
-    reports = [run_verify(c, env=environment, board=board_value, timeout_ms=timeout_ms) for c in contracts]
+    headers = {c.ir.board_set for c in contracts if c.ir.kind == "ctbench" and c.ir.board_set}
+    environment, board_value = verifier_inputs(env, board, board_set, next(iter(headers)) if len(headers) == 1 else None)
+    enforced = rule_set(rules)
+    reports = [run_verify(c, env=environment, board=board_value, timeout_ms=timeout_ms, rules=enforced)
+               for c in contracts]
     if events_out is not None:
         try:
             events_out.mkdir(parents=True, exist_ok=True)

@@ -9,27 +9,37 @@ from contractlang.interpreter.contractsim import (
     WeekStatus,
     compile_contractsim,
 )
-from contractlang.interpreter.ctbench import ChipTransfer, CTBenchMonitor, Enforcement, Forfeit, PointsTransfer
+from contractlang.interpreter.ctbench import (
+    ChipTransfer,
+    ContractBlocked,
+    CTBenchMonitor,
+    Enforcement,
+    Forfeit,
+    PointsTransfer,
+    Rules,
+)
 from contractlang.interpreter.events import EventError
 from contractlang.ir import ContractIR, ContractSimIR
 
 __all__ = [
     "ChipTransfer",
     "CompiledContractSim",
+    "ContractBlocked",
     "ContractSimMonitor",
     "CTBenchMonitor",
     "Enforcement",
     "EventError",
     "Forfeit",
     "PointsTransfer",
+    "Rules",
     "Verdict",
     "WeekStatus",
     "compile",
 ]
 
 
-def compile(ir: ContractIR) -> ContractSimMonitor | CTBenchMonitor:  # noqa: A001 - the design's name
-    """The initial monitor for a checked contract."""
+def compile(ir: ContractIR, rules: Rules | None = None) -> ContractSimMonitor | CTBenchMonitor:  # noqa: A001
+    """The initial monitor for a checked contract; a CT-Bench one enforces `rules` (default: the paper's text)."""
     if isinstance(ir, ContractSimIR):
         return compile_contractsim(ir).monitor()
-    return CTBenchMonitor(ir=ir)
+    return CTBenchMonitor(ir=ir, rules=rules or Rules.named("paper"))

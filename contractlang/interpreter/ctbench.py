@@ -3,6 +3,8 @@
 Semantics: spec/ctbench.md §6 — [CT-08] contract entries pay before anything else, [CT-22]
 single-use entries fired by the receiver's first attempt onto the tile, [CT-23] off-colour
 transfers, [CT-24] forfeit when the giver lacks the chip, [CT-26] points on the giver's finish.
+[CT-24a]: the `authors` rules replace [CT-23] and [CT-24] by what the authors' engine does; one
+monitor serves both, switch by switch (`Rules`).
 """
 
 from __future__ import annotations
@@ -11,9 +13,38 @@ from typing import Literal, Union
 
 from contractlang.interpreter.events import CTBenchEvent, EventError, GameEnd, GoalReached, MoveAttempt
 from contractlang.ir import CoverageTerm, CTBenchIR
-from contractlang.vocab import Frozen
+from contractlang.vocab import Frozen, RuleSet
 
 Player = Literal["red", "blue"]
+
+
+class Rules(Frozen):
+    """How contract entries are enforced: each switch on is one of the authors' engine's readings ([CT-24a]),
+    off the paper's text."""
+
+    tile_colour: bool  # (1) the chip moved is the tile's colour and the mover's partner gives it ([CT-23] off)
+    block_not_forfeit: bool  # (2) a giver without the chip blocks the payment; no forfeit, entry kept ([CT-24] off)
+    exact_keys: bool  # (3) a judge entry pays only if its key is written exactly "(r,c)" (read where the JSON is)
+
+    @classmethod
+    def named(cls, name: RuleSet) -> Rules:
+        on = name == "authors"
+        return cls(tile_colour=on, block_not_forfeit=on, exact_keys=on)
+
+    def payment(self, entry: CoverageTerm, tile_colour: str) -> tuple[Player, str]:
+        """Who gives which chip when `entry` fires on a tile of `tile_colour`: as written, a missing colour
+        meaning the tile's ([CT-23]), or the mover's partner and the tile's colour ([CT-24a] (1))."""
+        if self.tile_colour:
+            return ("blue" if entry.receiver == "red" else "red"), tile_colour
+        return entry.giver, entry.colour or tile_colour
+
+    @property
+    def name(self) -> str:
+        """`authors`, `paper`, or the switches that are on, for a mixture."""
+        for preset in ("authors", "paper"):
+            if self == Rules.named(preset):
+                return preset
+        return "+".join(k for k, v in self.model_dump().items() if v)
 
 
 class ChipTransfer(Frozen):
@@ -36,6 +67,17 @@ class Forfeit(Frozen):
     colour: Literal["red", "blue", "green"]
 
 
+class ContractBlocked(Frozen):
+    """[CT-24a] (2): the giver lacks the chip, so the entry does not pay this move; nobody forfeits and the
+    entry stays usable."""
+
+    kind: Literal["contract_blocked"] = "contract_blocked"
+    giver: Player
+    receiver: Player
+    colour: Literal["red", "blue", "green"]
+    tile: tuple[int, int]
+
+
 class PointsTransfer(Frozen):
     kind: Literal["points_transfer"] = "points_transfer"
     giver: Player
@@ -43,7 +85,7 @@ class PointsTransfer(Frozen):
     amount: int
 
 
-Enforcement = Union[ChipTransfer, Forfeit, PointsTransfer]
+Enforcement = Union[ChipTransfer, Forfeit, ContractBlocked, PointsTransfer]
 
 
 class JudgedMoveAttempt(MoveAttempt):
@@ -55,6 +97,7 @@ class JudgedMoveAttempt(MoveAttempt):
 
 class CTBenchMonitor(Frozen):
     ir: CTBenchIR
+    rules: Rules = Rules.named("paper")
     used: tuple[bool, ...] = ()
     finished: tuple[Player, ...] = ()
     forfeited: tuple[Player, ...] = ()
@@ -100,14 +143,18 @@ class CTBenchMonitor(Frozen):
 
     def _enforce(self, entry: CoverageTerm, event: MoveAttempt, **update) -> CTBenchMonitor:
         """[CT-22]–[CT-24]: the giver's chip goes to the receiver (spent on the move if it matches the tile), or
-        the giver forfeits when it has none."""
-        colour = entry.colour or event.tile_colour
-        if event.holdings.of(entry.giver).of(colour) >= 1:
-            action: Enforcement = ChipTransfer(giver=entry.giver, receiver=entry.receiver, colour=colour,
+        the giver forfeits when it has none; under [CT-24a] the partner gives a chip of the tile's colour, and a
+        giver without one only blocks the payment, leaving the entry open."""
+        giver, colour = self.rules.payment(entry, event.tile_colour)
+        if event.holdings.of(giver).of(colour) >= 1:
+            action: Enforcement = ChipTransfer(giver=giver, receiver=entry.receiver, colour=colour,
                                                tile=event.tile, pays_move=colour == event.tile_colour)
             return self._with((action,), **update)
-        forfeited = self.forfeited if entry.giver in self.forfeited else self.forfeited + (entry.giver,)
-        return self._with((Forfeit(player=entry.giver, tile=event.tile, colour=colour),), forfeited=forfeited,
+        if self.rules.block_not_forfeit:
+            return self._with((ContractBlocked(giver=giver, receiver=entry.receiver, colour=colour,
+                                               tile=event.tile),))
+        forfeited = self.forfeited if giver in self.forfeited else self.forfeited + (giver,)
+        return self._with((Forfeit(player=giver, tile=event.tile, colour=colour),), forfeited=forfeited,
                           **update)
 
     def _with(self, actions: tuple[Enforcement, ...], **update) -> CTBenchMonitor:

@@ -12,7 +12,7 @@ import numpy as np
 from pydantic import ConfigDict, Field
 
 from contractlang.errors import UnknownName
-from contractlang.vocab import BOARD_SIZE, Frozen
+from contractlang.vocab import BOARD_SETS, BOARD_SIZE, BoardSet, Frozen
 
 Tile = tuple[int, int]
 Colour = Literal["red", "blue", "green"]
@@ -31,7 +31,6 @@ MAX_JOINT_REWARD = 2 * (GOAL_BONUS + CHIP_VALUE * (16 - SHORTEST_PATH))  # R_max
 BENCHMARK_SEED = 20260101
 BENCHMARK_FILE = Path(__file__).resolve().parent / "data" / "benchmark_boards.json"
 PAPER_FILE = Path(__file__).resolve().parent / "data" / "paper_boards.json"
-BoardSet = Literal["ours", "paper"]
 INNER_TILES: tuple[Tile, ...] = tuple(
     (r, c) for r in range(BOARD_SIZE) for c in range(BOARD_SIZE) if (r, c) not in (START, GOAL)
 )
@@ -174,8 +173,14 @@ class BenchmarkBoard(Frozen):
     id: int
     board: Board
     board_class: BoardClass
+    board_set: BoardSet = "ours"
     source_id: int | None = None  # the paper set: the authors' grid id
     source_bucket: str | None = None  # the paper set: the authors' stratum for the grid
+
+    @property
+    def ref(self) -> str:
+        """How to name the board anywhere a board is asked for: its ID, set-qualified outside our set."""
+        return str(self.id) if self.board_set == "ours" else f"{self.board_set}:{self.id}"
 
 
 def sample_benchmark(rng: np.random.Generator) -> list[BenchmarkBoard]:
@@ -202,8 +207,9 @@ def benchmark_boards(board_set: BoardSet = "ours") -> tuple[BenchmarkBoard, ...]
     if board_set == "paper":
         data = json.loads(PAPER_FILE.read_text())
         boards = [(b["paper_id"], b["sub_stratum"], board_from_rows(b["rows"])) for b in data["boards"]]
-        return tuple(BenchmarkBoard(id=i, board=board, board_class=board.classification, source_id=source_id,
-                                    source_bucket=bucket) for i, (source_id, bucket, board) in enumerate(boards))
+        return tuple(BenchmarkBoard(id=i, board=board, board_class=board.classification, board_set="paper",
+                                    source_id=source_id, source_bucket=bucket)
+                     for i, (source_id, bucket, board) in enumerate(boards))
     data = json.loads(BENCHMARK_FILE.read_text())
     return tuple(
         BenchmarkBoard(id=b["id"], board=Board(key=b["key"], red_tiles=tuple(tuple(t) for t in b["red_tiles"])),
@@ -252,11 +258,27 @@ def board_set_summary(board_set: BoardSet) -> BoardSetSummary:
     return BoardSetSummary(classes=counts, benchmark=tuple(BoardRow.of(b) for b in benchmark_boards(board_set)))
 
 
-def benchmark_board(board_id: int) -> BenchmarkBoard:
-    boards = benchmark_boards()
+def benchmark_board(board_id: int, board_set: BoardSet = "ours") -> BenchmarkBoard:
+    boards = benchmark_boards(board_set)
     if not 0 <= board_id < len(boards):
-        raise UnknownName(f"board {board_id} is not in the benchmark set (IDs 0..{len(boards) - 1})")
+        raise UnknownName(f"board {board_id} is not in the {board_set} benchmark set (IDs 0..{len(boards) - 1})")
     return boards[board_id]
+
+
+def board_ref(text: str, **named: BoardSet | None) -> BenchmarkBoard:
+    """The board `text` names, `ID` or `SET:ID` (`paper:17`); `named` are the other places that may name its set
+    (`--set`, a contract's `game ctbench.SET` header), by description. Every set named must be the same; none
+    named means ours."""
+    prefix, sep, number = str(text).strip().rpartition(":")
+    if sep and prefix not in BOARD_SETS:
+        raise UnknownName(f"unknown board set {prefix!r} in {text!r}; use {' or '.join(BOARD_SETS)}")
+    if not number.isdigit():
+        raise UnknownName(f"{text!r} is not a board ID (ID or SET:ID, e.g. 17 or paper:17)")
+    sets = {**({f"the board {text!r}": prefix} if sep else {}), **{k: v for k, v in named.items() if v}}
+    if len(set(sets.values())) > 1:
+        raise UnknownName("the board set is named twice, differently: "
+                       + ", ".join(f"{where} names {s}" for where, s in sets.items()))
+    return benchmark_board(int(number), next(iter(sets.values()), "ours"))
 
 
 def write_benchmark_file(path: Path = BENCHMARK_FILE) -> None:

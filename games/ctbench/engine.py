@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal, Protocol, Union
 
-from contractlang.interpreter import ChipTransfer, CTBenchMonitor, PointsTransfer, compile
+from contractlang.interpreter import ChipTransfer, CTBenchMonitor, Forfeit, PointsTransfer, Rules, compile
 from contractlang.interpreter.ctbench import JudgedMoveAttempt
 from contractlang.interpreter.events import ChipCounts, GameEnd, GoalReached, Holdings, MoveAttempt
 from contractlang.ir import CoverageTerm, CTBenchIR, PointsTerm
@@ -28,6 +28,22 @@ from games.ctbench.board import (
     Player,
     Tile,
     neighbours,
+)
+from games.ctbench.log import (
+    Arrangement,
+    CoverageHonoured,
+    CoverageUnfulfilled,
+    GameOver,
+    GoalEntered,
+    LogEvent,
+    Moved,
+    MoveFailed,
+    MoveTried,
+    Pass,
+    Proposal,
+    Response,
+    Trade,
+    enforcement_event,
 )
 
 Mode = Literal["pfp", "trade"]
@@ -50,20 +66,6 @@ def total(c: ChipCounts) -> int:
 
 
 # --- actions -------------------------------------------------------------------------
-
-class Trade(Frozen):
-    """Regular trading: proposer gives `give` for the partner's `receive` ([CT-16])."""
-
-    give: ChipCounts
-    receive: ChipCounts
-
-
-class Arrangement(Frozen):
-    """Pay-for-Partner: proposer pays for `i_cover` of the partner's tiles; partner for `you_cover` ([CT-17])."""
-
-    i_cover: ChipCounts
-    you_cover: ChipCounts
-
 
 class Propose(Frozen):
     kind: Literal["propose"] = "propose"
@@ -203,7 +205,8 @@ def is_legal(phase: str, mode: Mode, moves: tuple[Tile, ...], action: Action) ->
 
 
 class CTBenchGame(Frozen):
-    """Immutable description of one game: board, trading mode, contract condition and visibility."""
+    """Immutable description of one game: board, trading mode, contract condition, visibility, and the rules its
+    contract is enforced by ([CT-24a]; the paper's text unless told otherwise)."""
 
     board: Board
     mode: Mode = "pfp"
@@ -212,6 +215,7 @@ class CTBenchGame(Frozen):
     transcript: str = ""
     visible: bool = True
     max_rounds: int = MAX_ROUNDS
+    rules: Rules = Rules.named("paper")
 
     def new_initial_state(self, judge: Judge | None = None) -> State:
         if self.condition == "nl_trading" and judge is None:
@@ -219,7 +223,7 @@ class CTBenchGame(Frozen):
         contract = self.contract
         if self.condition == "nl_trading":  # no terms of its own: the judge supplies each covered move's entry
             contract = CTBenchIR(name="nl-agreement", parties=("P-Red", "P-Blue"))
-        monitor = compile(contract) if contract is not None else None
+        monitor = compile(contract, self.rules) if contract is not None else None
         chips = {p: ChipCounts(**INITIAL_CHIPS[p]) for p in PLAYERS}
         state = State(game=self, judge=judge, monitor=monitor, red_chips=chips["red"], blue_chips=chips["blue"])
         return state._start_round()
@@ -270,7 +274,7 @@ class State(Frozen):
     stats: Stats = Stats()
     last_rejected: tuple[Player, ...] = ()
     partner_defections: tuple[int, int] = (0, 0)  # unfulfilled coverages by red, by blue
-    log: tuple[dict, ...] = ()
+    log: tuple[LogEvent, ...] = ()
     end_reason: str = ""
     points: tuple[PointsTransfer, ...] = ()
 
@@ -410,7 +414,7 @@ class State(Frozen):
         if monitor is not None:
             monitor = monitor.apply(GameEnd())
             points = tuple(a for a in monitor.last_actions if isinstance(a, PointsTransfer))
-        entry = {"type": "game_end", "reason": reason}
+        entry = GameOver(reason=reason)
         return self.model_copy(update={"phase": "over", "end_reason": reason, "monitor": monitor, "points": points,
                                        "log": self.log + (entry,)})
 
@@ -436,7 +440,7 @@ class State(Frozen):
             "proposals": self.stats.proposals + 1,
             "arrangements_proposed": self.stats.arrangements_proposed + isinstance(action.offer, Arrangement),
         })
-        entry = {"type": "proposal", "round": self.round, "player": player, "offer": action.offer.model_dump()}
+        entry = Proposal(round=self.round, player=player, offer=action.offer)
         return self.model_copy(update={"phase": "respond", "pending_offer": action, "stats": stats,
                                        "log": self.log + (entry,)})
 
@@ -471,21 +475,19 @@ class State(Frozen):
             executed = True
         rejected = tuple(p for p in self.last_rejected if p != proposer) + (() if executed else (proposer,))
         update["last_rejected"] = rejected
-        entry = {"type": "response", "round": self.round, "player": responder, "accept": action.accept,
-                 "executed": executed}
+        entry = Response(round=self.round, player=responder, accept=action.accept, executed=executed)
         state = self.model_copy(update={**update, "log": self.log + (entry,)})
         return state._advance("propose")
 
     def _move(self, action: Move) -> State:
         player = self.current_player()
         if action.tile is None:
-            entry = {"type": "pass", "round": self.round, "player": player}
+            entry = Pass(round=self.round, player=player)
             return self.model_copy(update={"log": self.log + (entry,)})._advance("move")
         target = action.tile
         colour = self.game.board.colour(target)
         state = self
-        entry = {"type": "move_attempt", "round": self.round, "player": player, "tile": list(target),
-                 "tile_colour": colour, "holdings": self.holdings().model_dump()}
+        entry = MoveTried(round=self.round, player=player, tile=target, tile_colour=colour, holdings=self.holdings())
         state = state.model_copy(update={"log": state.log + (entry,)})
         paid, state = state._contract_payment(player, target, colour)
         if paid:
@@ -528,17 +530,17 @@ class State(Frozen):
                         "chips_spent": state.stats.chips_spent + 1})
                 else:
                     update.update(state._set_chips(a.receiver, chips_add(state.chips(a.receiver), a.colour, 1)))
-                entry = {"type": "contract_transfer", **a.model_dump(mode="json")}
-            else:
+            elif isinstance(a, Forfeit):
                 update = {"forfeited": state.forfeited + ((a.player,) if a.player not in state.forfeited else ())}
-                entry = {"type": "forfeit", **a.model_dump(mode="json")}
-            state = state.model_copy(update={**update, "log": state.log + (entry,)})
+            else:  # a blocked payment ([CT-24a]) changes nothing but the log
+                update = {}
+            state = state.model_copy(update={**update, "log": state.log + (enforcement_event(a),)})
         return paid, state
 
     def _defect(self, payer: Player, why: str) -> State:
         counts = list(self.partner_defections)
         counts[PLAYERS.index(payer)] += 1
-        entry = {"type": "coverage_unfulfilled", "round": self.round, "payer": payer, "why": why}
+        entry = CoverageUnfulfilled(round=self.round, payer=payer, why=why)
         return self.model_copy(update={
             "stats": self.stats.model_copy(update={"unfulfilled": self.stats.unfulfilled + 1}),
             "partner_defections": tuple(counts), "log": self.log + (entry,)})
@@ -556,7 +558,7 @@ class State(Frozen):
             update["promises"] = promises
             update["stats"] = state.stats.model_copy(update={"honoured": state.stats.honoured + 1,
                                                              "chips_spent": state.stats.chips_spent + 1})
-            entry = {"type": "coverage_honoured", "round": self.round, "payer": pm.payer}
+            entry = CoverageHonoured(round=self.round, payer=pm.payer)
             state = state.model_copy(update={**update, "log": state.log + (entry,)})
             return state._arrive(pm.player, pm.target, "pfp")
         state = state._defect(pm.payer, "refused")
@@ -565,7 +567,7 @@ class State(Frozen):
     def _pay_own(self, player: Player, target: Tile, colour: Colour) -> State:
         mine = self.chips(player)
         if mine.of(colour) < 1:
-            entry = {"type": "move_failed", "round": self.round, "player": player, "tile": list(target)}
+            entry = MoveFailed(round=self.round, player=player, tile=target)
             stats = self.stats.model_copy(update={"failed_moves": self.stats.failed_moves + 1})
             return self.model_copy(update={"log": self.log + (entry,), "stats": stats})._advance("move")
         update = self._set_chips(player, chips_add(mine, colour, -1))
@@ -575,13 +577,13 @@ class State(Frozen):
     def _arrive(self, player: Player, target: Tile, paid_by: str) -> State:
         update: dict = {f"{player}_pos": target,
                         "stats": self.stats.model_copy(update={"moves": self.stats.moves + 1})}
-        entry = {"type": "moved", "round": self.round, "player": player, "tile": list(target), "paid_by": paid_by}
+        entry = Moved(round=self.round, player=player, tile=target, paid_by=paid_by)
         log = self.log + (entry,)
         if target == GOAL:
             update["finished"] = self.finished + (player,)
             if self.monitor is not None:
                 update["monitor"] = self.monitor.apply(GoalReached(player=player))
-            log += ({"type": "goal_reached", "round": self.round, "player": player},)
+            log += (GoalEntered(round=self.round, player=player),)
         state = self.model_copy(update={**update, "log": log})
         if target == GOAL:
             # the finisher leaves the acting order; the next unfinished player keeps its turn index

@@ -15,6 +15,7 @@ from functools import lru_cache
 
 from contractlang import ast, build, check_source
 from contractlang.formatter import format_contracts
+from contractlang.interpreter import Rules
 from contractlang.ir import CTBenchIR
 from contractlang.llm import CallFailed, LlmClient, json_object_in
 from contractlang.translate.rules import translate as rules_translate
@@ -48,9 +49,10 @@ def _reason(exc: Exception) -> str:
     return f"missing field {exc.args[0]!r}" if isinstance(exc, KeyError) else str(exc)
 
 
-def terms_source(terms: dict, condition: ContractCondition) -> tuple[str, list[str]]:
+def terms_source(terms: dict, condition: ContractCondition, rules: Rules) -> tuple[str, list[str]]:
     """The judge's JSON as contractlang source, with a note for every entry left out or read specially
-    (the readings are the authors' engine's, so their logs replay as they were scored)."""
+    (the readings are the authors' engine's, so their logs replay as they were scored); under
+    `rules.exact_keys` ([CT-24a] (3)) an entry whose key is not written exactly '(r,c)' is left out."""
     entries, notes = [], []
     if condition == "prog_trading":
         for key, entry in terms.items():
@@ -66,10 +68,13 @@ def terms_source(terms: dict, condition: ContractCondition) -> tuple[str, list[s
                 colour = entry.get("color")
                 chip = None if str(colour).lower() in ("unknown", "none") else colour_of(colour)
                 row, col = int(tile.group(1)), int(tile.group(2))
-                entries.append(build.cover_entry((row, col), giver, receiver, chip))
-                if key != f"({row},{col})":
-                    notes.append(f"entry {key!r}: the authors' engine matches moves on the key '(r,c)' exactly, "
-                                 "so it never paid this entry")
+                exact = key == f"({row},{col})"
+                if not exact:
+                    notes.append(f"entry {key!r}" + (" left out" if rules.exact_keys else "")
+                                 + ": the authors' engine matches moves on the key '(r,c)' exactly, so it never "
+                                   "pays this entry")
+                if exact or not rules.exact_keys:
+                    entries.append(build.cover_entry((row, col), giver, receiver, chip))
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
                 notes.append(f"entry {key!r} left out: {_reason(exc)}")
         clause: ast.Clause = build.cover(entries)
@@ -90,9 +95,10 @@ def terms_source(terms: dict, condition: ContractCondition) -> tuple[str, list[s
     return format_contracts(judge), notes
 
 
-def read_terms(terms: dict, condition: ContractCondition, origin: str) -> tuple[str, CTBenchIR | None, list[str]]:
-    """The judge's JSON through the parser and checker: (source, contract or None, notes)."""
-    text, notes = terms_source(terms, condition)
+def read_terms(terms: dict, condition: ContractCondition, origin: str,
+               rules: Rules) -> tuple[str, CTBenchIR | None, list[str]]:
+    """The judge's JSON through the parser and checker under `rules`: (source, contract or None, notes)."""
+    text, notes = terms_source(terms, condition, rules)
     result = check_source(text, origin)
     if not result.ok:
         return text, None, notes + [d.message for d in result.diagnostics]
@@ -121,12 +127,15 @@ class OfflineJudge:
     """The offline judge: reads the agreement with the rules translator. Summaries hold exactly the terms of
     the condition's kind that the text states; a move is covered iff the agreement names it and it is unused."""
 
+    def __init__(self, rules: Rules):
+        self.rules = rules
+
     def summarise(self, condition: ContractCondition, transcript: str) -> tuple[dict, CTBenchIR] | None:
         ir = agreed_terms(transcript)
         if ir is None:
             return None
         terms = judge_json(ir, condition)
-        _, contract, _ = read_terms(terms, condition, "<judge>")
+        _, contract, _ = read_terms(terms, condition, "<judge>", self.rules)
         return (terms, contract) if contract is not None else None
 
     def __call__(self, transcript: str, mover: Player, origin: Tile, target: Tile, colour: str,
@@ -156,8 +165,9 @@ class LlmJudge:
     """The judge on the LLM client: summaries retried up to 3 times [CT-20], move decisions validated
     (the giver is the mover's partner, the colour is a chip colour) and retried, else not covered."""
 
-    def __init__(self, client: LlmClient):
+    def __init__(self, client: LlmClient, rules: Rules):
         self.client = client
+        self.rules = rules
 
     def summarise(self, condition: ContractCondition, transcript: str) -> tuple[dict, CTBenchIR] | None:
         messages = [{"role": "user", "content": (
@@ -168,7 +178,7 @@ class LlmJudge:
             terms = json_object_in(reply) if reply is not None else None
             problems = ["the reply is not one JSON object"] if terms is None else []
             if terms is not None:
-                _, contract, problems = read_terms(terms, condition, "<judge>")
+                _, contract, problems = read_terms(terms, condition, "<judge>", self.rules)
                 if contract is not None and not problems and not (contract.coverage or contract.points):
                     problems = ["it holds no entry"]
                 if contract is not None and not problems:

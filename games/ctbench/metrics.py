@@ -90,21 +90,22 @@ class TableRow(Frozen):
     condition: str
     mode: str
     agents: str
+    rules: str  # the rule set the games' contracts were enforced by ([CT-24a])
     games: int
     cells: dict[str, Interval]
 
 
 def summarise(records: list[GameRecord]) -> list[TableRow]:
-    """One row per (condition, mode, agent pairing), columns as in the paper's Tables 1–8."""
-    groups: dict[tuple[str, str, str], list[GameMetrics]] = {}
+    """One row per (condition, mode, agent pairing, rule set), columns as in the paper's Tables 1–8."""
+    groups: dict[tuple[str, str, str, str], list[GameMetrics]] = {}
     for g in records:
-        key = (g.condition, g.mode, f"{g.red_agent} vs {g.blue_agent}")
+        key = (g.condition, g.mode, f"{g.red_agent} vs {g.blue_agent}", g.rules)
         groups.setdefault(key, []).append(game_metrics(g))
     rows = []
-    for (condition, mode, agents), ms in sorted(groups.items()):
+    for (condition, mode, agents, rules), ms in sorted(groups.items()):
         cols = COLUMNS[mode] + ("contract_moves",)
         if condition == "none":
             cols = tuple(c for c in cols if c != "contract_active")
         cells = {c: t_interval(getattr(m, c) for m in ms) for c in cols}
-        rows.append(TableRow(condition=condition, mode=mode, agents=agents, games=len(ms), cells=cells))
+        rows.append(TableRow(condition=condition, mode=mode, agents=agents, rules=rules, games=len(ms), cells=cells))
     return rows

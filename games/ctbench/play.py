@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from contractlang.interpreter import Rules
 from contractlang.errors import UnknownName
 from contractlang.ir import CTBenchIR
 from contractlang.llm import LlmCall, LlmClient, LlmUsage, agent_model
-from contractlang.vocab import Frozen
+from contractlang.vocab import BoardSet, Frozen, RuleSet
 from games.ctbench.agents import make_agent
-from games.ctbench.board import PLAYERS, BenchmarkBoard, BoardSet
+from games.ctbench.board import PLAYERS, BenchmarkBoard
 from games.ctbench.engine import Condition, CTBenchGame, Mode, Stats
 from games.ctbench.judge import LlmJudge, OfflineJudge
 from games.ctbench.llm_player import LlmPlayer
+from games.ctbench.log import ContractForfeit, ContractTransfer, CoverageHonoured, CoverageUnfulfilled, LogEvent
 from games.ctbench.negotiation import NegotiationOutcome, negotiate_contract
 from games.external import AgentError, checked_action, closing_agents
 
@@ -24,6 +26,8 @@ class GameRecord(Frozen):
 
     board_id: int
     board_set: BoardSet = "ours"  # which 80-board set board_id indexes: ours or the authors' ("paper")
+    rules: RuleSet = "paper"  # how contract entries were enforced ([CT-24a]); records from before it was
+    # recorded were all played by the paper's text
     board_class: str
     condition: str
     mode: str
@@ -45,7 +49,7 @@ class GameRecord(Frozen):
     rounds: int
     end_reason: str
     stats: Stats
-    log: tuple[dict, ...] = ()
+    log: tuple[LogEvent, ...] = ()
     negotiation: NegotiationOutcome | None = None  # the contract negotiation, in contract conditions
     judge: str = "rules"  # who summarises contracts and judges NL-Trading moves: rules, or an llm[:MODEL]
     llm_calls: tuple[LlmCall, ...] = ()  # every model call of the game (players and judge), in order
@@ -64,15 +68,18 @@ class GameRecord(Frozen):
 
 def play_game(bench: BenchmarkBoard, condition: Condition, mode: Mode, red: str, blue: str, seed: int = 0,
               contract: CTBenchIR | None = None, visible: bool = True, keep_log: bool = False,
-              repeat: int = 0, llm: LlmClient | None = None, judge: str = "rules") -> GameRecord:
+              repeat: int = 0, llm: LlmClient | None = None, judge: str = "rules",
+              rules: RuleSet = "authors") -> GameRecord:
     """Run one game; `contract` (from a .contract file) replaces the negotiation. Repeat r > 0 of a seed draws
     its agents' randomness from the stream (seed, r). `llm` serves `llm[:MODEL]` players and an `llm[:MODEL]`
-    judge; the game's calls are recorded under its own name, so repeats are separate recordings."""
+    judge; the game's calls are recorded under its own name, so repeats are separate recordings. `rules` says
+    how the contract is enforced ([CT-24a]); the default is the authors' engine, as in every published number."""
     rng = np.random.default_rng(seed if repeat == 0 else [seed, repeat])
     board = bench.board
-    client = llm.for_game(f"ctbench/{bench.id}/{condition}/{mode}/{red}/{blue}/seed{seed}/repeat{repeat}/"
+    client = llm.for_game(f"ctbench/{bench.ref}/{condition}/{mode}/{red}/{blue}/seed{seed}/repeat{repeat}/"
                           f"{'visible' if visible else 'hidden'}") if llm is not None else None
-    referee = OfflineJudge() if judge == "rules" else LlmJudge(_judge_client(client, judge))
+    enforced = Rules.named(rules)
+    referee = OfflineJudge(enforced) if judge == "rules" else LlmJudge(_judge_client(client, judge), enforced)
     agents = {"red": make_agent(red, rng, client), "blue": make_agent(blue, rng, client)}
     negotiation = None
     transcript = ""
@@ -84,30 +91,38 @@ def play_game(bench: BenchmarkBoard, condition: Condition, mode: Mode, red: str,
             contract, transcript = negotiation.contract, negotiation.transcript
         active = contract is not None or bool(transcript)
         game = CTBenchGame(board=board, mode=mode, condition=condition if active else "none", contract=contract,
-                           transcript=transcript, visible=visible)
+                           transcript=transcript, visible=visible, rules=enforced)
         state = game.new_initial_state(judge=referee if game.condition == "nl_trading" else None)
         while not state.is_terminal():
             player = state.current_player()
             state = state.apply_action(checked_action(agents[player], state, player))
-    coverage = {p: {"honoured": 0, "unfulfilled": 0, "contract_paid": 0, "contract_forfeit": 0} for p in PLAYERS}
-    for entry in state.log:
-        if entry["type"] in ("coverage_honoured", "coverage_unfulfilled"):
-            coverage[entry["payer"]][entry["type"].removeprefix("coverage_")] += 1
-        elif entry["type"] == "contract_transfer":
-            coverage[entry["giver"]]["contract_paid"] += 1
-        elif entry["type"] == "forfeit":
-            coverage[entry["player"]]["contract_forfeit"] += 1
     return GameRecord(
-        board_id=bench.id, board_class=bench.board_class, condition=condition, mode=mode, red_agent=red,
+        board_id=bench.id, board_set=bench.board_set, rules=rules, board_class=bench.board_class,
+        condition=condition, mode=mode, red_agent=red,
         blue_agent=blue, seed=seed, repeat=repeat, visible=visible, contract_active=active,
         contract_terms=contract.terms_json() if contract is not None else None, transcript=transcript,
-        coverage=coverage, finished=state.finished, forfeited=state.forfeited,
+        coverage=coverage_counts(state.log), finished=state.finished, forfeited=state.forfeited,
         raw_scores=tuple(state.raw_score(p) for p in PLAYERS), scores=tuple(state.final_score(p) for p in PLAYERS),
         baselines=tuple(board.baseline(p) for p in PLAYERS), rounds=state.round, end_reason=state.end_reason,
         stats=state.stats, log=state.log if keep_log else (), negotiation=negotiation, judge=judge,
         llm_calls=tuple(client.calls) if client is not None else (),
         llm_null_actions={p: a.nulls for p, a in agents.items() if isinstance(a, LlmPlayer)},
     )
+
+
+def coverage_counts(log: tuple[LogEvent, ...]) -> dict[str, dict[str, int]]:
+    """Per paying player: partner coverage honoured / unfulfilled, contract entries paid and forfeited."""
+    coverage = {p: {"honoured": 0, "unfulfilled": 0, "contract_paid": 0, "contract_forfeit": 0} for p in PLAYERS}
+    for entry in log:
+        if isinstance(entry, CoverageHonoured):
+            coverage[entry.payer]["honoured"] += 1
+        elif isinstance(entry, CoverageUnfulfilled):
+            coverage[entry.payer]["unfulfilled"] += 1
+        elif isinstance(entry, ContractTransfer):
+            coverage[entry.giver]["contract_paid"] += 1
+        elif isinstance(entry, ContractForfeit):
+            coverage[entry.player]["contract_forfeit"] += 1
+    return coverage
 
 
 def check_judge(judge: str) -> str:

@@ -19,6 +19,7 @@ from typing import Literal
 from pydantic import ValidationError
 
 from contractlang.files import FileError, write_atomically
+from contractlang.interpreter import Rules
 from contractlang.interpreter.events import ChipCounts
 from contractlang.progress import Advance
 from contractlang.vocab import Frozen
@@ -86,7 +87,8 @@ class ImportedGame(Frozen):
     visible: bool
     contract_formed: bool = False
     contract_source: str | None = None  # the judge's terms as contractlang source (Prog-Trading / Prog-Points)
-    contract_terms: dict | None = None
+    contract_terms: dict | None = None  # every entry the judge wrote, as written (the `paper` reading)
+    judge_terms: dict | None = None  # the judge's JSON itself, for a reading under other rules ([CT-24a])
     contract_notes: tuple[str, ...] = ()  # judge entries left out of the contract, with the reason
     transcript: str = ""  # NL-Trading: the negotiation the judge reads
     negotiation: tuple[str, ...] = ()  # every condition, from the verbose log when present: "red: …", "blue: …"
@@ -129,7 +131,8 @@ class ImportedGame(Frozen):
                         "contract_paid": self.contract_moves[1 - i], "contract_forfeit": 0}
                     for i, p in enumerate(PLAYERS)}
         return GameRecord(
-            board_id=self.board_id, board_set="paper", board_class=self.board_class, condition=self.condition,
+            board_id=self.board_id, board_set="paper", rules="authors", board_class=self.board_class,
+            condition=self.condition,
             mode=self.mode,
             red_agent=self.red_model, blue_agent=self.blue_model, seed=0, repeat=repeat, visible=self.visible,
             contract_active=self.contract_formed, contract_terms=self.contract_terms, transcript=self.transcript,
@@ -333,12 +336,11 @@ def _contract(raw: dict, contract_type: str, source: str) -> dict:
     if not isinstance(terms, dict):
         return {"contract_formed": False}
     condition = CONDITION_OF_CONTRACT_TYPE[contract_type]
-    text, ir, notes = read_terms(terms, condition, f"{source}/judge_contract")
-    if ir is None:
-        return {"contract_formed": agreed and accepted, "contract_source": text, "contract_notes": tuple(notes)}
-    # an accepted contract whose every entry was unreadable still counts as formed, as in the authors' metric
-    return {"contract_formed": agreed and accepted, "contract_source": text, "contract_terms": ir.terms_json(),
+    text, ir, notes = read_terms(terms, condition, f"{source}/judge_contract", Rules.named("paper"))
+    read = {"contract_formed": agreed and accepted, "contract_source": text, "judge_terms": terms,
             "contract_notes": tuple(notes)}
+    # an accepted contract whose every entry was unreadable still counts as formed, as in the authors' metric
+    return read if ir is None else {**read, "contract_terms": ir.terms_json()}
 
 
 def mark_superseded(games: list[ImportedGame]) -> list[ImportedGame]:

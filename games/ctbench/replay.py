@@ -3,15 +3,18 @@
 The logged players become a scripted agent (their proposals, responses, moves and honour decisions, turn by
 turn) and the logged NL-Trading judge becomes a judge that covers exactly the moves the log shows paid under
 the contract. After every turn both players' positions and chips are compared with the state the log starts
-the next turn in (or its final state); the first turn that differs is classified by the rule behind it.
+the next turn in (or its final state); the first turn that differs is classified by the rule behind it, and a
+game that disagrees is replayed again, [CT-24a] switch by switch, to name every rule it needs.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from itertools import combinations
 
 from pydantic import computed_field
 
+from contractlang.interpreter import Rules
 from contractlang.ir import CTBenchIR
 from contractlang.vocab import Frozen
 from games.ctbench.board import PLAYERS, Player, Tile, benchmark_boards, neighbours
@@ -26,6 +29,8 @@ from games.ctbench.engine import (
     State,
     other,
 )
+from games.ctbench.judge import read_terms
+from games.ctbench.log import ContractForfeit, ContractTransfer, CoverageUnfulfilled, LogEvent
 from games.ctbench.published import ImportedGame, LoggedPlayerTurn, LoggedTurn
 
 RULES = {
@@ -37,42 +42,66 @@ RULES = {
     "honour without the chip": "a Pay-for-Partner coverage honoured by a payer holding no chip of the colour: the "
                                "authors' engine lets the payer's count go below zero, ours records it unfulfilled "
                                "[CT-18]",
-    "contract forfeit": "a contract entry whose giver lacks the chip: ours forfeits the giver's score [CT-24], the "
-                        "authors' engine blocks the contract payment and the move falls back to the mover's chips",
-    "contract colour": "a contract entry naming a chip colour other than the tile's: ours transfers the named chip "
-                       "and the mover still pays the tile [CT-23]; the authors' engine transfers a chip of the "
-                       "tile's colour whatever the entry says",
-    "contract payment": "a move paid through the contract in one engine and not the other: the authors' engine "
-                        "matches the key '(r,c)' exactly and keeps an entry whose payment failed for a later "
-                        "attempt; ours reads every entry and uses it once [CT-22]",
+    "contract forfeit": "a contract entry whose giver lacks the chip: the paper's rules forfeit the giver's score "
+                        "[CT-24]; the authors' engine blocks the contract payment, the move falls back to the "
+                        "mover's chips and the entry stays usable ([CT-24a] (2))",
+    "contract colour": "a contract entry naming a chip colour other than the tile's: the paper's rules transfer the "
+                       "named chip and the mover still pays the tile [CT-23]; the authors' engine transfers a chip "
+                       "of the tile's colour whatever the entry says ([CT-24a] (1))",
+    "contract key": "a judge entry whose key is not written exactly '(r,c)': the paper's rules read it; the "
+                    "authors' engine never pays it ([CT-24a] (3))",
+    "contract payment": "a move paid through the contract in one engine and not the other, for no listed reason",
     "other": "a difference no listed rule explains",
 }
+# the rules the `authors` rule set changes, each with the switch of `Rules` that changes it
+SWITCHES = {"contract colour": "tile_colour", "contract forfeit": "block_not_forfeit", "contract key": "exact_keys"}
 
 
 class Disagreement(Frozen):
-    turn: int  # the authors' turn number (0 = first)
+    turn: int  # the authors' turn number (0 = first); the number of turns when only the end differs
     rule: str
     detail: str
 
 
 class ReplayVerdict(Frozen):
-    """Whether our engine, fed the logged actions, ends where the log does."""
+    """Whether our engine, fed the logged actions under `rules`, passes through every logged state and ends
+    where the log does. `first` is the first turn whose end state differs; the `final_*` fields compare the
+    final state alone (a game can part from its log and meet it again); `needs` names every rule the game
+    needs changed to agree (the smallest set of [CT-24a] switches that does it, or the rule seen at `first`)."""
 
     source: str
     condition: str
     mode: str
-    positions_agree: bool
-    chips_agree: bool
-    scores_agree: bool
+    rules: str
+    superseded: bool = False
+    final_positions_agree: bool
+    final_chips_agree: bool
+    final_scores_agree: bool
     our_scores: tuple[int, int]
     logged_scores: tuple[int, int]
     first: Disagreement | None = None
+    needs: tuple[str, ...] = ()
 
     @computed_field
     @property
     def agrees(self) -> bool:
-        """Every turn and the end agree (a game can part from its log and meet it again by the end)."""
+        """Every turn and the end agree."""
         return self.first is None
+
+
+class ReplaySummary(Frozen):
+    """Replay of a runs file under one rule set: counts by rule and the size of the rules' effect on scores."""
+
+    rules: str
+    replayed: int
+    skipped_incomplete: int
+    agree: int
+    by_rule: dict[str, int]  # games needing each rule (a game needing two counts under both)
+    first_by_rule: dict[str, int]  # the rule seen at each disagreeing game's first differing turn
+    scores_differ: int  # games whose final scores differ from the logged ones
+    scores_differ_latest: dict[str, int]  # the same among the games the paper's tables use, per condition
+    latest: dict[str, int]  # the games the paper's tables use (latest complete run of each), per condition
+    verdicts: tuple[ReplayVerdict, ...]
 
 
 class LoggedPlayers:
@@ -138,20 +167,48 @@ class LoggedPlayers:
         return JudgeDecision(covered=False)
 
 
-def replay(game: ImportedGame) -> ReplayVerdict:
-    """Play the logged actions through our engine and compare every turn's end state with the log's."""
+def replay(game: ImportedGame, rules: Rules | None = None) -> ReplayVerdict:
+    """Play the logged actions through our engine under `rules` (default: the authors' engine's) and compare
+    every turn's end state with the log's; a disagreeing game is replayed again to find the rules it needs."""
+    rules = rules or Rules.named("authors")
+    verdict = _replay_once(game, rules)
+    if verdict.agrees:
+        return verdict
+    return verdict.model_copy(update={"needs": _needed(game, rules, verdict.first.rule)})
+
+
+def _needed(game: ImportedGame, rules: Rules, seen: str) -> tuple[str, ...]:
+    """The smallest set of [CT-24a] switches still off in `rules` that makes the game agree, else the rule seen."""
+    off = [name for name, switch in SWITCHES.items() if not getattr(rules, switch)]
+    for size in range(1, len(off) + 1):
+        for names in combinations(off, size):
+            changed = rules.model_copy(update={SWITCHES[n]: True for n in names})
+            if _replay_once(game, changed).agrees:
+                return names
+    return (seen,)
+
+
+def _contract(game: ImportedGame, rules: Rules) -> CTBenchIR | None:
+    """The judge's terms as the rules read them; runs files imported before the judge's JSON was kept have
+    only the reading of every entry."""
+    if not game.contract_formed or game.condition not in ("prog_trading", "prog_points"):
+        return None
+    if game.judge_terms is not None:
+        return read_terms(game.judge_terms, game.condition, f"{game.source}/judge_contract", rules)[1]
+    return CTBenchIR.from_terms_json(game.contract_terms) if game.contract_terms is not None else None
+
+
+def _replay_once(game: ImportedGame, rules: Rules) -> ReplayVerdict:
     if not game.complete:
         raise ValueError(f"{game.source}: the log ends before the game did; there is no final state to compare")
     board = benchmark_boards("paper")[game.board_id].board
-    contract = None
-    if game.contract_formed and game.contract_terms is not None and game.condition in ("prog_trading",
-                                                                                          "prog_points"):
-        contract = CTBenchIR.from_terms_json(game.contract_terms)
+    contract = _contract(game, rules)
     condition = game.condition if game.contract_formed else "none"
     if condition in ("prog_trading", "prog_points") and contract is None:
         condition = "none"
     spec = CTBenchGame(board=board, mode=game.mode, condition=condition, contract=contract,
-                       transcript=game.transcript if condition == "nl_trading" else "", visible=game.visible)
+                       transcript=game.transcript if condition == "nl_trading" else "", visible=game.visible,
+                       rules=rules)
     players = LoggedPlayers(game)
     state = spec.new_initial_state(judge=players.judge if condition == "nl_trading" else None)
     first: Disagreement | None = None
@@ -177,15 +234,13 @@ def replay(game: ImportedGame) -> ReplayVerdict:
     positions = tuple(state.position(p) for p in PLAYERS)
     chips = tuple(state.chips(p) for p in PLAYERS)
     ours = tuple(state.final_score(p) for p in PLAYERS)
-    positions_agree = positions == tuple(game.final_positions)
-    chips_agree = chips == tuple(game.final_chips)
-    scores_agree = ours == tuple(game.scores)
-    if first is None and not (positions_agree and chips_agree and scores_agree):
-        first = Disagreement(turn=len(game.turns), rule=_end_rule(state),
+    final = (positions == tuple(game.final_positions), chips == tuple(game.final_chips), ours == tuple(game.scores))
+    if first is None and not all(final):
+        first = Disagreement(turn=len(game.turns), rule="other",
                              detail=f"final scores ours {list(ours)}, logged {list(game.scores)}")
-    return ReplayVerdict(source=game.source, condition=game.condition, mode=game.mode,
-                         positions_agree=positions_agree, chips_agree=chips_agree, scores_agree=scores_agree,
-                         our_scores=ours, logged_scores=game.scores, first=first)
+    return ReplayVerdict(source=game.source, condition=game.condition, mode=game.mode, rules=rules.name,
+                         superseded=game.superseded, final_positions_agree=final[0], final_chips_agree=final[1],
+                         final_scores_agree=final[2], our_scores=ours, logged_scores=game.scores, first=first)
 
 
 def _acts(turn: LoggedTurn) -> bool:
@@ -206,6 +261,7 @@ def _expected_states(game: ImportedGame) -> list[tuple]:
 
 
 def _difference(state: State, expected: tuple) -> str:
+    """How our state after a turn differs from the logged one; a forfeit differs too (the log's engine has none)."""
     positions, chips = expected
     out = []
     for i, p in enumerate(PLAYERS):
@@ -215,56 +271,60 @@ def _difference(state: State, expected: tuple) -> str:
             mine, logged = state.chips(p), chips[i]
             out.append(f"{p} holds {mine.red}/{mine.blue}/{mine.green}, logged {logged.red}/{logged.blue}/"
                        f"{logged.green} (red/blue/green)")
+    out += [f"{p} forfeited its score" for p in state.forfeited]
     return "; ".join(out)
 
 
-def _rule(turn: LoggedTurn, entries: tuple[dict, ...], players: LoggedPlayers, k: int) -> str:
+def _rule(turn: LoggedTurn, entries: tuple[LogEvent, ...], players: LoggedPlayers, k: int) -> str:
     """The rule behind the first difference, from what this turn did in the log and in our engine."""
-    kinds = Counter(e["type"] for e in entries)
     refused = [why for t, why in players.refused if t == k]
     if refused:
         return "one-sided offer" if "offer" in refused[0] else "other"
-    if kinds["forfeit"]:
+    if any(isinstance(e, ContractForfeit) for e in entries):
         return "contract forfeit"
-    ours_contract = {e["receiver"] for e in entries if e["type"] == "contract_transfer"}
-    logged_contract = {p.player for p in turn.players if p.move_type == "move_under_contract"}
-    if any(e["type"] == "contract_transfer" and not e["pays_move"] for e in entries):
+    transfers = [e for e in entries if isinstance(e, ContractTransfer)]
+    if any(not e.pays_move for e in transfers):
         return "contract colour"
-    if ours_contract != logged_contract:
+    logged_contract = {p.player for p in turn.players if p.move_type == "move_under_contract"}
+    if {e.receiver for e in transfers} != logged_contract:
         return "contract payment"
     honoured_in_log = {p.player for p in turn.players if p.move_type == "pay4partner"}
-    if honoured_in_log and any(e["type"] == "coverage_unfulfilled" and e.get("why") == "no chip" for e in entries):
+    if honoured_in_log and any(isinstance(e, CoverageUnfulfilled) and e.why == "no chip" for e in entries):
         return "honour without the chip"
     return "other"
 
 
-def _end_rule(state: State) -> str:
-    if state.forfeited:
-        return "contract forfeit"
-    return "other"
-
-
-def summary_by_rule(verdicts: list[ReplayVerdict]) -> dict[str, int]:
-    return dict(Counter(v.first.rule for v in verdicts if v.first is not None).most_common())
-
-
-class ReplayReport(Frozen):
-    """Verdicts on the complete games of a runs file, and how many cut-short logs were left out."""
-
-    verdicts: tuple[ReplayVerdict, ...]
-    skipped_incomplete: int
-
-    @property
-    def agree(self) -> int:
-        return sum(v.agrees for v in self.verdicts)
-
-    @property
-    def by_rule(self) -> dict[str, int]:
-        """Games by the rule of their first disagreement, most frequent first."""
-        return summary_by_rule(list(self.verdicts))
-
-
-def replay_games(games: list[ImportedGame]) -> ReplayReport:
-    """`replay` of every complete game; a cut-short log has no final state to compare, and is only counted."""
+def replay_runs(games: list[ImportedGame], rules: Rules) -> ReplaySummary:
+    """Replay every complete game under `rules` and count the disagreements by rule."""
     complete = [g for g in games if g.complete]
-    return ReplayReport(verdicts=tuple(replay(g) for g in complete), skipped_incomplete=len(games) - len(complete))
+    verdicts = tuple(replay(g, rules) for g in complete)
+    latest = [v for v in verdicts if not v.superseded]
+    return ReplaySummary(
+        rules=rules.name, replayed=len(verdicts), skipped_incomplete=len(games) - len(complete),
+        agree=sum(v.agrees for v in verdicts),
+        by_rule=dict(Counter(r for v in verdicts for r in v.needs).most_common()),
+        first_by_rule=dict(Counter(v.first.rule for v in verdicts if v.first is not None).most_common()),
+        scores_differ=sum(not v.final_scores_agree for v in verdicts),
+        scores_differ_latest=dict(Counter(v.condition for v in latest if not v.final_scores_agree)),
+        latest=dict(Counter(v.condition for v in latest)), verdicts=verdicts)
+
+
+def replay_text(summary: ReplaySummary) -> str:
+    """The replay for a person: each disagreeing game (first differing turn, the rules it needs), then counts."""
+    lines = [f"{v.source}: turn {v.first.turn}: {v.first.rule}: {v.first.detail}; needs {' + '.join(v.needs)}"
+             for v in summary.verdicts if not v.agrees]
+    rate = summary.agree / summary.replayed if summary.replayed else 0.0
+    lines.append(f"replayed {summary.replayed} complete games under the {summary.rules} rules "
+                 f"({summary.skipped_incomplete} cut-short logs skipped): {summary.agree} pass through every logged "
+                 f"state and end in the logged one ({rate:.1%})")
+    final = [sum(not getattr(v, f"final_{k}_agree") for v in summary.verdicts) for k in ("positions", "chips",
+                                                                                          "scores")]
+    lines.append(f"  the final state alone: positions differ in {final[0]} games, chips in {final[1]}, scores in "
+                 f"{final[2]} ({sum(summary.scores_differ_latest.values())} of them among the latest runs, which "
+                 "the paper's tables use)")
+    if summary.by_rule:
+        lines.append("  every rule the disagreeing games need (a game needing two counts under both):")
+        lines += [f"  {n:>5}  {rule}: {RULES[rule]}" for rule, n in summary.by_rule.items()]
+        lines.append("  the rule seen at the first differing turn: "
+                     + ", ".join(f"{rule} {n}" for rule, n in summary.first_by_rule.items()))
+    return "\n".join(lines)

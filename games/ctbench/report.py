@@ -8,10 +8,12 @@ from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
 
+from contractlang.files import FileError, write_atomically
 from contractlang.vocab import Frozen
 from games.ctbench.board import PLAYERS, benchmark_boards
 from games.ctbench.metrics import COLUMNS, TITLES, Interval, game_metrics, t_interval
 from games.ctbench.play import GameRecord
+from games.ctbench.published import ImportedGame
 
 # the paper's table numbers: Pay-for-Partner 1–4, regular trading 5–8
 TABLE_NUMBER = {("pfp", "none"): 1, ("pfp", "prog_points"): 2, ("pfp", "prog_trading"): 3, ("pfp", "nl_trading"): 4,
@@ -36,6 +38,8 @@ class PromiseRow(Frozen):
     """Table 11: Pay-for-Partner coverages kept and broken by each seat."""
 
     pairing: str
+    red: str
+    blue: str
     kept: tuple[int, int]  # by P-Red, by P-Blue
     broken: tuple[int, int]
 
@@ -90,15 +94,20 @@ def _cells(games: list[GameRecord], columns: tuple[str, ...]) -> dict[str, Inter
 
 def promise_keeping(records: list[GameRecord]) -> list[PromiseRow]:
     """Table 11's layout: No-Contract Pay-for-Partner games on Mutually Dependent boards, per seat pairing."""
-    rows: dict[str, list[int]] = {}
+    rows: dict[tuple[str, str], list[int]] = {}
     for g in records:
         if g.mode != "pfp" or g.condition != "none" or g.board_class != "mutually_dependent":
             continue
-        acc = rows.setdefault(f"{g.red_agent} (Red) × {g.blue_agent} (Blue)", [0, 0, 0, 0])
+        acc = rows.setdefault((g.red_agent, g.blue_agent), [0, 0, 0, 0])
         for i, p in enumerate(PLAYERS):
             acc[i] += g.coverage.get(p, {}).get("honoured", 0)
             acc[2 + i] += g.coverage.get(p, {}).get("unfulfilled", 0)
-    return [PromiseRow(pairing=k, kept=(v[0], v[1]), broken=(v[2], v[3])) for k, v in sorted(rows.items())]
+    return [PromiseRow(pairing=_pairing(red, blue), red=red, blue=blue, kept=(v[0], v[1]), broken=(v[2], v[3]))
+            for (red, blue), v in sorted(rows.items())]
+
+
+def _pairing(red: str, blue: str) -> str:
+    return f"{red} (Red) × {blue} (Blue)"
 
 
 def _received(terms: dict, player: str) -> tuple[int, int]:
@@ -154,44 +163,102 @@ class CellDifference(Frozen):
     paper: str
 
 
+class CellAbsent(Frozen):
+    """A cell whose printed value rests on games the input does not hold (the paper's row has more)."""
+
+    table: int
+    row: str
+    column: str
+    ours: str
+    paper: str
+    games: int  # games behind our row
+    paper_games: int  # games behind the paper's row
+
+
+class PaperComparison(Frozen):
+    """Our cells against the paper's printed ones: those on the same games compared (equal or a difference),
+    the others marked as resting on runs the input does not hold."""
+
+    compared: int
+    differences: tuple[CellDifference, ...]
+    absent: tuple[CellAbsent, ...]
+
+
 @lru_cache(maxsize=1)
-def _paper_cells() -> dict[str, dict[str, list[str]]]:
-    return json.loads(PAPER_TABLES_FILE.read_text())["tables"]
+def _paper_data() -> dict:
+    return json.loads(PAPER_TABLES_FILE.read_text())
+
+
+def paper_name(row: str) -> str:
+    """The paper's name for a row named as the authors' logs name models (other names are kept)."""
+    return _paper_data()["model_names"].get(row, row)
 
 
 def paper_cell(table: PaperTable, row: str, column: str) -> str | None:
     """The paper's printed cell for a model row (named as the authors' logs name models) and column."""
-    cells = _paper_cells().get(str(table.number), {}).get(row)
+    cells = _paper_data()["tables"].get(str(table.number), {}).get(row)
     return cells[table.columns.index(column)] if cells is not None else None
 
 
-def compare_with_paper(tables: list[PaperTable]) -> tuple[int, list[CellDifference]]:
-    """How many of our cells the paper prints, and every one that differs from its printed value."""
-    compared, differences = 0, []
+def paper_games(table: PaperTable, row: str) -> int | None:
+    """How many games the paper's row rests on (spec §10)."""
+    return _paper_data()["games"].get(str(table.number), {}).get(row)
+
+
+def _value(cell: str) -> tuple[float, float] | None:
+    """A printed `mean ± half-width` as numbers (the paper prints some as `0 ± 0`); None for an undefined cell."""
+    mean, sep, half = cell.partition("±")
+    try:
+        return (round(float(mean), 2), round(float(half), 2)) if sep else None
+    except ValueError:
+        return None
+
+
+def printed(interval: Interval) -> str:
+    """A cell as the paper prints it: an undefined mean (no game to average) is printed as 0.00 ± 0.00."""
+    return interval.text() if interval.mean is not None else "0.00 ± 0.00"
+
+
+def compare_with_paper(tables: list[PaperTable]) -> PaperComparison:
+    """Every cell the paper prints: compared when our row rests on at least the paper's games, else marked."""
+    compared, differences, absent = 0, [], []
     for t in tables:
-        for name, _, cells in t.rows:
+        for name, n, cells in t.rows:
+            needed = paper_games(t, name)
             for c in t.columns:
                 paper = paper_cell(t, name, c)
                 if paper is None:
                     continue
+                ours = printed(cells[c])
+                if needed is not None and n < needed:
+                    absent.append(CellAbsent(table=t.number, row=name, column=TITLES[c], ours=ours, paper=paper,
+                                             games=n, paper_games=needed))
+                    continue
                 compared += 1
-                if cells[c].text() != paper:
-                    differences.append(CellDifference(table=t.number, row=name, column=TITLES[c],
-                                                      ours=cells[c].text(), paper=paper))
-    return compared, differences
+                if _value(ours) != _value(paper):
+                    differences.append(CellDifference(table=t.number, row=name, column=TITLES[c], ours=ours,
+                                                      paper=paper))
+    return PaperComparison(compared=compared, differences=tuple(differences), absent=tuple(absent))
 
 
 def table_text(table: PaperTable, with_paper: bool = False) -> str:
-    """The table as the paper prints it: a model column, then `mean ± half-width` cells; `with_paper` adds the
-    paper's value after every cell that differs from it."""
+    """The table as the paper prints it: a model column, then `mean ± half-width` cells. `with_paper` names
+    rows as the paper does, prints undefined cells as it does, and adds the paper's value after every cell that
+    differs from it, or that rests on games the input does not hold (saying so)."""
 
-    def cell(name: str, cells: dict[str, Interval], c: str) -> str:
-        ours = cells[c].text()
-        paper = paper_cell(table, name, c) if with_paper else None
-        return ours if paper is None or paper == ours else f"{ours} (paper {paper})"
+    def cell(name: str, n: int, cells: dict[str, Interval], c: str) -> str:
+        if not with_paper:
+            return cells[c].text()
+        ours, paper, needed = printed(cells[c]), paper_cell(table, name, c), paper_games(table, name)
+        if paper is None:
+            return ours
+        if needed is not None and n < needed:
+            return f"{ours} (paper {paper} over {needed} games, {n} here)"
+        return ours if _value(ours) == _value(paper) else f"{ours} (paper {paper})"
 
     head = ["Model", *(TITLES[c] for c in table.columns), "n"]
-    body = [[name, *(cell(name, cells, c) for c in table.columns), str(n)] for name, n, cells in table.rows]
+    body = [[paper_name(name) if with_paper else name, *(cell(name, n, cells, c) for c in table.columns), str(n)]
+            for name, n, cells in table.rows]
     widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
     title = f"Table {table.number}: {MODE_TITLE[table.mode]}; {CONDITION_TITLE[table.condition]}"
     lines = [title, "  ".join(h.ljust(w) for h, w in zip(head, widths))]
@@ -199,14 +266,17 @@ def table_text(table: PaperTable, with_paper: bool = False) -> str:
     return "\n".join(lines)
 
 
-def promise_text(rows: list[PromiseRow]) -> str:
+def promise_text(rows: list[PromiseRow], paper_names: bool = False) -> str:
     def rate(r: PromiseRow, i: int) -> str:
         v = r.rate(i)
         return "–" if v is None else f"{round(100 * v)}%"
 
     lines = ["Table 11: promise keeping (No contract, Mutually Dependent boards, Pay-for-Partner)",
              "Pairing | P-Red kept/broken | rate | P-Blue kept/broken | rate"]
-    lines += [f"{r.pairing} | {r.kept[0]}/{r.broken[0]} | {rate(r, 0)} | {r.kept[1]}/{r.broken[1]} | {rate(r, 1)}"
+    def name(r: PromiseRow) -> str:
+        return _pairing(paper_name(r.red), paper_name(r.blue)) if paper_names else r.pairing
+
+    lines += [f"{name(r)} | {r.kept[0]}/{r.broken[0]} | {rate(r, 0)} | {r.kept[1]}/{r.broken[1]} | {rate(r, 1)}"
               for r in rows]
     return "\n".join(lines)
 
@@ -225,9 +295,18 @@ def missing_text(m: MissingMetrics) -> str:
     return "\n".join(lines)
 
 
-def save_plots(records: list[GameRecord], directory: Path,
-               write: Callable[[Path, bytes], None]) -> list[Path]:
-    """Mean normalised joint reward by condition and board class, one PNG per mode, with 95% CIs."""
+# the panels of the paper's Figure 4 (Pay-for-Partner) and Figure 19 (regular trading): one row per metric
+FIGURES = {"pfp": 4, "trade": 19}
+FIGURE_METRICS = {"normalised_reward": "normalised joint reward R̂", "gini": "Gini", "both_finished": "Both Finished",
+                  "bbb": "Both Beat Baseline"}
+BOARD_CLASSES = {"independent": "Independent", "mutually_dependent": "Mutually Dependent", "asymmetric": "Asymmetric"}
+
+
+def save_plots(records: list[GameRecord], directory: Path, write: Callable[[Path, bytes], None],
+               paper_names: bool = True) -> list[Path]:
+    """The panels of Figures 4 and 19, one PNG per mode: joint reward, Gini, Both Finished and BBB (rows) per
+    board class (columns); in each panel a group of bars per model and the mean over all, one bar per
+    condition (mean ± 95% CI), with the games behind each bar written on it."""
     import io
 
     import matplotlib
@@ -235,60 +314,111 @@ def save_plots(records: list[GameRecord], directory: Path,
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    classes = ("independent", "mutually_dependent", "asymmetric")
     written = []
-    for mode in ("pfp", "trade"):
+    for mode, number in FIGURES.items():
         chosen = [g for g in records if g.mode == mode]
         if not chosen:
             continue
         conditions = [c for c in CONDITION_TITLE if any(g.condition == c for g in chosen)]
-        fig, ax = plt.subplots(figsize=(8, 4))
+        models = sorted({agents_of(g) for g in chosen})
+        groups = [(paper_name(m) if paper_names else m, [g for g in chosen if agents_of(g) == m]) for m in models]
+        if len(groups) > 1:
+            groups.append(("Mean" if paper_names else MEAN_ROW, chosen))
+        fig, axes = plt.subplots(len(FIGURE_METRICS), len(BOARD_CLASSES), squeeze=False,
+                                 figsize=(4 + 0.8 * len(groups) * len(BOARD_CLASSES), 3 * len(FIGURE_METRICS)))
         width = 0.8 / len(conditions)
-        for k, condition in enumerate(conditions):
-            cells = [_interval(chosen, condition, cls) for cls in classes]
-            xs = [i + (k - (len(conditions) - 1) / 2) * width for i in range(len(classes))]
-            ax.bar(xs, [c.mean or 0 for c in cells], width, yerr=[c.half_width or 0 for c in cells],
-                   label=CONDITION_TITLE[condition], capsize=3)
-        ax.set_xticks(range(len(classes)), ["Independent", "Mutually Dependent", "Asymmetric"])
-        ax.set_ylabel("normalised joint reward R̂")
-        ax.set_ylim(0, 1.1)
-        ax.set_title(f"{MODE_TITLE[mode]}: reward by condition and board class (mean ± 95% CI)")
-        ax.legend(fontsize=8, loc="lower right")
+        for row, (metric, label) in enumerate(FIGURE_METRICS.items()):
+            for col, (board_class, class_title) in enumerate(BOARD_CLASSES.items()):
+                ax = axes[row][col]
+                ax.set_title(f"{class_title}: {label}", fontsize=9)
+                if metric == "bbb" and board_class != "asymmetric":
+                    ax.text(0.5, 0.5, "BBB is reported on Asymmetric boards only", ha="center", va="center",
+                            fontsize=8, transform=ax.transAxes)
+                    ax.set_axis_off()
+                    continue
+                for k, condition in enumerate(conditions):
+                    cells = [_interval(games, condition, board_class, metric) for _, games in groups]
+                    xs = [i + (k - (len(conditions) - 1) / 2) * width for i in range(len(groups))]
+                    ax.bar(xs, [c.mean or 0 for c in cells], width, yerr=[c.half_width or 0 for c in cells],
+                           label=CONDITION_TITLE[condition], capsize=2)
+                    for x, c in zip(xs, cells):
+                        ax.text(x, 0.01, f"n={c.n}", rotation=90, ha="center", va="bottom", fontsize=5)
+                ax.set_xticks(range(len(groups)), [name for name, _ in groups], rotation=30, ha="right", fontsize=7)
+                ax.set_ylim(0, 0.6 if metric == "gini" else 1.15)
+        axes[0][0].legend(fontsize=7, loc="lower left")
+        fig.suptitle(f"{MODE_TITLE[mode]} (the panels of the paper's Figure {number}; mean ± 95% CI, n = games)")
         buffer = io.BytesIO()
         fig.tight_layout()
-        fig.savefig(buffer, format="png", dpi=120)
+        fig.savefig(buffer, format="png", dpi=100)
         plt.close(fig)
-        path = directory / f"reward-{mode}.png"
+        path = directory / f"figure-{number}-{mode}.png"
         write(path, buffer.getvalue())
         written.append(path)
     return written
 
 
-def _interval(records: Iterable[GameRecord], condition: str, board_class: str) -> Interval:
-    return t_interval(game_metrics(g).normalised_reward for g in records
+def _interval(records: Iterable[GameRecord], condition: str, board_class: str, metric: str) -> Interval:
+    return t_interval(getattr(game_metrics(g), metric) for g in records
                       if g.condition == condition and g.board_class == board_class)
 
 
-class RunsReport(Frozen):
-    """Everything `ctbench report` shows for a runs file: the paper's tables, Table 11, the formation measures,
-    the comparison with the paper's printed cells and the plots written."""
+class CTBenchReport(Frozen):
+    """Everything `ctbench report` shows: the paper's tables, the comparison with its printed cells, Table 11,
+    the formation measures, the rule sets the games were played by, and the figures written."""
 
     games: int
-    skipped: int
+    skipped: int  # imported runs left out: cut short, or superseded by a later run of the same game
+    rules: dict[str, int]  # games per rule set ([CT-24a])
     tables: tuple[PaperTable, ...]
+    comparison: PaperComparison
     promises: tuple[PromiseRow, ...]
-    missing: MissingMetrics
-    compared: int
-    differences: tuple[CellDifference, ...]
+    formation: MissingMetrics
     plots: tuple[Path, ...] = ()
 
 
-def runs_report(records: list[GameRecord], skipped: int, png: Path | None,
-                write: Callable[[Path, bytes], None]) -> RunsReport:
-    """The report on `records` (`skipped` runs left out before), drawing the plots into `png` when given."""
+def report_runs(items: list[ImportedGame | GameRecord], all_runs: bool = False, plots: Path | None = None,
+                paper_names: bool = False) -> CTBenchReport:
+    """The report over a runs file's lines: complete imported games (the latest run of each unless `all_runs`,
+    as the paper) and our records; figures into `plots` when given."""
+    records, skipped = [], 0
+    for item in items:
+        if isinstance(item, ImportedGame):
+            if not item.complete or (item.superseded and not all_runs):
+                skipped += 1
+                continue
+            item = item.record()
+        records.append(item)
+    if not records:
+        raise ValueError("holds no complete game to report on")
     tables = paper_tables(records)
-    compared, differences = compare_with_paper(tables)
-    return RunsReport(games=len(records), skipped=skipped, tables=tuple(tables),
-                      promises=tuple(promise_keeping(records)), missing=missing_metrics(records), compared=compared,
-                      differences=tuple(differences),
-                      plots=tuple(save_plots(records, png, write)) if png is not None else ())
+    written: list[Path] = []
+    if plots is not None:
+        try:
+            plots.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise FileError(f"{plots}: cannot create the plot directory: {exc.strerror or exc}") from None
+        written = save_plots(records, plots, write_atomically, paper_names)
+    rules: dict[str, int] = {}
+    for g in records:
+        rules[g.rules] = rules.get(g.rules, 0) + 1
+    return CTBenchReport(games=len(records), skipped=skipped, rules=rules, tables=tuple(tables),
+                         comparison=compare_with_paper(tables), promises=tuple(promise_keeping(records)),
+                         formation=missing_metrics(records), plots=tuple(written))
+
+
+def report_text(report: CTBenchReport, with_paper: bool = False) -> str:
+    """The report for a person: every table (the paper's names and values beside ours with `with_paper`)."""
+    parts = [table_text(t, with_paper=with_paper) + "\n" for t in report.tables]
+    if report.promises:
+        parts.append(promise_text(list(report.promises), with_paper) + "\n")
+    parts.append(missing_text(report.formation))
+    c = report.comparison
+    if with_paper and c.compared + len(c.absent):
+        parts.append(f"\n{c.compared - len(c.differences)} of {c.compared} cells on the paper's games equal its "
+                     f"printed values; {len(c.absent)} more rest on runs the input does not hold (marked 'over N "
+                     "games')")
+    rules = ", ".join(f"{name} rules ({n} games)" for name, n in sorted(report.rules.items()))
+    parts.append(f"\n{report.games} games, {rules}"
+                 + (f" ({report.skipped} cut-short or superseded runs left out)" if report.skipped else "")
+                 + "".join(f"; wrote {p}" for p in report.plots))
+    return "\n".join(parts)

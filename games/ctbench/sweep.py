@@ -15,7 +15,7 @@ from pathlib import Path
 from contractlang.files import write_atomically
 from contractlang.llm import LlmClient, LlmSettings
 from contractlang.progress import Advance
-from contractlang.vocab import Frozen
+from contractlang.vocab import BoardSet, Frozen, RuleSet
 from games.ctbench.agents import check_agent
 from games.ctbench.board import benchmark_board
 from games.ctbench.metrics import TableRow, summarise
@@ -26,6 +26,7 @@ from games.runner import JobStore, run_jobs
 class GameSpec(Frozen):
     """One game of a sweep; also its key in the record store (equal specs are one game)."""
     board_id: int
+    board_set: BoardSet = "ours"
     condition: str
     mode: str
     red: str
@@ -34,19 +35,22 @@ class GameSpec(Frozen):
     repeat: int = 0
     visible: bool = True
     judge: str = "rules"
+    rules: RuleSet = "authors"
 
     @classmethod
     def of(cls, record: GameRecord) -> GameSpec:
-        return cls(board_id=record.board_id, condition=record.condition, mode=record.mode, red=record.red_agent,
-                   blue=record.blue_agent, seed=record.seed, repeat=record.repeat, visible=record.visible,
-                   judge=record.judge)
+        return cls(board_id=record.board_id, board_set=record.board_set, condition=record.condition, mode=record.mode,
+                   red=record.red_agent, blue=record.blue_agent, seed=record.seed, repeat=record.repeat,
+                   visible=record.visible,
+                   judge=record.judge, rules=record.rules)
 
 
 def run_spec(spec: GameSpec, llm: LlmSettings | None = None) -> GameRecord:
     """One game; LLM players and judges get a client of their own made from `llm` (in whichever process)."""
     client = LlmClient(llm, os.environ.get("ANTHROPIC_API_KEY")) if llm is not None else None
-    return play_game(benchmark_board(spec.board_id), spec.condition, spec.mode, spec.red, spec.blue, spec.seed,
-                     visible=spec.visible, keep_log=True, repeat=spec.repeat, llm=client, judge=spec.judge)
+    return play_game(benchmark_board(spec.board_id, spec.board_set), spec.condition, spec.mode, spec.red, spec.blue,
+                     spec.seed, visible=spec.visible, keep_log=True, repeat=spec.repeat, llm=client, judge=spec.judge,
+                     rules=spec.rules)
 
 
 def run_specs(specs: list[GameSpec], workers: int | None = None, ray_address: str | None = None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contractlang.interpreter import Rules
 from contractlang.ir import CheckedContract, ContractSimIR
 from contractlang.translate.checks import Inconsistency
 from solver.environment import SupplyEnvironment
@@ -13,12 +14,13 @@ __all__ = ["BoardSpec", "CheckOutcome", "VerificationReport", "translation_check
 
 
 def verify(checked: CheckedContract, env: SupplyEnvironment | None = None, board: BoardSpec | None = None,
-           timeout_ms: int = DEFAULT_TIMEOUT_MS) -> VerificationReport:
-    """Prove or refute every applicable property; environment- and board-dependent checks need those values."""
+           timeout_ms: int = DEFAULT_TIMEOUT_MS, rules: Rules | None = None) -> VerificationReport:
+    """Prove or refute every applicable property; environment- and board-dependent checks need those values,
+    and CT-Bench board checks follow `rules` ([CT-24a]; default: the paper's text)."""
     if isinstance(checked.ir, ContractSimIR):
         checks = verify_contractsim(checked, env, timeout_ms)
     else:
-        checks = verify_ctbench(checked, board)
+        checks = verify_ctbench(checked, board, rules or Rules.named("paper"))
     return VerificationReport(contract=checked.ir.name, checks=tuple(checks))
 
 

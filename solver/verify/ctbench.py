@@ -1,8 +1,10 @@
 """CT-Bench checks against one board: coverage colours, giver chip sufficiency, points bounds, and
-whether each player's coverage plus its own chips opens a path home (spec/ctbench.md §6; issue #6)."""
+whether each player's coverage plus its own chips opens a path home (spec/ctbench.md §6; issue #6), under the
+paper's rules or the authors' engine's ([CT-24a]: tile-colour chips from the partner, blocked payments)."""
 
 from __future__ import annotations
 
+from contractlang.interpreter import Rules
 from contractlang.ir import CheckedContract, CoverageTerm
 from contractlang.vocab import COLOURS, POINTS_RANGE, Frozen
 from solver.verify.report import CheckOutcome
@@ -27,11 +29,12 @@ def _holdings(red: dict[str, int], blue: dict[str, int]) -> dict:
     return {"red": dict(red), "blue": dict(blue)}
 
 
-def check_colours(checked: CheckedContract, board: BoardSpec) -> CheckOutcome:
-    wrong = [(k, e) for k, e in enumerate(checked.ir.coverage) if e.colour and e.colour != board.colour(e.tile)]
+def check_colours(checked: CheckedContract, board: BoardSpec, rules: Rules) -> CheckOutcome:
+    wrong = [(k, e) for k, e in enumerate(checked.ir.coverage) if _entry_colour(e, board, rules) != board.colour(e.tile)]
     if not wrong:
+        how = " (the authors' rules pay every entry with its tile's colour)" if rules.tile_colour else ""
         return CheckOutcome(name="coverage.colours", status="proved", span=checked.span("contract"),
-                            message=f"every coverage entry pays with its tile's colour on {board.name}")
+                            message=f"every coverage entry pays with its tile's colour on {board.name}{how}")
     k, e = wrong[0]
     return CheckOutcome(name="coverage.colours", status="refuted", span=checked.span(f"cover.{k}"),
                         message=f"tile {e.tile} is {board.colour(e.tile)} on {board.name}, but the entry pays with "
@@ -39,11 +42,11 @@ def check_colours(checked: CheckedContract, board: BoardSpec) -> CheckOutcome:
                         counterexample={"tiles": [list(e.tile) for _, e in wrong]})
 
 
-def _entry_colour(e: CoverageTerm, board: BoardSpec) -> str:
-    return e.colour or board.colour(e.tile)
+def _entry_colour(e: CoverageTerm, board: BoardSpec, rules: Rules) -> str:
+    return rules.payment(e, board.colour(e.tile))[1]
 
 
-def check_giver_chips(checked: CheckedContract, board: BoardSpec) -> CheckOutcome:
+def check_giver_chips(checked: CheckedContract, board: BoardSpec, rules: Rules) -> CheckOutcome:
     """Worst case: the giver walks its own best path first, then is asked to honour every entry."""
     entries = checked.ir.coverage
     for giver in ("red", "blue"):
@@ -52,11 +55,11 @@ def check_giver_chips(checked: CheckedContract, board: BoardSpec) -> CheckOutcom
         for tile in path[1:]:
             left[board.colour(tile)] -= 1
         spare = {c: max(0, n) for c, n in left.items()}
-        mine = [(k, e) for k, e in enumerate(entries) if e.giver == giver]
+        mine = [(k, e) for k, e in enumerate(entries) if rules.payment(e, board.colour(e.tile))[0] == giver]
         short = []
         budget = dict(spare)
         for k, e in mine:
-            c = _entry_colour(e, board)
+            c = _entry_colour(e, board, rules)
             if budget[c] >= 1:
                 budget[c] -= 1
             else:
@@ -65,7 +68,7 @@ def check_giver_chips(checked: CheckedContract, board: BoardSpec) -> CheckOutcom
             receiver = "blue" if giver == "red" else "red"
             events, have = [], dict(spare)
             for k, e in mine:
-                c = _entry_colour(e, board)
+                c = _entry_colour(e, board, rules)
                 giver_chips = dict(have)
                 other = dict(zip(COLOURS, board.initial[receiver]))
                 events.append({"type": "move_attempt", "player": receiver, "tile": list(e.tile),
@@ -76,9 +79,11 @@ def check_giver_chips(checked: CheckedContract, board: BoardSpec) -> CheckOutcom
             k, e = short[0]
             return CheckOutcome(
                 name="coverage.giver_chips", status="refuted", span=checked.span(f"cover.{k}"),
-                message=f"after walking its own best path {giver} has {spare[_entry_colour(e, board)]} spare "
-                        f"{_entry_colour(e, board)} chip(s): honouring "
-                        + ", ".join(str(x.tile) for _, x in short) + " would leave it at score 0 (forfeit)",
+                message=f"after walking its own best path {giver} has {spare[_entry_colour(e, board, rules)]} spare "
+                        f"{_entry_colour(e, board, rules)} chip(s): honouring "
+                        + ", ".join(str(x.tile) for _, x in short) + (
+                            " would find it without the chip: the payment is blocked and the receiver pays itself"
+                            if rules.block_not_forfeit else " would leave it at score 0 (forfeit)"),
                 counterexample={"giver": giver, "tiles": [list(x.tile) for _, x in short], "events": events})
     return CheckOutcome(name="coverage.giver_chips", status="proved", span=checked.span("contract"),
                         message="each giver can honour every entry with chips its own best path does not need")
@@ -94,15 +99,15 @@ def check_points(checked: CheckedContract) -> CheckOutcome:
                         message=f"every points promise is within {lo}..{hi}, so a finished giver keeps a score ≥ 0")
 
 
-def check_paths(checked: CheckedContract, board: BoardSpec) -> CheckOutcome:
+def check_paths(checked: CheckedContract, board: BoardSpec, rules: Rules) -> CheckOutcome:
     """Each player's own chips plus the coverage it receives pay for some simple path home."""
     for player in ("red", "blue"):
-        covered = {e.tile for e in checked.ir.coverage if e.receiver == player and _entry_colour(e, board) ==
+        covered = {e.tile for e in checked.ir.coverage if e.receiver == player and _entry_colour(e, board, rules) ==
                    board.colour(e.tile)}
         extra = {c: 0 for c in COLOURS}
         for e in checked.ir.coverage:
-            if e.receiver == player and _entry_colour(e, board) != board.colour(e.tile):
-                extra[_entry_colour(e, board)] += 1
+            if e.receiver == player and _entry_colour(e, board, rules) != board.colour(e.tile):
+                extra[_entry_colour(e, board, rules)] += 1
         own = dict(zip(COLOURS, board.initial[player]))
         best = None
         for path in board.paths:
@@ -127,9 +132,9 @@ def check_paths(checked: CheckedContract, board: BoardSpec) -> CheckOutcome:
                         message=f"both players can reach the goal on {board.name} with their own chips and coverage")
 
 
-def verify_ctbench(checked: CheckedContract, board: BoardSpec | None) -> list[CheckOutcome]:
+def verify_ctbench(checked: CheckedContract, board: BoardSpec | None, rules: Rules) -> list[CheckOutcome]:
     checks = [check_points(checked)]
     if board is not None:
-        checks = [check_colours(checked, board), check_giver_chips(checked, board), *checks,
-                  check_paths(checked, board)]
+        checks = [check_colours(checked, board, rules), check_giver_chips(checked, board, rules), *checks,
+                  check_paths(checked, board, rules)]
     return checks
