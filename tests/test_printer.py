@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from contractlang import ContractError, check_source
 from contractlang.formatter import format_expr, format_source
+from contractlang.interpreter import Rules
 from contractlang.ir import ContractSimIR
 from contractlang.parser import MAX_EXPRESSION_DEPTH, parse, parse_expression
 from contractlang.render import render
@@ -118,13 +119,14 @@ def test_rules_translations_are_canonical_even_when_incomplete(ir, data):
 def test_judge_summaries_print_canonically_and_read_back(ir, condition):
     """judge JSON → source → checked contract → judge JSON is the identity on what the condition holds."""
     terms = judge_json(ir, condition)
-    text, notes = terms_source(terms, condition)
+    text, notes = terms_source(terms, condition, AUTHORS)
     reprints(text)
-    source, contract, problems = read_terms(terms, condition, "<judge>")
+    source, contract, problems = read_terms(terms, condition, "<judge>", AUTHORS)
     assert source == text and notes == problems == []
     assert judge_json(contract, condition) == terms
 
 
+AUTHORS, PAPER = Rules.named("authors"), Rules.named("paper")
 _NAMES = st.sampled_from(["P-Red", "p-blue", "Player0", "player1", "nobody", 3, None])
 _ENTRIES = st.fixed_dictionaries({}, optional={
     "giver": _NAMES, "receiver": _NAMES, "color": st.sampled_from(["Red", "g", "unknown", "purple", None]),
@@ -133,21 +135,26 @@ _ENTRIES = st.fixed_dictionaries({}, optional={
 
 @settings(max_examples=100, deadline=None)
 @given(st.dictionaries(st.sampled_from(["(0,1)", "( 2, 3)", "(9,9)", "(01,2)", "p-red_reaches_goal", "x"]),
-                       _ENTRIES, max_size=4), st.sampled_from(["prog_trading", "prog_points"]))
-def test_any_judge_reply_prints_as_canonical_source(terms, condition):
+                       _ENTRIES, max_size=4), st.sampled_from(["prog_trading", "prog_points"]),
+       st.sampled_from([AUTHORS, PAPER]))
+def test_any_judge_reply_prints_as_canonical_source(terms, condition, rules):
     """Whatever the judge answers, the source printed from it is canonical; what it could not use is a note."""
-    text, notes = terms_source(terms, condition)
+    text, notes = terms_source(terms, condition, rules)
     reprints(text)
-    _, contract, problems = read_terms(terms, condition, "<judge>")
+    _, contract, problems = read_terms(terms, condition, "<judge>", rules)
     assert (contract is None) == (len(problems) > len(notes))
 
 
 def test_judge_source_keeps_left_out_entries_as_notes():
-    text, notes = terms_source({"(01,2)": {"giver": "P-Red", "receiver": "P-Blue", "color": "Green"},
-                                "no tile": {"giver": "P-Red", "receiver": "P-Blue", "color": "Red"}}, "prog_trading")
+    """Under `paper` a loosely keyed entry is printed with a note; under `authors` ([CT-24a]) it is left out."""
+    terms = {"(01,2)": {"giver": "P-Red", "receiver": "P-Blue", "color": "Green"},
+             "no tile": {"giver": "P-Red", "receiver": "P-Blue", "color": "Red"}}
+    text, notes = terms_source(terms, "prog_trading", PAPER)
     reprints(text)
     assert "(1,2): red pays for blue with green chip" in text and "no tile" not in text
-    assert len(notes) == 2 and "never paid this entry" in notes[0] and "left out" in notes[1]
+    assert len(notes) == 2 and "never pays this entry" in notes[0] and "left out" in notes[1]
+    text, notes = terms_source(terms, "prog_trading", AUTHORS)
+    assert "(1,2)" not in text and "(01,2)' left out" in notes[0]
 
 
 @settings(max_examples=60, deadline=None)
