@@ -15,6 +15,7 @@ from conftest import ROOT
 from contractlang.interpreter import compile as compile_monitor
 from contractlang.interpreter.contractsim import compile_contractsim
 from contractlang.interpreter.events import Delivery, Payment, WeekEnd
+from contractlang.interpreter import rounds as rounds_module
 from contractlang.interpreter.rounds import RoundRules, evaluate_round, payment_due
 from contractlang.ir import (Contingencies, ContractSimIR, DeductionTerms, RolloverTerms, SubstitutionTerms)
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS
@@ -22,6 +23,7 @@ from games.contractsim import batch
 from games.contractsim.environments import environment
 from solver.dp import kernels
 from solver.dp.problem import ORDER_SIDE, flat, round_transition
+from solver.verify import semantics
 from solver.verify.semantics import ZRound, zpayment_due
 
 TABLE = json.loads((ROOT / "tests" / "conformance" / "contractsim.json").read_text())
@@ -285,3 +287,16 @@ def test_the_batch_engine_plays_most_cases():
     playable = [n for n, c in CASES.items() if batch_customer(c) is not None]
     assert {batch_customer(CASES[n]) for n in playable} == {"rc", "rcc", "re"}
     assert len(playable) >= len(CASES) - 2
+
+
+def test_a_planted_change_fails_the_table(monkeypatch):
+    """The table has teeth: drop the cap of §4.1 (a deduction beyond the payment then leaves a negative due) where
+    it is written, `rounds.applied_deduction`, or in the z3 mirror, and every implementation reading it fails on
+    the case that exercises the cap (the batch engine's own restatement is compiled numba code, out of a
+    monkeypatch's reach)."""
+    case = CASES["deduction-beyond-the-payment-is-forfeited"]
+    assert all(not mismatches(i, case) for i in IMPLEMENTATIONS)
+    monkeypatch.setattr(rounds_module, "applied_deduction", lambda nominal, deduction: deduction)
+    monkeypatch.setattr(semantics, "zmin", lambda a, b: a)
+    for implementation in ("monitor", "trace-monitor", "rounds", "z3", "dp", "dp-forward"):
+        assert mismatches(implementation, case), implementation

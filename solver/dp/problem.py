@@ -167,6 +167,7 @@ class RoundTransition(NamedTuple):
 
 
 def round_transition(compiled: CompiledContractSim, payments: np.ndarray, t: int) -> RoundTransition:
+    """Round t's transition, read off the monitor's table for the round; the one place the DP caps a deduction."""
     table = compiled.tables[t]
     return RoundTransition(table.violation, table.new_memory_index, applied_deduction(payments[t + 1], table.deduction),
                            payment_due(payments[t + 1], table.deduction))
