@@ -90,17 +90,19 @@ def test_micro_figures_carry_the_week_weighted_sd():
     (x = 0.5, |W| = 4; weeks 9 and 11 owe nothing). Pooled 8/10 = 0.8; SD √((6·0.2² + 4·0.3²)/10) = √0.06."""
     from games.contractsim.run import RunRecord, WeekRecord
 
-    def record(customer_weeks):
-        weeks = [WeekRecord(week=w, role="supplier", compliant=True, excluded=False, observed_breach=False)
+    def record(customer_weeks, first_violation=None):
+        weeks = [WeekRecord(week=w, role="supplier", compliant=True, excluded=False,
+                            observed_breach=first_violation is not None and first_violation < w)
                  for w in (2, 4, 6, 8, 10)]
         weeks += [WeekRecord(week=w, role="customer", compliant=c, excluded=x, observed_breach=False)
                   for w, (c, x) in customer_weeks.items()]
         return RunRecord(contract="t", env=1, customer="x", supplier="y", seed=0, u_customer=0, u_supplier=0,
-                         budget=200, weeks=tuple(sorted(weeks, key=lambda w: w.week)))
+                         budget=200, weeks=tuple(sorted(weeks, key=lambda w: w.week)),
+                         customer_first_violation=first_violation, supplier_first_violation=None)
 
     a = record({w: (True, False) for w in (1, 3, 5, 7, 9, 11)})
     b = record({1: (True, False), 3: (True, False), 5: (False, False), 7: (False, False), 9: (True, True),
-                11: (True, True)})
+                11: (True, True)}, first_violation=5)
     s = summarise([a, b], "customer")
     assert s.compliance_micro.mean == pytest.approx(0.8) and s.compliance_micro.sd == pytest.approx(0.06 ** 0.5)
     assert s.compliance.mean == pytest.approx(0.75) and s.compliance.sd == pytest.approx(0.125 ** 0.5)  # macro, n−1

@@ -23,7 +23,7 @@ from games.contractsim.shocks import draw_shocks
 from solver.dp import TableCache, build_problem, kernels
 from solver.dp.cache import table_key
 from solver.dp.induction import UNSOLVED, backward, forward
-from solver.dp.problem import ORDER_GRID, SIDE
+from solver.dp.problem import ORDER_GRID, flat
 from solver.production import choice_table
 
 TOL = 1e-9
@@ -207,7 +207,7 @@ def test_every_play_stays_in_the_solved_holdings(name, env_id):
                 state = state.apply_action(Order(quantities=tuple(int(o) for o in order)))
             else:
                 n = state.inventory
-                y = problem.output[t, mu, (n[0] * SIDE + n[1]) * SIDE + n[2]]
+                y = problem.output[t, mu, flat(problem.side, *n)]
                 state = state.apply_action(Produce(quantities=tuple(int(v) for v in y)))
     assert len(seen) > 1000, len(seen)  # the plays explore, so the check has teeth
 
@@ -244,7 +244,7 @@ def test_each_kernel_is_compiled_for_one_argument_type():
     read-only holdings passed as they are) and a clamped one, and the first round's mass and a later round's,
     must reach the kernels as the same array types."""
     problem = build_problem(example("worked-example-1"), environment(3))
-    assert {problem.state_box(t) == (SIDE - 1,) * 3 for t in range(5)} == {True, False}
+    assert {problem.state_box(t) == (problem.env.inventory_cap,) * 3 for t in range(5)} == {True, False}
     forward(problem, backward(problem).policies)
     assert len(kernels.solve_round.signatures) == 1
     assert len(kernels.forward_round.signatures) == 1

@@ -13,20 +13,19 @@ import numpy as np
 from pydantic import ConfigDict
 
 from contractlang.interpreter.events import ContractSimEvent, Delivery, EventError, Payment, WeekEnd
-from contractlang.interpreter.rounds import RoundRules, evaluate_round, payment_due
+from contractlang.interpreter.rounds import RoundRules, applied_deduction, evaluate_round, payment_due
 from contractlang.ir import ContractSimIR, Triple
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, Frozen
 
 Role = Literal["customer", "supplier"]
-TABLE_MAX_QTY = 10  # the inventory cap bounds what can be produced in a week
 
 
 class RoundTable(Frozen):
-    """`evaluate_round` tabulated for one round over every memory state and delivery 0..10 per product."""
+    """`evaluate_round` tabulated for one round over every memory state and delivery 0..cap per product."""
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
-    violation: np.ndarray  # (n_memory, 11, 11, 11) bool
+    violation: np.ndarray  # (n_memory, cap+1, cap+1, cap+1) bool
     shortfall: np.ndarray
     new_memory_index: np.ndarray  # int
     deduction: np.ndarray  # int
@@ -34,9 +33,9 @@ class RoundTable(Frozen):
     required: np.ndarray  # (n_memory, 3)
 
 
-def _round_table(rules: RoundRules, round_index: int) -> RoundTable:
+def _round_table(rules: RoundRules, round_index: int, inventory_cap: int) -> RoundTable:
     memory = rules.memory_states()
-    axis = np.arange(TABLE_MAX_QTY + 1)
+    axis = np.arange(inventory_cap + 1)
     y = np.stack(np.meshgrid(axis, axis, axis, indexing="ij"), axis=-1)
     out = evaluate_round(rules, round_index, memory[:, None, None, None, :], y[None])
     new_memory_index = rules.memory_index(out.new_memory)
@@ -65,13 +64,18 @@ class WeekOutcome(NamedTuple):
 
 
 class CompiledContractSim(Frozen):
-    """A ContractSim contract compiled for monitoring: its rules and per-round outcome tables."""
+    """A ContractSim contract compiled for monitoring: its rules and per-round outcome tables.
+
+    The environment's inventory cap bounds what a week can produce of each product (§4.2 step 6), so the
+    tables cover deliveries 0..cap; without an environment (a log replayed on its own) there are no
+    tables and every week is evaluated directly."""
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
     ir: ContractSimIR
     rules: RoundRules
     memory_states: np.ndarray
+    inventory_cap: int | None
     tables: tuple[RoundTable, ...]
 
     def monitor(self) -> ContractSimMonitor:
@@ -79,9 +83,9 @@ class CompiledContractSim(Frozen):
 
     def production(self, round_index: int, memory: Triple, delivered: Triple) -> WeekOutcome:
         """One production week, from the table when every quantity is within it, else evaluated directly."""
-        table = self.tables[round_index]
-        m = int(self.rules.memory_index(np.array(memory)))
-        if max(delivered) <= TABLE_MAX_QTY:
+        if self.inventory_cap is not None and max(delivered) <= self.inventory_cap:
+            table = self.tables[round_index]
+            m = int(self.rules.memory_index(np.array(memory)))
             i = (m, *delivered)
             return WeekOutcome(bool(table.violation[i]), bool(table.shortfall[i]),
                                tuple(int(v) for v in self.memory_states[table.new_memory_index[i]]),
@@ -93,13 +97,13 @@ class CompiledContractSim(Frozen):
                            tuple(int(v) for v in out.required))
 
 
-def compile_contractsim(ir: ContractSimIR) -> CompiledContractSim:
+def compile_contractsim(ir: ContractSimIR, inventory_cap: int | None = None) -> CompiledContractSim:
+    """The contract's rules, tabulated up to the environment's `inventory_cap` when one is given."""
     rules = RoundRules.from_ir(ir)
     memory = rules.memory_states()
     memory.setflags(write=False)
-    return CompiledContractSim(
-        ir=ir, rules=rules, memory_states=memory, tables=tuple(_round_table(rules, t) for t in range(5))
-    )
+    tables = () if inventory_cap is None else tuple(_round_table(rules, t, inventory_cap) for t in range(5))
+    return CompiledContractSim(ir=ir, rules=rules, memory_states=memory, inventory_cap=inventory_cap, tables=tables)
 
 
 class WeekStatus(Frozen):
@@ -162,7 +166,7 @@ class ContractSimMonitor(Frozen):
         """What the Customer owes in the open payment week, after a capped deduction (§4.1)."""
         if self.week not in PAYMENT_WEEKS:
             raise EventError(f"week {self.week} is a production week; nothing is payable")
-        return payment_due(self.contract.ir.payment(self.week), self.pending_deduction)
+        return int(payment_due(self.contract.ir.payment(self.week), self.pending_deduction))
 
     def delivery_due(self) -> Triple:
         """What the Supplier must deliver in the open production week: schedule plus carried deficits."""
@@ -202,10 +206,10 @@ class ContractSimMonitor(Frozen):
         w = self.week
         if w in PAYMENT_WEEKS:
             nominal = self.contract.ir.payment(w)
-            due = payment_due(nominal, self.pending_deduction)
+            due = int(payment_due(nominal, self.pending_deduction))
             compliant = self.paid >= due
             status = dict(role="customer", due=due, nominal=nominal, paid=self.paid,
-                          deduction=min(self.pending_deduction, nominal), excluded=due == 0,
+                          deduction=int(applied_deduction(nominal, self.pending_deduction)), excluded=due == 0,
                           memory_before=self.memory, memory_after=self.memory)
             update: dict = {"pending_deduction": 0}
         else:

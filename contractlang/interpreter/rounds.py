@@ -155,6 +155,12 @@ def evaluate_round(rules: RoundRules, round_index: int, memory, delivered) -> Ro
     )
 
 
-def payment_due(nominal: int, deduction: int) -> int:
-    """`due_w = M_w − min(δ_w, M_w)` (§4.1): a deduction never exceeds the payment it lowers."""
-    return nominal - min(deduction, nominal)
+def applied_deduction(nominal, deduction):
+    """`min(δ_w, M_w)` (§4.1): a deduction never exceeds the payment it lowers; the excess is forfeited.
+    Integers or integer arrays (the DP applies it to every delivery at once)."""
+    return np.minimum(deduction, nominal)
+
+
+def payment_due(nominal, deduction):
+    """`due_w = M_w − min(δ_w, M_w)` (§4.1), for integers or integer arrays."""
+    return nominal - applied_deduction(nominal, deduction)

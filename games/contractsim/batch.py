@@ -11,13 +11,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from contractlang.interpreter.contractsim import CompiledContractSim
 from contractlang.ir import ContractSimIR
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS
 from games.contractsim.run import SESSION_TABLES, RunRecord, WeekRecord
 from games.contractsim.shocks import draw_shocks
 from solver.dp import TableCache
 from solver.dp.induction import scenario_index
-from solver.dp.problem import ORDER_SIDE, SIDE
+from solver.dp.problem import ORDER_SIDE
 from solver.environment import SupplyEnvironment
 
 POLICIES = ("rc", "rcc", "re")
@@ -26,8 +27,11 @@ _NEVER = 99
 
 @njit(cache=True)
 def _play(customer, supplier, spoil, prices, scenario, uniform, policies, boxes, cash_max, receipt_low, output,
-          violation, new_memory, deduction, required, payments, values, budget, capital, out_week, out_u):
-    """out_week[g, w-1] = (compliant, excluded, observed_breach, paid, spend, value); out_u[g] = (U_c, U_s)."""
+          violation, new_memory, deduction, required, payments, values, budget, capital, inventory_cap, out_week,
+          out_u, out_first):
+    """out_week[g, w-1] = (compliant, excluded, observed_breach, paid, spend, value); out_u[g] = (U_c, U_s);
+    out_first[g] = the first violation weeks (Customer, Supplier), 0 for none."""
+    side = inventory_cap + 1
     for g in range(spoil.shape[0]):
         cash = capital
         left = budget
@@ -75,8 +79,8 @@ def _play(customer, supplier, spoil, prices, scenario, uniform, policies, boxes,
                     q = order[x]
                     cost += q * prices[g, t, x]
                     lo = receipt_low[q]
-                    inv[x] = min(SIDE - 1, inv[x] + lo + int(uniform[g, t, x] * (q - lo + 1)))
-                rule = output[t, mu, (inv[0] * SIDE + inv[1]) * SIDE + inv[2]]  # [CS-24], as the DP tabulated it
+                    inv[x] = min(inventory_cap, inv[x] + lo + int(uniform[g, t, x] * (q - lo + 1)))
+                rule = output[t, mu, (inv[0] * side + inv[1]) * side + inv[2]]  # [CS-24], as the DP tabulated it
                 y[0], y[1], y[2] = rule[0], rule[1], rule[2]
                 inv[0] -= y[0] + y[1]
                 inv[1] -= y[0] + y[1]
@@ -98,6 +102,15 @@ def _play(customer, supplier, spoil, prices, scenario, uniform, policies, boxes,
             mu = new_memory[t, mu, y[0], y[1], y[2]]
         out_u[g, 0] = budget + value_total - paid_total
         out_u[g, 1] = paid_total - spend_total
+        out_first[g, 0] = 0 if first_c == _NEVER else first_c
+        out_first[g, 1] = 0 if first_s == _NEVER else first_s
+
+
+def verdicts(compiled: CompiledContractSim) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The monitor's week tables as `_play` reads them, stacked over the five rounds: violation, next memory,
+    deduction δ and required quantities."""
+    return tuple(np.stack([getattr(rt, name) for rt in compiled.tables])
+                 for name in ("violation", "new_memory_index", "deduction", "required"))
 
 
 def play_batch(ir: ContractSimIR, env: SupplyEnvironment, customer: str, supplier: str, seeds,
@@ -114,22 +127,22 @@ def play_batch(ir: ContractSimIR, env: SupplyEnvironment, customer: str, supplie
     _, table, _ = tables.solve(ir, env)
     problem = table.problem
     scenario = np.array([[scenario_index(problem, p) for p in g] for g in price], dtype=np.int64).reshape(-1, 5)
-    compiled = problem.compiled
-    verdict = [np.stack([rt.violation for rt in compiled.tables]), np.stack([rt.new_memory_index for rt in compiled.tables]),
-               np.stack([rt.deduction for rt in compiled.tables]), np.stack([rt.required for rt in compiled.tables])]
     out_week = np.zeros((len(seeds), 11, 6), dtype=np.int64)
     out_u = np.zeros((len(seeds), 2), dtype=np.int64)
+    out_first = np.zeros((len(seeds), 2), dtype=np.int64)
     _play(POLICIES.index(customer), POLICIES.index(supplier), spoil, price, scenario, uniform, table.policies,
           np.array([problem.state_box(t) for t in range(5)], dtype=np.int64), problem.cash_max.astype(np.int64),
-          np.array([env.receipt_low(o) for o in range(ORDER_SIDE)], dtype=np.int64), problem.output, *verdict,
-          problem.payments, np.array(env.values, dtype=np.int64), env.budget, env.capital, out_week, out_u)
+          np.array([env.receipt_low(o) for o in range(ORDER_SIDE)], dtype=np.int64), problem.output,
+          *verdicts(problem.compiled), problem.payments, np.array(env.values, dtype=np.int64), env.budget, env.capital, env.inventory_cap, out_week,
+          out_u, out_first)
     terms = ir.model_dump(mode="json")  # one copy shared by every record of the batch
     return [RunRecord(contract=ir.name, env=env.id, customer=customer, supplier=supplier, seed=seed,
                       u_customer=int(u[0]), u_supplier=int(u[1]), budget=env.budget,
                       multiplier=ir.setting_info.multiplier, contract_ir=terms,
+                      customer_first_violation=int(first[0]) or None, supplier_first_violation=int(first[1]) or None,
                       weeks=tuple(WeekRecord(week=w, role="customer" if w in PAYMENT_WEEKS else "supplier",
                                              compliant=bool(row[w - 1, 0]), excluded=bool(row[w - 1, 1]),
                                              observed_breach=bool(row[w - 1, 2]), paid=int(row[w - 1, 3]),
                                              spend=int(row[w - 1, 4]), value=int(row[w - 1, 5]))
                                   for w in sorted(PAYMENT_WEEKS + PRODUCTION_WEEKS)))
-            for seed, row, u in zip(seeds, out_week, out_u)]
+            for seed, row, u, first in zip(seeds, out_week, out_u, out_first)]

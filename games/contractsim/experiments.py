@@ -250,7 +250,7 @@ def identities(records: list[RationalRecord], rows: list[TableRow], p_sat: dict[
             run = r.run(c, s)
             for role in ROLES:
                 x = role_run(run, role)
-                counterparty_clean = not any(w.role != role and not w.excluded and not w.compliant for w in run.weeks)
+                counterparty_clean = run.first_violation("supplier" if role == "customer" else "customer") is None
                 if counterparty_clean and x.eval_weeks:
                     e11.append((f"{n} {c}/{s} {role}", _close(x.tft, x.compliance)))
                 if not x.defected:

@@ -89,9 +89,9 @@ Observation = Union[CustomerObservation, SupplierObservation]
 
 
 @lru_cache(maxsize=64)
-def _compiled(base_ir: ContractSimIR) -> CompiledContractSim:
+def _compiled(base_ir: ContractSimIR, inventory_cap: int) -> CompiledContractSim:
     """Compiling tabulates every week outcome (~50 ms); a sweep plays each contract many times."""
-    return compile_contractsim(base_ir)
+    return compile_contractsim(base_ir, inventory_cap)
 
 
 class ContractSimGame(Frozen):
@@ -105,7 +105,7 @@ class ContractSimGame(Frozen):
 
     @classmethod
     def make(cls, ir: ContractSimIR, env: SupplyEnvironment) -> ContractSimGame:
-        return cls(ir=ir, env=env, compiled=_compiled(ir.base_units()))
+        return cls(ir=ir, env=env, compiled=_compiled(ir.base_units(), env.inventory_cap))
 
     def new_initial_state(self, shocks: Shocks) -> State:
         return State(game=self, shocks=shocks, monitor=self.compiled.monitor(), cash=self.env.capital,

@@ -35,15 +35,14 @@ def role_run(run: RunRecord, role: str) -> RoleRun:
     other = "supplier" if role == "customer" else "customer"
     mine = [w for w in run.weeks if w.role == role]
     evaluated = [w for w in mine if not w.excluded]
-    first = {r: min((w.week for w in run.weeks if w.role == r and not w.excluded and not w.compliant),
-                    default=math.inf) for r in (role, other)}
-    d = {w.week: first[other] < w.week for w in evaluated}  # eq. 16, strict
-    pre = [w for w in evaluated if not d[w.week]]
-    post = [w for w in evaluated if d[w.week]]
+    # f_i and D (eqs. 16, §15.3) as the monitor recorded them (an excluded week owes nothing, so it never violates)
+    first = {r: math.inf if run.first_violation(r) is None else run.first_violation(r) for r in (role, other)}
+    pre = [w for w in evaluated if not w.observed_breach]
+    post = [w for w in evaluated if w.observed_breach]
     deltas = week_utility_deltas(run)[role]
     base = run.budget if role == "customer" else 0
     cu = base + sum(deltas[w.week] if w.compliant else min(deltas[w.week], 0) for w in mine)
-    tft = [int((not w.compliant) == d[w.week]) for w in evaluated]
+    tft = [int((not w.compliant) == w.observed_breach) for w in evaluated]
     e_resp = first[other] < first[role] and bool(post)
     return RoleRun(
         utility=run.u_customer if role == "customer" else run.u_supplier,

@@ -49,11 +49,16 @@ class RunRecord(Frozen):
     u_supplier: int
     budget: int
     weeks: tuple[WeekRecord, ...]
+    customer_first_violation: int | None  # f_i (§15.3) as the monitor recorded it; None: never violated
+    supplier_first_violation: int | None
     multiplier: int = 1
     contract_ir: dict | None = None  # the contract's terms, so a counterfactual run can be re-played
     log: tuple[LogEntry, ...] = ()
     llm_calls: tuple[LlmCall, ...] = ()  # every model call of an LLM agent, in order: the game's transcript
     llm_defaults: dict[str, int] = {}  # per LLM role: requests that ran out of attempts and defaulted to zero
+
+    def first_violation(self, role: str) -> int | None:
+        return self.customer_first_violation if role == "customer" else self.supplier_first_violation
 
     @property
     def llm_usage(self) -> LlmUsage:
@@ -164,6 +169,8 @@ def play(ir: ContractSimIR, env: SupplyEnvironment, customer: str, supplier: str
     returns = state.returns()
     return RunRecord(contract=ir.name, env=env.id, customer=customer, supplier=supplier, seed=seed,
                      u_customer=returns["customer"], u_supplier=returns["supplier"], budget=env.budget, weeks=weeks,
+                     customer_first_violation=state.monitor.first_violation("customer"),
+                     supplier_first_violation=state.monitor.first_violation("supplier"),
                      multiplier=ir.setting_info.multiplier, contract_ir=ir.model_dump(mode="json"),
                      log=state.log if keep_log else (),
                      llm_calls=tuple(game_client.calls) if game_client is not None else (),

@@ -21,7 +21,7 @@ from pydantic import ConfigDict
 from contractlang.ir import ContractSimIR
 from contractlang.vocab import Frozen
 from solver.dp import kernels
-from solver.dp.problem import ORDER_GRID, ROUNDS, SIDE, Cover, DPProblem, build_problem
+from solver.dp.problem import ORDER_GRID, ROUNDS, Cover, DPProblem, build_problem, flat
 from solver.environment import SupplyEnvironment
 
 UNSOLVED = -1
@@ -48,8 +48,8 @@ class OrderTable(Frozen):
 
     def production(self, round_index: int, memory_index: int, inventory) -> tuple[int, int, int]:
         """The fixed rule's output [CS-24] for post-receipt `inventory`, as the table was solved with."""
-        n1, n2, n3 = (int(v) for v in inventory)
-        return tuple(int(v) for v in self.problem.output[round_index, memory_index, (n1 * SIDE + n2) * SIDE + n3])
+        m = flat(self.problem.side, *(int(v) for v in inventory))
+        return tuple(int(v) for v in self.problem.output[round_index, memory_index, m])
 
     def _entry(self, round_index: int, inventory, cash: int, memory_index: int) -> np.ndarray:
         """The orders of one state, one per price scenario (UNSOLVED where no play under this cover can be)."""
@@ -105,10 +105,11 @@ class SolveResult(Frozen):
 def _expand(problem: DPProblem, round_index: int) -> list[np.ndarray]:
     """E_x[n, j] = 1 when inventory n is stored at clamped index j = min(n, B_x) in round `round_index`."""
     box = problem.state_box(round_index)
+    side = problem.side
     mats = []
     for b in box:
-        e = np.zeros((SIDE, b + 1))
-        e[np.arange(SIDE), np.minimum(np.arange(SIDE), b)] = 1.0
+        e = np.zeros((side, b + 1))
+        e[np.arange(side), np.minimum(np.arange(side), b)] = 1.0
         mats.append(e)
     return mats
 
@@ -136,14 +137,15 @@ def _continuation(problem: DPProblem, t: int, mu: int, q_p, q_v) -> tuple[np.nda
         gp = np.repeat(gp[:, None], n_cash, axis=1)
         gv = np.repeat(gv[:, None], n_cash, axis=1)
     else:
-        arrive = problem.payments[t + 1] - problem.deduction[t, mu]
+        arrive = problem.due[t, mu]
         cash = np.minimum(np.arange(n_cash)[None, :] + arrive[:, None], int(problem.cash_max[t + 1]))
         nm = problem.next_memory[t, mu][:, None]
         left = problem.leftover[t, mu][:, None]
         gp = np.where(bad[:, None], 0.0, q_p[nm, left, cash])
         gv = -ded[:, None] + np.where(bad[:, None], 0.0, q_v[nm, left, cash])
-    return (np.ascontiguousarray(gp.reshape(SIDE, SIDE, SIDE, n_cash)),
-            np.ascontiguousarray(gv.reshape(SIDE, SIDE, SIDE, n_cash)))
+    side = problem.side
+    return (np.ascontiguousarray(gp.reshape(side, side, side, n_cash)),
+            np.ascontiguousarray(gv.reshape(side, side, side, n_cash)))
 
 
 Progress = Optional[Callable[[int, int], None]]  # (steps done, steps in all)
@@ -161,7 +163,8 @@ class _Scratch:
         n_cash = int(problem.cash_max.max()) + 1
         in_use = max(_windows_in_use(problem.window_span[t, 2], problem.state_box(t)[2]) for t in range(ROUNDS))
         rows = int(w[0] * w[1]) * in_use
-        a3, a2 = (SIDE, int(w[2]), SIDE, n_cash), (int(w[1]), int(w[2]), SIDE, n_cash)
+        side = problem.side
+        a3, a2 = (side, int(w[2]), side, n_cash), (int(w[1]), int(w[2]), side, n_cash)
         slab, peaks = (rows, n_cash), (rows, n_cash // kernels.BLOCK + 1, 4)
         self.arrays = (np.empty(a3), np.empty(a3), np.empty(a2), np.empty(a2), np.empty(slab), np.empty(slab),
                        np.empty(peaks))
@@ -240,7 +243,7 @@ def backward(problem: DPProblem, progress: Progress = None, keep_values: bool = 
                 scratch = _Scratch(problem)
             q_p = q_v = np.empty((0, 0, 0))
             if later is not None:
-                flat_shape = (n_mem, SIDE**3, later[0].shape[-1])
+                flat_shape = (n_mem, problem.side**3, later[0].shape[-1])
                 q_p = _through_spoilage(problem, t + 1, later[0], push=False).reshape(flat_shape)
                 q_v = _through_spoilage(problem, t + 1, later[1], push=False).reshape(flat_shape)
             entry = _solve_round(problem, t, q_p, q_v, floor, scratch, n_scen)
@@ -310,16 +313,16 @@ def forward(problem: DPProblem, policies) -> Occupancy:
     survival = []
     for t in range(ROUNDS):
         n_cash_next = int(problem.cash_max[t + 1]) + 1 if t < ROUNDS - 1 else 1
-        mid = np.zeros((2, n_mem, SIDE**3, n_cash_next))
+        side = problem.side
+        mid = np.zeros((2, n_mem, side**3, n_cash_next))
         policy = policies[t].view()
         policy.setflags(write=False)  # solved tables are read-only, cached or hand-made ones not: one type, one compile
         kernels.forward_round(mass, policy, problem.kernel[t], problem.order_cost, problem.price_probs,
                               problem.output[t], problem.violation[t], problem.next_memory[t], problem.deduction[t],
-                              problem.leftover[t], values, int(problem.payments[t]), int(problem.payments[t + 1]),
-                              mid, totals)
+                              problem.due[t], problem.leftover[t], values, int(problem.payments[t]), mid, totals)
         survival.append(1.0 - totals[3])
         if t < ROUNDS - 1:
-            mass = _through_spoilage(problem, t + 1, mid.reshape((2 * n_mem, SIDE, SIDE, SIDE, n_cash_next)), push=True)
+            mass = _through_spoilage(problem, t + 1, mid.reshape((2 * n_mem, side, side, side, n_cash_next)), push=True)
             # contiguous, as the first round's: one array layout, so forward_round compiles once
             mass = np.ascontiguousarray(mass.reshape((2, n_mem) + mass.shape[1:]))
     totals[4] += mid[0].sum() * problem.payments[ROUNDS]

@@ -12,7 +12,6 @@ import numpy as np
 from numba import get_thread_id, njit, prange
 
 from solver.dp.problem import ORDER_SIDE as ORDERS
-from solver.dp.problem import SIDE
 
 THRESHOLD = 0.95  # p̄ = 1 − ε, inclusive ([CS-26])
 TOL = 1e-9  # ε_num: values within this are ties ([CS-25])
@@ -146,8 +145,8 @@ def solve_round(gp, gv, box, held, reach, floor_prices, window_of, window_kernel
     """One round, one memory state: for every held inventory n in the box that a play can reach (`held`), cash c
     and price scenario, P̂/V̂ of every order by exact expectation over receipts, then eq. 12's selection.
 
-    gp, gv: (11, 11, 11, C+1) post-receipt continuation (already net of production, verdict, deduction,
-    spoilage). Receipts factorise per input, so expectations are taken one input at a time, once per
+    gp, gv: (K, K, K, C+1) post-receipt continuation, K = inventory cap + 1 (already net of production, verdict,
+    deduction, spoilage). Receipts factorise per input, so expectations are taken one input at a time, once per
     receipt window (a distribution shared by many (holding, order) pairs): a3 over input 3 for every
     (m1, window3, m2), a2 over input 2 for every (window2, window3, m1), then over input 1 into hp/hv
     (W1, W2, slots for the windows of input 3 in use, C+1), which the selection for every held (n1, n2) at
@@ -407,17 +406,19 @@ def _select(n1, n2, n3, nc, hp, hv, peaks, order_row, order_top, best, orders_so
 
 
 @njit(cache=True)
-def forward_round(mass, policy, kernel, order_cost, probs, output, violation, next_memory, deduction,
-                  leftover, values, payment_now, payment_next, mid, totals):
+def forward_round(mass, policy, kernel, order_cost, probs, output, violation, next_memory, deduction, due,
+                  leftover, values, payment_now, mid, totals):
     """Push one round of joint-RCC occupancy mass through the table ([CS-28]), and read off on the way what
     the RC Customer's enumeration of §14 needs: phase 0 is exactly the mass that enumeration keeps alive, so
     a violation leaving phase 0 is its DEAD mass.
 
     mass: (2, n_mem, B1+1, B2+1, B3+1, C+1) by phase (0: no breach; 1: Supplier breached, the RCC
-    Customer pays nothing from now on). mid: (2, n_mem, 1331 leftover, C'+1) before spoilage.
+    Customer pays nothing from now on). mid: (2, n_mem, K³ leftover, C'+1) before spoilage, K = inventory
+    cap + 1 (kernel: (3, K, orders, K)). due: the next payment less the capped deduction, per (μ, m).
     totals: [spend, value, paid (both phases); dead, supplier value in the DP's accounting (phase 0)].
     """
     n_phase, n_mem, b1, b2, b3, n_cash = mass.shape
+    side = kernel.shape[3]
     c_next = mid.shape[3] - 1
     lo, hi = _support(kernel)
     for ph in range(n_phase):
@@ -455,24 +456,24 @@ def forward_round(mass, policy, kernel, order_cost, probs, output, violation, ne
                                             if w3 == 0.0:
                                                 continue
                                             ww = ws * w1 * w2 * w3
-                                            m = (m1 * SIDE + m2) * SIDE + m3
+                                            m = (m1 * side + m2) * side + m3
                                             y0 = output[mu, m, 0]
                                             y1 = output[mu, m, 1]
                                             y2 = output[mu, m, 2]
                                             totals[1] += ww * (values[0] * y0 + values[1] * y1 + values[2] * y2)
                                             ded = deduction[mu, m]
-                                            due = payment_next - ded
+                                            due_next = due[mu, m]
                                             bad = violation[mu, m]
                                             nm = next_memory[mu, m]
                                             left = leftover[mu, m]
                                             if ph == 0:
                                                 totals[4] -= ww * ded
                                                 if not bad:
-                                                    totals[2] += ww * due
-                                                    mid[0, nm, left, min(cash + due, c_next)] += ww
+                                                    totals[2] += ww * due_next
+                                                    mid[0, nm, left, min(cash + due_next, c_next)] += ww
                                                     continue
                                                 totals[3] += ww
-                                            if due == 0:
+                                            if due_next == 0:
                                                 mid[1, nm, left, min(cash, c_next)] += ww
 
 

@@ -14,18 +14,18 @@ are made:
 from __future__ import annotations
 
 import itertools
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 from pydantic import ConfigDict
 
 from contractlang.interpreter.contractsim import CompiledContractSim, compile_contractsim
+from contractlang.interpreter.rounds import applied_deduction, payment_due
 from contractlang.ir import ContractSimIR
 from contractlang.vocab import Frozen
 from solver.environment import SupplyEnvironment
 from solver.production import choice_table
 
-SIDE = 11  # inventory 0..10 per input
 ORDER_SIDE = 13  # orders 0..12 per input
 ROUNDS = 5
 Cover = Literal["schedule", "budget", "tail"]
@@ -33,8 +33,9 @@ ORDER_GRID = np.stack(np.meshgrid(*(np.arange(ORDER_SIDE),) * 3, indexing="ij"),
 """Every order (o1, o2, o3) in 0..12³; row i is order index i = o1·169 + o2·13 + o3."""
 
 
-def flat(n1, n2, n3):
-    return (n1 * SIDE + n2) * SIDE + n3
+def flat(side: int, n1, n2, n3):
+    """Index of inventory (n1, n2, n3) among the side³ inventories 0..side−1 per input."""
+    return (n1 * side + n2) * side + n3
 
 
 def price_scenarios(env: SupplyEnvironment) -> tuple[np.ndarray, np.ndarray]:
@@ -48,8 +49,9 @@ def price_scenarios(env: SupplyEnvironment) -> tuple[np.ndarray, np.ndarray]:
 
 def spoilage_matrix(env: SupplyEnvironment) -> np.ndarray:
     """S[L, n']: leftover L becomes L − min(s, L) with s uniform on 0..s_max (§4.2 step 1)."""
-    s = np.zeros((SIDE, SIDE))
-    for left in range(SIDE):
+    side = env.inventory_cap + 1
+    s = np.zeros((side, side))
+    for left in range(side):
         for shock in range(env.spoilage_max + 1):
             s[left, left - min(shock, left)] += 1.0 / (env.spoilage_max + 1)
     return s
@@ -58,8 +60,9 @@ def spoilage_matrix(env: SupplyEnvironment) -> np.ndarray:
 def receipt_kernel(env: SupplyEnvironment, cap: int) -> np.ndarray:
     """K[n, o, m]: probability that holding n and ordering o leaves min(cap, n + r) after receipt r.
     Each row is (outcome count) / (support size), so equal distributions are bitwise-equal rows."""
-    k = np.zeros((SIDE, ORDER_SIDE, SIDE))
-    for n in range(SIDE):
+    side = env.inventory_cap + 1
+    k = np.zeros((side, ORDER_SIDE, side))
+    for n in range(side):
         for o in range(ORDER_SIDE):
             lo = env.receipt_low(o)
             for r in range(lo, o + 1):
@@ -74,12 +77,13 @@ def receipt_windows(kernel: np.ndarray, held_max: int):
     in Env 5, and every order is alike once its smallest receipt fills the cap), so expectations are
     taken once per window. Returns the window of each (n, o) (−1 beyond held_max), the windows'
     probability rows, each window's largest outcome, and per (n, window) its cheapest order (−1 if none)."""
-    rows = kernel[: held_max + 1].reshape(-1, SIDE)
+    side = kernel.shape[0]
+    rows = kernel[: held_max + 1].reshape(-1, side)
     unique, inverse = np.unique(rows, axis=0, return_inverse=True)
-    window_of = np.full((SIDE, ORDER_SIDE), -1, dtype=np.int64)
+    window_of = np.full((side, ORDER_SIDE), -1, dtype=np.int64)
     window_of[: held_max + 1] = inverse.reshape(held_max + 1, ORDER_SIDE)
     top = np.array([np.flatnonzero(row)[-1] for row in unique], dtype=np.int64)
-    rep = np.full((SIDE, len(unique)), -1, dtype=np.int64)
+    rep = np.full((side, len(unique)), -1, dtype=np.int64)
     for n in range(held_max + 1):
         for o in reversed(range(ORDER_SIDE)):
             rep[n, window_of[n, o]] = o
@@ -103,23 +107,29 @@ class DPProblem(Frozen):
     price_probs: np.ndarray  # (S,)
     order_cost: np.ndarray  # (S, 2197) cost of every order in every price scenario
     orders_by_cost: np.ndarray  # (S, 2197) order indices by ascending (cost, index): the scan order of [CS-25]
-    spoilage: np.ndarray  # (11, 11)
+    spoilage: np.ndarray  # (K, K), K = inventory cap + 1 (`side`): every holding 0..cap of one input
     clamp: np.ndarray  # (5, 3) U_t per input
     cash_reach: np.ndarray  # (5,) the most cash at ordering time each round can see
     cash_max: np.ndarray  # (5,) largest cash index kept per round (cash_reach, saturated)
-    held: np.ndarray  # (5, n_mem, 11, 11, 11) bool: stored holdings each round can start with in each memory state
-    kernel: np.ndarray  # (5, 3, 11, 13, 11) receipt kernels with the round's cap
-    window_of: np.ndarray  # (5, 3, 11, 13) receipt window of (held, order) per round and input
-    window_kernel: np.ndarray  # (5, 3, W, 11) each window's distribution over post-receipt holdings
+    held: np.ndarray  # (5, n_mem, K, K, K) bool: stored holdings each round can start with in each memory state
+    kernel: np.ndarray  # (5, 3, K, 13, K) receipt kernels with the round's cap
+    window_of: np.ndarray  # (5, 3, K, 13) receipt window of (held, order) per round and input
+    window_kernel: np.ndarray  # (5, 3, W, K) each window's distribution over post-receipt holdings
     window_top: np.ndarray  # (5, 3, W) each window's largest post-receipt holding
     window_count: np.ndarray  # (5, 3)
-    window_rep: np.ndarray  # (5, 3, 11, W) cheapest order reaching the window from each holding
+    window_rep: np.ndarray  # (5, 3, K, W) cheapest order reaching the window from each holding
     window_span: np.ndarray  # (5, 3, W, 2) first and last holding reaching each window (−1, −1: none)
-    output: np.ndarray  # (5, n_mem, 1331, 3) the rule's y for post-receipt inventory m
-    violation: np.ndarray  # (5, n_mem, 1331) bool
-    next_memory: np.ndarray  # (5, n_mem, 1331)
-    deduction: np.ndarray  # (5, n_mem, 1331) capped by the next payment
-    leftover: np.ndarray  # (5, n_mem, 1331) flat index of inventory left after production
+    output: np.ndarray  # (5, n_mem, K³, 3) the rule's y for post-receipt inventory m
+    violation: np.ndarray  # (5, n_mem, K³) bool
+    next_memory: np.ndarray  # (5, n_mem, K³)
+    deduction: np.ndarray  # (5, n_mem, K³) capped by the next payment
+    due: np.ndarray  # (5, n_mem, K³) the next payment less that deduction
+    leftover: np.ndarray  # (5, n_mem, K³) flat index of inventory left after production
+
+    @property
+    def side(self) -> int:
+        """Holdings 0..cap per input: the environment's inventory cap (§5) sizes every inventory axis."""
+        return self.env.inventory_cap + 1
 
     @property
     def n_memory(self) -> int:
@@ -145,30 +155,51 @@ def state_box(clamp: np.ndarray, round_index: int) -> tuple[int, int, int]:
     return tuple(int(u) for u in clamp[round_index])
 
 
+class RoundTransition(NamedTuple):
+    """What round t does to the state for every memory and delivery, shape (n_mem, cap+1, cap+1, cap+1):
+    the monitor's verdict and next memory (§7.4), and the deduction as it lands on the next payment, M_{2t+1}
+    (M_11 after round 5), capped by it, with what is then due (§9.2 step 4, [CS-09])."""
+
+    violation: np.ndarray
+    next_memory: np.ndarray  # row of the contract's memory states
+    deduction: np.ndarray  # min(δ, M_{2t+1})
+    due: np.ndarray  # M_{2t+1} − min(δ, M_{2t+1}): what the RC Customer pays next
+
+
+def round_transition(compiled: CompiledContractSim, payments: np.ndarray, t: int) -> RoundTransition:
+    """Round t's transition, read off the monitor's table for the round; the one place the DP caps a deduction."""
+    table = compiled.tables[t]
+    return RoundTransition(table.violation, table.new_memory_index, applied_deduction(payments[t + 1], table.deduction),
+                           payment_due(payments[t + 1], table.deduction))
+
+
 def _production(compiled: CompiledContractSim, payments: np.ndarray):
-    """The rule's delivery and its §7.4 verdict for every round, memory and post-receipt inventory."""
+    """The rule's delivery and its round transition for every round, memory and post-receipt inventory."""
+    side = compiled.inventory_cap + 1
     memory = compiled.memory_states
     n_mem = len(memory)
-    grid = np.stack(np.meshgrid(*(np.arange(SIDE),) * 3, indexing="ij"), axis=-1).reshape(-1, 3)
+    grid = np.stack(np.meshgrid(*(np.arange(side),) * 3, indexing="ij"), axis=-1).reshape(-1, 3)
     a = np.minimum(grid[:, 0], grid[:, 1])
-    shape = (ROUNDS, n_mem, SIDE**3)
+    shape = (ROUNDS, n_mem, side**3)
     output = np.zeros(shape + (3,), dtype=np.int64)
     violation = np.zeros(shape, dtype=bool)
     next_memory = np.zeros(shape, dtype=np.int64)
     deduction = np.zeros(shape, dtype=np.int64)
+    due = np.zeros(shape, dtype=np.int64)
     leftover = np.zeros(shape, dtype=np.int64)
     for t in range(ROUNDS):
-        table = compiled.tables[t]
+        step = round_transition(compiled, payments, t)
         for mu in range(n_mem):
             y = choice_table(compiled, t, mu)[a, grid[:, 2]]
             i = (mu, y[:, 0], y[:, 1], y[:, 2])
             output[t, mu] = y
-            violation[t, mu] = table.violation[i]
-            next_memory[t, mu] = table.new_memory_index[i]
-            deduction[t, mu] = np.minimum(table.deduction[i], payments[t + 1])
+            violation[t, mu] = step.violation[i]
+            next_memory[t, mu] = step.next_memory[i]
+            deduction[t, mu] = step.deduction[i]
+            due[t, mu] = step.due[i]
             left = grid - np.stack([y[:, 0] + y[:, 1], y[:, 0] + y[:, 1], y[:, 0] + y[:, 2]], axis=-1)
-            leftover[t, mu] = flat(left[:, 0], left[:, 1], left[:, 2])
-    return output, violation, next_memory, deduction, leftover
+            leftover[t, mu] = flat(side, left[:, 0], left[:, 1], left[:, 2])
+    return output, violation, next_memory, deduction, due, leftover
 
 
 def _reachable_memory(next_memory: np.ndarray) -> np.ndarray:
@@ -181,7 +212,7 @@ def _reachable_memory(next_memory: np.ndarray) -> np.ndarray:
 
 
 def _reachable_holdings(clamp: np.ndarray, spoilage_max: int, next_memory: np.ndarray,
-                        leftover: np.ndarray) -> np.ndarray:
+                        leftover: np.ndarray, side: int) -> np.ndarray:
     """held[t, μ, n]: the stored holdings n (clamped to round t's box) that round t can start with in memory
     state μ, whatever is ordered, received and spoiled (cash is left out, so this may hold a few pairs too
     many, never too few). Round 1 starts empty; receipts can leave any m with n ≤ m ≤ U_t (every order of
@@ -193,7 +224,7 @@ def _reachable_holdings(clamp: np.ndarray, spoilage_max: int, next_memory: np.nd
     5 % of them from round 3 on. `forward` re-checks this on every solve: it stops if mass reaches an
     unsolved state."""
     n_mem = next_memory.shape[1]
-    held = np.zeros((ROUNDS, n_mem, SIDE, SIDE, SIDE), dtype=bool)
+    held = np.zeros((ROUNDS, n_mem, side, side, side), dtype=bool)
     held[0, 0, 0, 0, 0] = True
     for t in range(ROUNDS - 1):
         post = held[t].copy()
@@ -201,9 +232,9 @@ def _reachable_holdings(clamp: np.ndarray, spoilage_max: int, next_memory: np.nd
             post = np.logical_or.accumulate(post, axis=axis + 1)
             np.moveaxis(post, axis + 1, 0)[cap + 1:] = False
         mu, m = np.nonzero(post.reshape(n_mem, -1))
-        left = np.zeros((n_mem, SIDE**3), dtype=bool)
+        left = np.zeros((n_mem, side**3), dtype=bool)
         left[next_memory[t, mu, m], leftover[t, mu, m]] = True
-        spoiled = left.reshape(n_mem, SIDE, SIDE, SIDE)
+        spoiled = left.reshape(n_mem, side, side, side)
         for axis in range(1, 4):
             along = np.moveaxis(spoiled, axis, 0)
             for _ in range(spoilage_max):  # n' is reachable when some leftover in n'..n'+s_max was
@@ -216,9 +247,9 @@ def _reachable_holdings(clamp: np.ndarray, spoilage_max: int, next_memory: np.nd
     return held
 
 
-def _inventory_clamp(output: np.ndarray, reach: np.ndarray, spoilage_max: int) -> np.ndarray:
+def _inventory_clamp(output: np.ndarray, reach: np.ndarray, spoilage_max: int, inventory_cap: int) -> np.ndarray:
     """U_t per input. Let u_t be the most of an input the rule ever uses in round t (any inventory,
-    any reachable memory), U_5 = u_5 and U_t = min(10, u_t + s_max + U_{t+1}). Exact: if two states
+    any reachable memory), U_5 = u_5 and U_t = min(cap, u_t + s_max + U_{t+1}). Exact: if two states
     differ only in input x and both hold ≥ U_t of it, every receipt leaves both with ≥ u_t, so the
     rule (which never needs more than u_t) picks the same output from both feasible sets; both keep
     ≥ U_t − u_t and after at most s_max spoilage ≥ U_{t+1}; by induction every later order, output
@@ -229,7 +260,7 @@ def _inventory_clamp(output: np.ndarray, reach: np.ndarray, spoilage_max: int) -
     later = np.zeros(3, dtype=np.int64)
     for t in reversed(range(ROUNDS)):
         most = use[t][reach[t]].reshape(-1, 3).max(axis=0)
-        clamp[t] = np.minimum(SIDE - 1, most + (spoilage_max + later if t < ROUNDS - 1 else 0))
+        clamp[t] = np.minimum(inventory_cap, most + (spoilage_max + later if t < ROUNDS - 1 else 0))
         later = clamp[t]
     return clamp
 
@@ -263,17 +294,18 @@ def _cash_reach(env: SupplyEnvironment, payments: np.ndarray, cover: Cover) -> n
 
 def build_problem(ir: ContractSimIR, env: SupplyEnvironment, cover: Cover = "schedule") -> DPProblem:
     base = ir.base_units()
-    compiled = compile_contractsim(base)
+    compiled = compile_contractsim(base, env.inventory_cap)
+    side = env.inventory_cap + 1
     payments = np.array(base.payments, dtype=np.int64)
-    output, violation, next_memory, deduction, leftover = _production(compiled, payments)
+    output, violation, next_memory, deduction, due, leftover = _production(compiled, payments)
     # The clamp needs the memory states first and the holdings need the clamp's boxes, so the clamp is taken
     # over the coarser set (memory reachable with any inventory); a larger set only makes U_t larger.
     reach = _reachable_memory(next_memory)
-    clamp = _inventory_clamp(output, reach, env.spoilage_max)
-    holdings = _reachable_holdings(clamp, env.spoilage_max, next_memory, leftover)
+    clamp = _inventory_clamp(output, reach, env.spoilage_max, env.inventory_cap)
+    holdings = _reachable_holdings(clamp, env.spoilage_max, next_memory, leftover, side)
     reach_cash = _cash_reach(env, payments, cover)
     cash_max = np.minimum(reach_cash, _cash_saturation(env))
-    kernel = np.zeros((ROUNDS, 3, SIDE, ORDER_SIDE, SIDE))
+    kernel = np.zeros((ROUNDS, 3, side, ORDER_SIDE, side))
     windows = {}
     for t in range(ROUNDS):
         held = state_box(clamp, t)
@@ -281,11 +313,11 @@ def build_problem(ir: ContractSimIR, env: SupplyEnvironment, cover: Cover = "sch
             kernel[t, x] = receipt_kernel(env, int(clamp[t, x]))
             windows[t, x] = receipt_windows(kernel[t, x], int(held[x]))
     n_windows = max(len(w[1]) for w in windows.values())
-    window_of = np.zeros((ROUNDS, 3, SIDE, ORDER_SIDE), dtype=np.int64)
-    window_kernel = np.zeros((ROUNDS, 3, n_windows, SIDE))
+    window_of = np.zeros((ROUNDS, 3, side, ORDER_SIDE), dtype=np.int64)
+    window_kernel = np.zeros((ROUNDS, 3, n_windows, side))
     window_top = np.zeros((ROUNDS, 3, n_windows), dtype=np.int64)
     window_count = np.zeros((ROUNDS, 3), dtype=np.int64)
-    window_rep = np.full((ROUNDS, 3, SIDE, n_windows), -1, dtype=np.int64)
+    window_rep = np.full((ROUNDS, 3, side, n_windows), -1, dtype=np.int64)
     window_span = np.full((ROUNDS, 3, n_windows, 2), -1, dtype=np.int64)
     for (t, x), (of, rows, top, rep) in windows.items():
         w = len(rows)
@@ -293,7 +325,7 @@ def build_problem(ir: ContractSimIR, env: SupplyEnvironment, cover: Cover = "sch
         window_count[t, x], window_rep[t, x, :, :w] = w, rep
         reaches = rep >= 0  # (holding, window)
         window_span[t, x, :w, 0] = np.where(reaches.any(axis=0), reaches.argmax(axis=0), -1)
-        window_span[t, x, :w, 1] = np.where(reaches.any(axis=0), SIDE - 1 - reaches[::-1].argmax(axis=0), -1)
+        window_span[t, x, :w, 1] = np.where(reaches.any(axis=0), side - 1 - reaches[::-1].argmax(axis=0), -1)
     prices, probs = price_scenarios(env)
     order_cost = (prices @ ORDER_GRID.T).astype(np.int64)
     orders_by_cost = np.stack([np.lexsort((np.arange(len(ORDER_GRID)), row)) for row in order_cost]).astype(np.int64)
@@ -302,7 +334,7 @@ def build_problem(ir: ContractSimIR, env: SupplyEnvironment, cover: Cover = "sch
                   clamp=clamp, cash_reach=reach_cash, cash_max=cash_max, held=holdings, kernel=kernel,
                   window_of=window_of, window_kernel=window_kernel, window_top=window_top,
                   window_count=window_count, window_rep=window_rep, window_span=window_span, output=output,
-                  violation=violation, next_memory=next_memory, deduction=deduction, leftover=leftover)
+                  violation=violation, next_memory=next_memory, deduction=deduction, due=due, leftover=leftover)
     for value in arrays.values():
         value.setflags(write=False)
     return DPProblem(ir=base, env=env, cover=cover, compiled=compiled, **arrays)

@@ -11,7 +11,7 @@ from contractlang.ir import AssertTerm, BinOp, CheckedContract, ContractSimIR, I
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS
 from solver.environment import SupplyEnvironment
 from solver.verify.report import CheckOutcome
-from solver.verify.semantics import ZRound, zmax, zmin
+from solver.verify.semantics import ZRound, zmax, zmin, zpayment_due
 
 DEFAULT_TIMEOUT_MS = 5000
 
@@ -188,8 +188,7 @@ class _PlanModel:
             literal = z3.Bool(f"complies_{t}")
             s.add(z3.Implies(literal, z3.Not(zr.violation)))
             self.compliant.append(literal)
-            next_payment = base.payments[t + 1]
-            due = next_payment - zmin(zr.deduction, next_payment)
+            due = zpayment_due(z3.IntVal(base.payments[t + 1]), zr.deduction)
             self.orders.append(o)
             self.deliveries.append(y)
             self.cash_before.append(cash)

@@ -24,6 +24,11 @@ def plain_floor_div(expr, k: int):
     return expr / k
 
 
+def zpayment_due(nominal, deduction):
+    """`payment_due` (§4.1) as a z3 term: M_w − min(δ_w, M_w)."""
+    return nominal - zmin(deduction, nominal)
+
+
 class ZRound:
     """z3 terms for one production round: credited, residual, violation, new memory, deduction.
 
