@@ -25,7 +25,6 @@ from typing import Annotated
 from pydantic import Field, TypeAdapter, ValidationError
 
 EXTERNAL_PREFIX = "cmd:"
-REPLY_SECONDS = float(os.environ.get("CONTRACTLANG_AGENT_TIMEOUT", "60"))
 EXIT_SECONDS = 2.0
 """How long a program may take to exit on its own once a game it played to the end closes its stdin."""
 
@@ -66,14 +65,16 @@ def closing_agents(agents: Iterable):
 class ExternalAgent:
     """A program playing one role over JSON lines; started at its first decision, ended by `close`."""
 
-    def __init__(self, name: str, game: str, action_type=None, reply_seconds: float = REPLY_SECONDS):
+    def __init__(self, name: str, game: str, action_type=None, reply_seconds: float | None = None):
         self.name = name
         self.argv = shlex.split(name.removeprefix(EXTERNAL_PREFIX))
         if not self.argv:
             raise AgentError(f"agent {name!r}: give the program to run after 'cmd:', e.g. cmd:./my_agent.py")
         self.game = game
         self.actions = TypeAdapter(Annotated[action_type, Field(discriminator="kind")]) if action_type else None
-        self.reply_seconds = reply_seconds
+        # read when the agent starts, not at import, so a run (or an in-process test) can set it
+        self.reply_seconds = reply_seconds if reply_seconds is not None else \
+            float(os.environ.get("CONTRACTLANG_AGENT_TIMEOUT", "60"))
         self.requests = 0
         self.process: subprocess.Popen | None = None
         self.lines: queue.Queue[str] = queue.Queue()

@@ -1,6 +1,14 @@
-"""Small builders for ContractSim contracts and event streams used across tests."""
+"""Small builders for ContractSim contracts and event streams used across tests, and the one way tests run the
+command line (`run_cli` in this process, `run_process` in a real one)."""
 
 from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from contextlib import contextmanager
+from pathlib import Path
 
 from contractlang.interpreter import compile
 from contractlang.interpreter.events import Delivery, Payment, WeekEnd
@@ -53,13 +61,66 @@ def week(monitor, w):
     return next(s for s in monitor.weeks if s.week == w)
 
 
-def run_cli(*args: str, cwd=None, timeout: float = 600, env=None):
-    """`python -m contractlang ARGS` in `cwd` (with environment `env`, default this one's), output captured as text."""
-    import subprocess
-    import sys
+ROOT = Path(__file__).resolve().parents[1]
 
-    return subprocess.run([sys.executable, "-m", "contractlang", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=timeout, env=env)
+
+class CliTimeout(BaseException):
+    """An in-process command ran past its timeout (a BaseException, so the CLI's failure path lets it through)."""
+
+
+@contextmanager
+def _process_state(cwd, env, timeout: float):
+    """For one in-process command: `cwd` and the environment `env` (all of it, as a child process would get
+    it), a SIGALRM after `timeout` seconds; afterwards everything a command may change is as it was: the
+    working directory, the environment, and the signal handlers and mask."""
+    saved_cwd, saved_env = os.getcwd(), dict(os.environ)
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM)}
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+
+    def expire(signum, frame):
+        raise CliTimeout(f"the command ran for more than {timeout} s")
+
+    try:
+        os.chdir(ROOT if cwd is None else cwd)
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(env)
+        signal.signal(signal.SIGALRM, expire)
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        for s, handler in handlers.items():
+            signal.signal(s, handler)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        os.environ.clear()
+        os.environ.update(saved_env)
+        os.chdir(saved_cwd)
+
+
+def run_cli(*args, cwd=None, env=None, timeout: float = 600) -> subprocess.CompletedProcess:
+    """`python -m contractlang ARGS` run in this process, through the console script's own failure path, in `cwd`
+    (default the repository root) with the environment `env` (default this one's); stdout and stderr
+    captured apart, as text. A command past `timeout` seconds raises `subprocess.TimeoutExpired`."""
+    from typer.testing import CliRunner
+
+    from contractlang.cli import app
+
+    argv = [str(a) for a in args]
+    try:
+        with _process_state(cwd, env, timeout):
+            result = CliRunner().invoke(app, argv, prog_name="python -m contractlang",
+                                         catch_exceptions=False)
+    except CliTimeout:
+        raise subprocess.TimeoutExpired(["contractlang", *argv], timeout) from None
+    return subprocess.CompletedProcess(["contractlang", *argv], result.exit_code, result.stdout, result.stderr)
+
+
+def run_process(*args, cwd=None, env=None, timeout: float = 600) -> subprocess.CompletedProcess:
+    """`python -m contractlang ARGS` in a real interpreter, for tests where the process is the point (signals,
+    an external agent's pipes, the interpreter's exit); arguments as for `run_cli`."""
+    return subprocess.run([sys.executable, "-m", "contractlang", *map(str, args)], capture_output=True, text=True,
+                          cwd=ROOT if cwd is None else cwd, timeout=timeout, env=env)
 
 
 def assert_each_fails_in_one_line(cli, cases) -> None:

@@ -3,14 +3,13 @@
 import json
 import os
 import signal
-import subprocess
 import sys
 
 import numpy as np
 import pytest
 from pydantic import BaseModel
 
-from conftest import ROOT
+from helpers import run_cli
 
 from games.ctbench.board import benchmark_board
 from games.ctbench.engine import CTBenchGame, Move, Propose
@@ -21,30 +20,25 @@ WORKED = "examples/worked-example-1.contract"
 SWAP = "examples/ctbench-board-24-swap.contract"
 
 
-def cli(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "contractlang", *args], capture_output=True, text=True, cwd=ROOT,
-                          env={**os.environ, **(env or {})})
-
-
 def test_the_example_customer_is_the_rc_customer_through_the_protocol():
     """It pays `payment_due`, which is what RC pays (eq. 7): the two runs must be the same game."""
-    ours = json.loads(cli("run", WORKED, "--env", "3", "--customer", EXAMPLE_AGENT, "--supplier", "rcc",
+    ours = json.loads(run_cli("run", WORKED, "--env", "3", "--customer", EXAMPLE_AGENT, "--supplier", "rcc",
                           "--json").stdout)
-    rc = json.loads(cli("run", WORKED, "--env", "3", "--customer", "rc", "--supplier", "rcc", "--json").stdout)
+    rc = json.loads(run_cli("run", WORKED, "--env", "3", "--customer", "rc", "--supplier", "rcc", "--json").stdout)
     assert (ours["u_customer"], ours["u_supplier"]) == (rc["u_customer"], rc["u_supplier"])
     assert [w["paid"] for w in ours["weeks"]] == [w["paid"] for w in rc["weeks"]]
     assert ours["customer"] == EXAMPLE_AGENT
 
 
 def test_the_example_agent_plays_both_ctbench_seats_and_both_contractsim_roles():
-    proc = cli("run", SWAP, "--board", "24", "--red", EXAMPLE_AGENT, "--blue", EXAMPLE_AGENT, "--json")
+    proc = run_cli("run", SWAP, "--board", "24", "--red", EXAMPLE_AGENT, "--blue", EXAMPLE_AGENT, "--json")
     assert proc.returncode == 0, proc.stderr
     game = json.loads(proc.stdout)
     # neither seat trades; the swap contract pays the four tiles of the other colour on the best paths, so both
     # finish on length-6 paths: 20 + 5·(16 − 6) = 70 each (X1)
     assert set(game["finished"]) == {"red", "blue"} and game["scores"] == {"red": 70, "blue": 70}
     assert game["stats"]["trades"] == 0 and game["stats"]["contract_moves"] == 4
-    both = cli("run", WORKED, "--env", "5", "--customer", EXAMPLE_AGENT, "--supplier", EXAMPLE_AGENT, "--json")
+    both = run_cli("run", WORKED, "--env", "5", "--customer", EXAMPLE_AGENT, "--supplier", EXAMPLE_AGENT, "--json")
     assert both.returncode == 0, both.stderr
     assert json.loads(both.stdout)["supplier"] == EXAMPLE_AGENT
 
@@ -82,8 +76,8 @@ def test_a_broken_external_agent_is_one_line(tmp_path, body, message):
     agent = script(tmp_path, body)
     # every error reaches the user through one handler, so the --json form is checked for a sample of them
     for extra in ((), ("--json",)) if "sys.exit" in body or "'move'" in body else ((),):
-        proc = cli("run", WORKED, "--env", "1", "--customer", agent, "--supplier", "re", *extra,
-                   env={"CONTRACTLANG_AGENT_TIMEOUT": "1"})
+        proc = run_cli("run", WORKED, "--env", "1", "--customer", agent, "--supplier", "re", *extra,
+                   env={**os.environ, "CONTRACTLANG_AGENT_TIMEOUT": "1"})
         assert proc.returncode == 1 and "Traceback" not in proc.stderr + proc.stdout, proc.stderr
         text = json.loads(proc.stdout)["error"] if extra else proc.stderr
         assert message in text and agent in text and len(text.strip().splitlines()) == 1, text
@@ -110,11 +104,11 @@ def test_a_game_that_ends_lets_its_agent_exit_and_a_failed_one_kills_it(tmp_path
 
 
 def test_an_agent_that_cannot_start_and_one_for_the_wrong_game(tmp_path):
-    proc = cli("run", SWAP, "--board", "24", "--red", f"cmd:{tmp_path}/no-such-program")
+    proc = run_cli("run", SWAP, "--board", "24", "--red", f"cmd:{tmp_path}/no-such-program")
     assert proc.returncode == 1 and "cannot start" in proc.stderr and "No such file" in proc.stderr
     pay = script(tmp_path, "for line in sys.stdin:\n    print(json.dumps({'action': {'kind': 'pay', 'amount': 0}}), "
                            "flush=True)\n")
-    proc = cli("run", SWAP, "--board", "24", "--red", pay)
+    proc = run_cli("run", SWAP, "--board", "24", "--red", pay)
     assert proc.returncode == 1 and "is not a ctbench action" in proc.stderr
 
 
@@ -123,7 +117,7 @@ def test_the_agent_program_is_ended_with_the_game(tmp_path):
     agent = script(tmp_path, f"import os\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
                              "for line in sys.stdin:\n"
                              "    print(json.dumps({'action': {'kind': 'pay', 'amount': 0}}), flush=True)\n")
-    proc = cli("run", WORKED, "--env", "1", "--customer", agent, "--supplier", "re", "--json")
+    proc = run_cli("run", WORKED, "--env", "1", "--customer", agent, "--supplier", "re", "--json")
     assert proc.returncode == 0, proc.stderr
     with pytest.raises(ProcessLookupError):
         os.kill(int(pid_file.read_text()), 0)
@@ -144,7 +138,7 @@ def test_builtin_agents_act_on_observations_only():
 def test_the_example_agent_negotiates_ctbench_contracts_in_a_sweep(tmp_path):
     """Both seats external, through contract negotiation (say / confirm) and play: on board 24 each asks the
     partner to cover the off-colour tiles of its best path, both agree, and the judge's contract is enforced."""
-    proc = cli("ctbench", "sweep", "--boards", "24", "--conditions", "prog_trading,nl_trading", "--modes", "pfp",
+    proc = run_cli("ctbench", "sweep", "--boards", "24", "--conditions", "prog_trading,nl_trading", "--modes", "pfp",
                "--agents", f"{EXAMPLE_AGENT} vs {EXAMPLE_AGENT}", "--workers", "1", "--out", str(tmp_path), "--json")
     assert proc.returncode == 0, proc.stderr
     games = [json.loads(line) for line in (tmp_path / "games.jsonl").read_text().splitlines()]

@@ -1,28 +1,23 @@
 """CLI behaviour: golden outputs, JSON shapes and exit codes (0 ok, 1 bad input, 2 usage)."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from conftest import ROOT, compare_golden
+from helpers import run_cli
 
 GOLDEN = Path(__file__).parent / "golden"
 
 
-def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "contractlang", *args], capture_output=True, text=True, cwd=cwd)
-
-
 def test_check_examples_ok():
     examples = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "examples").glob("*.contract"))
-    proc = run("check", *examples)
+    proc = run_cli("check", *examples)
     assert proc.returncode == 0, proc.stderr
     compare_golden(GOLDEN / "check-examples.txt", proc.stdout)
 
 
 def test_check_json_terms_golden():
-    proc = run("check", "--json", "examples/catering-env5-a.contract")
+    proc = run_cli("check", "--json", "examples/catering-env5-a.contract")
     assert proc.returncode == 0
     payload = json.loads(proc.stdout)
     assert payload["ok"] is True
@@ -32,7 +27,8 @@ def test_check_json_terms_golden():
 
 
 def test_check_json_ctbench_and_diagnostics():
-    proc = run("check", "--json", "examples/ctbench-board-24-swap.contract", "tests/invalid/tile-off-board.contract")
+    proc = run_cli("check", "--json", "examples/ctbench-board-24-swap.contract",
+                   "tests/invalid/tile-off-board.contract")
     assert proc.returncode == 1
     ok, bad = [json.loads(line) for line in proc.stdout.splitlines()]
     assert ok["terms"]["coverage"][0] == {"tile": [0, 1], "giver": "red", "receiver": "blue", "color": "red"}
@@ -43,7 +39,7 @@ def test_check_json_ctbench_and_diagnostics():
 
 
 def test_check_human_errors_golden():
-    proc = run("check", "tests/invalid/many-errors.contract")
+    proc = run_cli("check", "tests/invalid/many-errors.contract")
     assert proc.returncode == 1
     assert proc.stdout == ""
     compare_golden(GOLDEN / "check-many-errors.txt", proc.stderr)
@@ -52,23 +48,23 @@ def test_check_human_errors_golden():
 def test_fmt_check_write(tmp_path):
     messy = tmp_path / "messy.contract"
     messy.write_text('contract "m" { game ctbench on goal { blue : blue transfers 3 points to red } }\n')
-    assert run("fmt", "--check", str(messy)).returncode == 1
-    out = run("fmt", str(messy))
+    assert run_cli("fmt", "--check", str(messy)).returncode == 1
+    out = run_cli("fmt", str(messy))
     assert out.returncode == 0
     assert out.stdout == (
         'contract "m" {\n  game ctbench\n  on goal {\n    blue: blue transfers 3 points to red\n  }\n}\n'
     )
-    assert run("fmt", "--write", str(messy)).returncode == 0
+    assert run_cli("fmt", "--write", str(messy)).returncode == 0
     assert messy.read_text() == out.stdout
-    assert run("fmt", "--check", str(messy)).returncode == 0
+    assert run_cli("fmt", "--check", str(messy)).returncode == 0
     assert not list(tmp_path.glob(".*.tmp"))
 
 
 def test_exit_codes():
-    assert run("check", "no-such-file.contract").returncode == 1
-    assert run("check", "--no-such-flag").returncode == 2
-    assert run("check").returncode == 2
-    helped = run("--help")
+    assert run_cli("check", "no-such-file.contract").returncode == 1
+    assert run_cli("check", "--no-such-flag").returncode == 2
+    assert run_cli("check").returncode == 2
+    helped = run_cli("--help")
     assert helped.returncode == 0 and "check" in helped.stdout and "fmt" in helped.stdout
 
 

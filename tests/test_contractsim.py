@@ -2,8 +2,6 @@
 available policies, money conservation, common random numbers, observations, metrics."""
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -18,6 +16,7 @@ from games.contractsim.log import WeekShocks
 from games.contractsim.metrics import role_run, summarise
 from games.contractsim.run import play
 from games.contractsim.shocks import draw_shocks
+from helpers import run_cli
 from strategies import contractsim_irs
 
 EXAMPLE1 = load(ROOT / "examples/worked-example-1.contract")[0].ir
@@ -113,16 +112,14 @@ def test_metrics_cli_in_base_units_with_regret_for_every_setting(tmp_path):
     runs = tmp_path / "runs.jsonl"
     lines = []
     for customer, supplier in (("rc", "rcc"), ("rcc", "rcc"), ("re", "rc")):
-        proc = subprocess.run([sys.executable, "-m", "contractlang", "run", "examples/hotel-cleaning.contract",
-                               "--env", "3", "--customer", customer, "--supplier", supplier, "--json"],
-                              capture_output=True, text=True, cwd=ROOT)
+        proc = run_cli("run", "examples/hotel-cleaning.contract", "--env", "3", "--customer", customer,
+                       "--supplier", supplier, "--json")
         assert proc.returncode == 0, proc.stderr
         record = json.loads(proc.stdout)
         assert record["dollars"]["u_customer"] == 100 * record["u_customer"] and record["multiplier"] == 100
         lines.append(proc.stdout)
     runs.write_text("".join(lines[:2]))
-    out = subprocess.run([sys.executable, "-m", "contractlang", "metrics", str(runs), "--json"], capture_output=True,
-                         text=True, cwd=ROOT)
+    out = run_cli("metrics", str(runs), "--json")
     assert out.returncode == 0, out.stderr
     customer, supplier = json.loads(out.stdout)
     records = [json.loads(line) for line in lines[:2]]
@@ -130,32 +127,26 @@ def test_metrics_cli_in_base_units_with_regret_for_every_setting(tmp_path):
     assert customer["compliant_utility"]["mean"] == customer["utility"]["mean"]  # E12: neither Customer breaches
     assert customer["regret"] == {"mean": 0.0, "sd": 0.0} and supplier["regret"] == {"mean": 0.0, "sd": 0.0}  # E5/E8
     runs.write_text(lines[2])
-    out = json.loads(subprocess.run([sys.executable, "-m", "contractlang", "metrics", str(runs), "--json"],
-                                    capture_output=True, text=True, cwd=ROOT).stdout)
-    rcc_vs_rc = json.loads(subprocess.run(
-        [sys.executable, "-m", "contractlang", "run", "examples/hotel-cleaning.contract", "--env", "3", "--customer",
-         "rcc", "--supplier", "rc", "--json"], capture_output=True, text=True, cwd=ROOT).stdout)
+    out = json.loads(run_cli("metrics", str(runs), "--json").stdout)
+    rcc_vs_rc = json.loads(run_cli("run", "examples/hotel-cleaning.contract", "--env", "3", "--customer", "rcc",
+                                   "--supplier", "rc", "--json").stdout)
     assert out[0]["regret"]["mean"] == rcc_vs_rc["u_customer"] - json.loads(lines[2])["u_customer"]  # E9
 
 
 def test_run_cli_log_replays_and_bad_input(tmp_path):
     log = tmp_path / "run.jsonl"
-    proc = subprocess.run([sys.executable, "-m", "contractlang", "run", "examples/catering-env5-a.contract", "--env",
-                           "5", "--customer", "rc", "--supplier", "random", "--log", str(log), "--json"],
-                          capture_output=True, text=True, cwd=ROOT)
+    proc = run_cli("run", "examples/catering-env5-a.contract", "--env", "5", "--customer", "rc", "--supplier",
+                   "random", "--log", str(log), "--json")
     assert proc.returncode == 0, proc.stderr
     record = json.loads(proc.stdout)
-    trace = subprocess.run([sys.executable, "-m", "contractlang", "trace", "examples/catering-env5-a.contract",
-                            str(log), "--json"], capture_output=True, text=True, cwd=ROOT)
+    trace = run_cli("trace", "examples/catering-env5-a.contract", str(log), "--json")
     replayed = json.loads(trace.stdout)
     assert [w["compliant"] for w in replayed["weeks"]] == [w["compliant"] for w in record["weeks"]]
     for args, message in ((["--env", "9"], "environments are 1..6"), (["--env", "1", "--supplier", "nobody"], "unknown supplier policy"),
                           (["--env", "1", "--customer", "nobody"], "unknown customer policy")):
-        bad = subprocess.run([sys.executable, "-m", "contractlang", "run", "examples/worked-example-1.contract", *args],
-                             capture_output=True, text=True, cwd=ROOT)
+        bad = run_cli("run", "examples/worked-example-1.contract", *args)
         assert bad.returncode == 1 and message in bad.stderr and "Traceback" not in bad.stderr
-    bad = subprocess.run([sys.executable, "-m", "contractlang", "run", "tests/invalid/missing-price.contract", "--env",
-                          "1"], capture_output=True, text=True, cwd=ROOT)
+    bad = run_cli("run", "tests/invalid/missing-price.contract", "--env", "1")
     assert bad.returncode == 1 and "E401" in bad.stderr
 
 

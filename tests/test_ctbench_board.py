@@ -98,11 +98,10 @@ def test_board_rows_are_checked(rows, message):
 
 def test_boards_cli_lists_the_paper_set(tmp_path):
     import json
-    import subprocess
-    import sys
 
-    proc = subprocess.run([sys.executable, "-m", "contractlang", "ctbench", "boards", "--set", "paper", "--json"],
-                          capture_output=True, text=True)
+    from helpers import run_cli
+
+    proc = run_cli("ctbench", "boards", "--set", "paper", "--json")
     payload = json.loads(proc.stdout)
     assert proc.returncode == 0 and payload["set"] == "paper" and len(payload["benchmark"]) == 80
     first = payload["benchmark"][40]

@@ -2,35 +2,30 @@
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
-from conftest import ROOT
+from helpers import run_cli
 
 from games.ctbench.sweep import GameSpec, run_specs
 
 
-def cli(*args, cwd=ROOT):
-    return subprocess.run([sys.executable, "-m", "contractlang", *args], capture_output=True, text=True, cwd=cwd)
-
-
 def test_boards_json():
-    out = json.loads(cli("ctbench", "boards", "--json").stdout)
+    out = json.loads(run_cli("ctbench", "boards", "--json").stdout)
     assert out["classes"] == {"unused": 2736, "asymmetric": 396, "mutually_dependent": 204, "independent": 96}
     assert len(out["benchmark"]) == 80
 
 
 def test_show_png(tmp_path):
-    proc = cli("ctbench", "show", "24", "--png", str(tmp_path / "b.png"))
+    proc = run_cli("ctbench", "show", "24", "--png", str(tmp_path / "b.png"))
     assert proc.returncode == 0 and "shortfall 2" in proc.stdout
     assert (tmp_path / "b.png").read_bytes()[:4] == b"\x89PNG"
-    assert cli("ctbench", "show", "80").returncode == 1
+    assert run_cli("ctbench", "show", "80").returncode == 1
 
 
 def test_run_contract_story_and_log(tmp_path):
-    proc = cli("run", "examples/ctbench-board-24-swap.contract", "--board", "24", "--log", str(tmp_path / "g.jsonl"))
+    proc = run_cli("run", "examples/ctbench-board-24-swap.contract", "--board", "24", "--log",
+                   str(tmp_path / "g.jsonl"))
     assert proc.returncode == 0, proc.stderr
     assert "scores: P-Red 70, P-Blue 70" in proc.stdout
     events = [json.loads(line) for line in (tmp_path / "g.jsonl").read_text().splitlines()]
@@ -40,13 +35,13 @@ def test_run_contract_story_and_log(tmp_path):
 def test_run_rejects_malformed_contracts_before_play(tmp_path):
     wrong = tmp_path / "wrong.contract"
     wrong.write_text('contract "w" {\n  game ctbench\n  cover {\n    (0,3): red pays for blue with red chip\n  }\n}\n')
-    proc = cli("run", str(wrong), "--board", "24")
+    proc = run_cli("run", str(wrong), "--board", "24")
     assert proc.returncode == 1 and "error[E611]" in proc.stderr and f"{wrong}:4:5" in proc.stderr
-    proc = cli("run", "tests/invalid/tile-off-board.contract", "--board", "24")
+    proc = run_cli("run", "tests/invalid/tile-off-board.contract", "--board", "24")
     assert proc.returncode == 1 and "error[E601]" in proc.stderr
-    assert cli("run", "examples/ctbench-points.contract", "--board", "3", "--mode", "chess").returncode == 1
-    assert "needs --env" in cli("run", "examples/worked-example-1.contract").stderr
-    assert "needs --board" in cli("run", "examples/ctbench-points.contract").stderr
+    assert run_cli("run", "examples/ctbench-points.contract", "--board", "3", "--mode", "chess").returncode == 1
+    assert "needs --env" in run_cli("run", "examples/worked-example-1.contract").stderr
+    assert "needs --board" in run_cli("run", "examples/ctbench-points.contract").stderr
 
 
 @pytest.mark.slow
@@ -54,7 +49,7 @@ def test_sweep(tmp_path):
     """CI sweeps 6 boards; CONTRACTLANG_SLOW_SCALE=full sweeps all 80 (640 games, ~25 s on 2 cores)."""
     full = os.environ.get("CONTRACTLANG_SLOW_SCALE") == "full"
     boards = "all" if full else "0,1,20,21,40,41"
-    proc = cli("ctbench", "sweep", "--boards", boards, "--out", str(tmp_path), "--json", "--workers", "2")
+    proc = run_cli("ctbench", "sweep", "--boards", boards, "--out", str(tmp_path), "--json", "--workers", "2")
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     n_games = (80 if full else 6) * 4 * 2

@@ -9,10 +9,9 @@ under our rules, and one whose judge keys a tile as '(r, c)'.
 import json
 import shutil
 import subprocess
-import sys
 
 from conftest import ROOT, compare_golden
-from helpers import assert_each_fails_in_one_line
+from helpers import assert_each_fails_in_one_line, run_cli
 
 from contractlang.interpreter import Rules
 from games.ctbench.published import ImportedGame, game_directories, import_game
@@ -22,13 +21,9 @@ LOGS = ROOT / "tests" / "data" / "ctbench_logs"
 GOLDEN = ROOT / "tests" / "golden"
 
 
-def cli(*args, cwd=ROOT):
-    return subprocess.run([sys.executable, "-m", "contractlang", *args], capture_output=True, text=True, cwd=cwd)
-
-
 def imported(tmp_path, source=LOGS) -> tuple[subprocess.CompletedProcess, list[ImportedGame]]:
     out = tmp_path / "runs.jsonl"
-    proc = cli("ctbench", "import", str(source), "--out", str(out), "--json")
+    proc = run_cli("ctbench", "import", str(source), "--out", str(out), "--json")
     games = [ImportedGame.model_validate_json(line) for line in out.read_text().splitlines()] if out.exists() else []
     return proc, games
 
@@ -89,11 +84,11 @@ def test_import_converts_judge_contracts_to_checked_contractlang(tmp_path):
 
 def test_replay_verdicts_golden(tmp_path):
     out = tmp_path / "runs.jsonl"
-    assert cli("ctbench", "import", str(LOGS), "--out", str(out)).returncode == 0
-    proc = cli("ctbench", "replay", str(out), "--rules", "paper")
+    assert run_cli("ctbench", "import", str(LOGS), "--out", str(out)).returncode == 0
+    proc = run_cli("ctbench", "replay", str(out), "--rules", "paper")
     assert proc.returncode == 0, proc.stderr
     compare_golden(GOLDEN / "ctbench-replay.txt", proc.stdout)
-    data = json.loads(cli("ctbench", "replay", str(out), "--rules", "paper", "--json").stdout)
+    data = json.loads(run_cli("ctbench", "replay", str(out), "--rules", "paper", "--json").stdout)
     assert (data["replayed"], data["agree"], data["skipped_incomplete"]) == (14, 10, 1)
     assert data["by_rule"] == {"contract forfeit": 3, "contract colour": 2, "contract key": 1}
     assert data["first_by_rule"] == {"contract colour": 3, "contract forfeit": 1}
@@ -135,23 +130,23 @@ def test_replay_notices_a_tampered_score(tmp_path):
 
 def test_report_on_imported_logs_golden(tmp_path):
     out = tmp_path / "runs.jsonl"
-    cli("ctbench", "import", str(LOGS), "--out", str(out))
-    proc = cli("ctbench", "report", str(out), "--paper", "--png", str(tmp_path / "plots"))
+    run_cli("ctbench", "import", str(LOGS), "--out", str(out))
+    proc = run_cli("ctbench", "report", str(out), "--paper", "--png", str(tmp_path / "plots"))
     assert proc.returncode == 0, proc.stderr
     compare_golden(GOLDEN / "ctbench-report.txt", proc.stdout.replace(str(tmp_path), "TMP"))
     assert (tmp_path / "plots" / "figure-4-pfp.png").read_bytes()[:4] == b"\x89PNG"
-    data = json.loads(cli("ctbench", "report", str(out), "--json").stdout)
+    data = json.loads(run_cli("ctbench", "report", str(out), "--json").stdout)
     # 14 complete games, one superseded by the later run of the same game
     assert data["games"] == 13 and data["skipped"] == 2
-    every = json.loads(cli("ctbench", "report", str(out), "--json", "--all-runs").stdout)
+    every = json.loads(run_cli("ctbench", "report", str(out), "--json", "--all-runs").stdout)
     assert every["games"] == 14
 
 
 def test_report_reads_our_own_sweep_records(tmp_path):
-    sweep = cli("ctbench", "sweep", "--boards", "24,45", "--conditions", "none,prog_points", "--modes", "pfp",
+    sweep = run_cli("ctbench", "sweep", "--boards", "24,45", "--conditions", "none,prog_points", "--modes", "pfp",
                 "--out", str(tmp_path / "s"), "--workers", "1", "--json")
     assert sweep.returncode == 0, sweep.stderr
-    data = json.loads(cli("ctbench", "report", str(tmp_path / "s" / "games.jsonl"), "--json").stdout)
+    data = json.loads(run_cli("ctbench", "report", str(tmp_path / "s" / "games.jsonl"), "--json").stdout)
     assert data["games"] == 4 and [t["number"] for t in data["tables"]] == [1, 2]
     assert data["table_11"][0]["pairing"] == "planner (Red) × planner (Blue)"
     assert data["formation"]["formation"][0]["condition"] == "prog_points"
@@ -173,7 +168,7 @@ def test_import_goes_on_past_broken_games(tmp_path):
     assert len(summary["problems"]) == 2
     assert "g0/event_log_" in summary["problems"][0] and "not readable JSON" in summary["problems"][0]
     assert "unknown move_type 'teleport'" in summary["problems"][1]
-    text = cli("ctbench", "import", str(root), "--out", str(tmp_path / "t.jsonl"))
+    text = run_cli("ctbench", "import", str(root), "--out", str(tmp_path / "t.jsonl"))
     assert text.stderr.count("skipped ") == 2 and "Traceback" not in text.stderr
 
 
@@ -187,7 +182,7 @@ def test_hostile_inputs_give_one_line(tmp_path):
         (("ctbench", "replay", str(bad_runs)), f"{bad_runs}:1: not an imported game"),
         (("ctbench", "report", str(tmp_path)), "is a directory"),
     ]
-    assert_each_fails_in_one_line(cli, cases)
+    assert_each_fails_in_one_line(run_cli, cases)
 
 
 def test_negotiation_is_read_from_the_verbose_log_when_present():

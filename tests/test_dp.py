@@ -5,8 +5,6 @@ simulator, the solved-table cache and the `solve` command."""
 import hashlib
 import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -20,6 +18,7 @@ from games.contractsim.crosscheck import cross_check
 from games.contractsim.game import ContractSimGame, Order, Pay, Produce
 from games.contractsim.run import play
 from games.contractsim.shocks import draw_shocks
+from helpers import run_cli
 from solver.dp import TableCache, build_problem, kernels
 from solver.dp.cache import table_key
 from solver.dp.induction import UNSOLVED, backward, forward
@@ -369,14 +368,9 @@ def test_any_legal_payment_sequence_is_playable_by_the_rational_supplier(tables,
 
 # --- CLI --------------------------------------------------------------------------------------------
 
-def _cli(*args, cwd, env=None):
-    return subprocess.run([sys.executable, "-m", "contractlang", *args], capture_output=True, text=True, cwd=cwd,
-                          env=env)
-
-
 def test_solve_cli(tmp_path):
     contract = ROOT / "examples" / "worked-example-1.contract"
-    out = _cli("solve", str(contract), "--env", "1", "--json", "--cache-dir", str(tmp_path), cwd=tmp_path)
+    out = run_cli("solve", str(contract), "--env", "1", "--json", "--cache-dir", str(tmp_path), cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     payload = json.loads(out.stdout)
     assert {"p_sat", "u_customer", "u_supplier", "completeness", "survival", "states", "seconds"} <= set(payload)
@@ -384,7 +378,7 @@ def test_solve_cli(tmp_path):
     assert payload["cached"] is False and len(payload["survival"]) == 5
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    text = _cli("solve", str(contract), "--env", "1", "--plot", str(tmp_path / "s.png"), cwd=elsewhere,
+    text = run_cli("solve", str(contract), "--env", "1", "--plot", str(tmp_path / "s.png"), cwd=elsewhere,
                 env={**os.environ, "CONTRACTLANG_DP_CACHE": str(tmp_path)})  # the cache a run elsewhere wrote
     assert text.returncode == 0 and "P_sat" in text.stdout and "loaded from the cache" in text.stdout
     assert not (elsewhere / ".contractlang-cache").exists()
@@ -400,11 +394,11 @@ def test_solve_cli_rejects_bad_input(tmp_path):
         (bad, "1", "bad.contract:"),
     ]
     for path, env_id, message in cases:
-        out = _cli("solve", str(path), "--env", env_id, "--cache-dir", str(tmp_path / "cache"), cwd=tmp_path)
+        out = run_cli("solve", str(path), "--env", env_id, "--cache-dir", str(tmp_path / "cache"), cwd=tmp_path)
         assert out.returncode == 1 and message in out.stderr and "Traceback" not in out.stderr
     assert not (tmp_path / "cache").exists()
     blocked = tmp_path / "a-file"
     blocked.write_text("")
-    out = _cli("solve", str(ROOT / "examples" / "worked-example-1.contract"), "--env", "1", "--cache-dir",
+    out = run_cli("solve", str(ROOT / "examples" / "worked-example-1.contract"), "--env", "1", "--cache-dir",
                str(blocked / "dp"), cwd=tmp_path)
     assert out.returncode == 1 and "cannot keep the solved table there" in out.stderr and "Traceback" not in out.stderr

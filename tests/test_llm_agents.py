@@ -6,8 +6,6 @@ import json
 import os
 import re
 import socket
-import subprocess
-import sys
 
 import pytest
 
@@ -17,6 +15,7 @@ from contractlang.llm import CallFailed, LlmClient, LlmSettings, MissingApiKey, 
 from games.ctbench.board import benchmark_boards
 from games.ctbench.play import play_game
 from games.external import AgentError
+from helpers import run_cli
 from llm_server import ScriptedServer, message, overloaded, prompt_of
 
 KEY = "sk-test-not-a-real-key"
@@ -30,9 +29,8 @@ def env_without_key(**extra) -> dict:
 
 
 def cli(*args, key: str | None = None):
-    env = env_without_key(**({"ANTHROPIC_API_KEY": key} if key else {}))
-    return subprocess.run([sys.executable, "-m", "contractlang", *args], capture_output=True, text=True, cwd=ROOT,
-                          env=env)
+    """The command with `key` as the only Anthropic API key it can see."""
+    return run_cli(*args, env=env_without_key(**({"ANTHROPIC_API_KEY": key} if key else {})))
 
 
 def closed_port_url() -> str:

@@ -2,13 +2,12 @@
 
 import json
 import os
-import subprocess
 import sys
 
 import pytest
 
 from conftest import ROOT
-from helpers import assert_each_fails_in_one_line
+from helpers import assert_each_fails_in_one_line, run_cli
 
 from contractlang import load
 from contractlang.render.prose import render
@@ -19,10 +18,6 @@ from solver.dp import TableCache
 
 BASE = load(ROOT / "examples/catering-base.contract")[0].ir
 WORKED = load(ROOT / "examples/worked-example-1.contract")[0].ir
-
-
-def cli(*args):
-    return subprocess.run([sys.executable, "-m", "contractlang", *args], capture_output=True, text=True, cwd=ROOT)
 
 
 @pytest.mark.parametrize("raw,role,expect", [
@@ -118,14 +113,14 @@ def test_metrics_from_the_exact_dp(appraiser):
 
 def test_negotiate_cli_cross_checks_the_dp_against_the_played_game():
     """Env 1 has no randomness: the agreed contract's DP expected utility is the utility of the played game."""
-    proc = cli("negotiate", "--env", "1", "--json")
+    proc = run_cli("negotiate", "--env", "1", "--json")
     assert proc.returncode == 0, proc.stderr
     [out] = json.loads(proc.stdout)["runs"]
     [performance] = out["performances"]
     assert out["negotiation"]["outcome"] == "agreed" and out["metrics"]["mutual_benefit"] is True
     assert performance["u_customer"] == pytest.approx(200 + out["metrics"]["gain_customer"])
     assert performance["u_supplier"] == pytest.approx(out["metrics"]["gain_supplier"])
-    text = cli("negotiate", "--env", "1")
+    text = run_cli("negotiate", "--env", "1")
     assert "outcome: agreed" in text.stdout and "performance (rcc vs rcc, seed 42)" in text.stdout
 
 
@@ -137,7 +132,7 @@ def test_offline_negotiation_and_performance_sweep():
     non-negative for both (the scripted rule), and in Envs 1–2 the played utilities equal the DP's."""
     full = os.environ.get("CONTRACTLANG_SLOW_SCALE") == "full"
     envs, games = ([1, 2, 3, 4, 5, 6], 3) if full else ([1, 2], 2)
-    proc = cli("negotiate", "--env", "all" if full else "1,2", "--games", str(games), "--json")
+    proc = run_cli("negotiate", "--env", "all" if full else "1,2", "--games", str(games), "--json")
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     runs, summary = out["runs"], out["summary"]
@@ -151,7 +146,7 @@ def test_offline_negotiation_and_performance_sweep():
         if r["env"] in (1, 2):
             for g in r["performances"]:
                 assert g["u_customer"] == pytest.approx(200 + r["metrics"]["gain_customer"])
-    text = cli("negotiate", "--env", "1,2")
+    text = run_cli("negotiate", "--env", "1,2")
     assert "== environment 2 ==" in text.stdout and "negotiations agreed" in text.stdout
 
 
@@ -164,7 +159,7 @@ def test_negotiate_cli_hostile_input(tmp_path):
           "examples/catering-base.contract"), "the candidates mix settings"),
         (("negotiate", "--env", "1", "--candidates", str(tmp_path / "none.contract")), "none.contract"),
     ]
-    assert_each_fails_in_one_line(cli, cases)
+    assert_each_fails_in_one_line(run_cli, cases)
 
 
 EXAMPLE_AGENT = f"cmd:{sys.executable} examples/agents/external_agent.py"
@@ -173,14 +168,14 @@ EXAMPLE_AGENT = f"cmd:{sys.executable} examples/agents/external_agent.py"
 def test_external_negotiators_over_json_lines(tmp_path):
     """The example program offers the base Catering terms once; in Env 1 they leave the Customer $5 short of
     walking away, so the scripted Customer never accepts, while the example Customer does."""
-    [both] = json.loads(cli("negotiate", "--env", "1", "--customer", EXAMPLE_AGENT, "--supplier", EXAMPLE_AGENT,
+    [both] = json.loads(run_cli("negotiate", "--env", "1", "--customer", EXAMPLE_AGENT, "--supplier", EXAMPLE_AGENT,
                             "--json").stdout)["runs"]
     assert both["negotiation"]["outcome"] == "agreed" and both["negotiation"]["customer"] == EXAMPLE_AGENT
     assert both["metrics"]["gain_customer"] == pytest.approx(-5) and both["metrics"]["mutual_benefit"] is False
     assert both["performances"][0]["u_customer"] == 195
-    [refused] = json.loads(cli("negotiate", "--env", "1", "--supplier", EXAMPLE_AGENT, "--json").stdout)["runs"]
+    [refused] = json.loads(run_cli("negotiate", "--env", "1", "--supplier", EXAMPLE_AGENT, "--json").stdout)["runs"]
     assert refused["negotiation"]["outcome"] == "no agreement" and len(refused["negotiation"]["turns"]) == 100
     dead = tmp_path / "dead.py"
     dead.write_text("import sys\nsys.exit(4)\n")
-    proc = cli("negotiate", "--env", "1", "--supplier", f"cmd:{sys.executable} {dead}")
+    proc = run_cli("negotiate", "--env", "1", "--supplier", f"cmd:{sys.executable} {dead}")
     assert proc.returncode == 1 and "exited (code 4)" in proc.stderr and "Traceback" not in proc.stderr

@@ -1,7 +1,5 @@
 """Any input gives diagnostics, never a traceback (issue #2, item 7)."""
 
-import subprocess
-import sys
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -11,6 +9,7 @@ from contractlang import check_source
 from contractlang.formatter import format_source
 from contractlang.parser import parse
 from contractlang.diagnostics import ContractError
+from helpers import run_cli
 
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.contract"))
 EXAMPLE_TEXT = [p.read_text() for p in EXAMPLES]
@@ -82,7 +81,6 @@ def test_cli_never_shows_a_traceback(tmp_path):
         for cmd in (["check"], ["check", "--json"], ["fmt"], ["fmt", "--check"]):
             if syntax_ok and cmd[0] == "fmt":
                 continue
-            proc = subprocess.run([sys.executable, "-m", "contractlang", *cmd, str(tmp_path / name)],
-                                  capture_output=True, text=True)
+            proc = run_cli(*cmd, tmp_path / name)
             assert proc.returncode == 1, (name, cmd, proc.stderr)
             assert "Traceback" not in proc.stderr + proc.stdout

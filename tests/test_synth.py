@@ -22,7 +22,7 @@ from games.contractsim.synth import (AscentRecord, SearchJob, SearchRecord, Synt
                                      choose_bases, contingencies, coordinate_ascent, starts)
 from games.runner import run_phase
 from solver.dp import RoundMemo, build_problem, evaluate, solve
-from tests.helpers import run_cli
+from tests.helpers import run_cli, run_process
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -170,7 +170,9 @@ def test_synth_experiment_and_frontier_through_the_cli(tmp_path):
     rerun (its search taken from the uninterrupted run's store), it writes the same bytes as an uninterrupted
     run; the rational tables satisfy every identity and a rerun plays nothing; the frontier of Env 1 is drawn."""
     whole = tmp_path / "whole"
-    done = run_cli("synth", "--out", str(whole), *SMALL, "--json", cwd=tmp_path)
+    # real processes: these runs fork workers that run the DP kernels, and a fork of a process whose kernel
+    # threads have started (as this one's may have, in an earlier test) can hang
+    done = run_process("synth", "--out", str(whole), *SMALL, "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
     assert summary["contracts"] == 6 and summary["excluded"] == 2 and summary["e14_holds"] == 1
@@ -202,7 +204,7 @@ def test_synth_experiment_and_frontier_through_the_cli(tmp_path):
     assert proc.returncode == 130 and "interrupted" in err, outcomes
     assert not (cut / "manifest.json").exists()
     # the rerun may read the tables the whole run solved: what it must show is that the store resumes
-    resumed = run_cli("synth", "--out", str(cut), *SMALL, "--json", cwd=tmp_path)
+    resumed = run_process("synth", "--out", str(cut), *SMALL, "--json", cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     resumed_summary = json.loads(resumed.stdout)
     assert resumed_summary["searched_now"] == 0 and 0 < resumed_summary["solved_now"] < 8
@@ -211,18 +213,18 @@ def test_synth_experiment_and_frontier_through_the_cli(tmp_path):
     assert load(contract / "contract.contract")[0].ir.name == "synth-env1-rho1.0-s-ro"  # parses and checks
     assert "Substitution:" in (contract / "contract.txt").read_text()
 
-    first = run_cli("experiment", "rational", str(whole), "--json", cwd=tmp_path)
+    first = run_process("experiment", "rational", str(whole), "--json", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     report = json.loads(first.stdout)
     assert report["contracts"] == 6 and report["played_now"] == 6
     assert report["identities_hold"] == 13, [i for i in report["identities"] if not i["holds"]]
     tables = (whole / "rational" / "tables.md").read_bytes()
     assert b"Table 10" in tables
-    again = run_cli("experiment", "rational", str(whole), "--json", cwd=tmp_path)
+    again = run_process("experiment", "rational", str(whole), "--json", cwd=tmp_path)
     assert json.loads(again.stdout)["played_now"] == 0
     assert (whole / "rational" / "tables.md").read_bytes() == tables
 
-    frontier = run_cli("experiment", "frontier", str(whole), "--json", cwd=tmp_path)
+    frontier = run_process("experiment", "frontier", str(whole), "--json", cwd=tmp_path)
     assert frontier.returncode == 0, frontier.stderr
     envs = json.loads(frontier.stdout)["envs"]
     assert [e["env"] for e in envs] == [1] and envs[0]["f1"] == envs[0]["f2"] > 1
@@ -236,7 +238,7 @@ def test_synth_experiment_and_frontier_through_the_cli(tmp_path):
     (("experiment", "frontier", "nowhere"), "nowhere/manifest.json: no manifest there"),
 ])
 def test_bad_experiment_input_is_one_line(tmp_path, args, message):
-    json_form = args[0] == "experiment"  # one of each form per command keeps the subprocesses few
+    json_form = args[0] == "experiment"  # one of each form per command: one failure path writes both
     done = run_cli(*args, *(("--json",) if json_form else ()), cwd=tmp_path)
     assert done.returncode == 1
     text = json.loads(done.stdout)["error"] if json_form else done.stderr

@@ -1,20 +1,18 @@
 """`contractlang trace`: replay reports, and file:line errors for malformed logs."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
-from conftest import ROOT, compare_golden
+from conftest import compare_golden
+from helpers import run_cli
 from test_cli import GOLDEN
 
 CONTRACT = "examples/worked-example-1.contract"
 
 
 def trace(*args):
-    return subprocess.run([sys.executable, "-m", "contractlang", "trace", *args], capture_output=True, text=True,
-                          cwd=ROOT)
+    return run_cli("trace", *args)
 
 
 def test_trace_example_log_json():

@@ -2,8 +2,6 @@
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
@@ -11,6 +9,7 @@ from conftest import ROOT
 from contractlang.translate import MissingApiKey, TranslationCache, translate_text
 from contractlang.translate.cache import cache_key
 from contractlang.llm import LlmSettings
+from helpers import run_cli
 from llm_server import ScriptedServer, message, overloaded
 
 TEXT = (ROOT / "tests" / "nl" / "01-plain-lists.txt").read_text()
@@ -109,19 +108,17 @@ def test_missing_key(monkeypatch, tmp_path):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     with pytest.raises(MissingApiKey, match="--backend rules"):
         translate_text(TEXT, backend="anthropic")
-    proc = subprocess.run([sys.executable, "-m", "contractlang", "translate", str(ROOT / "tests/nl/01-plain-lists.txt"),
-                           "--backend", "anthropic", "--cache", str(tmp_path / "c.sqlite")], capture_output=True,
-                          text=True, env={k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"})
+    proc = run_cli("translate", ROOT / "tests/nl/01-plain-lists.txt", "--backend", "anthropic", "--cache",
+                   tmp_path / "c.sqlite", env={k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"})
     assert proc.returncode == 1 and "ANTHROPIC_API_KEY" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_cli_end_to_end_through_loopback(tmp_path):
     with ScriptedServer([(200, message(GOOD))]) as server:
         env = {**os.environ, "ANTHROPIC_API_KEY": KEY}
-        proc = subprocess.run([sys.executable, "-m", "contractlang", "translate", str(ROOT / "tests/nl/01-plain-lists.txt"),
-                               "--backend", "anthropic", "--base-url", server.url, "--model", "scripted-model",
-                               "--cache", str(tmp_path / "c.sqlite"), "--json", "-o", str(tmp_path / "out.contract")],
-                              capture_output=True, text=True, env=env)
+        proc = run_cli("translate", ROOT / "tests/nl/01-plain-lists.txt", "--backend", "anthropic", "--base-url",
+                       server.url, "--model", "scripted-model", "--cache", tmp_path / "c.sqlite", "--json", "-o",
+                       tmp_path / "out.contract", env=env)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["ok"] and out["attempts"] == 1 and out["cached"] is False and out["missing"] == []
@@ -130,8 +127,7 @@ def test_cli_end_to_end_through_loopback(tmp_path):
 
 
 def test_rules_backend_is_the_offline_default(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "contractlang", "translate", str(ROOT / "tests/nl/i2-no-final-payment.txt"),
-                           "--cache", str(tmp_path / "c.sqlite"), "--json"], capture_output=True, text=True)
+    proc = run_cli("translate", ROOT / "tests/nl/i2-no-final-payment.txt", "--cache", tmp_path / "c.sqlite", "--json")
     assert proc.returncode == 1
     out = json.loads(proc.stdout)
     assert out["backend"] == "rules" and out["missing"] == ["no payment for week 11"] and out["terms"] is None
@@ -216,8 +212,7 @@ def _translate_cli(tmp_path, path, *args, env_key=False):
     env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
     if env_key:
         env["ANTHROPIC_API_KEY"] = KEY
-    return subprocess.run([sys.executable, "-m", "contractlang", "translate", str(path), "--cache",
-                           str(tmp_path / "c.sqlite"), *args], capture_output=True, text=True, env=env)
+    return run_cli("translate", path, "--cache", tmp_path / "c.sqlite", *args, env=env)
 
 
 def test_cli_says_why_a_text_is_not_well_formed(tmp_path):

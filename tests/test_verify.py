@@ -2,8 +2,6 @@
 refuted counterexample replays through the interpreter to the violation it claims."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 import z3
@@ -18,6 +16,7 @@ from conftest import ROOT
 from games.contractsim.environments import ENVIRONMENTS, environment
 from games.ctbench.board import benchmark_board
 from games.ctbench.verify_board import board_spec
+from helpers import run_cli
 from solver.verify import translation_checks, verify
 from solver.verify.semantics import ZRound
 from strategies import contractsim_irs
@@ -165,18 +164,15 @@ def test_translation_checks_flag_a_wrong_stated_total():
 
 
 def test_verify_cli_json_and_events(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "contractlang", "verify", "tests/verify/starved.contract", "--env", "1",
-                           "--json", "--events-out", str(tmp_path)], capture_output=True, text=True, cwd=ROOT)
+    proc = run_cli("verify", "tests/verify/starved.contract", "--env", "1", "--json", "--events-out", tmp_path)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert {"name", "status", "message", "span", "counterexample"} == set(out["checks"][0])
     log = tmp_path / "starved.cashflow.best_case.jsonl"
-    trace = subprocess.run([sys.executable, "-m", "contractlang", "trace", "tests/verify/starved.contract", str(log),
-                            "--json"], capture_output=True, text=True, cwd=ROOT)
+    trace = run_cli("trace", "tests/verify/starved.contract", log, "--json")
     verdict = json.loads(trace.stdout)["verdict"]
     assert (verdict["first_breach"], verdict["week"]) == ("supplier", 2)
-    bad = subprocess.run([sys.executable, "-m", "contractlang", "verify", "examples/worked-example-1.contract", "--env",
-                          "7"], capture_output=True, text=True, cwd=ROOT)
+    bad = run_cli("verify", "examples/worked-example-1.contract", "--env", "7")
     assert bad.returncode == 1 and "environments are 1..6" in bad.stderr
 
 

@@ -7,7 +7,6 @@ commands on import. The games and solvers are imported inside the commands, so `
 from __future__ import annotations
 
 import signal
-import sys
 
 from contractlang.cli.app import app
 
