@@ -6,12 +6,11 @@ same directory reads it, keeps every complete record and plays only the games st
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 
-from contractlang.llm import LlmClient, LlmSettings
+from contractlang.llm import ApiKeys, LlmClient, LlmSettings
 from contractlang.vocab import Frozen
 from games.ctbench.board import benchmark_board
 from games.ctbench.play import GameRecord, play_game
@@ -39,7 +38,7 @@ class GameSpec(Frozen):
 
 def run_spec(spec: GameSpec, llm: LlmSettings | None = None) -> GameRecord:
     """One game; LLM players and judges get a client of their own made from `llm` (in whichever process)."""
-    client = LlmClient(llm, os.environ.get("ANTHROPIC_API_KEY")) if llm is not None else None
+    client = LlmClient(llm, ApiKeys.from_environment()) if llm is not None else None
     return play_game(benchmark_board(spec.board_id), spec.condition, spec.mode, spec.red, spec.blue, spec.seed,
                      visible=spec.visible, keep_log=True, repeat=spec.repeat, llm=client, judge=spec.judge)
 
