@@ -17,7 +17,7 @@ from contractlang.llm import CallFailed, LlmClient, LlmSettings, MissingApiKey, 
 from games.ctbench.board import benchmark_boards
 from games.ctbench.play import play_game
 from games.external import AgentError
-from llm_server import ScriptedServer, message, overloaded, prompt_of
+from llm_server import ScriptedServer, message, overloaded, prompt_of, text_of
 
 KEY = "sk-test-not-a-real-key"
 OFFER = (ROOT / "examples/agents/external_agent.py").read_text().split('OFFER = """')[1].split('"""')[0]
@@ -229,7 +229,7 @@ class CTBenchScript:
     def __call__(self, body):
         prompt, system = prompt_of(body), body["system"][0]["text"]
         if system.startswith("You are the neutral judge"):
-            return 200, message(self.judge(body["messages"][0]["content"]))
+            return 200, message(self.judge(text_of(body["messages"][0]["content"])))
         if "Contract negotiation" in prompt:
             return 200, message("agree")
         if "Do you accept this contract" in prompt:
