@@ -243,8 +243,8 @@ class LlmUsage(Frozen):
         """The usage line that ends a run's text output."""
         cost = "cost unknown for this model" if self.cost_usd is None else f"${self.cost_usd:.4f}"
         return (f"LLM: {self.calls} call(s) ({self.replayed} replayed, {self.failed} failed), "
-                f"{self.input_tokens:,} input and {self.output_tokens:,} output tokens, cache "
-                f"{self.cache_read_tokens:,} read and {self.cache_write_tokens:,} written, {cost}")
+                f"{self.input_tokens:,} input and {self.output_tokens:,} output tokens, {cost}; prompt cache "
+                f"{self.cache_read_tokens:,} tokens read, {self.cache_write_tokens:,} written")
 
 
 _USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
@@ -285,13 +285,27 @@ def _retry_after(exc, attempt: int) -> tuple[float, bool]:
     return min(0.5 * 2 ** attempt, 8.0), False
 
 
-def _sdk_module(provider: str):
+def _sdk_module(provider: str, who: str | None = None):
     p = PROVIDERS[provider]
     try:
         return importlib.import_module(p.package)
     except ImportError:
-        raise MissingSdk(f"llm:{provider}/MODEL needs the {p.package} package, which is not installed: "
-                         f"{p.install}") from None
+        raise MissingSdk(f"{who or f'llm:{provider}/MODEL'} needs the {p.package} package, which is not "
+                         f"installed: {p.install}") from None
+
+
+def check_providers(names: list[str], keys: ApiKeys, replay: bool = False) -> None:
+    """Every provider the LLM agents among `names` will call can be called: its key is set and its SDK is
+    installed (a replay calls none). Raises LlmUnavailable naming the first agent that cannot."""
+    if replay:
+        return
+    for name in names:
+        model = agent_model(name)
+        if model is None:
+            continue
+        if not keys.of(model.provider):
+            raise MissingApiKey(f"{name} needs {PROVIDERS[model.provider].title}: {key_hint(model.provider)}")
+        _sdk_module(model.provider, name)
 
 
 def _cause(exc, errors) -> str:

@@ -150,7 +150,7 @@ def test_the_system_block_and_the_newest_message_are_marked_for_caching(tmp_path
     assert server.requests[1]["messages"][:2] == [{"role": "user", "content": "first"},
                                                   {"role": "assistant", "content": "a"}]
     assert (client.usage.cache_write_tokens, client.usage.cache_read_tokens) == (4000, 3000)
-    assert "cache 3,000 read and 4,000 written" in client.usage.line()
+    assert client.usage.line().endswith("; prompt cache 3,000 tokens read, 4,000 written")
 
 
 # --- one game, two providers --------------------------------------------------------------------------
