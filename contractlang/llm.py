@@ -410,7 +410,7 @@ class Recordings:
 
     def __init__(self, path: Path, replay: bool = False):
         self.path = Path(path)
-        if replay and not self.path.is_file():
+        if replay and not self.path.exists():
             raise FileError(f"{self.path}: no such recordings file to replay from; record the run first (without "
                             "--replay) or pass --recordings with the file it was recorded in")
         open_sqlite_store(self.path, {"llm_recordings_v1"}, self._DDL, "recordings file of LLM responses",
