@@ -26,16 +26,13 @@ import hashlib
 import importlib
 import json
 import os
-import sqlite3
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal, NamedTuple
 
-from contractlang.files import FileError, open_sqlite_store
+from contractlang.files import FileError, damaged, open_sqlite_store, sqlite_session
 from contractlang.vocab import Frozen
 
 DEFAULT_MODEL = "claude-sonnet-5-5"  # claude-sonnet-4-5 reached end of life on 2026-11-30
@@ -401,8 +398,8 @@ _WIRES = {"anthropic": _AnthropicWire, "openai": _ChatCompletionsWire}
 
 class Recordings:
     """The record/replay store: one row per provider response, keyed by request hash and occurrence. A row
-    that cannot be read (a corrupt page, a NULL reply, usage that is not token counts) ends the call with one
-    line naming the file."""
+    that cannot be read (a corrupt page, a NULL reply, usage that is not token counts) is a FileError: one line
+    naming the file."""
 
     _DDL = """CREATE TABLE IF NOT EXISTS llm_recordings_v1 (
       key TEXT, occurrence INTEGER, namespace TEXT, purpose TEXT, model TEXT, created_at REAL,
@@ -416,17 +413,11 @@ class Recordings:
         open_sqlite_store(self.path, {"llm_recordings_v1"}, self._DDL, "recordings file of LLM responses",
                           "--recordings")
 
-    @contextmanager
-    def _db(self) -> Iterator[sqlite3.Connection]:
-        try:
-            with sqlite3.connect(self.path, timeout=30) as db:
-                yield db
-        except sqlite3.DatabaseError as exc:
-            raise self._unusable(str(exc)) from None
+    def _db(self):
+        return sqlite_session(self.path, "recordings file", "--recordings")
 
-    def _unusable(self, why: str) -> CallFailed:
-        return CallFailed(f"{self.path}: the recordings file is damaged ({why}); delete it or pass --recordings "
-                          "with another file")
+    def _unusable(self, why: str) -> FileError:
+        return damaged(self.path, "recordings file", "--recordings", why)
 
     def get(self, key: str, occurrence: int) -> tuple[str, dict] | None:
         with self._db() as db:
@@ -547,11 +538,7 @@ class LlmClient:
         self._occurrences[digest] += 1
         prompt = _text_of(messages[-1]["content"]) if messages else ""
         start = time.perf_counter()
-        try:
-            recorded = self.recordings.get(digest, occurrence) if self.recordings is not None else None
-        except CallFailed as exc:
-            self._log(purpose, prompt, "", {}, 0.0, error=str(exc))
-            raise
+        recorded = self.recordings.get(digest, occurrence) if self.recordings is not None else None
         if recorded is not None:
             reply, usage = recorded
             self._log(purpose, prompt, reply, usage, time.perf_counter() - start, replayed=True)

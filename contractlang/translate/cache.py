@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
-from contractlang.files import FileError, open_sqlite_store
+from contractlang.files import open_sqlite_store, sqlite_session
 
 SCHEMA_VERSION = 2  # 2: translations carry well_formed, inconsistencies and notes; audit rows per run
 
@@ -49,15 +46,8 @@ class TranslationCache:
         self.path = Path(path)
         open_sqlite_store(self.path, _OURS, _DDL, "translation cache", "--cache")
 
-    @contextmanager
-    def _db(self) -> Iterator[sqlite3.Connection]:
-        """A connection to the file; a damaged one (a corrupt page) is one line naming it."""
-        try:
-            with sqlite3.connect(self.path, timeout=30) as db:
-                yield db
-        except sqlite3.DatabaseError as exc:
-            raise FileError(f"{self.path}: the translation cache is damaged ({exc}); delete it or pass --cache with "
-                            "another file") from None
+    def _db(self):
+        return sqlite_session(self.path, "translation cache", "--cache")
 
     def get(self, key: str) -> dict | None:
         """The kept translation for `key`; None for none, or for a row that is not a translation's JSON (that
