@@ -21,6 +21,7 @@ from contractlang.llm import (
     agent_model,
     cost_of,
 )
+from helpers import run_cli
 from llm_server import ScriptedServer, chat_completion, message, prompt_of
 
 KEY = "sk-openai-test-not-a-real-key"
@@ -182,3 +183,58 @@ def test_a_game_mixes_providers(tmp_path):
     again = play(checked.ir, environment(1), "llm", "llm:openai/scripted-model", seed=1, llm=replay)
     assert again.model_dump(exclude={"llm_calls"}) == record.model_dump(exclude={"llm_calls"})
     assert again.llm_usage.replayed == 16
+
+
+# --- the CLI --------------------------------------------------------------------------------------------
+
+def openai_cli(*args, key: str | None = KEY):
+    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
+    return run_cli(*args, cwd=ROOT, env={**env, **({"OPENAI_API_KEY": key} if key else {})})
+
+
+@pytest.mark.parametrize("args", [
+    ("run", "examples/ctbench-board-24-swap.contract", "--board", "24", "--red", "llm:openai/gpt-5"),
+    ("negotiate", "--env", "1", "--supplier", "llm:openai/gpt-5"),
+    ("ctbench", "sweep", "--boards", "0", "--agents", "planner vs llm:openai/gpt-5"),
+    ("translate", "tests/nl/01-plain-lists.txt", "--backend", "openai", "--model", "gpt-5"),
+])
+def test_an_openai_agent_without_its_key_says_how_to_set_it(args, tmp_path):
+    args = (*args, "--out", str(tmp_path / "o")) if "sweep" in args else args
+    proc = openai_cli(*args, key=None)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "export OPENAI_API_KEY=" in proc.stderr and not (tmp_path / "o").exists()
+
+
+def test_a_sweep_of_openai_players_prints_its_llm_total_and_replays(tmp_path):
+    from test_llm_agents import BOARD, CTBenchScript
+
+    args = ["ctbench", "sweep", "--boards", str(BOARD.id), "--condition", "none", "--mode", "pfp", "--red",
+            "llm:openai/scripted-model", "--blue", "planner", "--workers", "1"]
+    with ScriptedServer(CTBenchScript()) as server:
+        first = openai_cli(*args, "--out", str(tmp_path / "a"), "--base-url", server.url, "--recordings",
+                           str(tmp_path / "r.sqlite"))
+    assert first.returncode == 0, first.stderr
+    calls = len(server.requests)
+    assert set(server.paths) == {"/chat/completions"}
+    assert (f"LLM: {calls} call(s) (0 replayed, 0 failed), {100 * calls:,} input and {50 * calls:,} output tokens, "
+            "cost unknown for this model; prompt cache 0 tokens read, 0 written") in first.stdout
+    again = openai_cli(*args, "--out", str(tmp_path / "b"), "--base-url", server.url, "--recordings",
+                       str(tmp_path / "r.sqlite"), "--replay", key=None)
+    assert again.returncode == 0 and f"({calls} replayed, 0 failed)" in again.stdout
+    assert again.stdout.split("LLM:")[0] == first.stdout.split("LLM:")[0]
+
+
+def test_translate_with_the_openai_backend(tmp_path):
+    from contractlang.translate import translate_text
+
+    dsl = translate_text((ROOT / "tests/nl/01-plain-lists.txt").read_text(), name="deal").dsl
+    args = ["translate", "tests/nl/01-plain-lists.txt", "--backend", "openai", "--model", "scripted-model",
+            "--cache", str(tmp_path / "c.sqlite"), "--json"]
+    with ScriptedServer([(200, message(f"```contract\n{dsl}```"))]) as server:
+        first = openai_cli(*args, "--base-url", server.url)
+    out = json.loads(first.stdout)
+    assert first.returncode == 0 and out["ok"] and out["backend"] == "openai" and server.paths == ["/chat/completions"]
+    again = json.loads(openai_cli(*args, "--base-url", server.url, key=None).stdout)  # from the cache, no key
+    assert again["cached"] and again["dsl"] == out["dsl"]
+    no_model = openai_cli("translate", "tests/nl/01-plain-lists.txt", "--backend", "openai")
+    assert no_model.returncode == 2 and "--backend openai needs --model" in no_model.stderr
