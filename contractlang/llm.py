@@ -236,13 +236,6 @@ class LlmUsage(Frozen):
                    **{name: sum(getattr(c, name) for c in calls) for name in _USAGE_FIELDS},
                    cost_usd=None if any(c is None for c in costs) else round(sum(costs), 6))
 
-    def line(self) -> str:
-        """The usage line that ends a run's text output."""
-        cost = "cost unknown for this model" if self.cost_usd is None else f"${self.cost_usd:.4f}"
-        return (f"LLM: {self.calls} call(s) ({self.replayed} replayed, {self.failed} failed), "
-                f"{self.input_tokens:,} input and {self.output_tokens:,} output tokens, {cost}; prompt cache "
-                f"{self.cache_read_tokens:,} tokens read, {self.cache_write_tokens:,} written")
-
 
 _USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from conftest import ROOT
+from contractlang.cli.render import usage_line
 from contractlang.llm import (
     ApiKeys,
     CallFailed,
@@ -151,7 +152,7 @@ def test_the_system_block_and_the_newest_message_are_marked_for_caching(tmp_path
     assert server.requests[1]["messages"][:2] == [{"role": "user", "content": "first"},
                                                   {"role": "assistant", "content": "a"}]
     assert (client.usage.cache_write_tokens, client.usage.cache_read_tokens) == (4000, 3000)
-    assert client.usage.line().endswith("; prompt cache 3,000 tokens read, 4,000 written")
+    assert usage_line(client.usage).endswith("; prompt cache 3,000 tokens read, 4,000 written")
 
 
 # --- one game, two providers --------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from functools import partial
 from pathlib import Path
 
 from contractlang.files import write_atomically
-from contractlang.llm import ApiKeys, LlmClient, LlmSettings
+from contractlang.llm import ApiKeys, LlmClient, LlmSettings, LlmUsage
 from contractlang.progress import Advance
 from contractlang.vocab import Frozen
 from games.ctbench.agents import check_agent
@@ -75,6 +75,7 @@ class SweepResult(Frozen):
     played: int
     store: Path
     summary: Path
+    llm_usage: LlmUsage  # every game's LLM calls, those of the games played before included
 
 
 def sweep(specs: list[GameSpec], out: Path, workers: int | None, ray_address: str | None,
@@ -105,4 +106,5 @@ def sweep(specs: list[GameSpec], out: Path, workers: int | None, ray_address: st
     records = tuple(store.records[s] for s in specs)
     rows = tuple(summarise(list(records)))
     write_atomically(summary_path, json.dumps([r.model_dump(mode="json") for r in rows], indent=1) + "\n")
-    return SweepResult(records=records, rows=rows, played=len(todo), store=store.path, summary=summary_path)
+    return SweepResult(records=records, rows=rows, played=len(todo), store=store.path, summary=summary_path,
+                       llm_usage=LlmUsage.of(c for r in records for c in r.llm_calls))
