@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import stat
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 MAX_INPUT_BYTES = 64 * 2**20  # contracts, texts and logs are small; /dev/zero or an endless pipe is not
@@ -73,7 +76,6 @@ def write_atomically(path: Path, data: str | bytes) -> None:
 def open_sqlite_store(path: Path, ours: set[str], ddl: str, what: str, option: str) -> None:
     """Create or check an SQLite file of ours (tables `ours`, schema `ddl`): another program's database, a
     corrupt file or an unusable path is refused with one line naming `option`, the way to choose another."""
-    import sqlite3
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -87,3 +89,18 @@ def open_sqlite_store(path: Path, ours: set[str], ddl: str, what: str, option: s
         raise FileError(f"{path}: not a usable {what} ({exc}); pass {option} with another file") from None
     except OSError as exc:
         raise FileError(f"{path}: cannot open the {what}: {exc.strerror or exc}") from None
+
+
+def damaged(path: Path, what: str, option: str, why: str) -> FileError:
+    return FileError(f"{path}: the {what} is damaged ({why}); delete it or pass {option} with another file")
+
+
+@contextmanager
+def sqlite_session(path: Path, what: str, option: str) -> Iterator[sqlite3.Connection]:
+    """A connection to an SQLite file of ours (one transaction); a damaged file (a corrupt page) is one line
+    naming it and `option`, the way to choose another."""
+    try:
+        with sqlite3.connect(path, timeout=30) as db:
+            yield db
+    except sqlite3.DatabaseError as exc:
+        raise damaged(path, what, option, str(exc)) from None

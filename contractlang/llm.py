@@ -1,13 +1,20 @@
-"""One LLM client for translation, judges and agents, on the `anthropic` SDK.
+"""One LLM client for translation, judges and agents, on two providers' official SDKs: the Anthropic Messages
+API (`anthropic`) and any OpenAI-compatible Chat Completions API (`openai`, the optional `[openai]` extra:
+OpenAI's models, Gemini's OpenAI-compatible endpoint, local servers such as vLLM, Ollama or llama.cpp's).
 
 - Retries: transient errors (408, 409, 429, 5xx, 529, connection) are retried with the server's
-  retry-after (else exponential backoff), all within one deadline; anything else fails the call in one line.
-- Prompt caching: the system prompt, every request's stable prefix, is sent as one block marked for caching.
+  retry-after (else exponential backoff), all within one deadline; anything else fails the call in one line
+  that names the cause.
+- Prompt caching: the system prompt and the newest message (the end of the append-only prefix the next
+  request repeats) are marked for caching where the API takes marks (Anthropic); OpenAI caches prefixes itself.
 - Bounded concurrency: at most `concurrency` requests in flight through one client and its per-game views.
-- A ledger per game: every call with its purpose, prompt, reply, tokens, cost and time (the run's transcript).
-- Record/replay: every provider response is stored in SQLite under a hash of the request, the game it belongs
-  to and how many identical requests that game made before it; a rerun serves the stored responses, and
-  `replay=True` never calls the provider, so any recorded run replays offline exactly.
+- A ledger per game: every call with its purpose, provider, prompt, reply, tokens (cache reads and writes
+  apart), cost and time (the run's transcript).
+- Record/replay: every provider response is stored in SQLite under a hash of the request (provider and
+  endpoint included), the game it belongs to and how many identical requests that game made before it; a
+  rerun serves the stored responses, and `replay=True` never calls the provider, so any recorded run replays
+  offline exactly.
+- Caps: a reply is kept, recorded and sent back in the conversation up to REPLY_CAP characters.
 
 API keys are never stored or printed: requests are recorded as the messages sent, and replies and errors
 are redacted before they are kept.
@@ -16,68 +23,189 @@ are redacted before they are kept.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
-import re
-import sqlite3
+import os
 import threading
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
-from contractlang.files import open_sqlite_store
+from contractlang.files import FileError, damaged, open_sqlite_store, sqlite_session
 from contractlang.vocab import Frozen
 
 DEFAULT_MODEL = "claude-sonnet-5-5"  # claude-sonnet-4-5 reached end of life on 2026-11-30
 DEFAULT_RECORDINGS = Path(".contractlang-cache") / "llm.sqlite"
+REPLY_CAP = 16_384  # characters: every answer the prompts ask for (an action, a message, a contract) fits many times
 Effort = Literal["low", "medium", "high", "xhigh", "max"]
+Provider = Literal["anthropic", "openai"]
 
-# USD per million input / output tokens, Anthropic's list prices as of 2026-12 (a model missing here is costed
-# as unknown, never as free); cache reads bill at 0.1x input and 5-minute cache writes at 1.25x.
-PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
-    "claude-fable-5-1": (10.0, 50.0),
-    "claude-opus-5-5": (4.0, 20.0),
-    "claude-opus-5": (5.0, 25.0),
-    "claude-opus-4-5": (5.0, 25.0),
-    "claude-sonnet-5-5": (2.0, 10.0),
-    "claude-sonnet-5": (2.0, 10.0),
-    "claude-sonnet-4-5": (3.0, 15.0),
-    "claude-haiku-4-5": (1.0, 5.0),
+
+class ProviderInfo(Frozen):
+    """What a person needs to reach one provider: its key and endpoint variables and how to install its SDK."""
+
+    name: Provider
+    title: str
+    package: str
+    key_variable: str
+    key_example: str
+    key_source: str
+    base_url_variable: str
+    default_base_url: str
+    install: str | None = None  # the command that installs the SDK; None for a core dependency
+
+
+PROVIDERS: dict[str, ProviderInfo] = {
+    "anthropic": ProviderInfo(
+        name="anthropic", title="the Anthropic API", package="anthropic", key_variable="ANTHROPIC_API_KEY",
+        key_example="sk-ant-...", key_source="https://console.anthropic.com", base_url_variable="ANTHROPIC_BASE_URL",
+        default_base_url="https://api.anthropic.com"),
+    "openai": ProviderInfo(
+        name="openai", title="an OpenAI-compatible API", package="openai", key_variable="OPENAI_API_KEY",
+        key_example="sk-...", key_source="https://platform.openai.com/api-keys, or any value for a local server",
+        base_url_variable="OPENAI_BASE_URL", default_base_url="https://api.openai.com/v1",
+        install="pip install 'contractlang[openai]' (in a checkout: pip install -e '.[openai]')"),
 }
 
-KEY_HINT = ("ANTHROPIC_API_KEY is not set: export ANTHROPIC_API_KEY=sk-ant-... (a key from "
-            "https://console.anthropic.com), or pass --replay to serve recorded responses offline")
+
+class Price(NamedTuple):
+    """USD per million tokens: uncached input, output, cache reads, cache writes."""
+
+    input: float
+    output: float
+    cache_read: float
+    cache_write: float
 
 
-class MissingApiKey(Exception):
-    """An LLM option without ANTHROPIC_API_KEY (and not replaying): the message says how to set one."""
+def _anthropic_price(per_in: float, per_out: float) -> Price:
+    return Price(per_in, per_out, per_in * 0.1, per_in * 1.25)  # cache reads 0.1x input, 5-minute writes 1.25x
+
+
+# List prices (Anthropic's as of 2026-12; OpenAI's as published for these families); a model missing here is
+# costed as unknown, never as free. OpenAI bills no cache writes: a cached prefix is written at the input price.
+PRICES_PER_MTOK: dict[tuple[str, str], Price] = {
+    ("anthropic", "claude-fable-5-1"): _anthropic_price(10.0, 50.0),
+    ("anthropic", "claude-opus-5-5"): _anthropic_price(4.0, 20.0),
+    ("anthropic", "claude-opus-5"): _anthropic_price(5.0, 25.0),
+    ("anthropic", "claude-opus-4-5"): _anthropic_price(5.0, 25.0),
+    ("anthropic", "claude-sonnet-5-5"): _anthropic_price(2.0, 10.0),
+    ("anthropic", "claude-sonnet-5"): _anthropic_price(2.0, 10.0),
+    ("anthropic", "claude-sonnet-4-5"): _anthropic_price(3.0, 15.0),
+    ("anthropic", "claude-haiku-4-5"): _anthropic_price(1.0, 5.0),
+    ("openai", "gpt-5"): Price(1.25, 10.0, 0.125, 1.25),
+    ("openai", "gpt-5-mini"): Price(0.25, 2.0, 0.025, 0.25),
+    ("openai", "gpt-5-nano"): Price(0.05, 0.40, 0.005, 0.05),
+    ("openai", "gpt-4.1"): Price(2.0, 8.0, 0.5, 2.0),
+    ("openai", "gpt-4.1-mini"): Price(0.40, 1.60, 0.10, 0.40),
+    ("openai", "gpt-4o"): Price(2.50, 10.0, 1.25, 2.50),
+    ("openai", "gpt-4o-mini"): Price(0.15, 0.60, 0.075, 0.15),
+}
+
+
+class LlmUnavailable(Exception):
+    """An LLM that cannot be called: the message says what to do (set a key, install the SDK)."""
+
+
+class MissingApiKey(LlmUnavailable):
+    """An LLM option without its provider's key (and not replaying): the message says how to set one."""
+
+
+class MissingSdk(LlmUnavailable):
+    """An LLM of a provider whose SDK is not installed: the message names the command that installs it."""
 
 
 class CallFailed(Exception):
     """A model call that gave no usable reply in the time allowed: one line, the key never in it."""
 
 
+def key_hint(provider: str, can_replay: bool = True) -> str:
+    """How to set the provider's key (and, where recordings exist to replay, that --replay needs none)."""
+    p = PROVIDERS[provider]
+    return (f"{p.key_variable} is not set: export {p.key_variable}={p.key_example} (a key from {p.key_source})"
+            + (", or pass --replay to serve recorded responses offline" if can_replay else ""))
+
+
+KEY_HINT = key_hint("anthropic")
+
+
+def endpoint(provider: str, base_url: str | None) -> str:
+    """The base URL a call of `provider` goes to: `base_url`, else the SDK's environment variable, else its
+    default — the one the request is sent to, so it is also the one records and caches are keyed on."""
+    p = PROVIDERS[provider]
+    return (base_url or os.environ.get(p.base_url_variable) or p.default_base_url).rstrip("/")
+
+
+class LlmModel(Frozen):
+    """The model of an LLM agent name, with its provider."""
+
+    provider: Provider = "anthropic"
+    model: str = DEFAULT_MODEL
+
+    @property
+    def label(self) -> str:
+        """`MODEL` for Anthropic (as the names always read), `PROVIDER/MODEL` otherwise."""
+        return self.model if self.provider == "anthropic" else f"{self.provider}/{self.model}"
+
+
+def agent_model(name: str) -> LlmModel | None:
+    """The model of an `llm`, `llm:MODEL` (Anthropic) or `llm:PROVIDER/MODEL` agent name; None for other names
+    (a provider this client does not speak included)."""
+    if name == "llm":
+        return LlmModel()
+    if not name.startswith("llm:"):
+        return None
+    spec = name[4:].strip()
+    provider, slash, model = spec.partition("/")
+    if not slash:
+        provider, model = "anthropic", spec
+    model = model.strip()
+    if provider not in PROVIDERS or not model or (not slash and model in PROVIDERS):
+        return None
+    return LlmModel(provider=provider, model=model)
+
+
+class ApiKeys(Frozen):
+    """The key of each provider, read once where the run starts; never stored or printed."""
+
+    anthropic: str | None = None
+    openai: str | None = None
+
+    @classmethod
+    def from_environment(cls) -> ApiKeys:
+        return cls(**{name: os.environ.get(p.key_variable) or None for name, p in PROVIDERS.items()})
+
+    def of(self, provider: str) -> str | None:
+        return getattr(self, provider)
+
+
 class LlmSettings(Frozen):
+    provider: Provider = "anthropic"
     model: str = DEFAULT_MODEL
     max_tokens: int = 4096
-    effort: Effort | None = None  # output_config.effort, for models that take it
-    thinking: bool = False  # adaptive thinking
+    effort: Effort | None = None  # Anthropic output_config.effort / OpenAI reasoning_effort, for models that take it
+    thinking: bool = False  # adaptive thinking (Anthropic)
     timeout_seconds: float = 60.0  # one call, every retry and wait included (translation: the whole loop)
     max_retries: int = 3  # transient API errors, within timeout_seconds
-    base_url: str | None = None
+    base_url: str | None = None  # every provider's; None: each SDK's environment variable, else its default
     concurrency: int = 4  # requests in flight at once through one client
     recordings: Path | None = None  # the SQLite file responses are recorded in and replayed from
     replay: bool = False  # serve recorded responses only; never call the provider
+
+    @property
+    def llm_model(self) -> LlmModel:
+        return LlmModel(provider=self.provider, model=self.model)
 
 
 class LlmCall(Frozen):
     """One exchange with the model, as the ledger and the run log keep it."""
 
     purpose: str  # e.g. "customer performance", "judge summary", "translation"
+    provider: Provider = "anthropic"
     model: str
     prompt: str  # the newest user message (the conversation before it is earlier calls' prompts and replies)
     reply: str
-    input_tokens: int = 0
+    input_tokens: int = 0  # uncached input
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
@@ -95,6 +223,8 @@ class LlmUsage(Frozen):
     replayed: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
     cost_usd: float | None = 0.0
 
     @classmethod
@@ -102,103 +232,260 @@ class LlmUsage(Frozen):
         calls = list(calls)
         costs = [c.cost_usd for c in calls if c.error is None]
         return cls(calls=len(calls), failed=sum(c.error is not None for c in calls),
-                   replayed=sum(c.replayed for c in calls), input_tokens=sum(c.input_tokens for c in calls),
-                   output_tokens=sum(c.output_tokens for c in calls),
+                   replayed=sum(c.replayed for c in calls),
+                   **{name: sum(getattr(c, name) for c in calls) for name in _USAGE_FIELDS},
                    cost_usd=None if any(c is None for c in costs) else round(sum(costs), 6))
 
 
-def cost_of(model: str, input_tokens: int, output_tokens: int, cache_read: int = 0,
-            cache_write: int = 0) -> float | None:
-    price = PRICES_PER_MTOK.get(model)
+_USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+
+
+def cost_of(model: str, input_tokens: int, output_tokens: int, cache_read: int = 0, cache_write: int = 0,
+            provider: str = "anthropic") -> float | None:
+    price = PRICES_PER_MTOK.get((provider, model))
     if price is None:
         return None
-    per_in, per_out = price[0] / 1e6, price[1] / 1e6
-    return input_tokens * per_in + cache_read * per_in * 0.1 + cache_write * per_in * 1.25 + output_tokens * per_out
+    return (input_tokens * price.input + output_tokens * price.output + cache_read * price.cache_read
+            + cache_write * price.cache_write) / 1e6
 
 
-def redact(text: str, api_key: str | None) -> str:
-    return text.replace(api_key, "[redacted key]") if api_key else text
+def redact(text: str, keys: ApiKeys) -> str:
+    for key in (keys.anthropic, keys.openai):
+        if key:
+            text = text.replace(key, "[redacted key]")
+    return text
 
 
-def _retry_after(exc, attempt: int) -> float:
-    """The wait the server asked for (retry-after-ms or retry-after), else exponential backoff from 0.5 s."""
+def capped(reply: str) -> str:
+    """A reply as it is kept and sent back: at most REPLY_CAP characters, a cut one saying so."""
+    if len(reply) <= REPLY_CAP:
+        return reply
+    return reply[:REPLY_CAP] + f"\n[reply cut at {REPLY_CAP:,} characters]"
+
+
+def _retry_after(exc, attempt: int) -> tuple[float, bool]:
+    """The wait the server asked for (retry-after-ms or retry-after), else exponential backoff from 0.5 s;
+    and whether the server asked."""
     headers = getattr(getattr(exc, "response", None), "headers", None) or {}
     for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
         try:
-            return max(0.0, float(headers[name]) * scale)
+            return max(0.0, float(headers[name]) * scale), True
         except (KeyError, TypeError, ValueError):
             continue
-    return min(0.5 * 2 ** attempt, 8.0)
+    return min(0.5 * 2 ** attempt, 8.0), False
 
 
-def _transient(exc) -> bool:
-    import anthropic
+def _sdk_module(provider: str, who: str | None = None):
+    p = PROVIDERS[provider]
+    try:
+        return importlib.import_module(p.package)
+    except ImportError:
+        raise MissingSdk(f"{who or f'llm:{provider}/MODEL'} needs the {p.package} package, which is not "
+                         f"installed: {p.install}") from None
 
-    if isinstance(exc, anthropic.APIConnectionError):
+
+def check_providers(names: list[str], keys: ApiKeys, replay: bool = False) -> None:
+    """Every provider the LLM agents among `names` will call can be called: its key is set and its SDK is
+    installed (a replay calls none). Raises LlmUnavailable naming the first agent that cannot."""
+    if replay:
+        return
+    for name in names:
+        model = agent_model(name)
+        if model is None:
+            continue
+        if not keys.of(model.provider):
+            raise MissingApiKey(f"{name} needs {PROVIDERS[model.provider].title}: {key_hint(model.provider)}")
+        _sdk_module(model.provider, name)
+
+
+def _cause(exc, errors) -> str:
+    """The error in one line, its HTTP status first."""
+    status = getattr(exc, "status_code", None)
+    if status is not None:
+        return f"API error {status}: {str(exc)[:300]}"
+    if isinstance(exc, errors.APIConnectionError):
+        return f"connection error: {str(exc)[:300]}"
+    return f"API error: {str(exc)[:300]}"
+
+
+def _transient(exc, errors) -> bool:
+    if isinstance(exc, errors.APIConnectionError):
         return True
-    return isinstance(exc, anthropic.APIStatusError) and (exc.status_code in (408, 409, 429)
-                                                          or exc.status_code >= 500)
+    return isinstance(exc, errors.APIStatusError) and (exc.status_code in (408, 409, 429) or exc.status_code >= 500)
+
+
+def _not_a_message(detail: str = "") -> CallFailed:
+    return CallFailed("the API answered with something that is not a message" + (f" ({detail[:120]})" if detail
+                                                                                   else ""))
+
+
+class _AnthropicWire:
+    """The Messages API: the system prompt and the newest message marked for prompt caching."""
+
+    @staticmethod
+    def client(sdk, key: str, base_url: str):
+        return sdk.Anthropic(api_key=key, base_url=base_url, max_retries=0)
+
+    @staticmethod
+    def send(client, s: LlmSettings, system: str, messages: list[dict], timeout: float):
+        extra: dict = {}
+        if s.effort is not None:
+            extra["output_config"] = {"effort": s.effort}
+        if s.thinking:
+            extra["thinking"] = {"type": "adaptive"}
+        mark = {"type": "ephemeral"}
+        blocks = [{"type": "text", "text": system, "cache_control": mark}] if system else []
+        marked = list(messages)
+        if marked:
+            last = marked[-1]
+            content = last["content"]
+            content = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+            marked[-1] = {**last, "content": [*content[:-1], {**content[-1], "cache_control": mark}]}
+        return client.messages.create(model=s.model, max_tokens=s.max_tokens, timeout=timeout, system=blocks,
+                                      messages=marked, **extra)
+
+    @staticmethod
+    def read(response) -> tuple[str, dict]:
+        content, u = getattr(response, "content", None), getattr(response, "usage", None)
+        if not isinstance(content, list) or u is None:
+            raise _not_a_message()
+        text = "".join(b.text for b in content if getattr(b, "type", "") == "text")
+        return text, {"input_tokens": u.input_tokens or 0, "output_tokens": u.output_tokens or 0,
+                      "cache_read_tokens": getattr(u, "cache_read_input_tokens", 0) or 0,
+                      "cache_write_tokens": getattr(u, "cache_creation_input_tokens", 0) or 0}
+
+
+class _ChatCompletionsWire:
+    """The Chat Completions API: the system prompt as the first message; `--effort` as reasoning_effort (its
+    highest level is xhigh, which `max` maps to). The server caches prefixes itself and reports the reads."""
+
+    @staticmethod
+    def client(sdk, key: str, base_url: str):
+        return sdk.OpenAI(api_key=key, base_url=base_url, max_retries=0)
+
+    @staticmethod
+    def send(client, s: LlmSettings, system: str, messages: list[dict], timeout: float):
+        extra = {"reasoning_effort": "xhigh" if s.effort == "max" else s.effort} if s.effort is not None else {}
+        wire = ([{"role": "system", "content": system}] if system else []) + list(messages)
+        return client.chat.completions.create(model=s.model, max_completion_tokens=s.max_tokens, timeout=timeout,
+                                              messages=wire, **extra)
+
+    @staticmethod
+    def read(response) -> tuple[str, dict]:
+        try:
+            text = response.choices[0].message.content or ""
+            u = response.usage
+            prompt, output = int(u.prompt_tokens or 0), int(u.completion_tokens or 0)
+            details = getattr(u, "prompt_tokens_details", None)
+            cached = int(getattr(details, "cached_tokens", 0) or 0)
+        except (AttributeError, IndexError, TypeError, ValueError) as exc:
+            raise _not_a_message(str(exc)) from None
+        if not isinstance(text, str):
+            raise _not_a_message()
+        return text, {"input_tokens": max(prompt - cached, 0), "output_tokens": output,
+                      "cache_read_tokens": cached, "cache_write_tokens": 0}
+
+
+_WIRES = {"anthropic": _AnthropicWire, "openai": _ChatCompletionsWire}
 
 
 class Recordings:
-    """The record/replay store: one row per provider response, keyed by request hash and occurrence."""
+    """The record/replay store: one row per provider response, keyed by request hash and occurrence. A row
+    that cannot be read (a corrupt page, a NULL reply, usage that is not token counts) is a FileError: one line
+    naming the file."""
 
     _DDL = """CREATE TABLE IF NOT EXISTS llm_recordings_v1 (
       key TEXT, occurrence INTEGER, namespace TEXT, purpose TEXT, model TEXT, created_at REAL,
       request_json TEXT, reply TEXT, usage_json TEXT, PRIMARY KEY (key, occurrence));"""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, replay: bool = False):
         self.path = Path(path)
+        if replay and not self.path.exists():
+            raise FileError(f"{self.path}: no such recordings file to replay from; record the run first (without "
+                            "--replay) or pass --recordings with the file it was recorded in")
         open_sqlite_store(self.path, {"llm_recordings_v1"}, self._DDL, "recordings file of LLM responses",
                           "--recordings")
 
-    def _connect(self) -> sqlite3.Connection:
-        return sqlite3.connect(self.path, timeout=30)
+    def _db(self):
+        return sqlite_session(self.path, "recordings file", "--recordings")
+
+    def _unusable(self, why: str) -> FileError:
+        return damaged(self.path, "recordings file", "--recordings", why)
 
     def get(self, key: str, occurrence: int) -> tuple[str, dict] | None:
-        with self._connect() as db:
+        with self._db() as db:
             row = db.execute("SELECT reply, usage_json FROM llm_recordings_v1 WHERE key = ? AND occurrence = ?",
                              (key, occurrence)).fetchone()
-        return (row[0], json.loads(row[1])) if row else None
+        if row is None:
+            return None
+        reply, usage_json = row
+        if not isinstance(reply, str):
+            raise self._unusable(f"a recorded reply is {'NULL' if reply is None else type(reply).__name__}, not "
+                                 "text")
+        try:
+            usage = json.loads(usage_json)
+        except (TypeError, ValueError, RecursionError):
+            usage = None
+        if not (isinstance(usage, dict) and set(usage) == set(_USAGE_FIELDS) and all(
+                isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 10 ** 9 for v in usage.values())):
+            raise self._unusable("a recorded response's token counts are unreadable")
+        return capped(reply), usage
 
     def put(self, key: str, occurrence: int, namespace: str, purpose: str, model: str, request: dict, reply: str,
             usage: dict) -> None:
-        with self._connect() as db:
+        with self._db() as db:
             db.execute("INSERT OR REPLACE INTO llm_recordings_v1 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        (key, occurrence, namespace, purpose, model, time.time(), json.dumps(request), reply,
                         json.dumps(usage)))
 
     def count(self) -> int:
-        with self._connect() as db:
+        with self._db() as db:
             return db.execute("SELECT COUNT(*) FROM llm_recordings_v1").fetchone()[0]
 
 
 class _Connection:
-    """What every view of one client shares: the SDK client, the concurrency gate, the recordings, the key."""
+    """What every view of one client shares: the SDK clients (one per provider, made at first use), the
+    concurrency gate, the recordings and the keys."""
 
-    def __init__(self, settings: LlmSettings, api_key: str | None):
-        if not settings.replay and not api_key:
-            raise MissingApiKey(KEY_HINT)
+    def __init__(self, settings: LlmSettings, keys: ApiKeys):
         if settings.replay and settings.recordings is None:
             raise MissingApiKey("--replay needs a recordings file to replay from (--recordings FILE)")
-        self.api_key = api_key
+        self.keys = keys
+        self.base_url = settings.base_url
+        self.replay = settings.replay
         self.gate = threading.BoundedSemaphore(max(1, settings.concurrency))
-        self.recordings = Recordings(settings.recordings) if settings.recordings is not None else None
-        self.sdk = None
-        if not settings.replay:
-            import anthropic
+        self.recordings = Recordings(settings.recordings, settings.replay) if settings.recordings is not None \
+            else None
+        self._clients: dict[str, object] = {}
+        self._lock = threading.Lock()
+        self.require(settings.provider)
 
-            self.sdk = anthropic.Anthropic(api_key=api_key, base_url=settings.base_url, max_retries=0)
+    def require(self, provider: str) -> None:
+        """Fail now, in one line, when `provider` will have to be called and cannot be: no key, no SDK."""
+        if not self.replay:
+            self.client(provider)
+
+    def client(self, provider: str):
+        with self._lock:
+            if provider not in self._clients:
+                key = self.keys.of(provider)
+                if not key:
+                    raise MissingApiKey(key_hint(provider, can_replay=self.recordings is not None))
+                sdk = _sdk_module(provider)
+                self._clients[provider] = _WIRES[provider].client(sdk, key, endpoint(provider, self.base_url))
+            return self._clients[provider]
 
 
 class LlmClient:
-    """The shared client; `for_game(namespace)` gives a view with its own ledger and replay positions."""
+    """The shared client; `for_game(namespace)` gives a view with its own ledger and replay positions. `api_key`
+    is the key of `settings.provider`, or every provider's keys."""
 
-    def __init__(self, settings: LlmSettings, api_key: str | None = None, namespace: str = "",
+    def __init__(self, settings: LlmSettings, api_key: str | ApiKeys | None = None, namespace: str = "",
                  connection: _Connection | None = None):
         self.settings = settings
         self.namespace = namespace
-        self.connection = connection or _Connection(settings, api_key)
+        keys = api_key if isinstance(api_key, ApiKeys) else ApiKeys(**{settings.provider: api_key})
+        self.connection = connection or _Connection(settings, keys)
         self.calls: list[LlmCall] = []
         self._occurrences: Counter[str] = Counter()
 
@@ -210,11 +497,21 @@ class LlmClient:
         """A view for one game: same connection, concurrency limit and store; its own ledger."""
         return LlmClient(self.settings, namespace=namespace, connection=self.connection)
 
-    def with_model(self, model: str) -> LlmClient:
-        """This view with another model; its calls join the same ledger."""
-        if model == self.settings.model:
+    def with_model(self, model: LlmModel) -> LlmClient:
+        """This view with another model (of any provider); its calls join the same ledger."""
+        if model == self.settings.llm_model:
             return self
-        view = LlmClient(self.settings.model_copy(update={"model": model}), namespace=self.namespace,
+        self.connection.require(model.provider)
+        view = LlmClient(self.settings.model_copy(update={"provider": model.provider, "model": model.model}),
+                         namespace=self.namespace, connection=self.connection)
+        view.calls, view._occurrences = self.calls, self._occurrences
+        return view
+
+    def with_max_tokens(self, max_tokens: int) -> LlmClient:
+        """This view with another output limit (a stage of a run that asks for shorter answers)."""
+        if max_tokens == self.settings.max_tokens:
+            return self
+        view = LlmClient(self.settings.model_copy(update={"max_tokens": max_tokens}), namespace=self.namespace,
                          connection=self.connection)
         view.calls, view._occurrences = self.calls, self._occurrences
         return view
@@ -226,8 +523,9 @@ class LlmClient:
     def complete(self, purpose: str, system: str, messages: list[dict], deadline: float | None = None) -> str:
         """The model's text reply to `messages` under `system`; every call lands in the ledger."""
         s = self.settings
-        request = {"model": s.model, "max_tokens": s.max_tokens, "effort": s.effort, "thinking": s.thinking,
-                   "system": system, "messages": messages}
+        request = {"provider": s.provider, "endpoint": endpoint(s.provider, s.base_url), "model": s.model,
+                   "max_tokens": s.max_tokens, "effort": s.effort, "thinking": s.thinking, "system": system,
+                   "messages": messages}
         digest = hashlib.sha256(json.dumps([self.namespace, request], sort_keys=True).encode()).hexdigest()
         occurrence = self._occurrences[digest]
         self._occurrences[digest] += 1
@@ -243,69 +541,60 @@ class LlmClient:
                      f"{self.recordings.path}; run once without --replay to record it")
             self._log(purpose, prompt, "", {}, 0.0, error=error)
             raise CallFailed(error)
+        keys = self.connection.keys
         try:
             with self.connection.gate:
-                response = self._create(system, messages, deadline or time.monotonic() + s.timeout_seconds)
+                text, usage = self._create(system, messages, deadline or time.monotonic() + s.timeout_seconds)
+            reply = capped(redact(text, keys))
+            if self.recordings is not None:
+                self.recordings.put(digest, occurrence, self.namespace, purpose, s.model, request, reply, usage)
         except CallFailed as exc:
-            message = redact(str(exc), self.connection.api_key)
+            message = redact(str(exc), keys)
             self._log(purpose, prompt, "", {}, time.perf_counter() - start, error=message)
             raise CallFailed(message) from None
-        reply = redact("".join(b.text for b in response.content if getattr(b, "type", "") == "text"),
-                       self.connection.api_key)
-        u = response.usage
-        usage = {"input_tokens": u.input_tokens or 0, "output_tokens": u.output_tokens or 0,
-                 "cache_read_tokens": getattr(u, "cache_read_input_tokens", 0) or 0,
-                 "cache_write_tokens": getattr(u, "cache_creation_input_tokens", 0) or 0}
-        if self.recordings is not None:
-            self.recordings.put(digest, occurrence, self.namespace, purpose, s.model, request, reply, usage)
         self._log(purpose, prompt, reply, usage, time.perf_counter() - start)
         return reply
 
     def _log(self, purpose, prompt, reply, usage, seconds, replayed=False, error=None) -> None:
-        cost = cost_of(self.settings.model, usage.get("input_tokens", 0), usage.get("output_tokens", 0),
-                       usage.get("cache_read_tokens", 0), usage.get("cache_write_tokens", 0))
-        self.calls.append(LlmCall(purpose=purpose, model=self.settings.model, prompt=prompt, reply=reply,
+        s = self.settings
+        cost = cost_of(s.model, *(usage.get(name, 0) for name in _USAGE_FIELDS), provider=s.provider)
+        self.calls.append(LlmCall(purpose=purpose, provider=s.provider, model=s.model, prompt=prompt, reply=reply,
                                   cost_usd=cost if error is None else 0.0, seconds=seconds, replayed=replayed,
                                   error=error, **usage))
 
-    def _create(self, system: str, messages: list[dict], deadline: float):
-        """One Messages call, retried on transient errors up to `max_retries`, all within `deadline`: a server
-        asking for a longer wait than is left ends the call at once."""
-        import anthropic
-
+    def _create(self, system: str, messages: list[dict], deadline: float) -> tuple[str, dict]:
+        """One call, retried on transient errors up to `max_retries`, all within `deadline`: a retry that cannot
+        happen in the time left ends the call at once, with the error that caused it."""
         s = self.settings
-        extra: dict = {}
-        if s.effort is not None:
-            extra["output_config"] = {"effort": s.effort}
-        if s.thinking:
-            extra["thinking"] = {"type": "adaptive"}
-        blocks = [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}] if system else []
+        wire, errors = _WIRES[s.provider], _sdk_module(s.provider)
+        client = self.connection.client(s.provider)
+        cause = None
         for retry in range(s.max_retries + 1):
             left = deadline - time.monotonic()
             if left <= 0:
                 break
             try:
-                response = self.connection.sdk.messages.create(model=s.model, max_tokens=s.max_tokens, timeout=left,
-                                                     system=blocks, messages=messages, **extra)
-            except anthropic.APITimeoutError:
+                response = wire.send(client, s, system, messages, left)
+            except errors.APITimeoutError:
                 break
             except (ValueError, TypeError) as exc:  # a 200 whose body is not JSON, or not the JSON of a message
-                raise CallFailed(f"the API answered with something that is not a message ({str(exc)[:120]})") \
-                    from None
-            except anthropic.APIError as exc:
-                if not _transient(exc) or retry == s.max_retries:
-                    status = getattr(exc, "status_code", None)
-                    raise CallFailed(f"API error{f' {status}' if status else ''}: {str(exc)[:300]}") from None
-                wait, left = _retry_after(exc, retry), deadline - time.monotonic()
+                raise _not_a_message(str(exc)) from None
+            except errors.APIError as exc:
+                cause = _cause(exc, errors)
+                if not _transient(exc, errors) or retry == s.max_retries:
+                    raise CallFailed(cause) from None
+                wait, asked = _retry_after(exc, retry)
+                left = deadline - time.monotonic()
                 if wait >= left:
-                    raise CallFailed(f"the API asked to wait {wait:g} s before retrying, more than the "
-                                     f"{max(left, 0):.1f} s left of the {s.timeout_seconds:g} s timeout") from None
+                    why = (f"the API asked to wait {wait:g} s before retrying" if asked
+                           else f"the next retry would wait {wait:g} s")
+                    raise CallFailed(f"{cause}; {why}, more than the {max(left, 0):.1f} s left of the "
+                                     f"{s.timeout_seconds:g} s timeout") from None
                 time.sleep(wait)
                 continue
-            if not isinstance(getattr(response, "content", None), list) or getattr(response, "usage", None) is None:
-                raise CallFailed("the API answered with something that is not a message")
-            return response
-        raise CallFailed(f"the model did not answer within {s.timeout_seconds:g} s")
+            return wire.read(response)
+        raise CallFailed(f"the model did not answer within {s.timeout_seconds:g} s"
+                         + (f" (the attempt before failed: {cause})" if cause else ""))
 
 
 def _text_of(content) -> str:
@@ -314,29 +603,22 @@ def _text_of(content) -> str:
     return "".join(block.get("text", "") for block in content if isinstance(block, dict))
 
 
-def agent_model(name: str) -> str | None:
-    """The model of an `llm[:MODEL]` agent name (DEFAULT_MODEL for plain `llm`), or None for other agents."""
-    if name == "llm":
-        return DEFAULT_MODEL
-    if name.startswith("llm:") and name[4:].strip():
-        return name[4:].strip()
-    return None
-
-
-_FENCED_OBJECT = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.S)
-_FLAT_OBJECT = re.compile(r"\{[^{}]*\}", re.S)
-
-
-def json_object_in(text: str) -> dict | None:
-    """The reply as a JSON object: the whole text, else the first flat object in it (also inside a code
-    fence); None when there is none — the papers' conservative reading of a model's reply."""
-    candidates = (text, *(m.group(1) for m in _FENCED_OBJECT.finditer(text)),
-                  *(m.group(0) for m in _FLAT_OBJECT.finditer(text)))
-    for candidate in candidates:
-        try:
-            value = json.loads(candidate)
-        except ValueError:
-            continue
+def json_object_in(text: str, flat: bool = False) -> dict | None:
+    """The reply as a JSON object: the whole text, else the first object in it (also inside a code fence),
+    read whole with whatever it nests; with `flat`, the first object that nests no braces ([CS-21]'s
+    conservative reading). None when there is none."""
+    try:
+        value = json.loads(text)
         if isinstance(value, dict):
+            return value
+    except (ValueError, RecursionError):
+        pass
+    decoder = json.JSONDecoder()
+    for start in (i for i, ch in enumerate(text) if ch == "{"):
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict) and not (flat and any(ch in "{}" for ch in text[start + 1:end - 1])):
             return value
     return None

@@ -1,4 +1,7 @@
-"""A scripted Anthropic Messages API on 127.0.0.1: plays back canned responses, records requests."""
+"""A scripted LLM API on 127.0.0.1: plays back canned responses, records requests. It speaks the Anthropic
+Messages API (POST …/v1/messages) and the OpenAI Chat Completions API (POST …/chat/completions) alike: scripts
+are written in the Messages form, and a Chat Completions request is shown to them as one (its system message
+as the system block) and answered in its own wire format."""
 
 from __future__ import annotations
 
@@ -14,10 +17,44 @@ def message(text: str, input_tokens: int = 100, output_tokens: int = 50) -> dict
             "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens}}
 
 
+def chat_completion(text: str, input_tokens: int = 100, output_tokens: int = 50, cached_tokens: int = 0) -> dict:
+    """A Chat Completions reply; `input_tokens` are the uncached ones (the API counts cached ones in too)."""
+    prompt = input_tokens + cached_tokens
+    return {"id": "chatcmpl-scripted", "object": "chat.completion", "created": 0, "model": "scripted-model",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": prompt, "completion_tokens": output_tokens,
+                      "total_tokens": prompt + output_tokens, "prompt_tokens_details": {"cached_tokens": cached_tokens}}}
+
+
+def as_messages_request(body: dict) -> dict:
+    """A Chat Completions request as the Messages API would have received it."""
+    system = [m for m in body["messages"] if m["role"] == "system"]
+    return {**body, "system": [{"type": "text", "text": m["content"]} for m in system],
+            "messages": [m for m in body["messages"] if m["role"] != "system"]}
+
+
+def as_chat_reply(status: int, payload):
+    """A scripted Messages reply in the Chat Completions wire format (garbage stays garbage)."""
+    if not isinstance(payload, dict):
+        return payload
+    if payload.get("type") == "message":
+        text = "".join(b["text"] for b in payload["content"] if b["type"] == "text")
+        usage = payload["usage"]
+        return chat_completion(text, usage["input_tokens"], usage["output_tokens"],
+                               usage.get("cache_read_input_tokens", 0))
+    if payload.get("type") == "error":
+        return {"error": {"message": payload["error"]["message"], "type": payload["error"]["type"], "code": status}}
+    return payload
+
+
+def text_of(content) -> str:
+    """A message's content as text (a string, or text blocks as the Messages API receives a marked message)."""
+    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
+
+
 def prompt_of(body: dict) -> str:
     """The newest user message of a request, as text."""
-    content = body["messages"][-1]["content"]
-    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
+    return text_of(body["messages"][-1]["content"])
 
 
 def overloaded() -> tuple[int, dict]:
@@ -33,20 +70,23 @@ class ScriptedServer:
         self.respond = replies if callable(replies) else None
         self.replies = [] if callable(replies) else list(replies)
         self.requests: list[dict] = []
+        self.paths: list[str] = []
         self.headers: list[dict] = []
         server = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):  # noqa: N802 - http.server's naming
                 body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+                chat = self.path.rstrip("/").endswith("/chat/completions")
                 server.requests.append(body)
+                server.paths.append(self.path)
                 server.headers.append({k.lower(): v for k, v in self.headers.items()})
                 if server.respond is not None:
-                    reply = server.respond(body)
+                    reply = server.respond(as_messages_request(body) if chat else body)
                 else:
                     reply = server.replies.pop(0) if server.replies else (500, {"type": "error", "error": {
                         "type": "api_error", "message": "script exhausted"}})
-                status, payload = reply[0], reply[1]
+                status, payload = reply[0], as_chat_reply(reply[0], reply[1]) if chat else reply[1]
                 if len(reply) > 2:
                     time.sleep(reply[2])
                 headers = reply[3] if len(reply) > 3 else {"retry-after-ms": "10"}

@@ -16,7 +16,7 @@ from games.ctbench.board import benchmark_boards
 from games.ctbench.play import play_game
 from games.external import AgentError
 from helpers import run_cli
-from llm_server import ScriptedServer, message, overloaded, prompt_of
+from llm_server import ScriptedServer, message, overloaded, prompt_of, text_of
 
 KEY = "sk-test-not-a-real-key"
 OFFER = (ROOT / "examples/agents/external_agent.py").read_text().split('OFFER = """')[1].split('"""')[0]
@@ -57,12 +57,13 @@ def test_client_records_and_replays_offline(tmp_path):
     headers = server.headers[0]
     assert (headers.get("x-api-key") or headers["authorization"].removeprefix("Bearer ")) == KEY
     assert client.usage.calls == 2 and client.usage.input_tokens == 200 and client.usage.cost_usd is None
-    replay = LlmClient(settings(closed_port_url(), tmp_path, effort="high", thinking=True, replay=True)).for_game("g1")
+    # the endpoint is part of the key: the replay names the (now closed) server the run was recorded from
+    replay = LlmClient(settings(server.url, tmp_path, effort="high", thinking=True, replay=True)).for_game("g1")
     assert [replay.complete("test", "SYSTEM", [{"role": "user", "content": "same"}]) for _ in range(2)] == answers
     assert replay.usage.replayed == 2 and replay.usage.input_tokens == 200
     with pytest.raises(CallFailed, match="no recorded response .* run once without --replay"):
         replay.complete("test", "SYSTEM", [{"role": "user", "content": "same"}])
-    other_game = LlmClient(settings(closed_port_url(), tmp_path, replay=True)).for_game("g2")
+    other_game = LlmClient(settings(server.url, tmp_path, replay=True)).for_game("g2")
     with pytest.raises(CallFailed, match="game g2"):  # recordings belong to the game that made them
         other_game.complete("test", "SYSTEM", [{"role": "user", "content": "same"}])
     assert Recordings(tmp_path / "llm.sqlite").count() == 2
@@ -152,7 +153,7 @@ def test_a_negotiated_contractsim_game_with_llm_agents_and_its_offline_replay(tm
     cost = sum(c["cost_usd"] for c in performance["llm_calls"])
     assert cost == pytest.approx(9 * cost_of("claude-sonnet-5-5", 100, 50))
     # the recorded run replays offline, with no key and no server, to the same result
-    again = cli(*negotiate_args(closed_port_url(), recordings), "--replay")
+    again = cli(*negotiate_args(server.url, recordings), "--replay")
     assert again.returncode == 0, again.stdout + again.stderr
     [replayed] = json.loads(again.stdout)["runs"]
 
@@ -227,7 +228,7 @@ class CTBenchScript:
     def __call__(self, body):
         prompt, system = prompt_of(body), body["system"][0]["text"]
         if system.startswith("You are the neutral judge"):
-            return 200, message(self.judge(body["messages"][0]["content"]))
+            return 200, message(self.judge(text_of(body["messages"][0]["content"])))
         if "Contract negotiation" in prompt:
             return 200, message("agree")
         if "Do you accept this contract" in prompt:
@@ -303,7 +304,7 @@ def test_one_ctbench_game_per_condition_with_llm_players_and_judge(condition, tm
         assert any("the giver must be the mover's partner" in p for p in prompts)  # [CT-25] validation
         assert set(record.finished) == {"red", "blue"}
     # replayed offline from the recordings: the same game, call for call
-    again = play(condition, closed_port_url(), tmp_path, replay=True)
+    again = play(condition, server.url, tmp_path, replay=True)  # the server is closed now
     assert again.model_dump(exclude={"llm_calls"}) == record.model_dump(exclude={"llm_calls"})
     assert [c.reply for c in again.llm_calls] == [c.reply for c in record.llm_calls]
 
@@ -335,7 +336,7 @@ def test_ctbench_sweep_with_llm_players_resumes_and_replays(tmp_path):
         again = cli(*args, "--out", str(tmp_path / "a"), "--base-url", server.url, "--recordings",
                     str(tmp_path / "r.sqlite"), key=KEY)
     assert json.loads(again.stdout)["played"] == 0  # resumed: every game already recorded
-    replayed = cli(*args, "--out", str(tmp_path / "b"), "--base-url", closed_port_url(), "--recordings",
+    replayed = cli(*args, "--out", str(tmp_path / "b"), "--base-url", server.url, "--recordings",
                    str(tmp_path / "r.sqlite"), "--replay")
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert json.loads(replayed.stdout)["rows"] == json.loads(first.stdout)["rows"]
@@ -389,6 +390,7 @@ def test_llm_option_misuse_is_one_line(args, message):
 
 
 def test_replay_with_nothing_recorded_is_one_line(tmp_path):
+    Recordings(tmp_path / "empty.sqlite")
     proc = cli("run", "examples/worked-example-1.contract", "--env", "5", "--customer", "llm", "--replay",
                "--recordings", str(tmp_path / "empty.sqlite"))
     assert proc.returncode == 1 and "no recorded response" in proc.stderr and "Traceback" not in proc.stderr
@@ -408,15 +410,16 @@ def test_a_run_cut_short_by_the_api_resumes_from_its_recordings_to_the_same_game
     total = len(server.requests)
     script = steady()
     failing = (400, {"type": "error", "error": {"type": "invalid_request_error", "message": "quota"}})
-    with ScriptedServer(lambda body: script(body) if len(cut.requests) <= 10 else failing) as cut:
+    quota = [10]  # the endpoint is part of the recordings' key: the rerun goes to the same server, quota lifted
+    with ScriptedServer(lambda body: script(body) if len(cut.requests) <= quota[0] else failing) as cut:
         with pytest.raises(AgentError, match="API error 400"):
             play_game(BOARD, "nl_trading", "pfp", "llm", "llm", judge="llm",
                       llm=LlmClient(settings(cut.url, tmp_path / "cut"), KEY))
-    assert Recordings(tmp_path / "cut" / "llm.sqlite").count() == 10
-    with ScriptedServer(steady()) as server:
+        assert Recordings(tmp_path / "cut" / "llm.sqlite").count() == 10
+        quota[0], before = 10 ** 6, len(cut.requests)
         resumed = play_game(BOARD, "nl_trading", "pfp", "llm", "llm", judge="llm", keep_log=True,
-                            llm=LlmClient(settings(server.url, tmp_path / "cut"), KEY))
-    assert len(server.requests) == total - 10 and resumed.llm_usage.replayed == 10
+                            llm=LlmClient(settings(cut.url, tmp_path / "cut"), KEY))
+    assert len(cut.requests) - before == total - 10 and resumed.llm_usage.replayed == 10
     assert resumed.model_dump(exclude={"llm_calls"}) == whole.model_dump(exclude={"llm_calls"})
 
 
@@ -429,6 +432,6 @@ def test_run_with_llm_players_prints_the_story_and_the_ledger(tmp_path):
     assert f"LLM: {calls} call(s) (0 replayed, 0 failed), {100 * calls:,} input and {50 * calls:,} output tokens, $" \
         in proc.stdout
     again = cli("run", "examples/ctbench-board-24-swap.contract", "--board", "24", "--red", "llm", "--replay",
-                "--recordings", str(tmp_path / "r.sqlite"))
+                "--base-url", server.url, "--recordings", str(tmp_path / "r.sqlite"))
     assert again.returncode == 0 and f"({calls} replayed, 0 failed)" in again.stdout
     assert again.stdout.split("LLM:")[0] == proc.stdout.split("LLM:")[0]  # the same story, offline

@@ -10,7 +10,7 @@ from contractlang.translate import MissingApiKey, TranslationCache, translate_te
 from contractlang.translate.cache import cache_key
 from contractlang.llm import LlmSettings
 from helpers import run_cli
-from llm_server import ScriptedServer, message, overloaded
+from llm_server import ScriptedServer, message, overloaded, prompt_of
 
 TEXT = (ROOT / "tests" / "nl" / "01-plain-lists.txt").read_text()
 GOOD = """```contract
@@ -51,7 +51,7 @@ def test_correct_first_answer(key, tmp_path):
     assert system["cache_control"] == {"type": "ephemeral"}
     assert request["model"] == "scripted-model" and "contract.lark" not in system["text"]
     assert "start: contract*" in system["text"]  # the grammar is in the prompt
-    assert "Contract text:" in request["messages"][0]["content"]
+    assert "Contract text:" in prompt_of(request)
     auth = server.headers[0].get("x-api-key") or server.headers[0]["authorization"].removeprefix("Bearer ")
     assert auth == KEY  # the key travels in a header (its name depends on the SDK version)
     assert KEY.encode() not in (tmp_path / "c.sqlite").read_bytes()  # the key is never stored
@@ -61,7 +61,7 @@ def test_wrong_answer_repaired_after_diagnostics(key, tmp_path):
     with ScriptedServer([(200, message(BAD)), (200, message(GOOD))]) as server:
         result = run(server, tmp_path)
     assert result.ok and result.attempts == 2
-    repair = server.requests[1]["messages"][-1]["content"]
+    repair = prompt_of(server.requests[1])
     assert "error[E102]" in repair and "burger" in repair and "^" in repair
     assert server.requests[1]["messages"][1] == {"role": "assistant", "content": BAD}
     audit = TranslationCache(tmp_path / "c.sqlite")
@@ -172,7 +172,7 @@ def test_a_model_that_repairs_an_honest_inconsistency_is_not_rewarded(key, tmp_p
     assert {f.check for f in result.inconsistencies} == {"arithmetic.totals", "assert.0"}
     assert result.inconsistencies[0].values == {"price_total": 90, "payment_total": 100}
     assert "attempt 2 was refused" in result.notes[0]
-    second = server.requests[1]["messages"][-1]["content"]
+    second = prompt_of(server.requests[1])
     assert "price × quantity total $90 differs from the payment total $100" in second
     assert "Never change a number" in second and "Fix every problem" not in second
     audit = TranslationCache(tmp_path / "c.sqlite").attempts(cache_key("anthropic", "scripted-model",
@@ -202,7 +202,7 @@ def test_text_after_another_languages_block_is_never_a_contract(key, tmp_path):
     with ScriptedServer([(200, message(reply))] * 3) as server:
         result = run(server, tmp_path)
     assert not result.ok and result.well_formed is False and result.error == "no checked contract after 3 attempts"
-    assert "holds no contract" in server.requests[1]["messages"][-1]["content"]
+    assert "holds no contract" in prompt_of(server.requests[1])
     key = cache_key("anthropic", "scripted-model", "deal\x00" + TEXT, server.url)
     assert TranslationCache(tmp_path / "c.sqlite").get(key) is None
     assert [a["attempt"] for a in TranslationCache(tmp_path / "c.sqlite").attempts(key)] == [1, 2, 3]

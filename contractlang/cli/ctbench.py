@@ -13,6 +13,7 @@ from contractlang.cli.errors import InputError, UsageProblem, playing
 from contractlang.cli.llm_options import LlmFlags, llm_client, llm_options, llm_settings
 from contractlang.cli.options import BoardSetOption, JsonFlag, RulesOption, Workers, choice, ctbench_board, rule_set
 from contractlang.cli.play import AGENT_HELP
+from contractlang.cli.render import usage_line
 from contractlang.files import write_atomically
 
 app.add_typer(ctbench_app, name="ctbench")
@@ -125,11 +126,14 @@ def ctbench_sweep(
         raise InputError(str(exc)) from None
     if json_out:
         typer.echo(json.dumps({"ok": True, "games": len(result.records), "played": result.played, "out": str(out),
-                               "rows": [r.model_dump(mode="json") for r in result.rows]}))
+                               "rows": [r.model_dump(mode="json") for r in result.rows],
+                               "llm": result.llm_usage.model_dump()}))
         return
     from games.ctbench.story import print_summary
 
     print_summary(list(result.rows))
+    if result.llm_usage.calls:
+        typer.echo(usage_line(result.llm_usage))
     typer.echo(f"{len(result.records)} games ({result.played} played now); results in {result.store} and "
                f"{result.summary}")
 

@@ -146,30 +146,36 @@ def render(
 @app.command()
 def translate(
     text_file: Annotated[Path, typer.Argument(help="Contract prose (UTF-8 text).")],
-    backend: Annotated[str, typer.Option(help="rules (offline, deterministic) or anthropic (needs ANTHROPIC_API_KEY).")]
+    backend: Annotated[str, typer.Option(help="rules (offline, deterministic), anthropic (needs ANTHROPIC_API_KEY) or "
+                                              "openai (an OpenAI-compatible API: needs OPENAI_API_KEY and --model).")]
     = "rules",
     output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write the DSL here.")] = None,
     name: Annotated[Optional[str], typer.Option(help="Contract name when the text gives none.")] = None,
-    model: Annotated[Optional[str], typer.Option(help="Model for the anthropic backend.")] = None,
+    model: Annotated[Optional[str], typer.Option(help="Model for an LLM backend (anthropic's default: "
+                                                   "claude-sonnet-5-5).")] = None,
     max_tokens: Annotated[int, typer.Option(min=1, help="Output token limit per attempt (anthropic).")] = 4096,
     timeout: Annotated[float, typer.Option(min=0.001, help="Seconds the whole translation may take, retries and "
                                                             "waits included (anthropic).")] = 60.0,
     retries: Annotated[int, typer.Option(min=0, help="Retries for transient API errors, with backoff "
                                                      "(anthropic).")] = 3,
-    base_url: Annotated[Optional[str], typer.Option(help="API base URL (anthropic), e.g. a proxy.")] = None,
+    base_url: Annotated[Optional[str], typer.Option(help="API base URL of an LLM backend: a proxy, an "
+                                                       "OpenAI-compatible server. Default: ANTHROPIC_BASE_URL / "
+                                                       "OPENAI_BASE_URL, else the provider's own API.")] = None,
     cache: Annotated[Optional[Path], typer.Option(help="SQLite cache and audit file "
                                                      "(default .contractlang-cache/translations.sqlite).")] = None,
     no_verify: Annotated[bool, typer.Option("--no-verify", help="Skip the extra checks in the repair loop.")] = False,
     json_out: JsonFlag = False,
 ) -> None:
     """Translate contract prose to checked DSL; a missing term is reported, never filled in."""
-    from contractlang.translate import DEFAULT_CACHE, MissingApiKey, TranslationCache, translate_text
-    from contractlang.llm import DEFAULT_MODEL, LlmSettings
+    from contractlang.translate import DEFAULT_CACHE, TranslationCache, translate_text
+    from contractlang.llm import DEFAULT_MODEL, PROVIDERS, LlmSettings, LlmUnavailable
 
-    choice(backend, ("rules", "anthropic"), "backend")
+    choice(backend, ("rules", *PROVIDERS), "backend")
     check_base_url(base_url)
-    if base_url is not None and backend != "anthropic":
-        raise UsageProblem("--base-url applies to --backend anthropic")
+    if base_url is not None and backend == "rules":
+        raise UsageProblem("--base-url applies to an LLM backend (anthropic, openai)")
+    if backend == "openai" and model is None:
+        raise UsageProblem("--backend openai needs --model (the model the server serves, e.g. gpt-5)")
     data, _ = read(text_file)
     try:
         text = data.decode("utf-8")
@@ -183,7 +189,7 @@ def translate(
         result = translate_text(text, name=name or text_file.stem, backend=backend,
                                 cache=TranslationCache(cache or DEFAULT_CACHE), settings=settings,
                                 extra_checks=() if no_verify else _extra_checks())
-    except MissingApiKey as exc:
+    except LlmUnavailable as exc:
         raise InputError(str(exc)) from None
     if output is not None and result.dsl:
         write_atomically(output, result.dsl)

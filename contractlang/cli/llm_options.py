@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,7 +26,10 @@ ThinkingFlag = Annotated[bool, typer.Option("--thinking", help="Adaptive thinkin
 MaxTokensOption = Annotated[int, typer.Option("--max-tokens", min=1, help="LLM output token limit per call.")]
 LlmTimeoutOption = Annotated[float, typer.Option("--llm-timeout", min=0.001, help="Seconds one LLM call may take, "
                                                                                   "retries and waits included.")]
-BaseUrlOption = Annotated[Optional[str], typer.Option("--base-url", help="Anthropic API base URL, e.g. a proxy.")]
+BaseUrlOption = Annotated[Optional[str], typer.Option("--base-url", help=(
+    "API base URL for every LLM of the run: a proxy, an OpenAI-compatible endpoint (Gemini's, a local vLLM / "
+    "Ollama / llama.cpp server), a test server. Default: ANTHROPIC_BASE_URL / OPENAI_BASE_URL, else the "
+    "provider's own API."))]
 GuidanceOption = Annotated[Optional[list[str]], typer.Option(
     "--guidance", help="A prompt-guidance clause for LLM agents (spec §8 ablations; repeatable): contingencies, "
                        "net-utility, no-worse-prior (negotiation); prohibition, institutional, reciprocity, planning "
@@ -82,9 +84,9 @@ def check_base_url(base_url: str | None) -> None:
 
 
 def llm_settings(names: list[str], flags: LlmFlags):
-    """LLM settings when any of `names` (agents, judge, translator) is `llm[:MODEL]`; None otherwise. Without
-    a key, and not replaying, an LLM option is bad input that says how to set one."""
-    from contractlang.llm import DEFAULT_RECORDINGS, KEY_HINT, LlmSettings, agent_model
+    """LLM settings when any of `names` (agents, judge, translator) is `llm[:[PROVIDER/]MODEL]`; None otherwise.
+    Without its provider's key or SDK, and not replaying, an LLM option is bad input that says what to do."""
+    from contractlang.llm import DEFAULT_RECORDINGS, ApiKeys, LlmSettings, LlmUnavailable, agent_model, check_providers
 
     uses = [n for n in names if agent_model(n) is not None]
     if not uses:
@@ -98,21 +100,24 @@ def llm_settings(names: list[str], flags: LlmFlags):
     check_base_url(flags.base_url)
     if flags.effort is not None:
         choice(flags.effort, EFFORTS, "effort")
-    if not flags.replay and not os.environ.get("ANTHROPIC_API_KEY"):
-        raise InputError(f"{uses[0]} needs the Anthropic API: {KEY_HINT}")
-    return LlmSettings(max_tokens=flags.max_tokens, effort=flags.effort, thinking=flags.thinking,
+    try:
+        check_providers(uses, ApiKeys.from_environment(), flags.replay)
+    except LlmUnavailable as exc:
+        raise InputError(str(exc)) from None
+    first = agent_model(uses[0])
+    return LlmSettings(provider=first.provider, model=first.model, max_tokens=flags.max_tokens, effort=flags.effort, thinking=flags.thinking,
                        timeout_seconds=flags.llm_timeout, max_retries=5, base_url=flags.base_url,
                        recordings=flags.recordings or DEFAULT_RECORDINGS, replay=flags.replay)
 
 
 def llm_client(settings):
-    from contractlang.llm import LlmClient, MissingApiKey
+    from contractlang.llm import ApiKeys, LlmClient, LlmUnavailable
 
     if settings is None:
         return None
     try:
-        return LlmClient(settings, os.environ.get("ANTHROPIC_API_KEY"))
-    except MissingApiKey as exc:
+        return LlmClient(settings, ApiKeys.from_environment())
+    except LlmUnavailable as exc:
         raise InputError(str(exc)) from None
 
 

@@ -16,8 +16,9 @@ from contractlang.cli.options import BoardSetOption, JsonFlag, RulesOption, choi
 from contractlang.cli.render import usage_line
 from contractlang.files import write_atomically
 
-AGENT_HELP = ("planner, conditional, exploiter, random, llm[:MODEL] (an LLM player: needs ANTHROPIC_API_KEY, or "
-              "--replay), or cmd:PROGRAM (an external agent speaking JSON lines)")
+AGENT_HELP = ("planner, conditional, exploiter, random, llm[:[PROVIDER/]MODEL] (an LLM player: llm:MODEL or "
+              "llm:anthropic/MODEL needs ANTHROPIC_API_KEY, llm:openai/MODEL an OpenAI-compatible API and "
+              "OPENAI_API_KEY; or --replay), or cmd:PROGRAM (an external agent speaking JSON lines)")
 
 
 @app.command()

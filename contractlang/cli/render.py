@@ -134,7 +134,8 @@ def plot_survival(result, path) -> None:
 
 
 def usage_line(usage) -> str:
-    """One line of LLM usage: calls, tokens and cost."""
+    """One line of LLM usage: calls, tokens, cost and the prompt cache's tokens."""
     cost = "cost unknown for this model" if usage.cost_usd is None else f"${usage.cost_usd:.4f}"
     return (f"LLM: {usage.calls} call(s) ({usage.replayed} replayed, {usage.failed} failed), "
-            f"{usage.input_tokens:,} input and {usage.output_tokens:,} output tokens, {cost}")
+            f"{usage.input_tokens:,} input and {usage.output_tokens:,} output tokens, {cost}; prompt cache "
+            f"{usage.cache_read_tokens:,} tokens read, {usage.cache_write_tokens:,} written")

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from contractlang.build import group_weeks
 from contractlang.formatter import money
-from contractlang.ir import ContractIR, ContractSimIR, CoverageTerm, CTBenchIR, PointsTerm
+from contractlang.ir import (AssertTerm, BinOp, ContractIR, ContractSimIR, CoverageTerm, CTBenchIR, IrExpr, Lit,
+                             PointsTerm, Ref)
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, SETTINGS, Setting
 
 VERBS = {"catering": "delivers", "hotel": "performs", "ai-hosting": "provides"}
@@ -74,10 +75,15 @@ def clause_sentences(ir: ContractSimIR) -> dict[str, str]:
     return out
 
 
-def coverage_sentence(c: CoverageTerm) -> str:
+def coverage_clause(c: CoverageTerm) -> str:
+    """One Prog-Trading entry in words [CT-22]: an entry without a colour is paid in the tile's colour."""
     chip = f"with a {c.colour} chip" if c.colour else "with a chip of the tile's colour"
     return (f"{PLAYER_TITLES[c.giver]} pays for {PLAYER_TITLES[c.receiver]}'s move onto ({c.tile[0]},{c.tile[1]}) "
-            f"{chip}.")
+            f"{chip}")
+
+
+def coverage_sentence(c: CoverageTerm) -> str:
+    return coverage_clause(c) + "."
 
 
 def points_sentence(p: PointsTerm) -> str:
@@ -85,7 +91,32 @@ def points_sentence(p: PointsTerm) -> str:
             f"{PLAYER_TITLES[p.receiver]}.")
 
 
-def _contractsim(ir: ContractSimIR) -> str:
+_COMPARISONS = {"==": "equals", "!=": "differs from", "<=": "is at most", ">=": "is at least", "<": "is less than",
+                ">": "is more than"}
+_OPERATORS = {"+": "plus", "-": "minus", "*": "times"}
+
+
+def _quantity(e: IrExpr, s: Setting) -> str:
+    if isinstance(e, Lit):
+        return money(e.value) if e.unit == "money" else str(e.value)
+    if isinstance(e, Ref):
+        title = s.product_titles[e.product] if e.product is not None else ""
+        return {"price": f"the price of one {title}", "total_pay": "the total of all payments",
+                "total_deliver": f"the number of {title} delivered in all",
+                "total_value": "the total value of all deliveries at the contract prices",
+                "budget": f"the {s.customer_title}'s budget", "capital": f"the {s.supplier_title}'s capital"}[e.name]
+    if isinstance(e, BinOp):
+        return f"{_quantity(e.left, s)} {_OPERATORS[e.op]} {_quantity(e.right, s)}"
+    return f"minus {_quantity(e.operand, s)}"
+
+
+def stated_in_words(a: AssertTerm, s: Setting) -> str:
+    """A stated relation in words, for a reader (the `Stated:` line of `render` keeps the form the rules
+    translator reads back)."""
+    return f"{_quantity(a.left, s)} {_COMPARISONS[a.op]} {_quantity(a.right, s)}"
+
+
+def _contractsim(ir: ContractSimIR, in_words: bool = False) -> str:
     s = SETTINGS[ir.setting]
     cust, supp = s.customer_title, s.supplier_title
     verb = VERBS[ir.setting]
@@ -101,7 +132,7 @@ def _contractsim(ir: ContractSimIR) -> str:
                 for ws, m in group_weeks(ir.payments, PAYMENT_WEEKS)]
     lines.append("Payments: " + " ".join(payments))
     for a in ir.asserts:
-        lines.append(f"Stated: {a.text}")
+        lines.append(f"Stated: {stated_in_words(a, s)}." if in_words else f"Stated: {a.text}")
     for key, sentence in clause_sentences(ir).items():
         lines += ["", f"{CLAUSE_LABELS[key]}: {sentence}"]
     return "\n".join(lines) + "\n"
@@ -115,10 +146,11 @@ def _ctbench(ir: CTBenchIR) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render(ir: ContractIR, setting: str | None = None) -> str:
-    """Contract prose for `ir`; `setting` re-labels a ContractSim contract into another setting."""
+def render(ir: ContractIR, setting: str | None = None, in_words: bool = False) -> str:
+    """Contract prose for `ir`; `setting` re-labels a ContractSim contract into another setting; `in_words`
+    states asserts in words (for a reader that is not the rules translator, such as an LLM agent)."""
     if isinstance(ir, CTBenchIR):
         return _ctbench(ir)
     if setting is not None and setting != ir.setting:
         ir = relabel(ir, setting)
-    return _contractsim(ir)
+    return _contractsim(ir, in_words)

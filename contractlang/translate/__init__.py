@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -10,12 +9,14 @@ from pydantic import ValidationError
 from contractlang import check_source
 from contractlang.checker import CheckResult
 from contractlang.formatter import format_ir
-from contractlang.llm import LlmClient, LlmSettings, MissingApiKey
+from contractlang.llm import PROVIDERS, ApiKeys, LlmClient, LlmSettings, LlmUnavailable, MissingApiKey, endpoint
 from contractlang.translate.cache import TranslationCache, cache_key
 from contractlang.translate.checks import ExtraCheck, Inconsistency, run_checks
 from contractlang.translate.llm import compile_with_llm
 from contractlang.translate.rules import translate as rules_translate
 from contractlang.vocab import Frozen
+
+__all__ = ["DEFAULT_CACHE", "MissingApiKey", "Translation", "TranslationCache", "translate_text"]
 
 RULES_MODEL = "rules-v3"  # bump whenever the rules backend reads some text differently
 DEFAULT_CACHE = Path(".contractlang-cache") / "translations.sqlite"
@@ -69,13 +70,18 @@ def _failure(result, missing: list[str]) -> str | None:
 def translate_text(text: str, name: str = "contract", backend: str = "rules", cache: TranslationCache | None = None,
                    settings: LlmSettings | None = None, extra_checks: tuple[ExtraCheck, ...] = (),
                    client: LlmClient | None = None) -> Translation:
-    """Translate contract prose to checked DSL; a cached result for the same key is returned as is. The
-    anthropic backend uses `client` (so its calls join that client's ledger), else one made from `settings`."""
-    settings = client.settings if client is not None else settings or LlmSettings()
+    """Translate contract prose to checked DSL; a cached result for the same key is returned as is. The LLM
+    backends (a provider: anthropic, openai) use `client` (so its calls join that client's ledger), else one made
+    from `settings`; the cache key holds the endpoint the calls go to."""
+    llm = backend in PROVIDERS
+    if backend != "rules" and not llm:
+        raise ValueError(f"unknown backend {backend!r}; use rules, {' or '.join(PROVIDERS)}")
+    settings = client.settings if client is not None else (settings or LlmSettings()).model_copy(
+        update={"provider": backend} if llm else {})
     model = RULES_MODEL if backend == "rules" else settings.model
     keyed_text = f"{name}\x00{text}"
-    endpoint = (settings.base_url or "") if backend == "anthropic" else ""
-    key = cache_key(backend, model, keyed_text, endpoint)
+    where = endpoint(backend, settings.base_url) if llm else ""
+    key = cache_key(backend, model, keyed_text, where)
     if cache is not None:
         hit = cache.get(key)
         if hit is not None:
@@ -89,16 +95,14 @@ def translate_text(text: str, name: str = "contract", backend: str = "rules", ca
         dsl, attempts, error, notes = rules.dsl, [{"attempt": 1, "response_text": rules.dsl}], rules.error, \
             list(rules.notes)
         unread = rules.unread
-    elif backend == "anthropic":
+    else:
         if client is None:
             try:
-                client = LlmClient(settings, os.environ.get("ANTHROPIC_API_KEY"))
-            except MissingApiKey as exc:
-                raise MissingApiKey(f"{exc}; or use --backend rules (offline)") from None
+                client = LlmClient(settings, ApiKeys.from_environment())
+            except LlmUnavailable as exc:
+                raise type(exc)(f"{exc}; or use --backend rules (offline)") from None
         outcome = compile_with_llm(text, name, client, extra_checks)
         dsl, attempts, error, notes = outcome.dsl, outcome.attempts, outcome.error, outcome.notes
-    else:
-        raise ValueError(f"unknown backend {backend!r}; use rules or anthropic")
     # a call that failed before any contract came back has nothing to check
     result = CheckResult(contracts=(), diagnostics=()) if error and not dsl.strip() else \
         check_source(dsl, "<translation>")
@@ -116,6 +120,6 @@ def translate_text(text: str, name: str = "contract", backend: str = "rules", ca
         error=error or _failure(result, missing),
     )
     if cache is not None:  # a failed run is audited too, but never served as an answer
-        cache.put(key, backend, model, endpoint, keyed_text, translation.model_dump() if error is None else None,
+        cache.put(key, backend, model, where, keyed_text, translation.model_dump() if error is None else None,
                   attempts)
     return translation

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 import time
 import uuid
 from pathlib import Path
 
-from contractlang.files import open_sqlite_store
+from contractlang.files import open_sqlite_store, sqlite_session
 
 SCHEMA_VERSION = 2  # 2: translations carry well_formed, inconsistencies and notes; audit rows per run
 
@@ -47,19 +46,25 @@ class TranslationCache:
         self.path = Path(path)
         open_sqlite_store(self.path, _OURS, _DDL, "translation cache", "--cache")
 
-    def _connect(self) -> sqlite3.Connection:
-        return sqlite3.connect(self.path, timeout=30)
+    def _db(self):
+        return sqlite_session(self.path, "translation cache", "--cache")
 
     def get(self, key: str) -> dict | None:
-        with self._connect() as db:
+        """The kept translation for `key`; None for none, or for a row that is not a translation's JSON (that
+        one is translated afresh and replaced)."""
+        with self._db() as db:
             row = db.execute("SELECT result_json FROM translations_v2 WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
+        try:
+            value = json.loads(row[0]) if row else None
+        except (TypeError, ValueError, RecursionError):
+            return None
+        return value if isinstance(value, dict) else None
 
     def put(self, key: str, backend: str, model: str, endpoint: str, text: str, result: dict | None,
             attempts: list[dict]) -> None:
         """Audit one run's attempts and, when `result` is given, keep it as the answer (all or nothing)."""
         run, now = uuid.uuid4().hex, time.time()
-        with self._connect() as db:
+        with self._db() as db:
             if result is not None:
                 db.execute("INSERT OR REPLACE INTO translations_v2 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                            (key, SCHEMA_VERSION, backend, model, endpoint, text_sha256(text), now,
@@ -72,7 +77,7 @@ class TranslationCache:
 
     def attempts(self, key: str) -> list[dict]:
         """Every audited attempt for `key`, run by run in the order they were made."""
-        with self._connect() as db:
+        with self._db() as db:
             rows = db.execute("SELECT attempt, response_text, diagnostics_json, input_tokens, output_tokens, error "
                               "FROM audit_v2 WHERE key = ? ORDER BY created_at, run, attempt", (key,)).fetchall()
         return [{"attempt": r[0], "response_text": r[1], "diagnostics": json.loads(r[2]), "input_tokens": r[3],

@@ -17,6 +17,7 @@ from contractlang.translate.checks import ExtraCheck, Inconsistency, run_checks,
 from contractlang.vocab import PRODUCTION_WEEKS, SETTINGS, Frozen
 
 MAX_ATTEMPTS = 3
+MAX_TOKENS = 4096  # output limit per attempt, `translate`'s default
 
 
 WORKED_EXAMPLE_TEXT = """Catering supply agreement "lunch-service"

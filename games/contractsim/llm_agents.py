@@ -23,6 +23,7 @@ from solver.environment import SupplyEnvironment
 
 Role = Literal["customer", "supplier"]
 ATTEMPTS = 3  # per action request, format and validity failures together [CS-30]
+PERFORMANCE_MAX_TOKENS = 8192  # output limit per performance request (§10.1's scaffold, what `run` sends)
 
 # The §8 prompt-guidance ablations: one clause appended to the goal (stage, role or None for both, text).
 GUIDANCE: dict[str, tuple[str, Role | None, str]] = {
@@ -127,7 +128,7 @@ class LlmPerformer:
     def __init__(self, role: Role, client: LlmClient, ir: ContractSimIR, env: SupplyEnvironment,
                  guidance: tuple[str, ...] = ()):
         self.role = role
-        self.name = f"llm:{client.settings.model}"
+        self.name = f"llm:{client.settings.llm_model.label}"
         self.setting = ir.setting_info
         self.defaulted = 0  # requests that ran out of attempts and defaulted to zero
         s = self.setting
@@ -136,7 +137,7 @@ class LlmPerformer:
         goal = ("Goal: perform the contract below over the 11 weeks so as to maximise your own utility. "
                 "Negotiation has ended; the contract is final.")
         system = "\n\n".join([goal, *guidance_for(guidance, "performance", role), "Private information:\n"
-                              + private_brief(role, env, s), "The executed contract:\n" + render(ir),
+                              + private_brief(role, env, s), "The executed contract:\n" + render(ir, in_words=True),
                               "Each request asks for one decision. Reply with one JSON object holding exactly the "
                               "keys the request names, whole numbers only, and nothing else."])
         self.conversation = _Conversation(client, f"{role} performance", system)
@@ -249,7 +250,7 @@ class LlmNegotiator:
     def __init__(self, role: Role, client: LlmClient, env: SupplyEnvironment, setting: Setting,
                  guidance: tuple[str, ...] = ()):
         self.role = role
-        self.name = f"llm:{client.settings.model}"
+        self.name = f"llm:{client.settings.llm_model.label}"
         other = setting.supplier_title if role == "customer" else setting.customer_title
         products, pay_weeks = ", ".join(setting.product_titles), "1, 3, 5, 7, 9 and 11"
         goal = (f"Goal: negotiate an 11-week supply contract with the {other} that maximises your own expected "

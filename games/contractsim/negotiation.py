@@ -98,7 +98,7 @@ class NegotiationRecord(Frozen):
 def read_turn(raw: str, role: Role, round_: int) -> Turn:
     """[CS-21]: the whole text as JSON, else the first flat JSON object (also inside a code fence); an object
     with more than one action, or an action the role may not take, is dialogue; no object: all dialogue."""
-    data = json_object_in(raw)
+    data = json_object_in(raw, flat=True)
     if data is None:
         return Turn(round=round_, role=role, response=raw, raw=raw, dialogue_only=True)
     response = data.get("response")

@@ -35,7 +35,7 @@ class Appraiser:
     def translate(self, text: str) -> Translation:
         if text not in self._translations:
             self._translations[text] = translate_text(
-                text, name="proposal", backend="rules" if self.translator is None else "anthropic",
+                text, name="proposal", backend="rules" if self.translator is None else self.translator.settings.provider,
                 cache=self.cache, client=self.translator, extra_checks=(translation_checks,))
         return self._translations[text]
 

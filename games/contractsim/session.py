@@ -8,7 +8,8 @@ from contractlang.ir import ContractSimIR
 from contractlang.llm import LlmClient, LlmUsage, agent_model
 from contractlang.progress import Advance
 from contractlang.vocab import Frozen
-from games.contractsim.llm_agents import LlmNegotiator
+from contractlang.translate.llm import MAX_TOKENS as TRANSLATION_MAX_TOKENS
+from games.contractsim.llm_agents import PERFORMANCE_MAX_TOKENS, LlmNegotiator
 from games.contractsim.negotiation import NegotiationMetrics, NegotiationRecord, negotiate, negotiation_metrics
 from games.contractsim.negotiators import Appraiser, ExternalNegotiator, ScriptedCustomer, ScriptedSupplier
 from games.contractsim.policies import CUSTOMERS, SUPPLIERS
@@ -35,7 +36,9 @@ def negotiate_and_perform(env: SupplyEnvironment, customer: str, supplier: str, 
     is read by `translator` (rules or llm[:MODEL]); each seed is one performance game by `perform`."""
     game = llm.for_game(f"negotiation/env{env.id}/{customer}/{supplier}/{translator}") if llm is not None else None
     translator_model = agent_model(translator)
-    appraiser = Appraiser(env, tables, translator=game.with_model(translator_model) if translator_model else None)
+    # the translator and the performance games send what `translate` and `run` send (the paper's scaffold)
+    appraiser = Appraiser(env, tables, translator=game.with_model(translator_model).with_max_tokens(
+        TRANSLATION_MAX_TOKENS) if translator_model else None)
     setting = offers[0].setting_info
 
     def negotiator(name: str, role: str):
@@ -54,7 +57,8 @@ def negotiate_and_perform(env: SupplyEnvironment, customer: str, supplier: str, 
     if not metrics.agreed:
         return NegotiatedRun(env=env.id, negotiation=record, metrics=metrics)
     games = tuple(play(record.agreed.terms, env, perform[0], perform[1], seed=seed, tables=tables, keep_log=False,
-                       llm=llm, guidance=guidance) for seed in seeds)
+                       llm=llm.with_max_tokens(PERFORMANCE_MAX_TOKENS) if llm is not None else None,
+                       guidance=guidance) for seed in seeds)
     return NegotiatedRun(env=env.id, negotiation=record, metrics=metrics, performances=games)
 
 

@@ -46,7 +46,12 @@ def colour_of(name) -> str:
 
 
 def _reason(exc: Exception) -> str:
-    return f"missing field {exc.args[0]!r}" if isinstance(exc, KeyError) else str(exc)
+    """Why an entry was left out, in words a model (or a person reading a note) can act on."""
+    if isinstance(exc, KeyError):
+        return f"missing field {exc.args[0]!r}"
+    if isinstance(exc, ValueError):
+        return str(exc)
+    return "its value is not an object with giver, receiver and color (or amount) fields"
 
 
 def terms_source(terms: dict, condition: ContractCondition, rules: Rules) -> tuple[str, list[str]]:
@@ -82,7 +87,10 @@ def terms_source(terms: dict, condition: ContractCondition, rules: Rules) -> tup
         for key, entry in terms.items():
             try:
                 giver, receiver = player_of(entry["giver"]), player_of(entry["receiver"])
-                amount = int(str(entry["amount"]).strip())
+                amount = str(entry["amount"]).strip()
+                if not amount.isdigit():
+                    raise ValueError(f"the amount {entry['amount']!r} is not a whole number of points")
+                amount = int(amount)
                 if amount > GOAL_BONUS:
                     notes.append(f"entry {key!r}: {amount} points capped at {GOAL_BONUS}, as the authors' scoring "
                                  "does")

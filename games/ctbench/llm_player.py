@@ -13,6 +13,7 @@ import json
 
 from contractlang.interpreter.events import ChipCounts
 from contractlang.llm import CallFailed, LlmClient, json_object_in
+from contractlang.render.prose import coverage_clause
 from games.ctbench.board import COLOUR_ORDER, GOAL, Board, Player, Tile
 from games.ctbench.engine import Arrangement, CTBenchObservation, Honour, Move, Propose, Respond, Trade, other
 from games.ctbench.judge import colour_of
@@ -64,7 +65,7 @@ class LlmPlayer:
 
     def __init__(self, client: LlmClient):
         self.client = client
-        self.name = f"llm:{client.settings.model}"
+        self.name = f"llm:{client.settings.llm_model.label}"
         self.nulls = 0  # decisions that fell back to the null action
 
     def act(self, obs):
@@ -88,8 +89,12 @@ class LlmPlayer:
                 if not obs.is_legal(action):
                     raise ValueError("that action is not allowed now")
                 return action
-            except (ValueError, KeyError, TypeError) as exc:
-                problem = str(exc) if not isinstance(exc, KeyError) else f"the {exc.args[0]!r} field is missing"
+            except KeyError as exc:
+                problem = f"the {exc.args[0]!r} field is missing"
+            except TypeError:
+                problem = "a field holds a value of the wrong kind (see the example in the question)"
+            except ValueError as exc:
+                problem = str(exc)
             if attempt == 0:
                 messages += [{"role": "assistant", "content": reply or "(empty)"},
                              {"role": "user", "content": f"That answer cannot be used: {problem}. Reply with one "
@@ -137,9 +142,8 @@ class LlmPlayer:
                 lines.append(f"Pay-for-Partner promise: {SPEAKER[p.payer]} pays for {p.remaining} {p.colour} tile(s) "
                              f"of {SPEAKER[p.beneficiary]}.")
         for c in obs.open_coverage:
-            lines.append(f"Binding contract: {SPEAKER[c.giver]} pays for {SPEAKER[c.receiver]}'s move onto "
-                         f"({c.tile[0]},{c.tile[1]}) with a {c.colour} chip; if {SPEAKER[c.giver]} lacks it, its "
-                         "score becomes 0.")
+            lines.append(f"Binding contract: {coverage_clause(c)}; if {SPEAKER[c.giver]} lacks it, its score "
+                         "becomes 0.")
         for t in obs.points:
             lines.append(f"Binding contract: {SPEAKER[t.giver]} hands {t.amount} points to {SPEAKER[t.receiver]} "
                          f"if {SPEAKER[t.giver]} reaches the goal.")
@@ -173,9 +177,13 @@ class LlmPlayer:
                          '{"honor": false}.')
         return "\n".join(lines)
 
+    def _before_play(self, obs: NegotiationObservation) -> list[str]:
+        """The game context of the negotiation and confirmation prompts: both players still at the start."""
+        return self._context(obs.board, obs.player, (0, 0), obs.chips, (0, 0) if obs.visible else None,
+                             obs.partner_chips)
+
     def _negotiation_prompt(self, obs: NegotiationObservation) -> str:
-        lines = self._context(obs.board, obs.player, (0, 0), obs.chips, (0, 0) if obs.visible else None,
-                              obs.partner_chips)
+        lines = self._before_play(obs)
         partner = SPEAKER[other(obs.player)]
         if obs.condition == "prog_points":
             task = ("Contract negotiation (points): before play you may agree how many points (0 to 20) each player "
@@ -192,7 +200,7 @@ class LlmPlayer:
         return "\n".join(lines)
 
     def _confirm_prompt(self, obs: NegotiationObservation) -> str:
-        return "\n".join(["The conversation:", *obs.messages,
+        return "\n".join([*self._before_play(obs), "The conversation:", *obs.messages,
                           "The judge summarised the agreed contract as:", json.dumps(obs.judge_contract),
                           'Do you accept this contract as binding? Reply {"accept": true} or {"accept": false}.'])
 

@@ -7,13 +7,12 @@ same directory reads it, keeps every complete record and plays only the games st
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 
 from contractlang.files import write_atomically
-from contractlang.llm import LlmClient, LlmSettings
+from contractlang.llm import ApiKeys, LlmClient, LlmSettings, LlmUsage
 from contractlang.progress import Advance
 from contractlang.vocab import BoardSet, Frozen, RuleSet
 from games.ctbench.agents import check_agent
@@ -47,7 +46,7 @@ class GameSpec(Frozen):
 
 def run_spec(spec: GameSpec, llm: LlmSettings | None = None) -> GameRecord:
     """One game; LLM players and judges get a client of their own made from `llm` (in whichever process)."""
-    client = LlmClient(llm, os.environ.get("ANTHROPIC_API_KEY")) if llm is not None else None
+    client = LlmClient(llm, ApiKeys.from_environment()) if llm is not None else None
     return play_game(benchmark_board(spec.board_id, spec.board_set), spec.condition, spec.mode, spec.red, spec.blue,
                      spec.seed, visible=spec.visible, keep_log=True, repeat=spec.repeat, llm=client, judge=spec.judge,
                      rules=spec.rules)
@@ -80,6 +79,7 @@ class SweepResult(Frozen):
     played: int
     store: Path
     summary: Path
+    llm_usage: LlmUsage  # every game's LLM calls, those of the games played before included
 
 
 def sweep(specs: list[GameSpec], out: Path, workers: int | None, ray_address: str | None,
@@ -110,4 +110,5 @@ def sweep(specs: list[GameSpec], out: Path, workers: int | None, ray_address: st
     records = tuple(store.records[s] for s in specs)
     rows = tuple(summarise(list(records)))
     write_atomically(summary_path, json.dumps([r.model_dump(mode="json") for r in rows], indent=1) + "\n")
-    return SweepResult(records=records, rows=rows, played=len(todo), store=store.path, summary=summary_path)
+    return SweepResult(records=records, rows=rows, played=len(todo), store=store.path, summary=summary_path,
+                       llm_usage=LlmUsage.of(c for r in records for c in r.llm_calls))
