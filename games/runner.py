@@ -15,6 +15,8 @@ import os
 import signal
 import socket
 import sys
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from pathlib import Path
 from typing import Generic, TypeVar
@@ -46,7 +48,8 @@ def run_jobs(work: Callable[[Job], Record], jobs: list[Job], workers: int | None
     at a time and hands their records back together when the last one ends; None means about 8 chunks per
     worker, which suits many short jobs.
 
-    Closing the iterator (or an interrupt while it waits) terminates the worker processes at once."""
+    Closing the iterator (or an interrupt while it waits) terminates the worker processes at once; a worker
+    that dies (killed, out of memory) ends the run with a RuntimeError instead of leaving it waiting forever."""
     if ray_address is not None:
         yield from _run_ray(work, jobs, ray_address)
         return
@@ -59,13 +62,27 @@ def run_jobs(work: Callable[[Job], Record], jobs: list[Job], workers: int | None
         return
     size = min(workers, len(jobs))
     threads = max(1, (os.cpu_count() or 1) // size)
-    pool = multiprocessing.get_context("fork").Pool(size, initializer=_worker_init, initargs=(threads,))
+    chunk = chunksize or max(1, len(jobs) // (size * 8))
+    pool = ProcessPoolExecutor(size, mp_context=multiprocessing.get_context("fork"), initializer=_worker_init,
+                               initargs=(threads,))
     try:
-        yield from pool.imap_unordered(work, jobs, chunksize=chunksize or max(1, len(jobs) // (size * 8)))
-        pool.close()
+        chunks = [pool.submit(_run_chunk, work, jobs[i:i + chunk]) for i in range(0, len(jobs), chunk)]
+        for done in as_completed(chunks):
+            try:
+                records = done.result()
+            except BrokenProcessPool:
+                raise RuntimeError("a worker process died in the middle of its jobs (killed, or out of memory); "
+                                   "the finished jobs are kept, and a rerun runs the rest") from None
+            yield from records
     finally:
-        pool.terminate()
-        pool.join()
+        # ended at once, not after their current jobs: shutdown alone would wait for them
+        for process in list(pool._processes.values()):
+            process.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _run_chunk(work: Callable, jobs: list) -> list:
+    return [work(job) for job in jobs]
 
 
 def _reachable(address: str, seconds: float = 5.0) -> None:
