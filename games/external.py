@@ -38,6 +38,10 @@ class AgentError(Exception):
     something that is not a legal action. One line, naming the agent."""
 
 
+class CommandRefused(AgentError):
+    """A program named in a data file, which is never started unless the user asked for it."""
+
+
 def is_external(name: str) -> bool:
     return name.startswith(EXTERNAL_PREFIX)
 
