@@ -6,6 +6,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from contractlang.files import parse_json
+from contractlang.interpreter.events import monitor_events
 from contractlang.ir import ContractSimIR
 from contractlang.llm import LlmCall, LlmClient, LlmUsage, agent_model
 from contractlang.progress import Advance as Progress
@@ -161,11 +162,8 @@ def regret_replays(runs: list[RunRecord], roles: list[str], tables: TableCache, 
     return out
 
     def monitor_events(self) -> list[dict]:
-        """The log's payments, deliveries and week ends in the interpreter's event schema (for `trace`);
-        the simulator's own annotations (dues, compliance, shocks, orders) are left out."""
-        fields = {"payment": ("type", "week", "amount"), "delivery": ("type", "week", "product", "qty"),
-                  "week_end": ("type", "week")}
-        return [{k: e[k] for k in fields[e["type"]]} for e in self.log if e["type"] in fields]
+        """The log's payments, deliveries and week ends in the interpreter's event schema (for `trace`)."""
+        return monitor_events(self.log)
 
 
 def play(ir: ContractSimIR, env: SupplyEnvironment, customer: str, supplier: str, seed: int = 42,

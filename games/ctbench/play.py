@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from contractlang.interpreter.events import monitor_events
 from contractlang.ir import CTBenchIR
 from contractlang.llm import LlmCall, LlmClient, LlmUsage, agent_model
 from contractlang.vocab import Frozen
@@ -53,6 +54,10 @@ class GameRecord(Frozen):
     @property
     def llm_usage(self) -> LlmUsage:
         return LlmUsage.of(self.llm_calls)
+
+    def monitor_events(self) -> list[dict]:
+        """The log's move attempts, goals and end in the interpreter's event schema (for `trace`)."""
+        return monitor_events(self.log)
 
 
 def play_game(bench: BenchmarkBoard, condition: Condition, mode: Mode, red: str, blue: str, seed: int = 0,
