@@ -139,3 +139,29 @@ def open_sqlite_store(path: Path, ours: set[str], ddl: str, what: str, option: s
         raise FileError(f"{path}: not a usable {what} ({exc}); pass {option} with another file") from None
     except OSError as exc:
         raise FileError(f"{path}: cannot open the {what}: {exc.strerror or exc}") from None
+
+
+class OutputError(FileError):
+    """Standard output that cannot be written (a full device, a closed pipe)."""
+
+
+class GuardedOutput:
+    """A text stream whose write failures are `OutputError`, one line, instead of an OSError from anywhere."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError as exc:
+            raise OutputError(f"cannot write the output: {exc.strerror or exc}") from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            raise OutputError(f"cannot write the output: {exc.strerror or exc}") from None
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
