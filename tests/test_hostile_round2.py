@@ -212,3 +212,126 @@ def test_a_second_sweep_into_the_same_out_refuses_at_once_and_a_stale_lock_is_ta
     assert lock.read_text() == f"{first.pid}\n"  # killed: its lock stays behind, naming a dead process
     proc = cli("ctbench", "sweep", "--boards", "1", "--out", out, "--json")
     assert proc.returncode == 0 and json.loads(proc.stdout)["ok"] is True and not lock.exists()
+
+
+# --- 1, 3: run records never start a program, and are held to the checker's rules -----------------
+
+@pytest.fixture(scope="module")
+def run_record(tmp_path_factory) -> dict:
+    """A real `run --json` record (RE vs RE: no DP table to solve)."""
+    cwd = tmp_path_factory.mktemp("record")
+    proc = cli("run", WORKED, "--env", "1", "--customer", "re", "--supplier", "re", "--json", cwd=cwd)
+    return json.loads(proc.stdout)
+
+
+def _records(tmp_path: Path, name: str, record: dict, **changes) -> Path:
+    changed = json.loads(json.dumps(record))
+    for key, value in changes.items():
+        if key.startswith("ir_"):
+            changed["contract_ir"][key[3:]] = value
+        else:
+            changed[key] = value
+    path = tmp_path / f"{name}.jsonl"
+    path.write_text(json.dumps(changed) + "\n")
+    return path
+
+
+def test_metrics_never_starts_a_program_a_record_names_unless_allowed(tmp_path, run_record):
+    marker = tmp_path / "started"
+    program = agent(tmp_path, "planted", f"touch {marker}")
+    records = _records(tmp_path, "planted", run_record, supplier=program)
+    assert_each_fails_in_one_line(cli, [(("metrics", records), f"would start the program {program!r} named in "
+                                                               "them; pass --allow-commands to let it run")])
+    assert not marker.exists()
+    allowed = cli("metrics", records, "--allow-commands")
+    assert allowed.returncode == 1 and "exited" in allowed.stderr and marker.exists()
+
+
+def test_metrics_holds_records_to_the_checkers_rules(tmp_path, run_record):
+    rollover = {**run_record["contract_ir"]["contingencies"], "rollover": {"max_deficit": 99}}
+    cases = [
+        (_records(tmp_path, "deficit", run_record, ir_contingencies=rollover),
+         "(contract_ir: rollover max_deficit 99 is outside 0..2)"),
+        (_records(tmp_path, "price", run_record, ir_prices=[-10, 5, 3]),
+         "(contract_ir: price of pizza must not be negative)"),
+        (_records(tmp_path, "huge", run_record, ir_prices=[10**12, 5, 3]), "(contract_ir: price of pizza is too large)"),
+        (_records(tmp_path, "setting", run_record, ir_setting="nowhere"), "(contract_ir: setting: unknown setting"),
+        (_records(tmp_path, "seed", run_record, seed=-1), "(seed: -1 is negative; seeds are 0 or more)"),
+        (_records(tmp_path, "env", run_record, env=99), "(env: no environment 99; there are 1..6)"),
+        (_records(tmp_path, "policy", run_record, customer="nobody"), "(customer: unknown policy 'nobody'"),
+    ]
+    start = time.monotonic()
+    assert_each_fails_in_one_line(lambda *args: capped_cli(*args, cwd=tmp_path),
+                                  [(("metrics", path), f"{path}:1: not a run record {message}")
+                                   for path, message in cases])
+    assert time.monotonic() - start < 120  # refused before any replay: max_deficit 99 once allocated 29.8 GiB
+
+
+# --- 6, 8: bounded requests and empty list items are usage errors, before any work ------------------
+
+@pytest.mark.parametrize("args", [
+    ["ctbench", "sweep", "--boards", "1", "--repeats", str(10**12)],
+    ["ctbench", "sweep", "--boards", ",".join(map(str, range(80))), "--repeats", "1000", "--agents",
+     "planner:planner,planner:exploiter"],
+    ["negotiate", "--env", "1", "--games", str(2**64)],
+    ["synth", "--starts", str(10**12)],
+    ["ctbench", "sweep", "--boards", "1,,2"],
+    ["ctbench", "sweep", "--boards", ""],
+    ["ctbench", "sweep", "--boards", "1", "--conditions", "none,"],
+    ["ctbench", "sweep", "--boards", "1", "--modes", ",pfp"],
+    ["negotiate", "--env", "1,,2"],
+    ["synth", "--search-envs", ""],
+    ["synth", "--rhos", "0.9,,0.5"],
+], ids=["repeats", "games-in-all", "negotiate-games", "starts", "boards-gap", "boards-empty", "conditions-trailing",
+        "modes-leading", "env-gap", "search-envs-empty", "rhos-gap"])
+def test_unbounded_requests_and_empty_list_items_are_usage_errors(tmp_path, args):
+    start = time.monotonic()
+    proc = cli(*args, "--json", cwd=tmp_path)
+    assert proc.returncode == 2 and json.loads(proc.stdout)["ok"] is False, proc.stdout
+    assert time.monotonic() - start < 60 and list(tmp_path.iterdir()) == []  # nothing run, nothing written
+
+
+# --- 4, 8: stdout on a full device ---------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [["check", WORKED], ["check", "--json", WORKED], ["ctbench", "boards", "--json"],
+                                  ["render", WORKED], ["ctbench", "show", "3"], ["check", "--json", "missing"]],
+                         ids=["check", "check-json", "boards-json", "render", "show", "failure-json"])
+def test_stdout_on_a_full_device_is_one_line_exit_1(args):
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "contractlang", *map(str, args)], stdout=full,
+                              stderr=subprocess.PIPE, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines() == ["error: cannot write the output: No space left on device"]
+
+
+# --- 9: trace replays the log `run --board … --log` writes ----------------------------------------
+
+def test_trace_replays_a_ctbench_run_log_and_names_a_game_log(tmp_path):
+    log = tmp_path / "run.jsonl"
+    assert cli("run", SWAP, "--board", "24", "--log", log).returncode == 0
+    traced = json.loads(cli("trace", SWAP, log, "--json").stdout)
+    assert traced["finished"] == ["red", "blue"] and traced["steps"][-1]["event"] == {"type": "game_end"}
+    game_log = tmp_path / "game.jsonl"
+    game_log.write_text(json.dumps({"type": "move_attempt", "round": 1, "player": "red", "tile": [0, 1],
+                                    "tile_colour": "red", "holdings": {"red": {"red": 14}, "blue": {"blue": 14}}})
+                        + "\n")
+    assert_each_fails_in_one_line(cli, [(("trace", SWAP, game_log), f"{game_log}:1: a move_attempt with fields "
+                                                                    "beyond the event's (round): a line of a game's "
+                                                                    "own log")])
+
+
+# --- 11: check decides closed asserts; verify --strict ----------------------------------------------
+
+def test_check_refutes_a_false_closed_assert_and_verify_strict_exits_1(tmp_path):
+    false = tmp_path / "false.contract"
+    false.write_text(WORKED.read_text().replace("pizza 1,", "pizza 2,"))
+    proc = cli("check", false)
+    assert proc.returncode == 1 and "error[E703]: `total pay == total value` is false: the left side is $90, the " \
+                                    "right side $140" in proc.stderr
+    assert cli("check", WORKED).returncode == 0
+    mismatch = ROOT / "tests" / "verify" / "mismatch.contract"
+    assert cli("verify", mismatch).returncode == 0
+    strict = cli("verify", mismatch, "--strict", "--json")
+    assert strict.returncode == 1
+    assert "refuted" in {c["status"] for c in json.loads(strict.stdout)["checks"]}
+    assert cli("verify", WORKED, "--strict").returncode == 0
