@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from pydantic import ValidationError
 
-from contractlang.files import parse_json
+from contractlang.files import FileError, parse_json
 from contractlang.interpreter.events import monitor_events
 from contractlang.ir import ContractSimIR
 from contractlang.llm import LlmCall, LlmClient, LlmUsage, agent_model
@@ -70,9 +70,25 @@ class RunRecord(Frozen):
         customer, supplier = ("rcc", self.supplier) if role == "customer" else (self.customer, "rcc")
         return play(ir, environment(self.env), customer, supplier, seed=self.seed, keep_log=False, tables=tables)
 
+    def first_violation(self, role: str) -> int | None:
+        """The first week `role` was not compliant, if any."""
+        return next((w.week for w in self.weeks if w.role == role and not w.compliant), None)
 
-class RecordError(ValueError):
-    """A line of a runs file that is not a run record this version would write: `file:line: reason`."""
+    def to_json(self, p_sat: float | None) -> dict:
+        """The `run --json` object: the record in base units (what `metrics` reads back) with its trajectory,
+        the utilities in the contract's dollars, the contract's `p_sat` and each role's first violation."""
+        payload = self.model_dump(exclude={"log"})
+        payload.update(dollars={"u_customer": self.u_customer * self.multiplier,
+                                "u_supplier": self.u_supplier * self.multiplier},
+                       p_sat=p_sat,
+                       violations={"customer": self.first_violation("customer"),
+                                   "supplier": self.first_violation("supplier")},
+                       trajectory=list(self.log), llm_usage=self.llm_usage.model_dump())
+        return payload
+
+    def monitor_events(self) -> list[dict]:
+        """The log's payments, deliveries and week ends in the interpreter's event schema (for `trace`)."""
+        return monitor_events(self.log)
 
 
 def checked_terms(terms: dict) -> ContractSimIR:
@@ -126,7 +142,8 @@ def _first_error(exc: ValidationError) -> str:
 
 
 def read_run_records(data: bytes, name: str) -> list[RunRecord]:
-    """Every record of a runs file (JSON lines; blank lines skipped); the first bad line raises `RecordError`."""
+    """Every record of a runs file (JSON lines of `run --json`; blank lines skipped); the first line that is not
+    one is a `FileError` naming `name:line`."""
     runs = []
     for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), start=1):
         if not line.strip():
@@ -134,7 +151,7 @@ def read_run_records(data: bytes, name: str) -> list[RunRecord]:
         try:
             runs.append(run_record(parse_json(line)))
         except ValueError as exc:
-            raise RecordError(f"{name}:{number}: not a run record ({str(exc).splitlines()[0]})") from None
+            raise FileError(f"{name}:{number}: not a run record ({str(exc).splitlines()[0]})") from None
     return runs
 
 
@@ -161,9 +178,22 @@ def regret_replays(runs: list[RunRecord], roles: list[str], tables: TableCache, 
                 progress("counterfactual RCC runs", done, replays)
     return out
 
-    def monitor_events(self) -> list[dict]:
-        """The log's payments, deliveries and week ends in the interpreter's event schema (for `trace`)."""
-        return monitor_events(self.log)
+
+class PlayedRun(Frozen):
+    """A game of `run`, and the contract's P_sat in its environment when the Supplier is rational."""
+
+    record: RunRecord
+    p_sat: float | None = None
+
+
+def play_run(ir: ContractSimIR, env_id: int, customer: str, supplier: str, seed: int, tables: TableCache,
+             llm: LlmClient | None = None, guidance: tuple[str, ...] = ()) -> PlayedRun:
+    """One game in environment `env_id` (see `play`); a rational (rc, rcc) Supplier solved the contract's DP
+    table for it, so its P_sat comes with the game."""
+    env = environment(env_id)
+    record = play(ir, env, customer, supplier, seed=seed, tables=tables, llm=llm, guidance=guidance)
+    p_sat = tables.solve(ir, env)[0].p_sat if supplier in ("rc", "rcc") else None
+    return PlayedRun(record=record, p_sat=p_sat)
 
 
 def play(ir: ContractSimIR, env: SupplyEnvironment, customer: str, supplier: str, seed: int = 42,
