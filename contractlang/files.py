@@ -149,19 +149,19 @@ class GuardedOutput:
     """A text stream whose write failures are `OutputError`, one line, instead of an OSError from anywhere."""
 
     def __init__(self, stream):
-        self._stream = stream
+        self.stream = stream
 
     def write(self, text: str) -> int:
         try:
-            return self._stream.write(text)
+            return self.stream.write(text)
         except OSError as exc:
             raise OutputError(f"cannot write the output: {exc.strerror or exc}") from None
 
     def flush(self) -> None:
         try:
-            self._stream.flush()
+            self.stream.flush()
         except OSError as exc:
             raise OutputError(f"cannot write the output: {exc.strerror or exc}") from None
 
     def __getattr__(self, name: str):
-        return getattr(self._stream, name)
+        return getattr(self.stream, name)

@@ -11,7 +11,7 @@ import typer
 from contractlang.cli.app import app, ctbench_app
 from contractlang.cli.errors import InputError, UsageProblem, playing
 from contractlang.cli.llm_options import LlmFlags, llm_client, llm_options, llm_settings
-from contractlang.cli.options import JsonFlag, Workers, choice, int_list
+from contractlang.cli.options import JsonFlag, Workers, choice, int_list, items
 from contractlang.cli.play import AGENT_HELP
 from contractlang.files import write_atomically
 
@@ -81,7 +81,7 @@ def ctbench_sweep(
     judge: Annotated[str, typer.Option(help="Contract judge (summaries, NL-Trading moves): rules (offline) or "
                                             "llm[:MODEL].")] = "rules",
     seed: Annotated[int, typer.Option(min=0, help="Seed for random agents.")] = 0,
-    repeats: Annotated[int, typer.Option(min=1, help="Games per (board, condition, mode, pairing); repeat r "
+    repeats: Annotated[int, typer.Option(min=1, max=1000, help="Games per (board, condition, mode, pairing); repeat r "
                                                      "draws agent randomness from (seed, r).")] = 1,
     hidden: Annotated[bool, typer.Option("--hidden", help="Hide each player's state from the other.")] = False,
     workers: Workers = None,
@@ -96,22 +96,23 @@ def ctbench_sweep(
     from contractlang.progress import job_progress
     from games.ctbench.board import benchmark_board, benchmark_boards
     from games.ctbench.play import CONDITIONS
-    from games.ctbench.sweep import GameSpec, check_names, sweep
+    from games.ctbench.sweep import check_names, sweep, sweep_specs
 
-    ids = [b.id for b in benchmark_boards()] if boards == "all" else int_list(boards, "board ID")
+    ids = [b.id for b in benchmark_boards()] if boards == "all" else int_list(boards, "board ID", "--boards")
     for i in ids:
         benchmark_board(i)
-    conds = [choice(c, CONDITIONS, "condition") for c in conditions.split(",")]
-    mode_list = [choice(m, ("pfp", "trade"), "mode") for m in modes.split(",")]
+    conds = [choice(c, CONDITIONS, "condition") for c in items(conditions, "--conditions")]
+    mode_list = [choice(m, ("pfp", "trade"), "mode") for m in items(modes, "--modes")]
     if (red is None) != (blue is None):
         raise UsageProblem("--red and --blue go together (or give --agents)")
-    pairs = [(red, blue)] if red is not None else [_pairing(pair) for pair in agents.split(",")]
+    pairs = [(red, blue)] if red is not None else [_pairing(pair) for pair in items(agents, "--agents")]
     check_names(pairs, judge)
     settings = llm_settings([n for pair in pairs for n in pair] + [judge], llm_flags)
     llm_client(settings)  # a recordings file that cannot be used stops the sweep here, before any game
-    specs = list(dict.fromkeys(
-        GameSpec(board_id=i, condition=c, mode=m, red=r, blue=b, seed=seed, repeat=k, visible=not hidden, judge=judge)
-        for i in ids for c in conds for m in mode_list for r, b in pairs for k in range(repeats)))
+    try:
+        specs = sweep_specs(ids, conds, mode_list, pairs, repeats, seed, not hidden, judge)
+    except ValueError as exc:
+        raise UsageProblem(str(exc)) from None
     try:
         with job_progress(json_out) as advance, playing():
             result = sweep(specs, out, workers, ray, settings, advance, lambda note: typer.echo(note, err=True))
