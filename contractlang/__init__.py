@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from contractlang.checker import CheckResult, check
+from contractlang.checker import CheckResult, check, check_asserts
 from contractlang.diagnostics import ContractError, Diagnostic, Span
 from contractlang.ir import CheckedContract, ContractIR, ContractSimIR, CTBenchIR
 from contractlang.parser import parse
@@ -25,13 +25,19 @@ __all__ = [
 ]
 
 
-def check_source(source: str | bytes, path: str = "<input>") -> CheckResult:
-    """Parse and check in one step; syntax errors come back as diagnostics, not exceptions."""
+def check_source(source: str | bytes, path: str = "<input>", decide_asserts: bool = False) -> CheckResult:
+    """Parse and check in one step; syntax errors come back as diagnostics, not exceptions. With
+    `decide_asserts` (the `check` command) an `assert` that needs no environment and is false is an error too."""
     try:
         tree = parse(source, path)
     except ContractError as err:
         return CheckResult(contracts=(), diagnostics=tuple(err.diagnostics))
-    return check(tree)
+    result = check(tree)
+    if not decide_asserts:
+        return result
+    false = [d for c in result.contracts for d in check_asserts(c)]
+    ordered = sorted((*result.diagnostics, *false), key=lambda d: (d.span.line, d.span.column, d.code))
+    return result.model_copy(update={"diagnostics": tuple(ordered)})
 
 
 def load(path: str | Path) -> list[CheckedContract]:

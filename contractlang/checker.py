@@ -537,3 +537,21 @@ def check_board(checked: CheckedContract, colour_of, board_name: str) -> tuple[D
                          f"tile {entry.tile} is {tile_colour} on {board_name}, but this entry pays with a "
                          f"{entry.colour} chip", f"write `with {tile_colour} chip`, or leave the colour out")
     return tuple(report.items)
+
+
+def check_asserts(checked: CheckedContract) -> tuple[Diagnostic, ...]:
+    """Every `assert` that needs no environment value, decided exactly from the terms: a false one is E703.
+    (One that names budget or capital waits for `verify --env N`.)"""
+    if not isinstance(checked.ir, ContractSimIR):
+        return ()
+    report = _Reporter(checked.file)
+    for k, term in enumerate(checked.ir.asserts):
+        if term.uses_environment:
+            continue
+        holds, left, right = term.decide(checked.ir)
+        if not holds:
+            unit = money if term.unit == "money" else str
+            report.error("E703", checked.span(f"assert.{k}"), f"`{term.text}` is false: the left side is "
+                         f"{unit(left)}, the right side {unit(right)}",
+                         "correct the terms or the stated amount: an assert is checked, never repaired")
+    return tuple(report.items)

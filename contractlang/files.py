@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import stat
@@ -17,18 +18,69 @@ class FileError(Exception):
     """A file that cannot be read or written, as one line naming the file."""
 
 
-def read_capped(path: Path, limit: int = MAX_INPUT_BYTES) -> bytes:
-    """The file's bytes, refusing more than `limit` (so an endless device or pipe ends in an error)."""
+MAX_RECORDS_BYTES = 2**30  # a JSON-lines store of records: each line within MAX_INPUT_BYTES, the whole within this
+
+
+def _open_for_reading(path: Path):
+    """A binary reader of a file that is there to be read: a FIFO (nothing may ever write to it) is refused
+    at once rather than waited on, a directory is named as one."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(limit + 1)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except IsADirectoryError:
         raise FileError(f"{path}: is a directory, not a file") from None
+    except OSError as exc:
+        raise FileError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISDIR(mode):
+        os.close(fd)
+        raise FileError(f"{path}: is a directory, not a file")
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        os.close(fd)
+        raise FileError(f"{path}: is a pipe, not a file; not read (save what it carries to a file first)")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
+def read_capped(path: Path, limit: int = MAX_INPUT_BYTES) -> bytes:
+    """The file's bytes, refusing more than `limit` (so an endless device ends in an error) and a pipe."""
+    handle = _open_for_reading(path)
+    try:
+        with handle:
+            data = handle.read(limit + 1)
     except OSError as exc:
         raise FileError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if len(data) > limit:
         raise FileError(f"{path}: more than {limit // 2**20} MiB; not read (is it the file you meant?)")
     return data
+
+
+def read_lines_capped(path: Path, line_limit: int = MAX_INPUT_BYTES, limit: int = MAX_RECORDS_BYTES) -> list[bytes]:
+    """The file's lines (line ends kept), each at most `line_limit` bytes and all together at most `limit`: a
+    records file may be larger than one input, but /dev/zero or a runaway line still ends in an error."""
+    handle = _open_for_reading(path)
+    lines: list[bytes] = []
+    total = 0
+    try:
+        with handle:
+            while line := handle.readline(line_limit + 1):
+                total += len(line)
+                if len(line) > line_limit:
+                    raise FileError(f"{path}:{len(lines) + 1}: a line of more than {line_limit // 2**20} MiB; not "
+                                    "read (is it the file you meant?)")
+                if total > limit:
+                    raise FileError(f"{path}: more than {limit // 2**20} MiB; not read (is it the file you meant?)")
+                lines.append(line)
+    except OSError as exc:
+        raise FileError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return lines
+
+
+def parse_json(text: str | bytes):
+    """`json.loads`, with input nested too deeply for the parser refused as a ValueError like any bad JSON."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
 
 
 def _new_file_mode() -> int:
@@ -104,3 +156,29 @@ def sqlite_session(path: Path, what: str, option: str) -> Iterator[sqlite3.Conne
             yield db
     except sqlite3.DatabaseError as exc:
         raise damaged(path, what, option, str(exc)) from None
+
+
+class OutputError(FileError):
+    """Standard output that cannot be written (a full device, a closed pipe)."""
+
+
+class GuardedOutput:
+    """A text stream whose write failures are `OutputError`, one line, instead of an OSError from anywhere."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self.stream.write(text)
+        except OSError as exc:
+            raise OutputError(f"cannot write the output: {exc.strerror or exc}") from None
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except OSError as exc:
+            raise OutputError(f"cannot write the output: {exc.strerror or exc}") from None
+
+    def __getattr__(self, name: str):
+        return getattr(self.stream, name)

@@ -7,6 +7,7 @@ Money is kept in the setting's own dollars; `base_units` gives the Catering-unit
 
 from __future__ import annotations
 
+import operator
 from typing import Literal, Union
 
 from contractlang.diagnostics import Span
@@ -49,6 +50,8 @@ Neg.model_rebuild()
 BinOp.model_rebuild()
 
 CompareOp = Literal["==", "!=", "<=", ">=", "<", ">"]
+RELATIONS = {"==": operator.eq, "!=": operator.ne, "<=": operator.le, ">=": operator.ge, "<": operator.lt,
+             ">": operator.gt}
 
 
 class AssertTerm(Frozen):
@@ -63,6 +66,33 @@ class AssertTerm(Frozen):
     @property
     def uses_environment(self) -> bool:
         return _mentions_env(self.left) or _mentions_env(self.right)
+
+    def decide(self, ir: ContractSimIR, budget: int | None = None, capital: int | None = None) -> tuple[bool, int, int]:
+        """(holds, left, right), exactly, from the contract's terms and, when it mentions them, the environment's
+        budget and capital in the setting's dollars."""
+        left, right = evaluate(self.left, ir, budget, capital), evaluate(self.right, ir, budget, capital)
+        return RELATIONS[self.op](left, right), left, right
+
+
+def evaluate(e: IrExpr, ir: ContractSimIR, budget: int | None = None, capital: int | None = None) -> int:
+    """The value of an assert's side ([CS-31] totals: Σ payments, Σ_w q_{w,d}, Σ p_d q_{w,d})."""
+    if isinstance(e, Lit):
+        return e.value
+    if isinstance(e, Neg):
+        return -evaluate(e.operand, ir, budget, capital)
+    if isinstance(e, BinOp):
+        a, b = evaluate(e.left, ir, budget, capital), evaluate(e.right, ir, budget, capital)
+        return a + b if e.op == "+" else a - b if e.op == "-" else a * b
+    if e.name in ("budget", "capital"):
+        value = budget if e.name == "budget" else capital
+        if value is None:
+            raise ValueError(f"{e.name} is an environment's value; give one to decide this assert")
+        return value
+    if e.name == "price":
+        return ir.prices[e.product]
+    if e.name == "total_deliver":
+        return sum(row[e.product] for row in ir.deliveries)
+    return ir.total_pay if e.name == "total_pay" else ir.total_value
 
 
 def _mentions_env(e: IrExpr) -> bool:

@@ -24,7 +24,10 @@ from typing import Annotated
 
 from pydantic import Field, TypeAdapter, ValidationError
 
+from contractlang.files import parse_json
+
 EXTERNAL_PREFIX = "cmd:"
+MAX_ANSWER_BYTES = 2**20  # an action is a few hundred bytes; a program writing without end is stopped here
 EXIT_SECONDS = 2.0
 """How long a program may take to exit on its own once a game it played to the end closes its stdin."""
 
@@ -32,6 +35,10 @@ EXIT_SECONDS = 2.0
 class AgentError(Exception):
     """An agent broke the protocol: a program that cannot start, dies, stays silent, or answers with
     something that is not a legal action. One line, naming the agent."""
+
+
+class CommandRefused(AgentError):
+    """A program named in a data file, which is never started unless the user asked for it."""
 
 
 def is_external(name: str) -> bool:
@@ -77,25 +84,30 @@ class ExternalAgent:
             float(os.environ.get("CONTRACTLANG_AGENT_TIMEOUT", "60"))
         self.requests = 0
         self.process: subprocess.Popen | None = None
-        self.lines: queue.Queue[str] = queue.Queue()
+        self.lines: queue.Queue[bytes] = queue.Queue()
 
     def _start(self) -> subprocess.Popen:
         try:
-            process = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                       bufsize=1)
+            process = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         except OSError as exc:
             raise AgentError(f"agent {self.name!r}: cannot start {self.argv[0]}: {exc.strerror or exc}") from None
 
         def pump() -> None:
-            for line in process.stdout:
-                self.lines.put(line)
-            self.lines.put("")  # end of output
+            # bytes, not text: whatever the program writes (binary garbage, endless output) reaches `exchange`
+            # as lines to judge, and this thread never dies with a traceback of its own
+            try:
+                while line := process.stdout.readline(MAX_ANSWER_BYTES + 1):
+                    self.lines.put(line)
+            except (OSError, ValueError):
+                pass  # the pipe was closed under us: the game is over
+            self.lines.put(b"")  # end of output
 
         threading.Thread(target=pump, daemon=True).start()
         return process
 
     def exchange(self, observation) -> str:
-        """Send one request and return the program's answer line."""
+        """Send one request and return the program's answer line, which must be UTF-8 text of at most
+        MAX_ANSWER_BYTES."""
         if self.process is None:
             self.process = self._start()
         self.requests += 1
@@ -103,7 +115,7 @@ class ExternalAgent:
         request = {"game": self.game, "role": role, "request": self.requests,
                    "observation": observation.model_dump(mode="json")}
         try:
-            self.process.stdin.write(json.dumps(request) + "\n")
+            self.process.stdin.write((json.dumps(request) + "\n").encode())
             self.process.stdin.flush()
         except (BrokenPipeError, OSError):
             raise AgentError(f"agent {self.name!r} exited (code {self.process.wait()}) before request "
@@ -116,12 +128,19 @@ class ExternalAgent:
         if not line:
             raise AgentError(f"agent {self.name!r} exited (code {self.process.wait()}) without answering request "
                              f"{self.requests}")
-        return line
+        if len(line) > MAX_ANSWER_BYTES:
+            raise AgentError(f"agent {self.name!r}: answer to request {self.requests} is longer than "
+                             f"{MAX_ANSWER_BYTES // 2**20} MiB")
+        try:
+            return line.decode("utf-8")
+        except UnicodeDecodeError:
+            raise AgentError(f"agent {self.name!r}: answer to request {self.requests} is not UTF-8 text: "
+                             f"{line[:40]!r}") from None
 
     def act(self, observation):
         line = self.exchange(observation)
         try:
-            reply = json.loads(line)
+            reply = parse_json(line)
         except ValueError:
             raise AgentError(f"agent {self.name!r}: answer to request {self.requests} is not JSON: "
                              f"{line.strip()[:80]!r}") from None

@@ -15,13 +15,15 @@ import os
 import signal
 import socket
 import sys
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from pathlib import Path
 from typing import Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from contractlang.files import FileError, write_atomically
+from contractlang.files import FileError, read_capped, read_lines_capped, write_atomically
 from contractlang.progress import Advance as Progress
 
 Job = TypeVar("Job", bound=Hashable)
@@ -46,7 +48,8 @@ def run_jobs(work: Callable[[Job], Record], jobs: list[Job], workers: int | None
     at a time and hands their records back together when the last one ends; None means about 8 chunks per
     worker, which suits many short jobs.
 
-    Closing the iterator (or an interrupt while it waits) terminates the worker processes at once."""
+    Closing the iterator (or an interrupt while it waits) terminates the worker processes at once; a worker
+    that dies (killed, out of memory) ends the run with a RuntimeError instead of leaving it waiting forever."""
     if ray_address is not None:
         yield from _run_ray(work, jobs, ray_address)
         return
@@ -59,13 +62,27 @@ def run_jobs(work: Callable[[Job], Record], jobs: list[Job], workers: int | None
         return
     size = min(workers, len(jobs))
     threads = max(1, (os.cpu_count() or 1) // size)
-    pool = multiprocessing.get_context("fork").Pool(size, initializer=_worker_init, initargs=(threads,))
+    chunk = chunksize or max(1, len(jobs) // (size * 8))
+    pool = ProcessPoolExecutor(size, mp_context=multiprocessing.get_context("fork"), initializer=_worker_init,
+                               initargs=(threads,))
     try:
-        yield from pool.imap_unordered(work, jobs, chunksize=chunksize or max(1, len(jobs) // (size * 8)))
-        pool.close()
+        chunks = [pool.submit(_run_chunk, work, jobs[i:i + chunk]) for i in range(0, len(jobs), chunk)]
+        for done in as_completed(chunks):
+            try:
+                records = done.result()
+            except BrokenProcessPool:
+                raise RuntimeError("a worker process died in the middle of its jobs (killed, or out of memory); "
+                                   "the finished jobs are kept, and a rerun runs the rest") from None
+            yield from records
     finally:
-        pool.terminate()
-        pool.join()
+        # ended at once, not after their current jobs: shutdown alone would wait for them
+        for process in list(pool._processes.values()):
+            process.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _run_chunk(work: Callable, jobs: list) -> list:
+    return [work(job) for job in jobs]
 
 
 def _reachable(address: str, seconds: float = 5.0) -> None:
@@ -103,49 +120,130 @@ def _run_ray(work: Callable, jobs: list, address: str) -> Iterator:
             ray.cancel(ref, force=True)
 
 
+class StoreLock:
+    """`path` held by this process for as long as it writes there: the file holds the owner's pid, so a second
+    run into the same place refuses at once, and a lock left by a run that died (its pid gone) is taken over."""
+
+    def __init__(self, path: Path, what: str):
+        self.path = path
+        for _ in range(2):
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                owner = self._owner()
+                if owner is not None and owner != os.getpid() and _alive(owner):
+                    raise FileError(f"{path.parent}: another run (pid {owner}) is writing {what} there; wait for "
+                                    "it to end or choose another --out") from None
+                path.unlink(missing_ok=True)  # its owner is gone: a stale lock
+                continue
+            except OSError as exc:
+                raise FileError(f"cannot write {path}: {exc.strerror or exc}") from None
+            try:
+                os.write(fd, f"{os.getpid()}\n".encode())
+            except OSError as exc:
+                path.unlink(missing_ok=True)
+                raise FileError(f"cannot write {path}: {exc.strerror or exc}") from None
+            finally:
+                os.close(fd)
+            return
+        raise FileError(f"{path}: cannot take the lock; remove the file if no run is writing there")
+
+    def _owner(self) -> int | None:
+        try:
+            text = read_capped(self.path, 32).decode("ascii", "replace").strip()
+        except FileError:
+            return None
+        return int(text) if text.isdigit() else None
+
+    def release(self) -> None:
+        if self._owner() == os.getpid():
+            self.path.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
+
+
 class JobStore(Generic[Job, Record]):
     """A JSON-lines file of finished records, one complete line each, appended to as jobs finish.
 
     Only the last line can be cut short by an interrupted run: it is dropped (the file is rewritten
     without it) so that new lines never follow a partial one. Any other line that is not a record
-    stops the run with its line number, and nothing is rewritten. A repeated job keeps its first record."""
+    stops the run with its line number, and nothing is rewritten. A repeated job keeps its first record.
+    A write that fails (a full disk) takes back what it wrote, so the file never ends in half a line, and
+    a store this run created and never wrote to is not left behind empty. While open, the store is locked
+    (`StoreLock`) against a second run writing into it."""
 
     def __init__(self, path: Path, record_type: type[Record], job_of: Callable[[Record], Job], what: str):
         self.path = path
         self.records: dict[Job, Record] = {}
         self.dropped_cut_line = False
         self._job_of = job_of
+        self._fd: int | None = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            raw = path.read_bytes() if path.exists() else b""
         except OSError as exc:
             raise FileError(f"cannot use {path.parent}: {exc.strerror or exc}") from None
-        lines = raw.splitlines(keepends=True)
+        self._lock = StoreLock(path.with_name(path.name + ".lock"), f"{what} records")
+        try:
+            self._read(record_type, what)
+        except BaseException:
+            self._lock.release()
+            raise
+
+    def _read(self, record_type: type[Record], what: str) -> None:
+        path = self.path
+        lines = read_lines_capped(path) if path.exists() or path.is_symlink() else []
         for number, line in enumerate(lines, start=1):
             record = _parse(line, record_type)
             if record is not None:
-                self.records.setdefault(job_of(record), record)
+                self.records.setdefault(self._job_of(record), record)
             elif number == len(lines) and not line.endswith(b"\n"):
                 self.dropped_cut_line = True
-                write_atomically(path, raw[: len(raw) - len(line)])
+                write_atomically(path, b"".join(lines[:-1]))
             elif line.strip():
                 raise FileError(f"{path}:{number}: not a {what} record of this version; move the file away or "
                                 "choose another --out")
-        try:
-            self._file = path.open("a", encoding="utf-8")
-        except OSError as exc:
-            raise FileError(f"cannot write {path}: {exc.strerror or exc}") from None
 
     def missing(self, jobs: Iterable[Job]) -> list[Job]:
         return [j for j in dict.fromkeys(jobs) if j not in self.records]
 
     def add(self, record: Record) -> None:
-        self._file.write(json.dumps(record.model_dump(mode="json")) + "\n")
-        self._file.flush()
+        data = (json.dumps(record.model_dump(mode="json")) + "\n").encode()
+        created = False
+        try:
+            if self._fd is None:
+                created = not self.path.exists()
+                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+            before = os.fstat(self._fd).st_size
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(self._fd, view):]
+            except OSError:
+                os.ftruncate(self._fd, before)
+                if created and before == 0:
+                    os.close(self._fd)
+                    self._fd = None
+                    self.path.unlink(missing_ok=True)
+                raise
+        except OSError as exc:
+            raise FileError(f"cannot write {self.path}: {exc.strerror or exc}") from None
         self.records.setdefault(self._job_of(record), record)
 
     def close(self) -> None:
-        self._file.close()
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        self._lock.release()
+
+
 
 
 def _parse(line: bytes, record_type: type[Record]) -> Record | None:
@@ -155,7 +253,6 @@ def _parse(line: bytes, record_type: type[Record]) -> Record | None:
         return record_type.model_validate_json(line)
     except ValidationError:
         return None
-
 
 
 def run_phase(name: str, path: Path, record_type: type[Record], work: Callable[[Job], Record], jobs: list[Job],

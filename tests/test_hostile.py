@@ -195,7 +195,7 @@ def test_endless_inputs_are_capped(tmp_path, command):
     assert proc.returncode == 1 and "/dev/zero: more than 64 MiB; not read" in proc.stderr
 
 
-def test_an_endless_pipe_is_capped(tmp_path):
+def test_a_pipe_is_refused_not_read(tmp_path):
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     writer = subprocess.Popen(f"yes > {fifo}", shell=True, stderr=subprocess.DEVNULL)
@@ -204,7 +204,7 @@ def test_an_endless_pipe_is_capped(tmp_path):
     finally:
         writer.kill()
         writer.wait()
-    assert proc.returncode == 1 and "more than 64 MiB" in proc.stderr
+    assert proc.returncode == 1 and "is a pipe, not a file" in proc.stderr
 
 
 # --- 9, 10: safe writes ---------------------------------------------------------------------------

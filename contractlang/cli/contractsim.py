@@ -38,7 +38,7 @@ def negotiate(
     perform_supplier: Annotated[str, typer.Option(help="Supplier in the performance games (as --perform-customer).")]
     = "rcc",
     seed: Annotated[int, typer.Option(min=0, help="Seed of the first performance game.")] = 42,
-    games: Annotated[int, typer.Option(min=1, help="Performance games per agreed contract (seeds SEED, SEED+1, "
+    games: Annotated[int, typer.Option(min=1, max=1000, help="Performance games per agreed contract (seeds SEED, SEED+1, "
                                                    "...).")] = 1,
     guidance: GuidanceOption = None,
     json_out: JsonFlag = False,
@@ -54,7 +54,7 @@ def negotiate(
 
     perform = (perform_customer, perform_supplier)
     check_names(customer, supplier, translator, perform)
-    env_ids = list(ENVIRONMENTS) if env == "all" else int_list(env, "environment")
+    env_ids = list(ENVIRONMENTS) if env == "all" else int_list(env, "environment", "--env")
     guidance_for(tuple(guidance or ()), "negotiation", "customer")
     environments = [environment(e) for e in dict.fromkeys(env_ids)]
     if not environments:
@@ -121,6 +121,9 @@ def _print_negotiation(run_, environments, perform: tuple[str, str], heading: bo
 @app.command()
 def metrics(
     logs: Annotated[list[Path], typer.Argument(help="Run records: JSON lines written by `run --env N --json`.")],
+    allow_commands: Annotated[bool, typer.Option("--allow-commands", help="Let the regret replays start the "
+                                                 "external agents (cmd:PROGRAM) the records name; off by default, "
+                                                 "so a data file never starts a program.")] = False,
     json_out: JsonFlag = False,
 ) -> None:
     """ContractSim performance metrics (spec §15) over run records, per role, in the layout of Tables 7–10.
@@ -137,7 +140,8 @@ def metrics(
         raise InputError("no run records found")
     tables = TableCache()
     with job_progress(json_out) as advance, playing(tables):
-        summaries = performance_metrics(runs, tables, advance, lambda note: typer.echo(note, err=True))
+        summaries = performance_metrics(runs, tables, advance, lambda note: typer.echo(note, err=True),
+                                        allow_commands)
     if json_out:
         typer.echo(json.dumps([s.model_dump() for s in summaries]))
         return

@@ -11,7 +11,8 @@ import typer
 from contractlang.cli.app import app, ctbench_app
 from contractlang.cli.errors import InputError, UsageProblem, playing
 from contractlang.cli.llm_options import LlmFlags, llm_client, llm_options, llm_settings
-from contractlang.cli.options import BoardSetOption, JsonFlag, RulesOption, Workers, choice, ctbench_board, rule_set
+from contractlang.cli.options import (BoardSetOption, JsonFlag, RulesOption, Workers, choice, ctbench_board, items,
+                                      rule_set)
 from contractlang.cli.play import AGENT_HELP
 from contractlang.cli.render import usage_line
 from contractlang.files import write_atomically
@@ -84,7 +85,7 @@ def ctbench_sweep(
     judge: Annotated[str, typer.Option(help="Contract judge (summaries, NL-Trading moves): rules (offline) or "
                                             "llm[:MODEL].")] = "rules",
     seed: Annotated[int, typer.Option(min=0, help="Seed for random agents.")] = 0,
-    repeats: Annotated[int, typer.Option(min=1, help="Games per (board, condition, mode, pairing); repeat r "
+    repeats: Annotated[int, typer.Option(min=1, max=1000, help="Games per (board, condition, mode, pairing); repeat r "
                                                      "draws agent randomness from (seed, r).")] = 1,
     hidden: Annotated[bool, typer.Option("--hidden", help="Hide each player's state from the other.")] = False,
     workers: Workers = None,
@@ -100,25 +101,26 @@ def ctbench_sweep(
     from contractlang.vocab import BOARD_SETS
     from games.ctbench.board import benchmark_boards
     from games.ctbench.play import CONDITIONS
-    from games.ctbench.sweep import GameSpec, check_names, sweep
+    from games.ctbench.sweep import check_names, sweep, sweep_specs
 
     rule_set(rules)
     if board_set is not None:
         choice(board_set, BOARD_SETS, "board set")
     chosen = benchmark_boards(board_set or "ours") if boards == "all" else \
-        [ctbench_board(ref, board_set) for ref in boards.split(",")]
-    conds = [choice(c, CONDITIONS, "condition") for c in conditions.split(",")]
-    mode_list = [choice(m, ("pfp", "trade"), "mode") for m in modes.split(",")]
+        [ctbench_board(ref, board_set) for ref in items(boards, "--boards")]
+    conds = [choice(c, CONDITIONS, "condition") for c in items(conditions, "--conditions")]
+    mode_list = [choice(m, ("pfp", "trade"), "mode") for m in items(modes, "--modes")]
     if (red is None) != (blue is None):
         raise UsageProblem("--red and --blue go together (or give --agents)")
-    pairs = [(red, blue)] if red is not None else [_pairing(pair) for pair in agents.split(",")]
+    pairs = [(red, blue)] if red is not None else [_pairing(pair) for pair in items(agents, "--agents")]
     check_names(pairs, judge)
     settings = llm_settings([n for pair in pairs for n in pair] + [judge], llm_flags)
     llm_client(settings)  # a recordings file that cannot be used stops the sweep here, before any game
-    specs = list(dict.fromkeys(
-        GameSpec(board_id=bench.id, board_set=bench.board_set, condition=c, mode=m, red=r, blue=b, seed=seed,
-                 repeat=k, visible=not hidden, judge=judge, rules=rules)
-        for bench in chosen for c in conds for m in mode_list for r, b in pairs for k in range(repeats)))
+    try:
+        specs = sweep_specs([(bench.board_set, bench.id) for bench in chosen], conds, mode_list, pairs, repeats, seed,
+                            not hidden, judge, rules)
+    except ValueError as exc:
+        raise UsageProblem(str(exc)) from None
     try:
         with job_progress(json_out) as advance, playing():
             result = sweep(specs, out, workers, ray, settings, advance, lambda note: typer.echo(note, err=True))

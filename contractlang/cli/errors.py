@@ -18,7 +18,7 @@ from typer.core import TyperGroup
 
 from contractlang.diagnostics import ContractError, printable
 from contractlang.errors import UnknownName
-from contractlang.files import FileError
+from contractlang.files import FileError, GuardedOutput, OutputError
 
 
 class InputError(Exception):
@@ -38,25 +38,45 @@ class CheckFailed(Exception):
         super().__init__(f"{len(self.diagnostics)} error(s) in the contract")
 
 
-def _report(message: str, code: int, json_mode: bool, diagnostics=None, source: str | None = None) -> int:
-    """One failure, one report: a JSON object on stdout under --json, else lines on stderr."""
+def _report(message: str, code: int, json_mode: bool, diagnostics=None, source: str | None = None,
+            lost_stdout: bool = False) -> int:
+    """One failure, one report: a JSON object on stdout under --json, else lines on stderr. When stdout is what
+    cannot be written, the line goes to stderr (exit 1) and what is still buffered for stdout is dropped."""
     if json_mode:
         payload: dict = {"ok": False, "error": message}
         if diagnostics is not None:
             payload["diagnostics"] = [d.to_json() for d in diagnostics]
-        typer.echo(json.dumps(payload))
-    elif diagnostics is not None:
+        try:
+            typer.echo(json.dumps(payload))
+            sys.stdout.flush()
+            return code
+        except OutputError as exc:
+            message, code, diagnostics, lost_stdout = str(exc), 1, None, True
+    if diagnostics is not None:
         for d in diagnostics:
             typer.echo(d.render(source), err=True)
     else:
         typer.echo(f"error: {printable(message)}", err=True)
+    if lost_stdout:
+        _drop_stdout()
     return code
+
+
+def _drop_stdout() -> None:
+    """Point the process's stdout at /dev/null, so that the interpreter's last flush of a device that already
+    failed stays silent."""
+    stream = getattr(sys.stdout, "stream", None)
+    if stream is sys.__stdout__:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
 
 
 def exit_code(command: Callable[[], int | None], json_mode: bool) -> int:
     """Run `command` (the parsed command line) and map what it raises to an exit code, reporting the failure."""
     try:
         code = command()
+        sys.stdout.flush()
+    except OutputError as exc:
+        return _report(str(exc), 1, False, lost_stdout=True)
     except KeyboardInterrupt:
         return _report("interrupted", 130, json_mode)
     except CheckFailed as exc:
@@ -87,6 +107,8 @@ class ReportingGroup(TyperGroup):
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         argv = list(sys.argv[1:] if args is None else args)
+        if not isinstance(sys.stdout, GuardedOutput):  # a full device or closed pipe on stdout: one line, exit 1
+            sys.stdout = GuardedOutput(sys.stdout)
         sys.exit(exit_code(lambda: super(ReportingGroup, self).main(argv, prog_name, complete_var,
                                                                     standalone_mode=False, **extra),
                            "--json" in argv))

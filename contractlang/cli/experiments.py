@@ -35,7 +35,7 @@ def _progress(quiet: bool) -> Iterator:
 def synth(
     out: Annotated[Path, typer.Option(help="Directory for the contracts, manifest.json and the job records; a "
                                            "rerun into it resumes.")] = Path("synthetic"),
-    starts: Annotated[int, typer.Option(min=1, help="Random starts per environment and target [CS-34].")] = 20,
+    starts: Annotated[int, typer.Option(min=1, max=1000, help="Random starts per environment and target [CS-34].")] = 20,
     search_envs: Annotated[str, typer.Option(help="Environments to search in (Env 1 reuses Env 3's terms and Env "
                                                   "2 Env 4's when those are searched).")] = "3,4,5,6",
     rhos: Annotated[str, typer.Option(help="Target satisfaction levels ρ.")] = "0.9,0.8,0.7,0.6,0.5",
@@ -47,7 +47,7 @@ def synth(
     ascent in Envs 3–6, reused in Envs 1–2, six contingency variants each, every one re-solved; checks E14."""
     from games.contractsim.synth import EXCLUDED_VARIANTS, SynthPlan, synthesize
 
-    envs = int_list(search_envs, "environment")
+    envs = int_list(search_envs, "environment", "--search-envs")
     if any(e not in range(1, 7) for e in envs):
         raise InputError(f"--search-envs takes environments 1..6, not {search_envs!r}")
     plan = SynthPlan(starts=starts, search_envs=tuple(dict.fromkeys(envs)), rhos=float_set(rhos, "--rhos"))
@@ -129,7 +129,7 @@ def experiment_frontier(
     directory: Directory,
     envs: Annotated[Optional[str], typer.Option(help="Environments (default: every one the contract set "
                                                      "covers).")] = None,
-    f2_seeds: Annotated[int, typer.Option(min=0, help="Grim-only contracts per stochastic environment whose "
+    f2_seeds: Annotated[int, typer.Option(min=0, max=1000, help="Grim-only contracts per stochastic environment whose "
                                                       "contingency variants join F2's pool.")] = 8,
     workers: Workers = None,
     ray: Ray = None,
@@ -144,7 +144,7 @@ def experiment_frontier(
 
     manifest = read_manifest(directory)
     covered = manifest.plan.envs
-    chosen = covered if envs is None else tuple(dict.fromkeys(int_list(envs, "environment")))
+    chosen = covered if envs is None else tuple(dict.fromkeys(int_list(envs, "environment", "--envs")))
     if any(e not in covered for e in chosen):
         raise InputError(f"--envs: this contract set covers environments {', '.join(map(str, covered))}")
     search = search_records(directory, manifest.plan)

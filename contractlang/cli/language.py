@@ -36,7 +36,7 @@ def check(
             typer.echo(json.dumps({"file": str(path), "ok": False, "error": str(exc)}) if json_out
                        else f"error: {printable(str(exc))}", err=not json_out)
             continue
-        result = check_source(data, name)
+        result = check_source(data, name, decide_asserts=True)
         failed |= not result.ok
         if json_out:
             payload: dict = {"file": name, "ok": result.ok}

@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from contractlang.cli.errors import InputError
+from contractlang.cli.errors import InputError, UsageProblem
 from contractlang.errors import UnknownName
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
@@ -20,9 +20,17 @@ def choice(value: str, allowed: tuple[str, ...], what: str) -> str:
     return value
 
 
-def int_list(text: str, what: str) -> list[int]:
+def items(text: str, option: str) -> list[str]:
+    """The comma-separated items of `option`; an empty item (`1,,2`, `''`) is a usage error, never dropped."""
+    values = [x.strip() for x in text.split(",")]
+    if not all(values):
+        raise UsageProblem(f"{option} takes a comma-separated list with no empty item, not {text!r}")
+    return values
+
+
+def int_list(text: str, what: str, option: str) -> list[int]:
     try:
-        return [int(x) for x in text.split(",") if x.strip()]
+        return [int(x) for x in items(text, option)]
     except ValueError:
         raise InputError(f"expected comma-separated {what}s, got {text!r}") from None
 
@@ -30,7 +38,7 @@ def int_list(text: str, what: str) -> list[int]:
 def float_set(text: str, option: str) -> tuple[float, ...]:
     """Distinct probabilities in [0, 1], comma-separated, in their first order."""
     try:
-        values = tuple(dict.fromkeys(float(x) for x in text.split(",")))
+        values = tuple(dict.fromkeys(float(x) for x in items(text, option)))
     except ValueError:
         raise InputError(f"{option} takes comma-separated probabilities, not {text!r}") from None
     if not values or any(not 0 <= v <= 1 for v in values):

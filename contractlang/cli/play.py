@@ -79,7 +79,7 @@ def run(
         record = play_game(bench, "file", mode, red, blue, seed=seed or 0, contract=checked.ir, visible=not hidden,
                            keep_log=True, llm=client, rules=rules)
     if log is not None:
-        write_atomically(log, "".join(json.dumps(e.model_dump(mode="json")) + "\n" for e in record.log))
+        write_atomically(log, "".join(json.dumps(e) + "\n" for e in record.monitor_events()))
     if json_out:
         typer.echo(json.dumps(record.to_json()))
         return

@@ -44,6 +44,8 @@ def verify(
     timeout_ms: Annotated[int, typer.Option(min=1, help="z3 time limit per check, in milliseconds.")] = 5000,
     events_out: Annotated[Optional[Path], typer.Option(help="Write each refuted check's counterexample as an "
                                                             "event log here, for `contractlang trace`.")] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any check is refuted (the report is "
+                                                          "printed all the same).")] = False,
     json_out: JsonFlag = False,
 ) -> None:
     """Prove or refute the contract's properties with z3; refutations come with a replayable counterexample."""
@@ -70,15 +72,17 @@ def verify(
     if json_out:
         payload = [r.to_json() for r in reports]
         typer.echo(json.dumps(payload[0] if len(payload) == 1 else {"contracts": payload}))
-        return
-    from contractlang.cli.render import print_verification
+    else:
+        from contractlang.cli.render import print_verification
 
-    source = source_text(read(contract)[0])
-    for report in reports:
-        print_verification(report, str(contract), source)
-    if env is None and board is None:
-        typer.echo("(pass --env N for budget, capacity and cash-flow checks; --board ID for CT-Bench board checks)",
-                   err=True)
+        source = source_text(read(contract)[0])
+        for report in reports:
+            print_verification(report, str(contract), source)
+        if env is None and board is None:
+            typer.echo("(pass --env N for budget, capacity and cash-flow checks; --board ID for CT-Bench board "
+                       "checks)", err=True)
+    if strict and any(c.status == "refuted" for r in reports for c in r.checks):
+        raise typer.Exit(1)
 
 
 def _file_stems(names: list[str]) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Annotated, Literal, Union
 
 from pydantic import Field, TypeAdapter
@@ -81,6 +82,20 @@ Event = Annotated[Union[Payment, Delivery, WeekEnd, MoveAttempt, GoalReached, Ga
 EVENT_ADAPTER: TypeAdapter = TypeAdapter(Event)
 CONTRACTSIM_TYPES = ("payment", "delivery", "week_end")
 CTBENCH_TYPES = ("move_attempt", "goal_reached", "game_end")
+EVENT_MODELS: dict[str, type[Frozen]] = {m.model_fields["type"].default: m for m in
+                                         (Payment, Delivery, WeekEnd, MoveAttempt, GoalReached, GameEnd)}
+
+
+def monitor_events(log: Iterable[dict]) -> list[dict]:
+    """A game's own log in the monitors' event schema (what `trace` replays): the events a monitor consumes,
+    each with its own fields; the game's annotations (dues, shocks, orders, rounds, who paid a move) are left out."""
+    return [{k: e[k] for k in EVENT_MODELS[e["type"]].model_fields} for e in log if e.get("type") in EVENT_MODELS]
+
+
+def extra_fields(entry: dict) -> list[str]:
+    """The fields `entry` has beyond its event type's own: a game's own log carries such annotations."""
+    model = EVENT_MODELS.get(entry.get("type"))
+    return [] if model is None else [k for k in entry if k not in model.model_fields]
 
 
 class EventError(ValueError):

@@ -9,7 +9,13 @@ from pydantic import ValidationError
 from contractlang.interpreter import compile
 from contractlang.interpreter.contractsim import ContractSimMonitor
 from contractlang.interpreter.ctbench import CTBenchMonitor
-from contractlang.interpreter.events import CONTRACTSIM_TYPES, CTBENCH_TYPES, EVENT_ADAPTER, EventError
+from contractlang.interpreter.events import (
+    CONTRACTSIM_TYPES,
+    CTBENCH_TYPES,
+    EVENT_ADAPTER,
+    EventError,
+    extra_fields,
+)
 from contractlang.ir import ContractIR
 from contractlang.vocab import Frozen
 
@@ -70,6 +76,11 @@ def read_events(raw: bytes, file: str, kind: str) -> list[tuple[int, object]]:
         if etype not in allowed:
             raise TraceError(file, number, f"unknown event type {str(etype)[:40]!r} for a {kind} contract; "
                              f"expected one of {', '.join(allowed)}")
+        extra = extra_fields(obj)
+        if extra:
+            raise TraceError(file, number, f"a {etype} with fields beyond the event's ({', '.join(extra[:3])}): a "
+                             "line of a game's own log, not a monitor event; `contractlang run CONTRACT --board ID "
+                             "--log FILE` (or --env N) writes the events trace replays")
         try:
             events.append((number, EVENT_ADAPTER.validate_json(line, strict=True)))
         except ValidationError as exc:

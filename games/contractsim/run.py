@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
+from pydantic import ValidationError
 
-from contractlang.files import FileError
+from contractlang.files import FileError, parse_json
 from contractlang.ir import ContractSimIR
 from contractlang.llm import LlmCall, LlmClient, LlmUsage, agent_model
-from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, Frozen
-from games.contractsim.environments import environment
+from contractlang.progress import Advance as Progress
+from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, SETTINGS, Frozen
+from games.contractsim.environments import ENVIRONMENTS, environment
 from games.contractsim.game import ContractSimGame, State
 from games.contractsim.llm_agents import LlmPerformer
 from games.contractsim.log import LogEntry, monitor_events
-from games.contractsim.policies import make_customer, make_supplier
+from games.contractsim.policies import CUSTOMERS, SUPPLIERS, make_customer, make_supplier
 from games.contractsim.shocks import draw_shocks
-from games.external import AgentError, checked_action, closing_agents
+from games.external import AgentError, CommandRefused, checked_action, closing_agents, is_external
 from solver.dp.cache import TableCache
 from solver.environment import SupplyEnvironment
 
@@ -64,6 +64,9 @@ class RunRecord(Frozen):
     def llm_usage(self) -> LlmUsage:
         return LlmUsage.of(self.llm_calls)
 
+    def counterparty(self, role: str) -> str:
+        return self.supplier if role == "customer" else self.customer
+
     def counterfactual(self, role: str, tables: TableCache = SESSION_TABLES) -> RunRecord:
         """τ^RCC (§15.2): the same contract, environment, counterparty policy and seed, with `role` played by RCC."""
         if self.contract_ir is None:
@@ -94,22 +97,92 @@ class RunRecord(Frozen):
         return [e.model_dump() for e in monitor_events(self.log)]
 
 
+def checked_terms(terms: dict) -> ContractSimIR:
+    """A record's contract terms, held to the checker's rules: they must read back unchanged through the
+    formatter and the checker, so a record can never carry terms no contract file could state."""
+    from contractlang import check_source
+    from contractlang.formatter import format_ir
+
+    try:
+        ir = ContractSimIR.model_validate(terms)
+    except ValidationError as exc:
+        raise ValueError(_first_error(exc)) from None
+    if ir.setting not in SETTINGS:
+        raise ValueError(f"setting: unknown setting {ir.setting[:40]!r}; one of {', '.join(SETTINGS)}")
+    result = check_source(format_ir(ir), "<contract_ir>")
+    if not result.ok:
+        raise ValueError(result.diagnostics[0].message)
+    if result.contracts[0].ir != ir:
+        raise ValueError("the terms do not read back unchanged through the checker")
+    return ir
+
+
+def run_record(obj: object) -> RunRecord:
+    """One record from its JSON (`run --json` output; keys of its own beyond the record's are ignored), each
+    field held to what `play` can write: seed ≥ 0, a known environment and policies, checkable terms."""
+    if not isinstance(obj, dict):
+        raise ValueError("a line must be one JSON object")
+    try:
+        record = RunRecord.model_validate({k: v for k, v in obj.items() if k in RunRecord.model_fields})
+    except ValidationError as exc:
+        raise ValueError(_first_error(exc)) from None
+    if record.seed < 0:
+        raise ValueError(f"seed: {record.seed} is negative; seeds are 0 or more")
+    if record.env not in ENVIRONMENTS:
+        raise ValueError(f"env: no environment {record.env}; there are {min(ENVIRONMENTS)}..{max(ENVIRONMENTS)}")
+    for role, name, known in (("customer", record.customer, CUSTOMERS), ("supplier", record.supplier, SUPPLIERS)):
+        if name not in known and agent_model(name) is None and not is_external(name):
+            raise ValueError(f"{role}: unknown policy {name[:40]!r}; a record names {', '.join(known)}, "
+                             "llm[:MODEL] or cmd:PROGRAM")
+    if record.contract_ir is not None:
+        try:
+            checked_terms(record.contract_ir)
+        except ValueError as exc:
+            raise ValueError(f"contract_ir: {str(exc).splitlines()[0]}") from None
+    return record
+
+
+def _first_error(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    return f"{'.'.join(map(str, first['loc']))}: {first['msg']}"
+
+
 def read_run_records(data: bytes, name: str) -> list[RunRecord]:
-    """The run records in the JSON lines of `run --json` (fields a record does not keep are ignored); a line
-    that is not one is a `FileError` naming `name:line`."""
+    """Every record of a runs file (JSON lines of `run --json`; blank lines skipped); the first line that is not
+    one is a `FileError` naming `name:line`."""
     runs = []
     for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-            if not isinstance(obj, dict):
-                raise ValueError("a line must be one JSON object")
-            runs.append(RunRecord.model_validate({k: v for k, v in obj.items() if k in RunRecord.model_fields}))
-        except (ValueError, RecursionError) as exc:
-            reason = (str(exc) or "nested too deeply").splitlines()[0]
-            raise FileError(f"{name}:{number}: not a run record ({reason})") from None
+            runs.append(run_record(parse_json(line)))
+        except ValueError as exc:
+            raise FileError(f"{name}:{number}: not a run record ({str(exc).splitlines()[0]})") from None
     return runs
+
+
+def regret_replays(runs: list[RunRecord], roles: list[str], tables: TableCache, allow_commands: bool = False,
+                   progress: Progress | None = None) -> dict[str, list[RunRecord]]:
+    """Each run's counterfactual (§15.2) for every role in `roles`. Replaying a recorded external agent starts
+    the program the record names, so it happens only when `allow_commands` says the user asked for it; else
+    nothing is replayed and `CommandRefused` names the program."""
+    if not allow_commands:
+        programs = [r.counterparty(role) for role in roles for r in runs if is_external(r.counterparty(role))]
+        if programs:
+            raise CommandRefused(f"replaying these records would start the program {programs[0]!r} named in them; "
+                                 "pass --allow-commands to let it run")
+    replays, done = len(roles) * len(runs), 0
+    out: dict[str, list[RunRecord]] = {}
+    if progress is not None:
+        progress("counterfactual RCC runs", 0, replays)
+    for role in roles:
+        out[role] = []
+        for r in runs:
+            out[role].append(r.counterfactual(role, tables))
+            done += 1
+            if progress is not None:
+                progress("counterfactual RCC runs", done, replays)
+    return out
 
 
 class PlayedRun(Frozen):

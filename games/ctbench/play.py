@@ -6,6 +6,7 @@ import numpy as np
 
 from contractlang.interpreter import Rules
 from contractlang.errors import UnknownName
+from contractlang.interpreter.events import monitor_events
 from contractlang.ir import CTBenchIR
 from contractlang.llm import LlmCall, LlmClient, LlmUsage, agent_model
 from contractlang.vocab import BoardSet, Frozen, RuleSet
@@ -58,6 +59,10 @@ class GameRecord(Frozen):
     @property
     def llm_usage(self) -> LlmUsage:
         return LlmUsage.of(self.llm_calls)
+
+    def monitor_events(self) -> list[dict]:
+        """The log's move attempts, goals and end in the interpreter's event schema (for `trace`)."""
+        return monitor_events(e.model_dump(mode="json") for e in self.log)
 
     def to_json(self) -> dict:
         """The `run --json` object: the record without its log, the scores also by player."""

@@ -10,7 +10,6 @@ judge-JSON tile entries become `cover` entries and finishing-point entries `on g
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Literal
 
 from pydantic import ValidationError
 
-from contractlang.files import FileError, write_atomically
+from contractlang.files import FileError, parse_json, read_capped, read_lines_capped, write_atomically
 from contractlang.interpreter import Rules
 from contractlang.interpreter.events import ChipCounts
 from contractlang.progress import Advance
@@ -196,11 +195,11 @@ def _reason(exc: Exception) -> str:
 
 
 def _json(path: Path, source: str) -> dict:
+    if not path.exists():
+        raise ImportProblem(source, f"no {path.name}")
     try:
-        data = json.loads(path.read_bytes())
-    except FileNotFoundError:
-        raise ImportProblem(source, f"no {path.name}") from None
-    except (OSError, ValueError) as exc:
+        data = parse_json(read_capped(path))
+    except ValueError as exc:
         raise ImportProblem(f"{source}/{path.name}", f"not readable JSON ({exc})") from None
     if not isinstance(data, dict):
         raise ImportProblem(f"{source}/{path.name}", "not a JSON object")
@@ -393,24 +392,18 @@ def import_logs(root: Path, out: Path, progress: Advance, skipped: Callable[[Imp
 
 def read_runs(path: Path) -> Iterator[tuple[int, ImportedGame | GameRecord]]:
     """The lines of a runs file: imported games (`ctbench import`) or our own game records (`ctbench sweep`'s
-    games.jsonl), with their line numbers. A line that is neither raises `ImportProblem` naming the line."""
-    try:
-        handle = path.open("rb")
-    except IsADirectoryError:
-        raise ImportProblem(str(path), "is a directory; give the runs file (RUNS.jsonl or games.jsonl)") from None
-    except OSError as exc:
-        raise ImportProblem(str(path), f"cannot read: {exc.strerror or exc}") from None
-    with handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-            except ValueError:
-                raise ImportProblem(f"{path}:{number}", "not a JSON line") from None
-            kind = ImportedGame if isinstance(data, dict) and "turns" in data else GameRecord
-            try:
-                yield number, kind.model_validate(data)
-            except ValidationError as exc:
-                raise ImportProblem(f"{path}:{number}", f"not an imported game or a game record "
-                                                        f"({_reason(exc)})") from None
+    games.jsonl), with their line numbers. A line that is neither raises `ImportProblem` naming the line; a file
+    that cannot be read (a pipe, /dev/zero, a runaway line) raises `FileError`."""
+    for number, line in enumerate(read_lines_capped(path), start=1):
+        if not line.strip():
+            continue
+        try:
+            data = parse_json(line)
+        except ValueError:
+            raise ImportProblem(f"{path}:{number}", "not a JSON line") from None
+        kind = ImportedGame if isinstance(data, dict) and "turns" in data else GameRecord
+        try:
+            yield number, kind.model_validate(data)
+        except ValidationError as exc:
+            raise ImportProblem(f"{path}:{number}", f"not an imported game or a game record "
+                                                    f"({_reason(exc)})") from None

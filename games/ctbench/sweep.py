@@ -44,6 +44,24 @@ class GameSpec(Frozen):
                    judge=record.judge, rules=record.rules)
 
 
+MAX_GAMES = 100_000  # a sweep's records are held in memory and summarised together
+
+
+def sweep_specs(boards: list[tuple[str, int]], conditions: list[str], modes: list[str], pairs: list[tuple[str, str]],
+                repeats: int, seed: int = 0, visible: bool = True, judge: str = "rules",
+                rules: str = "authors") -> list[GameSpec]:
+    """Every game of a sweep on `boards` ((board set, ID) pairs), each once; a sweep of more than MAX_GAMES games
+    is refused before any is listed."""
+    count = len(boards) * len(conditions) * len(modes) * len(pairs) * repeats
+    if count > MAX_GAMES:
+        raise ValueError(f"a sweep of {count:,} games is more than {MAX_GAMES:,}; split it into sweeps with their "
+                         "own --out")
+    return list(dict.fromkeys(
+        GameSpec(board_id=i, board_set=board_set, condition=c, mode=m, red=r, blue=b, seed=seed, repeat=k,
+                 visible=visible, judge=judge, rules=rules)
+        for board_set, i in boards for c in conditions for m in modes for r, b in pairs for k in range(repeats)))
+
+
 def run_spec(spec: GameSpec, llm: LlmSettings | None = None) -> GameRecord:
     """One game; LLM players and judges get a client of their own made from `llm` (in whichever process)."""
     client = LlmClient(llm, ApiKeys.from_environment()) if llm is not None else None

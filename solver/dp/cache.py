@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import tempfile
 import zipfile
@@ -20,12 +21,13 @@ from typing import Literal
 import numpy as np
 
 from contractlang.ir import ContractSimIR
-from solver.dp.induction import OrderTable, Progress, SolveResult, solve_problem
-from solver.dp.problem import ROUNDS, Cover, build_problem
+from solver.dp.induction import POLICY_DTYPE, OrderTable, Progress, SolveResult, policy_shape, solve_problem
+from solver.dp.problem import ROUNDS, Cover, DPProblem, build_problem
 from solver.environment import SupplyEnvironment
 
 SOLVER_VERSION = "dp-3"  # bump whenever a change could alter a table (files without a digest are re-solved)
 DEFAULT_DIR = Path(".contractlang-cache") / "dp"
+MAX_RESULT_BYTES = 2**22  # a result's JSON or a digest: a few kB, kept as a UTF-32 string
 
 
 def default_dir() -> Path:
@@ -50,6 +52,30 @@ def table_digest(key: str, result_json: str, policies) -> str:
         h.update(repr((policy.dtype.str, policy.shape)).encode())
         h.update(np.ascontiguousarray(policy).tobytes())
     return h.hexdigest()
+
+
+def _members_fit(archive: zipfile.ZipFile, problem: DPProblem) -> bool:
+    """Every member is one `_write` writes, declaring the size it would have: a header claiming a huge array,
+    or a small member that inflates to gigabytes (a zip bomb), is never allocated or inflated. Reading a member
+    stops at its declared size, so checking the declarations bounds the load."""
+    shapes = {f"round{t}.npy": policy_shape(problem, t) for t in range(ROUNDS)}
+    infos = {info.filename: info for info in archive.infolist()}
+    if set(infos) != {*shapes, "result.npy", "digest.npy"}:
+        return False
+    for name, info in infos.items():
+        with archive.open(info) as member:
+            header = np.lib.format.read_magic(member)
+            if header != (1, 0):
+                return False
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(member)
+            body = math.prod(shape) * dtype.itemsize
+            if fortran or info.file_size != member.tell() + body:
+                return False
+            if name in shapes and (shape != shapes[name] or dtype != POLICY_DTYPE):
+                return False
+            if name not in shapes and (shape != () or dtype.kind != "U" or body > MAX_RESULT_BYTES):
+                return False
+    return True
 
 
 class TableCache:
@@ -77,7 +103,7 @@ class TableCache:
         key = table_key(ir, env, cover)
         problem = build_problem(ir, env, cover)
         if self.directory is not None and self._path(key).exists():
-            loaded = self._read(key)
+            loaded = self._read(key, problem)
             if loaded is not None:
                 result, policies = loaded
                 return (result.model_copy(update={"contract": ir.name}), OrderTable(problem=problem, policies=policies),
@@ -87,10 +113,14 @@ class TableCache:
             self._write(key, result, table)
         return result, table, False
 
-    def _read(self, key: str) -> tuple[SolveResult, tuple[np.ndarray, ...]] | None:
-        """The cached table if its digest holds; None for a corrupt, truncated or altered file."""
+    def _read(self, key: str, problem) -> tuple[SolveResult, tuple[np.ndarray, ...]] | None:
+        """The cached table if its digest holds; None for a corrupt, truncated, altered or oversized file."""
+        path = self._path(key)
         try:
-            with np.load(self._path(key)) as data:
+            with zipfile.ZipFile(path) as archive:
+                if not _members_fit(archive, problem):
+                    return None
+            with np.load(path) as data:
                 result_json = str(data["result"])
                 policies = tuple(data[f"round{t}"] for t in range(ROUNDS))
                 digest = str(data["digest"])

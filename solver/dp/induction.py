@@ -25,6 +25,7 @@ from solver.dp.problem import ORDER_GRID, ROUNDS, Cover, DPProblem, build_proble
 from solver.environment import SupplyEnvironment
 
 UNSOLVED = -1
+POLICY_DTYPE = np.int16
 """The table entry of a state no play can reach (see `problem._reachable_holdings`) or cash a holding rules out."""
 
 
@@ -229,7 +230,7 @@ def backward(problem: DPProblem, progress: Progress = None, keep_values: bool = 
     later payments are taken from it."""
     keys = [RoundMemo.key(problem, t) for t in range(ROUNDS)] if memo is not None else []
     scratch: _Scratch | None = None
-    n_mem, n_scen = problem.n_memory, len(problem.price_probs)
+    n_mem = problem.n_memory
     policies: list[np.ndarray] = [np.empty(0)] * ROUNDS
     values: list[tuple[np.ndarray, np.ndarray]] = []
     floor = np.array(problem.env.price_bounds()[0], dtype=np.int64)
@@ -246,7 +247,7 @@ def backward(problem: DPProblem, progress: Progress = None, keep_values: bool = 
                 flat_shape = (n_mem, problem.side**3, later[0].shape[-1])
                 q_p = _through_spoilage(problem, t + 1, later[0], push=False).reshape(flat_shape)
                 q_v = _through_spoilage(problem, t + 1, later[1], push=False).reshape(flat_shape)
-            entry = _solve_round(problem, t, q_p, q_v, floor, scratch, n_scen)
+            entry = _solve_round(problem, t, q_p, q_v, floor, scratch)
             if memo is not None:
                 memo.put(keys[t], entry)
         out_p, out_v_before_payment, policy, round_states = entry
@@ -264,15 +265,21 @@ def backward(problem: DPProblem, progress: Progress = None, keep_values: bool = 
                     tuple(values))
 
 
+def policy_shape(problem: DPProblem, t: int) -> tuple[int, ...]:
+    """Round t's order table: (memory, held B1, B2, B3, cash, price scenario)."""
+    box = problem.state_box(t)
+    return (problem.n_memory, box[0] + 1, box[1] + 1, box[2] + 1, int(problem.cash_max[t]) + 1,
+            len(problem.price_probs))
+
+
 def _solve_round(problem: DPProblem, t: int, q_p: np.ndarray, q_v: np.ndarray, floor: np.ndarray,
-                 scratch: _Scratch, n_scen: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+                 scratch: _Scratch) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Round t for every reachable memory state: (P_t, V_t before the round's own payment M_{2t−1}, the
     orders, the number of states solved)."""
-    n_mem = problem.n_memory
     box = problem.state_box(t)
-    shape = (n_mem, box[0] + 1, box[1] + 1, box[2] + 1, int(problem.cash_max[t]) + 1)
+    policy = np.full(policy_shape(problem, t), UNSOLVED, dtype=POLICY_DTYPE)
+    shape = policy.shape[:-1]
     out_p, out_v = np.zeros(shape), np.zeros(shape)
-    policy = np.full(shape + (n_scen,), UNSOLVED, dtype=np.int16)
     states = 0
     for mu in np.flatnonzero(problem.reachable[t]):
         gp, gv = _continuation(problem, t, int(mu), q_p, q_v)

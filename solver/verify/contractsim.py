@@ -7,7 +7,7 @@ import z3
 
 from contractlang.formatter import money
 from contractlang.interpreter.rounds import RoundRules
-from contractlang.ir import AssertTerm, BinOp, CheckedContract, ContractSimIR, IrExpr, Lit, Neg
+from contractlang.ir import AssertTerm, CheckedContract, ContractSimIR
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS
 from solver.environment import SupplyEnvironment
 from solver.verify.report import CheckOutcome
@@ -28,47 +28,22 @@ def _unknown(name: str, solver: z3.Solver, span) -> CheckOutcome:
                         message=f"z3 gave no answer ({reason}); the check is neither proved nor refuted")
 
 
-def _z3_expr(e: IrExpr, ir: ContractSimIR, env: SupplyEnvironment | None):
-    if isinstance(e, Lit):
-        return z3.IntVal(e.value)
-    if isinstance(e, Neg):
-        return -_z3_expr(e.operand, ir, env)
-    if isinstance(e, BinOp):
-        a, b = _z3_expr(e.left, ir, env), _z3_expr(e.right, ir, env)
-        return a + b if e.op == "+" else a - b if e.op == "-" else a * b
-    m = ir.setting_info.multiplier
-    values = {
-        "price": lambda: ir.prices[e.product],
-        "total_pay": lambda: ir.total_pay,
-        "total_deliver": lambda: sum(row[e.product] for row in ir.deliveries),
-        "total_value": lambda: ir.total_value,
-        "budget": lambda: env.budget * m,
-        "capital": lambda: env.capital * m,
-    }
-    return z3.IntVal(values[e.name]())
-
-
-def check_assert(a: AssertTerm, k: int, checked: CheckedContract, env, timeout_ms: int) -> CheckOutcome:
+def check_assert(a: AssertTerm, k: int, checked: CheckedContract, env) -> CheckOutcome:
+    """Decided exactly from the terms (and the environment's budget and capital when it names them)."""
     name, span = f"assert.{k}", checked.span(f"assert.{k}")
     ir = checked.ir
     if a.uses_environment and env is None:
         return CheckOutcome(name=name, status="unknown", span=span,
                             message=f"`{a.text}` mentions budget or capital; pass --env N to decide it")
-    left, right = _z3_expr(a.left, ir, env), _z3_expr(a.right, ir, env)
-    relation = {"==": left == right, "!=": left != right, "<=": left <= right, ">=": left >= right,
-                "<": left < right, ">": left > right}[a.op]
-    s = _solver(timeout_ms)
-    s.add(z3.Not(relation))
-    result = s.check()
-    if result == z3.unsat:
+    m = ir.setting_info.multiplier
+    budget, capital = (env.budget * m, env.capital * m) if env is not None else (None, None)
+    holds, lv, rv = a.decide(ir, budget, capital)
+    if holds:
         return CheckOutcome(name=name, status="proved", span=span, message=f"`{a.text}` holds")
-    if result == z3.sat:
-        lv, rv = s.model().eval(left).as_long(), s.model().eval(right).as_long()
-        unit = money if a.unit == "money" else str
-        return CheckOutcome(name=name, status="refuted", span=span,
-                            message=f"`{a.text}` is false: the left side is {unit(lv)}, the right side {unit(rv)}",
-                            counterexample={"left": lv, "right": rv})
-    return _unknown(name, s, span)
+    unit = money if a.unit == "money" else str
+    return CheckOutcome(name=name, status="refuted", span=span,
+                        message=f"`{a.text}` is false: the left side is {unit(lv)}, the right side {unit(rv)}",
+                        counterexample={"left": lv, "right": rv})
 
 
 def check_totals(checked: CheckedContract, timeout_ms: int) -> CheckOutcome:
@@ -286,7 +261,7 @@ def verify_contractsim(checked: CheckedContract, env: SupplyEnvironment | None,
                        timeout_ms: int = DEFAULT_TIMEOUT_MS) -> list[CheckOutcome]:
     ir = checked.ir
     checks = [check_totals(checked, timeout_ms)]
-    checks += [check_assert(a, k, checked, env, timeout_ms) for k, a in enumerate(ir.asserts)]
+    checks += [check_assert(a, k, checked, env) for k, a in enumerate(ir.asserts)]
     checks.append(check_granularity(checked))
     checks.append(check_minimums(checked))
     if env is not None:
