@@ -227,6 +227,12 @@ def _expr_to_ast(e: IrExpr, products: tuple[str, ...]) -> ast.Expr:
     )
 
 
+def format_assert(op: str, left: IrExpr, right: IrExpr, products: tuple[str, ...]) -> str:
+    """The DSL text of a stated relation given as IR (what the checker records as `AssertTerm.text`)."""
+    return format_expr(ast.Compare(op=op, left=_expr_to_ast(left, products), right=_expr_to_ast(right, products),
+                                   span=_NOWHERE))
+
+
 def ir_to_ast(ir: ContractIR) -> ast.Contract:
     """A canonical syntax tree for an IR value (schedules grouped into ranges, defaults spelled out)."""
     if isinstance(ir, CTBenchIR):

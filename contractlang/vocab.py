@@ -30,12 +30,17 @@ class Setting(Frozen):
     title: str
     products: tuple[str, str, str]
     product_titles: tuple[str, str, str]
+    product_plurals: tuple[str, str, str]
     inputs: tuple[str, str, str]
     input_titles: tuple[str, str, str]
     customer_title: str
     supplier_title: str
     multiplier: int
     granularity: int
+
+    def product_count(self, product: int, qty: int) -> str:
+        """`1 Margherita Pizza`, `2 Margherita Pizzas`: a quantity with the product's name in English."""
+        return f"{qty} {self.product_titles[product] if qty == 1 else self.product_plurals[product]}"
 
     def product_index(self, name: str) -> int | None:
         try:
@@ -53,6 +58,7 @@ SETTINGS: dict[str, Setting] = {
             title="Catering",
             products=("pizza", "pasta", "soup"),
             product_titles=("Margherita Pizza", "Pesto Pasta", "Tomato Soup"),
+            product_plurals=("Margherita Pizzas", "Pesto Pastas", "Tomato Soups"),
             inputs=("mozzarella", "basil", "tomato"),
             input_titles=("Mozzarella", "Basil", "Tomato"),
             customer_title="Customer",
@@ -70,6 +76,11 @@ SETTINGS: dict[str, Setting] = {
                 "King-Sized Room Cleaning",
                 "Single Room Cleaning",
             ),
+            product_plurals=(
+                "Conference Room Cleanings",
+                "King-Sized Room Cleanings",
+                "Single Room Cleanings",
+            ),
             inputs=("detergent", "disinfectant", "wet_wipes"),
             input_titles=("Detergent", "Disinfectant", "Wet-wipes"),
             customer_title="Hotel owner",
@@ -83,6 +94,7 @@ SETTINGS: dict[str, Setting] = {
             title="AI Model Hosting",
             products=("fine_tuning", "model_hosting", "inference"),
             product_titles=("Fine-tuning", "Model-hosting", "Inference"),
+            product_plurals=("Fine-tuning jobs", "Model-hosting jobs", "Inference jobs"),
             inputs=("cpu", "memory", "gpu"),
             input_titles=("CPU", "Memory", "GPU"),
             customer_title="AI startup founder",

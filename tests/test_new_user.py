@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.helpers import run_cli
 
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 CATERING = """contract "c" {
   game contractsim.catering
   prices { pizza: $10  pasta: $5  soup: $3 }
@@ -47,3 +50,18 @@ def test_missing_brace_at_the_end_points_at_the_open_block(tmp_path):
     out = result.stdout + result.stderr
     assert result.returncode == 1
     assert f"{path}:4:11: error[E001]: unexpected end of file: `deliver {{` is never closed" in out
+
+
+def test_render_writes_english_in_every_setting():
+    """Plurals, no DSL operators in the prose, and the stated relations kept (money scaled) in another setting."""
+    catering = run_cli("render", str(EXAMPLES / "catering-env5-a.contract"))
+    hotel = run_cli("render", str(EXAMPLES / "catering-env5-a.contract"), "--setting", "hotel")
+    assert catering.returncode == hotel.returncode == 0
+    assert "2 Margherita Pizzas, 1 Pesto Pasta" in catering.stdout
+    assert "Stated: the total payment equals $125." in catering.stdout
+    assert "Stated: the total payment equals $12,500." in hotel.stdout
+    assert "Stated: the total payment is at most the budget." in hotel.stdout
+    for out in (catering.stdout, hotel.stdout):
+        assert not any(op in out for op in ("==", "<=", ">=", "!=")), out
+    rollover = run_cli("render", str(EXAMPLES / "catering-rollover.contract"))
+    assert "at most 1 missed item of each kind" in rollover.stdout

@@ -7,8 +7,8 @@ translator reads this wording back exactly (a round-trip property test holds it 
 
 from __future__ import annotations
 
-from contractlang.formatter import group_weeks, money
-from contractlang.ir import ContractIR, ContractSimIR, CTBenchIR
+from contractlang.formatter import format_assert, group_weeks, money
+from contractlang.ir import AssertTerm, BinOp, ContractIR, ContractSimIR, CTBenchIR, IrExpr, Lit, Neg, Ref
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, SETTINGS, Setting
 
 VERBS = {"catering": "delivers", "hotel": "performs", "ai-hosting": "provides"}
@@ -27,7 +27,65 @@ def listing(items: list[str]) -> str:
 
 
 def quantities(setting: Setting, qty) -> str:
-    return listing([f"{q} {title}" for q, title in zip(qty, setting.product_titles)])
+    return listing([setting.product_count(d, q) for d, q in enumerate(qty)])
+
+
+# Comparison and arithmetic words; the rules translator reads a `Stated:` line back through the same tables.
+COMPARISON_WORDS = {"==": "equals", "!=": "differs from", "<=": "is at most", ">=": "is at least",
+                    "<": "is less than", ">": "is more than"}
+OPERATOR_WORDS = {"+": "plus", "-": "minus", "*": "times"}
+REFERENCE_WORDS = {"total_pay": "the total payment", "total_value": "the total value", "budget": "the budget",
+                   "capital": "the capital"}
+
+
+def price_words(setting: Setting, product: int) -> str:
+    return f"the price of {setting.product_titles[product]}"
+
+
+def delivered_words(setting: Setting, product: int) -> str:
+    return f"the number of {setting.product_plurals[product]} delivered"
+
+
+def _precedence(e: IrExpr) -> int:
+    if isinstance(e, BinOp):
+        return 2 if e.op == "*" else 1
+    return 3 if isinstance(e, Neg) else 4
+
+
+def _words(e: IrExpr, setting: Setting) -> str:
+    """An assert expression in English, parenthesised exactly where `format_expr` would be."""
+    if isinstance(e, Lit):
+        return money(e.value) if e.unit == "money" else str(e.value)
+    if isinstance(e, Ref):
+        if e.name == "price":
+            return price_words(setting, e.product)
+        if e.name == "total_deliver":
+            return delivered_words(setting, e.product)
+        return REFERENCE_WORDS[e.name]
+    if isinstance(e, Neg):
+        inner = _words(e.operand, setting)
+        return f"minus ({inner})" if _precedence(e.operand) < 3 else f"minus {inner}"
+    left, right = _words(e.left, setting), _words(e.right, setting)
+    if _precedence(e.left) < _precedence(e):
+        left = f"({left})"
+    if _precedence(e.right) <= _precedence(e):
+        right = f"({right})"
+    return f"{left} {OPERATOR_WORDS[e.op]} {right}"
+
+
+def stated(term: AssertTerm, setting: Setting) -> str:
+    """`Stated: the total payment equals the total value.`"""
+    return f"Stated: {_words(term.left, setting)} {COMPARISON_WORDS[term.op]} {_words(term.right, setting)}."
+
+
+def _scaled(e: IrExpr, scale) -> IrExpr:
+    if isinstance(e, Lit):
+        return e.model_copy(update={"value": scale(e.value)}) if e.unit == "money" else e
+    if isinstance(e, Neg):
+        return e.model_copy(update={"operand": _scaled(e.operand, scale)})
+    if isinstance(e, BinOp):
+        return e.model_copy(update={"left": _scaled(e.left, scale), "right": _scaled(e.right, scale)})
+    return e
 
 
 def relabel(ir: ContractSimIR, setting_key: str) -> ContractSimIR:
@@ -40,8 +98,14 @@ def relabel(ir: ContractSimIR, setting_key: str) -> ContractSimIR:
         "payments": tuple(scale(p) for p in ir.payments),
         "parties": (dst.customer_title, dst.supplier_title) if ir.parties == (src.customer_title, src.supplier_title)
         else ir.parties,
-        "asserts": (),
+        "asserts": tuple(_relabelled(a, scale, dst) for a in ir.asserts),
     })
+
+
+def _relabelled(term: AssertTerm, scale, setting: Setting) -> AssertTerm:
+    left, right = _scaled(term.left, scale), _scaled(term.right, scale)
+    return term.model_copy(update={"left": left, "right": right,
+                                   "text": format_assert(term.op, left, right, setting.products)})
 
 
 def _contractsim(ir: ContractSimIR) -> str:
@@ -59,20 +123,19 @@ def _contractsim(ir: ContractSimIR) -> str:
     payments = [f"In {weeks_phrase(ws)} the {cust} pays {money(m)}" + (" each week." if len(ws) > 1 else ".")
                 for ws, m in group_weeks(ir.payments, PAYMENT_WEEKS)]
     lines.append("Payments: " + " ".join(payments))
-    for a in ir.asserts:
-        lines.append(f"Stated: {a.text}")
+    lines += [stated(a, s) for a in ir.asserts]
     c = ir.contingencies
     if c.substitution:
         lines += ["", f"Substitution: Above a minimum of {quantities(s, c.substitution.min_qty)} per delivery week, "
-                      f"the {supp} may replace items with other items at 1 {s.product_titles[0]} = "
-                      f"2 {s.product_titles[1]} = 4 {s.product_titles[2]}."]
+                      f"the {supp} may replace items with other items at {s.product_count(0, 1)} = "
+                      f"{s.product_count(1, 2)} = {s.product_count(2, 4)}."]
     if c.payment_deduction:
         lines += ["", f"Payment deduction: If a delivery falls short, the {cust}'s next payment is reduced by the "
                       f"contract price of the missing items, provided at least "
                       f"{quantities(s, c.payment_deduction.min_qty)} are delivered that week."]
     if c.rollover:
         lines += ["", f"Rollover: Missed items carry over to the next delivery week and must be made up there; at "
-                      f"most {c.rollover.max_deficit} missed items of each kind may be carried over, and nothing may "
+                      f"most {c.rollover.max_deficit} missed {'item' if c.rollover.max_deficit == 1 else 'items'} of each kind may be carried over, and nothing may "
                       f"remain outstanding after week 10."]
     if c.grim_trigger:
         lines += ["", "Termination: If either party breaches this agreement, the agreement terminates and the other "
@@ -88,8 +151,8 @@ def _ctbench(ir: CTBenchIR) -> str:
         chip = f"with a {c.colour} chip" if c.colour else "with a chip of the tile's colour"
         lines.append(f"{name[c.giver]} pays for {name[c.receiver]}'s move onto ({c.tile[0]},{c.tile[1]}) {chip}.")
     for p in ir.points:
-        lines.append(f"If {name[p.giver]} reaches the goal, {name[p.giver]} transfers {p.amount} points to "
-                     f"{name[p.receiver]}.")
+        points = f"{p.amount} point" if p.amount == 1 else f"{p.amount} points"
+        lines.append(f"If {name[p.giver]} reaches the goal, {name[p.giver]} transfers {points} to {name[p.receiver]}.")
     return "\n".join(lines) + "\n"
 
 

@@ -14,7 +14,14 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
 from contractlang.formatter import money
-from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, SETTINGS, Frozen
+from contractlang.render.prose import (
+    COMPARISON_WORDS,
+    OPERATOR_WORDS,
+    REFERENCE_WORDS,
+    delivered_words,
+    price_words,
+)
+from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, SETTINGS, Frozen, Setting
 
 NUMBER_WORDS = {"no": 0, "zero": 0, "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
                 "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
@@ -444,6 +451,19 @@ _ROLLOVER = re.compile(r"carr(?:y|ied|ies)\s+(?:over|forward)|roll(?:ed|s)?\s*ov
 _GRIM = re.compile(r"(terminat|suspend|cancel|end)\w*[^.]*(breach|violat|default|fail)|"
                    r"(breach|violat|default)\w*[^.]*(terminat|suspend|cancel)", re.I)
 _STATED = re.compile(r"^\s*stated:\s*(.+?)\s*$", re.I | re.M)
+
+
+def _stated_source(stated: str, setting: Setting) -> str:
+    """A `Stated:` relation as DSL: the renderer's English words (`the total payment equals ...`) put back."""
+    phrases = {price_words(setting, d): f"price({p})" for d, p in enumerate(setting.products)}
+    phrases |= {delivered_words(setting, d): f"total deliver {p}" for d, p in enumerate(setting.products)}
+    phrases |= {words: name.replace("_", " ") for name, words in REFERENCE_WORDS.items()}
+    phrases |= {words: op for op, words in (COMPARISON_WORDS | OPERATOR_WORDS).items()}
+    pattern = re.compile(r"\b(" + "|".join(re.escape(w) for w in sorted(phrases, key=len, reverse=True)) + r")\b", re.I)
+    lowered = {w.lower(): dsl for w, dsl in phrases.items()}
+    return pattern.sub(lambda m: lowered[m.group().lower()], stated.rstrip(". "))
+
+
 _VERB = r"\s*(?:[:=]|is|are|of|comes to|amounts? to|equals?|will be)?\s*"
 _TOTAL_PAY = re.compile(r"(?:total (?:of (?:all )?(?:the )?)?payments?|(?:stated\s+)?total(?:\s+amount)?\s+"
                         r"(?:payable|due|to be paid)|\bcontract\s+total|\bpayments?\s+total)" + _VERB
@@ -507,7 +527,7 @@ def translate(text: str, name: str = "contract") -> RulesResult:
                            "Cleaning or AI Hosting and no CT-Bench tile: not a contract the rules backend can read")
     reading = _Reading(setting_key)
     s = reading.setting
-    asserts: list[str] = [a.strip() for a in _STATED.findall(text)]
+    asserts: list[str] = [_stated_source(a.strip(), s) for a in _STATED.findall(text)]
     body = _extract_tables(re.sub(r'"[^"\n]*"', '""', _STATED.sub("", text)), reading)
     clauses: list[str] = []
     sub = ded = roll = grim = ""
