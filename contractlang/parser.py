@@ -6,6 +6,7 @@ import re
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import NamedTuple
 
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
@@ -402,6 +403,31 @@ def decode_source(data: bytes, path: str) -> str:
                 hint="save the contract as UTF-8 text",
             )
         ]) from None
+
+
+class Prefix(NamedTuple):
+    """What the parser has read of a text cut short at the cursor, and the terminals it could take next."""
+
+    tokens: tuple[Token, ...]
+    accepts: frozenset[str]
+
+
+def parse_prefix(text: str) -> Prefix | None:
+    """Feed `text` to the LALR parser without ending the input; None if the text already has a syntax error."""
+    parser = _lark().parse_interactive(text)
+    tokens = []
+    try:
+        for token in parser.iter_parse():
+            tokens.append(token)
+        return Prefix(tokens=tuple(tokens), accepts=frozenset(parser.accepts()))
+    except UnexpectedInput:
+        return None
+
+
+def keyword_of(terminal: str) -> str | None:
+    """The literal text of a keyword or punctuation terminal (`CONTRACT` → `contract`); None for NAME, INT, …."""
+    word = _terminal_words().get(terminal, "")
+    return word[1:-1] if terminal not in _REGEX_TERMINAL_WORDS and word.startswith("'") else None
 
 
 def parse(source: str | bytes, path: str = "<input>") -> ast.SourceFile:

@@ -8,10 +8,23 @@ translator reads this wording back exactly (a round-trip property test holds it 
 from __future__ import annotations
 
 from contractlang.formatter import format_assert, group_weeks, money
-from contractlang.ir import AssertTerm, BinOp, ContractIR, ContractSimIR, CTBenchIR, IrExpr, Lit, Neg, Ref
+from contractlang.ir import (
+    AssertTerm,
+    BinOp,
+    ContractIR,
+    ContractSimIR,
+    CoverageTerm,
+    CTBenchIR,
+    IrExpr,
+    Lit,
+    Neg,
+    PointsTerm,
+    Ref,
+)
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, SETTINGS, Setting
 
 VERBS = {"catering": "delivers", "hotel": "performs", "ai-hosting": "provides"}
+PLAYER_TITLES = {"red": "P-Red", "blue": "P-Blue"}
 HEADINGS = {"catering": "Catering supply agreement", "hotel": "Hotel cleaning agreement",
             "ai-hosting": "AI model hosting agreement"}
 
@@ -108,6 +121,46 @@ def _relabelled(term: AssertTerm, scale, setting: Setting) -> AssertTerm:
                                    "text": format_assert(term.op, left, right, setting.products)})
 
 
+CLAUSE_LABELS = {"substitution": "Substitution", "payment_deduction": "Payment deduction", "rollover": "Rollover",
+                 "on_breach": "Termination"}
+
+
+def clause_sentences(ir: ContractSimIR) -> dict[str, str]:
+    """The one sentence of each contingency clause the contract holds, keyed by clause, in §12.6's order."""
+    s = SETTINGS[ir.setting]
+    cust, supp = s.customer_title, s.supplier_title
+    c = ir.contingencies
+    out = {}
+    if c.substitution:
+        out["substitution"] = (f"Above a minimum of {quantities(s, c.substitution.min_qty)} per delivery week, "
+                               f"the {supp} may replace items with other items at {s.product_count(0, 1)} = "
+                               f"{s.product_count(1, 2)} = {s.product_count(2, 4)}.")
+    if c.payment_deduction:
+        out["payment_deduction"] = (f"If a delivery falls short, the {cust}'s next payment is reduced by the "
+                                    f"contract price of the missing items, provided at least "
+                                    f"{quantities(s, c.payment_deduction.min_qty)} are delivered that week.")
+    if c.rollover:
+        out["rollover"] = (f"Missed items carry over to the next delivery week and must be made up there; at "
+                           f"most {c.rollover.max_deficit} missed {'item' if c.rollover.max_deficit == 1 else 'items'} of each kind may be carried over, and "
+                           f"nothing may remain outstanding after week 10.")
+    if c.grim_trigger:
+        out["on_breach"] = ("If either party breaches this agreement, the agreement terminates and the other "
+                            "party may stop performing.")
+    return out
+
+
+def coverage_sentence(c: CoverageTerm) -> str:
+    chip = f"with a {c.colour} chip" if c.colour else "with a chip of the tile's colour"
+    return (f"{PLAYER_TITLES[c.giver]} pays for {PLAYER_TITLES[c.receiver]}'s move onto ({c.tile[0]},{c.tile[1]}) "
+            f"{chip}.")
+
+
+def points_sentence(p: PointsTerm) -> str:
+    points = f"{p.amount} point" if p.amount == 1 else f"{p.amount} points"
+    return (f"If {PLAYER_TITLES[p.giver]} reaches the goal, {PLAYER_TITLES[p.giver]} transfers {points} to "
+            f"{PLAYER_TITLES[p.receiver]}.")
+
+
 def _contractsim(ir: ContractSimIR) -> str:
     s = SETTINGS[ir.setting]
     cust, supp = s.customer_title, s.supplier_title
@@ -124,35 +177,16 @@ def _contractsim(ir: ContractSimIR) -> str:
                 for ws, m in group_weeks(ir.payments, PAYMENT_WEEKS)]
     lines.append("Payments: " + " ".join(payments))
     lines += [stated(a, s) for a in ir.asserts]
-    c = ir.contingencies
-    if c.substitution:
-        lines += ["", f"Substitution: Above a minimum of {quantities(s, c.substitution.min_qty)} per delivery week, "
-                      f"the {supp} may replace items with other items at {s.product_count(0, 1)} = "
-                      f"{s.product_count(1, 2)} = {s.product_count(2, 4)}."]
-    if c.payment_deduction:
-        lines += ["", f"Payment deduction: If a delivery falls short, the {cust}'s next payment is reduced by the "
-                      f"contract price of the missing items, provided at least "
-                      f"{quantities(s, c.payment_deduction.min_qty)} are delivered that week."]
-    if c.rollover:
-        lines += ["", f"Rollover: Missed items carry over to the next delivery week and must be made up there; at "
-                      f"most {c.rollover.max_deficit} missed {'item' if c.rollover.max_deficit == 1 else 'items'} of each kind may be carried over, and nothing may "
-                      f"remain outstanding after week 10."]
-    if c.grim_trigger:
-        lines += ["", "Termination: If either party breaches this agreement, the agreement terminates and the other "
-                      "party may stop performing."]
+    for key, sentence in clause_sentences(ir).items():
+        lines += ["", f"{CLAUSE_LABELS[key]}: {sentence}"]
     return "\n".join(lines) + "\n"
 
 
 def _ctbench(ir: CTBenchIR) -> str:
-    name = {"red": "P-Red", "blue": "P-Blue"}
     lines = [f'Colored Trails agreement "{ir.name}"', "",
              f'Parties: P-Red is "{ir.parties[0]}" and P-Blue is "{ir.parties[1]}".', ""]
-    for c in ir.coverage:
-        chip = f"with a {c.colour} chip" if c.colour else "with a chip of the tile's colour"
-        lines.append(f"{name[c.giver]} pays for {name[c.receiver]}'s move onto ({c.tile[0]},{c.tile[1]}) {chip}.")
-    for p in ir.points:
-        points = f"{p.amount} point" if p.amount == 1 else f"{p.amount} points"
-        lines.append(f"If {name[p.giver]} reaches the goal, {name[p.giver]} transfers {points} to {name[p.receiver]}.")
+    lines += [coverage_sentence(c) for c in ir.coverage]
+    lines += [points_sentence(p) for p in ir.points]
     return "\n".join(lines) + "\n"
 
 

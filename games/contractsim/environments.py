@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contractlang.errors import UnknownName
+
 from solver.environment import SupplyEnvironment
 
 _FIXED = ((1, 1.0),), ((1, 1.0),), ((2, 1.0),)
@@ -27,5 +29,5 @@ ENVIRONMENTS: dict[int, SupplyEnvironment] = {
 
 def environment(env_id: int) -> SupplyEnvironment:
     if env_id not in ENVIRONMENTS:
-        raise KeyError(f"unknown environment {env_id}; environments are 1..6")
+        raise UnknownName(f"unknown environment {env_id}; environments are 1..6")
     return ENVIRONMENTS[env_id]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from contractlang.errors import UnknownName
 from contractlang.ir import ContractSimIR
 from contractlang.llm import CallFailed, LlmClient, json_object_in
 from contractlang.render.prose import render
@@ -50,7 +51,7 @@ def guidance_for(names: tuple[str, ...], stage: str, role: Role) -> list[str]:
     unknown = [n for n in names if n not in GUIDANCE or n == "contingencies-supplier"]
     if unknown:
         choices = ", ".join(n for n in GUIDANCE if n != "contingencies-supplier")
-        raise KeyError(f"unknown prompt guidance {unknown[0]!r}; choose from {choices}")
+        raise UnknownName(f"unknown prompt guidance {unknown[0]!r}; choose from {choices}")
     wanted = set(names) | ({"contingencies-supplier"} if "contingencies" in names else set())
     return [text for name, (s, r, text) in GUIDANCE.items()
             if name in wanted and s == stage and (r is None or r == role)]

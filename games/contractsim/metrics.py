@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
+from contractlang.llm import agent_model
+from contractlang.progress import Advance
 from contractlang.vocab import Frozen
 from games.contractsim.run import RunRecord, week_utility_deltas
+from solver.dp import TableCache
 
 
 class RoleRun(Frozen):
@@ -142,3 +146,29 @@ def summarise(runs: list[RunRecord], role: str, counterfactual: list[RunRecord] 
         unilateral=_ratio(sum(x.z_uni for x in rr), sum(x.e_pre for x in rr)),
         reciprocal=_ratio(sum(x.z_rec for x in rr), sum(x.e_resp for x in rr)),
     )
+
+
+def performance_metrics(runs: list[RunRecord], tables: TableCache, progress: Advance,
+                        notice: Callable[[str], None]) -> list[RoleSummary]:
+    """Both roles' summaries (§15). Regret replays every run with the role played by RCC (§15.2), which needs
+    the contract terms in every record, and is left out for a role whose counterparty is an LLM agent in some
+    run (replaying it would make new model calls); `notice` is told what is left out, and why."""
+    counterfactuals: dict[str, list[RunRecord] | None] = {"customer": None, "supplier": None}
+    if all(r.contract_ir is not None for r in runs):
+        roles = [role for role in counterfactuals if not any(
+            agent_model(r.supplier if role == "customer" else r.customer) for r in runs)]
+        for role in counterfactuals.keys() - set(roles):
+            notice(f"regret of the {role} left out: its counterparty is an LLM agent in some runs, and replaying "
+                   "it would make new model calls")
+        replays, replayed = len(roles) * len(runs), 0
+        progress("counterfactual RCC runs", 0, replays)
+        for role in roles:
+            counterfactuals[role] = []
+            for r in runs:
+                counterfactuals[role].append(r.counterfactual(role, tables))
+                replayed += 1
+                progress("counterfactual RCC runs", replayed, replays)
+    else:
+        notice("regret left out: some records hold no contract terms (records from `run --json` of this version "
+               "do)")
+    return [summarise(runs, role, counterfactuals[role]) for role in ("customer", "supplier")]

@@ -11,6 +11,7 @@ from typing import Callable, Protocol
 
 import numpy as np
 
+from contractlang.errors import UnknownName
 from games.contractsim.game import Action, CustomerObservation, Order, Pay, Produce, SupplierObservation
 from games.external import ExternalAgent, is_external
 from solver.dp import OrderTable
@@ -144,7 +145,7 @@ def make_customer(name: str, rng: np.random.Generator) -> Policy:
     if name == "random":
         return RandomCustomer(rng)
     if name not in table:
-        raise KeyError(f"unknown customer policy {name!r}; choose from {', '.join(CUSTOMERS)} or cmd:PROGRAM")
+        raise UnknownName(f"unknown customer policy {name!r}; choose from {', '.join(CUSTOMERS)} or cmd:PROGRAM")
     return table[name]()
 
 
@@ -161,4 +162,4 @@ def make_supplier(name: str, rng: np.random.Generator, tables: TableSource | Non
         if tables is None:
             raise ValueError(f"the {name} Supplier needs the DP order table")
         return RCSupplier(tables) if name == "rc" else RCCSupplier(tables)
-    raise KeyError(f"unknown supplier policy {name!r}; choose from {', '.join(SUPPLIERS)} or cmd:PROGRAM")
+    raise UnknownName(f"unknown supplier policy {name!r}; choose from {', '.join(SUPPLIERS)} or cmd:PROGRAM")

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
+from contractlang.files import FileError
 from contractlang.ir import ContractSimIR
 from contractlang.llm import LlmCall, LlmClient, LlmUsage, agent_model
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, Frozen
@@ -63,12 +66,63 @@ class RunRecord(Frozen):
         customer, supplier = ("rcc", self.supplier) if role == "customer" else (self.customer, "rcc")
         return play(ir, environment(self.env), customer, supplier, seed=self.seed, keep_log=False, tables=tables)
 
+    def first_violation(self, role: str) -> int | None:
+        """The first week `role` was not compliant, if any."""
+        return next((w.week for w in self.weeks if w.role == role and not w.compliant), None)
+
+    def to_json(self, p_sat: float | None) -> dict:
+        """The `run --json` object: the record in base units (what `metrics` reads back) with its trajectory,
+        the utilities in the contract's dollars, the contract's `p_sat` and each role's first violation."""
+        payload = self.model_dump(exclude={"log"})
+        payload.update(dollars={"u_customer": self.u_customer * self.multiplier,
+                                "u_supplier": self.u_supplier * self.multiplier},
+                       p_sat=p_sat,
+                       violations={"customer": self.first_violation("customer"),
+                                   "supplier": self.first_violation("supplier")},
+                       trajectory=list(self.log), llm_usage=self.llm_usage.model_dump())
+        return payload
+
     def monitor_events(self) -> list[dict]:
         """The log's payments, deliveries and week ends in the interpreter's event schema (for `trace`);
         the simulator's own annotations (dues, compliance, shocks, orders) are left out."""
         fields = {"payment": ("type", "week", "amount"), "delivery": ("type", "week", "product", "qty"),
                   "week_end": ("type", "week")}
         return [{k: e[k] for k in fields[e["type"]]} for e in self.log if e["type"] in fields]
+
+
+def read_run_records(data: bytes, name: str) -> list[RunRecord]:
+    """The run records in the JSON lines of `run --json` (fields a record does not keep are ignored); a line
+    that is not one is a `FileError` naming `name:line`."""
+    runs = []
+    for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+            if not isinstance(obj, dict):
+                raise ValueError("a line must be one JSON object")
+            runs.append(RunRecord.model_validate({k: v for k, v in obj.items() if k in RunRecord.model_fields}))
+        except (ValueError, RecursionError) as exc:
+            reason = (str(exc) or "nested too deeply").splitlines()[0]
+            raise FileError(f"{name}:{number}: not a run record ({reason})") from None
+    return runs
+
+
+class PlayedRun(Frozen):
+    """A game of `run`, and the contract's P_sat in its environment when the Supplier is rational."""
+
+    record: RunRecord
+    p_sat: float | None = None
+
+
+def play_run(ir: ContractSimIR, env_id: int, customer: str, supplier: str, seed: int, tables: TableCache,
+             llm: LlmClient | None = None, guidance: tuple[str, ...] = ()) -> PlayedRun:
+    """One game in environment `env_id` (see `play`); a rational (rc, rcc) Supplier solved the contract's DP
+    table for it, so its P_sat comes with the game."""
+    env = environment(env_id)
+    record = play(ir, env, customer, supplier, seed=seed, tables=tables, llm=llm, guidance=guidance)
+    p_sat = tables.solve(ir, env)[0].p_sat if supplier in ("rc", "rcc") else None
+    return PlayedRun(record=record, p_sat=p_sat)
 
 
 def play(ir: ContractSimIR, env: SupplyEnvironment, customer: str, supplier: str, seed: int = 42,

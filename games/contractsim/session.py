@@ -3,12 +3,15 @@ metrics from the exact DP → performance games on it (§10) — for any negotia
 
 from __future__ import annotations
 
+from contractlang.errors import UnknownName
 from contractlang.ir import ContractSimIR
-from contractlang.llm import LlmClient, agent_model
+from contractlang.llm import LlmClient, LlmUsage, agent_model
+from contractlang.progress import Advance
 from contractlang.vocab import Frozen
 from games.contractsim.llm_agents import LlmNegotiator
 from games.contractsim.negotiation import NegotiationMetrics, NegotiationRecord, negotiate, negotiation_metrics
 from games.contractsim.negotiators import Appraiser, ExternalNegotiator, ScriptedCustomer, ScriptedSupplier
+from games.contractsim.policies import CUSTOMERS, SUPPLIERS
 from games.contractsim.run import RunRecord, play
 from games.external import closing_agents, is_external
 from solver.dp import TableCache
@@ -53,3 +56,66 @@ def negotiate_and_perform(env: SupplyEnvironment, customer: str, supplier: str, 
     games = tuple(play(record.agreed.terms, env, perform[0], perform[1], seed=seed, tables=tables, keep_log=False,
                        llm=llm, guidance=guidance) for seed in seeds)
     return NegotiatedRun(env=env.id, negotiation=record, metrics=metrics, performances=games)
+
+
+def check_names(customer: str, supplier: str, translator: str, perform: tuple[str, str]) -> None:
+    """`UnknownName` unless the negotiators, the translator and the performing agents name ones
+    `negotiate_and_perform` plays."""
+    for name, what in ((customer, "Customer negotiator"), (supplier, "Supplier negotiator")):
+        if not is_external(name) and agent_model(name) is None and name != "scripted":
+            raise UnknownName(f"unknown {what} {name!r}; choose from scripted, llm[:MODEL] or cmd:PROGRAM")
+    for name, known, what in ((perform[0], CUSTOMERS, "Customer"), (perform[1], SUPPLIERS, "Supplier")):
+        if not is_external(name) and agent_model(name) is None and name not in known:
+            raise UnknownName(f"unknown performing {what} {name!r}; choose from {', '.join(known)}, llm[:MODEL] or "
+                              "cmd:PROGRAM")
+    if translator != "rules" and agent_model(translator) is None:
+        raise UnknownName(f"unknown translator {translator!r}; use rules or llm[:MODEL]")
+
+
+def _mean(values: list) -> float | None:
+    return round(sum(values) / len(values), 4) if values else None
+
+
+class NegotiationSummary(Frozen):
+    """Negotiations of a sweep over environments: how many agreed, their mean §13 metrics, the model use."""
+
+    negotiations: int
+    agreed: int
+    mean_gain_customer: float | None
+    mean_gain_supplier: float | None
+    mean_p_sat: float | None
+    mutual_benefit: int
+    performance_games: int
+    llm: LlmUsage
+
+    @classmethod
+    def of(cls, runs: list[NegotiatedRun]) -> NegotiationSummary:
+        agreed = [r for r in runs if r.metrics.agreed]
+        return cls(negotiations=len(runs), agreed=len(agreed),
+                   mean_gain_customer=_mean([r.metrics.gain_customer for r in agreed]),
+                   mean_gain_supplier=_mean([r.metrics.gain_supplier for r in agreed]),
+                   mean_p_sat=_mean([r.metrics.p_sat for r in agreed]),
+                   mutual_benefit=sum(bool(r.metrics.mutual_benefit) for r in agreed),
+                   performance_games=sum(len(r.performances) for r in runs),
+                   llm=LlmUsage.of([c for r in runs for c in (*r.negotiation.llm_calls,
+                                                              *(c for g in r.performances for c in g.llm_calls))]))
+
+
+class NegotiationSweep(Frozen):
+    """One negotiated run per environment, and their summary."""
+
+    runs: tuple[NegotiatedRun, ...]
+    summary: NegotiationSummary
+
+
+def negotiate_each(environments: list[SupplyEnvironment], customer: str, supplier: str, offers: list[ContractSimIR],
+                   tables: TableCache, translator: str, perform: tuple[str, str], seeds: tuple[int, ...],
+                   llm: LlmClient | None, guidance: tuple[str, ...], progress: Advance) -> NegotiationSweep:
+    """`negotiate_and_perform` in every environment, in order, with `progress` told after each."""
+    runs: list[NegotiatedRun] = []
+    progress("negotiating", 0, len(environments))
+    for env in environments:
+        runs.append(negotiate_and_perform(env, customer, supplier, offers, tables, translator, perform, seeds, llm,
+                                          guidance))
+        progress("negotiating", len(runs), len(environments))
+    return NegotiationSweep(runs=tuple(runs), summary=NegotiationSummary.of(runs))

@@ -10,6 +10,7 @@ from typing import Protocol, Union
 
 import numpy as np
 
+from contractlang.errors import UnknownName
 from contractlang.interpreter.events import ChipCounts
 from contractlang.llm import LlmClient, agent_model
 from games.ctbench.board import COLOUR_ORDER, GOAL, Board, Player, Tile, simple_paths
@@ -264,7 +265,12 @@ def make_agent(name: str, rng: np.random.Generator, llm: LlmClient | None = None
         return LlmPlayer(llm.with_model(model))
     if name == "random":
         return RandomAgent(rng)
-    if name not in AGENTS:
-        raise KeyError(f"unknown agent {name!r}; choose from {', '.join([*AGENTS, 'random'])}, llm[:MODEL] or "
-                       "cmd:PROGRAM")
-    return AGENTS[name]()
+    return AGENTS[check_agent(name)]()
+
+
+def check_agent(name: str) -> str:
+    """`name` when it names an agent `make_agent` makes; `UnknownName` otherwise."""
+    if not is_external(name) and agent_model(name) is None and name != "random" and name not in AGENTS:
+        raise UnknownName(f"unknown agent {name!r}; choose from {', '.join([*AGENTS, 'random'])}, llm[:MODEL] or "
+                          "cmd:PROGRAM")
+    return name

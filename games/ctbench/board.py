@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
+from pydantic import ConfigDict, Field
 
+from contractlang.errors import UnknownName
 from contractlang.vocab import BOARD_SIZE, Frozen
 
 Tile = tuple[int, int]
@@ -210,10 +212,50 @@ def benchmark_boards(board_set: BoardSet = "ours") -> tuple[BenchmarkBoard, ...]
     )
 
 
+class BoardRow(Frozen):
+    """One board of a benchmark set as `ctbench boards` lists it: both players' best paths, shortfalls and
+    baselines ([CT-30], [CT-33])."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    id: int
+    paper_id: int | None
+    paper_bucket: str | None
+    key: int
+    board_class: str = Field(alias="class")
+    rows: tuple[str, ...]
+    shortfall: tuple[int, int]
+    best_paths: dict[str, tuple[Tile, ...]]
+    baselines: tuple[int, int]
+    bottleneck: str | None
+
+    @classmethod
+    def of(cls, b: BenchmarkBoard) -> BoardRow:
+        paths = {p: b.board.best_path(p) for p in PLAYERS}
+        return cls(id=b.id, paper_id=b.source_id, paper_bucket=b.source_bucket, key=b.board.key,
+                   board_class=b.board_class, rows=tuple(b.board.rows()),
+                   shortfall=(paths["red"][1], paths["blue"][1]), best_paths={p: paths[p][0] for p in paths},
+                   baselines=(b.board.baseline("red"), b.board.baseline("blue")), bottleneck=b.board.bottleneck())
+
+
+class BoardSetSummary(Frozen):
+    """The class counts over every board, and the rows of one 80-board set."""
+
+    classes: dict[str, int]
+    benchmark: tuple[BoardRow, ...]
+
+
+def board_set_summary(board_set: BoardSet) -> BoardSetSummary:
+    counts: dict[str, int] = {}
+    for board in all_boards():
+        counts[board.classification] = counts.get(board.classification, 0) + 1
+    return BoardSetSummary(classes=counts, benchmark=tuple(BoardRow.of(b) for b in benchmark_boards(board_set)))
+
+
 def benchmark_board(board_id: int) -> BenchmarkBoard:
     boards = benchmark_boards()
     if not 0 <= board_id < len(boards):
-        raise KeyError(f"board {board_id} is not in the benchmark set (IDs 0..{len(boards) - 1})")
+        raise UnknownName(f"board {board_id} is not in the benchmark set (IDs 0..{len(boards) - 1})")
     return boards[board_id]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from contractlang.errors import UnknownName
 from contractlang.ir import CTBenchIR
 from contractlang.llm import LlmCall, LlmClient, LlmUsage, agent_model
 from contractlang.vocab import Frozen
@@ -54,6 +55,12 @@ class GameRecord(Frozen):
     def llm_usage(self) -> LlmUsage:
         return LlmUsage.of(self.llm_calls)
 
+    def to_json(self) -> dict:
+        """The `run --json` object: the record without its log, the scores also by player."""
+        payload = self.model_dump(mode="json", exclude={"log"})
+        payload["scores"] = {"red": self.scores[0], "blue": self.scores[1]}
+        return payload
+
 
 def play_game(bench: BenchmarkBoard, condition: Condition, mode: Mode, red: str, blue: str, seed: int = 0,
               contract: CTBenchIR | None = None, visible: bool = True, keep_log: bool = False,
@@ -103,10 +110,15 @@ def play_game(bench: BenchmarkBoard, condition: Condition, mode: Mode, red: str,
     )
 
 
+def check_judge(judge: str) -> str:
+    """`judge` when it names a judge (rules, or an LLM); `UnknownName` otherwise."""
+    if judge != "rules" and agent_model(judge) is None:
+        raise UnknownName(f"unknown judge {judge!r}; use rules or llm[:MODEL]")
+    return judge
+
+
 def _judge_client(client: LlmClient | None, judge: str) -> LlmClient:
-    model = agent_model(judge)
-    if model is None:
-        raise KeyError(f"unknown judge {judge!r}; use rules or llm[:MODEL]")
+    model = agent_model(check_judge(judge))
     if client is None:
         raise AgentError(f"the judge {judge!r} is an LLM, and this run has no LLM client")
     return client.with_model(model)

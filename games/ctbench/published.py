@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Literal
 
 from pydantic import ValidationError
 
+from contractlang.files import FileError, write_atomically
 from contractlang.interpreter.events import ChipCounts
+from contractlang.progress import Advance
 from contractlang.vocab import Frozen
 from games.ctbench.board import BOARD_SIZE, GOAL, GOAL_BONUS, CHIP_VALUE, PLAYERS, Player, Tile, benchmark_boards, \
     board_from_rows
@@ -347,6 +349,44 @@ def mark_superseded(games: list[ImportedGame]) -> list[ImportedGame]:
             key = g.game_key()
             latest[key] = max(latest.get(key, g.run_id), g.run_id)
     return [g.model_copy(update={"superseded": g.complete and latest[g.game_key()] != g.run_id}) for g in games]
+
+
+class ImportSummary(Frozen):
+    """What `import_logs` wrote: games by state, and the directories it skipped, with why."""
+
+    out: Path
+    directories: int
+    imported: int
+    complete: int
+    incomplete: int
+    superseded: int
+    contracts_formed: int
+    problems: tuple[str, ...]
+
+
+def import_logs(root: Path, out: Path, progress: Advance, skipped: Callable[[ImportProblem], None]) -> ImportSummary:
+    """Import every game directory under `root` into the runs file `out` (JSON lines, superseded runs marked);
+    a directory that cannot be imported is passed to `skipped` and left out."""
+    if not root.is_dir():
+        raise FileError(f"{root}: not a directory of game logs")
+    dirs = list(game_directories(root))
+    if not dirs:
+        raise FileError(f"{root}: no game directory (one holding metadata.json) under it")
+    games, problems = [], []
+    progress("importing", 0, len(dirs))
+    for k, d in enumerate(dirs, 1):
+        try:
+            games.append(import_game(d, root))
+        except ImportProblem as exc:
+            problems.append(str(exc))
+            skipped(exc)
+        progress("importing", k, len(dirs))
+    games = mark_superseded(games)
+    write_atomically(out, "".join(g.model_dump_json() + "\n" for g in games))
+    complete = sum(g.complete for g in games)
+    return ImportSummary(out=out, directories=len(dirs), imported=len(games), complete=complete,
+                         incomplete=len(games) - complete, superseded=sum(g.superseded for g in games),
+                         contracts_formed=sum(g.contract_formed for g in games), problems=tuple(problems))
 
 
 def read_runs(path: Path) -> Iterator[tuple[int, ImportedGame | GameRecord]]:

@@ -246,3 +246,25 @@ def _end_rule(state: State) -> str:
 
 def summary_by_rule(verdicts: list[ReplayVerdict]) -> dict[str, int]:
     return dict(Counter(v.first.rule for v in verdicts if v.first is not None).most_common())
+
+
+class ReplayReport(Frozen):
+    """Verdicts on the complete games of a runs file, and how many cut-short logs were left out."""
+
+    verdicts: tuple[ReplayVerdict, ...]
+    skipped_incomplete: int
+
+    @property
+    def agree(self) -> int:
+        return sum(v.agrees for v in self.verdicts)
+
+    @property
+    def by_rule(self) -> dict[str, int]:
+        """Games by the rule of their first disagreement, most frequent first."""
+        return summary_by_rule(list(self.verdicts))
+
+
+def replay_games(games: list[ImportedGame]) -> ReplayReport:
+    """`replay` of every complete game; a cut-short log has no final state to compare, and is only counted."""
+    complete = [g for g in games if g.complete]
+    return ReplayReport(verdicts=tuple(replay(g) for g in complete), skipped_incomplete=len(games) - len(complete))

@@ -267,3 +267,28 @@ def save_plots(records: list[GameRecord], directory: Path,
 def _interval(records: Iterable[GameRecord], condition: str, board_class: str) -> Interval:
     return t_interval(game_metrics(g).normalised_reward for g in records
                       if g.condition == condition and g.board_class == board_class)
+
+
+class RunsReport(Frozen):
+    """Everything `ctbench report` shows for a runs file: the paper's tables, Table 11, the formation measures,
+    the comparison with the paper's printed cells and the plots written."""
+
+    games: int
+    skipped: int
+    tables: tuple[PaperTable, ...]
+    promises: tuple[PromiseRow, ...]
+    missing: MissingMetrics
+    compared: int
+    differences: tuple[CellDifference, ...]
+    plots: tuple[Path, ...] = ()
+
+
+def runs_report(records: list[GameRecord], skipped: int, png: Path | None,
+                write: Callable[[Path, bytes], None]) -> RunsReport:
+    """The report on `records` (`skipped` runs left out before), drawing the plots into `png` when given."""
+    tables = paper_tables(records)
+    compared, differences = compare_with_paper(tables)
+    return RunsReport(games=len(records), skipped=skipped, tables=tuple(tables),
+                      promises=tuple(promise_keeping(records)), missing=missing_metrics(records), compared=compared,
+                      differences=tuple(differences),
+                      plots=tuple(save_plots(records, png, write)) if png is not None else ())

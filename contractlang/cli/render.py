@@ -1,4 +1,4 @@
-"""Terminal tables for person-facing reports (rich)."""
+"""Terminal output of the commands for people: rich tables, aligned lines and plots."""
 
 from __future__ import annotations
 
@@ -131,3 +131,10 @@ def plot_survival(result, path) -> None:
     fig.savefig(buffer, dpi=120, format="png")
     plt.close(fig)
     write_atomically(path, buffer.getvalue())
+
+
+def usage_line(usage) -> str:
+    """One line of LLM usage: calls, tokens and cost."""
+    cost = "cost unknown for this model" if usage.cost_usd is None else f"${usage.cost_usd:.4f}"
+    return (f"LLM: {usage.calls} call(s) ({usage.replayed} replayed, {usage.failed} failed), "
+            f"{usage.input_tokens:,} input and {usage.output_tokens:,} output tokens, {cost}")

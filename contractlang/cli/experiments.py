@@ -1,8 +1,4 @@
-"""`contractlang synth` and `contractlang experiment …`: the ContractSim performance experiments (spec §12–§16).
-
-Registered on the main app by `contractlang.cli`; the games are imported inside each command, so the
-language package never depends on them at import time.
-"""
+"""`contractlang synth` and `contractlang experiment …`: the ContractSim performance experiments (§12–§16)."""
 
 from __future__ import annotations
 
@@ -14,14 +10,12 @@ from typing import Annotated, Optional
 
 import typer
 
-from contractlang.cli import InputError, JsonFlag, app
+from contractlang.cli.app import app, experiment_app
+from contractlang.cli.errors import InputError
+from contractlang.cli.inputs import load_one
+from contractlang.cli.options import JsonFlag, Ray, Workers, float_set, int_list
 
-experiment_app = typer.Typer(help="ContractSim experiments on a synthetic contract set (written by `synth`).",
-                             no_args_is_help=True)
 app.add_typer(experiment_app, name="experiment")
-
-Workers = Annotated[Optional[int], typer.Option(min=1, help="Local worker processes (default: all cores).")]
-Ray = Annotated[Optional[str], typer.Option(help="Run the jobs on Ray instead: a cluster address, or 'local'.")]
 
 
 @contextmanager
@@ -35,16 +29,6 @@ def _progress(quiet: bool) -> Iterator:
             yield advance
         except RuntimeError as exc:
             raise InputError(str(exc)) from None
-
-
-def _rhos(text: str) -> tuple[float, ...]:
-    try:
-        values = tuple(dict.fromkeys(float(x) for x in text.split(",")))
-    except ValueError:
-        raise InputError(f"--rhos takes comma-separated probabilities, not {text!r}") from None
-    if not values or any(not 0 <= v <= 1 for v in values):
-        raise InputError(f"--rhos takes probabilities in [0, 1], not {text!r}")
-    return values
 
 
 @app.command()
@@ -61,13 +45,12 @@ def synth(
 ) -> None:
     """Generate the 180 synthetic performance contracts (spec §12): base contracts by multi-start coordinate
     ascent in Envs 3–6, reused in Envs 1–2, six contingency variants each, every one re-solved; checks E14."""
-    from contractlang.cli import _int_list
     from games.contractsim.synth import EXCLUDED_VARIANTS, SynthPlan, synthesize
 
-    envs = _int_list(search_envs, "environment")
+    envs = int_list(search_envs, "environment")
     if any(e not in range(1, 7) for e in envs):
         raise InputError(f"--search-envs takes environments 1..6, not {search_envs!r}")
-    plan = SynthPlan(starts=starts, search_envs=tuple(dict.fromkeys(envs)), rhos=_rhos(rhos))
+    plan = SynthPlan(starts=starts, search_envs=tuple(dict.fromkeys(envs)), rhos=float_set(rhos, "--rhos"))
     with _progress(json_out) as advance:
         run = synthesize(out, plan, workers, ray, advance)
     m = run.manifest
@@ -96,7 +79,6 @@ def synth(
 
 def _synthetic_contracts(directory: Path) -> list:
     """(manifest entry, IR) for every contract `synth` wrote into `directory`, read back from its file."""
-    from contractlang.cli import load_one
     from games.contractsim.synth import read_manifest
 
     manifest = read_manifest(directory)
@@ -156,14 +138,13 @@ def experiment_frontier(
     """Pareto frontiers F1 (grim only) and F2 (all contingencies) per environment [CS-35], over contracts valued
     exactly: the `synth` searches' pool in Envs 3–6, an enumeration in Envs 1–2. Writes a Figure-2 style PNG
     per environment and the points as JSON. Resumable."""
-    from contractlang.cli import _int_list
     from games.contractsim.frontier import (FrontierReport, frontiers, pool_jobs, pool_records, sweeps,
                                             write_report)
     from games.contractsim.synth import read_manifest, search_records
 
     manifest = read_manifest(directory)
     covered = manifest.plan.envs
-    chosen = covered if envs is None else tuple(dict.fromkeys(_int_list(envs, "environment")))
+    chosen = covered if envs is None else tuple(dict.fromkeys(int_list(envs, "environment")))
     if any(e not in covered for e in chosen):
         raise InputError(f"--envs: this contract set covers environments {', '.join(map(str, covered))}")
     search = search_records(directory, manifest.plan)

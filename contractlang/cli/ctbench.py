@@ -1,0 +1,262 @@
+"""The CT-Bench commands: boards, show, sweep, import, replay, report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from contractlang.cli.app import app, ctbench_app
+from contractlang.cli.errors import InputError, UsageProblem, playing
+from contractlang.cli.llm_options import LlmFlags, llm_client, llm_options, llm_settings
+from contractlang.cli.options import JsonFlag, Workers, choice, int_list
+from contractlang.cli.play import AGENT_HELP
+from contractlang.files import write_atomically
+
+app.add_typer(ctbench_app, name="ctbench")
+
+
+@ctbench_app.command("boards")
+def ctbench_boards(
+    board_set: Annotated[str, typer.Option("--set", help="ours (our seeded sample, the default) or paper (the "
+                                                         "CT-Bench authors' 80 grids).")] = "ours",
+    json_out: JsonFlag = False,
+) -> None:
+    """Class counts over all 3,432 boards and an 80-board set: classes, shortfalls, best paths, baselines."""
+    from games.ctbench.board import board_set_summary
+
+    summary = board_set_summary(choice(board_set, ("ours", "paper"), "board set"))
+    if json_out:
+        typer.echo(json.dumps({"boards": 3432, "classes": summary.classes, "set": board_set,
+                               "benchmark": [r.model_dump(by_alias=True) for r in summary.benchmark]}))
+        return
+    typer.echo("All 3,432 boards: " + ", ".join(f"{k} {v}" for k, v in sorted(summary.classes.items())))
+    source = "the CT-Bench authors' grids (paper id, their stratum)" if board_set == "paper" else "our seeded sample"
+    typer.echo(f"Benchmark set, {source} (id class rows shortfall red/blue baselines bottleneck):")
+    for r in summary.benchmark:
+        paper = f"  paper {r.paper_id:>3} {r.paper_bucket}" if board_set == "paper" else ""
+        typer.echo(f"  {r.id:>2} {r.board_class:<18} {' '.join(r.rows)}  {r.shortfall[0]}/{r.shortfall[1]}"
+                   f"  {r.baselines[0]:>2}/{r.baselines[1]:<2} {r.bottleneck or '-':<4}{paper}")
+
+
+@ctbench_app.command("show")
+def ctbench_show(
+    board_id: Annotated[int, typer.Argument(help="Benchmark board ID (0..79).")],
+    png: Annotated[Optional[Path], typer.Option("--png", help="Also draw the board to this PNG file.")] = None,
+) -> None:
+    """Draw a board: colours, start, goal and both players' best paths."""
+    from rich.console import Console
+
+    from games.ctbench.board import benchmark_board
+    from games.ctbench.draw import board_text, save_png
+
+    bench = benchmark_board(board_id)
+    b = bench.board
+    console = Console()
+    console.print(f"Board {board_id} ({bench.board_class}, key {b.key})")
+    console.print(board_text(b))
+    for p in ("red", "blue"):
+        path, short = b.best_path(p)
+        console.print(f"P-{p.capitalize()} best path {' '.join(map(str, path))}, shortfall {short}")
+    if png is not None:
+        save_png(b, png, title=f"board {board_id} ({bench.board_class})")
+        console.print(f"wrote {png}")
+
+
+@ctbench_app.command("sweep")
+@llm_options(max_tokens=8192, timeout=120.0)
+def ctbench_sweep(
+    boards: Annotated[str, typer.Option(help="'all' or comma-separated board IDs.")] = "all",
+    conditions: Annotated[str, typer.Option("--conditions", "--condition",
+                                            help="Comma-separated: none, prog_trading, prog_points, nl_trading.")]
+    = "none,prog_trading,prog_points,nl_trading",
+    modes: Annotated[str, typer.Option("--modes", "--mode", help="Comma-separated: pfp, trade.")] = "pfp,trade",
+    agents: Annotated[str, typer.Option(help="Comma-separated pairings 'RED vs BLUE' (or RED:BLUE for built-in "
+                                             "agents), e.g. 'planner vs exploiter'.")] = "planner:planner",
+    red: Annotated[Optional[str], typer.Option(help=f"P-Red in every game (with --blue, instead of --agents): "
+                                                    f"{AGENT_HELP}.")] = None,
+    blue: Annotated[Optional[str], typer.Option(help="P-Blue in every game (with --red).")] = None,
+    judge: Annotated[str, typer.Option(help="Contract judge (summaries, NL-Trading moves): rules (offline) or "
+                                            "llm[:MODEL].")] = "rules",
+    seed: Annotated[int, typer.Option(min=0, help="Seed for random agents.")] = 0,
+    repeats: Annotated[int, typer.Option(min=1, help="Games per (board, condition, mode, pairing); repeat r "
+                                                     "draws agent randomness from (seed, r).")] = 1,
+    hidden: Annotated[bool, typer.Option("--hidden", help="Hide each player's state from the other.")] = False,
+    workers: Workers = None,
+    ray: Annotated[Optional[str], typer.Option(help="Run on Ray instead: a cluster address, or 'local'.")] = None,
+    out: Annotated[Path, typer.Option(help="Directory for games.jsonl and summary.json; a rerun into it resumes.")]
+    = Path("ctbench-sweep"),
+    json_out: JsonFlag = False,
+    llm_flags: LlmFlags | None = None,
+) -> None:
+    """Run boards × contract conditions × modes × pairings × repeats; resumable. Offline agents by default;
+    LLM players and judges (llm[:MODEL]) and external agents (cmd:PROGRAM) too."""
+    from contractlang.progress import job_progress
+    from games.ctbench.board import benchmark_board, benchmark_boards
+    from games.ctbench.play import CONDITIONS
+    from games.ctbench.sweep import GameSpec, check_names, sweep
+
+    ids = [b.id for b in benchmark_boards()] if boards == "all" else int_list(boards, "board ID")
+    for i in ids:
+        benchmark_board(i)
+    conds = [choice(c, CONDITIONS, "condition") for c in conditions.split(",")]
+    mode_list = [choice(m, ("pfp", "trade"), "mode") for m in modes.split(",")]
+    if (red is None) != (blue is None):
+        raise UsageProblem("--red and --blue go together (or give --agents)")
+    pairs = [(red, blue)] if red is not None else [_pairing(pair) for pair in agents.split(",")]
+    check_names(pairs, judge)
+    settings = llm_settings([n for pair in pairs for n in pair] + [judge], llm_flags)
+    llm_client(settings)  # a recordings file that cannot be used stops the sweep here, before any game
+    specs = list(dict.fromkeys(
+        GameSpec(board_id=i, condition=c, mode=m, red=r, blue=b, seed=seed, repeat=k, visible=not hidden, judge=judge)
+        for i in ids for c in conds for m in mode_list for r, b in pairs for k in range(repeats)))
+    try:
+        with job_progress(json_out) as advance, playing():
+            result = sweep(specs, out, workers, ray, settings, advance, lambda note: typer.echo(note, err=True))
+    except RuntimeError as exc:
+        raise InputError(str(exc)) from None
+    if json_out:
+        typer.echo(json.dumps({"ok": True, "games": len(result.records), "played": result.played, "out": str(out),
+                               "rows": [r.model_dump(mode="json") for r in result.rows]}))
+        return
+    from games.ctbench.story import print_summary
+
+    print_summary(list(result.rows))
+    typer.echo(f"{len(result.records)} games ({result.played} played now); results in {result.store} and "
+               f"{result.summary}")
+
+
+def _pairing(text: str) -> tuple[str, str]:
+    """'RED vs BLUE', or RED:BLUE when neither name holds a colon (llm:MODEL and cmd:PROGRAM do)."""
+    red, sep, blue = text.partition(" vs ")
+    if not sep:
+        red, sep, blue = text.partition(":")
+        if not sep or ":" in blue or red in ("llm", "cmd"):
+            raise UsageProblem(f"write the pairing {text!r} as 'RED vs BLUE' (agent names may hold colons)")
+    if not red.strip() or not blue.strip():
+        raise UsageProblem(f"the pairing {text!r} names no agent on one side")
+    return red.strip(), blue.strip()
+
+
+@ctbench_app.command("import")
+def ctbench_import(
+    directory: Annotated[Path, typer.Argument(help="A copy of the authors' public_logs/ (or any folder of game "
+                                                   "directories holding metadata.json and event_log_*.json).")],
+    out: Annotated[Path, typer.Option("--out", help="The runs file to write (JSON lines, one game each).")],
+    json_out: JsonFlag = False,
+) -> None:
+    """Import the CT-Bench authors' published game logs as typed games with contracts in contractlang."""
+    from contractlang.progress import job_progress
+    from games.ctbench.published import import_logs
+
+    def skipped(problem) -> None:
+        if not json_out:
+            typer.echo(f"skipped {problem}", err=True)
+
+    with job_progress(json_out) as advance:
+        summary = import_logs(directory, out, advance, skipped)
+    if json_out:
+        typer.echo(json.dumps({"ok": True, **summary.model_dump(mode="json")}))
+        return
+    typer.echo(f"imported {summary.imported} of {summary.directories} games into {out}: {summary.complete} "
+               f"complete, {summary.incomplete} cut short (no final state), {summary.superseded} superseded by a "
+               f"later run of the same game; {len(summary.problems)} skipped")
+
+
+def _runs(path: Path) -> list:
+    """Every line of a runs file (imported games or our game records); a bad line is `file:line: reason`."""
+    from games.ctbench.published import ImportProblem, read_runs
+
+    try:
+        return [item for _, item in read_runs(path)]
+    except ImportProblem as exc:
+        raise InputError(str(exc)) from None
+
+
+@ctbench_app.command("replay")
+def ctbench_replay(
+    runs: Annotated[Path, typer.Argument(help="A runs file written by `ctbench import`.")],
+    out: Annotated[Optional[Path], typer.Option("--out", help="Also write every game's verdict here (JSON "
+                                                              "lines).")] = None,
+    json_out: JsonFlag = False,
+) -> None:
+    """Re-play every imported game through our engine and Monitor; report where each parts from its log."""
+    from games.ctbench.published import ImportedGame
+    from games.ctbench.replay import RULES, replay_games
+
+    games = [g for g in _runs(runs) if isinstance(g, ImportedGame)]
+    if not games:
+        raise InputError(f"{runs}: holds no imported game (write one with `contractlang ctbench import`)")
+    report = replay_games(games)
+    verdicts, agree, by_rule = report.verdicts, report.agree, report.by_rule
+    if out is not None:
+        write_atomically(out, "".join(v.model_dump_json() + "\n" for v in verdicts))
+    if json_out:
+        typer.echo(json.dumps({"ok": True, "replayed": len(verdicts), "agree": agree,
+                               "skipped_incomplete": report.skipped_incomplete, "by_rule": by_rule,
+                               "rules": {k: RULES[k] for k in by_rule},
+                               "games": [v.model_dump(mode="json") for v in verdicts]}))
+        return
+    for v in verdicts:
+        if not v.agrees:
+            typer.echo(f"{v.source}: turn {v.first.turn}: {v.first.rule}: {v.first.detail}")
+    rate = agree / len(verdicts) if verdicts else 0.0
+    typer.echo(f"replayed {len(verdicts)} complete games ({report.skipped_incomplete} cut-short logs skipped): "
+               f"{agree} agree on positions and chips after every turn and on the final scores ({rate:.1%})")
+    for rule, n in by_rule.items():
+        typer.echo(f"  {n:>5}  {rule}: {RULES[rule]}")
+
+
+@ctbench_app.command("report")
+def ctbench_report(
+    runs: Annotated[Path, typer.Argument(help="A runs file: `ctbench import` output or a sweep's games.jsonl.")],
+    png: Annotated[Optional[Path], typer.Option("--png", help="Also draw reward by condition and board class "
+                                                              "into this directory.")] = None,
+    all_runs: Annotated[bool, typer.Option("--all-runs", help="Imported logs: keep every complete run, not only "
+                                                              "the latest of each game (the paper's choice).")]
+    = False,
+    paper: Annotated[bool, typer.Option("--paper", help="Set the paper's printed value beside every cell that "
+                                                        "differs from it (rows named as the authors' logs name "
+                                                        "models).")] = False,
+    json_out: JsonFlag = False,
+) -> None:
+    """The paper's Tables 1–8 and 11 and the contract-formation measures, from imported logs or our sweeps."""
+    from games.ctbench.published import ImportedGame
+    from games.ctbench.report import missing_text, promise_text, runs_report, table_text
+
+    records, skipped = [], 0
+    for item in _runs(runs):
+        if isinstance(item, ImportedGame):
+            if not item.complete or (item.superseded and not all_runs):
+                skipped += 1
+                continue
+            item = item.record()
+        records.append(item)
+    if not records:
+        raise InputError(f"{runs}: holds no complete game to report on")
+    if png is not None:
+        try:
+            png.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"{png}: cannot create the plot directory: {exc.strerror or exc}") from None
+    report = runs_report(records, skipped, png, write_atomically)
+    if json_out:
+        typer.echo(json.dumps({"ok": True, "games": report.games, "skipped": skipped,
+                               "tables": [t.model_dump(mode="json") for t in report.tables],
+                               "paper_cells_compared": report.compared,
+                               "paper_differences": [d.model_dump() for d in report.differences],
+                               "table_11": [r.model_dump(mode="json") for r in report.promises],
+                               "formation": report.missing.model_dump(mode="json"),
+                               "plots": [str(p) for p in report.plots]}))
+        return
+    for t in report.tables:
+        typer.echo(table_text(t, with_paper=paper) + "\n")
+    if report.promises:
+        typer.echo(promise_text(list(report.promises)) + "\n")
+    typer.echo(missing_text(report.missing))
+    if paper and report.compared:
+        typer.echo(f"\n{report.compared - len(report.differences)} of {report.compared} cells equal the paper's")
+    typer.echo(f"\n{report.games} games" + (f" ({skipped} cut-short or superseded runs left out)" if skipped else "")
+               + "".join(f"; wrote {p}" for p in report.plots))

@@ -1,0 +1,109 @@
+"""The CLI's one failure path: every exception a command raises becomes an exit code and one report.
+
+Exit codes: 0 ok, 1 the input is wrong (diagnostics, never a traceback), 2 usage error, 3 an internal error
+(one line; CONTRACTLANG_DEBUG=1 shows the traceback), 130 interrupted. Under --json every failure is one JSON
+object on stdout. The console script and the in-process test runner both reach it through `ReportingGroup.main`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import typer
+from typer.core import TyperGroup
+
+from contractlang.diagnostics import ContractError, printable
+from contractlang.errors import UnknownName
+from contractlang.files import FileError
+
+
+class InputError(Exception):
+    """Bad input found by the CLI itself (missing file, a file with two contracts): one line, exit 1."""
+
+
+class UsageProblem(Exception):
+    """Options that cannot go together or do not apply to this input: one line, exit 2."""
+
+
+class CheckFailed(Exception):
+    """A contract file with diagnostics: printed with carets (or as JSON), exit 1."""
+
+    def __init__(self, diagnostics, source: str):
+        self.diagnostics = list(diagnostics)
+        self.source = source
+        super().__init__(f"{len(self.diagnostics)} error(s) in the contract")
+
+
+def _report(message: str, code: int, json_mode: bool, diagnostics=None, source: str | None = None) -> int:
+    """One failure, one report: a JSON object on stdout under --json, else lines on stderr."""
+    if json_mode:
+        payload: dict = {"ok": False, "error": message}
+        if diagnostics is not None:
+            payload["diagnostics"] = [d.to_json() for d in diagnostics]
+        typer.echo(json.dumps(payload))
+    elif diagnostics is not None:
+        for d in diagnostics:
+            typer.echo(d.render(source), err=True)
+    else:
+        typer.echo(f"error: {printable(message)}", err=True)
+    return code
+
+
+def exit_code(command: Callable[[], int | None], json_mode: bool) -> int:
+    """Run `command` (the parsed command line) and map what it raises to an exit code, reporting the failure."""
+    try:
+        code = command()
+    except KeyboardInterrupt:
+        return _report("interrupted", 130, json_mode)
+    except CheckFailed as exc:
+        return _report(str(exc), 1, json_mode, exc.diagnostics, exc.source)
+    except ContractError as exc:
+        return _report(str(exc), 1, json_mode, exc.diagnostics)
+    except (InputError, UnknownName, FileError) as exc:
+        return _report(str(exc), 1, json_mode)
+    except UsageProblem as exc:
+        return _report(f"usage: {exc}", 2, json_mode)
+    except Exception as exc:
+        if callable(getattr(exc, "format_message", None)):  # click's usage and parameter errors
+            if not json_mode and hasattr(exc, "show"):
+                exc.show()
+                return getattr(exc, "exit_code", 2)
+            return _report(f"usage: {exc.format_message()}", getattr(exc, "exit_code", 2), json_mode)
+        if os.environ.get("CONTRACTLANG_DEBUG") == "1":
+            raise
+        return _report(f"internal error: {type(exc).__name__}: {exc} (set CONTRACTLANG_DEBUG=1 to see where)", 3,
+                       json_mode)
+    if code == 130:  # typer turns an interrupt inside a command into exit code 130
+        return _report("interrupted", 130, json_mode)
+    return code or 0
+
+
+class ReportingGroup(TyperGroup):
+    """The top-level command group: parses and runs a command line, then exits through `exit_code`."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        argv = list(sys.argv[1:] if args is None else args)
+        sys.exit(exit_code(lambda: super(ReportingGroup, self).main(argv, prog_name, complete_var,
+                                                                    standalone_mode=False, **extra),
+                           "--json" in argv))
+
+
+@contextmanager
+def playing(tables=None) -> Iterator[None]:
+    """Games as bad input, one line each: an external agent that breaks the protocol (games/external.py), or a
+    DP table directory (`tables`) that cannot be written."""
+    from games.external import AgentError
+
+    try:
+        yield
+    except AgentError as exc:
+        raise InputError(str(exc)) from None
+    except OSError as exc:
+        if tables is None:
+            raise
+        raise InputError(f"{tables.directory}: cannot keep solved DP tables there ({exc.strerror or exc}); "
+                         "run from a writable directory") from None

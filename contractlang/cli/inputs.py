@@ -1,0 +1,51 @@
+"""Reading contract files for a command: checked contracts, or a failure the error path reports."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from contractlang import check_source
+from contractlang.cli.errors import CheckFailed, InputError, UsageProblem
+from contractlang.files import read_capped
+from contractlang.ir import CheckedContract
+
+
+def read(path: Path) -> tuple[bytes, str]:
+    return read_capped(path), str(path)
+
+
+def emit_diagnostics(diags, source: str | None) -> None:
+    for d in diags:
+        typer.echo(d.render(source), err=True)
+
+
+def source_text(data: bytes) -> str:
+    """Text for caret lines; undecodable bytes show as U+FFFD so a bad-UTF-8 report still points."""
+    return data.decode("utf-8", errors="replace")
+
+
+def load_contracts(path: Path) -> list[CheckedContract]:
+    """Read and check a contract file for a command; diagnostics are printed and exit 1 on failure."""
+    data, name = read(path)
+    result = check_source(data, name)
+    if not result.ok:
+        raise CheckFailed(result.diagnostics, source_text(data))
+    return list(result.contracts)
+
+
+def load_one(path: Path) -> CheckedContract:
+    contracts = load_contracts(path)
+    if len(contracts) > 1:
+        raise InputError(f"{path}: holds {len(contracts)} contracts; this command takes a file with one")
+    return contracts[0]
+
+
+def game_options(contracts: list[CheckedContract], env: int | None, board: int | None, path: Path) -> None:
+    """--env is for ContractSim contracts and --board for CT-Bench: one the file cannot use is a usage error."""
+    kinds = {c.ir.kind for c in contracts}
+    if env is not None and "contractsim" not in kinds:
+        raise UsageProblem(f"--env applies to ContractSim contracts; {path} is for CT-Bench (use --board ID)")
+    if board is not None and "ctbench" not in kinds:
+        raise UsageProblem(f"--board applies to CT-Bench contracts; {path} is for ContractSim (use --env N)")

@@ -1,0 +1,221 @@
+"""The language commands: check, fmt, trace, render, translate."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from contractlang import check_source
+from contractlang.checker import check as check_tree
+from contractlang.cli.app import app
+from contractlang.cli.errors import InputError, UsageProblem
+from contractlang.cli.inputs import emit_diagnostics, load_contracts, load_one, read, source_text
+from contractlang.cli.llm_options import check_base_url
+from contractlang.cli.options import JsonFlag, choice
+from contractlang.diagnostics import ContractError, printable
+from contractlang.files import FileError, write_atomically
+from contractlang.formatter import format_source
+from contractlang.parser import parse
+
+
+@app.command()
+def check(
+    files: Annotated[list[Path], typer.Argument(help="Contract files to parse and type-check.")],
+    json_out: JsonFlag = False,
+) -> None:
+    """Parse and type-check contract files; report every error as file:line:col with a hint."""
+    failed = False
+    for path in files:
+        try:
+            data, name = read(path)
+        except FileError as exc:
+            failed = True
+            typer.echo(json.dumps({"file": str(path), "ok": False, "error": str(exc)}) if json_out
+                       else f"error: {printable(str(exc))}", err=not json_out)
+            continue
+        result = check_source(data, name)
+        failed |= not result.ok
+        if json_out:
+            payload: dict = {"file": name, "ok": result.ok}
+            if result.ok:
+                payload["contracts"] = [
+                    {"name": c.ir.name, "game": c.ir.kind, "terms": c.ir.terms_json()} for c in result.contracts
+                ]
+                if len(result.contracts) == 1:
+                    payload["terms"] = result.contracts[0].ir.terms_json()
+            else:
+                payload["diagnostics"] = [d.to_json() for d in result.diagnostics]
+            typer.echo(json.dumps(payload))
+        elif result.ok:
+            names = ", ".join(c.ir.name for c in result.contracts)
+            typer.echo(f"{name}: ok ({len(result.contracts)} contract{'s' * (len(result.contracts) != 1)}: {names})")
+        else:
+            emit_diagnostics(result.diagnostics, source_text(data))
+    if failed:
+        raise typer.Exit(1)
+
+
+@app.command()
+def fmt(
+    files: Annotated[list[Path], typer.Argument(help="Contract files to format.")],
+    check_only: Annotated[bool, typer.Option("--check", help="Exit 1 if a file is not in canonical form.")] = False,
+    write: Annotated[bool, typer.Option("--write", "-w", help="Rewrite the files in place.")] = False,
+) -> None:
+    """Print contracts in canonical form (stdout), rewrite them (--write) or test them (--check)."""
+    if check_only and write:
+        raise UsageProblem("--check and --write do not go together: --check only reports, --write rewrites")
+    unformatted = []
+    for path in files:
+        try:
+            data, name = read(path)
+            tree = parse(data, name)
+        except FileError as exc:
+            unformatted.append(str(path))
+            typer.echo(f"error: {printable(str(exc))}", err=True)
+            continue
+        except ContractError as err:
+            unformatted.append(str(path))
+            emit_diagnostics(err.diagnostics, source_text(data))
+            continue
+        # the formatter prints numbers from their values: one the checker refuses would change on the way
+        too_large = [d for d in check_tree(tree).diagnostics if d.code == "E003"]
+        if too_large:
+            unformatted.append(name)
+            emit_diagnostics(too_large, source_text(data))
+            continue
+        text = format_source(tree)
+        original = data.decode("utf-8")
+        if check_only:
+            if text != original:
+                unformatted.append(name)
+                typer.echo(f"{name}: not in canonical form (run `contractlang fmt --write {name}`)", err=True)
+        elif write:
+            if text != original:
+                write_atomically(path, text)
+                typer.echo(f"{name}: reformatted")
+        else:
+            typer.echo(text, nl=False)
+    if unformatted:
+        raise typer.Exit(1)
+
+
+@app.command()
+def trace(
+    contract: Annotated[Path, typer.Argument(help="The contract the trajectory was played under.")],
+    events: Annotated[Path, typer.Argument(help="Event log: one JSON object per line.")],
+    json_out: JsonFlag = False,
+) -> None:
+    """Replay a trajectory: dues, compliance, prefix status, memory, enforcement, and who breached first."""
+    from contractlang.interpreter.trace import TraceError, read_events, replay, trace_json
+
+    checked = load_one(contract)
+    try:
+        monitor, steps = replay(checked.ir, read_events(read(events)[0], str(events), checked.ir.kind), str(events))
+    except TraceError as exc:
+        raise InputError(str(exc)) from None
+    report = trace_json(monitor, steps)
+    if json_out:
+        typer.echo(json.dumps(report))
+        return
+    from contractlang.cli.render import print_trace
+
+    print_trace(report, checked.ir)
+
+
+@app.command()
+def render(
+    contract: Annotated[Path, typer.Argument(help="The contract to write out as prose.")],
+    setting: Annotated[Optional[str], typer.Option(help="Re-label into catering, hotel or ai-hosting.")] = None,
+) -> None:
+    """Write a contract as prose: every term explicit, clauses in a fixed order, termination last."""
+    from contractlang.render import render as render_prose
+    from contractlang.vocab import SETTINGS
+
+    if setting is not None:
+        choice(setting, tuple(SETTINGS), "setting")
+    contracts = load_contracts(contract)
+    if setting is not None and any(c.ir.kind == "ctbench" for c in contracts):
+        raise UsageProblem(f"--setting re-labels ContractSim contracts; {contract} holds a CT-Bench agreement")
+    for checked in contracts:
+        typer.echo(render_prose(checked.ir, setting=setting))
+
+
+@app.command()
+def translate(
+    text_file: Annotated[Path, typer.Argument(help="Contract prose (UTF-8 text).")],
+    backend: Annotated[str, typer.Option(help="rules (offline, deterministic) or anthropic (needs ANTHROPIC_API_KEY).")]
+    = "rules",
+    output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write the DSL here.")] = None,
+    name: Annotated[Optional[str], typer.Option(help="Contract name when the text gives none.")] = None,
+    model: Annotated[Optional[str], typer.Option(help="Model for the anthropic backend.")] = None,
+    max_tokens: Annotated[int, typer.Option(min=1, help="Output token limit per attempt (anthropic).")] = 4096,
+    timeout: Annotated[float, typer.Option(min=0.001, help="Seconds the whole translation may take, retries and "
+                                                            "waits included (anthropic).")] = 60.0,
+    retries: Annotated[int, typer.Option(min=0, help="Retries for transient API errors, with backoff "
+                                                     "(anthropic).")] = 3,
+    base_url: Annotated[Optional[str], typer.Option(help="API base URL (anthropic), e.g. a proxy.")] = None,
+    cache: Annotated[Optional[Path], typer.Option(help="SQLite cache and audit file "
+                                                     "(default .contractlang-cache/translations.sqlite).")] = None,
+    no_verify: Annotated[bool, typer.Option("--no-verify", help="Skip the extra checks in the repair loop.")] = False,
+    json_out: JsonFlag = False,
+) -> None:
+    """Translate contract prose to checked DSL; a missing term is reported, never filled in."""
+    from contractlang.translate import DEFAULT_CACHE, MissingApiKey, TranslationCache, translate_text
+    from contractlang.llm import DEFAULT_MODEL, LlmSettings
+
+    choice(backend, ("rules", "anthropic"), "backend")
+    check_base_url(base_url)
+    if base_url is not None and backend != "anthropic":
+        raise UsageProblem("--base-url applies to --backend anthropic")
+    data, _ = read(text_file)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{text_file}: not UTF-8 text") from None
+    settings = LlmSettings(model=model or DEFAULT_MODEL, max_tokens=max_tokens, timeout_seconds=timeout,
+                           max_retries=retries, base_url=base_url)
+    if backend == "rules":
+        typer.echo("translating offline with the rules backend", err=True)
+    try:
+        result = translate_text(text, name=name or text_file.stem, backend=backend,
+                                cache=TranslationCache(cache or DEFAULT_CACHE), settings=settings,
+                                extra_checks=() if no_verify else _extra_checks())
+    except MissingApiKey as exc:
+        raise InputError(str(exc)) from None
+    if output is not None and result.dsl:
+        write_atomically(output, result.dsl)
+    if json_out:
+        typer.echo(json.dumps({**result.model_dump(include={
+            "ok", "well_formed", "dsl", "terms", "missing", "attempts", "cached", "backend", "model", "error",
+            "diagnostics", "inconsistencies", "notes"}), "status": result.status}))
+    else:
+        if output is None:
+            typer.echo(result.dsl, nl=False)
+        typer.echo(f"{result.status}: {result.attempts} attempt(s), {'cached' if result.cached else 'fresh'}, "
+                   f"{result.backend}/{result.model}" + (f"; {result.error}" if result.error else ""), err=True)
+        for field in result.missing:
+            typer.echo(f"missing: {field}", err=True)
+        for finding in result.inconsistencies:
+            typer.echo(f"inconsistent: {finding.message}", err=True)
+        if result.inconsistencies:
+            typer.echo("the text contradicts itself: translated as written, not well-formed", err=True)
+        for note in result.notes:
+            typer.echo(f"note: {note}", err=True)
+        if not result.ok:
+            from contractlang.diagnostics import Diagnostic
+
+            for d in result.diagnostics:
+                if not d["code"].startswith("E4"):
+                    typer.echo(Diagnostic.from_json(d).render(result.dsl), err=True)
+    if result.status != "ok":
+        raise typer.Exit(1)
+
+
+def _extra_checks():
+    """Checks that join the translation repair loop: the z3 verifier's arithmetic (stated totals)."""
+    from solver.verify import translation_checks
+
+    return (translation_checks,)

@@ -1,0 +1,128 @@
+"""The LLM options of the commands that play or judge with LLMs, and the settings and client built from them."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from contractlang.cli.errors import InputError, UsageProblem
+from contractlang.cli.options import choice
+from contractlang.vocab import Frozen
+
+EFFORTS = ("low", "medium", "high", "xhigh", "max")
+RecordingsOption = Annotated[Optional[Path], typer.Option(
+    "--recordings", help="SQLite file every LLM response is recorded in (default .contractlang-cache/llm.sqlite); a "
+                         "rerun serves the recorded responses.")]
+ReplayFlag = Annotated[bool, typer.Option("--replay", help="Serve recorded LLM responses only, never calling the "
+                                                           "API: replays a recorded run offline, no key needed.")]
+EffortOption = Annotated[Optional[str], typer.Option(help=f"LLM effort: {', '.join(EFFORTS)} (models that take it).")]
+ThinkingFlag = Annotated[bool, typer.Option("--thinking", help="Adaptive thinking for the LLM.")]
+MaxTokensOption = Annotated[int, typer.Option("--max-tokens", min=1, help="LLM output token limit per call.")]
+LlmTimeoutOption = Annotated[float, typer.Option("--llm-timeout", min=0.001, help="Seconds one LLM call may take, "
+                                                                                  "retries and waits included.")]
+BaseUrlOption = Annotated[Optional[str], typer.Option("--base-url", help="Anthropic API base URL, e.g. a proxy.")]
+GuidanceOption = Annotated[Optional[list[str]], typer.Option(
+    "--guidance", help="A prompt-guidance clause for LLM agents (spec §8 ablations; repeatable): contingencies, "
+                       "net-utility, no-worse-prior (negotiation); prohibition, institutional, reciprocity, planning "
+                       "(performance).")]
+
+
+class LlmFlags(Frozen):
+    """The LLM options of one command line (see `llm_options`)."""
+
+    recordings: Optional[Path] = None
+    replay: bool = False
+    effort: Optional[str] = None
+    thinking: bool = False
+    max_tokens: int
+    llm_timeout: float
+    base_url: Optional[str] = None
+
+
+def llm_options(max_tokens: int, timeout: float):
+    """Give a command the LLM options: typer sees them as its own parameters (before --json), and the command
+    receives them as one `llm_flags` value."""
+    options = [("recordings", RecordingsOption, None), ("replay", ReplayFlag, False), ("effort", EffortOption, None),
+               ("thinking", ThinkingFlag, False), ("max_tokens", MaxTokensOption, max_tokens),
+               ("llm_timeout", LlmTimeoutOption, timeout), ("base_url", BaseUrlOption, None)]
+
+    def wrap(fn):
+        own = [p for p in inspect.signature(fn, eval_str=True).parameters.values() if p.name != "llm_flags"]
+        added = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default,
+                                   annotation=annotation) for name, annotation, default in options]
+        params = [p for p in own if p.name != "json_out"] + added + [p for p in own if p.name == "json_out"]
+
+        @functools.wraps(fn)
+        def command(**kwargs):
+            flags = LlmFlags(**{name: kwargs.pop(name) for name, _, _ in options})
+            return fn(**kwargs, llm_flags=flags)
+
+        command.__signature__ = inspect.Signature(params)
+        command.__annotations__ = {p.name: p.annotation for p in params}
+        return command
+
+    return wrap
+
+
+def check_base_url(base_url: str | None) -> None:
+    if base_url is None:
+        return
+    from urllib.parse import urlparse
+
+    parsed = urlparse(base_url)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise UsageProblem(f"--base-url must be an http:// or https:// address, not {base_url!r}")
+
+
+def llm_settings(names: list[str], flags: LlmFlags):
+    """LLM settings when any of `names` (agents, judge, translator) is `llm[:MODEL]`; None otherwise. Without
+    a key, and not replaying, an LLM option is bad input that says how to set one."""
+    from contractlang.llm import DEFAULT_RECORDINGS, KEY_HINT, LlmSettings, agent_model
+
+    uses = [n for n in names if agent_model(n) is not None]
+    if not uses:
+        given = [flag for flag, value in (("--recordings", flags.recordings), ("--replay", flags.replay),
+                                          ("--effort", flags.effort), ("--thinking", flags.thinking),
+                                          ("--base-url", flags.base_url)) if value]
+        if given:
+            raise UsageProblem(f"{given[0]} applies to LLM agents, judges and translators (llm[:MODEL]); none is "
+                               "chosen")
+        return None
+    check_base_url(flags.base_url)
+    if flags.effort is not None:
+        choice(flags.effort, EFFORTS, "effort")
+    if not flags.replay and not os.environ.get("ANTHROPIC_API_KEY"):
+        raise InputError(f"{uses[0]} needs the Anthropic API: {KEY_HINT}")
+    return LlmSettings(max_tokens=flags.max_tokens, effort=flags.effort, thinking=flags.thinking,
+                       timeout_seconds=flags.llm_timeout, max_retries=5, base_url=flags.base_url,
+                       recordings=flags.recordings or DEFAULT_RECORDINGS, replay=flags.replay)
+
+
+def llm_client(settings):
+    from contractlang.llm import LlmClient, MissingApiKey
+
+    if settings is None:
+        return None
+    try:
+        return LlmClient(settings, os.environ.get("ANTHROPIC_API_KEY"))
+    except MissingApiKey as exc:
+        raise InputError(str(exc)) from None
+
+
+@contextmanager
+def llm_status(client, json_out: bool) -> Iterator[None]:
+    """A spinner on stderr while LLM agents play (a game makes tens of model calls); nothing otherwise."""
+    if client is None or json_out:
+        yield
+        return
+    from rich.console import Console
+
+    with Console(stderr=True).status("playing with LLM agents"):
+        yield

@@ -1,0 +1,38 @@
+"""`contractlang lsp`: the language server on stdio, with the z3 verifier and the CT-Bench boards wired in."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from contractlang.cli.app import app
+from contractlang.cli.errors import InputError
+from contractlang.cli.verify import verifier_inputs
+from contractlang.ir import CheckedContract
+
+
+def _verify(checked: CheckedContract, env: int | None, board: int | None):
+    """The verifier as the server's `contractlang.verify` calls it, with the inputs of `verify --env/--board`."""
+    from solver.verify import verify
+
+    environment, board_value = verifier_inputs(env, board)
+    return verify(checked, env=environment, board=board_value)
+
+
+def _board_colours(board: int) -> tuple[tuple[str, ...], ...]:
+    """A benchmark board's tile colours by row (the server's hover and chip-colour checks)."""
+    return verifier_inputs(None, board)[1].colours
+
+
+@app.command()
+def lsp(
+    debounce_ms: Annotated[int, typer.Option(min=0, help="Wait this long after the last edit before checking.")]
+    = 150,
+) -> None:
+    """Run the language server on stdin/stdout for editors (needs the `lsp` extra: pygls); see "Editor support"."""
+    try:
+        from contractlang.lsp.server import serve
+    except ImportError as exc:
+        raise InputError(f"the language server needs pygls ({exc}): pip install 'contractlang[lsp]'") from None
+    serve(verify=_verify, board_colours=_board_colours, debounce=debounce_ms / 1000)

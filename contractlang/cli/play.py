@@ -1,0 +1,111 @@
+"""`contractlang run`: one game under a contract, ContractSim (--env) or CT-Bench (--board)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from contractlang.cli.app import app
+from contractlang.cli.errors import CheckFailed, InputError, UsageProblem, playing
+from contractlang.cli.inputs import game_options, load_one, read, source_text
+from contractlang.cli.llm_options import GuidanceOption, LlmFlags, llm_client, llm_options, llm_settings, llm_status
+from contractlang.cli.options import JsonFlag, choice
+from contractlang.cli.render import usage_line
+from contractlang.files import write_atomically
+
+AGENT_HELP = ("planner, conditional, exploiter, random, llm[:MODEL] (an LLM player: needs ANTHROPIC_API_KEY, or "
+              "--replay), or cmd:PROGRAM (an external agent speaking JSON lines)")
+
+
+@app.command()
+@llm_options(max_tokens=8192, timeout=120.0)
+def run(
+    contract: Annotated[Path, typer.Argument(help="The contract to play under.")],
+    board: Annotated[Optional[int], typer.Option("--board", help="CT-Bench benchmark board ID (0..79).")] = None,
+    env: Annotated[Optional[int], typer.Option("--env", help="ContractSim environment (1..6).")] = None,
+    customer: Annotated[str, typer.Option(help="ContractSim Customer: rc, re, rcc, random, llm[:MODEL] (an LLM agent, "
+                                               "§10), or cmd:PROGRAM (an external agent speaking JSON lines).")]
+    = "rcc",
+    supplier: Annotated[str, typer.Option(help="ContractSim Supplier: rc, re, rcc, random, llm[:MODEL] or cmd:PROGRAM "
+                                               "(rc and rcc solve or load the contract's DP table).")] = "rcc",
+    red: Annotated[str, typer.Option(help=f"P-Red agent: {AGENT_HELP}.")] = "planner",
+    blue: Annotated[str, typer.Option(help=f"P-Blue agent: {AGENT_HELP}.")] = "planner",
+    mode: Annotated[str, typer.Option(help="Trading mechanism: pfp (Pay-for-Partner) or trade.")] = "pfp",
+    hidden: Annotated[bool, typer.Option("--hidden", help="Hide each player's state from the other.")] = False,
+    seed: Annotated[Optional[int], typer.Option(min=0, help="Seed: ContractSim shocks (default 42, spec §3) or "
+                                                            "CT-Bench random agents (default 0).")] = None,
+    log: Annotated[Optional[Path], typer.Option(help="Write the game's events as JSON lines here.")] = None,
+    guidance: GuidanceOption = None,
+    json_out: JsonFlag = False,
+    llm_flags: LlmFlags | None = None,
+) -> None:
+    """Play one game under a contract (ContractSim with --env, CT-Bench with --board): story and scores."""
+    checked = load_one(contract)
+    game_options([checked], env, board, contract)
+    players = [customer, supplier] if checked.ir.kind == "contractsim" else [red, blue]
+    settings = llm_settings(players, llm_flags)
+    if checked.ir.kind == "contractsim":
+        from games.contractsim.llm_agents import guidance_for
+
+        guidance_for(tuple(guidance or ()), "performance", "customer")
+        _run_contractsim(checked, env, customer, supplier, 42 if seed is None else seed, log, json_out,
+                         llm_client(settings), tuple(guidance or ()))
+        return
+    if guidance:
+        raise UsageProblem("--guidance applies to ContractSim LLM agents")
+    if board is None:
+        raise InputError("a CT-Bench contract needs --board ID (0..79; see `contractlang ctbench boards`)")
+    from contractlang.checker import check_board
+    from games.ctbench.agents import check_agent
+    from games.ctbench.board import benchmark_board
+    from games.ctbench.play import play_game
+
+    bench = benchmark_board(board)
+    problems = check_board(checked, bench.board.colour, f"board {board}")
+    if problems:
+        raise CheckFailed(problems, source_text(read(contract)[0]))
+    choice(mode, ("pfp", "trade"), "mode")
+    check_agent(red)
+    check_agent(blue)
+    client = llm_client(settings)
+    with llm_status(client, json_out), playing():
+        record = play_game(bench, "file", mode, red, blue, seed=seed or 0, contract=checked.ir, visible=not hidden,
+                           keep_log=True, llm=client)
+    if log is not None:
+        write_atomically(log, "".join(json.dumps(e) + "\n" for e in record.log))
+    if json_out:
+        typer.echo(json.dumps(record.to_json()))
+        return
+    from games.ctbench.story import story
+
+    typer.echo(story(record, bench))
+    if record.llm_calls:
+        typer.echo(usage_line(record.llm_usage))
+
+
+def _run_contractsim(checked, env, customer, supplier, seed, log, json_out, llm=None, guidance=()) -> None:
+    from games.contractsim.run import play_run
+    from solver.dp import TableCache
+
+    if env is None:
+        raise InputError("a ContractSim contract needs --env N (1..6)")
+    tables = TableCache()
+    with llm_status(llm, json_out), playing(tables):
+        played = play_run(checked.ir, env, customer, supplier, seed, tables, llm, guidance)
+    record = played.record
+    if log is not None:
+        write_atomically(log, "".join(json.dumps(e) + "\n" for e in record.monitor_events()))
+    if json_out:
+        typer.echo(json.dumps(record.to_json(played.p_sat)))
+        return
+    from games.contractsim.story import story
+
+    typer.echo(story(record, checked.ir))
+    if played.p_sat is not None:
+        typer.echo(f"P_sat of this contract here (exact DP): {played.p_sat:.6f}")
+    if record.llm_calls:
+        defaults = ", ".join(f"{role} {n}" for role, n in record.llm_defaults.items())
+        typer.echo(usage_line(record.llm_usage) + f"; requests defaulted to zero: {defaults}")

@@ -1,0 +1,63 @@
+"""`contractlang solve`: the exact DP for one ContractSim contract in one environment."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from contractlang.cli.app import app
+from contractlang.cli.errors import InputError
+from contractlang.cli.inputs import load_one
+from contractlang.cli.options import JsonFlag
+
+
+@app.command()
+def solve(
+    contract: Annotated[Path, typer.Argument(help="A ContractSim contract file (one contract).")],
+    env: Annotated[int, typer.Option("--env", help="ContractSim environment 1..6.")],
+    cache_dir: Annotated[Optional[Path], typer.Option(help="Where solved tables are kept, keyed by contract terms "
+                                                           "and environment (default: $CONTRACTLANG_DP_CACHE, "
+                                                           "else .contractlang-cache/dp).")]
+    = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Solve afresh and keep nothing on disk.")] = False,
+    plot: Annotated[Optional[Path], typer.Option(help="Draw the survival curve S_t to this PNG.")] = None,
+    json_out: JsonFlag = False,
+) -> None:
+    """Exact DP for the rational Supplier (spec §9.2): P_sat, expected utilities with both players RCC,
+    completeness (§14), the survival curve, table size and solve time."""
+    from games.contractsim.environments import environment as get_env
+    from solver.dp import TableCache
+    from solver.dp.cache import default_dir
+
+    checked = load_one(contract)
+    if checked.ir.kind != "contractsim":
+        raise InputError(f"{contract}: `solve` needs a ContractSim contract; this one is for CT-Bench")
+    environment = get_env(env)
+    directory = None if no_cache else (cache_dir or default_dir())
+    cache = TableCache(directory)
+    from rich.progress import Progress
+
+    with Progress(transient=True, disable=json_out) as bar:
+        task = bar.add_task(f"solving {checked.ir.name} in environment {env}", total=None)
+        try:
+            result, _, hit = cache.solve(checked.ir, environment,
+                                         progress=lambda done, total: bar.update(task, completed=done, total=total))
+        except OSError as exc:
+            raise InputError(f"{directory}: cannot keep the solved table there ({exc.strerror or exc}); "
+                             "pass --cache-dir DIR or --no-cache") from None
+    if plot is not None:
+        from contractlang.cli.render import plot_survival
+
+        plot_survival(result, plot)
+    if json_out:
+        payload = result.model_dump()
+        payload["survival"] = list(result.survival)
+        payload["cached"] = hit
+        typer.echo(json.dumps(payload))
+        return
+    from contractlang.cli.render import print_solution
+
+    print_solution(result, checked.ir, hit)

@@ -1,0 +1,11 @@
+"""The library's one error for a name that names nothing, so callers catch exactly it (never a bare KeyError)."""
+
+from __future__ import annotations
+
+
+class UnknownName(LookupError):
+    """An unknown agent, policy, guidance clause, board ID, environment, setting or other chosen name; the
+    message says what the choices are."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""

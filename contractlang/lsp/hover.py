@@ -1,0 +1,133 @@
+"""Hover text: what a product, a week, a clause or a CT-Bench tile means in the contract under the cursor."""
+
+from __future__ import annotations
+
+from contractlang import ast
+from contractlang.formatter import money
+from contractlang.ir import CheckedContract, ContractSimIR, CTBenchIR
+from contractlang.lsp.analysis import Analysis, nodes_at
+from contractlang.lsp.text import Position, Range, span_range
+from contractlang.render.prose import (
+    CLAUSE_LABELS,
+    VERBS,
+    clause_sentences,
+    coverage_sentence,
+    points_sentence,
+    quantities,
+)
+from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, SETTING_BY_GAME_ID, SETTINGS, Frozen
+
+CONTINGENCY_KEYS = {ast.Substitution: "substitution", ast.PaymentDeduction: "payment_deduction",
+                    ast.Rollover: "rollover", ast.OnBreach: "on_breach"}
+NOT_CHECKED = "_The contract has errors; its terms show here once it checks._"
+
+
+class Hover(Frozen):
+    markdown: str
+    range: Range
+
+
+def hover(analysis: Analysis, pos: Position) -> Hover | None:
+    """The hover for the innermost meaningful node at `pos`, or None where there is nothing to say."""
+    contract = analysis.contract_at(pos.line + 1)
+    if contract is None:
+        return None
+    path = nodes_at(contract, pos)
+    checked = analysis.checked(contract)
+    for depth in range(len(path) - 1, 0, -1):
+        node, parent = path[depth], path[depth - 1]
+        text = _describe(node, parent, contract, checked, analysis)
+        if text is not None:
+            return Hover(markdown=text, range=span_range(node.span))
+    return None
+
+
+def _describe(node: ast.Node, parent: ast.Node, contract: ast.Contract, checked: CheckedContract | None,
+              analysis: Analysis) -> str | None:
+    if isinstance(node, ast.Name) and not isinstance(parent, (ast.CoverEntry, ast.GoalEntry, ast.PartyEntry)):
+        return _product(node.value, contract, checked)
+    if isinstance(node, ast.Tile):
+        return _tile(node, analysis)
+    if isinstance(node, ast.IntLit) and isinstance(parent, ast.WeekSpec):
+        return _weeks([node.value], checked)
+    if isinstance(node, ast.WeekSpec):
+        block = "deliver" if isinstance(parent, ast.DeliveryEntry) else "pay"
+        weeks = [] if checked is None else [w for w in (PRODUCTION_WEEKS if block == "deliver" else PAYMENT_WEEKS)
+                                            if checked.spans.get(f"{block}.{w}") == parent.span]
+        return _weeks(weeks, checked)
+    if type(node) in CONTINGENCY_KEYS:
+        return _clause(CONTINGENCY_KEYS[type(node)], checked)
+    if isinstance(node, (ast.CoverEntry, ast.GoalEntry)):
+        return _ctbench_entry(node, parent, checked)
+    return None
+
+
+def _product(name: str, contract: ast.Contract, checked: CheckedContract | None) -> str | None:
+    setting = SETTING_BY_GAME_ID.get(contract.game.game_id)
+    idx = setting.product_index(name) if setting else None
+    if idx is None:
+        return None
+    head = f"**{name}** ({setting.product_titles[idx]}, {setting.title})"
+    if checked is None or not isinstance(checked.ir, ContractSimIR):
+        return f"{head}\n\n{NOT_CHECKED}"
+    ir = checked.ir
+    weekly = ", ".join(f"week {w}: {ir.delivery(w)[idx]}" for w in PRODUCTION_WEEKS)
+    total = sum(ir.delivery(w)[idx] for w in PRODUCTION_WEEKS)
+    return f"{head}\n\nPrice {money(ir.prices[idx])} each. Deliveries: {weekly} ({total} in all)."
+
+
+def _weeks(weeks: list[int], checked: CheckedContract | None) -> str | None:
+    if checked is None or not isinstance(checked.ir, ContractSimIR):
+        return NOT_CHECKED
+    if not weeks:
+        return None
+    ir = checked.ir
+    sentences = clause_sentences(ir)
+    relevant = [k for k in sentences if weeks[0] in PRODUCTION_WEEKS or k in ("payment_deduction", "on_breach")]
+    return "\n\n".join([week_due(ir, w) for w in weeks]
+                        + [f"{CLAUSE_LABELS[k]}: {sentences[k]}" for k in relevant])
+
+
+def week_due(ir: ContractSimIR, week: int) -> str:
+    """What falls due in `week`: its delivery or payment and the contingencies that touch it ([CS-13]–[CS-16])."""
+    s = SETTINGS[ir.setting]
+    c = ir.contingencies
+    if week in PRODUCTION_WEEKS:
+        text = (f"**Week {week}** (production): the {s.supplier_title} {VERBS[ir.setting]} "
+                f"{quantities(s, ir.delivery(week))}")
+        if c.payment_deduction:
+            text += f"; a shortfall lowers the week {week + 1} payment"
+        if c.rollover:
+            text += ("; nothing may remain outstanding after it" if week == PRODUCTION_WEEKS[-1]
+                     else f"; missed items may be made up in week {week + 2}")
+        return text + "."
+    text = f"**Week {week}** (payment): the {s.customer_title} pays {money(ir.payment(week))}"
+    if c.payment_deduction and week - 1 in PRODUCTION_WEEKS:
+        text += f", less the contract price of anything missing from the week {week - 1} delivery"
+    return text + "."
+
+
+def _clause(key: str, checked: CheckedContract | None) -> str:
+    if checked is None or not isinstance(checked.ir, ContractSimIR):
+        return f"**{CLAUSE_LABELS[key]}**\n\n{NOT_CHECKED}"
+    return f"**{CLAUSE_LABELS[key]}**: {clause_sentences(checked.ir)[key]}"
+
+
+def _tile(tile: ast.Tile, analysis: Analysis) -> str:
+    where = (tile.row.value, tile.col.value)
+    board = analysis.board
+    if board is None:
+        return (f"Tile {where}: no board chosen; set `board` (a CT-Bench board ID 0..79) in the server's "
+                "settings to see its colour.")
+    if not all(0 <= v < len(board.colours) for v in where):
+        return f"Tile {where} is off board {board.id}."
+    return f"Tile {where} is **{board.colour(where)}** on board {board.id}."
+
+
+def _ctbench_entry(entry, block, checked: CheckedContract | None) -> str:
+    if checked is None or not isinstance(checked.ir, CTBenchIR):
+        return NOT_CHECKED
+    index = list(block.entries).index(entry)
+    if isinstance(entry, ast.CoverEntry):
+        return coverage_sentence(checked.ir.coverage[index])
+    return points_sentence(checked.ir.points[index])
