@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -65,3 +66,27 @@ def test_render_writes_english_in_every_setting():
         assert not any(op in out for op in ("==", "<=", ">=", "!=")), out
     rollover = run_cli("render", str(EXAMPLES / "catering-rollover.contract"))
     assert "at most 1 missed item of each kind" in rollover.stdout
+
+
+# (command line, exit code, text of the one `error:` line)
+USAGE_ERRORS = [
+    (["run", str(EXAMPLES / "catering-base.contract")], 2, "needs --env"),
+    (["run", str(EXAMPLES / "catering-base.contract"), "--env", "7"], 2, "Invalid value for '--env'"),
+    (["run", str(EXAMPLES / "catering-base.contract"), "--env", "1", "--seed", "-1"], 2, "Invalid value for '--seed'"),
+    (["solve", str(EXAMPLES / "catering-base.contract"), "--env", "0"], 2, "Invalid value for '--env'"),
+    (["run"], 2, "Missing argument 'contract'"),
+    (["ctbench", "sweep", "--no-such-flag"], 2, "No such option: --no-such-flag"),
+]
+
+
+@pytest.mark.parametrize("args, code, message", USAGE_ERRORS, ids=[" ".join(a[:1] + a[2:]) for a, _, _ in USAGE_ERRORS])
+def test_usage_errors_are_one_line(args, code, message):
+    result = run_cli(*args)
+    assert result.returncode == code
+    assert result.stdout == ""
+    assert result.stderr.startswith("error: usage: ") and message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    as_json = run_cli(*args, "--json")
+    assert as_json.returncode == code
+    report = json.loads(as_json.stdout)
+    assert report["ok"] is False and message in report["error"]

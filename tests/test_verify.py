@@ -177,7 +177,7 @@ def test_verify_cli_json_and_events(tmp_path):
     assert (verdict["first_breach"], verdict["week"]) == ("supplier", 2)
     bad = subprocess.run([sys.executable, "-m", "contractlang", "verify", "examples/worked-example-1.contract", "--env",
                           "7"], capture_output=True, text=True, cwd=ROOT)
-    assert bad.returncode == 1 and "environments are 1..6" in bad.stderr
+    assert bad.returncode == 2 and "Invalid value for '--env'" in bad.stderr
 
 
 

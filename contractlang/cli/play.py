@@ -25,7 +25,7 @@ AGENT_HELP = ("planner, conditional, exploiter, random, llm[:MODEL] (an LLM play
 def run(
     contract: Annotated[Path, typer.Argument(help="The contract to play under.")],
     board: Annotated[Optional[int], typer.Option("--board", help="CT-Bench benchmark board ID (0..79).")] = None,
-    env: Annotated[Optional[int], typer.Option("--env", help="ContractSim environment (1..6).")] = None,
+    env: Annotated[Optional[int], typer.Option("--env", min=1, max=6, help="ContractSim environment (1..6).")] = None,
     customer: Annotated[str, typer.Option(help="ContractSim Customer: rc, re, rcc, random, llm[:MODEL] (an LLM agent, "
                                                "§10), or cmd:PROGRAM (an external agent speaking JSON lines).")]
     = "rcc",
@@ -91,7 +91,7 @@ def _run_contractsim(checked, env, customer, supplier, seed, log, json_out, llm=
     from solver.dp import TableCache
 
     if env is None:
-        raise InputError("a ContractSim contract needs --env N (1..6)")
+        raise UsageProblem("a ContractSim contract needs --env N (1..6)")
     tables = TableCache()
     with llm_status(llm, json_out), playing(tables):
         played = play_run(checked.ir, env, customer, supplier, seed, tables, llm, guidance)
