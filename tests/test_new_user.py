@@ -90,3 +90,11 @@ def test_usage_errors_are_one_line(args, code, message):
     assert as_json.returncode == code
     report = json.loads(as_json.stdout)
     assert report["ok"] is False and message in report["error"]
+
+
+def test_text_output_is_not_wrapped_and_ctbench_show_has_a_legend():
+    shown = run_cli("ctbench", "show", "3")
+    assert shown.returncode == 0
+    legend = [line for line in shown.stdout.splitlines() if line.startswith("Legend: ")]
+    assert legend and "r on P-Red's best path" in legend[0] and "b on P-Blue's" in legend[0]
+    assert len(legend[0]) > 80  # a pipe gets the whole line, not rich's 80-column wrap
