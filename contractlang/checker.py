@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Literal
 
 from contractlang import ast
-from contractlang.diagnostics import Diagnostic, Span, unsafe_characters
+from contractlang.diagnostics import Diagnostic, Span, did_you_mean, unsafe_characters
 from contractlang.formatter import format_expr, money
 from contractlang.ir import (
     AssertTerm,
@@ -133,7 +133,7 @@ class _ContractChecker:
             role = entry.role.value
             if role not in roles:
                 self.r.error("E103", entry.role.span, f"unknown party role `{role}`",
-                             f"this game's roles are {_listing(roles)}")
+                             f"{did_you_mean(role, roles)}this game's roles are {_listing(roles)}")
             elif role in seen:
                 self.r.error("E104", entry.role.span, f"party `{role}` is named twice", "name each role once")
             else:
@@ -148,7 +148,7 @@ class _ContractChecker:
         idx = setting.product_index(name.value)
         if idx is None:
             self.r.error("E102", name.span, f"unknown product `{name.value}` in {setting.title}",
-                         f"the products are {_listing(setting.products)}")
+                         f"{did_you_mean(name.value, setting.products)}the products are {_listing(setting.products)}")
         return idx
 
     def money_amount(self, lit: ast.MoneyLit, setting: Setting, what: str) -> int:
@@ -417,7 +417,8 @@ class _ContractChecker:
 
     def player(self, name: ast.Name) -> str | None:
         if name.value not in CTBENCH_PARTIES:
-            self.r.error("E103", name.span, f"unknown player `{name.value}`", "the players are red and blue")
+            self.r.error("E103", name.span, f"unknown player `{name.value}`",
+                         f"{did_you_mean(name.value, CTBENCH_PARTIES)}the players are red and blue")
             return None
         return name.value
 
@@ -449,7 +450,7 @@ class _ContractChecker:
                 colour = e.colour.value
                 if colour not in COLOURS:
                     self.r.error("E105", e.colour.span, f"unknown chip colour `{colour}`",
-                                 f"chip colours are {_listing(COLOURS)}")
+                                 f"{did_you_mean(colour, COLOURS)}chip colours are {_listing(COLOURS)}")
             if giver and receiver:
                 coverage.append((row, col, giver, receiver, colour))
         points = []
@@ -488,7 +489,8 @@ class _ContractChecker:
     def run(self) -> CheckedContract | None:
         game_id = self.c.game.game_id
         if game_id not in GAME_IDS:
-            self.r.error("E101", self.c.game.span, f"unknown game `{game_id}`", f"use one of {_listing(GAME_IDS)}")
+            self.r.error("E101", self.c.game.span, f"unknown game `{game_id}`",
+                         f"{did_you_mean(game_id, GAME_IDS)}use one of {_listing(GAME_IDS)}")
             return None
         self.clause_once()
         before = len(self.r.items)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import unicodedata
 from typing import Literal, NamedTuple
 
@@ -39,6 +40,12 @@ def unsafe_characters(text: str) -> list[str]:
 def printable(text: str) -> str:
     """`text` with each control or format character shown as U+FFFD, one column each (carets stay aligned)."""
     return "".join("\ufffd" if unicodedata.category(ch) in ("Cc", "Cf") else ch for ch in text)
+
+
+def did_you_mean(word: str, candidates) -> str:
+    """`"did you mean `deliver`? "` for the candidate closest to a misspelt `word`, or "" when none is close."""
+    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return f"did you mean `{close[0]}`? " if close else ""
 
 
 class Diagnostic(Frozen):

@@ -14,7 +14,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 from lark.lexer import PatternStr
 
 from contractlang import ast
-from contractlang.diagnostics import ContractError, Diagnostic, Span
+from contractlang.diagnostics import ContractError, Diagnostic, Span, did_you_mean
 
 MAX_EXPRESSION_DEPTH = 64
 
@@ -318,6 +318,33 @@ def _acceptable(err: UnexpectedInput, fallback) -> set[str]:
     return set(fallback or ())
 
 
+_BRACE_OR_SKIPPED = re.compile(r'"[^"\n]*"|//[^\n]*|[{}]')
+
+
+def _unclosed_block(text: str, before: int) -> tuple[int, int, str] | None:
+    """(line, column, opening text) of the innermost `{` still open at offset `before`, or None."""
+    line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+    open_at: list[int] = []
+    for m in _BRACE_OR_SKIPPED.finditer(text, 0, before):
+        if m.group() == "{":
+            open_at.append(m.start())
+        elif m.group() == "}" and open_at:
+            open_at.pop()
+    if not open_at:
+        return None
+    offset = open_at[-1]
+    line = _line_of(line_starts, offset)
+    opening = text[line_starts[line - 1]:offset + 1].strip()
+    return line, offset - line_starts[line - 1] + 1, opening
+
+
+def _keyword_suggestion(word: str, acceptable: set[str]) -> str:
+    """'did you mean `deliver`? ' when a misspelt word is close to a keyword the parser could take here."""
+    keywords = [t.pattern.value for t in _lark().terminals
+                if t.name in acceptable and isinstance(t.pattern, PatternStr) and t.pattern.value.isidentifier()]
+    return did_you_mean(word, keywords)
+
+
 def _syntax_diagnostic(err: UnexpectedInput, text: str, path: str) -> Diagnostic:
     if isinstance(err, UnexpectedCharacters):
         char = text[err.pos_in_stream] if err.pos_in_stream < len(text) else ""
@@ -330,19 +357,35 @@ def _syntax_diagnostic(err: UnexpectedInput, text: str, path: str) -> Diagnostic
         )
     assert isinstance(err, UnexpectedToken)
     tok = err.token
+    acceptable = _acceptable(err, err.expected)
     if tok.type == "$END":
+        unclosed = _unclosed_block(text, len(text))
+        if unclosed is not None:
+            line, column, opening = unclosed
+            return Diagnostic(
+                code="E001",
+                message=f"unexpected end of file: `{opening}` is never closed",
+                file=path,
+                span=Span.point(line, column),
+                hint="add the closing '}' of this block",
+            )
         lines = text.splitlines() or [""]
-        line = max(len(lines), 1)
         return Diagnostic(
             code="E001",
             message="unexpected end of file",
             file=path,
-            span=Span.point(line, len(lines[-1]) + 1 if lines else 1),
-            hint="expected " + _expected_words(_acceptable(err, err.expected)) + "; is a closing '}' missing?",
+            span=Span.point(len(lines), len(lines[-1]) + 1),
+            hint="expected " + _expected_words(acceptable),
         )
-    hint = "expected " + _expected_words(_acceptable(err, err.expected))
+    hint = "expected " + _expected_words(acceptable)
+    if tok.type == "NAME":
+        hint = _keyword_suggestion(str(tok), acceptable) + hint
     if str(tok) == "." and tok.column > 1 and text.splitlines()[tok.line - 1][tok.column - 2].isdigit():
         hint += "; amounts are whole numbers (no cents)"
+    elif "RBRACE" in acceptable and tok.type != "NAME":
+        unclosed = _unclosed_block(text, tok.start_pos)
+        if unclosed is not None:
+            hint += f"; is the '}}' closing `{unclosed[2]}` (line {unclosed[0]}) missing?"
     return Diagnostic(code="E001", message=f"unexpected {str(tok)!r}", file=path, span=_span_of(tok), hint=hint)
 
 

@@ -142,10 +142,11 @@ def test_run_cli_log_replays_and_bad_input(tmp_path):
     trace = run_cli("trace", "examples/catering-env5-a.contract", str(log), "--json")
     replayed = json.loads(trace.stdout)
     assert [w["compliant"] for w in replayed["weeks"]] == [w["compliant"] for w in record["weeks"]]
-    for args, message in ((["--env", "9"], "environments are 1..6"), (["--env", "1", "--supplier", "nobody"], "unknown supplier policy"),
-                          (["--env", "1", "--customer", "nobody"], "unknown customer policy")):
+    for args, code, message in ((["--env", "9"], 2, "Invalid value for '--env'"),
+                                (["--env", "1", "--supplier", "nobody"], 1, "unknown supplier policy"),
+                                (["--env", "1", "--customer", "nobody"], 1, "unknown customer policy")):
         bad = run_cli("run", "examples/worked-example-1.contract", *args)
-        assert bad.returncode == 1 and message in bad.stderr and "Traceback" not in bad.stderr
+        assert bad.returncode == code and message in bad.stderr and "Traceback" not in bad.stderr
     bad = run_cli("run", "tests/invalid/missing-price.contract", "--env", "1")
     assert bad.returncode == 1 and "E401" in bad.stderr
 

@@ -173,7 +173,7 @@ def test_verify_cli_json_and_events(tmp_path):
     verdict = json.loads(trace.stdout)["verdict"]
     assert (verdict["first_breach"], verdict["week"]) == ("supplier", 2)
     bad = run_cli("verify", "examples/worked-example-1.contract", "--env", "7")
-    assert bad.returncode == 1 and "environments are 1..6" in bad.stderr
+    assert bad.returncode == 2 and "Invalid value for '--env'" in bad.stderr
 
 
 

@@ -50,13 +50,12 @@ def ctbench_show(
     png: Annotated[Optional[Path], typer.Option("--png", help="Also draw the board to this PNG file.")] = None,
 ) -> None:
     """Draw a board: colours, start, goal and both players' best paths."""
-    from rich.console import Console
-
+    from contractlang.cli.render import stdout_console
     from games.ctbench.draw import board_text, save_png
 
     bench = ctbench_board(board_id, board_set)
     b = bench.board
-    console = Console()
+    console = stdout_console()
     console.print(f"Board {bench.ref} ({bench.board_class}, key {b.key})")
     console.print(board_text(b))
     for p in ("red", "blue"):

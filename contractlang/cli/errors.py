@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import typer
+from typer._click.exceptions import ClickException, NoArgsIsHelpError  # typer 0.29 bundles its own click
 from typer.core import TyperGroup
 
 from contractlang.diagnostics import ContractError, printable
@@ -70,6 +71,13 @@ def _drop_stdout() -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
 
 
+def _usage_line(exc: ClickException) -> str:
+    """`usage: Missing option '--env' (see `contractlang ctbench play --help`)`."""
+    ctx = getattr(exc, "ctx", None)
+    where = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+    return f"usage: {exc.format_message()}{where}"
+
+
 def exit_code(command: Callable[[], int | None], json_mode: bool) -> int:
     """Run `command` (the parsed command line) and map what it raises to an exit code, reporting the failure."""
     try:
@@ -88,11 +96,11 @@ def exit_code(command: Callable[[], int | None], json_mode: bool) -> int:
     except UsageProblem as exc:
         return _report(f"usage: {exc}", 2, json_mode)
     except Exception as exc:
-        if callable(getattr(exc, "format_message", None)):  # click's usage and parameter errors
-            if not json_mode and hasattr(exc, "show"):
-                exc.show()
-                return getattr(exc, "exit_code", 2)
-            return _report(f"usage: {exc.format_message()}", getattr(exc, "exit_code", 2), json_mode)
+        if isinstance(exc, NoArgsIsHelpError):  # a bare command group prints its help
+            exc.show()
+            return exc.exit_code
+        if isinstance(exc, ClickException):  # click's usage and parameter errors: one line, not its block
+            return _report(_usage_line(exc), exc.exit_code, json_mode)
         if os.environ.get("CONTRACTLANG_DEBUG") == "1":
             raise
         return _report(f"internal error: {type(exc).__name__}: {exc} (set CONTRACTLANG_DEBUG=1 to see where)", 3,

@@ -29,7 +29,7 @@ def run(
                                                                  "such as paper:17).")] = None,
     board_set: BoardSetOption = None,
     rules: RulesOption = "authors",
-    env: Annotated[Optional[int], typer.Option("--env", help="ContractSim environment (1..6).")] = None,
+    env: Annotated[Optional[int], typer.Option("--env", min=1, max=6, help="ContractSim environment (1..6).")] = None,
     customer: Annotated[str, typer.Option(help="ContractSim Customer: rc, re, rcc, random, llm[:MODEL] (an LLM agent, "
                                                "§10), or cmd:PROGRAM (an external agent speaking JSON lines).")]
     = "rcc",
@@ -95,7 +95,7 @@ def _run_contractsim(checked, env, customer, supplier, seed, log, json_out, llm=
     from solver.dp import TableCache
 
     if env is None:
-        raise InputError("a ContractSim contract needs --env N (1..6)")
+        raise UsageProblem("a ContractSim contract needs --env N (1..6)")
     tables = TableCache()
     with llm_status(llm, json_out), playing(tables):
         played = play_run(checked.ir, env, customer, supplier, seed, tables, llm, guidance)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import sys
 
 from rich.console import Console
 from rich.table import Table
@@ -10,6 +11,12 @@ from rich.table import Table
 from contractlang.files import write_atomically
 from contractlang.ir import ContractIR, ContractSimIR
 from contractlang.vocab import PRODUCTION_WEEKS
+
+
+def stdout_console() -> Console:
+    """Rich output for stdout: wrapped to a terminal's width, whole lines into a pipe or file (so `file:line`
+    stays greppable)."""
+    return Console() if sys.stdout.isatty() else Console(soft_wrap=True, width=100_000)
 
 
 def _triple(v) -> str:
@@ -21,7 +28,7 @@ def _yes(flag: bool) -> str:
 
 
 def print_trace(report: dict, ir: ContractIR, console: Console | None = None) -> None:
-    console = console or Console(width=140)
+    console = console or stdout_console()
     if isinstance(ir, ContractSimIR):
         products = "/".join(ir.setting_info.products)
         table = Table(title=f'Trace of "{ir.name}" (quantities as {products})')
@@ -72,7 +79,7 @@ _MARK = {"proved": "[green]proved[/green] ", "refuted": "[red]refuted[/red]", "u
 
 def print_verification(report, file: str, source: str, console: Console | None = None) -> None:
     """One line per check: status, name, message and the clause's location."""
-    console = console or Console(width=140)
+    console = console or stdout_console()
     console.print(f'[bold]Verification of "{report.contract}"[/bold]')
     for c in report.checks:
         where = f"{file}:{c.span.line}:{c.span.column}" if c.span is not None else file

@@ -17,7 +17,7 @@ from contractlang.cli.options import JsonFlag
 @app.command()
 def solve(
     contract: Annotated[Path, typer.Argument(help="A ContractSim contract file (one contract).")],
-    env: Annotated[int, typer.Option("--env", help="ContractSim environment 1..6.")],
+    env: Annotated[int, typer.Option("--env", min=1, max=6, help="ContractSim environment 1..6.")],
     cache_dir: Annotated[Optional[Path], typer.Option(help="Where solved tables are kept, keyed by contract terms "
                                                            "and environment (default: $CONTRACTLANG_DP_CACHE, "
                                                            "else .contractlang-cache/dp).")]

@@ -35,7 +35,7 @@ def verifier_inputs(env: int | None, board: str | None, board_set: str | None = 
 @app.command()
 def verify(
     contract: Annotated[Path, typer.Argument(help="The contract to verify.")],
-    env: Annotated[Optional[int], typer.Option("--env", help="ContractSim environment 1..6 (budget, capacity, "
+    env: Annotated[Optional[int], typer.Option("--env", min=1, max=6, help="ContractSim environment 1..6 (budget, capacity, "
                                                               "cash-flow checks).")] = None,
     board: Annotated[Optional[str], typer.Option("--board", help="CT-Bench board ID 0..79 or SET:ID (colour, chip "
                                                                   "and path checks).")] = None,

@@ -27,6 +27,8 @@ def board_text(board: Board, rich_markup: bool = True) -> str:
             cell = f"{colour[0].upper()}{mark}"
             cells.append(f"[white on {_FILL[colour]}] {cell}[/]" if rich_markup else f" {cell}")
         lines.append(f"r{r}  " + " ".join(cells))
+    lines.append("Legend: first letter the tile's colour (" + ", ".join(f"{c[0].upper()} {c}" for c in _FILL)
+                 + "); then S start, G goal, r on P-Red's best path, b on P-Blue's, * on both.")
     return "\n".join(lines)
 
 

@@ -1,0 +1,61 @@
+"""What a new user tripped on (issue #30, items 12-17): each case goes through the real CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import run_cli
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+CATERING = """contract "c" {
+  game contractsim.catering
+  prices { pizza: $10  pasta: $5  soup: $3 }
+%s
+}
+"""
+
+# (what, contract source, the line:col the error points at, text the hint must hold)
+MISTAKES = [
+    ("misspelt clause keyword", CATERING % "  delivr {\n    weeks 2..10: pizza 1, pasta 1, soup 1\n  }",
+     "4:3", "did you mean `deliver`?"),
+    ("misspelt product", CATERING % "  deliver {\n    weeks 2..10: piza 1, pasta 1, soup 1\n  }",
+     "5:18", "did you mean `pizza`?"),
+    ("misspelt game", 'contract "c" {\n  game contractsim.hotle\n}\n', "2:3", "did you mean `contractsim.hotel`?"),
+    ("misspelt player", 'contract "c" {\n  game ctbench\n  cover {\n    (1,2): redd pays for blue\n  }\n}\n',
+     "4:12", "did you mean `red`?"),
+    ("block not closed before the next clause",
+     CATERING % "  deliver {\n    weeks 2..10: pizza 1, pasta 1, soup 1\n  pay {\n    weeks 1..9: $18\n  }",
+     "6:3", "is the '}' closing `deliver {` (line 4) missing?"),
+]
+
+
+@pytest.mark.parametrize("what, source, where, hint", MISTAKES, ids=[m[0] for m in MISTAKES])
+def test_contract_mistakes_get_a_suggestion(tmp_path, what, source, where, hint):
+    path = tmp_path / "c.contract"
+    path.write_text(source, encoding="utf-8")
+    result = run_cli("check", str(path))
+    assert result.returncode == 1
+    out = result.stdout + result.stderr
+    assert f"\n{path}:{where}: error[" in "\n" + out, out
+    assert hint in out
+
+
+def test_missing_brace_at_the_end_points_at_the_open_block(tmp_path):
+    path = tmp_path / "c.contract"
+    path.write_text((CATERING % "  deliver {\n    weeks 2..10: pizza 1, pasta 1, soup 1\n").rstrip("}\n"),
+                    encoding="utf-8")
+    result = run_cli("check", str(path))
+    out = result.stdout + result.stderr
+    assert result.returncode == 1
+    assert f"{path}:4:11: error[E001]: unexpected end of file: `deliver {{` is never closed" in out
+
+
+def test_text_output_is_not_wrapped_and_ctbench_show_has_a_legend():
+    shown = run_cli("ctbench", "show", "3")
+    assert shown.returncode == 0
+    legend = [line for line in shown.stdout.splitlines() if line.startswith("Legend: ")]
+    assert legend and "r on P-Red's best path" in legend[0] and "b on P-Blue's" in legend[0]
+    assert len(legend[0]) > 80  # a pipe gets the whole line, not rich's 80-column wrap
