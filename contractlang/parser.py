@@ -31,6 +31,9 @@ _REGEX_TERMINAL_WORDS = {
 }
 
 
+UNCLOSED_HINT = "add the closing '}' of this block"  # the language server's quick fix keys on it
+
+
 def grammar_text() -> str:
     """The grammar source (also shown to the LLM translator)."""
     # A wheel ships the grammar inside the package; a source checkout keeps it in grammar/.
@@ -367,7 +370,7 @@ def _syntax_diagnostic(err: UnexpectedInput, text: str, path: str) -> Diagnostic
                 message=f"unexpected end of file: `{opening}` is never closed",
                 file=path,
                 span=Span.point(line, column),
-                hint="add the closing '}' of this block",
+                hint=UNCLOSED_HINT,
             )
         lines = text.splitlines() or [""]
         return Diagnostic(

@@ -389,13 +389,13 @@ def test_solve_cli_rejects_bad_input(tmp_path):
     bad = tmp_path / "bad.contract"
     bad.write_text((ROOT / "examples" / "worked-example-1.contract").read_text().replace("week 11: $0", ""))
     cases = [
-        (ROOT / "examples" / "ctbench-points.contract", "1", "needs a ContractSim contract"),
-        (ROOT / "examples" / "worked-example-1.contract", "9", "unknown environment 9"),
-        (bad, "1", "bad.contract:"),
+        (ROOT / "examples" / "ctbench-points.contract", "1", 1, "needs a ContractSim contract"),
+        (ROOT / "examples" / "worked-example-1.contract", "9", 2, "Invalid value for '--env'"),
+        (bad, "1", 1, "bad.contract:"),
     ]
-    for path, env_id, message in cases:
+    for path, env_id, code, message in cases:
         out = run_cli("solve", str(path), "--env", env_id, "--cache-dir", str(tmp_path / "cache"), cwd=tmp_path)
-        assert out.returncode == 1 and message in out.stderr and "Traceback" not in out.stderr
+        assert out.returncode == code and message in out.stderr and "Traceback" not in out.stderr
     assert not (tmp_path / "cache").exists()
     blocked = tmp_path / "a-file"
     blocked.write_text("")

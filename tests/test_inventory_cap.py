@@ -10,6 +10,7 @@ from contractlang.interpreter.contractsim import compile_contractsim
 from contractlang.ir import Contingencies, ContractSimIR
 from games.contractsim.batch import play_batch
 from games.contractsim.environments import environment
+from games.contractsim.log import OrderPlaced
 from games.contractsim.run import play
 from solver.dp import build_problem, kernels
 from solver.production import choice_table
@@ -49,7 +50,7 @@ def test_a_contract_within_the_cap_is_met_and_one_beyond_it_cannot_be(tables):
     assert (fits.p_sat, too_big.p_sat, roomy.p_sat) == (1.0, 0.0, 1.0)  # deterministic Env 2 (E13)
     run = play(TOO_BIG, capped(2), "rcc", "rcc", tables=tables)
     assert run.supplier_first_violation == 2
-    assert all(max(e["inventory"]) <= CAP for e in run.log if e["type"] == "order")
+    assert all(max(e.inventory) <= CAP for e in run.log if isinstance(e, OrderPlaced))
     assert play(TOO_BIG, environment(2), "rcc", "rcc", tables=tables).supplier_first_violation is None
 
 
@@ -60,7 +61,7 @@ def test_the_batch_engine_and_play_agree_under_a_smaller_cap(tables, customer, s
     batch = play_batch(FITS, env, customer, supplier, seeds, tables=tables)
     for seed, record in zip(seeds, batch):
         played = play(FITS, env, customer, supplier, seed=seed, keep_log=True, tables=tables)
-        assert all(max(e["inventory"]) <= CAP for e in played.log if e["type"] == "order")
+        assert all(max(e.inventory) <= CAP for e in played.log if isinstance(e, OrderPlaced))
         assert record == played.model_copy(update={"log": ()})
     outcomes = {(r.u_customer, r.u_supplier, r.supplier_first_violation) for r in batch}
     assert len(outcomes) > 1  # Env 5's shocks make the seeds differ, so the comparison has teeth

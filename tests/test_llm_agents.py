@@ -299,8 +299,8 @@ def test_one_ctbench_game_per_condition_with_llm_players_and_judge(condition, tm
             5 if "blue" in record.finished else 0)
     if condition == "nl_trading":
         assert record.transcript == "P-Red: agree\nP-Blue: agree" and record.contract_active
-        transfers = [e for e in record.log if e["type"] == "contract_transfer"]  # enforced by the monitor
-        assert transfers and all(e["giver"] != e["receiver"] for e in transfers)
+        transfers = [e for e in record.log if e.type == "contract_transfer"]  # enforced by the monitor
+        assert transfers and all(e.giver != e.receiver for e in transfers)
         assert any("the giver must be the mover's partner" in p for p in prompts)  # [CT-25] validation
         assert set(record.finished) == {"red", "blue"}
     # replayed offline from the recordings: the same game, call for call
@@ -320,7 +320,7 @@ def test_a_judge_that_never_gives_valid_json_forms_no_contract(tmp_path):
 def test_llm_players_that_never_answer_validly_fall_back_to_the_null_action(tmp_path):
     with ScriptedServer(lambda body: (200, message("no idea"))) as server:
         record = play("none", server.url, tmp_path)
-    assert not any(e["type"] == "moved" for e in record.log) and record.stats.trades == 0
+    assert not any(e.type == "moved" for e in record.log) and record.stats.trades == 0
     decisions = [c for c in record.llm_calls if not c.prompt.startswith("That answer")]
     assert len(record.llm_calls) == 2 * len(decisions)  # one corrective re-prompt each, then the null action
     assert sum(record.llm_null_actions.values()) == len(decisions)

@@ -155,7 +155,7 @@ def test_completion_offers_keywords_names_and_weeks_of_the_right_kind():
             assert await labels(s, head + "  pay {\n    week ") == ["1", "3", "5", "7", "9", "11"]
             assert await labels(s, head + "  prices { king") == ["conference_room", "king_room", "single_room"]
             assert await labels(s, 'contract "x" {\n  game ') == ["contractsim.catering", "contractsim.hotel",
-                                                                   "contractsim.ai-hosting", "ctbench"]
+                                                                   "contractsim.ai-hosting", "ctbench", "ctbench.ours", "ctbench.paper"]
             assert await labels(s, 'contract "b" { game ctbench cover { (0,1): red pays for blue with ') == \
                 ["red", "blue", "green"]
             assert await labels(s, head + "  prices { $5 ") == []  # a syntax error before the cursor

@@ -6,9 +6,8 @@ from contractlang import ast
 from contractlang.diagnostics import Diagnostic
 from contractlang.lsp.analysis import Analysis, nodes_at
 from contractlang.lsp.text import Lines, Position, Range, span_range
+from contractlang.parser import UNCLOSED_HINT
 from contractlang.vocab import Frozen
-
-MISSING_BRACE = "is a closing '}' missing?"
 
 
 class Edit(Frozen):
@@ -26,7 +25,7 @@ def fixes(analysis: Analysis, diagnostics: tuple[Diagnostic, ...]) -> tuple[Fix,
     """The mechanical fixes for `diagnostics` (E611 chip colour, E205 reversed range, E604 giver, E001 brace)."""
     out: list[Fix] = []
     for d in diagnostics:
-        if d.code == "E001" and d.hint.endswith(MISSING_BRACE):
+        if d.code == "E001" and d.hint == UNCLOSED_HINT:
             end = Lines(analysis.source).end()
             out.append(Fix(title="add the closing '}'", diagnostic=d,
                            edits=(Edit(range=Range(start=end, end=end), text="\n}\n"),)))
