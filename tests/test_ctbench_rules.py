@@ -186,10 +186,14 @@ def test_run_blocks_the_payment_or_forfeits_by_rule_set(tmp_path):
     contract.write_text(SHORT_GIVER)
     played = {}
     for rules in ("authors", "paper"):
-        proc = run_cli("run", str(contract), "--board", "0", "--rules", rules, "--json")
+        log = tmp_path / f"{rules}.jsonl"
+        proc = run_cli("run", str(contract), "--board", "0", "--rules", rules, "--log", str(log), "--json")
         assert proc.returncode == 0, proc.stderr
-        played[rules] = json.loads(proc.stdout)
-    authors, paper = played["authors"], played["paper"]
+        traced = run_cli("trace", str(contract), str(log), "--rules", rules, "--json")  # the log replays alike
+        assert traced.returncode == 0, traced.stderr
+        played[rules] = (json.loads(proc.stdout), [e["kind"] for e in json.loads(traced.stdout)["enforcement"]])
+    (authors, authors_log), (paper, paper_log) = played["authors"], played["paper"]
+    assert (authors_log, paper_log) == (["contract_blocked"], ["forfeit"])
     assert (authors["rules"], authors["board_set"], authors["forfeited"]) == ("authors", "paper", [])
     assert authors["scores"] == {"red": 70, "blue": 70}  # blue paid the tile itself and both walked home
     assert (paper["rules"], paper["forfeited"], paper["scores"]["red"]) == ("paper", ["red"], 0)

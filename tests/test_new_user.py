@@ -59,3 +59,29 @@ def test_text_output_is_not_wrapped_and_ctbench_show_has_a_legend():
     legend = [line for line in shown.stdout.splitlines() if line.startswith("Legend: ")]
     assert legend and "r on P-Red's best path" in legend[0] and "b on P-Blue's" in legend[0]
     assert len(legend[0]) > 80  # a pipe gets the whole line, not rich's 80-column wrap
+
+
+def _command_paths(path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every command and group under `path`, read from click's own tree (the app the console script runs)."""
+    import typer.main
+
+    from contractlang.cli import app
+
+    node = typer.main.get_command(app)
+    for name in path:
+        node = node.commands[name]
+    found = [path]
+    for name in getattr(node, "commands", {}):
+        found += _command_paths((*path, name))
+    return found
+
+
+def test_help_reads_without_type_metavars():
+    """No `<bool>`, `<list[Path]>` or `{files}` in any --help: typer 0.27+ print them, so the range is pinned."""
+    paths = _command_paths()
+    assert len(paths) > 20 and ("experiment", "rational") in paths
+    for path in paths:
+        shown = run_cli(*path, "--help")
+        assert shown.returncode == 0, (path, shown.stderr)
+        for mark in ("<bool>", "<list[", "{files}", "<int>", "<str>"):
+            assert mark not in shown.stdout, f"`contractlang {' '.join(path)} --help` shows {mark}"

@@ -14,7 +14,7 @@ from contractlang.cli.app import app
 from contractlang.cli.errors import InputError, UsageProblem
 from contractlang.cli.inputs import emit_diagnostics, load_contracts, load_one, read, source_text
 from contractlang.cli.llm_options import check_base_url
-from contractlang.cli.options import JsonFlag, choice
+from contractlang.cli.options import JsonFlag, RulesOption, choice, rule_set
 from contractlang.diagnostics import ContractError, printable
 from contractlang.files import FileError, write_atomically
 from contractlang.formatter import format_source
@@ -106,14 +106,19 @@ def fmt(
 def trace(
     contract: Annotated[Path, typer.Argument(help="The contract the trajectory was played under.")],
     events: Annotated[Path, typer.Argument(help="Event log: one JSON object per line.")],
+    rules: RulesOption = "authors",
     json_out: JsonFlag = False,
 ) -> None:
-    """Replay a trajectory: dues, compliance, prefix status, memory, enforcement, and who breached first."""
+    """Replay a trajectory: dues, compliance, prefix status, memory, enforcement, and who breached first. A
+    CT-Bench log is replayed under --rules, which must be the rule set it was played under (`run`'s default is
+    the same)."""
     from contractlang.interpreter.trace import TraceError, read_events, replay, trace_json
 
+    enforced = rule_set(rules)
     checked = load_one(contract)
     try:
-        monitor, steps = replay(checked.ir, read_events(read(events)[0], str(events), checked.ir.kind), str(events))
+        monitor, steps = replay(checked.ir, read_events(read(events)[0], str(events), checked.ir.kind), str(events),
+                                enforced)
     except TraceError as exc:
         raise InputError(str(exc)) from None
     report = trace_json(monitor, steps)

@@ -8,7 +8,7 @@ from pydantic import ValidationError
 
 from contractlang.interpreter import compile
 from contractlang.interpreter.contractsim import ContractSimMonitor
-from contractlang.interpreter.ctbench import CTBenchMonitor
+from contractlang.interpreter.ctbench import CTBenchMonitor, Rules
 from contractlang.interpreter.events import (
     CONTRACTSIM_TYPES,
     CTBENCH_TYPES,
@@ -88,9 +88,10 @@ def read_events(raw: bytes, file: str, kind: str) -> list[tuple[int, object]]:
     return events
 
 
-def replay(ir: ContractIR, events: list[tuple[int, object]], file: str = "<events>"):
-    """Feed events to a fresh monitor; returns the final monitor and the per-event steps."""
-    monitor = compile(ir)
+def replay(ir: ContractIR, events: list[tuple[int, object]], file: str = "<events>", rules: Rules | None = None):
+    """Feed events to a fresh monitor (a CT-Bench one enforcing `rules`, [CT-24a]); returns the final monitor and
+    the per-event steps."""
+    monitor = compile(ir, rules)
     steps = []
     for number, event in events:
         try:
