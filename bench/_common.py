@@ -22,13 +22,19 @@ def best_of(fn, repeat: int = 5) -> float:
     return min(times)
 
 
+LOCAL = RESULTS / "local"
+"""Where a run writes unless BENCH_UPDATE=1 asks it to replace the committed figures (git ignores it)."""
+
+
 def write_result(name: str, payload: dict, partial: bool = False) -> Path:
-    """Write bench/results/<name>.json by rename; a run over part of the benchmark (a chosen contract or
-    environment) goes to <name>.partial.json, so it never replaces the full figures."""
-    RESULTS.mkdir(exist_ok=True)
+    """Write <name>.json by rename, under bench/results/ with BENCH_UPDATE=1 (the committed figures) and under
+    bench/results/local/ otherwise, so trying a benchmark never dirties the tree; a run over part of the
+    benchmark (a chosen contract or environment) goes to <name>.partial.json, never replacing the full figures."""
+    folder = RESULTS if os.environ.get("BENCH_UPDATE") == "1" else LOCAL
+    folder.mkdir(parents=True, exist_ok=True)
     payload = {"machine": platform.machine(), "python": platform.python_version(), "cpus": os.cpu_count(),
                **payload}
-    path = RESULTS / f"{name}{'.partial' if partial else ''}.json"
+    path = folder / f"{name}{'.partial' if partial else ''}.json"
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(payload, indent=2) + "\n")
     tmp.replace(path)

@@ -21,6 +21,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator
 from pathlib import Path
 from typing import Generic, TypeVar
 
+import threadpoolctl
 from pydantic import BaseModel, ValidationError
 
 from contractlang.files import FileError, read_capped, read_lines_capped, write_atomically
@@ -37,6 +38,9 @@ def _worker_init(threads: int) -> None:
     numba = sys.modules.get("numba")  # jobs that run compiled kernels imported it before the fork
     if numba is not None:
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))  # the worker processes share the cores
+    # BLAS (the DP's spoilage pull-back) keeps the thread pool it sized for the whole machine before the fork:
+    # every worker running it on every core oversubscribed them (issue #34: 1.2–1.6× slower solves under load)
+    threadpoolctl.threadpool_limits(threads)
 
 
 def run_jobs(work: Callable[[Job], Record], jobs: list[Job], workers: int | None = None,

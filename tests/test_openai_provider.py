@@ -239,3 +239,35 @@ def test_translate_with_the_openai_backend(tmp_path):
     assert again["cached"] and again["dsl"] == out["dsl"]
     no_model = openai_cli("translate", "tests/nl/01-plain-lists.txt", "--backend", "openai")
     assert no_model.returncode == 2 and "--backend openai needs --model" in no_model.stderr
+
+
+def test_negotiate_with_openai_agents_records_and_replays_offline(tmp_path):
+    """Both negotiators and the performing Customer through the Chat Completions API (a 529 on the way is retried),
+    then the same command replays from the recordings with no key and no server, to the same negotiation, game
+    and metrics."""
+    from test_llm_agents import CONTRACTSIM_SCRIPT
+
+    model = "llm:openai/scripted-model"
+    with ScriptedServer(CONTRACTSIM_SCRIPT) as server:
+        args = ["negotiate", "--env", "1", "--customer", model, "--supplier", model, "--perform-customer", model,
+                "--base-url", server.url, "--recordings", str(tmp_path / "r.sqlite"), "--json"]
+        first = openai_cli(*args)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert set(server.paths) == {"/chat/completions"} and len(server.requests) == 13
+    again = openai_cli(*args, "--replay", key=None)
+    assert again.returncode == 0, again.stdout + again.stderr
+    [played], [replayed] = json.loads(first.stdout)["runs"], json.loads(again.stdout)["runs"]
+    assert played["negotiation"]["outcome"] == "agreed"
+    [game] = played["performances"]
+    assert [w["paid"] for w in game["weeks"] if w["role"] == "customer"] == [20, 0, 20, 20, 20, 10]
+    assert {c["provider"] for c in game["llm_calls"]} == {"openai"}
+
+    def without_replay_marks(value):
+        """The run minus what a replay may change: each call's `replayed` mark and its seconds."""
+        if isinstance(value, dict):
+            return {k: without_replay_marks(v) for k, v in value.items() if k not in ("replayed", "seconds")}
+        return [without_replay_marks(v) for v in value] if isinstance(value, list) else value
+
+    assert all(c["replayed"] for c in replayed["performances"][0]["llm_calls"])
+    assert without_replay_marks(replayed["negotiation"]) == without_replay_marks(played["negotiation"])
+    assert (replayed["metrics"], replayed["performances"][0]["weeks"]) == (played["metrics"], game["weeks"])

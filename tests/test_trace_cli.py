@@ -31,12 +31,18 @@ def test_trace_table_golden():
 
 
 def test_trace_ctbench():
-    proc = trace("examples/ctbench-board-24-swap.contract", "examples/traces/board-24-swap.jsonl", "--json")
-    assert proc.returncode == 0, proc.stderr
-    report = json.loads(proc.stdout)
-    kinds = [a["kind"] for a in report["enforcement"]]
-    assert kinds == ["chip_transfer", "forfeit"]
-    assert report["forfeited"] == ["blue"]
+    """Blue lacks the chip for its second entry: the paper's rules forfeit its score, the authors' block the
+    payment and keep the entry ([CT-24a]); `trace` takes the rule set as `run` does, authors by default."""
+    reports = {}
+    for rules in ("paper", "authors", None):
+        proc = trace("examples/ctbench-board-24-swap.contract", "examples/traces/board-24-swap.jsonl", "--json",
+                     *(("--rules", rules) if rules else ()))
+        assert proc.returncode == 0, proc.stderr
+        reports[rules] = json.loads(proc.stdout)
+    assert [a["kind"] for a in reports["paper"]["enforcement"]] == ["chip_transfer", "forfeit"]
+    assert reports["paper"]["forfeited"] == ["blue"]
+    assert [a["kind"] for a in reports["authors"]["enforcement"]] == ["chip_transfer", "contract_blocked"]
+    assert reports["authors"]["forfeited"] == [] and reports[None] == reports["authors"]
 
 
 BAD = {
