@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+
 import json
 import os
 import sqlite3
@@ -159,7 +161,16 @@ def sqlite_session(path: Path, what: str, option: str) -> Iterator[sqlite3.Conne
 
 
 class OutputError(FileError):
-    """Standard output that cannot be written (a full device, a closed pipe)."""
+    """Standard output that cannot be written (a full device, a closed pipe); `reader_left` when the reading end
+    of a pipe closed (`| head`), which nobody needs to be told about."""
+
+    def __init__(self, message: str, reader_left: bool = False):
+        super().__init__(message)
+        self.reader_left = reader_left
+
+
+def _output_error(exc: OSError) -> OutputError:
+    return OutputError(f"cannot write the output: {exc.strerror or exc}", reader_left=exc.errno == errno.EPIPE)
 
 
 class GuardedOutput:
@@ -172,13 +183,13 @@ class GuardedOutput:
         try:
             return self.stream.write(text)
         except OSError as exc:
-            raise OutputError(f"cannot write the output: {exc.strerror or exc}") from None
+            raise _output_error(exc) from None
 
     def flush(self) -> None:
         try:
             self.stream.flush()
         except OSError as exc:
-            raise OutputError(f"cannot write the output: {exc.strerror or exc}") from None
+            raise _output_error(exc) from None
 
     def __getattr__(self, name: str):
         return getattr(self.stream, name)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -85,3 +86,21 @@ def test_help_reads_without_type_metavars():
         assert shown.returncode == 0, (path, shown.stderr)
         for mark in ("<bool>", "<list[", "{files}", "<int>", "<str>"):
             assert mark not in shown.stdout, f"`contractlang {' '.join(path)} --help` shows {mark}"
+
+
+def test_a_reader_that_leaves_the_pipe_early_gets_no_error_line():
+    """`contractlang … | head` : the reader closed the pipe, which is nobody's mistake, so stderr stays silent
+    (a full device is still one line, exit 1: tests/test_hostile_round2.py)."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader has gone before the first write
+    try:
+        proc = subprocess.run([sys.executable, "-m", "contractlang", "ctbench", "boards"], stdout=write_end,
+                              stderr=subprocess.PIPE, text=True, cwd=ROOT, timeout=120)
+    finally:
+        os.close(write_end)
+    assert (proc.returncode, proc.stderr) == (1, "")

@@ -40,9 +40,10 @@ class CheckFailed(Exception):
 
 
 def _report(message: str, code: int, json_mode: bool, diagnostics=None, source: str | None = None,
-            lost_stdout: bool = False) -> int:
+            lost_stdout: bool = False, quiet: bool = False) -> int:
     """One failure, one report: a JSON object on stdout under --json, else lines on stderr. When stdout is what
-    cannot be written, the line goes to stderr (exit 1) and what is still buffered for stdout is dropped."""
+    cannot be written, the line goes to stderr (exit 1) and what is still buffered for stdout is dropped; when
+    its reader simply left (`| head`), `quiet` keeps stderr silent, as other command-line tools do."""
     if json_mode:
         payload: dict = {"ok": False, "error": message}
         if diagnostics is not None:
@@ -52,11 +53,11 @@ def _report(message: str, code: int, json_mode: bool, diagnostics=None, source: 
             sys.stdout.flush()
             return code
         except OutputError as exc:
-            message, code, diagnostics, lost_stdout = str(exc), 1, None, True
-    if diagnostics is not None:
+            message, code, diagnostics, lost_stdout, quiet = str(exc), 1, None, True, exc.reader_left
+    if diagnostics is not None and not quiet:
         for d in diagnostics:
             typer.echo(d.render(source), err=True)
-    else:
+    elif not quiet:
         typer.echo(f"error: {printable(message)}", err=True)
     if lost_stdout:
         _drop_stdout()
@@ -84,7 +85,7 @@ def exit_code(command: Callable[[], int | None], json_mode: bool) -> int:
         code = command()
         sys.stdout.flush()
     except OutputError as exc:
-        return _report(str(exc), 1, False, lost_stdout=True)
+        return _report(str(exc), 1, False, lost_stdout=True, quiet=exc.reader_left)
     except KeyboardInterrupt:
         return _report("interrupted", 130, json_mode)
     except CheckFailed as exc:
