@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from contractlang.llm import cost_of
+from games.contractsim.performance import LLM_WORKERS, agent_workers
 from games.contractsim.synth import BaseChoice, SolveJob, SynthPlan, Terms, run_solve, write_outputs
-from tests.helpers import run_cli, run_process
+from tests.helpers import run_cli
 from tests.llm_server import ScriptedServer, message, prompt_of
 
 KEY = "sk-test-not-a-real-key"
@@ -116,14 +117,14 @@ def llm_args(directory: Path, url: str, recordings: Path) -> list:
 
 
 def test_an_llm_agent_is_scored_and_costed_and_resumes_after_the_api_fails(synthetic, tmp_path):
-    """6 games of 6 payment weeks. Uninterrupted (default workers: 8 in flight), then a run whose API refuses
+    """6 games of 6 payment weeks. Uninterrupted, then a run whose API refuses
     requests after the 15th (its third game fails, one line, the first two kept) and is rerun: the rerun plays
     the other 4, serving the third game's 3 recorded answers, and writes the same bytes."""
     env = {**os.environ, "ANTHROPIC_API_KEY": KEY}
     whole = fresh(synthetic, tmp_path / "whole")
     requests: list = []
     with ScriptedServer(scripted_customer(requests, [None])) as server:
-        done = run_process(*llm_args(whole, server.url, tmp_path / "whole.sqlite"), "--json", env=env)
+        done = run_cli(*llm_args(whole, server.url, tmp_path / "whole.sqlite"), "--workers", "1", "--json", env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     out = json.loads(done.stdout)
     [usage] = out["llm"]
@@ -152,6 +153,14 @@ def test_an_llm_agent_is_scored_and_costed_and_resumes_after_the_api_fails(synth
     assert f"llm:{MODEL}: 6 games, 36 LLM calls (0 failed), 7,200 tokens" in resumed.stdout
     for name in ("tables.json", "tables.md", "figure4.json"):
         assert (cut / "performance" / name).read_bytes() == (whole / "performance" / name).read_bytes(), name
+
+
+def test_llm_agents_play_eight_games_at_once_by_default():
+    """Eight requests in flight (an LLM game waits on one call at a time), whatever the cores; --workers rules."""
+    from contractlang.llm import LlmSettings
+
+    assert agent_workers(None, LlmSettings()) == LLM_WORKERS == 8
+    assert agent_workers(3, LlmSettings()) == 3 and agent_workers(None, None) is None
 
 
 @pytest.mark.parametrize("args, code, message", [

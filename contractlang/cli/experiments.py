@@ -151,7 +151,7 @@ def experiment_performance(
     and unilateral defection against P_sat and the number of contingencies), and the LLM agents' tokens and
     cost. Regret's RCC games are the rational experiment's, played once into the same job store. Resumable."""
     from games.contractsim.experiments import ROLES, rational_records
-    from games.contractsim.performance import (LLM_WORKERS, Case, check_agents, figure4, jobs_of,
+    from games.contractsim.performance import (Case, agent_workers, check_agents, figure4, jobs_of,
                                                performance_records, report, write_report)
 
     roles = list(ROLES) if choice(role, (*ROLES, "both"), "role") == "both" else [role]
@@ -169,8 +169,8 @@ def experiment_performance(
     with _progress(json_out) as advance, playing():
         records, rational_now = rational_records(rational_jobs, jobs / "rational.jsonl", workers, ray, advance)
         games, played_now = performance_records(
-            jobs_of(cases, agents, roles), jobs / "performance.jsonl",
-            workers or (LLM_WORKERS if settings is not None else None), ray, settings, advance)
+            jobs_of(cases, agents, roles), jobs / "performance.jsonl", agent_workers(workers, settings), ray,
+            settings, advance)
     rational = dict(zip(rational_jobs, records))
     rep = report(cases, agents, roles, games, rational)
     folder = write_report(directory, rep, figure4(cases, rep, games, rational))

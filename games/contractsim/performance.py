@@ -33,8 +33,13 @@ from games.runner import Progress, run_phase
 from solver.dp import TableCache
 
 LLM_WORKERS = 8
-"""Default games at once when an agent is an LLM: each game waits on one model call at a time, so this is the
-number of requests in flight, not a share of the cores."""
+
+
+def agent_workers(workers: int | None, llm: LlmSettings | None) -> int | None:
+    """Worker processes for the agent games: as asked; else, with an LLM agent, LLM_WORKERS — each game waits on
+    one model call at a time, so this is the number of requests in flight, not a share of the cores; else
+    None (every core)."""
+    return workers or (LLM_WORKERS if llm is not None else None)
 
 
 def check_agents(agents: list[str]) -> None:
