@@ -413,6 +413,7 @@ r0   GS  R*  Rr  Br
 r1   R   Bb  Bb  R*
 r2   B   R   R   B*
 r3   B   R   B   GG
+Legend: first letter the tile's colour (R red, B blue, G green); then S start, G goal, r on P-Red's best path, b on P-Blue's, * on both.
 P-Red best path (0, 0) (0, 1) (0, 2) (0, 3) (1, 3) (2, 3) (3, 3), shortfall 2
 P-Blue best path (0, 0) (0, 1) (1, 1) (1, 2) (1, 3) (2, 3) (3, 3), shortfall 2
 ```
@@ -430,7 +431,7 @@ def test_an_output_block_is_compared_with_the_commands_above(tmp_path, monkeypat
 
 def test_the_checks_fail_on_planted_errors(tmp_path):
     planted = blocks(PLANTED)
-    with pytest.raises(AssertionError, match=r"coverage\.colours"):
+    with pytest.raises(AssertionError, match=r"`verify --board 24` gives \{'coverage\."):  # a refuted check
         check_contract(planted[0], tmp_path)
     with pytest.raises(AssertionError, match="verified on its board"):
         check_contract(planted[1], tmp_path)
