@@ -190,8 +190,8 @@ def experiment_performance(
         typer.echo(f"{u.agent}: {u.games} games, {u.calls} LLM calls ({u.failed} failed), {u.total_tokens:,} tokens "
                    f"({u.input_tokens:,} input, {u.output_tokens:,} output, prompt cache {u.cache_read_tokens:,} "
                    f"read and {u.cache_write_tokens:,} written), {cost}")
-    typer.echo(f"{rep.contracts} contracts × {len(seed_list)} seed(s) × {len(agents)} agent(s) × {len(roles)} role(s) "
-               f"× 3 counterparties ({played_now} agent games and {rational_now} rational jobs played now); tables "
+    typer.echo(f"{rep.contracts} contracts × {len(seed_list)} seed(s) × {len(agents)} agent(s) × {len(roles)} "
+               f"role(s) × 3 counterparties ({played_now} agent games and {rational_now} rational jobs played now); tables "
                f"and Figure 4 in {folder}")
 
 

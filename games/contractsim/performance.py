@@ -22,9 +22,9 @@ from contractlang.llm import ApiKeys, LlmClient, LlmSettings, LlmUsage, agent_mo
 from contractlang.vocab import Frozen
 from games.contractsim.batch import play_batch
 from games.contractsim.environments import environment
-from games.contractsim.experiments import (COUNTERPARTIES, PAPER_ROWS, POLICIES, ROLES, SEED, TITLES,
-                                           RationalJob, RationalRecord, TableRow, counterparty_name, pairing,
-                                           row_cells, table_lines, table_row, tables)
+from games.contractsim.experiments import (COUNTERPARTIES, PAPER_ROWS, POLICIES, SEED, TITLES, RationalJob,
+                                           RationalRecord, TableRow, counterparty_name, pairing, row_cells,
+                                           table_lines, table_row, tables)
 from games.contractsim.metrics import summarise
 from games.contractsim.policies import CUSTOMERS
 from games.contractsim.run import RunRecord, play
@@ -171,17 +171,22 @@ def report(cases: list[Case], agents: list[str], roles: list[str],
            games: dict[PerformanceJob, PerformanceRecord],
            rational: dict[RationalJob, RationalRecord]) -> PerformanceReport:
     """Each agent row summarises its runs over the cases (§15.6: equal case weight), with regret against the
-    RCC runs of the rational records (§15.2)."""
-    rational_runs = [rational[c.rational] for c in cases]
-    rows = [table_row(role, other, agent, [games[PerformanceJob.of(c, role, other, agent)].run for c in cases],
-                      [r.run(*pairing(role, "rcc", other)) for r in rational_runs])
+    RCC runs of the rational records (§15.2). Only this run's games count, in job order (the store may hold
+    others, and holds them in the order they finished)."""
+    per_case = [rational[c.rational] for c in cases]
+
+    def runs(role: str, other: str, agent: str) -> list[RunRecord]:
+        return [games[PerformanceJob.of(c, role, other, agent)].run for c in cases]
+
+    rows = [table_row(role, other, agent, runs(role, other, agent),
+                      [r.run(*pairing(role, "rcc", other)) for r in per_case])
             for role in roles for other in COUNTERPARTIES for agent in agents]
-    llm = [AgentUsage.of(agent, [g.run for j, g in games.items() if j.agent == agent])
+    llm = [AgentUsage.of(agent, [run for role in roles for other in COUNTERPARTIES for run in runs(role, other, agent)])
            for agent in agents if agent_model(agent) is not None]
     return PerformanceReport(
         contracts=len({(c.contract.name, c.env) for c in cases}), seeds=tuple(dict.fromkeys(c.seed for c in cases)),
         agents=tuple(agents), roles=tuple(roles), rows=tuple(rows),
-        rational=tuple(r for r in tables(rational_runs) if r.role in roles),
+        rational=tuple(r for r in tables(per_case) if r.role in roles),
         paper=tuple(PaperRow(role=role, counterparty=other, policy=own, cells=cells)
                     for (role, other, own), cells in PAPER_ROWS.items() if role in roles),
         llm=tuple(llm))
@@ -311,8 +316,8 @@ def plot_figure4(series: list[FigureSeries], path: Path, counterparty: str = "rc
                 ax.set_xticks(range(len(present)), present, fontsize=8)
                 ax.set_ylim(-5, 105)
                 ax.grid(alpha=0.3)
-                ax.set_ylabel(f"{role} {'compliance (micro) %' if metric == 'compliance' else 'unilateral defection %'}",
-                              fontsize=8)
+                what = "compliance (micro) %" if metric == "compliance" else "unilateral defection %"
+                ax.set_ylabel(f"{role} {what}", fontsize=8)
                 if row == 1:
                     ax.set_xlabel(xlabel, fontsize=8)
     grid[0][0].legend(fontsize=7)
