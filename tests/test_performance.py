@@ -151,7 +151,7 @@ def test_an_llm_agent_is_scored_and_costed_and_resumes_after_the_api_fails(synth
     assert resumed.returncode == 0, resumed.stderr
     assert len(requests) - asked == 36 - 15  # the 3 answers of the game cut short come from the recordings
     assert f"llm:{MODEL}: 6 games, 36 LLM calls (0 failed), 7,200 tokens" in resumed.stdout
-    for name in ("tables.json", "tables.md", "figure4.json"):
+    for name in ("tables.json", "tables.md", "figure4.json", "figure4.png"):
         assert (cut / "performance" / name).read_bytes() == (whole / "performance" / name).read_bytes(), name
 
 
