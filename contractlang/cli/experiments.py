@@ -11,9 +11,10 @@ from typing import Annotated, Optional
 import typer
 
 from contractlang.cli.app import app, experiment_app
-from contractlang.cli.errors import InputError
+from contractlang.cli.errors import InputError, playing
 from contractlang.cli.inputs import load_one
-from contractlang.cli.options import JsonFlag, Ray, Workers, float_set, int_list
+from contractlang.cli.llm_options import LlmFlags, llm_client, llm_options, llm_settings
+from contractlang.cli.options import JsonFlag, Ray, Workers, choice, float_set, int_list
 
 app.add_typer(experiment_app, name="experiment")
 
@@ -122,6 +123,76 @@ def experiment_rational(
         typer.echo(f"{i.id:>4}  {status:5s}  ({i.checked} checked)  {i.statement}")
     typer.echo(f"{len(records)} contracts × 9 pairings ({played} contracts played now); {held} of {len(checks)} "
                f"identities hold; tables in {directory / 'rational'}")
+
+
+AgentOption = Annotated[list[str], typer.Option(
+    "--agent", help="The agent under test (repeatable): rc, rcc, re, random, llm[:[PROVIDER/]MODEL] (an LLM agent, "
+                    "§10; llm:MODEL or llm:anthropic/MODEL needs ANTHROPIC_API_KEY, llm:openai/MODEL an "
+                    "OpenAI-compatible API and OPENAI_API_KEY; or --replay) or cmd:PROGRAM (an external agent "
+                    "speaking JSON lines).")]
+
+
+@experiment_app.command("performance")
+@llm_options(max_tokens=8192, timeout=120.0)
+def experiment_performance(
+    directory: Directory,
+    agent: AgentOption,
+    role: Annotated[str, typer.Option(help="The role the agent plays: customer, supplier or both.")] = "both",
+    seeds: Annotated[str, typer.Option(help="Comma-separated seeds; each is one more case per contract.")] = "42",
+    workers: Annotated[Optional[int], typer.Option(
+        min=1, help="Local worker processes (default: all cores; with an LLM agent 8 for its games, the number of "
+                    "model requests in flight).")] = None,
+    ray: Ray = None,
+    json_out: JsonFlag = False,
+    llm_flags: LlmFlags | None = None,
+) -> None:
+    """Each agent in each role against RCC, RC and RE on every synthetic contract (spec §10, §15): Tables 7–10
+    (macro and micro) with the rational rows of the same cases and the paper's beside them, Figure 4 (compliance
+    and unilateral defection against P_sat and the number of contingencies), and the LLM agents' tokens and
+    cost. Regret's RCC games are the rational experiment's, played once into the same job store. Resumable."""
+    from games.contractsim.experiments import ROLES, rational_records
+    from games.contractsim.performance import (Case, agent_workers, check_agents, figure4, jobs_of,
+                                               performance_records, report, write_report)
+
+    roles = list(ROLES) if choice(role, (*ROLES, "both"), "role") == "both" else [role]
+    agents = list(dict.fromkeys(agent))
+    check_agents(agents)
+    seed_list = list(dict.fromkeys(int_list(seeds, "seed", "--seeds")))
+    if any(s < 0 for s in seed_list):
+        raise InputError(f"--seeds takes seeds of 0 or more, not {seeds!r}")
+    settings = llm_settings(agents, llm_flags)
+    llm_client(settings)  # a recordings file that cannot be used stops the run here, before any game
+    cases = [Case(contract=ir, env=entry.env, p_sat=entry.p_sat, seed=s)
+             for s in seed_list for entry, ir in _synthetic_contracts(directory)]
+    rational_jobs = list(dict.fromkeys(c.rational for c in cases))
+    jobs = directory / "jobs"
+    with _progress(json_out) as advance, playing():
+        records, rational_now = rational_records(rational_jobs, jobs / "rational.jsonl", workers, ray, advance)
+        games, played_now = performance_records(
+            jobs_of(cases, agents, roles), jobs / "performance.jsonl", agent_workers(workers, settings), ray,
+            settings, advance)
+    rational = dict(zip(rational_jobs, records))
+    rep = report(cases, agents, roles, games, rational)
+    folder = write_report(directory, rep, figure4(cases, rep, games, rational))
+    if json_out:
+        typer.echo(json.dumps({"ok": True, "contracts": rep.contracts, "seeds": seed_list, "agents": agents,
+                               "roles": roles, "played_now": {"rational": rational_now, "agents": played_now},
+                               "llm": [u.model_dump(mode="json") | {"total_tokens": u.total_tokens}
+                                       for u in rep.llm],
+                               "tables": str(folder / "tables.md"), "figure": str(folder / "figure4.png")}))
+        return
+    from games.contractsim.performance import markdown
+
+    typer.echo(markdown(rep), nl=False)
+    typer.echo("")
+    for u in rep.llm:
+        cost = "cost unknown for this model" if u.cost_usd is None else f"${u.cost_usd:.4f}"
+        typer.echo(f"{u.agent}: {u.games} games, {u.calls} LLM calls ({u.failed} failed), {u.total_tokens:,} tokens "
+                   f"({u.input_tokens:,} input, {u.output_tokens:,} output, prompt cache {u.cache_read_tokens:,} "
+                   f"read and {u.cache_write_tokens:,} written), {cost}")
+    typer.echo(f"{rep.contracts} contracts × {len(seed_list)} seed(s) × {len(agents)} agent(s) × {len(roles)} "
+               f"role(s) × 3 counterparties ({played_now} agent games and {rational_now} rational jobs played now); tables "
+               f"and Figure 4 in {folder}")
 
 
 @experiment_app.command("frontier")

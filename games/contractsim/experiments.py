@@ -69,17 +69,22 @@ class TableRow(Frozen):
     summary: RoleSummary
 
 
+def pairing(role: str, own: str, other: str) -> tuple[str, str]:
+    """(customer, supplier) of the game in which `own` plays `role` against `other`."""
+    return (own, other) if role == "customer" else (other, own)
+
+
+def table_row(role: str, counterparty: str, policy: str, runs: list[RunRecord],
+              counterfactual: list[RunRecord]) -> TableRow:
+    """One row over the cases' runs; `counterfactual[j]` is run j with `role` played by RCC (§15.2)."""
+    return TableRow(role=role, counterparty=counterparty, policy=policy,
+                    summary=summarise(runs, role, counterfactual))
+
+
 def tables(records: list[RationalRecord]) -> list[TableRow]:
-    rows = []
-    for role in ROLES:
-        for other in COUNTERPARTIES:
-            for own in POLICIES:
-                pair = (own, other) if role == "customer" else (other, own)
-                rcc = ("rcc", other) if role == "customer" else (other, "rcc")
-                runs = [r.run(*pair) for r in records]
-                rows.append(TableRow(role=role, counterparty=other, policy=own,
-                                     summary=summarise(runs, role, [r.run(*rcc) for r in records])))
-    return rows
+    return [table_row(role, other, own, [r.run(*pairing(role, own, other)) for r in records],
+                      [r.run(*pairing(role, "rcc", other)) for r in records])
+            for role in ROLES for other in COUNTERPARTIES for own in POLICIES]
 
 
 COLUMNS = ("U", "CU", "R", "CR", "Compl.", "Cond.", "Expl.", "TFT", "Def.", "Uni.", "Rec.")
@@ -127,31 +132,37 @@ TITLES = {("customer", False): "Table 7 — Customer, macro", ("supplier", False
           ("customer", True): "Table 9 — Customer, micro", ("supplier", True): "Table 10 — Supplier, micro"}
 
 
+def table_lines(heading: str, role: str, left: str, rows: list[tuple[str, str, tuple[str, ...]]]) -> list[str]:
+    """One table of the paper's layout: `heading`, the column heads (`left` names the counterparty column),
+    one line per (counterparty, policy, cells) and a blank line."""
+    return [heading, "", f"| {left} | {role.capitalize()} | " + " | ".join(COLUMNS) + " |",
+            "|---|---|" + "---|" * len(COLUMNS), *(f"| {other} | {own} | " + " | ".join(cells) + " |"
+                                                   for other, own, cells in rows), ""]
+
+
+def counterparty_name(role: str) -> str:
+    return "Supplier" if role == "customer" else "Customer"
+
+
 def tables_markdown(rows: list[TableRow]) -> str:
     """Tables 7–10 in the paper's layout, then the macro tables beside §16.2 (ours / paper, cell by cell)."""
     out = []
     for micro in (False, True):
         for role in ROLES:
-            other = "Supplier" if role == "customer" else "Customer"
-            out += [f"## {TITLES[role, micro]}", "",
-                    f"| {other} (counterparty) | {role.capitalize()} | " + " | ".join(COLUMNS) + " |",
-                    "|---|---|" + "---|" * len(COLUMNS)]
-            out += [f"| {r.counterparty.upper()} | {r.policy.upper()} | " + " | ".join(row_cells(r.summary, micro))
-                    + " |" for r in rows if r.role == role]
-            out.append("")
+            out += table_lines(f"## {TITLES[role, micro]}", role, f"{counterparty_name(role)} (counterparty)",
+                               [(r.counterparty.upper(), r.policy.upper(), row_cells(r.summary, micro))
+                                for r in rows if r.role == role])
     out += ["## Beside the paper (§16.2, macro): ours / paper", ""]
     for role in ROLES:
-        other = "Supplier" if role == "customer" else "Customer"
-        out += [f"### {role.capitalize()} side", "",
-                f"| {other} | {role.capitalize()} | " + " | ".join(COLUMNS) + " |", "|---|---|" + "---|" * len(COLUMNS)]
+        lines = []
         for r in rows:
             if r.role != role:
                 continue
             paper = PAPER_ROWS[r.role, r.counterparty, r.policy]
-            cells = [mine if _same(mine, theirs) else f"**{mine}** / {theirs}"
-                     for mine, theirs in zip(row_cells(r.summary, False), paper)]
-            out.append(f"| {r.counterparty.upper()} | {r.policy.upper()} | " + " | ".join(cells) + " |")
-        out.append("")
+            cells = tuple(mine if _same(mine, theirs) else f"**{mine}** / {theirs}"
+                          for mine, theirs in zip(row_cells(r.summary, False), paper))
+            lines.append((r.counterparty.upper(), r.policy.upper(), cells))
+        out += table_lines(f"### {role.capitalize()} side", role, counterparty_name(role), lines)
     out.append("Bold cells differ from the paper's (ours first); the others agree as printed.")
     return "\n".join(out) + "\n"
 

@@ -75,19 +75,20 @@ class RunRecord(Frozen):
         customer, supplier = ("rcc", self.supplier) if role == "customer" else (self.customer, "rcc")
         return play(ir, environment(self.env), customer, supplier, seed=self.seed, keep_log=False, tables=tables)
 
-    def first_violation(self, role: str) -> int | None:
-        """The first week `role` was not compliant, if any."""
-        return next((w.week for w in self.weeks if w.role == role and not w.compliant), None)
+    def violation_count(self, role: str) -> int:
+        """The weeks in which `role` was not compliant (c = 0, §15.1; a week that owes nothing never is)."""
+        return sum(w.role == role and not w.compliant for w in self.weeks)
 
     def to_json(self, p_sat: float | None) -> dict:
         """The `run --json` object: the record in base units (what `metrics` reads back) with its trajectory,
-        the utilities in the contract's dollars, the contract's `p_sat` and each role's first violation."""
+        the utilities in the contract's dollars, the contract's `p_sat`, and per role its first violation week
+        (f_i of §15.3, null for none) and how many weeks it violated."""
         payload = self.model_dump(exclude={"log"})
         payload.update(dollars={"u_customer": self.u_customer * self.multiplier,
                                 "u_supplier": self.u_supplier * self.multiplier},
                        p_sat=p_sat,
-                       violations={"customer": self.first_violation("customer"),
-                                   "supplier": self.first_violation("supplier")},
+                       first_violation={role: self.first_violation(role) for role in ("customer", "supplier")},
+                       violation_counts={role: self.violation_count(role) for role in ("customer", "supplier")},
                        trajectory=[e.model_dump() for e in self.log], llm_usage=self.llm_usage.model_dump())
         return payload
 

@@ -1,0 +1,342 @@
+"""The performance experiment (spec/contractsim.md §10, §15; the paper's Tables 1–2, 7–10 and Figure 4): a
+user's agent — a built-in policy, an external program (`cmd:`) or an LLM (`llm:`) — plays each role against
+the rational counterparties RCC, RC and RE on every synthetic contract, and is scored beside the rational
+policies on the same contracts and seeds.
+
+Regret's counterfactual τ^RCC (§15.2: the same contract, environment, counterparty and seed with the role
+played by RCC) is a game the rational experiment plays anyway, so it is read from that experiment's records
+(`rational_records`, the same job store), never simulated again. Every agent game is a job of its own, so an
+LLM run that stops half-way (a rate limit, a quota) resumes with the games it had finished.
+"""
+
+from __future__ import annotations
+
+import io
+from functools import lru_cache, partial
+from pathlib import Path
+
+from contractlang.errors import UnknownName
+from contractlang.files import write_atomically
+from contractlang.ir import ContractSimIR
+from contractlang.llm import ApiKeys, LlmClient, LlmSettings, LlmUsage, agent_model
+from contractlang.vocab import Frozen
+from games.contractsim.batch import play_batch
+from games.contractsim.environments import environment
+from games.contractsim.experiments import (COUNTERPARTIES, PAPER_ROWS, POLICIES, SEED, TITLES, RationalJob,
+                                           RationalRecord, TableRow, counterparty_name, pairing, row_cells,
+                                           table_lines, table_row, tables)
+from games.contractsim.metrics import summarise
+from games.contractsim.policies import CUSTOMERS
+from games.contractsim.run import RunRecord, play
+from games.external import is_external
+from games.runner import Progress, run_phase
+from solver.dp import TableCache
+
+LLM_WORKERS = 8
+
+
+def agent_workers(workers: int | None, llm: LlmSettings | None) -> int | None:
+    """Worker processes for the agent games: as asked; else, with an LLM agent, LLM_WORKERS — each game waits on
+    one model call at a time, so this is the number of requests in flight, not a share of the cores; else
+    None (every core)."""
+    return workers or (LLM_WORKERS if llm is not None else None)
+
+
+def check_agents(agents: list[str]) -> None:
+    """`UnknownName` for the first agent `play` cannot seat: a built-in policy, llm[:[PROVIDER/]MODEL] or
+    cmd:PROGRAM."""
+    for name in agents:
+        if name not in CUSTOMERS and agent_model(name) is None and not is_external(name):
+            raise UnknownName(f"unknown agent {name[:60]!r}; choose from {', '.join(CUSTOMERS)}, "
+                              "llm[:[PROVIDER/]MODEL] or cmd:PROGRAM")
+
+
+class Case(Frozen):
+    """One environment–contract case of §15.6 under one seed; `p_sat` is the manifest's (Figure 4's bins)."""
+
+    contract: ContractSimIR
+    env: int
+    p_sat: float
+    seed: int = SEED
+
+    @property
+    def rational(self) -> RationalJob:
+        """The rational experiment's job on this case: its nine games hold every τ^RCC this case needs."""
+        return RationalJob(contract=self.contract, env=self.env, seed=self.seed)
+
+
+class PerformanceJob(Frozen):
+    """One game: `agent` plays `role` against the rational `counterparty`."""
+
+    contract: ContractSimIR
+    env: int
+    seed: int
+    role: str
+    counterparty: str
+    agent: str
+
+    @classmethod
+    def of(cls, case: Case, role: str, counterparty: str, agent: str) -> PerformanceJob:
+        return cls(contract=case.contract, env=case.env, seed=case.seed, role=role, counterparty=counterparty,
+                   agent=agent)
+
+
+class PerformanceRecord(Frozen):
+    job: PerformanceJob
+    run: RunRecord
+
+
+def run_performance(job: PerformanceJob, llm: LlmSettings | None = None,
+                    tables: TableCache | None = None) -> PerformanceRecord:
+    """The game of `job`: by the batch engine when both players are rational (the same game `play` plays,
+    faster), else by `play`; an LLM agent gets a client of its own made from `llm` (in whichever process)."""
+    cache = tables or _process_tables()
+    env = environment(job.env)
+    customer, supplier = pairing(job.role, job.agent, job.counterparty)
+    if job.agent in POLICIES:
+        run = play_batch(job.contract, env, customer, supplier, [job.seed], cache)[0]
+    else:
+        client = LlmClient(llm, ApiKeys.from_environment()) if llm is not None and agent_model(job.agent) else None
+        run = play(job.contract, env, customer, supplier, seed=job.seed, keep_log=False, tables=cache, llm=client)
+    return PerformanceRecord(job=job, run=run)
+
+
+@lru_cache(maxsize=1)
+def _process_tables() -> TableCache:
+    """One table cache per process (made in the worker, after the fork): its memory keeps the tables of the
+    last contracts, and consecutive jobs play the same contract (`jobs_of`), so each table is read from disk
+    about once per worker instead of once per game."""
+    return TableCache()
+
+
+def jobs_of(cases: list[Case], agents: list[str], roles: list[str]) -> list[PerformanceJob]:
+    """Every game, the games of one case together (see `_process_tables`)."""
+    return [PerformanceJob.of(case, role, other, agent) for case in cases for agent in agents for role in roles
+            for other in COUNTERPARTIES]
+
+
+def performance_records(jobs: list[PerformanceJob], store_path: Path, workers: int | None,
+                        ray_address: str | None, llm: LlmSettings | None = None,
+                        progress: Progress | None = None) -> tuple[dict[PerformanceJob, PerformanceRecord], int]:
+    """Every job's record, from the store or played now (and appended to it); and how many were played now."""
+    return run_phase("agent games", store_path, PerformanceRecord, partial(run_performance, llm=llm), jobs, workers,
+                     ray_address, progress)
+
+
+class AgentUsage(Frozen):
+    """An agent's LLM account over its games. Calls served from the recordings count like the others, so the
+    totals are those of the games, however many runs it took to play them."""
+
+    agent: str
+    games: int
+    calls: int
+    failed: int
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    cost_usd: float | None  # None when a model's price is unknown
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+    @classmethod
+    def of(cls, agent: str, runs: list[RunRecord]) -> AgentUsage:
+        usage = LlmUsage.of(c for r in runs for c in r.llm_calls)
+        return cls(agent=agent, games=len(runs), **usage.model_dump(exclude={"replayed"}))
+
+
+class PaperRow(Frozen):
+    role: str
+    counterparty: str
+    policy: str
+    cells: tuple[str, ...]
+
+
+class PerformanceReport(Frozen):
+    """`performance/tables.json`: the agents' rows, the rational rows of the same cases, the paper's."""
+
+    contracts: int
+    seeds: tuple[int, ...]
+    agents: tuple[str, ...]
+    roles: tuple[str, ...]
+    rows: tuple[TableRow, ...]  # policy = the agent's name
+    rational: tuple[TableRow, ...]
+    paper: tuple[PaperRow, ...]  # §16.2, macro
+    llm: tuple[AgentUsage, ...]  # the LLM agents only
+
+
+def report(cases: list[Case], agents: list[str], roles: list[str],
+           games: dict[PerformanceJob, PerformanceRecord],
+           rational: dict[RationalJob, RationalRecord]) -> PerformanceReport:
+    """Each agent row summarises its runs over the cases (§15.6: equal case weight), with regret against the
+    RCC runs of the rational records (§15.2). Only this run's games count, in job order (the store may hold
+    others, and holds them in the order they finished)."""
+    per_case = [rational[c.rational] for c in cases]
+
+    def runs(role: str, other: str, agent: str) -> list[RunRecord]:
+        return [games[PerformanceJob.of(c, role, other, agent)].run for c in cases]
+
+    rows = [table_row(role, other, agent, runs(role, other, agent),
+                      [r.run(*pairing(role, "rcc", other)) for r in per_case])
+            for role in roles for other in COUNTERPARTIES for agent in agents]
+    llm = [AgentUsage.of(agent, [run for role in roles for other in COUNTERPARTIES for run in runs(role, other, agent)])
+           for agent in agents if agent_model(agent) is not None]
+    return PerformanceReport(
+        contracts=len({(c.contract.name, c.env) for c in cases}), seeds=tuple(dict.fromkeys(c.seed for c in cases)),
+        agents=tuple(agents), roles=tuple(roles), rows=tuple(rows),
+        rational=tuple(r for r in tables(per_case) if r.role in roles),
+        paper=tuple(PaperRow(role=role, counterparty=other, policy=own, cells=cells)
+                    for (role, other, own), cells in PAPER_ROWS.items() if role in roles),
+        llm=tuple(llm))
+
+
+def _label(agent: str) -> str:
+    return agent.replace("|", "\\|")  # a cmd: program line may hold a pipe
+
+
+def markdown(rep: PerformanceReport) -> str:
+    """Tables 7–10 (macro and micro): in each counterparty block the agents' rows, the rational policies' rows
+    on the same cases, and (macro) the paper's rational rows of §16.2; then the LLM agents' account."""
+    out = []
+    for micro in (False, True):
+        for role in rep.roles:
+            lines = []
+            for other in COUNTERPARTIES:
+                block = [r for r in rep.rows if (r.role, r.counterparty) == (role, other)]
+                lines += [(other.upper(), _label(r.policy), row_cells(r.summary, micro)) for r in block]
+                block = [r for r in rep.rational if (r.role, r.counterparty) == (role, other)]
+                lines += [(other.upper(), f"{r.policy.upper()} (rational)", row_cells(r.summary, micro))
+                          for r in block]
+                if not micro:
+                    lines += [(other.upper(), f"{p.policy.upper()} (paper)", p.cells) for p in rep.paper
+                              if (p.role, p.counterparty) == (role, other)]
+            out += table_lines(f"## {TITLES[role, micro]}", role, f"{counterparty_name(role)} (counterparty)", lines)
+    out.append(f"{rep.contracts} contracts × seeds {', '.join(map(str, rep.seeds))}. In each counterparty block: "
+               "the agents, then the rational policies on the same contracts and seeds, then (macro tables) the "
+               "paper's published rational rows (§16.2), marked (paper). Regret is against the RCC game on the "
+               "same contract, environment, counterparty and seed (§15.2).")
+    if rep.llm:
+        out += ["", "## LLM usage", "", "| Agent | Games | Calls | Failed | Input tokens | Output tokens | "
+                "Cache read | Cache write | Total tokens | Cost (USD) |", "|---|" + "---|" * 9]
+        out += [f"| {_label(u.agent)} | {u.games} | {u.calls} | {u.failed} | {u.input_tokens:,} | "
+                f"{u.output_tokens:,} | {u.cache_read_tokens:,} | {u.cache_write_tokens:,} | {u.total_tokens:,} | "
+                f"{'unknown' if u.cost_usd is None else f'{u.cost_usd:.4f}'} |" for u in rep.llm]
+    return "\n".join(out) + "\n"
+
+
+# --- Figure 4 ------------------------------------------------------------------------------------------------
+
+P_SAT_EDGES = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
+P_SAT_BINS = ("<0.5", "0.5–0.6", "0.6–0.7", "0.7–0.8", "0.8–0.9", "0.9–0.95", "≥0.95")
+"""The synthetic targets ρ ∈ {0.5, …, 0.9} (§12), and 0.95, the satisfaction threshold [CS-26]."""
+
+
+def p_sat_bin(p_sat: float) -> str:
+    return P_SAT_BINS[sum(p_sat >= edge for edge in P_SAT_EDGES)]
+
+
+class FigureBin(Frozen):
+    label: str
+    runs: int
+    compliance: float | None  # pooled-week (micro) compliance, eq. 57
+    unilateral: float | None  # run-level unilateral defection (§15.3); None when no run had the opportunity
+
+
+class FigureSeries(Frozen):
+    policy: str
+    rational: bool
+    role: str
+    counterparty: str
+    axis: str  # "p_sat" or "contingencies"
+    bins: tuple[FigureBin, ...]
+
+
+def figure4(cases: list[Case], rep: PerformanceReport, games: dict[PerformanceJob, PerformanceRecord],
+            rational: dict[RationalJob, RationalRecord]) -> list[FigureSeries]:
+    """The paper's Figure 4 data (Appendix D.4: pooled-week compliance beside run-level unilateral defection)
+    for every agent and rational policy, role and counterparty: binned by the contract's P_sat, and by its
+    number of contingency clauses (S, PD, RO: CC(ω) of §13)."""
+    keys = {"p_sat": [p_sat_bin(c.p_sat) for c in cases],
+            "contingencies": [str(c.contract.contingencies.explicit_count) for c in cases]}
+    order = {"p_sat": P_SAT_BINS, "contingencies": ("0", "1", "2", "3")}
+    out = []
+    for role in rep.roles:
+        for other in COUNTERPARTIES:
+            runs = {agent: (False, [games[PerformanceJob.of(c, role, other, agent)].run for c in cases])
+                    for agent in rep.agents}
+            runs.update({own.upper(): (True, [rational[c.rational].run(*pairing(role, own, other)) for c in cases])
+                         for own in POLICIES})
+            for policy, (is_rational, played) in runs.items():
+                for axis, key in keys.items():
+                    bins = []
+                    for label in order[axis]:
+                        chosen = [r for r, k in zip(played, key) if k == label]
+                        if chosen:
+                            s = summarise(chosen, role)
+                            bins.append(FigureBin(label=label, runs=len(chosen), compliance=s.compliance_micro.mean,
+                                                  unilateral=s.unilateral.mean))
+                    out.append(FigureSeries(policy=policy, rational=is_rational, role=role, counterparty=other,
+                                            axis=axis, bins=tuple(bins)))
+    return out
+
+
+class Figure4(Frozen):
+    """`performance/figure4.json`."""
+
+    series: tuple[FigureSeries, ...]
+
+
+def plot_figure4(series: list[FigureSeries], path: Path, counterparty: str = "rcc") -> None:
+    """Compliance (top) and unilateral defection (bottom) in percent against the P_sat bin and the number of
+    contingencies, for each role, against `counterparty` (the JSON holds every counterparty)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    roles = list(dict.fromkeys(s.role for s in series))
+    axes_order = (("p_sat", P_SAT_BINS, "P_sat of the contract"), ("contingencies", ("0", "1", "2", "3"),
+                                                                    "contingency clauses (S, PD, RO)"))
+    fig, grid = plt.subplots(2, 2 * len(roles), figsize=(4.2 * 2 * len(roles), 6.4), dpi=100, squeeze=False)
+    for col_role, role in enumerate(roles):
+        for col_axis, (axis, labels, xlabel) in enumerate(axes_order):
+            col = 2 * col_role + col_axis
+            shown = [s for s in series if (s.role, s.counterparty, s.axis) == (role, counterparty, axis)]
+            present = [label for label in labels if any(b.label == label for s in shown for b in s.bins)]
+            for row, metric in enumerate(("compliance", "unilateral")):
+                ax = grid[row][col]
+                for s in shown:
+                    points = [(present.index(b.label), getattr(b, metric)) for b in s.bins
+                              if getattr(b, metric) is not None]
+                    if points:
+                        ax.plot([x for x, _ in points], [100 * y for _, y in points], "--o" if s.rational else "-o",
+                                mfc="none" if s.rational else None, label=s.policy)
+                ax.set_xticks(range(len(present)), present, fontsize=8)
+                ax.set_ylim(-5, 105)
+                ax.grid(alpha=0.3)
+                what = "compliance (micro) %" if metric == "compliance" else "unilateral defection %"
+                ax.set_ylabel(f"{role} {what}", fontsize=8)
+                if row == 1:
+                    ax.set_xlabel(xlabel, fontsize=8)
+    grid[0][0].legend(fontsize=7)
+    fig.suptitle(f"Figure 4 — against {counterparty.upper()} counterparties (every counterparty in figure4.json)",
+                 fontsize=10)
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", metadata={"Software": None})
+    plt.close(fig)
+    write_atomically(path, buffer.getvalue())
+
+
+def write_report(out: Path, rep: PerformanceReport, series: list[FigureSeries]) -> Path:
+    """`out/performance/`: tables.md, tables.json, figure4.png and figure4.json, each written whole from the
+    records in job order, so a resumed run writes the same bytes; returns the folder."""
+    folder = out / "performance"
+    folder.mkdir(parents=True, exist_ok=True)
+    write_atomically(folder / "tables.json", rep.model_dump_json(indent=1) + "\n")
+    write_atomically(folder / "tables.md", markdown(rep))
+    write_atomically(folder / "figure4.json", Figure4(series=tuple(series)).model_dump_json(indent=1) + "\n")
+    plot_figure4(series, folder / "figure4.png")
+    return folder
