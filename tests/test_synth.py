@@ -288,3 +288,18 @@ def test_a_store_line_that_is_not_a_record_stops_with_its_line_number(tmp_path):
     (jobs / "search.jsonl").write_text('{"not": "a record"}\n')
     done = run_cli("synth", "--out", str(tmp_path / "out"), *SMALL, cwd=tmp_path)
     assert done.returncode == 1 and "search.jsonl:1: not a search record" in done.stderr
+
+
+@pytest.mark.slow
+def test_a_small_plan_on_ray_writes_what_local_processes_write(tmp_path):
+    """`synth --ray local` (a Ray cluster started for the run) runs the same search and solve jobs as the local
+    worker processes and writes the same contracts and manifest, byte for byte (issue #34: the 80 search jobs
+    of the full plan are independent, so a cluster runs them)."""
+    tables = {**os.environ, "CONTRACTLANG_DP_CACHE": str(tmp_path / "tables")}  # the second run reads the first's
+    runs = {}
+    for name, where in (("local", ()), ("ray", ("--ray", "local"))):
+        done = run_process("synth", "--out", str(tmp_path / name), *SMALL, *where, "--json", cwd=tmp_path, env=tables)
+        assert done.returncode == 0, done.stderr
+        runs[name] = json.loads(done.stdout)
+    assert runs["ray"]["searched_now"] == 1 and runs["ray"]["contracts"] == 6
+    assert _outputs(tmp_path / "ray") == _outputs(tmp_path / "local")
