@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -85,3 +86,23 @@ def test_help_reads_without_type_metavars():
         assert shown.returncode == 0, (path, shown.stderr)
         for mark in ("<bool>", "<list[", "{files}", "<int>", "<str>"):
             assert mark not in shown.stdout, f"`contractlang {' '.join(path)} --help` shows {mark}"
+
+
+def test_render_writes_english_in_every_setting(tmp_path):
+    """Plurals, asserts in words, and the asserts kept (money scaled) when re-labelled into another setting."""
+    catering = run_cli("render", EXAMPLES / "catering-env5-a.contract")
+    hotel = run_cli("render", EXAMPLES / "catering-env5-a.contract", "--setting", "hotel")
+    assert catering.returncode == hotel.returncode == 0
+    assert "2 Margherita Pizzas, 1 Pesto Pasta and 1 Tomato Soup each week" in catering.stdout
+    assert "Stated: the total payment equals $125.\nStated: the total payment is at most the Customer's budget.\n" \
+        in catering.stdout
+    assert "Stated: the total payment equals $12,500.\nStated: the total payment is at most the Hotel owner's " \
+        "budget.\n" in hotel.stdout
+    assert "2 Conference Room Cleanings, 1 King-Sized Room Cleaning" in hotel.stdout
+    for out in (catering.stdout, hotel.stdout):
+        assert not re.search(r"==|<=|total pay\b", out), out
+    assert "at most 1 missed item of each kind" in run_cli("render", EXAMPLES / "catering-rollover.contract").stdout
+    one = tmp_path / "one.contract"
+    one.write_text('contract "p" {\n  game ctbench\n  on goal {\n    blue: blue transfers 1 points to red\n  }\n}\n',
+                   encoding="utf-8")
+    assert "P-Blue transfers 1 point to P-Red." in run_cli("render", one).stdout
