@@ -126,3 +126,13 @@ def test_run_story_names_the_parties_and_what_each_amount_is_of(tmp_path):
         "king_room 1, single_room 1 required — BREACH" in lines
     assert "utilities: Acme Hotels $13,800, Sparkle Ltd $3,700" in lines
     assert not any("[" in line for line in lines)
+
+
+def test_negotiate_names_each_contract_offered():
+    shown = run_cli("negotiate", "--env", "1")
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert 'round 1 supplier: Here is my offer. — proposes "catering-base"' in lines
+    assert 'proposal 1 "catering-base" (round 1, supplier): translation ok' in lines
+    assert 'outcome: agreed on proposal 2 "catering-rollover"' in lines
+    assert not any("proposes a contract" in line for line in lines)
