@@ -13,7 +13,7 @@ from contractlang.cli.errors import InputError, playing
 from contractlang.cli.inputs import load_contracts, read
 from contractlang.cli.llm_options import GuidanceOption, LlmFlags, llm_client, llm_options, llm_settings
 from contractlang.cli.options import JsonFlag, int_list
-from contractlang.cli.render import usage_line
+from contractlang.cli.render import stdout_console, usage_line
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -130,7 +130,7 @@ def metrics(
                                                  "so a data file never starts a program.")] = False,
     json_out: JsonFlag = False,
 ) -> None:
-    """ContractSim performance metrics (spec §15) over run records, per role, in the layout of Tables 7–10.
+    """ContractSim performance metrics (spec §15) over run records: a row per role and policy (Tables 7–10).
 
     Amounts are in Catering base units for every setting, as in the paper's tables. Regret and compliant
     regret replay each run with the role played by RCC (same contract, environment, counterparty and seed)."""
@@ -151,5 +151,5 @@ def metrics(
         return
     from games.contractsim.story import print_metrics
 
-    print_metrics(summaries)
+    print_metrics(summaries, stdout_console())  # whole rows into a pipe, like every table
 

@@ -48,7 +48,7 @@ def story(run: RunRecord, ir: ContractSimIR) -> str:
 def print_metrics(summaries, console: Console | None = None) -> None:
     console = console or Console(width=170)
     table = Table(title="ContractSim performance, base units (mean ± SD; micro, week-weighted, in brackets)")
-    for col in ("role", "runs", "Utility", "Compl. utility", "Regret", "Compl. regret", "Compliance", "Conditional",
+    for col in ("role", "policy", "runs", "Utility", "Compl. utility", "Regret", "Compl. regret", "Compliance", "Conditional",
                 "Exploited", "TFT", "Defection", "Unilateral", "Reciprocal"):
         table.add_column(col)
     for s in summaries:
@@ -56,7 +56,7 @@ def print_metrics(summaries, console: Console | None = None) -> None:
             text = stat.text(100)
             return text if micro is None or micro.mean is None else f"{text} [{micro.text(100)}]"
 
-        table.add_row(s.role, str(s.runs), s.utility.text(), s.compliant_utility.text(),
+        table.add_row(s.role, s.policy, str(s.runs), s.utility.text(), s.compliant_utility.text(),
                       s.regret.text() if s.regret else "–",
                       s.compliant_regret.text() if s.compliant_regret else "–", pct(s.compliance, s.compliance_micro),
                       pct(s.conditional, s.conditional_micro), pct(s.exploited, s.exploited_micro),
