@@ -106,10 +106,14 @@ def assertion(expr: ast.Expr) -> ast.Assert:
     return ast.Assert(expr=expr, span=NOWHERE)
 
 
+def relation(op: str, left: IrExpr, right: IrExpr, products: tuple[str, ...]) -> ast.Compare:
+    """`left op right` from IR operands."""
+    return ast.Compare(op=op, left=expression(left, products), right=expression(right, products), span=NOWHERE)
+
+
 def compare(op: str, left: IrExpr, right: IrExpr, products: tuple[str, ...]) -> ast.Assert:
     """`assert left op right` from IR operands."""
-    return assertion(ast.Compare(op=op, left=expression(left, products), right=expression(right, products),
-                                 span=NOWHERE))
+    return assertion(relation(op, left, right, products))
 
 
 def substitution(minimum: Mapping[str, int] | None = None) -> ast.Substitution:

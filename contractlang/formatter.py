@@ -7,6 +7,7 @@ indentation, money spelling ($1,000), product order within an entry and parenthe
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from contractlang import ast, build
 from contractlang.ir import ContractIR
@@ -32,35 +33,41 @@ def _prec(e: ast.Expr) -> int:
     return 4
 
 
-def format_expr(e: ast.Expr) -> str:
-    """Print an expression with the fewest parentheses that still parse back to the same tree."""
+def format_expr(e: ast.Expr, words: Mapping[str, str] | None = None) -> str:
+    """Print an expression with the fewest parentheses that still parse back to the same tree.
+
+    `words` respells operators and references (`"==": "equals"`, `"total pay": "the total payment"`): the
+    English reading of a relation that `render` writes is this printer's output, so its parentheses are
+    exactly the syntax's and the rules translator can put the syntax back."""
+    say = (lambda dsl: words.get(dsl, dsl)) if words else (lambda dsl: dsl)  # noqa: E731
     if isinstance(e, ast.MoneyAtom):
         return money(e.value)
     if isinstance(e, ast.IntAtom):
         return str(e.value)
     if isinstance(e, ast.PriceRef):
-        return f"price({e.product.value})"
+        return say(f"price({e.product.value})")
     if isinstance(e, ast.TotalPay):
-        return "total pay"
+        return say("total pay")
     if isinstance(e, ast.TotalDeliver):
-        return f"total deliver {e.product.value}"
+        return say(f"total deliver {e.product.value}")
     if isinstance(e, ast.TotalValue):
-        return "total value"
+        return say("total value")
     if isinstance(e, ast.Budget):
-        return "budget"
+        return say("budget")
     if isinstance(e, ast.Capital):
-        return "capital"
+        return say("capital")
     if isinstance(e, ast.Negate):
-        inner = format_expr(e.operand)
-        return f"-({inner})" if _prec(e.operand) < 3 else f"-{inner}"
+        inner = format_expr(e.operand, words)
+        sign = say("-") + (" " if words else "")  # `-$5`, but `minus $5`
+        return f"{sign}({inner})" if _prec(e.operand) < 3 else f"{sign}{inner}"
     p = _prec(e)
-    left = format_expr(e.left)
-    right = format_expr(e.right)
+    left = format_expr(e.left, words)
+    right = format_expr(e.right, words)
     if _prec(e.left) < p or (isinstance(e, ast.Compare) and isinstance(e.left, ast.Compare)):
         left = f"({left})"
     if _prec(e.right) <= p:
         right = f"({right})"
-    return f"{left} {e.op} {right}"
+    return f"{left} {say(e.op)} {right}"
 
 
 def _week_spec(w: ast.WeekSpec) -> str:

@@ -36,12 +36,18 @@ class Setting(Frozen):
     title: str
     products: tuple[str, str, str]
     product_titles: tuple[str, str, str]
+    product_nouns: tuple[tuple[str, str], tuple[str, str], tuple[str, str]]  # (one, many) of each, for counts
     inputs: tuple[str, str, str]
     input_titles: tuple[str, str, str]
     customer_title: str
     supplier_title: str
     multiplier: int
     granularity: int
+
+    def product_count(self, product: int, qty: int) -> str:
+        """`1 Margherita Pizza`, `2 Margherita Pizzas`: a quantity with the product's noun in English."""
+        one, many = self.product_nouns[product]
+        return f"{qty} {one if qty == 1 else many}"
 
     def product_index(self, name: str) -> int | None:
         try:
@@ -59,6 +65,8 @@ SETTINGS: dict[str, Setting] = {
             title="Catering",
             products=("pizza", "pasta", "soup"),
             product_titles=("Margherita Pizza", "Pesto Pasta", "Tomato Soup"),
+            product_nouns=(("Margherita Pizza", "Margherita Pizzas"), ("Pesto Pasta", "Pesto Pastas"),
+                           ("Tomato Soup", "Tomato Soups")),
             inputs=("mozzarella", "basil", "tomato"),
             input_titles=("Mozzarella", "Basil", "Tomato"),
             customer_title="Customer",
@@ -76,6 +84,9 @@ SETTINGS: dict[str, Setting] = {
                 "King-Sized Room Cleaning",
                 "Single Room Cleaning",
             ),
+            product_nouns=(("Conference Room Cleaning", "Conference Room Cleanings"),
+                           ("King-Sized Room Cleaning", "King-Sized Room Cleanings"),
+                           ("Single Room Cleaning", "Single Room Cleanings")),
             inputs=("detergent", "disinfectant", "wet_wipes"),
             input_titles=("Detergent", "Disinfectant", "Wet-wipes"),
             customer_title="Hotel owner",
@@ -89,6 +100,9 @@ SETTINGS: dict[str, Setting] = {
             title="AI Model Hosting",
             products=("fine_tuning", "model_hosting", "inference"),
             product_titles=("Fine-tuning", "Model-hosting", "Inference"),
+            # "2 Fine-tunings" is not English: the AI setting counts jobs
+            product_nouns=(("Fine-tuning job", "Fine-tuning jobs"), ("Model-hosting job", "Model-hosting jobs"),
+                           ("Inference job", "Inference jobs")),
             inputs=("cpu", "memory", "gpu"),
             input_titles=("CPU", "Memory", "GPU"),
             customer_title="AI startup founder",

@@ -121,11 +121,18 @@ def test_metrics_cli_in_base_units_with_regret_for_every_setting(tmp_path):
     runs.write_text("".join(lines[:2]))
     out = run_cli("metrics", str(runs), "--json")
     assert out.returncode == 0, out.stderr
-    customer, supplier = json.loads(out.stdout)
+    rows = json.loads(out.stdout)  # one row per policy of each role (issue #30 item 15)
+    assert [(r["role"], r["policy"], r["runs"]) for r in rows] == [("customer", "rc", 1), ("customer", "rcc", 1),
+                                                                   ("supplier", "rcc", 2)]
     records = [json.loads(line) for line in lines[:2]]
-    assert customer["utility"]["mean"] == sum(r["u_customer"] for r in records) / 2
-    assert customer["compliant_utility"]["mean"] == customer["utility"]["mean"]  # E12: neither Customer breaches
-    assert customer["regret"] == {"mean": 0.0, "sd": 0.0} and supplier["regret"] == {"mean": 0.0, "sd": 0.0}  # E5/E8
+    for customer, record in zip(rows, records):
+        assert customer["utility"]["mean"] == record["u_customer"]
+        assert customer["compliant_utility"]["mean"] == customer["utility"]["mean"]  # E12: neither Customer breaches
+        assert customer["regret"] == {"mean": 0.0, "sd": 0.0}  # E5
+    assert rows[2]["regret"] == {"mean": 0.0, "sd": 0.0}  # E8
+    table = run_cli("metrics", str(runs)).stdout.splitlines()
+    assert [line.split("│")[1:4] for line in table if line.startswith("│")] == [
+        [" customer ", " rc     ", " 1    "], [" customer ", " rcc    ", " 1    "], [" supplier ", " rcc    ", " 2    "]]
     runs.write_text(lines[2])
     out = json.loads(run_cli("metrics", str(runs), "--json").stdout)
     rcc_vs_rc = json.loads(run_cli("run", "examples/hotel-cleaning.contract", "--env", "3", "--customer", "rcc",

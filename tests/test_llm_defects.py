@@ -95,8 +95,8 @@ def test_a_performance_prompt_states_the_contract_in_words():
     performer = LlmPerformer("customer", LlmClient(LlmSettings(), KEY), checked.ir, environment(1))
     system = performer.conversation.system
     assert "==" not in system and "total_" not in system
-    assert "Stated: the total of all payments equals the total value of all deliveries at the contract prices." \
-        in system and "Stated: the total of all payments equals $90." in system
+    assert "Stated: the total payment equals the total value." in system \
+        and "Stated: the total payment equals $90." in system
 
 
 # --- translate ------------------------------------------------------------------------------------------

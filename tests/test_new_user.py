@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -104,3 +105,90 @@ def test_a_reader_that_leaves_the_pipe_early_gets_no_error_line():
     finally:
         os.close(write_end)
     assert (proc.returncode, proc.stderr) == (1, "")
+
+
+def test_render_writes_english_in_every_setting(tmp_path):
+    """Plurals, asserts in words, and the asserts kept (money scaled) when re-labelled into another setting."""
+    catering = run_cli("render", EXAMPLES / "catering-env5-a.contract")
+    hotel = run_cli("render", EXAMPLES / "catering-env5-a.contract", "--setting", "hotel")
+    assert catering.returncode == hotel.returncode == 0
+    assert "2 Margherita Pizzas, 1 Pesto Pasta and 1 Tomato Soup each week" in catering.stdout
+    assert "Stated: the total payment equals $125.\nStated: the total payment is at most the Customer's budget.\n" \
+        in catering.stdout
+    assert "Stated: the total payment equals $12,500.\nStated: the total payment is at most the Hotel owner's " \
+        "budget.\n" in hotel.stdout
+    assert "2 Conference Room Cleanings, 1 King-Sized Room Cleaning" in hotel.stdout
+    for out in (catering.stdout, hotel.stdout):
+        assert not re.search(r"==|<=|total pay\b", out), out
+    assert "at most 1 missed item of each kind" in run_cli("render", EXAMPLES / "catering-rollover.contract").stdout
+    one = tmp_path / "one.contract"
+    one.write_text('contract "p" {\n  game ctbench\n  on goal {\n    blue: blue transfers 1 points to red\n  }\n}\n',
+                   encoding="utf-8")
+    assert "P-Blue transfers 1 point to P-Red." in run_cli("render", one).stdout
+
+
+def test_run_story_names_the_parties_and_what_each_amount_is_of(tmp_path):
+    source = (EXAMPLES / "hotel-cleaning.contract").read_text(encoding="utf-8")
+    path = tmp_path / "named.contract"
+    path.write_text(source.replace('customer: "Hotel owner"  supplier: "Cleaning provider"',
+                                   'customer: "Acme Hotels"  supplier: "Sparkle Ltd"'), encoding="utf-8")
+    result = run_cli("run", path, "--env", "3", "--seed", "5", "--customer", "random", "--supplier", "random")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].endswith('Hotel owner "Acme Hotels" (random) vs Cleaning provider "Sparkle Ltd" (random), seed 5')
+    assert lines[1] == "week  1: Acme Hotels pays $2,600 (due $1,800)"
+    assert "week  2: spoilage detergent 0, disinfectant 0, wet_wipes 0; input prices detergent $300, " \
+        "disinfectant $100, wet_wipes $200" in lines
+    assert "         Sparkle Ltd orders detergent 8, disinfectant 4, wet_wipes 9 for $4,600, receives detergent 7, " \
+        "disinfectant 3, wet_wipes 6, inventory detergent 7, disinfectant 3, wet_wipes 6" in lines
+    assert "         Sparkle Ltd delivers conference_room 3, king_room 0, single_room 2 against conference_room 1, " \
+        "king_room 1, single_room 1 required — BREACH" in lines
+    assert "utilities: Acme Hotels $13,800, Sparkle Ltd $3,700" in lines
+    assert not any("[" in line for line in lines)
+
+
+def test_negotiate_names_each_contract_offered():
+    shown = run_cli("negotiate", "--env", "1")
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert 'round 1 supplier: Here is my offer. — proposes "catering-base"' in lines
+    assert 'proposal 1 "catering-base" (round 1, supplier): translation ok' in lines
+    assert 'outcome: agreed on proposal 2 "catering-rollover"' in lines
+    assert not any("proposes a contract" in line for line in lines)
+
+
+def _pixels(png: Path, colour: str, rows: slice) -> int:
+    """How many pixels of `rows` (a slice of the image's height, top first) are within 0.05 of `colour`."""
+    import matplotlib.colors
+    import matplotlib.image
+
+    image = matplotlib.image.imread(png)[..., :3]
+    height = image.shape[0]
+    band = image[int(rows.start * height):int(rows.stop * height)]
+    return int((abs(band - matplotlib.colors.to_rgb(colour)) < 0.05).all(axis=-1).sum())
+
+
+def test_ctbench_show_png_draws_both_paths_visibly_with_the_chips(tmp_path):
+    from games.ctbench.draw import path_label
+
+    png = tmp_path / "board.png"
+    shown = run_cli("ctbench", "show", "3", "--png", png)
+    assert shown.returncode == 0, shown.stderr
+    # P-Blue's path (yellow, dashed) shows on the board and, beside P-Red's (black), in the legend below it
+    assert _pixels(png, "#ffd21f", slice(0.1, 0.85)) > 200
+    assert _pixels(png, "#ffd21f", slice(0.85, 1)) > 20 and _pixels(png, "black", slice(0.85, 1)) > 20
+    assert path_label("blue", 0) == "P-Blue: best path (shortfall 0); chips 0 red, 14 blue, 2 green"
+
+
+def test_ctbench_report_png_marks_empty_cells_and_keeps_the_legend_off_the_bars(tmp_path):
+    runs = tmp_path / "runs.jsonl"
+    assert run_cli("ctbench", "import", Path(__file__).parent / "data" / "ctbench_logs", "--out", runs).returncode == 0
+    report = run_cli("ctbench", "report", runs, "--paper", "--png", tmp_path)
+    assert report.returncode == 0, report.stderr
+    assert "UserWarning" not in report.stderr  # the layout fits: nothing drawn outside its panel
+    png = tmp_path / "figure-4-pfp.png"
+    assert _pixels(png, "grey", slice(0, 1)) > 100  # the crosses of cells without games
+    # the legend is a row under the panels: every condition's colour is in the bottom band, none of the bars are
+    legend = slice(0.97, 1)
+    assert all(_pixels(png, f"C{k}", legend) > 20 for k in range(4))
+    assert _pixels(png, "C0", slice(0, 0.97)) > 1000

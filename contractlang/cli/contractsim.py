@@ -13,7 +13,7 @@ from contractlang.cli.errors import InputError, playing
 from contractlang.cli.inputs import load_contracts, read
 from contractlang.cli.llm_options import GuidanceOption, LlmFlags, llm_client, llm_options, llm_settings
 from contractlang.cli.options import JsonFlag, int_list
-from contractlang.cli.render import usage_line
+from contractlang.cli.render import stdout_console, usage_line
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -91,14 +91,18 @@ def _print_negotiation(run_, environments, perform: tuple[str, str], heading: bo
     budget = next(e.budget for e in environments if e.id == run_.env)
     if heading:
         typer.echo(f"== environment {run_.env} ==")
+    # a proposal is called by the name its translation found, so a reader can tell the offers apart
+    names = [f'"{p.terms.name}"' if p.terms else "a contract" for p in record.proposals]
+    offered = iter(names)
     for t in record.turns:
-        action = " — proposes a contract" if t.contract else " — accepts" if t.accept else \
+        action = f" — proposes {next(offered)}" if t.contract else " — accepts" if t.accept else \
             " — terminates" if t.terminate else ""
         typer.echo(f"round {t.round} {t.role}: {t.response}{action}")
-    for k, p in enumerate(record.proposals, start=1):
-        typer.echo(f"proposal {k} (round {p.round}, {p.role}): translation {p.status}"
+    for k, (p, name) in enumerate(zip(record.proposals, names), start=1):
+        typer.echo(f"proposal {k} {name} (round {p.round}, {p.role}): translation {p.status}"
                    f"{'' if p.feasible(budget) else ', not feasible'}")
-    typer.echo(f"outcome: {record.outcome}" + (f" on proposal {len(record.proposals)}" if metrics.agreed else ""))
+    typer.echo(f"outcome: {record.outcome}"
+               + (f" on proposal {len(record.proposals)} {names[-1]}" if metrics.agreed else ""))
     if record.outcome == "agreed" and not metrics.agreed:
         typer.echo(f"the agreed text does not translate completely ({record.agreed.status}): nothing to score or "
                    "perform")
@@ -126,7 +130,7 @@ def metrics(
                                                  "so a data file never starts a program.")] = False,
     json_out: JsonFlag = False,
 ) -> None:
-    """ContractSim performance metrics (spec §15) over run records, per role, in the layout of Tables 7–10.
+    """ContractSim performance metrics (spec §15) over run records: a row per role and policy (Tables 7–10).
 
     Amounts are in Catering base units for every setting, as in the paper's tables. Regret and compliant
     regret replay each run with the role played by RCC (same contract, environment, counterparty and seed)."""
@@ -147,5 +151,5 @@ def metrics(
         return
     from games.contractsim.story import print_metrics
 
-    print_metrics(summaries)
+    print_metrics(summaries, stdout_console())  # whole rows into a pipe, like every table
 

@@ -7,10 +7,11 @@ translator reads this wording back exactly (a round-trip property test holds it 
 
 from __future__ import annotations
 
+from contractlang import build
 from contractlang.build import group_weeks
-from contractlang.formatter import money
-from contractlang.ir import (AssertTerm, BinOp, ContractIR, ContractSimIR, CoverageTerm, CTBenchIR, IrExpr, Lit,
-                             PointsTerm, Ref)
+from contractlang.formatter import format_expr, money
+from contractlang.ir import (AssertTerm, BinOp, ContractIR, ContractSimIR, CoverageTerm, CTBenchIR, IrExpr, Lit, Neg,
+                             PointsTerm)
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, SETTINGS, Setting
 
 VERBS = {"catering": "delivers", "hotel": "performs", "ai-hosting": "provides"}
@@ -30,20 +31,36 @@ def listing(items: list[str]) -> str:
 
 
 def quantities(setting: Setting, qty) -> str:
-    return listing([f"{q} {title}" for q, title in zip(qty, setting.product_titles)])
+    return listing([setting.product_count(d, q) for d, q in enumerate(qty)])
 
 
 def relabel(ir: ContractSimIR, setting_key: str) -> ContractSimIR:
-    """The same contract in another setting: names change and money scales by the multipliers' ratio."""
+    """The same contract in another setting: names change and money scales by the multipliers' ratio, in the
+    stated relations too (their text reprinted by the formatter with the new setting's product names)."""
     src, dst = SETTINGS[ir.setting], SETTINGS[setting_key]
     scale = lambda v: v * dst.multiplier // src.multiplier  # noqa: E731
+
+    def scaled(e: IrExpr) -> IrExpr:
+        if isinstance(e, Lit):
+            return e.model_copy(update={"value": scale(e.value)}) if e.unit == "money" else e
+        if isinstance(e, Neg):
+            return e.model_copy(update={"operand": scaled(e.operand)})
+        if isinstance(e, BinOp):
+            return e.model_copy(update={"left": scaled(e.left), "right": scaled(e.right)})
+        return e
+
+    def relabelled(a: AssertTerm) -> AssertTerm:
+        left, right = scaled(a.left), scaled(a.right)
+        return a.model_copy(update={"left": left, "right": right,
+                                    "text": format_expr(build.relation(a.op, left, right, dst.products))})
+
     return ir.model_copy(update={
         "setting": setting_key,
         "prices": tuple(scale(p) for p in ir.prices),
         "payments": tuple(scale(p) for p in ir.payments),
         "parties": (dst.customer_title, dst.supplier_title) if ir.parties == (src.customer_title, src.supplier_title)
         else ir.parties,
-        "asserts": (),
+        "asserts": tuple(relabelled(a) for a in ir.asserts),
     })
 
 
@@ -59,15 +76,16 @@ def clause_sentences(ir: ContractSimIR) -> dict[str, str]:
     out = {}
     if c.substitution:
         out["substitution"] = (f"Above a minimum of {quantities(s, c.substitution.min_qty)} per delivery week, "
-                               f"the {supp} may replace items with other items at 1 {s.product_titles[0]} = "
-                               f"2 {s.product_titles[1]} = 4 {s.product_titles[2]}.")
+                               f"the {supp} may replace items with other items at {s.product_count(0, 1)} = "
+                               f"{s.product_count(1, 2)} = {s.product_count(2, 4)}.")
     if c.payment_deduction:
         out["payment_deduction"] = (f"If a delivery falls short, the {cust}'s next payment is reduced by the "
                                     f"contract price of the missing items, provided at least "
                                     f"{quantities(s, c.payment_deduction.min_qty)} are delivered that week.")
     if c.rollover:
+        k = c.rollover.max_deficit
         out["rollover"] = (f"Missed items carry over to the next delivery week and must be made up there; at "
-                           f"most {c.rollover.max_deficit} missed items of each kind may be carried over, and "
+                           f"most {k} missed {'item' if k == 1 else 'items'} of each kind may be carried over, and "
                            f"nothing may remain outstanding after week 10.")
     if c.grim_trigger:
         out["on_breach"] = ("If either party breaches this agreement, the agreement terminates and the other "
@@ -87,36 +105,30 @@ def coverage_sentence(c: CoverageTerm) -> str:
 
 
 def points_sentence(p: PointsTerm) -> str:
-    return (f"If {PLAYER_TITLES[p.giver]} reaches the goal, {PLAYER_TITLES[p.giver]} transfers {p.amount} points to "
+    points = "1 point" if p.amount == 1 else f"{p.amount} points"
+    return (f"If {PLAYER_TITLES[p.giver]} reaches the goal, {PLAYER_TITLES[p.giver]} transfers {points} to "
             f"{PLAYER_TITLES[p.receiver]}.")
 
 
-_COMPARISONS = {"==": "equals", "!=": "differs from", "<=": "is at most", ">=": "is at least", "<": "is less than",
-                ">": "is more than"}
-_OPERATORS = {"+": "plus", "-": "minus", "*": "times"}
+def expression_words(s: Setting) -> dict[str, str]:
+    """The English of each operator and reference of a relation, keyed by its syntax: `render` states a
+    relation through it, and the rules translator reads the words back through it."""
+    words = {"==": "equals", "!=": "differs from", "<=": "is at most", ">=": "is at least", "<": "is less than",
+             ">": "is more than", "+": "plus", "-": "minus", "*": "times", "total pay": "the total payment",
+             "total value": "the total value", "budget": f"the {s.customer_title}'s budget",
+             "capital": f"the {s.supplier_title}'s capital"}
+    for product, (one, many) in zip(s.products, s.product_nouns):
+        words[f"price({product})"] = f"the price of one {one}"
+        words[f"total deliver {product}"] = f"the number of {many} delivered"
+    return words
 
 
-def _quantity(e: IrExpr, s: Setting) -> str:
-    if isinstance(e, Lit):
-        return money(e.value) if e.unit == "money" else str(e.value)
-    if isinstance(e, Ref):
-        title = s.product_titles[e.product] if e.product is not None else ""
-        return {"price": f"the price of one {title}", "total_pay": "the total of all payments",
-                "total_deliver": f"the number of {title} delivered in all",
-                "total_value": "the total value of all deliveries at the contract prices",
-                "budget": f"the {s.customer_title}'s budget", "capital": f"the {s.supplier_title}'s capital"}[e.name]
-    if isinstance(e, BinOp):
-        return f"{_quantity(e.left, s)} {_OPERATORS[e.op]} {_quantity(e.right, s)}"
-    return f"minus {_quantity(e.operand, s)}"
+def stated_sentence(a: AssertTerm, s: Setting) -> str:
+    """`Stated: the total payment equals $125.`: the formatter's text of the relation, in words."""
+    return f"Stated: {format_expr(build.relation(a.op, a.left, a.right, s.products), expression_words(s))}."
 
 
-def stated_in_words(a: AssertTerm, s: Setting) -> str:
-    """A stated relation in words, for a reader (the `Stated:` line of `render` keeps the form the rules
-    translator reads back)."""
-    return f"{_quantity(a.left, s)} {_COMPARISONS[a.op]} {_quantity(a.right, s)}"
-
-
-def _contractsim(ir: ContractSimIR, in_words: bool = False) -> str:
+def _contractsim(ir: ContractSimIR) -> str:
     s = SETTINGS[ir.setting]
     cust, supp = s.customer_title, s.supplier_title
     verb = VERBS[ir.setting]
@@ -131,8 +143,7 @@ def _contractsim(ir: ContractSimIR, in_words: bool = False) -> str:
     payments = [f"In {weeks_phrase(ws)} the {cust} pays {money(m)}" + (" each week." if len(ws) > 1 else ".")
                 for ws, m in group_weeks(ir.payments, PAYMENT_WEEKS)]
     lines.append("Payments: " + " ".join(payments))
-    for a in ir.asserts:
-        lines.append(f"Stated: {stated_in_words(a, s)}." if in_words else f"Stated: {a.text}")
+    lines += [stated_sentence(a, s) for a in ir.asserts]
     for key, sentence in clause_sentences(ir).items():
         lines += ["", f"{CLAUSE_LABELS[key]}: {sentence}"]
     return "\n".join(lines) + "\n"
@@ -146,11 +157,10 @@ def _ctbench(ir: CTBenchIR) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render(ir: ContractIR, setting: str | None = None, in_words: bool = False) -> str:
-    """Contract prose for `ir`; `setting` re-labels a ContractSim contract into another setting; `in_words`
-    states asserts in words (for a reader that is not the rules translator, such as an LLM agent)."""
+def render(ir: ContractIR, setting: str | None = None) -> str:
+    """Contract prose for `ir`; `setting` re-labels a ContractSim contract into another setting."""
     if isinstance(ir, CTBenchIR):
         return _ctbench(ir)
     if setting is not None and setting != ir.setting:
         ir = relabel(ir, setting)
-    return _contractsim(ir, in_words)
+    return _contractsim(ir)

@@ -18,7 +18,8 @@ from contractlang.diagnostics import ContractError
 from contractlang.formatter import format_contracts, money
 from contractlang.ir import Lit, Ref
 from contractlang.parser import parse_expression
-from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, SETTINGS, Frozen
+from contractlang.render.prose import expression_words
+from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, SETTINGS, Frozen, Setting
 
 NUMBER_WORDS = {"no": 0, "zero": 0, "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
                 "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
@@ -38,7 +39,7 @@ SYNONYMS = {
                "king room cleanings", "king room cleaning", "king rooms", "king room"),
               ("single room cleanings", "single room cleaning", "single rooms", "single room")),
     "ai-hosting": (("fine-tuning jobs", "fine-tuning job", "fine-tuning", "fine tuning"),
-                   ("model-hosting", "model hosting"),
+                   ("model-hosting jobs", "model-hosting job", "model-hosting", "model hosting"),
                    ("inference jobs", "inference job", "inference")),
 }
 SETTING_WORDS = {"catering": r"\bcater", "hotel": r"\bhotel|\bcleaning", "ai-hosting": r"\bai\b|hosting|\bgpu\b"}
@@ -511,7 +512,7 @@ def translate(text: str, name: str = "contract") -> RulesResult:
                            "Cleaning or AI Hosting and no CT-Bench tile: not a contract the rules backend can read")
     reading = _Reading(setting_key)
     s = reading.setting
-    asserts, unread = _stated_relations(text)
+    asserts, unread = _stated_relations(text, s)
     body = _extract_tables(re.sub(r'"[^"\n]*"', '""', _STATED.sub("", text)), reading)
     clauses: list[str] = []
     sub = ded = roll = grim = None
@@ -567,14 +568,21 @@ def translate(text: str, name: str = "contract") -> RulesResult:
 _TOTAL_REFS = {"total pay": "total_pay", "total value": "total_value"}
 
 
-def _stated_relations(text: str) -> tuple[list[ast.Assert], list[str]]:
-    """`Stated: total pay == $90` lines as assert clauses, and the ones that are not a relation's syntax."""
+def _stated_relations(text: str, s: Setting) -> tuple[list[ast.Assert], list[str]]:
+    """`Stated:` lines as assert clauses, and the ones that are not a relation. A relation is read in the
+    renderer's words (`the total payment equals $90`, through the same table) or in the syntax itself
+    (`total pay == $90`)."""
+    syntax = {w.lower(): dsl for dsl, w in expression_words(s).items()}
+    phrase = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(w) for w in sorted(syntax, key=len, reverse=True))
+                        + r")(?!\w)", re.I)
     asserts, unread = [], []
     for stated in _STATED.findall(text):
+        stated = stated.strip()
         try:
-            asserts.append(build.assertion(parse_expression(stated.strip())))
+            source = phrase.sub(lambda m: syntax[m.group().lower()], stated.removesuffix("."))
+            asserts.append(build.assertion(parse_expression(source)))
         except ContractError:
-            unread.append(f"could not read the stated relation: {stated.strip()}")
+            unread.append(f"could not read the stated relation: {stated}")
     return asserts, unread
 
 

@@ -137,7 +137,7 @@ class LlmPerformer:
         goal = ("Goal: perform the contract below over the 11 weeks so as to maximise your own utility. "
                 "Negotiation has ended; the contract is final.")
         system = "\n\n".join([goal, *guidance_for(guidance, "performance", role), "Private information:\n"
-                              + private_brief(role, env, s), "The executed contract:\n" + render(ir, in_words=True),
+                              + private_brief(role, env, s), "The executed contract:\n" + render(ir),
                               "Each request asks for one decision. Reply with one JSON object holding exactly the "
                               "keys the request names, whole numbers only, and nothing else."])
         self.conversation = _Conversation(client, f"{role} performance", system)

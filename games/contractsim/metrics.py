@@ -100,6 +100,7 @@ def _micro(rates: list[tuple[float, int]]) -> Stat:
 
 class RoleSummary(Frozen):
     role: str
+    policy: str  # the role's agent in these runs (`rcc`, `llm:MODEL`, ...); several are joined by ", "
     runs: int
     utility: Stat
     compliant_utility: Stat
@@ -130,7 +131,7 @@ def summarise(runs: list[RunRecord], role: str, counterfactual: list[RunRecord] 
         regret = _stat([c.utility - x.utility for c, x in zip(cf, rr)])
         compliant_regret = _stat([c.compliant_utility - x.compliant_utility for c, x in zip(cf, rr)])
     return RoleSummary(
-        role=role, runs=len(runs),
+        role=role, policy=", ".join(dict.fromkeys(getattr(r, role) for r in runs)), runs=len(runs),
         utility=_stat([x.utility for x in rr]), compliant_utility=_stat([x.compliant_utility for x in rr]),
         regret=regret, compliant_regret=compliant_regret,
         compliance=_stat([x.compliance for x in valid]),
@@ -149,7 +150,7 @@ def summarise(runs: list[RunRecord], role: str, counterfactual: list[RunRecord] 
 
 def performance_metrics(runs: list[RunRecord], tables: TableCache, progress: Advance,
                         notice: Callable[[str], None], allow_commands: bool = False) -> list[RoleSummary]:
-    """Both roles' summaries (§15). Regret replays every run with the role played by RCC (§15.2), which needs
+    """The summaries (§15) of each role, one per policy that played it, in order of first appearance. Regret replays every run with the role played by RCC (§15.2), which needs
     the contract terms in every record, and is left out for a role whose counterparty is an LLM agent in some
     run (replaying it would make new model calls); `notice` is told what is left out, and why. A recorded
     external agent is replayed only with `allow_commands` (see `regret_replays`)."""
@@ -163,4 +164,13 @@ def performance_metrics(runs: list[RunRecord], tables: TableCache, progress: Adv
     else:
         notice("regret left out: some records hold no contract terms (records from `run --json` of this version "
                "do)")
-    return [summarise(runs, role, counterfactuals[role]) for role in ("customer", "supplier")]
+    # one row per policy of each role: pooling an RCC Customer's runs with a random one's would describe neither
+    summaries = []
+    for role in ("customer", "supplier"):
+        by_policy: dict[str, list[int]] = {}
+        for i, r in enumerate(runs):
+            by_policy.setdefault(getattr(r, role), []).append(i)
+        cf = counterfactuals[role]
+        summaries += [summarise([runs[i] for i in group], role, None if cf is None else [cf[i] for i in group])
+                      for group in by_policy.values()]
+    return summaries

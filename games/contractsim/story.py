@@ -12,34 +12,43 @@ from games.contractsim.log import OrderPlaced, PaymentWeekEnd, ProductionWeekEnd
 from games.contractsim.run import RunRecord
 
 
+def _named(names: tuple[str, ...], values, show=str) -> str:
+    """`pizza 2, pasta 1, soup 1`: each amount after the vocabulary's name of what it counts or prices."""
+    return ", ".join(f"{name} {show(v)}" for name, v in zip(names, values))
+
+
 def story(run: RunRecord, ir: ContractSimIR) -> str:
+    """The run week by week, each party called by its name in the contract, every amount by what it is of."""
     s = ir.setting_info
     m = s.multiplier
-    lines = [f'"{ir.name}" in environment {run.env}: {s.customer_title} ({run.customer}) vs '
-             f"{s.supplier_title} ({run.supplier}), seed {run.seed}"]
+    customer, supplier = ir.parties
+    # the role's title stays in the heading when the contract names the party otherwise
+    heading = [title if label == title else f'{title} "{label}"'
+               for title, label in ((s.customer_title, customer), (s.supplier_title, supplier))]
+    lines = [f'"{ir.name}" in environment {run.env}: {heading[0]} ({run.customer}) vs {heading[1]} '
+             f"({run.supplier}), seed {run.seed}"]
     for e in run.log:
         if isinstance(e, Payment):
-            lines.append(f"week {e.week:>2}: pays {money(e.amount)}")
+            lines.append(f"week {e.week:>2}: {customer} pays {money(e.amount)}")
         elif isinstance(e, PaymentWeekEnd):
             lines[-1] += f" (due {money(e.due)}{'' if e.compliant else ', BREACH'})"
         elif isinstance(e, WeekShocks):
-            lines.append(f"week {e.week:>2}: spoilage {list(e.spoiled)}, input prices "
-                         f"{[money(p * m) for p in e.prices]}")
+            lines.append(f"week {e.week:>2}: spoilage {_named(s.inputs, e.spoiled)}; input prices "
+                         f"{_named(s.inputs, e.prices, lambda p: money(p * m))}")
         elif isinstance(e, OrderPlaced):
-            lines.append(f"         orders {list(e.order)} for {money(e.cost)}, receives {list(e.received)}, "
-                         f"inventory {list(e.inventory)}")
+            lines.append(f"         {supplier} orders {_named(s.inputs, e.order)} for {money(e.cost)}, receives "
+                         f"{_named(s.inputs, e.received)}, inventory {_named(s.inputs, e.inventory)}")
         elif isinstance(e, ProductionWeekEnd):
-            lines.append(f"         delivers {delivered(run.log, e.week)} against {list(e.required)} required"
-                         f"{'' if e.compliant else ' — BREACH'}")
-    lines.append(f"utilities: {s.customer_title} {money(run.u_customer * m)}, {s.supplier_title} "
-                 f"{money(run.u_supplier * m)}")
+            lines.append(f"         {supplier} delivers {_named(s.products, delivered(run.log, e.week))} against "
+                         f"{_named(s.products, e.required)} required{'' if e.compliant else ' — BREACH'}")
+    lines.append(f"utilities: {customer} {money(run.u_customer * m)}, {supplier} {money(run.u_supplier * m)}")
     return "\n".join(lines)
 
 
 def print_metrics(summaries, console: Console | None = None) -> None:
     console = console or Console(width=170)
     table = Table(title="ContractSim performance, base units (mean ± SD; micro, week-weighted, in brackets)")
-    for col in ("role", "runs", "Utility", "Compl. utility", "Regret", "Compl. regret", "Compliance", "Conditional",
+    for col in ("role", "policy", "runs", "Utility", "Compl. utility", "Regret", "Compl. regret", "Compliance", "Conditional",
                 "Exploited", "TFT", "Defection", "Unilateral", "Reciprocal"):
         table.add_column(col)
     for s in summaries:
@@ -47,7 +56,7 @@ def print_metrics(summaries, console: Console | None = None) -> None:
             text = stat.text(100)
             return text if micro is None or micro.mean is None else f"{text} [{micro.text(100)}]"
 
-        table.add_row(s.role, str(s.runs), s.utility.text(), s.compliant_utility.text(),
+        table.add_row(s.role, s.policy, str(s.runs), s.utility.text(), s.compliant_utility.text(),
                       s.regret.text() if s.regret else "–",
                       s.compliant_regret.text() if s.compliant_regret else "–", pct(s.compliance, s.compliance_micro),
                       pct(s.conditional, s.conditional_micro), pct(s.exploited, s.exploited_micro),

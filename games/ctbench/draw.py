@@ -6,7 +6,7 @@ import io
 from pathlib import Path
 
 from contractlang.files import write_atomically
-from games.ctbench.board import BOARD_SIZE, GOAL, START, Board
+from games.ctbench.board import BOARD_SIZE, COLOUR_ORDER, GOAL, INITIAL_CHIPS, START, Board
 
 _FILL = {"red": "#d64545", "blue": "#3b6fd6", "green": "#3fa34d"}
 
@@ -32,12 +32,19 @@ def board_text(board: Board, rich_markup: bool = True) -> str:
     return "\n".join(lines)
 
 
+def path_label(player: str, shortfall: int) -> str:
+    """The PNG legend's line for a player: its best path and the chips it starts with."""
+    chips = ", ".join(f"{INITIAL_CHIPS[player][c]} {c}" for c in COLOUR_ORDER)
+    return f"P-{player.capitalize()}: best path (shortfall {shortfall}); chips {chips}"
+
+
 def save_png(board: Board, path: Path, title: str = "") -> Path:
-    """Draw the board with both best paths to a PNG (written atomically)."""
+    """Draw the board with both best paths and each player's chips to a PNG (written atomically)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib import patheffects
     from matplotlib.patches import Rectangle
 
     fig, ax = plt.subplots(figsize=(4.2, 4.6))
@@ -47,12 +54,16 @@ def save_png(board: Board, path: Path, title: str = "") -> Path:
                                    edgecolor="white", linewidth=2))
             label = "start" if (r, c) == START else "goal" if (r, c) == GOAL else f"{r},{c}"
             ax.text(c + 0.5, BOARD_SIZE - 1 - r + 0.82, label, ha="center", va="center", color="white", fontsize=8)
-    for player, offset, style in (("red", -0.12, "-"), ("blue", 0.12, "--")):
+    # neither path is drawn in a tile's colour and each has a contrasting outline, so both show on every tile and in
+    # the legend (a white path was invisible in the legend, white on white)
+    for player, offset, style, colour, outline in (("red", -0.12, "-", "black", "white"),
+                                                   ("blue", 0.12, "--", "#ffd21f", "black")):
         route, shortfall = board.best_path(player)
         xs = [c + 0.5 + offset for _, c in route]
         ys = [BOARD_SIZE - 1 - r + 0.5 + offset for r, _ in route]
-        ax.plot(xs, ys, style, color="black" if player == "red" else "white", linewidth=2.5,
-                label=f"P-{player.capitalize()} best path (shortfall {shortfall})")
+        ax.plot(xs, ys, style, color=colour, linewidth=2.5,
+                path_effects=[patheffects.Stroke(linewidth=4.5, foreground=outline), patheffects.Normal()],
+                label=path_label(player, shortfall))
     ax.set_xlim(0, BOARD_SIZE)
     ax.set_ylim(0, BOARD_SIZE)
     ax.set_aspect("equal")

@@ -306,13 +306,16 @@ def save_plots(records: list[GameRecord], directory: Path, write: Callable[[Path
                paper_names: bool = True) -> list[Path]:
     """The panels of Figures 4 and 19, one PNG per mode: joint reward, Gini, Both Finished and BBB (rows) per
     board class (columns); in each panel a group of bars per model and the mean over all, one bar per
-    condition (mean ± 95% CI), with the games behind each bar written on it."""
+    condition (mean ± 95% CI), with the games behind each bar written above it and a grey cross where a cell
+    has no games."""
     import io
 
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
 
     written = []
     for mode, number in FIGURES.items():
@@ -324,10 +327,11 @@ def save_plots(records: list[GameRecord], directory: Path, write: Callable[[Path
         groups = [(paper_name(m) if paper_names else m, [g for g in chosen if agents_of(g) == m]) for m in models]
         if len(groups) > 1:
             groups.append(("Mean" if paper_names else MEAN_ROW, chosen))
-        fig, axes = plt.subplots(len(FIGURE_METRICS), len(BOARD_CLASSES), squeeze=False,
+        fig, axes = plt.subplots(len(FIGURE_METRICS), len(BOARD_CLASSES), squeeze=False, layout="constrained",
                                  figsize=(4 + 0.8 * len(groups) * len(BOARD_CLASSES), 3 * len(FIGURE_METRICS)))
         width = 0.8 / len(conditions)
         for row, (metric, label) in enumerate(FIGURE_METRICS.items()):
+            top = 0.75 if metric == "gini" else 1.4  # headroom for the n written above the tallest bar
             for col, (board_class, class_title) in enumerate(BOARD_CLASSES.items()):
                 ax = axes[row][col]
                 ax.set_title(f"{class_title}: {label}", fontsize=9)
@@ -339,16 +343,24 @@ def save_plots(records: list[GameRecord], directory: Path, write: Callable[[Path
                 for k, condition in enumerate(conditions):
                     cells = [_interval(games, condition, board_class, metric) for _, games in groups]
                     xs = [i + (k - (len(conditions) - 1) / 2) * width for i in range(len(groups))]
-                    ax.bar(xs, [c.mean or 0 for c in cells], width, yerr=[c.half_width or 0 for c in cells],
-                           label=CONDITION_TITLE[condition], capsize=2)
-                    for x, c in zip(xs, cells):
-                        ax.text(x, 0.01, f"n={c.n}", rotation=90, ha="center", va="bottom", fontsize=5)
+                    # a cell without games gets no bar (a zero-height bar reads as a mean of 0) but a grey cross
+                    played = [(x, c) for x, c in zip(xs, cells) if c.n]
+                    ax.bar([x for x, _ in played], [c.mean for _, c in played], width, color=f"C{k}", capsize=2,
+                           yerr=[c.half_width or 0 for _, c in played])
+                    for x, c in played:  # above the error bar, or below the frame when the interval leaves it
+                        y = min(c.mean + (c.half_width or 0), 0.85 * top) + 0.015 * top
+                        ax.text(x, y, f"n={c.n}", rotation=90, ha="center", va="bottom", fontsize=6,
+                                bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5})
+                    ax.plot([x for x, c in zip(xs, cells) if not c.n], [0.03 * top] * (len(cells) - len(played)),
+                            "x", color="grey", markersize=5)
                 ax.set_xticks(range(len(groups)), [name for name, _ in groups], rotation=30, ha="right", fontsize=7)
-                ax.set_ylim(0, 0.6 if metric == "gini" else 1.15)
-        axes[0][0].legend(fontsize=7, loc="lower left")
+                ax.set_ylim(0, top)
+        # one legend for the figure, below the panels, so that it covers no bar
+        handles = [Patch(color=f"C{k}", label=CONDITION_TITLE[c]) for k, c in enumerate(conditions)]
+        handles.append(Line2D([], [], marker="x", color="grey", linestyle="none", label="no games"))
+        fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=8, frameon=False)
         fig.suptitle(f"{MODE_TITLE[mode]} (the panels of the paper's Figure {number}; mean ± 95% CI, n = games)")
         buffer = io.BytesIO()
-        fig.tight_layout()
         fig.savefig(buffer, format="png", dpi=100)
         plt.close(fig)
         path = directory / f"figure-{number}-{mode}.png"
