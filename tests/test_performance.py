@@ -92,7 +92,8 @@ def test_an_external_program_is_an_agent_like_any_other(synthetic, tmp_path):
     ours, rational = rows(directory, "performance", "rows"), rows(directory, "performance", "rational")
     assert {k[:2] for k in ours} == {("customer", c) for c in ("rcc", "rc", "re")}
     for (role, other, _), summary in ours.items():
-        assert summary == rational[role, other, "rc"]
+        assert summary == {**rational[role, other, "rc"], "policy": summary["policy"]}  # all but the agent's name
+        assert summary["policy"].startswith("cmd:")
     assert "Table 8" not in (directory / "performance" / "tables.md").read_text()
 
 
