@@ -20,7 +20,7 @@ app.add_typer(experiment_app, name="experiment")
 
 
 @contextmanager
-def _progress(quiet: bool) -> Iterator:
+def runner_progress(quiet: bool) -> Iterator:
     """`job_progress` for the experiments, whose runner reports its failures (Ray unreachable, …) as
     RuntimeError."""
     from contractlang.progress import job_progress
@@ -52,7 +52,7 @@ def synth(
     if any(e not in range(1, 7) for e in envs):
         raise InputError(f"--search-envs takes environments 1..6, not {search_envs!r}")
     plan = SynthPlan(starts=starts, search_envs=tuple(dict.fromkeys(envs)), rhos=float_set(rhos, "--rhos"))
-    with _progress(json_out) as advance:
+    with runner_progress(json_out) as advance:
         run = synthesize(out, plan, workers, ray, advance)
     m = run.manifest
     rows = [r.model_dump(mode="json") | {"holds": r.holds} for r in m.e14]
@@ -103,7 +103,7 @@ def experiment_rational(
 
     contracts = _synthetic_contracts(directory)
     jobs = [RationalJob(contract=ir, env=entry.env) for entry, ir in contracts]
-    with _progress(json_out) as advance:
+    with runner_progress(json_out) as advance:
         records, played = rational_records(jobs, directory / "jobs" / "rational.jsonl", workers, ray, advance)
     rows = tables(records)
     checks = identities(records, rows, {ir.name: entry.p_sat for entry, ir in contracts})
@@ -166,7 +166,7 @@ def experiment_performance(
              for s in seed_list for entry, ir in _synthetic_contracts(directory)]
     rational_jobs = list(dict.fromkeys(c.rational for c in cases))
     jobs = directory / "jobs"
-    with _progress(json_out) as advance, playing():
+    with runner_progress(json_out) as advance, playing():
         records, rational_now = rational_records(rational_jobs, jobs / "rational.jsonl", workers, ray, advance)
         games, played_now = performance_records(
             jobs_of(cases, agents, roles), jobs / "performance.jsonl", agent_workers(workers, settings), ray,
@@ -220,7 +220,7 @@ def experiment_frontier(
         raise InputError(f"--envs: this contract set covers environments {', '.join(map(str, covered))}")
     search = search_records(directory, manifest.plan)
     jobs = pool_jobs(search, chosen, f2_seeds)
-    with _progress(json_out) as advance:
+    with runner_progress(json_out) as advance:
         pools, ran = pool_records(jobs, directory / "jobs" / "frontier.jsonl", workers, ray, advance)
     found = frontiers(search, pools, chosen)
     report = FrontierReport(frontiers=tuple(found), sweeps=tuple(tuple(sweeps(f)) for f in found))

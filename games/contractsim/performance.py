@@ -11,7 +11,6 @@ LLM run that stops half-way (a rate limit, a quota) resumes with the games it ha
 
 from __future__ import annotations
 
-import io
 from functools import lru_cache, partial
 from pathlib import Path
 
@@ -29,6 +28,7 @@ from games.contractsim.metrics import summarise
 from games.contractsim.policies import CUSTOMERS
 from games.contractsim.run import RunRecord, play
 from games.external import is_external
+from games.figures import pyplot, save_png, write_json
 from games.runner import Progress, run_phase
 from solver.dp import TableCache
 
@@ -90,7 +90,7 @@ def run_performance(job: PerformanceJob, llm: LlmSettings | None = None,
                     tables: TableCache | None = None) -> PerformanceRecord:
     """The game of `job`: by the batch engine when both players are rational (the same game `play` plays,
     faster), else by `play`; an LLM agent gets a client of its own made from `llm` (in whichever process)."""
-    cache = tables or _process_tables()
+    cache = tables or process_tables()
     env = environment(job.env)
     customer, supplier = pairing(job.role, job.agent, job.counterparty)
     if job.agent in POLICIES:
@@ -102,7 +102,7 @@ def run_performance(job: PerformanceJob, llm: LlmSettings | None = None,
 
 
 @lru_cache(maxsize=1)
-def _process_tables() -> TableCache:
+def process_tables() -> TableCache:
     """One table cache per process (made in the worker, after the fork): its memory keeps the tables of the
     last contracts, and consecutive jobs play the same contract (`jobs_of`), so each table is read from disk
     about once per worker instead of once per game."""
@@ -110,7 +110,7 @@ def _process_tables() -> TableCache:
 
 
 def jobs_of(cases: list[Case], agents: list[str], roles: list[str]) -> list[PerformanceJob]:
-    """Every game, the games of one case together (see `_process_tables`)."""
+    """Every game, the games of one case together (see `process_tables`)."""
     return [PerformanceJob.of(case, role, other, agent) for case in cases for agent in agents for role in roles
             for other in COUNTERPARTIES]
 
@@ -291,11 +291,7 @@ class Figure4(Frozen):
 def plot_figure4(series: list[FigureSeries], path: Path, counterparty: str = "rcc") -> None:
     """Compliance (top) and unilateral defection (bottom) in percent against the P_sat bin and the number of
     contingencies, for each role, against `counterparty` (the JSON holds every counterparty)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     roles = list(dict.fromkeys(s.role for s in series))
     axes_order = (("p_sat", P_SAT_BINS, "P_sat of the contract"), ("contingencies", ("0", "1", "2", "3"),
                                                                     "contingency clauses (S, PD, RO)"))
@@ -324,10 +320,7 @@ def plot_figure4(series: list[FigureSeries], path: Path, counterparty: str = "rc
     fig.suptitle(f"Figure 4 — against {counterparty.upper()} counterparties (every counterparty in figure4.json)",
                  fontsize=10)
     fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", metadata={"Software": None})
-    plt.close(fig)
-    write_atomically(path, buffer.getvalue())
+    save_png(fig, path)
 
 
 def write_report(out: Path, rep: PerformanceReport, series: list[FigureSeries]) -> Path:
@@ -335,8 +328,8 @@ def write_report(out: Path, rep: PerformanceReport, series: list[FigureSeries]) 
     records in job order, so a resumed run writes the same bytes; returns the folder."""
     folder = out / "performance"
     folder.mkdir(parents=True, exist_ok=True)
-    write_atomically(folder / "tables.json", rep.model_dump_json(indent=1) + "\n")
+    write_json(folder / "tables.json", rep)
     write_atomically(folder / "tables.md", markdown(rep))
-    write_atomically(folder / "figure4.json", Figure4(series=tuple(series)).model_dump_json(indent=1) + "\n")
+    write_json(folder / "figure4.json", Figure4(series=tuple(series)))
     plot_figure4(series, folder / "figure4.png")
     return folder
