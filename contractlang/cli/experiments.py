@@ -139,6 +139,10 @@ def experiment_performance(
     agent: AgentOption,
     role: Annotated[str, typer.Option(help="The role the agent plays: customer, supplier or both.")] = "both",
     seeds: Annotated[str, typer.Option(help="Comma-separated seeds; each is one more case per contract.")] = "42",
+    setting: Annotated[Optional[list[str]], typer.Option(
+        help="Play the agents' games in this setting (repeatable: catering, hotel, ai-hosting): the contracts are "
+             "relabelled, money × the setting's multiplier; tables.md adds Table 11, the settings side by side "
+             "(amounts in base units).")] = None,
     workers: Annotated[Optional[int], typer.Option(
         min=1, help="Local worker processes (default: all cores; with an LLM agent 8 for its games, the number of "
                     "model requests in flight).")] = None,
@@ -160,6 +164,9 @@ def experiment_performance(
     seed_list = list(dict.fromkeys(int_list(seeds, "seed", "--seeds")))
     if any(s < 0 for s in seed_list):
         raise InputError(f"--seeds takes seeds of 0 or more, not {seeds!r}")
+    from contractlang.vocab import SETTINGS
+
+    game_settings = tuple(choice(s, tuple(SETTINGS), "setting") for s in dict.fromkeys(setting)) if setting else (None,)
     settings = llm_settings(agents, llm_flags)
     llm_client(settings)  # a recordings file that cannot be used stops the run here, before any game
     cases = [Case(contract=ir, env=entry.env, p_sat=entry.p_sat, seed=s)
@@ -169,10 +176,10 @@ def experiment_performance(
     with runner_progress(json_out) as advance, playing():
         records, rational_now = rational_records(rational_jobs, jobs / "rational.jsonl", workers, ray, advance)
         games, played_now = performance_records(
-            jobs_of(cases, agents, roles), jobs / "performance.jsonl", agent_workers(workers, settings), ray,
+            jobs_of(cases, agents, roles, game_settings), jobs / "performance.jsonl", agent_workers(workers, settings), ray,
             settings, advance)
     rational = dict(zip(rational_jobs, records))
-    rep = report(cases, agents, roles, games, rational)
+    rep = report(cases, agents, roles, games, rational, game_settings)
     folder = write_report(directory, rep, figure4(cases, rep, games, rational))
     if json_out:
         typer.echo(json.dumps({"ok": True, "contracts": rep.contracts, "seeds": seed_list, "agents": agents,
@@ -190,7 +197,8 @@ def experiment_performance(
         typer.echo(f"{u.agent}: {u.games} games, {u.calls} LLM calls ({u.failed} failed), {u.total_tokens:,} tokens "
                    f"({u.input_tokens:,} input, {u.output_tokens:,} output, prompt cache {u.cache_read_tokens:,} "
                    f"read and {u.cache_write_tokens:,} written), {cost}")
-    typer.echo(f"{rep.contracts} contracts × {len(seed_list)} seed(s) × {len(agents)} agent(s) × {len(roles)} "
+    typer.echo(f"{rep.contracts} contracts × {len(seed_list)} seed(s) × {len(agents)} agent(s) × {len(game_settings)} setting(s) × "
+               f"{len(roles)} "
                f"role(s) × 3 counterparties ({played_now} agent games and {rational_now} rational jobs played now); tables "
                f"and Figure 4 in {folder}")
 
