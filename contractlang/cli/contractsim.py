@@ -9,18 +9,14 @@ from typing import Annotated, Optional
 import typer
 
 from contractlang.cli.app import app
-from contractlang.cli.errors import InputError, UsageProblem, playing
+from contractlang.cli.errors import InputError, UsageProblem, playing, runner_progress
 from contractlang.cli.inputs import load_contracts, read
 from contractlang.cli.llm_options import GuidanceOption, LlmFlags, llm_client, llm_options, llm_settings
-from contractlang.cli.experiments import runner_progress
 from contractlang.cli.options import JsonFlag, Ray, choice, int_list
 from contractlang.cli.render import usage_line
 from contractlang.vocab import SETTINGS
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-
-
-AgentsOption = Annotated[Optional[list[str]], typer.Option(help="(repeatable) scripted, llm[:MODEL] or cmd:PROGRAM.")]
 
 
 @app.command()
@@ -103,9 +99,8 @@ def negotiate(
                 conditions=((), *((c,) for c in clauses)) if ablation else (clauses,), settings=tuple(chosen),
                 offers=tuple(offers), translator=translator, perform=perform,
                 seeds=tuple(range(seed, seed + games)))
-    count = len(plan.conditions) * len(chosen) * len(envs) * len(customers) * len(suppliers) * repeats
-    if count > MAX_NEGOTIATIONS:
-        raise InputError(f"{count:,} negotiations asked for; one command plays at most {MAX_NEGOTIATIONS:,}")
+    if plan.size > MAX_NEGOTIATIONS:
+        raise InputError(f"{plan.size:,} negotiations asked for; one command plays at most {MAX_NEGOTIATIONS:,}")
     jobs = plan.jobs()
     client = llm_client(settings)  # a recordings file that cannot be used stops the run here, before any game
     played_now = None

@@ -3,33 +3,18 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
 from contractlang.cli.app import app, experiment_app
-from contractlang.cli.errors import InputError, playing
+from contractlang.cli.errors import InputError, playing, runner_progress
 from contractlang.cli.inputs import load_one
 from contractlang.cli.llm_options import LlmFlags, llm_client, llm_options, llm_settings
 from contractlang.cli.options import JsonFlag, Ray, Workers, choice, float_set, int_list
 
 app.add_typer(experiment_app, name="experiment")
-
-
-@contextmanager
-def runner_progress(quiet: bool) -> Iterator:
-    """`job_progress` for the experiments, whose runner reports its failures (Ray unreachable, …) as
-    RuntimeError."""
-    from contractlang.progress import job_progress
-
-    with job_progress(quiet) as advance:
-        try:
-            yield advance
-        except RuntimeError as exc:
-            raise InputError(str(exc)) from None
 
 
 @app.command()
@@ -176,8 +161,8 @@ def experiment_performance(
     with runner_progress(json_out) as advance, playing():
         records, rational_now = rational_records(rational_jobs, jobs / "rational.jsonl", workers, ray, advance)
         games, played_now = performance_records(
-            jobs_of(cases, agents, roles, game_settings), jobs / "performance.jsonl", agent_workers(workers, settings), ray,
-            settings, advance)
+            jobs_of(cases, agents, roles, game_settings), jobs / "performance.jsonl",
+            agent_workers(workers, settings), ray, settings, advance)
     rational = dict(zip(rational_jobs, records))
     rep = report(cases, agents, roles, games, rational, game_settings)
     folder = write_report(directory, rep, figure4(cases, rep, games, rational))
@@ -197,10 +182,9 @@ def experiment_performance(
         typer.echo(f"{u.agent}: {u.games} games, {u.calls} LLM calls ({u.failed} failed), {u.total_tokens:,} tokens "
                    f"({u.input_tokens:,} input, {u.output_tokens:,} output, prompt cache {u.cache_read_tokens:,} "
                    f"read and {u.cache_write_tokens:,} written), {cost}")
-    typer.echo(f"{rep.contracts} contracts × {len(seed_list)} seed(s) × {len(agents)} agent(s) × {len(game_settings)} setting(s) × "
-               f"{len(roles)} "
-               f"role(s) × 3 counterparties ({played_now} agent games and {rational_now} rational jobs played now); tables "
-               f"and Figure 4 in {folder}")
+    typer.echo(f"{rep.contracts} contracts × {len(seed_list)} seed(s) × {len(agents)} agent(s) × "
+               f"{len(game_settings)} setting(s) × {len(roles)} role(s) × 3 counterparties ({played_now} agent games "
+               f"and {rational_now} rational jobs played now); tables and Figure 4 in {folder}")
 
 
 @experiment_app.command("frontier")

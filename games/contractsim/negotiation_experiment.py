@@ -70,6 +70,12 @@ class Plan(Frozen):
     perform: tuple[str, str]
     seeds: tuple[int, ...]
 
+    @property
+    def size(self) -> int:
+        """How many jobs `jobs` makes, counted without making them."""
+        return (len(self.conditions) * len(self.settings) * len(self.envs) * len(self.customers) *
+                len(self.suppliers) * self.repeats)
+
     def jobs(self) -> list[NegotiationJob]:
         out = []
         for guidance in self.conditions:
@@ -385,8 +391,8 @@ def plot_figure2(figure: Figure2, path: Path) -> None:
         shown = [p for p in panel.pairings if p.agreed]
         ax.plot([p.u_customer for p in shown], [p.u_supplier for p in shown], "kD", ms=5, label="pairings (mean)")
         for p in shown:
-            ax.annotate(f"{_short(p.customer)} × {_short(p.supplier)}: P_sat {p.p_sat:.2f}", (p.u_customer, p.u_supplier),
-                        fontsize=6, xytext=(3, 3), textcoords="offset points")
+            ax.annotate(f"{_short(p.customer)} × {_short(p.supplier)}: P_sat {p.p_sat:.2f}",
+                        (p.u_customer, p.u_supplier), fontsize=6, xytext=(3, 3), textcoords="offset points")
         ax.legend(fontsize=7)
     fig.suptitle(f"Figure 2 — agreed contracts against the Pareto frontiers ({figure.condition}, {figure.setting}; "
                  "Catering base dollars)", fontsize=10)
