@@ -196,11 +196,12 @@ def outputs(out):
 
 
 def test_pairings_times_repeats_resume_byte_identically(tmp_path):
-    """2 Customers × 1 Supplier × 2 repeats = 4 negotiations in Env 1. A run cut after its first record (and
-    half of its second line) plays the other 3 when rerun and writes the same bytes as the uninterrupted run; a
-    rerun of a finished run plays nothing."""
+    """2 Customers × 1 Supplier × 2 repeats = 4 negotiations in Env 1, on §17's Example 1 (U_Cust 215, U_Supp
+    50), which both Customers accept. A run cut after its first record (and half of its second line) plays the
+    other 3 when rerun and writes the same bytes as the uninterrupted run."""
     whole = tmp_path / "whole"
-    agents = ("--customer", "scripted", "--customer", EXAMPLE_AGENT, "--repeats", "2")
+    agents = ("--customer", "scripted", "--customer", EXAMPLE_AGENT, "--repeats", "2", "--candidates",
+              "examples/worked-example-1.contract")
     first = negotiate_out(whole, *agents)
     assert first["played_now"] == 4 and first["summary"]["negotiations"] == 4
     assert [(r["negotiation"]["customer"], r["env"]) for r in first["runs"]] == \
@@ -213,9 +214,8 @@ def test_pairings_times_repeats_resume_byte_identically(tmp_path):
                                                   "p_sat"}
     [panel] = json.loads((folder / "figure2.json").read_text())["panels"]
     assert panel["env"] == 1 and panel["frontier"]["f1"] and len(panel["pairings"]) == 2
-    assert [(p["negotiations"], p["agreed"]) for p in panel["pairings"]] == [(2, 2), (2, 2)]
-    external = panel["pairings"][1]  # the example's terms leave the Customer $5 short of walking away
-    assert external["u_customer"] == pytest.approx(195)
+    assert [(p["negotiations"], p["agreed"], p["u_customer"], p["u_supplier"], p["p_sat"])
+            for p in panel["pairings"]] == [(2, 2, 215, 50, 1.0)] * 2
     assert not (folder / "figure5.json").exists()
     for name in ("figure2.png", "figure3.png"):
         assert (folder / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -230,16 +230,19 @@ def test_pairings_times_repeats_resume_byte_identically(tmp_path):
 
 
 def test_a_setting_scales_the_money_and_guidance_conditions_face_the_control(tmp_path):
-    """Hotel Cleaning is Catering with money × 100 (§2): in Env 1 the scripted pair agrees on the Catering
-    rollover example (payments $26 × 5, gains $35 and $70 in Catering), here with every amount × 100. With
-    --ablation the control and each clause are conditions of their own (Figure 5); tables.md has the Table-11
-    layout."""
-    out = negotiate_out(tmp_path / "h", "--setting", "hotel", "--guidance", "net-utility", "--ablation")
+    """Hotel Cleaning is Catering with money × 100 (§2): offered §17's Example 1 alone (U_Cust 215, U_Supp 50
+    in Env 1), the scripted pair agrees on it with every amount × 100. With --ablation the control and each
+    clause are conditions of their own (Figure 5); tables.md has the Table-11 layout."""
+    out = negotiate_out(tmp_path / "h", "--setting", "hotel", "--candidates", "examples/worked-example-1.contract",
+                        "--guidance", "net-utility", "--ablation")
     control, clause = out["runs"]
     terms = control["negotiation"]["agreed"]["terms"]
-    assert (terms["name"], terms["setting"], terms["payments"]) == ("catering-rollover", "hotel", [2600] * 5 + [0])
-    assert (control["metrics"]["gain_customer"], control["metrics"]["gain_supplier"]) == (3500, 7000)
-    assert control["performances"][0]["multiplier"] == 100 and clause["metrics"] == control["metrics"]
+    assert (terms["name"], terms["setting"], terms["payments"]) == ("worked-example-1", "hotel", [1800] * 5 + [0])
+    assert terms["prices"] == [1000, 500, 300]
+    assert (control["metrics"]["gain_customer"], control["metrics"]["gain_supplier"]) == (1500, 5000)
+    performance = control["performances"][0]
+    assert performance["multiplier"] == 100 and (performance["u_customer"], performance["u_supplier"]) == (215, 50)
+    assert clause["metrics"] == control["metrics"]
     folder = tmp_path / "h" / "negotiation"
     figure5 = json.loads((folder / "figure5.json").read_text())
     assert figure5["setting"] == "hotel"
@@ -250,7 +253,7 @@ def test_a_setting_scales_the_money_and_guidance_conditions_face_the_control(tmp
     assert "## Setting robustness (Table 11 / Figure 11; control)" in md and "| hotel | customer | 1 | 1 |" in md
     # the tables report expected gains in base units, as the paper's do: Catering's
     [row] = json.loads((folder / "tables.json").read_text())["settings"]
-    assert (row["setting"], row["customer"]["gain"], row["supplier"]["gain"]) == ("hotel", 35, 70)
+    assert (row["setting"], row["customer"]["gain"], row["supplier"]["gain"]) == ("hotel", 15, 50)
 
 
 @pytest.mark.parametrize("args, code, message", [
