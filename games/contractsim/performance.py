@@ -17,8 +17,8 @@ from pathlib import Path
 from contractlang.errors import UnknownName
 from contractlang.files import write_atomically
 from contractlang.ir import ContractSimIR
-from contractlang.render import relabel
 from contractlang.llm import ApiKeys, LlmClient, LlmSettings, LlmUsage, agent_model
+from contractlang.render import relabel
 from contractlang.vocab import Frozen
 from games.contractsim.batch import play_batch
 from games.contractsim.environments import environment
