@@ -386,8 +386,8 @@ def plot_figure2(figure: Figure2, path: Path) -> None:
             ax.set_xlabel("U_Cust")
             ax.set_ylabel("U_Supp")
             ax.grid(alpha=0.3)
-            ax.set_title(f"Environment {panel.env}: agreed contracts only (frontier: experiment frontier)",
-                         fontsize=9)
+            ax.set_title(f"Environment {panel.env}: agreed contracts only (its frontier needs a synthetic set:\n"
+                         "`synth`, then `experiment frontier`)", fontsize=9)
         shown = [p for p in panel.pairings if p.agreed]
         ax.plot([p.u_customer for p in shown], [p.u_supplier for p in shown], "kD", ms=5, label="pairings (mean)")
         for p in shown:
