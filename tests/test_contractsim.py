@@ -117,6 +117,10 @@ def test_metrics_cli_in_base_units_with_regret_for_every_setting(tmp_path):
         assert proc.returncode == 0, proc.stderr
         record = json.loads(proc.stdout)
         assert record["dollars"]["u_customer"] == 100 * record["u_customer"] and record["multiplier"] == 100
+        assert record["money_unit"] == {"record": "base", "weeks": "base", "dollars": "setting dollars",
+                                        "contract_ir": "setting dollars", "trajectory": "setting dollars",
+                                        "multiplier": 100}
+        assert record["trajectory"][0]["amount"] == 100 * record["weeks"][0]["paid"]  # week 1's payment
         lines.append(proc.stdout)
     runs.write_text("".join(lines[:2]))
     out = run_cli("metrics", str(runs), "--json")

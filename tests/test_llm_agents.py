@@ -166,6 +166,24 @@ def test_a_negotiated_contractsim_game_with_llm_agents_and_its_offline_replay(tm
     assert all(c["replayed"] for c in replayed["performances"][0]["llm_calls"])
 
 
+def test_llm_negotiations_into_a_job_store_are_played_once(tmp_path):
+    """With --out the negotiation is a job of the store, its LLM client made from the run's settings: the
+    first run asks the server, a rerun reads the record and asks nothing."""
+    out = tmp_path / "out"
+    args = [*negotiate_args("", tmp_path / "llm.sqlite"), "--out", out, "--workers", "1"]
+    with ScriptedServer(CONTRACTSIM_SCRIPT) as server:
+        args[args.index("--base-url") + 1] = server.url
+        first = cli(*args, key=KEY)
+        assert first.returncode == 0, first.stdout + first.stderr
+        asked = len(server.requests)
+        again = cli(*args, key=KEY)
+    assert asked == 13 and len(server.requests) == asked, again.stderr
+    [run], [rerun] = json.loads(first.stdout)["runs"], json.loads(again.stdout)["runs"]
+    assert run == rerun and run["metrics"]["agreed"] is True and len(run["negotiation"]["llm_calls"]) == 3
+    assert json.loads(again.stdout)["played_now"] == 0
+    assert (out / "jobs" / "negotiations.jsonl").read_text().count("\n") == 1
+
+
 def supplier_script(body):
     """An LLM Supplier that buys one of each input and makes one of the first item; its first production answer
     asks for more than the inventory holds."""

@@ -179,3 +179,95 @@ def test_external_negotiators_over_json_lines(tmp_path):
     dead.write_text("import sys\nsys.exit(4)\n")
     proc = run_cli("negotiate", "--env", "1", "--supplier", f"cmd:{sys.executable} {dead}")
     assert proc.returncode == 1 and "exited (code 4)" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# --- the negotiation experiment: pairings × repeats into --out (issue #31) -----------------------------------
+
+
+def negotiate_out(out, *args):
+    done = run_cli("negotiate", "--env", "1", *args, "--out", out, "--workers", "1", "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(done.stdout)
+
+
+def outputs(out):
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()
+            and not p.name.endswith(".lock")}
+
+
+def test_pairings_times_repeats_resume_byte_identically(tmp_path):
+    """2 Customers × 1 Supplier × 2 repeats = 4 negotiations in Env 1, on §17's Example 1 (U_Cust 215, U_Supp
+    50), which both Customers accept. A run cut after its first record (and half of its second line) plays the
+    other 3 when rerun and writes the same bytes as the uninterrupted run."""
+    whole = tmp_path / "whole"
+    agents = ("--customer", "scripted", "--customer", EXAMPLE_AGENT, "--repeats", "2", "--candidates",
+              "examples/worked-example-1.contract")
+    first = negotiate_out(whole, *agents)
+    assert first["played_now"] == 4 and first["summary"]["negotiations"] == 4
+    assert [(r["negotiation"]["customer"], r["env"]) for r in first["runs"]] == \
+        [("scripted", 1)] * 2 + [(EXAMPLE_AGENT, 1)] * 2
+    folder = whole / "negotiation"
+    figure3 = json.loads((folder / "figure3.json").read_text())
+    assert [(b["role"], b["agent"], b["metrics"]["negotiations"]) for b in figure3["bars"]] == [
+        ("customer", "scripted", 2), ("customer", EXAMPLE_AGENT, 2), ("supplier", "scripted", 4)]
+    assert set(figure3["bars"][0]["metrics"]) >= {"proposal_feasibility", "acceptance_regret", "mutual_benefit",
+                                                  "p_sat"}
+    [panel] = json.loads((folder / "figure2.json").read_text())["panels"]
+    assert panel["env"] == 1 and panel["frontier"]["f1"] and len(panel["pairings"]) == 2
+    assert [(p["negotiations"], p["agreed"], p["u_customer"], p["u_supplier"], p["p_sat"])
+            for p in panel["pairings"]] == [(2, 2, 215, 50, 1.0)] * 2
+    assert not (folder / "figure5.json").exists()
+    for name in ("figure2.png", "figure3.png"):
+        assert (folder / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    cut = tmp_path / "cut"
+    lines = (whole / "jobs" / "negotiations.jsonl").read_bytes().splitlines(keepends=True)
+    (cut / "jobs").mkdir(parents=True)
+    (cut / "jobs" / "negotiations.jsonl").write_bytes(lines[0] + lines[1][:len(lines[1]) // 2])
+    resumed = negotiate_out(cut, *agents)
+    assert resumed["played_now"] == 3 and resumed["runs"] == first["runs"]  # the cut line is played again
+    assert outputs(cut) == outputs(whole)
+
+
+def test_a_setting_scales_the_money_and_guidance_conditions_face_the_control(tmp_path):
+    """Hotel Cleaning is Catering with money × 100 (§2): offered §17's Example 1 alone (U_Cust 215, U_Supp 50
+    in Env 1), the scripted pair agrees on it with every amount × 100. With --ablation the control and each
+    clause are conditions of their own (Figure 5); tables.md has the Table-11 layout."""
+    out = negotiate_out(tmp_path / "h", "--setting", "hotel", "--candidates", "examples/worked-example-1.contract",
+                        "--guidance", "net-utility", "--ablation")
+    control, clause = out["runs"]
+    terms = control["negotiation"]["agreed"]["terms"]
+    assert (terms["name"], terms["setting"], terms["payments"]) == ("worked-example-1", "hotel", [1800] * 5 + [0])
+    assert terms["prices"] == [1000, 500, 300]
+    assert (control["metrics"]["gain_customer"], control["metrics"]["gain_supplier"]) == (1500, 5000)
+    performance = control["performances"][0]
+    assert performance["multiplier"] == 100 and (performance["u_customer"], performance["u_supplier"]) == (215, 50)
+    assert clause["metrics"] == control["metrics"]
+    folder = tmp_path / "h" / "negotiation"
+    figure5 = json.loads((folder / "figure5.json").read_text())
+    assert figure5["setting"] == "hotel"
+    assert [(b["condition"], b["role"]) for b in figure5["bars"]] == [
+        ("control", "customer"), ("control", "supplier"), ("net-utility", "customer"), ("net-utility", "supplier")]
+    assert (folder / "figure5.png").exists()
+    md = (folder / "tables.md").read_text()
+    assert "## Setting robustness (Table 11 / Figure 11; control)" in md and "| hotel | customer | 1 | 1 |" in md
+    # the tables report expected gains in base units, as the paper's do: Catering's
+    [row] = json.loads((folder / "tables.json").read_text())["settings"]
+    assert (row["setting"], row["customer"]["gain"], row["supplier"]["gain"]) == ("hotel", 15, 50)
+
+
+@pytest.mark.parametrize("args, code, message", [
+    (("--repeats", "0"), 2, "Invalid value for '--repeats': 0 is not in the range 1<=x<=1000"),
+    (("--repeats", str(10**12)), 2, "is not in the range 1<=x<=1000"),
+    (("--setting", "bogus"), 1, "unknown setting 'bogus'; choose from catering, hotel, ai-hosting"),
+    (("--customer", "scripted", "--customer", ""), 2, "--customer takes a negotiator name, not an empty text"),
+    (("--supplier", " "), 2, "--supplier takes a negotiator name, not an empty text"),
+    (("--ablation",), 2, "--ablation compares --guidance clauses with the control"),
+])
+def test_negotiate_experiment_hostile_input(tmp_path, args, code, message):
+    for extra in ((), ("--json",)):
+        done = run_cli("negotiate", "--env", "1", *args, "--out", tmp_path / "out", *extra)
+        assert done.returncode == code and "Traceback" not in done.stderr + done.stdout, done.stderr
+        text = json.loads(done.stdout)["error"] if extra else done.stderr
+        assert message in text and len(text.strip().splitlines()) == 1, text
+    assert not (tmp_path / "out").exists()

@@ -83,6 +83,26 @@ def test_rcc_as_the_agent_reproduces_the_rational_rcc_rows_cell_for_cell(synthet
     assert {p.name: p.read_bytes() for p in (directory / "performance").iterdir()} == before
 
 
+def test_a_setting_changes_names_and_money_only(synthetic, tmp_path):
+    """Table 11: RCC told in Hotel Cleaning (money × 100) and in AI Hosting (× 1,000) plays the games it plays in
+    Catering, so in base units its rows are the rational RCC rows cell for cell, side by side in Table 11."""
+    directory = fresh(synthetic, tmp_path)
+    done = performance(directory, "--agent", "rcc", "--setting", "hotel", "--setting", "ai-hosting")
+    assert done["played_now"]["agents"] == 2 * 2 * 2 * 3
+    ours, rational = rows(directory, "performance", "rows"), rows(directory, "performance", "rational")
+    assert {k[2] for k in ours} == {"rcc (hotel)", "rcc (ai-hosting)"}
+    for (role, other, label), summary in ours.items():
+        assert summary == rational[role, other, "rcc"], label
+    md = (directory / "performance" / "tables.md").read_text()
+    assert "## Table 11 — setting robustness" in md
+    table = md.split("## Table 11 — setting robustness")[1].split("\n\n")[1].splitlines()
+    assert [line.split(" | ")[:3] for line in table[2:]] == [["| rcc", "hotel", "204.0"], ["| rcc", "ai-hosting",
+                                                                                         "204.0"]]
+    assert table[2].split(" | ")[2:] == table[3].split(" | ")[2:]  # the same numbers in both settings
+    store = [json.loads(line) for line in (directory / "jobs" / "performance.jsonl").read_text().splitlines()]
+    assert {(r["job"]["setting"], r["run"]["multiplier"]) for r in store} == {("hotel", 100), ("ai-hosting", 1000)}
+
+
 def test_an_external_program_is_an_agent_like_any_other(synthetic, tmp_path):
     """The example program pays what is due, which is what RC pays (eq. 7): the same games, so its rows are
     the rational RC Customer's, regret included."""
@@ -170,6 +190,7 @@ def test_llm_agents_play_eight_games_at_once_by_default():
     (("--agent", "rcc", "--role", "x"), 1, "unknown role 'x'; choose from customer, supplier, both"),
     (("--agent", "rcc", "--seeds", ""), 2, "usage: --seeds takes a comma-separated list with no empty item"),
     (("--agent", "rcc", "--seeds", "-1"), 1, "--seeds takes seeds of 0 or more"),
+    (("--agent", "rcc", "--setting", "bogus"), 1, "unknown setting 'bogus'; choose from catering, hotel, ai-hosting"),
     (("--agent", "llm"), 1, "export ANTHROPIC_API_KEY="),
     ((), 2, "Missing option '--agent'"),
 ])

@@ -9,11 +9,12 @@ from typing import Annotated, Optional
 import typer
 
 from contractlang.cli.app import app
-from contractlang.cli.errors import InputError, playing
+from contractlang.cli.errors import InputError, UsageProblem, playing, runner_progress
 from contractlang.cli.inputs import load_contracts, read
 from contractlang.cli.llm_options import GuidanceOption, LlmFlags, llm_client, llm_options, llm_settings
-from contractlang.cli.options import JsonFlag, int_list
+from contractlang.cli.options import JsonFlag, Ray, choice, int_list
 from contractlang.cli.render import stdout_console, usage_line
+from contractlang.vocab import SETTINGS
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -23,16 +24,23 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 def negotiate(
     env: Annotated[str, typer.Option("--env", help="ContractSim environment(s): N, a comma-separated list, or all "
                                                    "(a sweep: one negotiation per environment).")],
-    customer: Annotated[str, typer.Option(help="Customer negotiator: scripted (accepts the first offer with "
-                                               "non-negative expected gain), llm[:MODEL] or cmd:PROGRAM.")]
-    = "scripted",
-    supplier: Annotated[str, typer.Option(help="Supplier negotiator: scripted (offers the candidates, best for "
-                                               "itself first), llm[:MODEL] or cmd:PROGRAM.")] = "scripted",
+    customer: Annotated[Optional[list[str]], typer.Option(
+        help="Customer negotiator, repeatable (every Customer meets every Supplier): scripted (accepts the first "
+             "offer with non-negative expected gain; the default), llm[:MODEL] or cmd:PROGRAM.")] = None,
+    supplier: Annotated[Optional[list[str]], typer.Option(
+        help="Supplier negotiator, repeatable: scripted (offers the candidates, best for itself first; the "
+             "default), llm[:MODEL] or cmd:PROGRAM.")] = None,
+    repeats: Annotated[int, typer.Option(min=1, max=1000, help="Negotiations per pairing and environment (the "
+                                                                "paper: 3).")] = 1,
     translator: Annotated[str, typer.Option(help="Reads every proposal into the IR: rules (offline) or "
                                                  "llm[:MODEL].")] = "rules",
     candidates: Annotated[Optional[list[Path]], typer.Option(
         "--candidates", help="Contract files the scripted Supplier may offer (default: the bundled "
                              "catering-*.contract examples); all in one setting.")] = None,
+    setting: Annotated[Optional[list[str]], typer.Option(
+        help="Negotiate in this setting (repeatable: catering, hotel, ai-hosting; Table 11 / Figure 11): the "
+             "candidates are relabelled, money scaled by the setting's multiplier. Default: the candidates' own.")]
+    = None,
     perform_customer: Annotated[str, typer.Option(help="Customer in the performance games on the agreed contract: "
                                                        "rc, re, rcc, random, llm[:MODEL] or cmd:PROGRAM.")] = "rcc",
     perform_supplier: Annotated[str, typer.Option(help="Supplier in the performance games (as --perform-customer).")]
@@ -41,56 +49,120 @@ def negotiate(
     games: Annotated[int, typer.Option(min=1, max=1000, help="Performance games per agreed contract (seeds SEED, SEED+1, "
                                                    "...).")] = 1,
     guidance: GuidanceOption = None,
+    ablation: Annotated[bool, typer.Option("--ablation", help="Play the control (no clause) and each --guidance "
+                                                              "clause alone, the paper's Figure 5 conditions, "
+                                                              "instead of all clauses together.")] = False,
+    out: Annotated[Optional[Path], typer.Option(help="Directory for the job records (jobs/negotiations.jsonl: a "
+                                                     "rerun resumes and plays nothing twice) and "
+                                                     "negotiation/: tables and Figures 2, 3 and 5 as PNG + "
+                                                     "JSON.")] = None,
+    workers: Annotated[Optional[int], typer.Option(
+        min=1, help="With --out: local worker processes (default: all cores; with an LLM agent 8, the number of "
+                    "model requests in flight).")] = None,
+    ray: Ray = None,
     json_out: JsonFlag = False,
     llm_flags: LlmFlags | None = None,
 ) -> None:
     """Negotiate ContractSim contracts (§8), score each negotiation (§13), then perform the agreed contract
-    (default RCC vs RCC). Offline by default: scripted negotiators, the rules translator."""
-    from contractlang.progress import job_progress
+    (default RCC vs RCC). Every Customer meets every Supplier in every environment, --repeats times. Offline by
+    default: scripted negotiators, the rules translator."""
     from games.contractsim.environments import ENVIRONMENTS, environment
     from games.contractsim.llm_agents import guidance_for
-    from games.contractsim.session import check_names, negotiate_each
+    from games.contractsim.negotiation_experiment import MAX_NEGOTIATIONS, Plan, play_job
+    from games.contractsim.performance import agent_workers
+    from games.contractsim.session import NegotiationSummary, check_names
     from solver.dp import TableCache
 
+    customers, suppliers = _agents(customer, "--customer"), _agents(supplier, "--supplier")
     perform = (perform_customer, perform_supplier)
-    check_names(customer, supplier, translator, perform)
+    for c in customers:
+        for s in suppliers:
+            check_names(c, s, translator, perform)
     env_ids = list(ENVIRONMENTS) if env == "all" else int_list(env, "environment", "--env")
-    guidance_for(tuple(guidance or ()), "negotiation", "customer")
-    environments = [environment(e) for e in dict.fromkeys(env_ids)]
-    if not environments:
+    clauses = tuple(dict.fromkeys(guidance or ()))
+    guidance_for(clauses, "negotiation", "customer")
+    if ablation and not clauses:
+        raise UsageProblem("--ablation compares --guidance clauses with the control; give --guidance")
+    envs = tuple(environment(e).id for e in dict.fromkeys(env_ids))
+    if not envs:
         raise InputError("--env names no environment")
-    settings = llm_settings([customer, supplier, translator, perform_customer, perform_supplier], llm_flags)
+    settings = llm_settings([*customers, *suppliers, translator, perform_customer, perform_supplier], llm_flags)
     files = candidates or sorted(EXAMPLES.glob("catering*.contract"))
     offers = [c.ir for f in files for c in load_contracts(f) if c.ir.kind == "contractsim"]
     if not offers:
         raise InputError("no ContractSim contract to offer; give --candidates FILE")
-    settings_keys = sorted({ir.setting for ir in offers})
-    if len(settings_keys) > 1:
-        raise InputError(f"the candidates mix settings ({', '.join(settings_keys)}); one negotiation is in one "
-                         "setting")
-    client = llm_client(settings)
+    own = sorted({ir.setting for ir in offers})
+    if len(own) > 1:
+        raise InputError(f"the candidates mix settings ({', '.join(own)}); one negotiation is in one setting")
+    chosen = [choice(s, tuple(SETTINGS), "setting") for s in dict.fromkeys(setting or own)]
+    plan = Plan(envs=envs, customers=customers, suppliers=suppliers, repeats=repeats,
+                conditions=((), *((c,) for c in clauses)) if ablation else (clauses,), settings=tuple(chosen),
+                offers=tuple(offers), translator=translator, perform=perform,
+                seeds=tuple(range(seed, seed + games)))
+    if plan.size > MAX_NEGOTIATIONS:
+        raise InputError(f"{plan.size:,} negotiations asked for; one command plays at most {MAX_NEGOTIATIONS:,}")
+    jobs = plan.jobs()
+    client = llm_client(settings)  # a recordings file that cannot be used stops the run here, before any game
+    played_now = None
     tables = TableCache()
-    with job_progress(json_out) as advance, playing(tables):
-        sweep = negotiate_each(environments, customer, supplier, offers, tables, translator, perform,
-                               tuple(range(seed, seed + games)), client, tuple(guidance or ()), advance)
-    summary = sweep.summary
+    with runner_progress(json_out) as advance, playing(tables):
+        if out is None:
+            runs = []
+            advance("negotiating", 0, len(jobs))
+            for job in jobs:
+                runs.append(play_job(job, tables=tables, client=client).run)
+                advance("negotiating", len(runs), len(jobs))
+        else:
+            from games.contractsim.negotiation_experiment import negotiation_records
+
+            runs, played_now = negotiation_records(jobs, out / "jobs" / "negotiations.jsonl",
+                                                   agent_workers(workers, settings), ray, settings, advance)
+    summary = NegotiationSummary.of(runs)
+    folder = None
+    if out is not None:
+        from games.contractsim.negotiation_experiment import report, write_report
+
+        folder = write_report(out, report(plan, jobs, runs), setting is not None)
     if json_out:
-        typer.echo(json.dumps({"ok": True, "runs": [r.model_dump(mode="json") for r in sweep.runs],
-                               "summary": summary.model_dump()}))
+        extra = {} if folder is None else {"out": str(folder), "played_now": played_now}
+        typer.echo(json.dumps({"ok": True, "runs": [r.model_dump(mode="json") for r in runs],
+                               "summary": summary.model_dump(), **extra}))
         return
-    for run_ in sweep.runs:
-        _print_negotiation(run_, environments, perform, len(sweep.runs) > 1)
-    if len(sweep.runs) > 1:
+    for job, run_ in zip(jobs, runs):
+        _print_negotiation(run_, job, plan, perform, len(runs) > 1)
+    if len(runs) > 1:
         typer.echo(f"{summary.agreed} of {summary.negotiations} negotiations agreed; mean expected gain Customer "
                    f"{summary.mean_gain_customer}, Supplier {summary.mean_gain_supplier}; mean P_sat "
                    f"{summary.mean_p_sat}; {summary.performance_games} performance game(s)")
+    if folder is not None:
+        typer.echo(f"{played_now} negotiation(s) played now; tables and Figures 2, 3"
+                   f"{' and 5' if ablation else ''} in {folder}")
 
 
-def _print_negotiation(run_, environments, perform: tuple[str, str], heading: bool) -> None:
+def _agents(names: list[str] | None, option: str) -> tuple[str, ...]:
+    """The negotiators an option names, once each (default scripted); an empty name is a usage error."""
+    if names and any(not n.strip() for n in names):
+        raise UsageProblem(f"{option} takes a negotiator name, not an empty text")
+    return tuple(dict.fromkeys(names or ["scripted"]))
+
+
+def _print_negotiation(run_, job, plan, perform: tuple[str, str], heading: bool) -> None:
+    from games.contractsim.environments import environment
+
     record, metrics = run_.negotiation, run_.metrics
-    budget = next(e.budget for e in environments if e.id == run_.env)
+    budget = environment(run_.env).budget
     if heading:
-        typer.echo(f"== environment {run_.env} ==")
+        # the parts of the job that vary in this plan, after the environment (the heading of a single sweep)
+        parts = [f"environment {run_.env}"]
+        if len(plan.customers) * len(plan.suppliers) > 1:
+            parts.append(f"{job.customer} vs {job.supplier}")
+        if plan.repeats > 1:
+            parts.append(f"repeat {job.repeat + 1}")
+        if len(plan.conditions) > 1:
+            parts.append(job.condition)
+        if len(plan.settings) > 1:
+            parts.append(job.setting)
+        typer.echo(f"== {', '.join(parts)} ==")
     # a proposal is called by the name its translation found, so a reader can tell the offers apart
     names = [f'"{p.terms.name}"' if p.terms else "a contract" for p in record.proposals]
     offered = iter(names)

@@ -138,3 +138,16 @@ def playing(tables=None) -> Iterator[None]:
             raise
         raise InputError(f"{tables.directory}: cannot keep solved DP tables there ({exc.strerror or exc}); "
                          "run from a writable directory") from None
+
+
+@contextmanager
+def runner_progress(quiet: bool) -> Iterator:
+    """`job_progress` for the experiments, whose runner reports its failures (Ray unreachable, …) as
+    RuntimeError."""
+    from contractlang.progress import job_progress
+
+    with job_progress(quiet) as advance:
+        try:
+            yield advance
+        except RuntimeError as exc:
+            raise InputError(str(exc)) from None

@@ -3,33 +3,18 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
 from contractlang.cli.app import app, experiment_app
-from contractlang.cli.errors import InputError, playing
+from contractlang.cli.errors import InputError, playing, runner_progress
 from contractlang.cli.inputs import load_one
 from contractlang.cli.llm_options import LlmFlags, llm_client, llm_options, llm_settings
 from contractlang.cli.options import JsonFlag, Ray, Workers, choice, float_set, int_list
 
 app.add_typer(experiment_app, name="experiment")
-
-
-@contextmanager
-def _progress(quiet: bool) -> Iterator:
-    """`job_progress` for the experiments, whose runner reports its failures (Ray unreachable, …) as
-    RuntimeError."""
-    from contractlang.progress import job_progress
-
-    with job_progress(quiet) as advance:
-        try:
-            yield advance
-        except RuntimeError as exc:
-            raise InputError(str(exc)) from None
 
 
 @app.command()
@@ -52,7 +37,7 @@ def synth(
     if any(e not in range(1, 7) for e in envs):
         raise InputError(f"--search-envs takes environments 1..6, not {search_envs!r}")
     plan = SynthPlan(starts=starts, search_envs=tuple(dict.fromkeys(envs)), rhos=float_set(rhos, "--rhos"))
-    with _progress(json_out) as advance:
+    with runner_progress(json_out) as advance:
         run = synthesize(out, plan, workers, ray, advance)
     m = run.manifest
     rows = [r.model_dump(mode="json") | {"holds": r.holds} for r in m.e14]
@@ -103,7 +88,7 @@ def experiment_rational(
 
     contracts = _synthetic_contracts(directory)
     jobs = [RationalJob(contract=ir, env=entry.env) for entry, ir in contracts]
-    with _progress(json_out) as advance:
+    with runner_progress(json_out) as advance:
         records, played = rational_records(jobs, directory / "jobs" / "rational.jsonl", workers, ray, advance)
     rows = tables(records)
     checks = identities(records, rows, {ir.name: entry.p_sat for entry, ir in contracts})
@@ -139,6 +124,10 @@ def experiment_performance(
     agent: AgentOption,
     role: Annotated[str, typer.Option(help="The role the agent plays: customer, supplier or both.")] = "both",
     seeds: Annotated[str, typer.Option(help="Comma-separated seeds; each is one more case per contract.")] = "42",
+    setting: Annotated[Optional[list[str]], typer.Option(
+        help="Play the agents' games in this setting (repeatable: catering, hotel, ai-hosting): the contracts are "
+             "relabelled, money × the setting's multiplier; tables.md adds Table 11, the settings side by side "
+             "(amounts in base units).")] = None,
     workers: Annotated[Optional[int], typer.Option(
         min=1, help="Local worker processes (default: all cores; with an LLM agent 8 for its games, the number of "
                     "model requests in flight).")] = None,
@@ -160,19 +149,22 @@ def experiment_performance(
     seed_list = list(dict.fromkeys(int_list(seeds, "seed", "--seeds")))
     if any(s < 0 for s in seed_list):
         raise InputError(f"--seeds takes seeds of 0 or more, not {seeds!r}")
+    from contractlang.vocab import SETTINGS
+
+    game_settings = tuple(choice(s, tuple(SETTINGS), "setting") for s in dict.fromkeys(setting)) if setting else (None,)
     settings = llm_settings(agents, llm_flags)
     llm_client(settings)  # a recordings file that cannot be used stops the run here, before any game
     cases = [Case(contract=ir, env=entry.env, p_sat=entry.p_sat, seed=s)
              for s in seed_list for entry, ir in _synthetic_contracts(directory)]
     rational_jobs = list(dict.fromkeys(c.rational for c in cases))
     jobs = directory / "jobs"
-    with _progress(json_out) as advance, playing():
+    with runner_progress(json_out) as advance, playing():
         records, rational_now = rational_records(rational_jobs, jobs / "rational.jsonl", workers, ray, advance)
         games, played_now = performance_records(
-            jobs_of(cases, agents, roles), jobs / "performance.jsonl", agent_workers(workers, settings), ray,
-            settings, advance)
+            jobs_of(cases, agents, roles, game_settings), jobs / "performance.jsonl",
+            agent_workers(workers, settings), ray, settings, advance)
     rational = dict(zip(rational_jobs, records))
-    rep = report(cases, agents, roles, games, rational)
+    rep = report(cases, agents, roles, games, rational, game_settings)
     folder = write_report(directory, rep, figure4(cases, rep, games, rational))
     if json_out:
         typer.echo(json.dumps({"ok": True, "contracts": rep.contracts, "seeds": seed_list, "agents": agents,
@@ -190,9 +182,9 @@ def experiment_performance(
         typer.echo(f"{u.agent}: {u.games} games, {u.calls} LLM calls ({u.failed} failed), {u.total_tokens:,} tokens "
                    f"({u.input_tokens:,} input, {u.output_tokens:,} output, prompt cache {u.cache_read_tokens:,} "
                    f"read and {u.cache_write_tokens:,} written), {cost}")
-    typer.echo(f"{rep.contracts} contracts × {len(seed_list)} seed(s) × {len(agents)} agent(s) × {len(roles)} "
-               f"role(s) × 3 counterparties ({played_now} agent games and {rational_now} rational jobs played now); tables "
-               f"and Figure 4 in {folder}")
+    typer.echo(f"{rep.contracts} contracts × {len(seed_list)} seed(s) × {len(agents)} agent(s) × "
+               f"{len(game_settings)} setting(s) × {len(roles)} role(s) × 3 counterparties ({played_now} agent games "
+               f"and {rational_now} rational jobs played now); tables and Figure 4 in {folder}")
 
 
 @experiment_app.command("frontier")
@@ -220,7 +212,7 @@ def experiment_frontier(
         raise InputError(f"--envs: this contract set covers environments {', '.join(map(str, covered))}")
     search = search_records(directory, manifest.plan)
     jobs = pool_jobs(search, chosen, f2_seeds)
-    with _progress(json_out) as advance:
+    with runner_progress(json_out) as advance:
         pools, ran = pool_records(jobs, directory / "jobs" / "frontier.jsonl", workers, ray, advance)
     found = frontiers(search, pools, chosen)
     report = FrontierReport(frontiers=tuple(found), sweeps=tuple(tuple(sweeps(f)) for f in found))

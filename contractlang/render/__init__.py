@@ -1,5 +1,5 @@
 """IR → contract prose in the settings' wordings (`contractlang render`)."""
 
-from contractlang.render.prose import render
+from contractlang.render.prose import relabel, render
 
-__all__ = ["render"]
+__all__ = ["relabel", "render"]

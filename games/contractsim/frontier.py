@@ -18,10 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
-from contractlang.files import write_atomically
 from contractlang.vocab import Frozen
 from games.contractsim.environments import environment
 from games.contractsim.synth import ALL_VARIANTS, Evaluator, SearchRecord, Terms, unit_ingredient_cost
+from games.figures import pyplot, save_png, write_json
 from games.runner import Progress, run_phase
 
 THRESHOLD = 0.95  # [CS-26]: inclusive
@@ -167,31 +167,25 @@ def pool_records(jobs: list[PoolJob], store_path: Path, workers: int | None, ray
     return [records[j] for j in jobs], ran
 
 
-def plot(frontier: Frontier, path: Path) -> None:
-    """Figure-2 style: U_Cust against U_Supp, F1 and F2 as open circles joined by guide lines, the
+def draw(ax, frontier: Frontier) -> None:
+    """Figure-2 style on `ax`: U_Cust against U_Supp, F1 and F2 as open circles joined by guide lines, the
     disagreement point marked."""
-    import io
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     env = environment(frontier.env)
-    fig, ax = plt.subplots(figsize=(5.5, 4.2), dpi=120)
     for points, label, style in ((frontier.f2, "F2 (contingent)", "-o"), (frontier.f1, "F1 (grim only)", "--o")):
         if points:
             ax.plot([p.u_customer for p in points], [p.u_supplier for p in points], style, mfc="none", label=label)
     ax.plot([env.budget], [0], "kx", label="disagreement (B, 0)")
     ax.set_xlabel("U_Cust")
     ax.set_ylabel("U_Supp")
-    ax.set_title(f"Environment {frontier.env}: Pareto frontiers, P_sat ≥ 0.95")
     ax.grid(alpha=0.3)
+
+
+def plot(frontier: Frontier, path: Path) -> None:
+    fig, ax = pyplot().subplots(figsize=(5.5, 4.2), dpi=120)
+    draw(ax, frontier)
+    ax.set_title(f"Environment {frontier.env}: Pareto frontiers, P_sat ≥ 0.95")
     ax.legend(fontsize=8)
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", metadata={"Software": None})
-    plt.close(fig)
-    write_atomically(path, buffer.getvalue())
+    save_png(fig, path)
 
 
 class Sweep(Frozen):
@@ -228,7 +222,7 @@ def write_report(out: Path, report: FrontierReport) -> Path:
     """`out/frontiers/frontiers.json` and one PNG per environment, each written whole; returns the folder."""
     folder = out / "frontiers"
     folder.mkdir(parents=True, exist_ok=True)
-    write_atomically(folder / "frontiers.json", report.model_dump_json(indent=1) + "\n")
+    write_json(folder / "frontiers.json", report)
     for f in report.frontiers:
         plot(f, folder / f"env{f.env}.png")
     return folder

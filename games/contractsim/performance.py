@@ -11,7 +11,6 @@ LLM run that stops half-way (a rate limit, a quota) resumes with the games it ha
 
 from __future__ import annotations
 
-import io
 from functools import lru_cache, partial
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from contractlang.errors import UnknownName
 from contractlang.files import write_atomically
 from contractlang.ir import ContractSimIR
 from contractlang.llm import ApiKeys, LlmClient, LlmSettings, LlmUsage, agent_model
+from contractlang.render import relabel
 from contractlang.vocab import Frozen
 from games.contractsim.batch import play_batch
 from games.contractsim.environments import environment
@@ -29,6 +29,7 @@ from games.contractsim.metrics import summarise
 from games.contractsim.policies import CUSTOMERS
 from games.contractsim.run import RunRecord, play
 from games.external import is_external
+from games.figures import pyplot, save_png, write_json
 from games.runner import Progress, run_phase
 from solver.dp import TableCache
 
@@ -74,11 +75,12 @@ class PerformanceJob(Frozen):
     role: str
     counterparty: str
     agent: str
+    setting: str | None = None  # the setting the game is told in (Table 11); None: the contract's own
 
     @classmethod
-    def of(cls, case: Case, role: str, counterparty: str, agent: str) -> PerformanceJob:
+    def of(cls, case: Case, role: str, counterparty: str, agent: str, setting: str | None = None) -> PerformanceJob:
         return cls(contract=case.contract, env=case.env, seed=case.seed, role=role, counterparty=counterparty,
-                   agent=agent)
+                   agent=agent, setting=setting)
 
 
 class PerformanceRecord(Frozen):
@@ -89,30 +91,34 @@ class PerformanceRecord(Frozen):
 def run_performance(job: PerformanceJob, llm: LlmSettings | None = None,
                     tables: TableCache | None = None) -> PerformanceRecord:
     """The game of `job`: by the batch engine when both players are rational (the same game `play` plays,
-    faster), else by `play`; an LLM agent gets a client of its own made from `llm` (in whichever process)."""
-    cache = tables or _process_tables()
+    faster), else by `play`; an LLM agent gets a client of its own made from `llm` (in whichever process). A
+    `setting` relabels the contract (`contractlang.render.relabel`: names, and money × the multiplier); the
+    record's amounts stay in base units, so its rows compare with the Catering ones."""
+    cache = tables or process_tables()
     env = environment(job.env)
+    contract = job.contract if job.setting in (None, job.contract.setting) else relabel(job.contract, job.setting)
     customer, supplier = pairing(job.role, job.agent, job.counterparty)
     if job.agent in POLICIES:
-        run = play_batch(job.contract, env, customer, supplier, [job.seed], cache)[0]
+        run = play_batch(contract, env, customer, supplier, [job.seed], cache)[0]
     else:
         client = LlmClient(llm, ApiKeys.from_environment()) if llm is not None and agent_model(job.agent) else None
-        run = play(job.contract, env, customer, supplier, seed=job.seed, keep_log=False, tables=cache, llm=client)
+        run = play(contract, env, customer, supplier, seed=job.seed, keep_log=False, tables=cache, llm=client)
     return PerformanceRecord(job=job, run=run)
 
 
 @lru_cache(maxsize=1)
-def _process_tables() -> TableCache:
+def process_tables() -> TableCache:
     """One table cache per process (made in the worker, after the fork): its memory keeps the tables of the
     last contracts, and consecutive jobs play the same contract (`jobs_of`), so each table is read from disk
     about once per worker instead of once per game."""
     return TableCache()
 
 
-def jobs_of(cases: list[Case], agents: list[str], roles: list[str]) -> list[PerformanceJob]:
-    """Every game, the games of one case together (see `_process_tables`)."""
-    return [PerformanceJob.of(case, role, other, agent) for case in cases for agent in agents for role in roles
-            for other in COUNTERPARTIES]
+def jobs_of(cases: list[Case], agents: list[str], roles: list[str],
+            settings: tuple[str | None, ...] = (None,)) -> list[PerformanceJob]:
+    """Every game, the games of one case together (see `process_tables`)."""
+    return [PerformanceJob.of(case, role, other, agent, setting) for case in cases for agent in agents
+            for setting in settings for role in roles for other in COUNTERPARTIES]
 
 
 def performance_records(jobs: list[PerformanceJob], store_path: Path, workers: int | None,
@@ -161,35 +167,50 @@ class PerformanceReport(Frozen):
     seeds: tuple[int, ...]
     agents: tuple[str, ...]
     roles: tuple[str, ...]
-    rows: tuple[TableRow, ...]  # policy = the agent's name
+    rows: tuple[TableRow, ...]  # policy = the agent's label (`entries`)
     rational: tuple[TableRow, ...]
     paper: tuple[PaperRow, ...]  # §16.2, macro
     llm: tuple[AgentUsage, ...]  # the LLM agents only
+    settings: tuple[str | None, ...] = (None,)  # each agent plays in each; None: the contracts' own
+
+    def entries(self) -> list[tuple[str, str, str | None]]:
+        return entries(list(self.agents), self.settings)
+
+
+def entries(agents: list[str], settings: tuple[str | None, ...]) -> list[tuple[str, str, str | None]]:
+    """(label, agent, setting) of every agent in every setting: the label is the agent's name, with the setting
+    in parentheses when one is chosen."""
+    return [(agent if setting is None else f"{agent} ({setting})", agent, setting) for agent in agents
+            for setting in settings]
 
 
 def report(cases: list[Case], agents: list[str], roles: list[str],
            games: dict[PerformanceJob, PerformanceRecord],
-           rational: dict[RationalJob, RationalRecord]) -> PerformanceReport:
+           rational: dict[RationalJob, RationalRecord],
+           settings: tuple[str | None, ...] = (None,)) -> PerformanceReport:
     """Each agent row summarises its runs over the cases (§15.6: equal case weight), with regret against the
     RCC runs of the rational records (§15.2). Only this run's games count, in job order (the store may hold
-    others, and holds them in the order they finished)."""
+    others, and holds them in the order they finished). Regret in another setting is against the same RCC games:
+    a setting changes names and money only (§2), and the records are in base units."""
     per_case = [rational[c.rational] for c in cases]
+    labelled = entries(agents, settings)
 
-    def runs(role: str, other: str, agent: str) -> list[RunRecord]:
-        return [games[PerformanceJob.of(c, role, other, agent)].run for c in cases]
+    def runs(role: str, other: str, agent: str, setting: str | None) -> list[RunRecord]:
+        return [games[PerformanceJob.of(c, role, other, agent, setting)].run for c in cases]
 
-    rows = [table_row(role, other, agent, runs(role, other, agent),
+    rows = [table_row(role, other, label, runs(role, other, agent, setting),
                       [r.run(*pairing(role, "rcc", other)) for r in per_case])
-            for role in roles for other in COUNTERPARTIES for agent in agents]
-    llm = [AgentUsage.of(agent, [run for role in roles for other in COUNTERPARTIES for run in runs(role, other, agent)])
-           for agent in agents if agent_model(agent) is not None]
+            for role in roles for other in COUNTERPARTIES for label, agent, setting in labelled]
+    llm = [AgentUsage.of(label, [run for role in roles for other in COUNTERPARTIES
+                                 for run in runs(role, other, agent, setting)])
+           for label, agent, setting in labelled if agent_model(agent) is not None]
     return PerformanceReport(
         contracts=len({(c.contract.name, c.env) for c in cases}), seeds=tuple(dict.fromkeys(c.seed for c in cases)),
         agents=tuple(agents), roles=tuple(roles), rows=tuple(rows),
         rational=tuple(r for r in tables(per_case) if r.role in roles),
         paper=tuple(PaperRow(role=role, counterparty=other, policy=own, cells=cells)
                     for (role, other, own), cells in PAPER_ROWS.items() if role in roles),
-        llm=tuple(llm))
+        llm=tuple(llm), settings=settings)
 
 
 def _label(agent: str) -> str:
@@ -217,6 +238,8 @@ def markdown(rep: PerformanceReport) -> str:
                "the agents, then the rational policies on the same contracts and seeds, then (macro tables) the "
                "paper's published rational rows (§16.2), marked (paper). Regret is against the RCC game on the "
                "same contract, environment, counterparty and seed (§15.2).")
+    if rep.settings != (None,):
+        out += setting_table(rep)
     if rep.llm:
         out += ["", "## LLM usage", "", "| Agent | Games | Calls | Failed | Input tokens | Output tokens | "
                 "Cache read | Cache write | Total tokens | Cost (USD) |", "|---|" + "---|" * 9]
@@ -224,6 +247,35 @@ def markdown(rep: PerformanceReport) -> str:
                 f"{u.output_tokens:,} | {u.cache_read_tokens:,} | {u.cache_write_tokens:,} | {u.total_tokens:,} | "
                 f"{'unknown' if u.cost_usd is None else f'{u.cost_usd:.4f}'} |" for u in rep.llm]
     return "\n".join(out) + "\n"
+
+
+TABLE11_PAYOFFS = ("utility", "compliant_utility", "regret", "compliant_regret")
+TABLE11_RATES = ("compliance", "conditional", "exploited", "tft", "defection", "unilateral", "reciprocal")
+
+
+def setting_table(rep: PerformanceReport) -> list[str]:
+    """The paper's Table 11 layout (setting robustness): per agent and setting, each role's payoffs (U, C-U, R,
+    C-R; base units) as the mean over the RCC, RC and RE counterparties, then the behavioural rates (%, macro,
+    §15.4) pooled over the roles and counterparties as the mean of those rows' means."""
+    def mean(values: list) -> str:
+        values = [v for v in values if v is not None]
+        return f"{sum(values) / len(values):.1f}" if values else "–"
+
+    def stat(row: TableRow, key: str, scale: float = 1.0) -> float | None:
+        value = getattr(row.summary, key)
+        return None if value is None or value.mean is None else scale * value.mean
+
+    heads = [f"{role.capitalize()} {name}" for role in rep.roles for name in ("U", "C-U", "R", "C-R")]
+    heads += ["Compl. %", "Cond. %", "Exploit. %", "TFT %", "Defect. %", "Unilat. %", "Recip. %"]
+    out = ["", "## Table 11 — setting robustness", "", "| Agent | Setting | " + " | ".join(heads) + " |",
+           "|---|---|" + "---|" * len(heads)]
+    for label, agent, setting in rep.entries():
+        mine = [r for r in rep.rows if r.policy == label]
+        cells = [mean([stat(r, key) for r in mine if r.role == role]) for role in rep.roles
+                 for key in TABLE11_PAYOFFS]
+        cells += [mean([stat(r, key, 100.0) for r in mine]) for key in TABLE11_RATES]
+        out.append(f"| {_label(agent)} | {setting} | " + " | ".join(cells) + " |")
+    return out
 
 
 # --- Figure 4 ------------------------------------------------------------------------------------------------
@@ -264,8 +316,8 @@ def figure4(cases: list[Case], rep: PerformanceReport, games: dict[PerformanceJo
     out = []
     for role in rep.roles:
         for other in COUNTERPARTIES:
-            runs = {agent: (False, [games[PerformanceJob.of(c, role, other, agent)].run for c in cases])
-                    for agent in rep.agents}
+            runs = {label: (False, [games[PerformanceJob.of(c, role, other, agent, setting)].run for c in cases])
+                    for label, agent, setting in rep.entries()}
             runs.update({own.upper(): (True, [rational[c.rational].run(*pairing(role, own, other)) for c in cases])
                          for own in POLICIES})
             for policy, (is_rational, played) in runs.items():
@@ -291,11 +343,7 @@ class Figure4(Frozen):
 def plot_figure4(series: list[FigureSeries], path: Path, counterparty: str = "rcc") -> None:
     """Compliance (top) and unilateral defection (bottom) in percent against the P_sat bin and the number of
     contingencies, for each role, against `counterparty` (the JSON holds every counterparty)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     roles = list(dict.fromkeys(s.role for s in series))
     axes_order = (("p_sat", P_SAT_BINS, "P_sat of the contract"), ("contingencies", ("0", "1", "2", "3"),
                                                                     "contingency clauses (S, PD, RO)"))
@@ -324,10 +372,7 @@ def plot_figure4(series: list[FigureSeries], path: Path, counterparty: str = "rc
     fig.suptitle(f"Figure 4 — against {counterparty.upper()} counterparties (every counterparty in figure4.json)",
                  fontsize=10)
     fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", metadata={"Software": None})
-    plt.close(fig)
-    write_atomically(path, buffer.getvalue())
+    save_png(fig, path)
 
 
 def write_report(out: Path, rep: PerformanceReport, series: list[FigureSeries]) -> Path:
@@ -335,8 +380,8 @@ def write_report(out: Path, rep: PerformanceReport, series: list[FigureSeries]) 
     records in job order, so a resumed run writes the same bytes; returns the folder."""
     folder = out / "performance"
     folder.mkdir(parents=True, exist_ok=True)
-    write_atomically(folder / "tables.json", rep.model_dump_json(indent=1) + "\n")
+    write_json(folder / "tables.json", rep)
     write_atomically(folder / "tables.md", markdown(rep))
-    write_atomically(folder / "figure4.json", Figure4(series=tuple(series)).model_dump_json(indent=1) + "\n")
+    write_json(folder / "figure4.json", Figure4(series=tuple(series)))
     plot_figure4(series, folder / "figure4.png")
     return folder

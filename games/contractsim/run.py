@@ -36,6 +36,12 @@ class WeekRecord(Frozen):
     value: int = 0
 
 
+def money_unit(multiplier: int) -> dict:
+    """The unit of each amount of a `run --json` object (see `RunRecord.to_json`)."""
+    return {"record": "base", "weeks": "base", "dollars": "setting dollars", "contract_ir": "setting dollars",
+            "trajectory": "setting dollars", "multiplier": multiplier}
+
+
 class RunRecord(Frozen):
     """One game, every amount in Catering base units (the paper's tables are in them for all settings);
     `multiplier` turns them into the contract's own dollars."""
@@ -82,9 +88,13 @@ class RunRecord(Frozen):
     def to_json(self, p_sat: float | None) -> dict:
         """The `run --json` object: the record in base units (what `metrics` reads back) with its trajectory,
         the utilities in the contract's dollars, the contract's `p_sat`, and per role its first violation week
-        (f_i of §15.3, null for none) and how many weeks it violated."""
+        (f_i of §15.3, null for none) and how many weeks it violated. `money_unit` says which amounts are in
+        which unit: the record's own (`u_customer`, `weeks`, `budget`) in Catering base units, as the paper's
+        tables; `dollars`, `contract_ir` and the trajectory (the interpreter's events) in the setting's dollars,
+        `multiplier` × base (spec §2)."""
         payload = self.model_dump(exclude={"log"})
-        payload.update(dollars={"u_customer": self.u_customer * self.multiplier,
+        payload.update(money_unit=money_unit(self.multiplier),
+                       dollars={"u_customer": self.u_customer * self.multiplier,
                                 "u_supplier": self.u_supplier * self.multiplier},
                        p_sat=p_sat,
                        first_violation={role: self.first_violation(role) for role in ("customer", "supplier")},

@@ -6,7 +6,6 @@ from __future__ import annotations
 from contractlang.errors import UnknownName
 from contractlang.ir import ContractSimIR
 from contractlang.llm import LlmClient, LlmUsage, agent_model
-from contractlang.progress import Advance
 from contractlang.vocab import Frozen
 from contractlang.translate.llm import MAX_TOKENS as TRANSLATION_MAX_TOKENS
 from games.contractsim.llm_agents import PERFORMANCE_MAX_TOKENS, LlmNegotiator
@@ -31,10 +30,13 @@ class NegotiatedRun(Frozen):
 def negotiate_and_perform(env: SupplyEnvironment, customer: str, supplier: str, offers: list[ContractSimIR],
                           tables: TableCache, translator: str = "rules", perform: tuple[str, str] = ("rcc", "rcc"),
                           seeds: tuple[int, ...] = (42,), llm: LlmClient | None = None,
-                          guidance: tuple[str, ...] = ()) -> NegotiatedRun:
+                          guidance: tuple[str, ...] = (), repeat: int = 0) -> NegotiatedRun:
     """Negotiators are `scripted` (the Supplier offers `offers`), `llm[:MODEL]` or `cmd:PROGRAM`; every proposal
-    is read by `translator` (rules or llm[:MODEL]); each seed is one performance game by `perform`."""
-    game = llm.for_game(f"negotiation/env{env.id}/{customer}/{supplier}/{translator}") if llm is not None else None
+    is read by `translator` (rules or llm[:MODEL]); each seed is one performance game by `perform`. `repeat`
+    numbers the paper's independent repeats of one pairing: each has recordings of its own (repeat 0 keeps the
+    namespace of a single negotiation), so a repeat is a new conversation, not a replay of the first."""
+    namespace = f"negotiation/env{env.id}/{customer}/{supplier}/{translator}" + (f"/repeat{repeat}" if repeat else "")
+    game = llm.for_game(namespace) if llm is not None else None
     translator_model = agent_model(translator)
     # the translator and the performance games send what `translate` and `run` send (the paper's scaffold)
     appraiser = Appraiser(env, tables, translator=game.with_model(translator_model).with_max_tokens(
@@ -103,23 +105,3 @@ class NegotiationSummary(Frozen):
                    performance_games=sum(len(r.performances) for r in runs),
                    llm=LlmUsage.of([c for r in runs for c in (*r.negotiation.llm_calls,
                                                               *(c for g in r.performances for c in g.llm_calls))]))
-
-
-class NegotiationSweep(Frozen):
-    """One negotiated run per environment, and their summary."""
-
-    runs: tuple[NegotiatedRun, ...]
-    summary: NegotiationSummary
-
-
-def negotiate_each(environments: list[SupplyEnvironment], customer: str, supplier: str, offers: list[ContractSimIR],
-                   tables: TableCache, translator: str, perform: tuple[str, str], seeds: tuple[int, ...],
-                   llm: LlmClient | None, guidance: tuple[str, ...], progress: Advance) -> NegotiationSweep:
-    """`negotiate_and_perform` in every environment, in order, with `progress` told after each."""
-    runs: list[NegotiatedRun] = []
-    progress("negotiating", 0, len(environments))
-    for env in environments:
-        runs.append(negotiate_and_perform(env, customer, supplier, offers, tables, translator, perform, seeds, llm,
-                                          guidance))
-        progress("negotiating", len(runs), len(environments))
-    return NegotiationSweep(runs=tuple(runs), summary=NegotiationSummary.of(runs))
