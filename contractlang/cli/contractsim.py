@@ -10,10 +10,11 @@ import typer
 
 from contractlang.cli.app import app
 from contractlang.cli.errors import InputError, playing
-from contractlang.cli.inputs import load_contracts, read
+from contractlang.cli.inputs import load_contracts
 from contractlang.cli.llm_options import GuidanceOption, LlmFlags, llm_client, llm_options, llm_settings
 from contractlang.cli.options import JsonFlag, int_list
 from contractlang.cli.render import usage_line
+from contractlang.files import read_capped
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -135,7 +136,7 @@ def metrics(
     from games.contractsim.run import read_run_records
     from solver.dp import TableCache
 
-    runs = [r for path in logs for r in read_run_records(*read(path))]
+    runs = [r for path in logs for r in read_run_records(read_capped(path), str(path))]
     if not runs:
         raise InputError("no run records found")
     tables = TableCache()

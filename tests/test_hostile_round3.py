@@ -1,0 +1,81 @@
+"""The CLI as an attacker drives it, third round (issue #30's acceptance: a fresh run of the same kinds of attack
+finds no traceback and no exit 3): the language server's byte stream, contracts with thousands of errors or of
+megabytes, a live directory tree given to `ctbench import`, and files with no contract given to `fmt`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+from conftest import ROOT
+from helpers import assert_each_fails_in_one_line, run_cli
+
+WORKED = ROOT / "examples" / "worked-example-1.contract"
+
+
+def lsp(stdin, timeout: float = 60) -> subprocess.CompletedProcess:
+    """`contractlang lsp` in a real process reading `stdin` (bytes, or an open file)."""
+    data = stdin if isinstance(stdin, bytes) else None
+    return subprocess.run([sys.executable, "-m", "contractlang", "lsp"], input=data,
+                          stdin=None if data is not None else stdin, capture_output=True, cwd=ROOT, timeout=timeout)
+
+
+def test_the_language_server_caps_its_stream_and_logs_a_bad_message_in_one_line():
+    with open("/dev/zero", "rb") as zero:  # an endless header line: it filled memory
+        endless = lsp(zero)
+    assert endless.returncode == 1 and endless.stderr.decode().splitlines() == [
+        "error: stdin: a header line of more than 64 MiB; the client is not speaking the language server protocol"]
+    huge = lsp(b"Content-Length: 99999999999999999999\r\n\r\n{}")  # was exit 3: OverflowError
+    assert huge.returncode == 1 and huge.stderr.decode().splitlines() == [
+        "error: stdin: a message of 99,999,999,999,999,999,999 bytes, more than 64 MiB; not read"]
+    garbage = lsp(b"Content-Length: 10\r\n\r\n[[[[[[[[[[")  # pygls logged its traceback
+    log = garbage.stderr.decode()
+    assert garbage.returncode == 0 and "Traceback" not in log and log.splitlines() == [
+        "contractlang lsp ERROR pygls.server: Unable to handle message: JSONDecodeError: Expecting value: line 1 "
+        "column 11 (char 10)"]
+
+
+def test_twenty_thousand_errors_print_in_linear_time(tmp_path):
+    """Each diagnostic split the whole source again to show its line: 20,000 errors in a 480 KB file took
+    seven minutes to print."""
+    many = tmp_path / "many.contract"
+    many.write_text(WORKED.read_text().replace("on breach", "  prices { pizza: $10 }\n" * 20000 + "on breach"))
+    proc = run_cli("check", many, timeout=120)
+    assert proc.returncode == 1 and proc.stderr.count("error[E104]") == 20000 and "Traceback" not in proc.stderr
+
+
+def test_a_contract_of_megabytes_is_refused_at_once(tmp_path):
+    """The parser reads about 60 KB a second: a 5 MB contract kept every command busy for minutes."""
+    big = tmp_path / "big.contract"
+    big.write_text(WORKED.read_text().replace("on breach", "  assert total pay == $90\n" * 200000 + "on breach"))
+    prose = tmp_path / "prose.txt"
+    prose.write_text("The caterer delivers 1 pizza in week 2. " * 50000)
+    start = time.monotonic()
+    assert_each_fails_in_one_line(run_cli, [
+        (("check", big), f"{big}: more than 1 MiB; not read"),
+        (("fmt", big), f"{big}: more than 1 MiB; not read"),
+        (("run", big, "--env", "1"), f"{big}: more than 1 MiB; not read"),
+        (("negotiate", "--env", "1", "--candidates", big), f"{big}: more than 1 MiB; not read"),
+        (("translate", prose), f"{prose}: more than 1 MiB; not read"),
+    ])
+    assert time.monotonic() - start < 60
+
+
+def test_import_of_a_live_tree_is_one_line():
+    """/proc changes while it is walked: a process directory that vanished was an exit 3 (FileNotFoundError)."""
+    proc = run_cli("ctbench", "import", "/proc", "--out", "/nonexistent/runs.jsonl", timeout=300)
+    assert proc.returncode == 1 and len(proc.stderr.splitlines()) == 1 and proc.stderr.startswith("error: ")
+    assert "internal error" not in proc.stderr
+
+
+def test_fmt_refuses_a_file_with_no_contract(tmp_path):
+    """`check` says E005 for a file with no contract; fmt passed it, and --write made an empty file a blank line."""
+    empty = tmp_path / "empty.contract"
+    empty.write_text("")
+    comment = tmp_path / "comment.contract"
+    comment.write_text("// nothing but a comment\n")
+    for args in (("fmt", empty, comment), ("fmt", "--check", empty, comment), ("fmt", "--write", empty, comment)):
+        proc = run_cli(*args)
+        assert proc.returncode == 1 and proc.stderr.count("error[E005]: the file holds no contract") == 2, args
+    assert empty.read_text() == "" and comment.read_text() == "// nothing but a comment\n"
