@@ -4,14 +4,18 @@ megabytes, a live directory tree given to `ctbench import`, and files with no co
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
+
+import pytest
 
 from conftest import ROOT
 from helpers import assert_each_fails_in_one_line, run_cli
 
 WORKED = ROOT / "examples" / "worked-example-1.contract"
+SWAP = ROOT / "examples" / "ctbench-board-24-swap.contract"
 
 
 def lsp(stdin, timeout: float = 60) -> subprocess.CompletedProcess:
@@ -19,6 +23,20 @@ def lsp(stdin, timeout: float = 60) -> subprocess.CompletedProcess:
     data = stdin if isinstance(stdin, bytes) else None
     return subprocess.run([sys.executable, "-m", "contractlang", "lsp"], input=data,
                           stdin=None if data is not None else stdin, capture_output=True, cwd=ROOT, timeout=timeout)
+
+
+def message(obj: dict) -> bytes:
+    body = json.dumps(obj).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def test_a_clean_language_server_session_exits_0():
+    """pygls closes stdout on `exit`; the CLI's flush after the command then failed: exit 3 after every session."""
+    session = lsp(message({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}})
+                  + message({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+                  + message({"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
+                  + message({"jsonrpc": "2.0", "method": "exit"}))
+    assert session.returncode == 0 and session.stderr == b"" and b'"id": 2' in session.stdout
 
 
 def test_the_language_server_caps_its_stream_and_logs_a_bad_message_in_one_line():
@@ -79,3 +97,30 @@ def test_fmt_refuses_a_file_with_no_contract(tmp_path):
         proc = run_cli(*args)
         assert proc.returncode == 1 and proc.stderr.count("error[E005]: the file holds no contract") == 2, args
     assert empty.read_text() == "" and comment.read_text() == "// nothing but a comment\n"
+
+
+@pytest.mark.parametrize("args, message", [
+    # urlparse raised ValueError on these: exit 3
+    (["run", SWAP, "--board", "24", "--red", "llm:m", "--base-url", "http://[::1"], "--base-url must be an http://"),
+    (["translate", SWAP, "--backend", "openai", "--model", "m", "--base-url", "http://x:99999"],
+     "--base-url must be an http://"),
+    (["translate", SWAP, "--backend", "openai", "--model", "m", "--base-url", "http://x:0"],
+     "--base-url must be an http://"),
+    # click's range check lets NaN and infinity through; a NaN deadline failed every call as a "connection error"
+    (["run", SWAP, "--board", "24", "--red", "llm:m", "--llm-timeout", "nan"], "nan is not a number of seconds"),
+    (["negotiate", "--env", "1", "--customer", "llm:m", "--llm-timeout", "inf"], "inf is not a number of seconds"),
+    (["translate", SWAP, "--backend", "anthropic", "--timeout", "nan"], "nan is not a number of seconds"),
+])
+def test_unusable_urls_and_time_limits_are_usage_errors(args, message):
+    for proc in (run_cli(*args), run_cli(*args, "--json")):
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert message in proc.stdout and json.loads(proc.stdout)["ok"] is False
+
+
+def test_an_unknown_board_set_is_refused_wherever_it_is_named():
+    """`--set bogus` (or `--set ''`) played or drew our boards, as if no set had been named."""
+    assert_each_fails_in_one_line(run_cli, [
+        (("run", SWAP, "--board", "24", "--set", "bogus"), "unknown board set 'bogus' (--set)"),
+        (("ctbench", "show", "1", "--set", "bogus"), "unknown board set 'bogus' (--set); choose from ours, paper"),
+        (("verify", SWAP, "--board", "24", "--set", ""), "unknown board set '' (--set)"),
+    ])

@@ -14,9 +14,9 @@ from contractlang.cli.app import app
 from contractlang.cli.errors import InputError, UsageProblem
 from contractlang.cli.inputs import emit_diagnostics, load_contracts, load_one, read, source_text
 from contractlang.cli.llm_options import check_base_url
-from contractlang.cli.options import JsonFlag, RulesOption, choice, rule_set
+from contractlang.cli.options import JsonFlag, RulesOption, choice, rule_set, seconds
 from contractlang.diagnostics import ContractError, printable
-from contractlang.files import FileError, write_atomically
+from contractlang.files import FileError, read_capped, write_atomically
 from contractlang.formatter import format_source
 from contractlang.parser import parse
 
@@ -118,7 +118,7 @@ def trace(
     enforced = rule_set(rules)
     checked = load_one(contract)
     try:
-        monitor, steps = replay(checked.ir, read_events(read(events)[0], str(events), checked.ir.kind), str(events),
+        monitor, steps = replay(checked.ir, read_events(read_capped(events), str(events), checked.ir.kind), str(events),
                                 enforced)
     except TraceError as exc:
         raise InputError(str(exc)) from None
@@ -160,8 +160,9 @@ def translate(
     model: Annotated[Optional[str], typer.Option(help="Model for an LLM backend (anthropic's default: "
                                                    "claude-sonnet-5-5).")] = None,
     max_tokens: Annotated[int, typer.Option(min=1, help="Output token limit per attempt (anthropic).")] = 4096,
-    timeout: Annotated[float, typer.Option(min=0.001, help="Seconds the whole translation may take, retries and "
-                                                            "waits included (anthropic).")] = 60.0,
+    timeout: Annotated[float, typer.Option(min=0.001, callback=seconds, help="Seconds the whole translation may "
+                                                                               "take, retries and waits included "
+                                                                               "(anthropic).")] = 60.0,
     retries: Annotated[int, typer.Option(min=0, help="Retries for transient API errors, with backoff "
                                                      "(anthropic).")] = 3,
     base_url: Annotated[Optional[str], typer.Option(help="API base URL of an LLM backend: a proxy, an "

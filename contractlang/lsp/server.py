@@ -316,6 +316,24 @@ class CappedStdin:
         return self.stream.read(size)
 
 
+class KeptStdout:
+    """stdout as pygls writes to it. On the editor's `exit` pygls closes the stream it was given, and the CLI's
+    flush after the command then failed on a closed file: every clean session ended in exit 3. Closing this one
+    only flushes it."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, data: bytes) -> int:
+        return self.stream.write(data)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def close(self) -> None:
+        self.stream.flush()
+
+
 class OneLineLog(logging.Formatter):
     """A log record on one line: pygls logs a message it cannot handle (not JSON, an unknown shape) with its
     traceback, which is the client's error, not ours; CONTRACTLANG_DEBUG=1 keeps the traceback, as on the CLI."""
@@ -336,4 +354,5 @@ def serve(verify: Verify | None = None, board_colours: BoardColours | None = Non
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(OneLineLog("contractlang lsp %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=logging.WARNING, handlers=[handler])
-    build_server(verify, board_colours, debounce).start_io(CappedStdin(sys.stdin.buffer))
+    server = build_server(verify, board_colours, debounce)
+    server.start_io(CappedStdin(sys.stdin.buffer), KeptStdout(sys.stdout.buffer))
