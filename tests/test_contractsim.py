@@ -121,13 +121,13 @@ def test_metrics_cli_in_base_units_with_regret_for_every_setting(tmp_path):
     runs.write_text("".join(lines[:2]))
     out = run_cli("metrics", str(runs), "--json")
     assert out.returncode == 0, out.stderr
-    customer, supplier = json.loads(out.stdout)
+    customer, supplier = json.loads(out.stdout)["roles"]
     records = [json.loads(line) for line in lines[:2]]
     assert customer["utility"]["mean"] == sum(r["u_customer"] for r in records) / 2
     assert customer["compliant_utility"]["mean"] == customer["utility"]["mean"]  # E12: neither Customer breaches
     assert customer["regret"] == {"mean": 0.0, "sd": 0.0} and supplier["regret"] == {"mean": 0.0, "sd": 0.0}  # E5/E8
     runs.write_text(lines[2])
-    out = json.loads(run_cli("metrics", str(runs), "--json").stdout)
+    out = json.loads(run_cli("metrics", str(runs), "--json").stdout)["roles"]
     rcc_vs_rc = json.loads(run_cli("run", "examples/hotel-cleaning.contract", "--env", "3", "--customer", "rcc",
                                    "--supplier", "rc", "--json").stdout)
     assert out[0]["regret"]["mean"] == rcc_vs_rc["u_customer"] - json.loads(lines[2])["u_customer"]  # E9

@@ -30,13 +30,27 @@ def message(obj: dict) -> bytes:
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
+def session(*messages: dict) -> subprocess.CompletedProcess:
+    """A whole editor session around `messages`: initialize, the messages, shutdown, exit."""
+    return lsp(b"".join(message(m) for m in (
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}},
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}}, *messages,
+        {"jsonrpc": "2.0", "id": 2, "method": "shutdown"}, {"jsonrpc": "2.0", "method": "exit"})))
+
+
 def test_a_clean_language_server_session_exits_0():
     """pygls closes stdout on `exit`; the CLI's flush after the command then failed: exit 3 after every session."""
-    session = lsp(message({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}})
-                  + message({"jsonrpc": "2.0", "method": "initialized", "params": {}})
-                  + message({"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
-                  + message({"jsonrpc": "2.0", "method": "exit"}))
-    assert session.returncode == 0 and session.stderr == b"" and b'"id": 2' in session.stdout
+    clean = session()
+    assert clean.returncode == 0 and clean.stderr == b"" and b'"id": 2' in clean.stdout
+
+
+def test_a_message_the_server_cannot_read_is_logged_without_a_traceback():
+    """pygls writes the traceback into the text of `Unable to deserialize message`."""
+    nowhere = session({"jsonrpc": "2.0", "id": 7, "method": "textDocument/hover", "params": {
+        "textDocument": {"uri": "file:///nonexistent"}, "position": {"line": 10**12, "character": -1}}})
+    log = nowhere.stderr.decode()
+    assert nowhere.returncode == 0 and "Traceback" not in log and log.splitlines()[0] == \
+        "contractlang lsp ERROR pygls.protocol.json_rpc: Unable to deserialize message"
 
 
 def test_the_language_server_caps_its_stream_and_logs_a_bad_message_in_one_line():

@@ -144,7 +144,7 @@ def metrics(
         summaries = performance_metrics(runs, tables, advance, lambda note: typer.echo(note, err=True),
                                         allow_commands)
     if json_out:
-        typer.echo(json.dumps([s.model_dump() for s in summaries]))
+        typer.echo(json.dumps({"ok": True, "roles": [s.model_dump() for s in summaries]}))
         return
     from games.contractsim.story import print_metrics
 

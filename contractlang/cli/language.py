@@ -124,7 +124,7 @@ def trace(
         raise InputError(str(exc)) from None
     report = trace_json(monitor, steps)
     if json_out:
-        typer.echo(json.dumps(report))
+        typer.echo(json.dumps({"ok": True, **report}))
         return
     from contractlang.cli.render import print_trace
 

@@ -335,17 +335,19 @@ class KeptStdout:
 
 
 class OneLineLog(logging.Formatter):
-    """A log record on one line: pygls logs a message it cannot handle (not JSON, an unknown shape) with its
-    traceback, which is the client's error, not ours; CONTRACTLANG_DEBUG=1 keeps the traceback, as on the CLI."""
+    """A log record on one line: pygls logs a message it cannot handle (not JSON, an unknown shape, a position
+    out of range) with its traceback, as the record's exception or inside its text (`Unable to deserialize
+    message\n<traceback>`); that is the client's error, not ours. The line keeps the text's first line and the
+    exception's type and message; CONTRACTLANG_DEBUG=1 keeps the traceback, as on the CLI."""
 
     def formatException(self, ei) -> str:
-        if os.environ.get("CONTRACTLANG_DEBUG") == "1":
-            return super().formatException(ei)
         return f"{ei[0].__name__}: {printable(str(ei[1]))}"  # printable: no newline either
 
     def format(self, record: logging.LogRecord) -> str:
-        text = super().format(record)
-        return text if os.environ.get("CONTRACTLANG_DEBUG") == "1" else text.replace("\n", ": ")
+        if os.environ.get("CONTRACTLANG_DEBUG") == "1":
+            return logging.Formatter(self._fmt).format(record)
+        first = logging.makeLogRecord({**record.__dict__, "msg": record.getMessage().split("\n")[0], "args": None})
+        return super().format(first).replace("\n", ": ")
 
 
 def serve(verify: Verify | None = None, board_colours: BoardColours | None = None,
