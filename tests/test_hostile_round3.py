@@ -138,3 +138,25 @@ def test_an_unknown_board_set_is_refused_wherever_it_is_named():
         (("ctbench", "show", "1", "--set", "bogus"), "unknown board set 'bogus' (--set); choose from ours, paper"),
         (("verify", SWAP, "--board", "24", "--set", ""), "unknown board set '' (--set)"),
     ])
+
+
+def test_every_json_success_has_ok_true_at_the_top(tmp_path):
+    """run, trace, verify, solve, ctbench boards and metrics printed their payload without it (metrics a bare list)."""
+    record = run_cli("run", WORKED, "--env", "1", "--customer", "re", "--supplier", "re", "--json", cwd=tmp_path)
+    (tmp_path / "runs.jsonl").write_text(record.stdout)
+    outputs = [record, run_cli("run", SWAP, "--board", "24", "--json"),
+               run_cli("trace", WORKED, "examples/traces/worked-example-1-late-breach.jsonl", "--json"),
+               run_cli("verify", WORKED, "--json"), run_cli("ctbench", "boards", "--json"),
+               run_cli("metrics", tmp_path / "runs.jsonl", "--json", cwd=tmp_path)]
+    for proc in outputs:
+        assert proc.returncode == 0 and list(json.loads(proc.stdout))[0] == "ok", proc.args
+        assert json.loads(proc.stdout)["ok"] is True
+    assert json.loads(outputs[-1].stdout)["roles"][0]["role"] == "customer"
+
+
+def test_translate_under_json_writes_nothing_to_stderr(tmp_path):
+    """The rules backend's notice went to stderr beside the JSON object, which names the backend itself."""
+    prose = tmp_path / "prose.txt"
+    prose.write_text("hello world\n")
+    proc = run_cli("translate", prose, "--json", "--cache", tmp_path / "t.sqlite")
+    assert proc.returncode == 1 and proc.stderr == "" and json.loads(proc.stdout)["backend"] == "rules"

@@ -190,7 +190,7 @@ def translate(
         raise InputError(f"{text_file}: not UTF-8 text") from None
     settings = LlmSettings(model=model or DEFAULT_MODEL, max_tokens=max_tokens, timeout_seconds=timeout,
                            max_retries=retries, base_url=base_url)
-    if backend == "rules":
+    if backend == "rules" and not json_out:  # under --json the object names its backend, and stderr stays quiet
         typer.echo("translating offline with the rules backend", err=True)
     try:
         result = translate_text(text, name=name or text_file.stem, backend=backend,
