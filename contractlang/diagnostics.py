@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import unicodedata
 from typing import Literal, NamedTuple
 
@@ -40,6 +41,13 @@ def unsafe_characters(text: str) -> list[str]:
 def printable(text: str) -> str:
     """`text` with each control or format character shown as U+FFFD, one column each (carets stay aligned)."""
     return "".join("\ufffd" if unicodedata.category(ch) in ("Cc", "Cf") else ch for ch in text)
+
+
+@functools.lru_cache(maxsize=1)
+def source_lines(source: str) -> tuple[str, ...]:
+    """The lines of the source being reported on, split once for all its diagnostics: splitting it again for
+    each one made a file with 20,000 errors take minutes to print."""
+    return tuple(source.splitlines())
 
 
 def did_you_mean(word: str, candidates) -> str:
@@ -84,7 +92,7 @@ class Diagnostic(Frozen):
             f"{self.severity}[{self.code}]: {self.message}"
         )
         out = [head]
-        lines = source.splitlines() if source is not None else []
+        lines = source_lines(source) if source is not None else ()
         if 1 <= self.span.line <= len(lines):
             text = printable(lines[self.span.line - 1].expandtabs(1))
             start = max(self.span.column - 1, 0)

@@ -14,6 +14,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 MAX_INPUT_BYTES = 64 * 2**20  # contracts, texts and logs are small; /dev/zero or an endless pipe is not
+# A contract or its prose is a few KB, and the parser reads about 60 KB a second: 1 MiB is checked in seconds,
+# where a contract file of 64 MiB would keep `check` busy for twenty minutes.
+MAX_CONTRACT_BYTES = 2**20
 
 
 class FileError(Exception):

@@ -125,7 +125,7 @@ def test_metrics_cli_in_base_units_with_regret_for_every_setting(tmp_path):
     runs.write_text("".join(lines[:2]))
     out = run_cli("metrics", str(runs), "--json")
     assert out.returncode == 0, out.stderr
-    rows = json.loads(out.stdout)  # one row per policy of each role (issue #30 item 15)
+    rows = json.loads(out.stdout)["roles"]  # one row per policy of each role (issue #30 item 15)
     assert [(r["role"], r["policy"], r["runs"]) for r in rows] == [("customer", "rc", 1), ("customer", "rcc", 1),
                                                                    ("supplier", "rcc", 2)]
     records = [json.loads(line) for line in lines[:2]]
@@ -138,7 +138,7 @@ def test_metrics_cli_in_base_units_with_regret_for_every_setting(tmp_path):
     assert [line.split("│")[1:4] for line in table if line.startswith("│")] == [
         [" customer ", " rc     ", " 1    "], [" customer ", " rcc    ", " 1    "], [" supplier ", " rcc    ", " 2    "]]
     runs.write_text(lines[2])
-    out = json.loads(run_cli("metrics", str(runs), "--json").stdout)
+    out = json.loads(run_cli("metrics", str(runs), "--json").stdout)["roles"]
     rcc_vs_rc = json.loads(run_cli("run", "examples/hotel-cleaning.contract", "--env", "3", "--customer", "rcc",
                                    "--supplier", "rc", "--json").stdout)
     assert out[0]["regret"]["mean"] == rcc_vs_rc["u_customer"] - json.loads(lines[2])["u_customer"]  # E9

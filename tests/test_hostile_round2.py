@@ -259,6 +259,10 @@ def test_metrics_holds_records_to_the_checkers_rules(tmp_path, run_record):
         (_records(tmp_path, "seed", run_record, seed=-1), "(seed: -1 is negative; seeds are 0 or more)"),
         (_records(tmp_path, "env", run_record, env=99), "(env: no environment 99; there are 1..6)"),
         (_records(tmp_path, "policy", run_record, customer="nobody"), "(customer: unknown policy 'nobody'"),
+        # round 3: a record without its weeks gave the compliant utility of a game of no weeks
+        (_records(tmp_path, "weeks", run_record, weeks=[]), "(weeks: a record holds weeks 1..11 in order"),
+        (_records(tmp_path, "reversed", run_record, weeks=run_record["weeks"][::-1]),
+         "(weeks: a record holds weeks 1..11 in order"),
     ]
     start = time.monotonic()
     assert_each_fails_in_one_line(lambda *args: capped_cli(*args, cwd=tmp_path),

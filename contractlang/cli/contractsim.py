@@ -10,10 +10,11 @@ import typer
 
 from contractlang.cli.app import app
 from contractlang.cli.errors import InputError, UsageProblem, playing, runner_progress
-from contractlang.cli.inputs import load_contracts, read
+from contractlang.cli.inputs import load_contracts
 from contractlang.cli.llm_options import GuidanceOption, LlmFlags, llm_client, llm_options, llm_settings
 from contractlang.cli.options import JsonFlag, Ray, choice, int_list
 from contractlang.cli.render import stdout_console, usage_line
+from contractlang.files import read_capped
 from contractlang.vocab import SETTINGS
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -211,7 +212,7 @@ def metrics(
     from games.contractsim.run import read_run_records
     from solver.dp import TableCache
 
-    runs = [r for path in logs for r in read_run_records(*read(path))]
+    runs = [r for path in logs for r in read_run_records(read_capped(path), str(path))]
     if not runs:
         raise InputError("no run records found")
     tables = TableCache()
@@ -219,7 +220,7 @@ def metrics(
         summaries = performance_metrics(runs, tables, advance, lambda note: typer.echo(note, err=True),
                                         allow_commands)
     if json_out:
-        typer.echo(json.dumps([s.model_dump() for s in summaries]))
+        typer.echo(json.dumps({"ok": True, "roles": [s.model_dump() for s in summaries]}))
         return
     from games.contractsim.story import print_metrics
 

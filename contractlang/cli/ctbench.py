@@ -31,7 +31,7 @@ def ctbench_boards(
 
     summary = board_set_summary(choice(board_set, ("ours", "paper"), "board set"))
     if json_out:
-        typer.echo(json.dumps({"boards": 3432, "classes": summary.classes, "set": board_set,
+        typer.echo(json.dumps({"ok": True, "boards": 3432, "classes": summary.classes, "set": board_set,
                                "benchmark": [r.model_dump(by_alias=True) for r in summary.benchmark]}))
         return
     typer.echo("All 3,432 boards: " + ", ".join(f"{k} {v}" for k, v in sorted(summary.classes.items())))

@@ -8,12 +8,13 @@ import typer
 
 from contractlang import check_source
 from contractlang.cli.errors import CheckFailed, InputError, UsageProblem
-from contractlang.files import read_capped
+from contractlang.files import MAX_CONTRACT_BYTES, read_capped
 from contractlang.ir import CheckedContract
 
 
 def read(path: Path) -> tuple[bytes, str]:
-    return read_capped(path), str(path)
+    """A contract file (or contract prose) and its name for diagnostics."""
+    return read_capped(path, MAX_CONTRACT_BYTES), str(path)
 
 
 def emit_diagnostics(diags, source: str | None) -> None:

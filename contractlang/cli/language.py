@@ -14,9 +14,9 @@ from contractlang.cli.app import app
 from contractlang.cli.errors import InputError, UsageProblem
 from contractlang.cli.inputs import emit_diagnostics, load_contracts, load_one, read, source_text
 from contractlang.cli.llm_options import check_base_url
-from contractlang.cli.options import JsonFlag, RulesOption, choice, rule_set
+from contractlang.cli.options import JsonFlag, RulesOption, choice, rule_set, seconds
 from contractlang.diagnostics import ContractError, printable
-from contractlang.files import FileError, write_atomically
+from contractlang.files import FileError, read_capped, write_atomically
 from contractlang.formatter import format_source
 from contractlang.parser import parse
 
@@ -80,11 +80,12 @@ def fmt(
             unformatted.append(str(path))
             emit_diagnostics(err.diagnostics, source_text(data))
             continue
-        # the formatter prints numbers from their values: one the checker refuses would change on the way
-        too_large = [d for d in check_tree(tree).diagnostics if d.code == "E003"]
-        if too_large:
+        # the formatter prints numbers from their values: one the checker refuses would change on the way; a file
+        # holding no contract has no canonical form (fmt passed an empty file, and --write made it a blank line)
+        unformattable = [d for d in check_tree(tree).diagnostics if d.code in ("E003", "E005")]
+        if unformattable:
             unformatted.append(name)
-            emit_diagnostics(too_large, source_text(data))
+            emit_diagnostics(unformattable, source_text(data))
             continue
         text = format_source(tree)
         original = data.decode("utf-8")
@@ -117,13 +118,13 @@ def trace(
     enforced = rule_set(rules)
     checked = load_one(contract)
     try:
-        monitor, steps = replay(checked.ir, read_events(read(events)[0], str(events), checked.ir.kind), str(events),
+        monitor, steps = replay(checked.ir, read_events(read_capped(events), str(events), checked.ir.kind), str(events),
                                 enforced)
     except TraceError as exc:
         raise InputError(str(exc)) from None
     report = trace_json(monitor, steps)
     if json_out:
-        typer.echo(json.dumps(report))
+        typer.echo(json.dumps({"ok": True, **report}))
         return
     from contractlang.cli.render import print_trace
 
@@ -159,8 +160,9 @@ def translate(
     model: Annotated[Optional[str], typer.Option(help="Model for an LLM backend (anthropic's default: "
                                                    "claude-sonnet-5-5).")] = None,
     max_tokens: Annotated[int, typer.Option(min=1, help="Output token limit per attempt (anthropic).")] = 4096,
-    timeout: Annotated[float, typer.Option(min=0.001, help="Seconds the whole translation may take, retries and "
-                                                            "waits included (anthropic).")] = 60.0,
+    timeout: Annotated[float, typer.Option(min=0.001, callback=seconds, help="Seconds the whole translation may "
+                                                                               "take, retries and waits included "
+                                                                               "(anthropic).")] = 60.0,
     retries: Annotated[int, typer.Option(min=0, help="Retries for transient API errors, with backoff "
                                                      "(anthropic).")] = 3,
     base_url: Annotated[Optional[str], typer.Option(help="API base URL of an LLM backend: a proxy, an "
@@ -188,7 +190,7 @@ def translate(
         raise InputError(f"{text_file}: not UTF-8 text") from None
     settings = LlmSettings(model=model or DEFAULT_MODEL, max_tokens=max_tokens, timeout_seconds=timeout,
                            max_retries=retries, base_url=base_url)
-    if backend == "rules":
+    if backend == "rules" and not json_out:  # under --json the object names its backend, and stderr stays quiet
         typer.echo("translating offline with the rules backend", err=True)
     try:
         result = translate_text(text, name=name or text_file.stem, backend=backend,

@@ -12,7 +12,7 @@ from typing import Annotated, Optional
 import typer
 
 from contractlang.cli.errors import InputError, UsageProblem
-from contractlang.cli.options import choice
+from contractlang.cli.options import choice, seconds
 from contractlang.vocab import Frozen
 
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
@@ -24,8 +24,8 @@ ReplayFlag = Annotated[bool, typer.Option("--replay", help="Serve recorded LLM r
 EffortOption = Annotated[Optional[str], typer.Option(help=f"LLM effort: {', '.join(EFFORTS)} (models that take it).")]
 ThinkingFlag = Annotated[bool, typer.Option("--thinking", help="Adaptive thinking for the LLM.")]
 MaxTokensOption = Annotated[int, typer.Option("--max-tokens", min=1, help="LLM output token limit per call.")]
-LlmTimeoutOption = Annotated[float, typer.Option("--llm-timeout", min=0.001, help="Seconds one LLM call may take, "
-                                                                                  "retries and waits included.")]
+LlmTimeoutOption = Annotated[float, typer.Option("--llm-timeout", min=0.001, callback=seconds, help=(
+    "Seconds one LLM call may take, retries and waits included."))]
 BaseUrlOption = Annotated[Optional[str], typer.Option("--base-url", help=(
     "API base URL for every LLM of the run: a proxy, an OpenAI-compatible endpoint (Gemini's, a local vLLM / "
     "Ollama / llama.cpp server), a test server. Default: ANTHROPIC_BASE_URL / OPENAI_BASE_URL, else the "
@@ -78,8 +78,12 @@ def check_base_url(base_url: str | None) -> None:
         return
     from urllib.parse import urlparse
 
-    parsed = urlparse(base_url)
-    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+    try:  # ValueError: a bracket left open (http://[::1) or a port that is no number in 0..65535
+        parsed = urlparse(base_url)
+        usable = parsed.scheme in ("http", "https") and bool(parsed.hostname) and parsed.port != 0
+    except ValueError:
+        usable = False
+    if not usable:
         raise UsageProblem(f"--base-url must be an http:// or https:// address, not {base_url!r}")
 
 

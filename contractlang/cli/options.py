@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Optional
 
 import typer
@@ -12,6 +13,14 @@ from contractlang.errors import UnknownName
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
 Workers = Annotated[Optional[int], typer.Option(min=1, help="Local worker processes (default: all cores).")]
 Ray = Annotated[Optional[str], typer.Option(help="Run the jobs on Ray instead: a cluster address, or 'local'.")]
+
+
+def seconds(value: float) -> float:
+    """A time limit option's value, never NaN or infinity: click's range check lets both through, and a NaN
+    deadline ended every LLM call at once as a "connection error"."""
+    if not math.isfinite(value):
+        raise typer.BadParameter(f"{value} is not a number of seconds")
+    return value
 
 
 def choice(value: str, allowed: tuple[str, ...], what: str) -> str:

@@ -81,7 +81,7 @@ def run(
     if log is not None:
         write_atomically(log, "".join(json.dumps(e) + "\n" for e in record.monitor_events()))
     if json_out:
-        typer.echo(json.dumps(record.to_json()))
+        typer.echo(json.dumps({"ok": True, **record.to_json()}))
         return
     from games.ctbench.story import story
 
@@ -103,7 +103,7 @@ def _run_contractsim(checked, env, customer, supplier, seed, log, json_out, llm=
     if log is not None:
         write_atomically(log, "".join(json.dumps(e) + "\n" for e in record.monitor_events()))
     if json_out:
-        typer.echo(json.dumps(record.to_json(played.p_sat)))
+        typer.echo(json.dumps({"ok": True, **record.to_json(played.p_sat)}))
         return
     from games.contractsim.story import story
 

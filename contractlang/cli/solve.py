@@ -53,7 +53,7 @@ def solve(
 
         plot_survival(result, plot)
     if json_out:
-        payload = result.model_dump()
+        payload = {"ok": True, **result.model_dump()}
         payload["survival"] = list(result.survival)
         payload["cached"] = hit
         typer.echo(json.dumps(payload))

@@ -71,7 +71,7 @@ def verify(
                     write_atomically(events_out / f"{stem}.{check.name}.jsonl", body)
     if json_out:
         payload = [r.to_json() for r in reports]
-        typer.echo(json.dumps(payload[0] if len(payload) == 1 else {"contracts": payload}))
+        typer.echo(json.dumps({"ok": True, **(payload[0] if len(payload) == 1 else {"contracts": payload})}))
     else:
         from contractlang.cli.render import print_verification
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
@@ -18,7 +19,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
-from contractlang.diagnostics import ContractError, Diagnostic
+from contractlang.diagnostics import ContractError, Diagnostic, printable
+from contractlang.files import MAX_INPUT_BYTES, FileError
 from contractlang.formatter import format_source
 from contractlang.lsp.actions import fixes
 from contractlang.lsp.analysis import MAX_LIVE_CHARS, Analysis, Board, BoardColours, analyse
@@ -293,9 +295,66 @@ def build_server(verify: Verify | None = None, board_colours: BoardColours | Non
     return ls
 
 
+class CappedStdin:
+    """The client's byte stream as pygls reads it (a header line, then a body of Content-Length bytes), each
+    read capped: an endless line (`lsp < /dev/zero`) or a claimed length of gigabytes ends the server in one
+    line instead of filling memory or overflowing the read."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def readline(self) -> bytes:
+        line = self.stream.readline(MAX_INPUT_BYTES + 1)
+        if len(line) > MAX_INPUT_BYTES:
+            raise FileError(f"stdin: a header line of more than {MAX_INPUT_BYTES // 2**20} MiB; the client is not "
+                            "speaking the language server protocol")
+        return line
+
+    def read(self, size: int) -> bytes:
+        if size > MAX_INPUT_BYTES:
+            raise FileError(f"stdin: a message of {size:,} bytes, more than {MAX_INPUT_BYTES // 2**20} MiB; not read")
+        return self.stream.read(size)
+
+
+class KeptStdout:
+    """stdout as pygls writes to it. On the editor's `exit` pygls closes the stream it was given, and the CLI's
+    flush after the command then failed on a closed file: every clean session ended in exit 3. Closing this one
+    only flushes it."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, data: bytes) -> int:
+        return self.stream.write(data)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def close(self) -> None:
+        self.stream.flush()
+
+
+class OneLineLog(logging.Formatter):
+    """A log record on one line: pygls logs a message it cannot handle (not JSON, an unknown shape, a position
+    out of range) with its traceback, as the record's exception or inside its text (`Unable to deserialize
+    message\n<traceback>`); that is the client's error, not ours. The line keeps the text's first line and the
+    exception's type and message; CONTRACTLANG_DEBUG=1 keeps the traceback, as on the CLI."""
+
+    def formatException(self, ei) -> str:
+        return f"{ei[0].__name__}: {printable(str(ei[1]))}"  # printable: no newline either
+
+    def format(self, record: logging.LogRecord) -> str:
+        if os.environ.get("CONTRACTLANG_DEBUG") == "1":
+            return logging.Formatter(self._fmt).format(record)
+        first = logging.makeLogRecord({**record.__dict__, "msg": record.getMessage().split("\n")[0], "args": None})
+        return super().format(first).replace("\n", ": ")
+
+
 def serve(verify: Verify | None = None, board_colours: BoardColours | None = None,
           debounce: float = DEBOUNCE_S) -> None:
-    """Run the server on stdin/stdout until the editor says `exit`; logs go to stderr."""
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
-                        format="contractlang lsp %(levelname)s %(name)s: %(message)s")
-    build_server(verify, board_colours, debounce).start_io()
+    """Run the server on stdin/stdout until the editor says `exit`; logs go to stderr, one line each."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(OneLineLog("contractlang lsp %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
+    server = build_server(verify, board_colours, debounce)
+    server.start_io(CappedStdin(sys.stdin.buffer), KeptStdout(sys.stdout.buffer))

@@ -9,7 +9,7 @@ from contractlang.files import FileError, parse_json
 from contractlang.ir import ContractSimIR
 from contractlang.llm import LlmCall, LlmClient, LlmUsage, agent_model
 from contractlang.progress import Advance as Progress
-from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, SETTINGS, Frozen
+from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, SETTINGS, WEEKS, Frozen
 from games.contractsim.environments import ENVIRONMENTS, environment
 from games.contractsim.game import ContractSimGame, State
 from games.contractsim.llm_agents import LlmPerformer
@@ -141,6 +141,12 @@ def run_record(obj: object) -> RunRecord:
         raise ValueError(f"seed: {record.seed} is negative; seeds are 0 or more")
     if record.env not in ENVIRONMENTS:
         raise ValueError(f"env: no environment {record.env}; there are {min(ENVIRONMENTS)}..{max(ENVIRONMENTS)}")
+    # play writes every week once, in order, with the role due in it; the §15 metrics sum over these weeks, so a
+    # record with weeks missing (or `"weeks": []`) gave a compliant utility of a shorter game
+    roles = tuple(("customer" if w in PAYMENT_WEEKS else "supplier", w) for w in WEEKS)
+    if tuple((w.role, w.week) for w in record.weeks) != roles:
+        raise ValueError("weeks: a record holds weeks 1..11 in order, each once, the customer's in payment weeks "
+                         "and the supplier's in production weeks")
     for role, name, known in (("customer", record.customer, CUSTOMERS), ("supplier", record.supplier, SUPPLIERS)):
         if name not in known and agent_model(name) is None and not is_external(name):
             raise ValueError(f"{role}: unknown policy {name[:40]!r}; a record names {', '.join(known)}, "

@@ -274,6 +274,9 @@ def board_ref(text: str, **named: BoardSet | None) -> BenchmarkBoard:
         raise UnknownName(f"unknown board set {prefix!r} in {text!r}; use {' or '.join(BOARD_SETS)}")
     if not number.isdigit():
         raise UnknownName(f"{text!r} is not a board ID (ID or SET:ID, e.g. 17 or paper:17)")
+    for where, value in named.items():  # `--set bogus` played on our boards, as if no set had been named
+        if value is not None and value not in BOARD_SETS:
+            raise UnknownName(f"unknown board set {value!r} ({where}); choose from {', '.join(BOARD_SETS)}")
     sets = {**({f"the board {text!r}": prefix} if sep else {}), **{k: v for k, v in named.items() if v}}
     if len(set(sets.values())) > 1:
         raise UnknownName("the board set is named twice, differently: "

@@ -10,6 +10,7 @@ judge-JSON tile entries become `cover` entries and finishing-point entries `on g
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -141,8 +142,16 @@ class ImportedGame(Frozen):
 
 
 def game_directories(root: Path) -> Iterator[Path]:
-    """Every directory under `root` holding a `metadata.json`, in sorted order."""
-    for meta in sorted(root.rglob("metadata.json")):
+    """Every directory under `root` holding a `metadata.json`, in sorted order. An entry that vanishes during the
+    walk (a live tree such as /proc) is passed over; a directory that cannot be listed is one line naming it."""
+
+    def refuse(exc: OSError) -> None:
+        if not isinstance(exc, FileNotFoundError):
+            raise FileError(f"{exc.filename}: cannot read: {exc.strerror or exc}")
+
+    found = (Path(d) / "metadata.json" for d, subdirs, files in os.walk(root, onerror=refuse)
+             if "metadata.json" in files or "metadata.json" in subdirs)
+    for meta in sorted(found):
         yield meta.parent
 
 
