@@ -131,7 +131,14 @@ def test_rules_backend_is_the_offline_default(tmp_path):
     assert proc.returncode == 1
     out = json.loads(proc.stdout)
     assert out["backend"] == "rules" and out["missing"] == ["no payment for week 11"] and out["terms"] is None
-    assert "offline" in proc.stderr
+    assert proc.stderr == ""  # under --json the object names its backend
+    told = run_cli("translate", ROOT / "tests/nl/i2-no-final-payment.txt", "--cache", tmp_path / "c.sqlite")
+    assert "rules/rules-v4 (offline: no LLM)" in told.stderr.splitlines()[0]
+    unwritable = run_cli("translate", ROOT / "tests/nl/01-plain-lists.txt", "--cache", tmp_path / "c.sqlite", "-o",
+                         "/proc/no-such-dir/out.contract")
+    assert unwritable.returncode == 1  # the failure is the only line: no offline notice before it
+    assert unwritable.stderr.splitlines() == ["error: cannot write /proc/no-such-dir/out.contract: No such file or "
+                                              "directory"]
 
 
 # --- honest inconsistencies: translated as written, flagged, never "repaired" (issue #19) ---------

@@ -190,8 +190,6 @@ def translate(
         raise InputError(f"{text_file}: not UTF-8 text") from None
     settings = LlmSettings(model=model or DEFAULT_MODEL, max_tokens=max_tokens, timeout_seconds=timeout,
                            max_retries=retries, base_url=base_url)
-    if backend == "rules" and not json_out:  # under --json the object names its backend, and stderr stays quiet
-        typer.echo("translating offline with the rules backend", err=True)
     try:
         result = translate_text(text, name=name or text_file.stem, backend=backend,
                                 cache=TranslationCache(cache or DEFAULT_CACHE), settings=settings,
@@ -207,8 +205,11 @@ def translate(
     else:
         if output is None:
             typer.echo(result.dsl, nl=False)
+        # the status line says when the offline default translated, so a failure before it is its only line
+        offline = " (offline: no LLM)" if result.backend == "rules" else ""
         typer.echo(f"{result.status}: {result.attempts} attempt(s), {'cached' if result.cached else 'fresh'}, "
-                   f"{result.backend}/{result.model}" + (f"; {result.error}" if result.error else ""), err=True)
+                   f"{result.backend}/{result.model}{offline}" + (f"; {result.error}" if result.error else ""),
+                   err=True)
         for field in result.missing:
             typer.echo(f"missing: {field}", err=True)
         for finding in result.inconsistencies:
