@@ -113,9 +113,9 @@ def test_a_missing_key_or_sdk_says_what_to_do(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "openai", None)  # what `import openai` meets without the extra
     with pytest.raises(MissingSdk, match=r"pip install -e '\.\[openai\]'"):
         LlmClient(LlmSettings(provider="openai", model="gpt-5"), KEY)
-    anthropic = LlmClient(LlmSettings(), ApiKeys(anthropic=ANTHROPIC_KEY, openai=KEY))
+    client = LlmClient(LlmSettings(), ApiKeys(anthropic=ANTHROPIC_KEY, openai=KEY))
     with pytest.raises(MissingSdk, match="needs the openai package"):  # a second provider in the same run
-        anthropic.with_model(LlmModel(provider="openai", model="gpt-5"))
+        client.with_model(LlmModel(provider="openai", model="gpt-5"))
 
 
 def test_without_the_extra_an_openai_agent_names_the_install_command(tmp_path):
