@@ -12,6 +12,7 @@ import subprocess
 
 from conftest import ROOT, compare_golden
 from helpers import assert_each_fails_in_one_line, run_cli
+from test_new_user import _pixels
 
 from contractlang.interpreter import Rules
 from games.ctbench.published import ImportedGame, game_directories, import_game
@@ -134,7 +135,13 @@ def test_report_on_imported_logs_golden(tmp_path):
     proc = run_cli("ctbench", "report", str(out), "--paper", "--png", str(tmp_path / "plots"))
     assert proc.returncode == 0, proc.stderr
     compare_golden(GOLDEN / "ctbench-report.txt", proc.stdout.replace(str(tmp_path), "TMP"))
-    assert (tmp_path / "plots" / "figure-4-pfp.png").read_bytes()[:4] == b"\x89PNG"
+    # issue #30 item 17: cells without games are marked, and the legend is a row under the panels
+    assert "UserWarning" not in proc.stderr  # the layout fits: nothing drawn outside its panel
+    png = tmp_path / "plots" / "figure-4-pfp.png"
+    assert _pixels(png, "grey", slice(0, 1)) > 100  # the crosses of cells without games
+    legend = slice(0.97, 1)  # every condition's colour is in the bottom band, none of the bars are
+    assert all(_pixels(png, f"C{k}", legend) > 20 for k in range(4))
+    assert _pixels(png, "C0", slice(0, 0.97)) > 1000
     data = json.loads(run_cli("ctbench", "report", str(out), "--json").stdout)
     # 14 complete games, one superseded by the later run of the same game
     assert data["games"] == 13 and data["skipped"] == 2

@@ -177,17 +177,3 @@ def test_ctbench_show_png_draws_both_paths_visibly_with_the_chips(tmp_path):
     assert _pixels(png, "#ffd21f", slice(0.1, 0.85)) > 200
     assert _pixels(png, "#ffd21f", slice(0.85, 1)) > 20 and _pixels(png, "black", slice(0.85, 1)) > 20
     assert path_label("blue", 0) == "P-Blue: best path (shortfall 0); chips 0 red, 14 blue, 2 green"
-
-
-def test_ctbench_report_png_marks_empty_cells_and_keeps_the_legend_off_the_bars(tmp_path):
-    runs = tmp_path / "runs.jsonl"
-    assert run_cli("ctbench", "import", Path(__file__).parent / "data" / "ctbench_logs", "--out", runs).returncode == 0
-    report = run_cli("ctbench", "report", runs, "--paper", "--png", tmp_path)
-    assert report.returncode == 0, report.stderr
-    assert "UserWarning" not in report.stderr  # the layout fits: nothing drawn outside its panel
-    png = tmp_path / "figure-4-pfp.png"
-    assert _pixels(png, "grey", slice(0, 1)) > 100  # the crosses of cells without games
-    # the legend is a row under the panels: every condition's colour is in the bottom band, none of the bars are
-    legend = slice(0.97, 1)
-    assert all(_pixels(png, f"C{k}", legend) > 20 for k in range(4))
-    assert _pixels(png, "C0", slice(0, 0.97)) > 1000
