@@ -12,7 +12,7 @@ from contractlang.cli.app import app
 from contractlang.cli.errors import InputError, UsageProblem, playing, runner_progress
 from contractlang.cli.inputs import load_contracts
 from contractlang.cli.llm_options import GuidanceOption, LlmFlags, llm_client, llm_options, llm_settings
-from contractlang.cli.options import JsonFlag, Ray, choice, int_list
+from contractlang.cli.options import JsonFlag, LlmWorkers, Ray, choice, int_list
 from contractlang.cli.render import stdout_console, usage_line
 from contractlang.files import read_capped
 from contractlang.vocab import SETTINGS
@@ -56,10 +56,8 @@ def negotiate(
     out: Annotated[Optional[Path], typer.Option(help="Directory for the job records (jobs/negotiations.jsonl: a "
                                                      "rerun resumes and plays nothing twice) and "
                                                      "negotiation/: tables and Figures 2, 3 and 5 as PNG + "
-                                                     "JSON.")] = None,
-    workers: Annotated[Optional[int], typer.Option(
-        min=1, help="With --out: local worker processes (default: all cores; with an LLM agent 8, the number of "
-                    "model requests in flight).")] = None,
+                                                     "JSON; --workers and --ray apply only then.")] = None,
+    workers: LlmWorkers = None,
     ray: Ray = None,
     json_out: JsonFlag = False,
     llm_flags: LlmFlags | None = None,

@@ -12,7 +12,7 @@ from contractlang.cli.app import app, experiment_app
 from contractlang.cli.errors import InputError, playing, runner_progress
 from contractlang.cli.inputs import load_one
 from contractlang.cli.llm_options import LlmFlags, llm_client, llm_options, llm_settings
-from contractlang.cli.options import JsonFlag, Ray, Workers, choice, float_set, int_list
+from contractlang.cli.options import JsonFlag, LlmWorkers, Ray, Workers, choice, float_set, int_list
 
 app.add_typer(experiment_app, name="experiment")
 
@@ -128,9 +128,7 @@ def experiment_performance(
         help="Play the agents' games in this setting (repeatable: catering, hotel, ai-hosting): the contracts are "
              "relabelled, money × the setting's multiplier; tables.md adds Table 11, the settings side by side "
              "(amounts in base units).")] = None,
-    workers: Annotated[Optional[int], typer.Option(
-        min=1, help="Local worker processes (default: all cores; with an LLM agent 8 for its games, the number of "
-                    "model requests in flight).")] = None,
+    workers: LlmWorkers = None,
     ray: Ray = None,
     json_out: JsonFlag = False,
     llm_flags: LlmFlags | None = None,

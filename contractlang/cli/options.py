@@ -13,6 +13,9 @@ from contractlang.errors import UnknownName
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
 Workers = Annotated[Optional[int], typer.Option(min=1, help="Local worker processes (default: all cores).")]
 Ray = Annotated[Optional[str], typer.Option(help="Run the jobs on Ray instead: a cluster address, or 'local'.")]
+LlmWorkers = Annotated[Optional[int], typer.Option(
+    min=1, help="Local worker processes (default: all cores; with an LLM agent 8, the number of model requests in "
+                "flight).")]
 
 
 def seconds(value: float) -> float:
