@@ -16,6 +16,7 @@ import json
 import os
 import queue
 import shlex
+import signal
 import subprocess
 import threading
 from collections.abc import Iterable
@@ -85,23 +86,41 @@ class ExternalAgent:
         self.requests = 0
         self.process: subprocess.Popen | None = None
         self.lines: queue.Queue[bytes] = queue.Queue()
+        self.closed = threading.Event()
 
     def _start(self) -> subprocess.Popen:
         try:
-            process = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            # a session of its own, so that `close` ends whatever the program started too: a shell script's
+            # children outlive a killed shell, and one left writing to the pipe would never let the pump stop
+            process = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       start_new_session=True)
         except OSError as exc:
             raise AgentError(f"agent {self.name!r}: cannot start {self.argv[0]}: {exc.strerror or exc}") from None
+        # bounded: lines the game never asks for (a program writing without end) wait in the pipe, not in memory
+        lines: queue.Queue[bytes] = queue.Queue(maxsize=2)
+        closed = threading.Event()
+
+        def hand_over(line: bytes) -> bool:
+            while not closed.is_set():
+                try:
+                    lines.put(line, timeout=0.1)
+                    return True
+                except queue.Full:
+                    pass
+            return False
 
         def pump() -> None:
             # bytes, not text: whatever the program writes (binary garbage, endless output) reaches `exchange`
             # as lines to judge, and this thread never dies with a traceback of its own
             try:
-                while line := process.stdout.readline(MAX_ANSWER_BYTES + 1):
-                    self.lines.put(line)
+                while (line := process.stdout.readline(MAX_ANSWER_BYTES + 1)) and hand_over(line):
+                    pass
             except (OSError, ValueError):
                 pass  # the pipe was closed under us: the game is over
-            self.lines.put(b"")  # end of output
+            hand_over(b"")  # end of output
+            process.stdout.close()
 
+        self.lines, self.closed = lines, closed
         threading.Thread(target=pump, daemon=True).start()
         return process
 
@@ -155,11 +174,11 @@ class ExternalAgent:
                              f"({where}: {first['msg']})") from None
 
     def close(self, grace: float = EXIT_SECONDS) -> None:
-        """Close the program's stdin, let it exit within `grace` seconds, then kill it."""
+        """Close the program's stdin, let it exit within `grace` seconds, then kill it and everything it started."""
         if self.process is None:
             return
         if grace <= 0:
-            self.process.kill()  # before its input ends, so that it never exits as if the game had finished
+            self._kill()  # before its input ends, so that it never exits as if the game had finished
         try:
             self.process.stdin.close()
         except OSError:
@@ -167,6 +186,14 @@ class ExternalAgent:
         try:
             self.process.wait(timeout=grace)
         except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+            pass
+        self._kill()
+        self.process.wait()
+        self.closed.set()
         self.process = None
+
+    def _kill(self) -> None:
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)  # its process group: started with a session of its own
+        except (ProcessLookupError, PermissionError):
+            pass  # the program and all it started have ended

@@ -4,6 +4,7 @@ import json
 import os
 import signal
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -101,6 +102,19 @@ def test_a_game_that_ends_lets_its_agent_exit_and_a_failed_one_kills_it(tmp_path
         failed_process = failed.process
         raise AgentError("the game failed")
     assert finished_process.returncode == 0 and failed_process.returncode == -signal.SIGKILL
+
+
+def test_lines_the_game_does_not_ask_for_wait_in_the_pipe_not_in_memory(tmp_path):
+    """A program that answers once and then writes without end: however long the game takes to ask again,
+    at most two unread lines are held; closing the agent ends the program and the reader thread."""
+    agent = ExternalAgent(script(tmp_path, "while True:\n    print(json.dumps({'action': {}}), flush=True)\n"),
+                          "contractsim")
+    with closing_agents([agent]):
+        assert json.loads(agent.exchange(_Observation())) == {"action": {}}
+        process, lines = agent.process, agent.lines
+        time.sleep(0.5)  # about 10^5 lines written, had they all been kept
+        assert lines.qsize() <= 2
+    assert process.returncode == -signal.SIGKILL and agent.closed.is_set()
 
 
 def test_an_agent_that_cannot_start_and_one_for_the_wrong_game(tmp_path):

@@ -1,4 +1,4 @@
-"""CT-Bench commands: boards, show, run, sweep (local processes and Ray)."""
+"""CT-Bench commands: boards, show, run, sweep (Ray is tested through `synth --ray local`: one runner serves both)."""
 
 import json
 import os
@@ -6,8 +6,6 @@ import os
 import pytest
 
 from helpers import run_cli
-
-from games.ctbench.sweep import GameSpec, run_specs
 
 
 def test_boards_json():
@@ -60,11 +58,3 @@ def test_sweep(tmp_path):
     independent = [g for g in games if g["board_class"] == "independent"]
     assert all(len(g["finished"]) == 2 for g in independent)
     assert json.loads((tmp_path / "summary.json").read_text())
-
-
-def test_ray_backend_runs_the_same_games():
-    specs = [GameSpec(board_id=i, condition="prog_trading", mode="pfp", red="planner", blue="planner")
-             for i in (20, 40)]
-    local = sorted((r.board_id, r.scores) for r in run_specs(specs, workers=1))
-    on_ray = sorted((r.board_id, r.scores) for r in run_specs(specs, ray_address="local"))
-    assert on_ray == local

@@ -141,7 +141,9 @@ def test_an_agent_writing_garbage_ends_its_game_in_one_line(tmp_path):
     cases = [
         (("run", SWAP, "--board", "24", "--red", agent(tmp_path, "binary", r"printf '\377\376garbage\n'; sleep 5")),
          "answer to request 1 is not UTF-8 text"),
-        (("run", SWAP, "--board", "24", "--red", agent(tmp_path, "endless", "cat /dev/zero")),
+        # the endless writer is the script's child, which outlived the killed script and filled memory before
+        (("run", SWAP, "--board", "24", "--red",
+          agent(tmp_path, "endless", "cat /dev/zero & echo $! >> cat.pid; wait")),
          "answer to request 1 is longer than 1 MiB"),
         (("run", SWAP, "--board", "24", "--red", agent(tmp_path, "deep", f"echo '{'[' * 5000}'; sleep 5")),
          "answer to request 1 is not JSON"),
@@ -150,6 +152,21 @@ def test_an_agent_writing_garbage_ends_its_game_in_one_line(tmp_path):
     # in this process: an answer is read at most 1 MiB at a time, so even the endless agent cannot fill memory
     assert_each_fails_in_one_line(lambda *args: cli(*args, cwd=tmp_path, timeout=60), cases)
     assert time.monotonic() - start < 60  # never the 60 s reply timeout: the pump thread no longer dies
+    for pid in (tmp_path / "cat.pid").read_text().split():  # one per run of the endless case
+        assert _ends_within(int(pid), 5), f"the endless agent's child {pid} is still writing"
+
+
+def _ends_within(pid: int, seconds: float) -> bool:
+    """Whether process `pid` is gone (or a zombie awaiting its parent) within `seconds`: a SIGKILL is not instant."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.05)
+    return False
 
 
 def test_a_sweep_whose_worker_dies_ends_in_one_line(tmp_path):
