@@ -193,3 +193,30 @@ def test_hand_computed_week_dynamics():
     s = s.apply_action(Order(quantities=(6, 0, 0)))  # cost 18; receipt 3 + ⌊0.99·4⌋ = 6; 5 + 6 capped to 10
     assert s.received[0] == 6 and s.inventory[0] == 10  # one unit lost to the cap ...
     assert s.cash == 4 and s.spend_total == 34 + 18  # ... and still paid for
+
+
+def test_the_paper_tables_convention_voids_the_customers_dues_after_a_breach_only_under_deduction_or_rollover(
+        tmp_path):
+    """An RCC Customer against an RE Supplier in Env 1, on the plain contract and on the rollover one; the Supplier
+    breaches in week 2 and the Customer stops paying from week 3. By hand:
+    [CS-19]: plain, 6 due weeks, 1 paid → 1/6; rollover, week 11 owes 0, so 1 of 5 → 1/5; both defect.
+    [CS-19a]: the rollover contract's Customer weeks after week 2 are void → 1 of 1 and no defection; the RE
+    Supplier's weeks there no longer follow a Customer violation, so its TFT there is 0 instead of 4/5."""
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text("".join(run_cli("run", f"examples/{name}.contract", "--env", "1", "--customer", "rcc",
+                                    "--supplier", "re", "--json").stdout
+                            for name in ("catering-base", "catering-rollover")))
+    by_convention = {}
+    for convention in ("cs19", "paper-tables"):
+        out = run_cli("metrics", runs, "--convention", convention, "--json")
+        assert out.returncode == 0, out.stderr
+        by_convention[convention] = {r["role"]: r for r in json.loads(out.stdout)["roles"]}
+    cs19, paper = by_convention["cs19"], by_convention["paper-tables"]
+    assert cs19["customer"]["compliance"]["mean"] == pytest.approx((1 / 6 + 1 / 5) / 2)
+    assert paper["customer"]["compliance"]["mean"] == pytest.approx((1 / 6 + 1) / 2)
+    assert (cs19["customer"]["defection"]["mean"], paper["customer"]["defection"]["mean"]) == (1.0, 0.5)
+    assert cs19["supplier"]["tft"]["mean"] == pytest.approx(0.8)
+    assert paper["supplier"]["tft"]["mean"] == pytest.approx(0.4)
+    assert paper["supplier"]["defection"]["mean"] == 1.0  # the Supplier's own dues are never voided
+    bad = run_cli("metrics", runs, "--convention", "authors")
+    assert bad.returncode == 1 and "unknown convention 'authors'; choose from cs19, paper-tables" in bad.stderr

@@ -81,6 +81,17 @@ def test_rcc_as_the_agent_reproduces_the_rational_rcc_rows_cell_for_cell(synthet
     again = performance(directory, "--agent", "rcc")
     assert again["played_now"] == {"rational": 0, "agents": 0}
     assert {p.name: p.read_bytes() for p in (directory / "performance").iterdir()} == before
+    # the other convention scores the same records into files of its own, beside these [CS-19a]
+    paper = performance(directory, "--agent", "rcc", "--convention", "paper-tables")
+    assert paper["played_now"] == {"rational": 0, "agents": 0} and paper["tables"].endswith("tables.paper-tables.md")
+    after = {p.name: p.read_bytes() for p in (directory / "performance").iterdir()}
+    assert {name: after[name] for name in before} == before
+    assert set(after) - set(before) == {"tables.paper-tables.md", "tables.paper-tables.json",
+                                        "figure4.paper-tables.png", "figure4.paper-tables.json"}
+    assert after["tables.paper-tables.md"].startswith(b"Scored under the paper-tables convention, [CS-19a]")
+    report = json.loads(after["tables.paper-tables.json"])
+    assert report["convention"] == "paper-tables"
+    assert [r["summary"] for r in report["rows"]] == [r["summary"] for r in report["rational"] if r["policy"] == "rcc"]
 
 
 def test_a_setting_changes_names_and_money_only(synthetic, tmp_path):

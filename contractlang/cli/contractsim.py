@@ -12,7 +12,7 @@ from contractlang.cli.app import app
 from contractlang.cli.errors import InputError, UsageProblem, playing, runner_progress
 from contractlang.cli.inputs import load_contracts
 from contractlang.cli.llm_options import GuidanceOption, LlmFlags, llm_client, llm_options, llm_settings
-from contractlang.cli.options import JsonFlag, LlmWorkers, Ray, choice, int_list
+from contractlang.cli.options import ConventionOption, JsonFlag, LlmWorkers, Ray, choice, int_list
 from contractlang.cli.render import stdout_console, usage_line
 from contractlang.files import read_capped
 from contractlang.vocab import SETTINGS
@@ -199,6 +199,7 @@ def metrics(
     allow_commands: Annotated[bool, typer.Option("--allow-commands", help="Let the regret replays start the "
                                                  "external agents (cmd:PROGRAM) the records name; off by default, "
                                                  "so a data file never starts a program.")] = False,
+    convention: ConventionOption = "cs19",
     json_out: JsonFlag = False,
 ) -> None:
     """ContractSim performance metrics (spec §15) over run records: a row per role and policy (Tables 7–10).
@@ -206,17 +207,21 @@ def metrics(
     Amounts are in Catering base units for every setting, as in the paper's tables. Regret and compliant
     regret replay each run with the role played by RCC (same contract, environment, counterparty and seed)."""
     from contractlang.progress import job_progress
-    from games.contractsim.metrics import performance_metrics
+    from games.contractsim.metrics import CONVENTIONS, performance_metrics
     from games.contractsim.run import read_run_records
     from solver.dp import TableCache
 
+    choice(convention, tuple(CONVENTIONS), "convention")
     runs = [r for path in logs for r in read_run_records(read_capped(path), str(path))]
     if not runs:
         raise InputError("no run records found")
+    if convention != "cs19" and any(r.contract_ir is None for r in runs):
+        raise InputError(f"--convention {convention} needs the contract's terms in every record; records from "
+                         "`run --json` of this version hold them")
     tables = TableCache()
     with job_progress(json_out) as advance, playing(tables):
         summaries = performance_metrics(runs, tables, advance, lambda note: typer.echo(note, err=True),
-                                        allow_commands)
+                                        allow_commands, convention)
     if json_out:
         typer.echo(json.dumps({"ok": True, "roles": [s.model_dump() for s in summaries]}))
         return

@@ -12,7 +12,8 @@ from contractlang.cli.app import app, experiment_app
 from contractlang.cli.errors import InputError, playing, runner_progress
 from contractlang.cli.inputs import load_one
 from contractlang.cli.llm_options import LlmFlags, llm_client, llm_options, llm_settings
-from contractlang.cli.options import JsonFlag, LlmWorkers, Ray, Workers, choice, float_set, int_list
+from contractlang.cli.options import (ConventionOption, JsonFlag, LlmWorkers, Ray, Workers, choice, float_set,
+                                     int_list)
 
 app.add_typer(experiment_app, name="experiment")
 
@@ -77,6 +78,7 @@ Directory = Annotated[Path, typer.Argument(help="A directory written by `contrac
 @experiment_app.command("rational")
 def experiment_rational(
     directory: Directory,
+    convention: ConventionOption = "cs19",
     workers: Workers = None,
     ray: Ray = None,
     json_out: JsonFlag = False,
@@ -85,21 +87,23 @@ def experiment_rational(
     §16.1 identities E1–E13 checked on the runs, and the paper's §16.2 rows beside ours. Resumable."""
     from games.contractsim.experiments import (RationalJob, RationalReport, identities, rational_records, tables,
                                                tables_markdown, write_report)
+    from games.contractsim.metrics import CONVENTIONS
 
+    choice(convention, tuple(CONVENTIONS), "convention")
     contracts = _synthetic_contracts(directory)
     jobs = [RationalJob(contract=ir, env=entry.env) for entry, ir in contracts]
     with runner_progress(json_out) as advance:
         records, played = rational_records(jobs, directory / "jobs" / "rational.jsonl", workers, ray, advance)
-    rows = tables(records)
+    rows = tables(records, convention)
     checks = identities(records, rows, {ir.name: entry.p_sat for entry, ir in contracts})
-    report = RationalReport(contracts=len(records), rows=tuple(rows), identities=tuple(checks))
-    markdown = tables_markdown(rows)
-    write_report(directory, report, markdown)
+    report = RationalReport(contracts=len(records), rows=tuple(rows), identities=tuple(checks), convention=convention)
+    markdown = tables_markdown(rows, convention)
+    written = write_report(directory, report, markdown)
     held = sum(i.holds for i in checks)
     if json_out:
-        typer.echo(json.dumps({"ok": True, "contracts": len(records), "played_now": played,
+        typer.echo(json.dumps({"ok": True, "contracts": len(records), "played_now": played, "convention": convention,
                                "identities_hold": held, "identities": [i.model_dump(mode="json") for i in checks],
-                               "tables": str(directory / "rational" / "tables.md")}))
+                               "tables": str(written)}))
         return
     typer.echo(markdown, nl=False)
     typer.echo("")
@@ -107,7 +111,7 @@ def experiment_rational(
         status = "holds" if i.holds else "FAILS: " + ", ".join(i.failures)
         typer.echo(f"{i.id:>4}  {status:5s}  ({i.checked} checked)  {i.statement}")
     typer.echo(f"{len(records)} contracts × 9 pairings ({played} contracts played now); {held} of {len(checks)} "
-               f"identities hold; tables in {directory / 'rational'}")
+               f"identities hold; tables in {written}")
 
 
 AgentOption = Annotated[list[str], typer.Option(
@@ -128,6 +132,7 @@ def experiment_performance(
         help="Play the agents' games in this setting (repeatable: catering, hotel, ai-hosting): the contracts are "
              "relabelled, money × the setting's multiplier; tables.md adds Table 11, the settings side by side "
              "(amounts in base units).")] = None,
+    convention: ConventionOption = "cs19",
     workers: LlmWorkers = None,
     ray: Ray = None,
     json_out: JsonFlag = False,
@@ -140,6 +145,9 @@ def experiment_performance(
     from games.contractsim.experiments import ROLES, rational_records
     from games.contractsim.performance import (Case, agent_workers, check_agents, figure4, jobs_of,
                                                performance_records, report, write_report)
+    from games.contractsim.metrics import CONVENTIONS, output_name
+
+    choice(convention, tuple(CONVENTIONS), "convention")
 
     roles = list(ROLES) if choice(role, (*ROLES, "both"), "role") == "both" else [role]
     agents = list(dict.fromkeys(agent))
@@ -162,14 +170,15 @@ def experiment_performance(
             jobs_of(cases, agents, roles, game_settings), jobs / "performance.jsonl",
             agent_workers(workers, settings), ray, settings, advance)
     rational = dict(zip(rational_jobs, records))
-    rep = report(cases, agents, roles, games, rational, game_settings)
+    rep = report(cases, agents, roles, games, rational, game_settings, convention)
     folder = write_report(directory, rep, figure4(cases, rep, games, rational))
     if json_out:
         typer.echo(json.dumps({"ok": True, "contracts": rep.contracts, "seeds": seed_list, "agents": agents,
                                "roles": roles, "played_now": {"rational": rational_now, "agents": played_now},
                                "llm": [u.model_dump(mode="json") | {"total_tokens": u.total_tokens}
                                        for u in rep.llm],
-                               "tables": str(folder / "tables.md"), "figure": str(folder / "figure4.png")}))
+                               "convention": convention, "tables": str(folder / output_name("tables.md", convention)),
+                               "figure": str(folder / output_name("figure4.png", convention))}))
         return
     from games.contractsim.performance import markdown
 

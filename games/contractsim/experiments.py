@@ -17,7 +17,7 @@ from contractlang.ir import ContractSimIR
 from contractlang.vocab import Frozen
 from games.contractsim.batch import play_batch
 from games.contractsim.environments import environment
-from games.contractsim.metrics import RoleSummary, Stat, role_run, summarise
+from games.contractsim.metrics import RoleSummary, Stat, convention_line, output_name, role_run, summarise
 from games.contractsim.run import RunRecord
 from games.runner import Progress, run_phase
 from solver.dp import TableCache
@@ -75,15 +75,15 @@ def pairing(role: str, own: str, other: str) -> tuple[str, str]:
 
 
 def table_row(role: str, counterparty: str, policy: str, runs: list[RunRecord],
-              counterfactual: list[RunRecord]) -> TableRow:
+              counterfactual: list[RunRecord], convention: str = "cs19") -> TableRow:
     """One row over the cases' runs; `counterfactual[j]` is run j with `role` played by RCC (§15.2)."""
     return TableRow(role=role, counterparty=counterparty, policy=policy,
-                    summary=summarise(runs, role, counterfactual))
+                    summary=summarise(runs, role, counterfactual, convention))
 
 
-def tables(records: list[RationalRecord]) -> list[TableRow]:
+def tables(records: list[RationalRecord], convention: str = "cs19") -> list[TableRow]:
     return [table_row(role, other, own, [r.run(*pairing(role, own, other)) for r in records],
-                      [r.run(*pairing(role, "rcc", other)) for r in records])
+                      [r.run(*pairing(role, "rcc", other)) for r in records], convention)
             for role in ROLES for other in COUNTERPARTIES for own in POLICIES]
 
 
@@ -144,9 +144,9 @@ def counterparty_name(role: str) -> str:
     return "Supplier" if role == "customer" else "Customer"
 
 
-def tables_markdown(rows: list[TableRow]) -> str:
+def tables_markdown(rows: list[TableRow], convention: str = "cs19") -> str:
     """Tables 7–10 in the paper's layout, then the macro tables beside §16.2 (ours / paper, cell by cell)."""
-    out = []
+    out = [convention_line(convention), ""]
     for micro in (False, True):
         for role in ROLES:
             out += table_lines(f"## {TITLES[role, micro]}", role, f"{counterparty_name(role)} (counterparty)",
@@ -282,10 +282,13 @@ class RationalReport(Frozen):
     contracts: int
     rows: tuple[TableRow, ...]
     identities: tuple[Identity, ...]
+    convention: str = "cs19"  # how a breach bears on later weeks (metrics.CONVENTIONS)
 
 
-def write_report(out: Path, report: RationalReport, markdown: str) -> None:
+def write_report(out: Path, report: RationalReport, markdown: str) -> Path:
+    """`out/rational/tables.{json,md}` (`tables.paper-tables.*` under that convention); returns the .md file."""
     folder = out / "rational"
     folder.mkdir(parents=True, exist_ok=True)
-    write_atomically(folder / "tables.json", report.model_dump_json(indent=1) + "\n")
-    write_atomically(folder / "tables.md", markdown)
+    write_atomically(folder / output_name("tables.json", report.convention), report.model_dump_json(indent=1) + "\n")
+    write_atomically(folder / output_name("tables.md", report.convention), markdown)
+    return folder / output_name("tables.md", report.convention)

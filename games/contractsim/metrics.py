@@ -31,18 +31,59 @@ class RoleRun(Frozen):
     z_rec: bool
 
 
-def role_run(run: RunRecord, role: str) -> RoleRun:
+CONVENTIONS = {
+    "cs19": "[CS-19]: after a breach, every later week keeps its due",
+    "paper-tables": "[CS-19a]: in a contract with a deduction or rollover clause, the Customer owes nothing after "
+                    "the first breach, as the paper's published rows imply",
+}
+"""How a breach bears on the weeks after it, by the name `--convention` takes."""
+
+
+def convention_line(convention: str) -> str:
+    """The sentence a report opens with, saying how it was scored."""
+    return f"Scored under the {convention} convention, {CONVENTIONS[convention]}."
+
+
+def output_name(stem: str, convention: str) -> str:
+    """A report file's name: `tables.md` under the default convention, `tables.paper-tables.md` under the other,
+    so the two sit side by side."""
+    return stem if convention == "cs19" else stem.replace(".", f".{convention}.", 1)
+
+
+def customer_void_after(run: RunRecord, convention: str) -> int | None:
+    """The Customer's last week whose due counts, when `convention` voids its payments after the first breach
+    [CS-19a]; None when every week counts."""
+    if convention == "cs19":
+        return None
+    if run.contract_ir is None:
+        raise ValueError(f"run {run.contract!r} (env {run.env}) does not hold its contract's terms, which the "
+                         f"{convention} convention needs; record it again with `run --json`")
+    clauses = run.contract_ir.get("contingencies") or {}
+    if clauses.get("payment_deduction") is None and clauses.get("rollover") is None:
+        return None
+    breaches = [w for w in (run.customer_first_violation, run.supplier_first_violation) if w is not None]
+    return min(breaches, default=None)
+
+
+def role_run(run: RunRecord, role: str, convention: str = "cs19") -> RoleRun:
     other = "supplier" if role == "customer" else "customer"
+    end = customer_void_after(run, convention)
+    # a void week is compliant and excluded, like a week whose due a contingency reduced to zero (§15.1)
+    void = {w.week for w in run.weeks if w.role == "customer" and end is not None and w.week > end}
     mine = [w for w in run.weeks if w.role == role]
-    evaluated = [w for w in mine if not w.excluded]
-    # f_i and D (eqs. 16, §15.3) as the monitor recorded them (an excluded week owes nothing, so it never violates)
-    first = {r: math.inf if run.first_violation(r) is None else run.first_violation(r) for r in (role, other)}
-    pre = [w for w in evaluated if not w.observed_breach]
-    post = [w for w in evaluated if w.observed_breach]
+    evaluated = [w for w in mine if not w.excluded and w.week not in void]
+    # f_i (eq. 16) as the monitor recorded it (an excluded week owes nothing, so it never violates); a violation
+    # in a void week is none
+    first = {r: math.inf if run.first_violation(r) is None or (r == "customer" and run.first_violation(r) in void)
+             else run.first_violation(r) for r in (role, other)}
+    # D (§15.3) as recorded, unless the counterparty's violations were voided
+    observed = {w.week: w.observed_breach if not void else first[other] < w.week for w in evaluated}
+    pre = [w for w in evaluated if not observed[w.week]]
+    post = [w for w in evaluated if observed[w.week]]
     deltas = week_utility_deltas(run)[role]
     base = run.budget if role == "customer" else 0
-    cu = base + sum(deltas[w.week] if w.compliant else min(deltas[w.week], 0) for w in mine)
-    tft = [int((not w.compliant) == w.observed_breach) for w in evaluated]
+    cu = base + sum(deltas[w.week] if w.compliant or w.week in void else min(deltas[w.week], 0) for w in mine)
+    tft = [int((not w.compliant) == observed[w.week]) for w in evaluated]
     e_resp = first[other] < first[role] and bool(post)
     return RoleRun(
         utility=run.u_customer if role == "customer" else run.u_supplier,
@@ -119,15 +160,16 @@ class RoleSummary(Frozen):
     reciprocal: Stat
 
 
-def summarise(runs: list[RunRecord], role: str, counterfactual: list[RunRecord] | None = None) -> RoleSummary:
+def summarise(runs: list[RunRecord], role: str, counterfactual: list[RunRecord] | None = None,
+              convention: str = "cs19") -> RoleSummary:
     """Table 7–10 quantities over runs (one per case); `counterfactual[j]` is run j with `role` played by RCC."""
-    rr = [role_run(r, role) for r in runs]
+    rr = [role_run(r, role, convention) for r in runs]
     valid = [x for x in rr if x.eval_weeks > 0]
     pre = [x for x in rr if x.e_pre]
     resp = [x for x in rr if x.e_resp]
     regret = compliant_regret = None
     if counterfactual is not None:
-        cf = [role_run(r, role) for r in counterfactual]
+        cf = [role_run(r, role, convention) for r in counterfactual]
         regret = _stat([c.utility - x.utility for c, x in zip(cf, rr)])
         compliant_regret = _stat([c.compliant_utility - x.compliant_utility for c, x in zip(cf, rr)])
     return RoleSummary(
@@ -149,8 +191,10 @@ def summarise(runs: list[RunRecord], role: str, counterfactual: list[RunRecord] 
 
 
 def performance_metrics(runs: list[RunRecord], tables: TableCache, progress: Advance,
-                        notice: Callable[[str], None], allow_commands: bool = False) -> list[RoleSummary]:
-    """The summaries (§15) of each role, one per policy that played it, in order of first appearance. Regret replays every run with the role played by RCC (§15.2), which needs
+                        notice: Callable[[str], None], allow_commands: bool = False,
+                        convention: str = "cs19") -> list[RoleSummary]:
+    """The summaries (§15) of each role, one per policy that played it, in order of first appearance, scored
+    under `convention` (see CONVENTIONS). Regret replays every run with the role played by RCC (§15.2), which needs
     the contract terms in every record, and is left out for a role whose counterparty is an LLM agent in some
     run (replaying it would make new model calls); `notice` is told what is left out, and why. A recorded
     external agent is replayed only with `allow_commands` (see `regret_replays`)."""
@@ -171,6 +215,6 @@ def performance_metrics(runs: list[RunRecord], tables: TableCache, progress: Adv
         for i, r in enumerate(runs):
             by_policy.setdefault(getattr(r, role), []).append(i)
         cf = counterfactuals[role]
-        summaries += [summarise([runs[i] for i in group], role, None if cf is None else [cf[i] for i in group])
-                      for group in by_policy.values()]
+        summaries += [summarise([runs[i] for i in group], role, None if cf is None else [cf[i] for i in group],
+                                convention) for group in by_policy.values()]
     return summaries

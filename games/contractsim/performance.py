@@ -25,7 +25,7 @@ from games.contractsim.environments import environment
 from games.contractsim.experiments import (COUNTERPARTIES, PAPER_ROWS, POLICIES, SEED, TITLES, RationalJob,
                                            RationalRecord, TableRow, counterparty_name, pairing, row_cells,
                                            table_lines, table_row, tables)
-from games.contractsim.metrics import summarise
+from games.contractsim.metrics import convention_line, output_name, summarise
 from games.contractsim.policies import CUSTOMERS
 from games.contractsim.run import RunRecord, play
 from games.external import is_external
@@ -172,6 +172,7 @@ class PerformanceReport(Frozen):
     paper: tuple[PaperRow, ...]  # §16.2, macro
     llm: tuple[AgentUsage, ...]  # the LLM agents only
     settings: tuple[str | None, ...] = (None,)  # each agent plays in each; None: the contracts' own
+    convention: str = "cs19"  # how a breach bears on later weeks (metrics.CONVENTIONS)
 
     def entries(self) -> list[tuple[str, str, str | None]]:
         return entries(list(self.agents), self.settings)
@@ -187,7 +188,7 @@ def entries(agents: list[str], settings: tuple[str | None, ...]) -> list[tuple[s
 def report(cases: list[Case], agents: list[str], roles: list[str],
            games: dict[PerformanceJob, PerformanceRecord],
            rational: dict[RationalJob, RationalRecord],
-           settings: tuple[str | None, ...] = (None,)) -> PerformanceReport:
+           settings: tuple[str | None, ...] = (None,), convention: str = "cs19") -> PerformanceReport:
     """Each agent row summarises its runs over the cases (§15.6: equal case weight), with regret against the
     RCC runs of the rational records (§15.2). Only this run's games count, in job order (the store may hold
     others, and holds them in the order they finished). Regret in another setting is against the same RCC games:
@@ -199,7 +200,7 @@ def report(cases: list[Case], agents: list[str], roles: list[str],
         return [games[PerformanceJob.of(c, role, other, agent, setting)].run for c in cases]
 
     rows = [table_row(role, other, label, runs(role, other, agent, setting),
-                      [r.run(*pairing(role, "rcc", other)) for r in per_case])
+                      [r.run(*pairing(role, "rcc", other)) for r in per_case], convention)
             for role in roles for other in COUNTERPARTIES for label, agent, setting in labelled]
     llm = [AgentUsage.of(label, [run for role in roles for other in COUNTERPARTIES
                                  for run in runs(role, other, agent, setting)])
@@ -207,10 +208,10 @@ def report(cases: list[Case], agents: list[str], roles: list[str],
     return PerformanceReport(
         contracts=len({(c.contract.name, c.env) for c in cases}), seeds=tuple(dict.fromkeys(c.seed for c in cases)),
         agents=tuple(agents), roles=tuple(roles), rows=tuple(rows),
-        rational=tuple(r for r in tables(per_case) if r.role in roles),
+        rational=tuple(r for r in tables(per_case, convention) if r.role in roles),
         paper=tuple(PaperRow(role=role, counterparty=other, policy=own, cells=cells)
                     for (role, other, own), cells in PAPER_ROWS.items() if role in roles),
-        llm=tuple(llm), settings=settings)
+        llm=tuple(llm), settings=settings, convention=convention)
 
 
 def _label(agent: str) -> str:
@@ -220,7 +221,7 @@ def _label(agent: str) -> str:
 def markdown(rep: PerformanceReport) -> str:
     """Tables 7–10 (macro and micro): in each counterparty block the agents' rows, the rational policies' rows
     on the same cases, and (macro) the paper's rational rows of §16.2; then the LLM agents' account."""
-    out = []
+    out = [convention_line(rep.convention), ""]
     for micro in (False, True):
         for role in rep.roles:
             lines = []
@@ -326,7 +327,7 @@ def figure4(cases: list[Case], rep: PerformanceReport, games: dict[PerformanceJo
                     for label in order[axis]:
                         chosen = [r for r, k in zip(played, key) if k == label]
                         if chosen:
-                            s = summarise(chosen, role)
+                            s = summarise(chosen, role, convention=rep.convention)
                             bins.append(FigureBin(label=label, runs=len(chosen), compliance=s.compliance_micro.mean,
                                                   unilateral=s.unilateral.mean))
                     out.append(FigureSeries(policy=policy, rational=is_rational, role=role, counterparty=other,
@@ -376,12 +377,13 @@ def plot_figure4(series: list[FigureSeries], path: Path, counterparty: str = "rc
 
 
 def write_report(out: Path, rep: PerformanceReport, series: list[FigureSeries]) -> Path:
-    """`out/performance/`: tables.md, tables.json, figure4.png and figure4.json, each written whole from the
-    records in job order, so a resumed run writes the same bytes; returns the folder."""
+    """`out/performance/`: tables.md, tables.json, figure4.png and figure4.json (named `tables.paper-tables.md`
+    and so on under that convention), each written whole from the records in job order, so a resumed run writes
+    the same bytes; returns the folder."""
     folder = out / "performance"
     folder.mkdir(parents=True, exist_ok=True)
-    write_json(folder / "tables.json", rep)
-    write_atomically(folder / "tables.md", markdown(rep))
-    write_json(folder / "figure4.json", Figure4(series=tuple(series)))
-    plot_figure4(series, folder / "figure4.png")
+    write_json(folder / output_name("tables.json", rep.convention), rep)
+    write_atomically(folder / output_name("tables.md", rep.convention), markdown(rep))
+    write_json(folder / output_name("figure4.json", rep.convention), Figure4(series=tuple(series)))
+    plot_figure4(series, folder / output_name("figure4.png", rep.convention))
     return folder
