@@ -81,12 +81,19 @@ def test_a_cut_line_is_dropped_and_a_stale_summary_never_survives(tmp_path):
 
 
 def test_sigterm_ends_the_sweep_and_its_workers_and_the_rerun_completes_it(tmp_path):
+    """A SIGTERM, then a Ctrl-C while the first one's shutdown runs (the impatient user's second signal once
+    broke the shutdown off half-way: "error: release unlocked lock"): one clean "interrupted", exit 130."""
     out = tmp_path / "s"
     boards = ",".join(str(i) for i in range(12))  # 96 games: long enough to be cut, and the rerun plays the rest
     proc, games = _sweep_under_way(out, boards)
     children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
     assert children, "the sweep should be running worker processes"
     proc.send_signal(signal.SIGTERM)
+    for _ in range(20):
+        time.sleep(0.005)
+        if proc.poll() is not None:
+            break
+        proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=30)
     assert proc.returncode == 130 and json.loads(stdout) == {"ok": False, "error": "interrupted"}
     assert "Traceback" not in stderr and not (out / "summary.json").exists()

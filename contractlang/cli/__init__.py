@@ -16,8 +16,14 @@ from contractlang.cli import (  # noqa: E402,F401,I001
 )
 
 
-def _terminate(signum, frame) -> None:
-    raise KeyboardInterrupt
+def _interrupt(signum, frame) -> None:
+    # The first Ctrl-C or SIGTERM unwinds the run (workers ended, files closed); a second one arriving during
+    # that unwinding broke it off half-way (a lock released twice, a traceback). So only the first raises: it
+    # blocks both in this thread, and one that reaches another thread and comes back here finds them blocked.
+    # The unwinding ends workers at once, it never waits on them.
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    if signal.SIGINT not in before:
+        raise KeyboardInterrupt
 
 
 def main() -> None:
@@ -25,9 +31,15 @@ def main() -> None:
     # a blocked signal mask is inherited across exec (Python resets handlers, not the mask): unblock, so that
     # Ctrl-C and SIGTERM reach a run whatever process started it
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
-    signal.signal(signal.SIGINT, signal.default_int_handler)  # likewise an inherited SIG_IGN: Ctrl-C must end a run
-    signal.signal(signal.SIGTERM, _terminate)  # a killed run unwinds like Ctrl-C: workers ended, files closed
-    app()
+    signal.signal(signal.SIGINT, _interrupt)  # likewise an inherited SIG_IGN: Ctrl-C must end a run
+    signal.signal(signal.SIGTERM, _interrupt)  # a killed run unwinds like Ctrl-C
+    try:
+        app()
+    finally:
+        # the exit code is decided: at exit Python puts the default handlers back, and a late signal would then
+        # end the process by signal instead of with that code
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 __all__ = ["app", "main"]
