@@ -112,7 +112,7 @@ def test_metrics_cli_in_base_units_with_regret_for_every_setting(tmp_path):
     runs = tmp_path / "runs.jsonl"
     lines = []
     for customer, supplier in (("rc", "rcc"), ("rcc", "rcc"), ("re", "rc")):
-        proc = run_cli("run", "examples/hotel-cleaning.contract", "--env", "3", "--customer", customer,
+        proc = run_cli("run", "examples/hotel-cleaning.contract", "--env", "1", "--customer", customer,
                        "--supplier", supplier, "--json")
         assert proc.returncode == 0, proc.stderr
         record = json.loads(proc.stdout)
@@ -139,7 +139,7 @@ def test_metrics_cli_in_base_units_with_regret_for_every_setting(tmp_path):
         [" customer ", " rc     ", " 1    "], [" customer ", " rcc    ", " 1    "], [" supplier ", " rcc    ", " 2    "]]
     runs.write_text(lines[2])
     out = json.loads(run_cli("metrics", str(runs), "--json").stdout)["roles"]
-    rcc_vs_rc = json.loads(run_cli("run", "examples/hotel-cleaning.contract", "--env", "3", "--customer", "rcc",
+    rcc_vs_rc = json.loads(run_cli("run", "examples/hotel-cleaning.contract", "--env", "1", "--customer", "rcc",
                                    "--supplier", "rc", "--json").stdout)
     assert out[0]["regret"]["mean"] == rcc_vs_rc["u_customer"] - json.loads(lines[2])["u_customer"]  # E9
 
