@@ -14,9 +14,9 @@ JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable J
 Workers = Annotated[Optional[int], typer.Option(min=1, help="Local worker processes (default: all cores).")]
 Ray = Annotated[Optional[str], typer.Option(help="Run the jobs on Ray instead: a cluster address, or 'local'.")]
 ConventionOption = Annotated[str, typer.Option(
-    help="How a breach bears on the weeks after it: cs19 (every later due counts, [CS-19]) or paper-tables (void "
-         "after the first breach in contracts with a deduction or rollover clause, as the paper's rows imply, "
-         "[CS-19a]). Only the scoring changes; the games are the same.")]
+    help="How a breach bears on the weeks after it: cs19 (every later due counts, [CS-19]) or paper-tables (in a "
+         "contract with a deduction or rollover clause the Customer owes nothing after the first breach, as the "
+         "paper's rows imply, [CS-19a]). Only the scoring changes; the games are the same.")]
 LlmWorkers = Annotated[Optional[int], typer.Option(
     min=1, help="Local worker processes (default: all cores; with an LLM agent 8, the number of model requests in "
                 "flight).")]
