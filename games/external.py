@@ -90,10 +90,9 @@ class ExternalAgent:
 
     def _start(self) -> subprocess.Popen:
         try:
-            # a session of its own, so that `close` ends whatever the program started too: a shell script's
-            # children outlive a killed shell, and one left writing to the pipe would never let the pump stop
-            process = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                       start_new_session=True)
+            # in our process group, so that a Ctrl-C at the terminal reaches it as it reaches us; `close` ends
+            # what it started as well (see `_kill`)
+            process = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         except OSError as exc:
             raise AgentError(f"agent {self.name!r}: cannot start {self.argv[0]}: {exc.strerror or exc}") from None
         # bounded: lines the game never asks for (a program writing without end) wait in the pipe, not in memory
@@ -137,7 +136,7 @@ class ExternalAgent:
             self.process.stdin.write((json.dumps(request) + "\n").encode())
             self.process.stdin.flush()
         except (BrokenPipeError, OSError):
-            raise AgentError(f"agent {self.name!r} exited (code {self.process.wait()}) before request "
+            raise AgentError(f"agent {self.name!r} {self._exited()} before request "
                              f"{self.requests}") from None
         try:
             line = self.lines.get(timeout=self.reply_seconds)
@@ -145,7 +144,7 @@ class ExternalAgent:
             raise AgentError(f"agent {self.name!r} gave no answer to request {self.requests} within "
                              f"{self.reply_seconds:g} s") from None
         if not line:
-            raise AgentError(f"agent {self.name!r} exited (code {self.process.wait()}) without answering request "
+            raise AgentError(f"agent {self.name!r} {self._exited()} without answering request "
                              f"{self.requests}")
         if len(line) > MAX_ANSWER_BYTES:
             raise AgentError(f"agent {self.name!r}: answer to request {self.requests} is longer than "
@@ -179,6 +178,7 @@ class ExternalAgent:
             return
         if grace <= 0:
             self._kill()  # before its input ends, so that it never exits as if the game had finished
+        strays = _descendants(self.process.pid) if self.process.poll() is None else []  # its exit orphans them
         try:
             self.process.stdin.close()
         except OSError:
@@ -187,13 +187,58 @@ class ExternalAgent:
             self.process.wait(timeout=grace)
         except subprocess.TimeoutExpired:
             pass
-        self._kill()
+        self._kill(strays)
         self.process.wait()
         self.closed.set()
         self.process = None
 
-    def _kill(self) -> None:
+    def _exited(self) -> str:
+        """How the program ended its side of a pipe: by exiting (with its code), or by closing it while it runs on."""
         try:
-            os.killpg(self.process.pid, signal.SIGKILL)  # its process group: started with a session of its own
+            return f"exited (code {self.process.wait(timeout=EXIT_SECONDS)})"
+        except subprocess.TimeoutExpired:
+            return "closed its end of the pipe without exiting"
+
+    def _kill(self, strays: list[int] = ()) -> None:
+        """SIGKILL the program and every process it started (its descendants now, and `strays`, those it had
+        before it exited): a shell script's children outlive the shell, and one left writing to the pipe would
+        never let the pump stop. The tree is read from /proc (without it, the program alone). A program already
+        reaped is not signalled, nor is its tree read: its pid may be another process's now."""
+        _signal_all(strays)
+        if self.process.poll() is None:  # until we reap it, its pid stays its own
+            kill_tree(self.process.pid)
+
+
+def kill_tree(root: int, include_root: bool = True) -> None:
+    """SIGKILL every process below `root` (and `root` itself, unless told not to)."""
+    _signal_all([*_descendants(root), *([root] if include_root else [])])
+
+
+def _signal_all(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
-            pass  # the program and all it started have ended
+            pass  # ended meanwhile
+
+
+def _descendants(root: int) -> list[int]:
+    """The pids below `root` in the process tree, read from /proc once (empty where there is no /proc)."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = [e for e in os.listdir("/proc") if e.isdigit()]
+    except OSError:
+        return []
+    for entry in entries:
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                ppid = int(stat.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue  # gone meanwhile
+        children.setdefault(ppid, []).append(int(entry))
+    found, todo = [], [root]
+    while todo:
+        below = children.get(todo.pop(), [])
+        found += below
+        todo += below
+    return found

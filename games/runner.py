@@ -34,13 +34,21 @@ Record = TypeVar("Record", bound=BaseModel)
 def _worker_init(threads: int) -> None:
     # the parent alone answers Ctrl-C / SIGTERM, and then ends the workers itself
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, _end_worker)
     numba = sys.modules.get("numba")  # jobs that run compiled kernels imported it before the fork
     if numba is not None:
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))  # the worker processes share the cores
     # BLAS (the DP's spoilage pull-back) keeps the thread pool it sized for the whole machine before the fork:
     # every worker running it on every core oversubscribed them (issue #34: 1.2–1.6× slower solves under load)
     threadpoolctl.threadpool_limits(threads)
+
+
+def _end_worker(signum, frame) -> None:
+    """A worker the parent ends takes the external agents it started with it (they would play on, orphaned)."""
+    from games.external import kill_tree
+
+    kill_tree(os.getpid(), include_root=False)
+    os._exit(128 + signum)
 
 
 def run_jobs(work: Callable[[Job], Record], jobs: list[Job], workers: int | None = None,

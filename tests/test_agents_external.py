@@ -72,6 +72,8 @@ def script(tmp_path, body: str) -> str:
      "is not a contractsim action (pay.amount: Field required)"),
     ("for line in sys.stdin:\n    print(json.dumps({'move': 1}), flush=True)\n", 'has no "action" field'),
     ("time.sleep(30)\n", "gave no answer to request 1 within 1 s"),
+    # it closes its output but runs on: reported after 2 s, not waited for (the run once hung here)
+    ("import os\nos.close(1)\ntime.sleep(30)\n", "closed its end of the pipe without exiting"),
 ])
 def test_a_broken_external_agent_is_one_line(tmp_path, body, message):
     agent = script(tmp_path, body)

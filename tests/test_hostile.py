@@ -327,6 +327,41 @@ def test_every_failure_under_json_is_one_object_on_stdout(tmp_path, args):
         assert payload["diagnostics"][0]["code"] == "E601"
 
 
+def test_an_interrupted_sweep_ends_the_external_agents_its_workers_started(tmp_path):
+    """The parent ends its workers with SIGTERM; each worker takes its agents with it (they sat in a game that
+    would never ask again, orphaned, for as long as they cared to run)."""
+    pids = tmp_path / "pids"
+    agent = tmp_path / "stuck"
+    agent.write_text(f"#!/bin/sh\nread line\necho $$ >> {pids}\nexec sleep 300\n")
+    agent.chmod(0o755)
+    proc = subprocess.Popen([sys.executable, "-m", "contractlang", "ctbench", "sweep", "--boards", "1,2", "--red",
+                             f"cmd:{agent}", "--blue", "planner", "--out", str(tmp_path / "s"), "--workers", "2",
+                             "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None and \
+                len(pids.read_text().split() if pids.exists() else []) < 2:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        stdout, _ = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130 and json.loads(stdout) == {"ok": False, "error": "interrupted"}
+    stuck = [int(pid) for pid in pids.read_text().split()]
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(_running(pid) for pid in stuck):
+        time.sleep(0.05)
+    assert len(stuck) == 2 and not any(_running(pid) for pid in stuck)
+
+
+def _running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
 def _sweep_under_way(out: Path, boards: str, preexec_fn=None) -> tuple[subprocess.Popen, Path]:
     """A 2-worker `ctbench sweep` into `out`, returned once its first game is written."""
     proc = subprocess.Popen([sys.executable, "-m", "contractlang", "ctbench", "sweep", "--boards", boards, "--out",

@@ -6,7 +6,10 @@ commands on import. The games and solvers are imported inside the commands, so `
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
+import time
 
 from contractlang.cli.app import app
 
@@ -16,14 +19,37 @@ from contractlang.cli import (  # noqa: E402,F401,I001
 )
 
 
-def _interrupt(signum, frame) -> None:
-    # The first Ctrl-C or SIGTERM unwinds the run (workers ended, files closed); a second one arriving during
-    # that unwinding broke it off half-way (a lock released twice, a traceback). So only the first raises: it
-    # blocks both in this thread, and one that reaches another thread and comes back here finds them blocked.
-    # The unwinding ends workers at once, it never waits on them.
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-    if signal.SIGINT not in before:
-        raise KeyboardInterrupt
+FORCE_AFTER_SECONDS = 2.0
+"""A signal this long after the first one ends the process at once: the user insists, the shutdown is stuck."""
+
+
+def _interrupt_handler():
+    """The handler for Ctrl-C and SIGTERM. The first one unwinds the run (workers ended, files closed) and exits
+    130. A second one close behind it (a double Ctrl-C, a `kill` after it) once broke that unwinding off
+    half-way (a lock released twice, a traceback), so it is let pass; one later than FORCE_AFTER_SECONDS means
+    the unwinding itself is stuck, and ends the process with 130 at once."""
+    first: list[float] = []
+
+    def handle(signum, frame) -> None:
+        if not first:
+            first.append(time.monotonic())
+            raise KeyboardInterrupt
+        if time.monotonic() - first[0] > FORCE_AFTER_SECONDS:
+            _leave(130)
+
+    return handle
+
+
+def _leave(code: int) -> None:
+    """Exit now, past Python's own shutdown: at exit it puts the default signal handlers back (so a late signal
+    would end the run by signal instead of with `code`) and joins threads an interrupted run may have left
+    waiting. Whatever the run had to close, its unwinding has closed."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
 
 
 def main() -> None:
@@ -31,15 +57,15 @@ def main() -> None:
     # a blocked signal mask is inherited across exec (Python resets handlers, not the mask): unblock, so that
     # Ctrl-C and SIGTERM reach a run whatever process started it
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
-    signal.signal(signal.SIGINT, _interrupt)  # likewise an inherited SIG_IGN: Ctrl-C must end a run
-    signal.signal(signal.SIGTERM, _interrupt)  # a killed run unwinds like Ctrl-C
+    handler = _interrupt_handler()
+    signal.signal(signal.SIGINT, handler)  # likewise an inherited SIG_IGN: Ctrl-C must end a run
+    signal.signal(signal.SIGTERM, handler)  # a killed run unwinds like Ctrl-C
     try:
         app()
-    finally:
-        # the exit code is decided: at exit Python puts the default handlers back, and a late signal would then
-        # end the process by signal instead of with that code
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    except SystemExit as exc:
+        if exc.code == 130:
+            _leave(130)
+        raise
 
 
 __all__ = ["app", "main"]

@@ -95,7 +95,7 @@ def experiment_rational(
     with runner_progress(json_out) as advance:
         records, played = rational_records(jobs, directory / "jobs" / "rational.jsonl", workers, ray, advance)
     rows = tables(records, convention)
-    checks = identities(records, rows, {ir.name: entry.p_sat for entry, ir in contracts})
+    checks = identities(records, rows, {ir.name: entry.p_sat for entry, ir in contracts}, convention)
     report = RationalReport(contracts=len(records), rows=tuple(rows), identities=tuple(checks), convention=convention)
     markdown = tables_markdown(rows, convention)
     written = write_report(directory, report, markdown)

@@ -200,7 +200,8 @@ def _close(a: float | None, b: float | None, tol: float = 1e-9) -> bool:
     return math.isclose(a, b, abs_tol=tol)
 
 
-def identities(records: list[RationalRecord], rows: list[TableRow], p_sat: dict[str, float]) -> list[Identity]:
+def identities(records: list[RationalRecord], rows: list[TableRow], p_sat: dict[str, float],
+               convention: str = "cs19") -> list[Identity]:
     """E1–E13 of §16.1, each checked on every run (or contract) it speaks about."""
     row = {(r.role, r.counterparty, r.policy): r.summary for r in rows}
     name = [r.job.contract.name for r in records]
@@ -260,14 +261,14 @@ def identities(records: list[RationalRecord], rows: list[TableRow], p_sat: dict[
         for c, s in PAIRINGS:
             run = r.run(c, s)
             for role in ROLES:
-                x = role_run(run, role)
+                x = role_run(run, role, convention)  # as the rows were scored
                 counterparty_clean = run.first_violation("supplier" if role == "customer" else "customer") is None
                 if counterparty_clean and x.eval_weeks:
                     e11.append((f"{n} {c}/{s} {role}", _close(x.tft, x.compliance)))
                 if not x.defected:
                     e12.append((f"{n} {c}/{s} {role}", _close(x.compliant_utility, x.utility)))
         for s in POLICIES:
-            rc, rcc = role_run(r.run("rc", s), "customer"), role_run(r.run("rcc", s), "customer")
+            rc, rcc = (role_run(r.run(c, s), "customer", convention) for c in ("rc", "rcc"))
             if rcc.tft == 1 and rc.eval_weeks == rcc.eval_weeks and rc.eval_weeks:
                 e11.append((f"{n} RC/RCC vs {s}", _close(rc.tft, rcc.compliance)))
     out.append(_check("E11", "(a) TFT = compliance when the counterparty never violates; (b) an RC Customer's "
