@@ -85,7 +85,7 @@ class ExternalAgent:
             float(os.environ.get("CONTRACTLANG_AGENT_TIMEOUT", "60"))
         self.requests = 0
         self.process: subprocess.Popen | None = None
-        self.lines: queue.Queue[bytes] = queue.Queue()
+        self.lines: queue.Queue[bytes] = queue.Queue(maxsize=2)  # each start makes its own (`_start`)
         self.closed = threading.Event()
 
     def _start(self) -> subprocess.Popen:
@@ -199,7 +199,7 @@ class ExternalAgent:
         except subprocess.TimeoutExpired:
             return "closed its end of the pipe without exiting"
 
-    def _kill(self, strays: list[int] = ()) -> None:
+    def _kill(self, strays: Iterable[int] = ()) -> None:
         """SIGKILL the program and every process it started (its descendants now, and `strays`, those it had
         before it exited): a shell script's children outlive the shell, and one left writing to the pipe would
         never let the pump stop. The tree is read from /proc (without it, the program alone). A program already
@@ -214,7 +214,7 @@ def kill_tree(root: int, include_root: bool = True) -> None:
     _signal_all([*_descendants(root), *([root] if include_root else [])])
 
 
-def _signal_all(pids: list[int]) -> None:
+def _signal_all(pids: Iterable[int]) -> None:
     for pid in pids:
         try:
             os.kill(pid, signal.SIGKILL)

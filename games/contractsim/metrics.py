@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from contractlang.files import FileError
 from contractlang.llm import agent_model
 from contractlang.progress import Advance
 from contractlang.vocab import Frozen
@@ -56,8 +57,10 @@ def customer_void_after(run: RunRecord, convention: str) -> int | None:
     if convention == "cs19":
         return None
     if run.contract_ir is None:
-        raise ValueError(f"run {run.contract!r} (env {run.env}) does not hold its contract's terms, which the "
-                         f"{convention} convention needs; record it again with `run --json`")
+        # a record's content, so the user's error (one line), not ours: a store or log written by hand, or by an
+        # older version
+        raise FileError(f"run {run.contract!r} (env {run.env}) does not hold its contract's terms, which the "
+                        f"{convention} convention needs; record it again with `run --json`")
     clauses = run.contract_ir.get("contingencies") or {}
     if clauses.get("payment_deduction") is None and clauses.get("rollover") is None:
         return None
