@@ -26,6 +26,7 @@ from pydantic import BaseModel, ValidationError
 
 from contractlang.files import FileError, read_capped, read_lines_capped, write_atomically
 from contractlang.progress import Advance as Progress
+from games.external import kill_tree
 
 Job = TypeVar("Job", bound=Hashable)
 Record = TypeVar("Record", bound=BaseModel)
@@ -45,8 +46,6 @@ def _worker_init(threads: int) -> None:
 
 def _end_worker(signum, frame) -> None:
     """A worker the parent ends takes the external agents it started with it (they would play on, orphaned)."""
-    from games.external import kill_tree
-
     kill_tree(os.getpid(), include_root=False)
     os._exit(128 + signum)
 
