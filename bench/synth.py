@@ -9,8 +9,10 @@ floor: every [CS-34] ascent ends with a full pass that keeps no move, so each of
 valued again with all its neighbours (a fresh evaluator, rounds shared as in the search); that pass alone,
 times the generation's 400 ascents, bounds from below what any search by [CS-34] costs with this DP.
 `--full` instead times `contractlang synth` with the paper's plan into a temporary directory (`--starts N`: with
-N starts instead of [CS-34]'s 20) and keeps its manifest beside the result.
-Usage: python3 bench/synth.py [--full [--starts N]]
+N starts instead of [CS-34]'s 20) and keeps its manifest beside the result. `--narrowing ENV START` times one
+search job twice in the same run (issue #34): taking rounds solved with wider cash bounds (`RoundMemo`'s
+default) and only rounds solved with the same bounds; the two records must be equal.
+Usage: python3 bench/synth.py [--full [--starts N] | --narrowing ENV START]
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from _common import RESULTS, write_result  # noqa: E402
 from contractlang.files import write_atomically  # noqa: E402
 from games.contractsim.synth import (MOVES, RHOS, SEARCH_ENVS, STARTS, Evaluator, SearchJob,  # noqa: E402
                                      coordinate_ascent, moved, run_search, starts)
+from solver.dp import RoundMemo  # noqa: E402
 
 
 def _ascent(reuse: bool) -> tuple[float, object, int]:
@@ -53,12 +56,38 @@ def _final_pass(env_id: int, terms) -> tuple[float, int]:
     return time.perf_counter() - t, evaluator.solves
 
 
+def _narrowing(env_id: int, start: int) -> None:
+    job = SearchJob(env=env_id, start=start)
+    runs = {}
+    for wider in (False, True):
+        evaluator = Evaluator(env_id)
+        evaluator.memo = RoundMemo(wider=wider)
+        t = time.perf_counter()
+        record = run_search(job, evaluator)
+        runs[wider] = (time.perf_counter() - t, record, evaluator.memo)
+    (same_s, same_record, same_memo), (wide_s, wide_record, wide_memo) = runs[False], runs[True]
+    assert same_record == wide_record, "narrowed rounds changed a search"
+    print(f"one search job (Env {env_id}, start {start}): {same_s:.1f} s with rounds of the same cash bounds only "
+          f"({same_memo.misses} rounds solved), {wide_s:.1f} s taking rounds of wider bounds too "
+          f"({wide_memo.misses} solved, {wide_memo.narrowed} narrowed): {same_s / wide_s:.2f}x, same record")
+    write_result(f"synth_narrowing_env{env_id}", {
+        "job": job.model_dump(mode="json"), "same_bounds_seconds": round(same_s, 1),
+        "wider_bounds_seconds": round(wide_s, 1), "speedup": round(same_s / wide_s, 2),
+        "rounds_solved_same_bounds": same_memo.misses, "rounds_solved_wider": wide_memo.misses,
+        "rounds_narrowed": wide_memo.narrowed, "records_equal": True})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true", help="time the whole generation (hours on 2 cores)")
     parser.add_argument("--starts", type=int, default=STARTS, help="random starts of the timed generation")
+    parser.add_argument("--narrowing", type=int, nargs=2, metavar=("ENV", "START"),
+                        help="time one search job with and without rounds narrowed from wider cash bounds")
     args = parser.parse_args()
     cores = os.cpu_count() or 1
+    if args.narrowing:
+        _narrowing(*args.narrowing)
+        return
     if args.full:
         with tempfile.TemporaryDirectory() as tmp:
             environ = {k: v for k, v in os.environ.items() if k != "CONTRACTLANG_DP_CACHE"}  # no solved tables

@@ -255,6 +255,11 @@ class JobStore(Generic[Job, Record]):
         self._lock.release()
 
 
+def stored_jobs(path: Path, record_type: type[Record], job_of: Callable[[Record], Job]) -> set[Job]:
+    """The jobs a store holds now, read without its lock or any repair, so a running generation can be
+    watched: a line still being appended does not parse and is not counted."""
+    lines = read_lines_capped(path) if path.exists() else []
+    return {job_of(r) for r in map(lambda line: _parse(line, record_type), lines) if r is not None}
 
 
 def _parse(line: bytes, record_type: type[Record]) -> Record | None:

@@ -22,7 +22,8 @@ from games.contractsim.synth import (AscentRecord, SearchJob, SearchRecord, Synt
                                      choose_bases, contingencies, coordinate_ascent, starts)
 from games.runner import run_phase
 from solver.dp import RoundMemo, build_problem, evaluate, solve
-from tests.helpers import run_cli, run_process
+from solver.dp.induction import backward
+from tests.helpers import assert_each_fails_in_one_line, run_cli, run_process
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -44,6 +45,26 @@ def test_tail_cover_and_shared_rounds_give_the_schedule_solve_exactly():
         if terms is neighbour:
             assert memo.misses - misses == 2  # rounds 3–5 read only M_7..M_11, unchanged
     assert memo.hits == 3
+
+
+def test_a_round_solved_over_wider_cash_serves_a_narrower_one_bit_for_bit():
+    """Issue #34: two schedules with the same later payments whose totals lie in different 16-dollar buckets
+    (cover `tail`) have every cash bound 16 apart; the wider one's rounds, cut down, are the narrower one's own
+    solve entry for entry (orders, P_t, V_t, states), deductions and rollover memory included."""
+    env = environment(3)
+    wide = Terms(quantities=(1, 2, 2), prices=(10, 5, 3), payments=(40, 31, 24, 25, 22, 22))
+    narrow = wide.model_copy(update={"payments": (27, 31, 24, 25, 22, 22)})
+    problems = [build_problem(t.contract("t", "S+PD+RO"), env, "tail") for t in (wide, narrow)]
+    assert list(problems[0].cash_reach - problems[1].cash_reach) == [16] * 5
+    memo = RoundMemo()
+    backward(problems[0], memo=memo)
+    got, own = backward(problems[1], memo=memo, keep_values=True), backward(problems[1], keep_values=True)
+    assert memo.narrowed == 5 and memo.misses == 5  # the wide solve's five, then none
+    assert all(np.array_equal(a, b) for a, b in zip(got.policies, own.policies))
+    assert all(np.array_equal(a, b) for pair in zip(got.values, own.values) for a, b in zip(*pair))
+    assert (got.p_sat, got.v_supplier, got.states) == (own.p_sat, own.v_supplier, own.states)
+    memo.wider = False  # the baseline: only rounds solved with the same bounds
+    assert memo.get(problems[1], 4) is None and memo.get(problems[0], 4) is not None
 
 
 class Landscape:
@@ -168,20 +189,18 @@ def _outputs(directory: Path) -> dict[str, bytes]:
 def test_synth_experiment_and_frontier_through_the_cli(tmp_path):
     """A small plan (searched in Env 1 with ρ = 1.0, one start): interrupted after its first variant solve and
     rerun (its search taken from the uninterrupted run's store), it writes the same bytes as an uninterrupted
-    run; the rational tables satisfy every identity and a rerun plays nothing; the frontier of Env 1 is drawn."""
+    run on Ray; the rational tables satisfy every identity and a rerun plays nothing; the frontier of Env 1 is drawn."""
     whole = tmp_path / "whole"
-    # real processes: these runs fork workers that run the DP kernels, and a fork of a process whose kernel
-    # threads have started (as this one's may have, in an earlier test) can hang
-    done = run_process("synth", "--out", str(whole), *SMALL, "--json", cwd=tmp_path)
+    # The uninterrupted run is on `--ray local` (a Ray cluster started for the run; issue #34: the full plan's 80
+    # search jobs are independent, so a cluster runs them): the interrupted run below uses local processes, so
+    # the comparison shows both that the backends write the same bytes and that a resumed run does.
+    # Real processes: these runs fork workers that run the DP kernels, and a fork of a process whose kernel
+    # threads have started (as this one's may have, in an earlier test) can hang.
+    done = run_process("synth", "--out", str(whole), *SMALL, "--ray", "local", "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
     assert summary["contracts"] == 6 and summary["excluded"] == 2 and summary["e14_holds"] == 1
     assert summary["searched_now"] == 1 and summary["solved_now"] == 8
-    # `--ray local` (a Ray cluster started for the run) runs the same jobs and writes the same bytes (issue #34:
-    # the full plan's 80 search jobs are independent, so a cluster runs them); the DP tables are the cache's
-    on_ray = run_process("synth", "--out", str(tmp_path / "ray"), *SMALL, "--ray", "local", "--json", cwd=tmp_path)
-    assert on_ray.returncode == 0, on_ray.stderr
-    assert json.loads(on_ray.stdout)["searched_now"] == 1 and _outputs(tmp_path / "ray") == _outputs(whole)
 
     cut = tmp_path / "cut"
     (cut / "jobs").mkdir(parents=True)  # the store is keyed by job content: the finished search is reused
@@ -234,6 +253,25 @@ def test_synth_experiment_and_frontier_through_the_cli(tmp_path):
     envs = json.loads(frontier.stdout)["envs"]
     assert [e["env"] for e in envs] == [1] and envs[0]["f1"] == envs[0]["f2"] > 1
     assert (whole / "frontiers" / "env1.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_commands_default_to_the_shipped_set_and_say_how_far_it_is(tmp_path, monkeypatch):
+    """Issue #34: without a directory, `experiment …` read the set shipped in the repository; while it is still
+    being generated they say how many of its 80 search jobs are done (the store is read without its lock, so a
+    running generation can be watched), and `synth` into it takes the paper's plan only."""
+    import games.contractsim.synth as synth
+
+    shipped = tmp_path / "shipped"
+    (shipped / "jobs").mkdir(parents=True)
+    committed = (synth.SHIPPED / "jobs" / "search.jsonl").read_bytes().splitlines(keepends=True)
+    (shipped / "jobs" / "search.jsonl").write_bytes(b"".join(committed[:3]) + committed[3][:40])  # one cut short
+    monkeypatch.setattr(synth, "SHIPPED", shipped)
+    message = "the shipped synthetic set is still being generated (3 of 80 search jobs done)"
+    cases = [(("experiment", "rational"), message), (("experiment", "frontier"), message),
+             (("experiment", "performance", "--agent", "rcc"), message),
+             (("synth", "--starts", "2"), "the shipped synthetic set is the paper's plan")]
+    assert_each_fails_in_one_line(lambda *args: run_cli(*args, cwd=tmp_path), cases)
+    assert (shipped / "jobs" / "search.jsonl").read_bytes().endswith(committed[3][:40])  # watched, not repaired
 
 
 @pytest.mark.parametrize("args, message", [

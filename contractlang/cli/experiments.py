@@ -20,8 +20,10 @@ app.add_typer(experiment_app, name="experiment")
 
 @app.command()
 def synth(
-    out: Annotated[Path, typer.Option(help="Directory for the contracts, manifest.json and the job records; a "
-                                           "rerun into it resumes.")] = Path("synthetic"),
+    out: Annotated[Optional[Path], typer.Option(help="Directory for the contracts, manifest.json and the job "
+                                                     "records; a rerun into it resumes (default: the set shipped "
+                                                     "in the repository, games/contractsim/data/synthetic, which "
+                                                     "takes the paper's plan only).")] = None,
     starts: Annotated[int, typer.Option(min=1, max=1000, help="Random starts per environment and target [CS-34].")] = 20,
     search_envs: Annotated[str, typer.Option(help="Environments to search in (Env 1 reuses Env 3's terms and Env "
                                                   "2 Env 4's when those are searched).")] = "3,4,5,6",
@@ -32,8 +34,9 @@ def synth(
 ) -> None:
     """Generate the 180 synthetic performance contracts (spec §12): base contracts by multi-start coordinate
     ascent in Envs 3–6, reused in Envs 1–2, six contingency variants each, every one re-solved; checks E14."""
-    from games.contractsim.synth import EXCLUDED_VARIANTS, SynthPlan, synthesize
+    from games.contractsim.synth import EXCLUDED_VARIANTS, SHIPPED, SynthPlan, synthesize
 
+    out = SHIPPED if out is None else out
     envs = int_list(search_envs, "environment", "--search-envs")
     if any(e not in range(1, 7) for e in envs):
         raise InputError(f"--search-envs takes environments 1..6, not {search_envs!r}")
@@ -64,6 +67,13 @@ def synth(
                f"{run.searched} searches and {run.solved} solves run now")
 
 
+def _synthetic_set(directory: Path | None) -> Path:
+    """The directory a command reads: the one given, else the set shipped in the repository."""
+    from games.contractsim.synth import SHIPPED
+
+    return SHIPPED if directory is None else directory
+
+
 def _synthetic_contracts(directory: Path) -> list:
     """(manifest entry, IR) for every contract `synth` wrote into `directory`, read back from its file."""
     from games.contractsim.synth import read_manifest
@@ -72,12 +82,14 @@ def _synthetic_contracts(directory: Path) -> list:
     return [(entry, load_one(directory / entry.path).ir) for entry in manifest.contracts]
 
 
-Directory = Annotated[Path, typer.Argument(help="A directory written by `contractlang synth`.")]
+Directory = Annotated[Optional[Path], typer.Argument(
+    help="A directory written by `contractlang synth` (default: the set shipped in the repository, "
+         "games/contractsim/data/synthetic).", show_default=False)]
 
 
 @experiment_app.command("rational")
 def experiment_rational(
-    directory: Directory,
+    directory: Directory = None,
     convention: ConventionOption = "cs19",
     workers: Workers = None,
     ray: Ray = None,
@@ -89,6 +101,7 @@ def experiment_rational(
                                                tables_markdown, write_report)
     from games.contractsim.metrics import CONVENTIONS
 
+    directory = _synthetic_set(directory)
     choice(convention, tuple(CONVENTIONS), "convention")
     contracts = _synthetic_contracts(directory)
     jobs = [RationalJob(contract=ir, env=entry.env) for entry, ir in contracts]
@@ -124,8 +137,8 @@ AgentOption = Annotated[list[str], typer.Option(
 @experiment_app.command("performance")
 @llm_options(max_tokens=8192, timeout=120.0)
 def experiment_performance(
-    directory: Directory,
     agent: AgentOption,
+    directory: Directory = None,
     role: Annotated[str, typer.Option(help="The role the agent plays: customer, supplier or both.")] = "both",
     seeds: Annotated[str, typer.Option(help="Comma-separated seeds; each is one more case per contract.")] = "42",
     setting: Annotated[Optional[list[str]], typer.Option(
@@ -148,7 +161,7 @@ def experiment_performance(
     from games.contractsim.metrics import CONVENTIONS, output_name
 
     choice(convention, tuple(CONVENTIONS), "convention")
-
+    directory = _synthetic_set(directory)
     roles = list(ROLES) if choice(role, (*ROLES, "both"), "role") == "both" else [role]
     agents = list(dict.fromkeys(agent))
     check_agents(agents)
@@ -196,7 +209,7 @@ def experiment_performance(
 
 @experiment_app.command("frontier")
 def experiment_frontier(
-    directory: Directory,
+    directory: Directory = None,
     envs: Annotated[Optional[str], typer.Option(help="Environments (default: every one the contract set "
                                                      "covers).")] = None,
     f2_seeds: Annotated[int, typer.Option(min=0, max=1000, help="Grim-only contracts per stochastic environment whose "
@@ -212,6 +225,7 @@ def experiment_frontier(
                                             write_report)
     from games.contractsim.synth import read_manifest, search_records
 
+    directory = _synthetic_set(directory)
     manifest = read_manifest(directory)
     covered = manifest.plan.envs
     chosen = covered if envs is None else tuple(dict.fromkeys(int_list(envs, "environment", "--envs")))

@@ -24,7 +24,7 @@ from contractlang.ir import (Contingencies, ContractSimIR, DeductionTerms, Rollo
 from contractlang.render import render
 from contractlang.vocab import Frozen
 from games.contractsim.environments import environment
-from games.runner import JobStore, Progress, run_phase
+from games.runner import JobStore, Progress, run_phase, stored_jobs
 from solver.dp import RoundMemo, TableCache, Valuation, build_problem, evaluate
 from solver.environment import SupplyEnvironment
 
@@ -293,8 +293,9 @@ def _evaluator(env_id: int) -> Evaluator:
     return Evaluator(env_id)
 
 
-def run_search(job: SearchJob) -> SearchRecord:
-    evaluator = _evaluator(job.env)
+def run_search(job: SearchJob, evaluator: Evaluator | None = None) -> SearchRecord:
+    """One search job, by default with this process's evaluator of its environment."""
+    evaluator = _evaluator(job.env) if evaluator is None else evaluator
     evaluator.forget_visits()
     start = starts(evaluator.env, job.start + 1, job.starts_seed)[job.start]
     ascents = []
@@ -483,12 +484,32 @@ def write_outputs(out: Path, bases: list[BaseChoice], solved: dict[SolveJob, Sol
     return manifest
 
 
+SHIPPED = Path(__file__).resolve().parent / "data" / "synthetic"
+"""The paper's plan (20 starts, [CS-34]) generated into the repository; the directory commands take by default.
+Its job store is committed as it grows, so the generation resumes across sessions."""
+
+
+def is_shipped(out: Path) -> bool:
+    return out.resolve() == SHIPPED.resolve()
+
+
+def searches_done(out: Path, plan: SynthPlan) -> int:
+    """How many of the plan's search jobs are in `out`'s store."""
+    done = stored_jobs(out / "jobs" / "search.jsonl", SearchRecord, lambda r: r.job)
+    return sum(job in done for job in plan.search_jobs())
+
+
 def read_manifest(out: Path) -> Manifest:
     """The manifest `synth` wrote into `out`, as one error line when it is missing or not ours."""
     path = out / "manifest.json"
     try:
         return Manifest.model_validate_json(read_capped(path))
     except FileError:
+        if is_shipped(out):
+            plan = SynthPlan()
+            raise FileError(f"{path}: the shipped synthetic set is still being generated "
+                            f"({searches_done(out, plan)} of {len(plan.search_jobs())} search jobs done); "
+                            "`contractlang synth` continues it, or give a directory `synth --out` wrote") from None
         raise FileError(f"{path}: no manifest there; run `contractlang synth --out {out}` first") from None
     except ValueError as exc:
         raise FileError(f"{path}: not a manifest written by `contractlang synth` ({str(exc).splitlines()[0]})") from None
@@ -503,7 +524,11 @@ class SynthRun(Frozen):
 def synthesize(out: Path, plan: SynthPlan = SynthPlan(), workers: int | None = None,
                ray_address: str | None = None, progress: Progress | None = None) -> SynthRun:
     """§12 end to end, resumable: the searches and the variant solves are jobs whose records go to
-    `out/jobs/*.jsonl` as they finish; a rerun runs only the missing ones and writes the same outputs."""
+    `out/jobs/*.jsonl` as they finish; a rerun runs only the missing ones and writes the same outputs. The
+    shipped set takes the paper's plan only, so that no trial's jobs or outputs land in the repository's."""
+    if is_shipped(out) and plan != SynthPlan():
+        raise FileError(f"{out}: the shipped synthetic set is the paper's plan (20 starts, Envs 3-6, ρ 0.9-0.5); "
+                        "give --out for another plan")
     search_jobs = plan.search_jobs()
     searches, searched = run_phase("search", out / "jobs" / "search.jsonl", SearchRecord, run_search, search_jobs,
                                    workers, ray_address, progress)

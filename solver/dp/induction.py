@@ -189,38 +189,77 @@ class Backward(NamedTuple):
 
 class RoundMemo:
     """Solved rounds kept between solves. Round t reads the contract's terms other than payments, the
-    environment, its cash bounds and the payments M_{2t+1..11} still to come, nothing else (under the `tail`
-    cover its cash bounds are fixed by those payments too), so contracts that differ only in earlier
-    payments share rounds t..5: a move of M_1 re-solves nothing, a move of M_5 rounds 1–2. Entries are
-    dropped oldest first beyond `max_bytes`."""
+    environment, its cash bounds and the payments M_{2t+1..11} still to come, nothing else, so contracts that
+    differ only in earlier payments share rounds t..5: a move of M_1 re-solves nothing, a move of M_5 rounds
+    1–2. A round solved with every cash bound δ ≥ 0 higher (under the `tail` cover: a schedule whose total is
+    in a higher bucket) serves too, cut down by `_narrowed`. Entries are dropped oldest first beyond
+    `max_bytes`; `wider=False` takes only rounds solved with the same bounds (the baseline of bench/synth.py)."""
 
-    def __init__(self, max_bytes: int = 768 << 20):
+    def __init__(self, max_bytes: int = 768 << 20, wider: bool = True):
         self.max_bytes = max_bytes
+        self.wider = wider
         self._rounds: OrderedDict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray, int]] = OrderedDict()
+        self._reaches: dict[tuple, set[int]] = {}  # key → the cash reaches at t it is stored with
         self._bytes = 0
-        self.hits = self.misses = 0
+        self.hits = self.misses = self.narrowed = 0
 
     @staticmethod
     def key(problem: DPProblem, t: int) -> tuple:
+        """What round t reads besides its cash reach at t: the later bounds enter as offsets from it."""
         terms = problem.ir.model_dump_json(exclude={"name", "parties", "asserts", "payments"})
+        reach = problem.cash_reach[t:]
         return (terms, problem.env.model_dump_json(), t, tuple(int(m) for m in problem.payments[t + 1:]),
-                tuple(int(c) for c in problem.cash_max[t:]), tuple(int(c) for c in problem.cash_reach[t:]))
+                tuple(int(c - reach[0]) for c in reach))
 
-    def get(self, key: tuple):
-        entry = self._rounds.get(key)
-        if entry is None:
+    def get(self, problem: DPProblem, t: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int] | None:
+        key, reach = self.key(problem, t), int(problem.cash_reach[t])
+        wider = [r for r in self._reaches.get(key, ()) if r > reach] if self.wider else []
+        stored = (key, reach) if (key, reach) in self._rounds else (key, min(wider)) if wider else None
+        if stored is None:
             self.misses += 1
             return None
         self.hits += 1
-        self._rounds.move_to_end(key)
-        return entry
+        self._rounds.move_to_end(stored)
+        if stored[1] == reach:
+            return self._rounds[stored]
+        self.narrowed += 1
+        return _narrowed(problem, t, self._rounds[stored])
 
-    def put(self, key: tuple, entry: tuple[np.ndarray, np.ndarray, np.ndarray, int]) -> None:
-        self._rounds[key] = entry
+    def put(self, problem: DPProblem, t: int, entry: tuple[np.ndarray, np.ndarray, np.ndarray, int]) -> None:
+        key, reach = self.key(problem, t), int(problem.cash_reach[t])
+        self._rounds[(key, reach)] = entry
+        self._reaches.setdefault(key, set()).add(reach)
         self._bytes += sum(a.nbytes for a in entry[:3])
         while self._bytes > self.max_bytes and len(self._rounds) > 1:
-            _, old = self._rounds.popitem(last=False)
+            (old_key, old_reach), old = self._rounds.popitem(last=False)
+            self._reaches[old_key].discard(old_reach)
             self._bytes -= sum(a.nbytes for a in old[:3])
+
+
+def _narrowed(problem: DPProblem, t: int, entry: tuple[np.ndarray, np.ndarray, np.ndarray, int]
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Round t of `problem` from the same round solved with every cash bound δ ≥ 0 higher, bit for bit. The
+    values there agree on every state `problem` solves: such a state's plays stay within its own bounds (the
+    solved set is closed under the transition, see `kernels.solve_round`), and where a bound is saturated it
+    is saturated in both, at the same level (`problem._cash_saturation` does not depend on the payments); the
+    selection's shortcuts are exact, so looser row maxima change what is skipped, never what is chosen. What
+    `problem` leaves unsolved (cash above its reach less the holding's worth at the lowest prices) is reset as
+    its own solve leaves it: P = V = 0 and no order."""
+    out_p, out_v, policy, states = entry
+    n_cash = int(problem.cash_max[t]) + 1
+    box = problem.state_box(t)
+    floor = np.array(problem.env.price_bounds()[0], dtype=np.int64)
+    worth = sum(np.arange(b + 1).reshape([-1 if a == x else 1 for a in range(3)]) * floor[x]
+                for x, b in enumerate(box))
+    valid = np.maximum(1, np.minimum(n_cash, int(problem.cash_reach[t]) + 1 - worth))
+    unsolved = np.arange(n_cash) >= valid[..., None]  # (B1+1, B2+1, B3+1, C+1), as `kernels._valid`
+    p, v, pol = out_p[..., :n_cash].copy(), out_v[..., :n_cash].copy(), policy[..., :n_cash, :].copy()
+    p[:, unsolved] = 0.0
+    v[:, unsolved] = 0.0
+    pol[:, unsolved] = UNSOLVED
+    for a in (p, v, pol):
+        a.setflags(write=False)
+    return p, v, pol, states // out_p.shape[-1] * n_cash
 
 
 def backward(problem: DPProblem, progress: Progress = None, keep_values: bool = False,
@@ -228,7 +267,6 @@ def backward(problem: DPProblem, progress: Progress = None, keep_values: bool = 
     """The order table, P_1(s_1), V_1(s_1), the number of states solved and, if asked, every P_t and V_t
     (indexed like the policies, without the price axis). With a memo, rounds solved before for the same
     later payments are taken from it."""
-    keys = [RoundMemo.key(problem, t) for t in range(ROUNDS)] if memo is not None else []
     scratch: _Scratch | None = None
     n_mem = problem.n_memory
     policies: list[np.ndarray] = [np.empty(0)] * ROUNDS
@@ -238,7 +276,7 @@ def backward(problem: DPProblem, progress: Progress = None, keep_values: bool = 
     steps, done = int(problem.reachable.sum()), 0
     later: tuple[np.ndarray, np.ndarray] | None = None  # round t+1's (P, V) over stored states
     for t in reversed(range(ROUNDS)):
-        entry = memo.get(keys[t]) if memo is not None else None
+        entry = memo.get(problem, t) if memo is not None else None
         if entry is None:
             if scratch is None:
                 scratch = _Scratch(problem)
@@ -249,7 +287,7 @@ def backward(problem: DPProblem, progress: Progress = None, keep_values: bool = 
                 q_v = _through_spoilage(problem, t + 1, later[1], push=False).reshape(flat_shape)
             entry = _solve_round(problem, t, q_p, q_v, floor, scratch)
             if memo is not None:
-                memo.put(keys[t], entry)
+                memo.put(problem, t, entry)
         out_p, out_v_before_payment, policy, round_states = entry
         done += int(problem.reachable[t].sum())
         if progress is not None:
