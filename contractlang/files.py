@@ -94,12 +94,8 @@ def _new_file_mode() -> int:
     return 0o666 & ~mask
 
 
-def write_atomically(path: Path, data: str | bytes) -> None:
-    """Replace `path` in one step: a unique temporary file beside the real target, renamed over it.
-
-    A symlink is written through (the file it names is replaced, the link stays); the target keeps its
-    permission bits; a read-only target or one that is not a regular file is refused; a failure leaves
-    the target untouched and no temporary file behind."""
+def _writable_target(path: Path) -> tuple[Path, os.stat_result | None]:
+    """The file `write_atomically` would replace and its status (None when new), or the reason it would refuse."""
     target = Path(os.path.realpath(path))
     try:
         current = target.stat()
@@ -111,6 +107,28 @@ def write_atomically(path: Path, data: str | bytes) -> None:
         raise FileError(f"cannot write {path}: not a regular file")
     if current is not None and not current.st_mode & 0o222:
         raise FileError(f"cannot write {path}: the file is read-only; it was left as it is")
+    return target, current
+
+
+def check_writable(path: Path) -> None:
+    """Refuse, before any long work, an output `write_atomically` could not write at the end: a read-only or
+    non-regular target, or a directory where no file can be created."""
+    target, _ = _writable_target(path)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise FileError(f"cannot write {path}: {exc.strerror or exc}") from None
+    os.close(fd)
+    os.unlink(tmp)
+
+
+def write_atomically(path: Path, data: str | bytes) -> None:
+    """Replace `path` in one step: a unique temporary file beside the real target, renamed over it.
+
+    A symlink is written through (the file it names is replaced, the link stays); the target keeps its
+    permission bits; a read-only target or one that is not a regular file is refused; a failure leaves
+    the target untouched and no temporary file behind."""
+    target, current = _writable_target(path)
     payload = data.encode("utf-8") if isinstance(data, str) else data
     try:
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")

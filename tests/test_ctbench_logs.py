@@ -190,6 +190,10 @@ def test_hostile_inputs_give_one_line(tmp_path):
         (("ctbench", "report", str(tmp_path)), "is a directory"),
     ]
     assert_each_fails_in_one_line(run_cli, cases)
+    # an output that cannot be written is refused before the import's progress line, not after the import
+    unwritable = run_cli("ctbench", "import", str(LOGS), "--out", str(tmp_path / "no-such-dir" / "runs.jsonl"))
+    assert unwritable.returncode == 1 and unwritable.stderr.startswith("error: cannot write")
+    assert unwritable.stderr.count("\n") == 1 and "importing" not in unwritable.stderr + unwritable.stdout
 
 
 def test_negotiation_is_read_from_the_verbose_log_when_present():

@@ -18,7 +18,7 @@ from typing import Literal
 
 from pydantic import ValidationError
 
-from contractlang.files import FileError, parse_json, read_capped, read_lines_capped, write_atomically
+from contractlang.files import FileError, check_writable, parse_json, read_capped, read_lines_capped, write_atomically
 from contractlang.interpreter import Rules
 from contractlang.interpreter.events import ChipCounts
 from contractlang.progress import Advance
@@ -382,6 +382,7 @@ def import_logs(root: Path, out: Path, progress: Advance, skipped: Callable[[Imp
     dirs = list(game_directories(root))
     if not dirs:
         raise FileError(f"{root}: no game directory (one holding metadata.json) under it")
+    check_writable(out)  # before the import's progress, not after it
     games, problems = [], []
     progress("importing", 0, len(dirs))
     for k, d in enumerate(dirs, 1):
