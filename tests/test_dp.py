@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 
+import numba
 import numpy as np
 import pytest
 
@@ -294,6 +295,22 @@ def test_tables_are_unchanged_entry_for_entry(tables):
         digest = hashlib.sha256(b"".join(np.ascontiguousarray(p).tobytes() for p in table.policies)).hexdigest()
         lines.append(f"{name} env {env_id} {digest}")
     compare_golden(ROOT / "tests" / "golden" / "dp_tables.sha256", "\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize("name,env_id", [("catering-deduction", 5), ("catering-rollover", 3)])
+def test_lazy_receipt_window_rows_change_the_work_not_the_tables(name, env_id):
+    """Issue #34: with one numba thread a row of the last expectation stage is computed only when the selection
+    first needs it, tested on upper bounds until then; every order, P_t and V_t equals the eager solve's."""
+    problem = build_problem(example(name), environment(env_id))
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)  # lazy rows are for one thread (the generation's workers run one each)
+    try:
+        lazy, eager = (backward(problem, keep_values=True, lazy_rows=flag) for flag in (True, False))
+    finally:
+        numba.set_num_threads(threads)
+    assert all(np.array_equal(a, b) for a, b in zip(lazy.policies, eager.policies))
+    assert all(np.array_equal(a, b) for pair in zip(lazy.values, eager.values) for a, b in zip(*pair))
+    assert (lazy.p_sat, lazy.v_supplier, lazy.states) == (eager.p_sat, eager.v_supplier, eager.states)
 
 
 # --- cache and tables ---------------------------------------------------------------------------

@@ -263,10 +263,14 @@ def _narrowed(problem: DPProblem, t: int, entry: tuple[np.ndarray, np.ndarray, n
 
 
 def backward(problem: DPProblem, progress: Progress = None, keep_values: bool = False,
-             memo: RoundMemo | None = None) -> Backward:
+             memo: RoundMemo | None = None, lazy_rows: bool | None = None) -> Backward:
     """The order table, P_1(s_1), V_1(s_1), the number of states solved and, if asked, every P_t and V_t
     (indexed like the policies, without the price axis). With a memo, rounds solved before for the same
-    later payments are taken from it."""
+    later payments are taken from it. `lazy_rows` (`kernels.solve_round`'s `lazy`; default: when numba runs
+    one thread) changes the work done, never the result."""
+    lazy = numba.get_num_threads() == 1 if lazy_rows is None else lazy_rows
+    if lazy and numba.get_num_threads() != 1:
+        raise ValueError("lazy receipt-window rows need numba to run one thread")
     scratch: _Scratch | None = None
     n_mem = problem.n_memory
     policies: list[np.ndarray] = [np.empty(0)] * ROUNDS
@@ -285,7 +289,7 @@ def backward(problem: DPProblem, progress: Progress = None, keep_values: bool = 
                 flat_shape = (n_mem, problem.side**3, later[0].shape[-1])
                 q_p = _through_spoilage(problem, t + 1, later[0], push=False).reshape(flat_shape)
                 q_v = _through_spoilage(problem, t + 1, later[1], push=False).reshape(flat_shape)
-            entry = _solve_round(problem, t, q_p, q_v, floor, scratch)
+            entry = _solve_round(problem, t, q_p, q_v, floor, scratch, lazy)
             if memo is not None:
                 memo.put(problem, t, entry)
         out_p, out_v_before_payment, policy, round_states = entry
@@ -311,7 +315,7 @@ def policy_shape(problem: DPProblem, t: int) -> tuple[int, ...]:
 
 
 def _solve_round(problem: DPProblem, t: int, q_p: np.ndarray, q_v: np.ndarray, floor: np.ndarray,
-                 scratch: _Scratch) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+                 scratch: _Scratch, lazy: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Round t for every reachable memory state: (P_t, V_t before the round's own payment M_{2t−1}, the
     orders, the number of states solved)."""
     box = problem.state_box(t)
@@ -328,7 +332,7 @@ def _solve_round(problem: DPProblem, t: int, q_p: np.ndarray, q_v: np.ndarray, f
                             problem.window_kernel[t], problem.window_top[t], problem.window_count[t],
                             problem.window_rep[t], problem.window_span[t, 2], problem.orders_by_cost,
                             problem.order_cost, problem.price_probs, *scratch.arrays, out_p[mu], out_v[mu],
-                            policy[mu], numba.get_num_threads())
+                            policy[mu], numba.get_num_threads(), lazy)
         states += int(held.sum()) * shape[-1]
     for a in (out_p, out_v, policy):
         a.setflags(write=False)

@@ -141,7 +141,7 @@ def _valid(n_cash, reach, spent):
 @njit(cache=True, parallel=True)
 def solve_round(gp, gv, box, held, reach, floor_prices, window_of, window_kernel, window_top, window_count,
                 window_rep, span3, orders_sorted, order_cost, probs, a3p, a3v, a2p, a2v, hp, hv, peaks, out_p, out_v,
-                out_policy, threads):
+                out_policy, threads, lazy):
     """One round, one memory state: for every held inventory n in the box that a play can reach (`held`), cash c
     and price scenario, P̂/V̂ of every order by exact expectation over receipts, then eq. 12's selection.
 
@@ -155,6 +155,12 @@ def solve_round(gp, gv, box, held, reach, floor_prices, window_of, window_kernel
     shared by all threads; `threads` is numba's thread count, for the selection's small per-thread work
     arrays. out_v holds Σ_p ν(p)·(V̂ − M_t); out_policy the chosen order index per price scenario, left as
     the caller set it (UNSOLVED) everywhere else.
+
+    `lazy` (one thread only): a row is computed when the selection first scans it, not when its window's run
+    starts; until then its `row_top` holds upper bounds from the a2 stage's maxima (`_bound_row`). Most rows are
+    never scanned. The skip tests only get looser with upper bounds, and an order whose bounds pass is tested
+    again on its computed row before it is scanned, so the orders chosen are the same either way. Several
+    threads would race on a row's first computation, so they take every row when its run starts.
 
     Only consistent states are solved: holding n at round t means n was bought at no less than the
     lowest prices, so cash ≤ reach − Σ_x n_x·min p_x, where reach is the most cash the round can see
@@ -182,6 +188,7 @@ def solve_round(gp, gv, box, held, reach, floor_prices, window_of, window_kernel
                 continue
             nc = _valid(n_cash, reach, f1 * m1 + f2 * m2 + f3 * top3[w3])
             _expect(a3p[m1, w3, m2], a3v[m1, w3, m2], gp[m1, m2], gv[m1, m2], window_kernel[2, w3], top3[w3], nc)
+    a2top = np.empty((w2n, w3n, cap1 + 1, 4))  # each a2 entry's `top` (see `_summary`), for `_bound_row`
     for i in prange((cap1 + 1) * w2n):
         m1, w2 = divmod(np.int64(i), w2n)
         for w3 in range(w3n):
@@ -189,6 +196,8 @@ def solve_round(gp, gv, box, held, reach, floor_prices, window_of, window_kernel
                 continue
             nc = _valid(n_cash, reach, f1 * m1 + f2 * top2[w2] + f3 * top3[w3])
             _expect(a2p[w2, w3, m1], a2v[w2, w3, m1], a3p[m1, w3], a3v[m1, w3], window_kernel[1, w2], top2[w2], nc)
+            if lazy:
+                _entry_top(a2p[w2, w3, m1], a2v[w2, w3, m1], nc, a2top[w2, w3, m1])
     bp = np.empty((threads, n_cash))
     bv = np.empty((threads, n_cash))
     badm = np.empty((threads, n_cash), dtype=np.bool_)
@@ -197,13 +206,17 @@ def solve_round(gp, gv, box, held, reach, floor_prices, window_of, window_kernel
     blocks = np.empty((threads, SUMMARY, (n_cash + BLOCK - 1) // BLOCK))
     order_row = np.empty((threads, ORDERS ** 3), dtype=np.int64)
     order_top = np.empty((threads, ORDERS ** 3, 4))
+    order_cheap = np.empty((threads, ORDERS ** 3), dtype=np.bool_)
+    order_exact = np.empty((threads, ORDERS ** 3), dtype=np.bool_)
     rising = np.empty(hp.shape[0], dtype=np.bool_)
+    ready = np.empty(hp.shape[0], dtype=np.bool_)
     row_top = np.empty((hp.shape[0], 4))
     # A window of input 3 serves a run of holdings n3 (span3: first..last). Its rows are computed once, when
     # its run starts, into a slot of the slab that is given back when the run ends.
     first, last = span3[:, 0], span3[:, 1]
     slots = hp.shape[0] // (w1n * w2n)
     slot_of = np.full(w3n, -1, dtype=np.int64)
+    w3_of_slot = np.full(slots, -1, dtype=np.int64)
     free = np.arange(slots)
     n_free = slots
     fresh = np.empty(w3n, dtype=np.int64)
@@ -222,6 +235,7 @@ def solve_round(gp, gv, box, held, reach, floor_prices, window_of, window_kernel
         for j in range(n_fresh):
             n_free -= 1
             slot_of[fresh[j]] = free[n_free]
+            w3_of_slot[free[n_free]] = fresh[j]
             for w1 in range(w1n):
                 for w2 in range(w2n):
                     if need[w1, w2, fresh[j]]:
@@ -231,9 +245,13 @@ def solve_round(gp, gv, box, held, reach, floor_prices, window_of, window_kernel
             w12, w3 = divmod(todo[i], w3n)
             w1, w2 = divmod(w12, w2n)
             row = (w1 * w2n + w2) * slots + slot_of[w3]
-            nc = _valid(n_cash, reach, f1 * top1[w1] + f2 * top2[w2] + f3 * top3[w3])
-            _expect(hp[row], hv[row], a2p[w2, w3], a2v[w2, w3], window_kernel[0, w1], top1[w1], nc)
-            rising[row] = _summary(hp[row], hv[row], peaks[row], row_top[row], nc)
+            if lazy:
+                _bound_row(row_top[row], a2top[w2, w3], window_kernel[0, w1], top1[w1])
+                rising[row] = False
+                ready[row] = False
+            else:
+                _fill_row(row, hp, hv, peaks, row_top, rising, ready, a2p, a2v, window_kernel[0], top1, top2, top3,
+                          w2n, slots, w3_of_slot, n_cash, reach, floor_prices)
         n_live = 0
         for n2 in range(box[1] + 1):
             for n1 in range(box[0] + 1):
@@ -247,11 +265,12 @@ def solve_round(gp, gv, box, held, reach, floor_prices, window_of, window_kernel
             n2, n1 = divmod(live[half if i % 2 == 0 else n_live - 1 - half], box[0] + 1)
             nc = _valid(n_cash, reach, f1 * n1 + f2 * n2 + f3 * n3)
             t = get_thread_id()
-            best = _gather(n1, n2, n3, w2n, slots, slot_of, window_of, window_rep, rising, row_top, order_row[t],
-                           order_top[t])
-            _select(n1, n2, n3, nc, hp, hv, peaks, order_row[t], order_top[t], best,
+            best = _gather(n1, n2, n3, w2n, slots, slot_of, window_of, window_rep, rising, ready, row_top,
+                           order_row[t], order_top[t], order_cheap[t], order_exact[t])
+            _select(n1, n2, n3, nc, hp, hv, peaks, order_row[t], order_top[t], order_cheap[t], order_exact[t], best,
                     orders_sorted, order_cost, probs, bp[t], bv[t], badm[t], bidx[t], floors[t], blocks[t], out_p,
-                    out_v, out_policy)
+                    out_v, out_policy, rising, ready, row_top, a2p, a2v, window_kernel[0], top1, top2, top3, w2n,
+                    slots, w3_of_slot, n_cash, reach, floor_prices)
 
 
 @njit(cache=True)
@@ -287,6 +306,51 @@ def _expect(dst_p, dst_v, src_p, src_v, weights, top, nc):
 
 
 @njit(cache=True)
+def _fill_row(row, hp, hv, peaks, row_top, rising, ready, a2p, a2v, kernel1, top1, top2, top3, w2n, slots,
+              w3_of_slot, n_cash, reach, floor_prices):
+    """Row `row` of hp/hv (the expectation over input 1's receipts, see `solve_round`), its block maxima and
+    `top`, whether it rises; marked ready."""
+    w12, slot = divmod(row, slots)
+    w1, w2 = divmod(w12, w2n)
+    w3 = w3_of_slot[slot]
+    nc = _valid(n_cash, reach, floor_prices[0] * top1[w1] + floor_prices[1] * top2[w2] + floor_prices[2] * top3[w3])
+    _expect(hp[row], hv[row], a2p[w2, w3], a2v[w2, w3], kernel1[w1], top1[w1], nc)
+    rising[row] = _summary(hp[row], hv[row], peaks[row], row_top[row], nc)
+    ready[row] = True
+
+
+BOUND_SLACK = 1e-9  # relative: covers the rounding of the row's weighted sum, which a bound must not undercut
+
+
+@njit(cache=True)
+def _entry_top(row_p, row_v, nc, top):
+    """An a2 entry's largest P̂ and V̂ over the levels it holds and over its first block (columns as `_summary`'s
+    `top`)."""
+    top[TOP_P] = row_p[0]
+    top[TOP_V] = row_v[0]
+    for c in range(1, nc):
+        top[TOP_P] = max(top[TOP_P], row_p[c])
+        top[TOP_V] = max(top[TOP_V], row_v[c])
+        if c == BLOCK - 1:
+            top[FIRST_P], top[FIRST_V] = top[TOP_P], top[TOP_V]
+    if nc < BLOCK:
+        top[FIRST_P], top[FIRST_V] = top[TOP_P], top[TOP_V]
+
+
+@njit(cache=True)
+def _bound_row(top, entry_tops, weights, holding_top):
+    """Upper bounds on a row's `top` before it is computed: the row is Σ_m w_m·(a2 entry m), w_m ≥ 0, over levels
+    every entry with w_m ≠ 0 holds, so its largest value is at most Σ_m w_m·(entry m's largest), plus slack for
+    the rounding of both sums."""
+    for j in range(4):
+        total = 0.0
+        for m in range(holding_top + 1):
+            if weights[m] != 0.0:
+                total += weights[m] * entry_tops[m, j]
+        top[j] = total + BOUND_SLACK * (1.0 + abs(total))
+
+
+@njit(cache=True)
 def _summary(row_p, row_v, peaks, top, nc):
     """A row's maxima over each block of BLOCK cash levels (peaks[b, BLOCK_P/BLOCK_V]) and over each block and
     all above it (peaks[b, TAIL_P/TAIL_V]), side by side so a scan's tests share cache lines; in `top` its
@@ -316,9 +380,11 @@ def _summary(row_p, row_v, peaks, top, nc):
 
 
 @njit(cache=True)
-def _gather(n1, n2, n3, w2n, slots, slot_of, window_of, window_rep, rising, row_top, order_row, order_top):
-    """Per order at held (n1, n2, n3): its row of hp/hv and that row's `top` (see `_summary`), or −∞ for an order
-    that can never be chosen. That is a dearer member of a row that never falls as cash rises: it only
+def _gather(n1, n2, n3, w2n, slots, slot_of, window_of, window_rep, rising, ready, row_top, order_row, order_top,
+            order_cheap, order_exact):
+    """Per order at held (n1, n2, n3): its row of hp/hv and that row's `top` (see `_summary`; its bounds when the
+    row is not computed yet, which `order_exact` records), whether it is its row's cheapest order, or −∞ for an
+    order that can never be chosen. That is a dearer member of a row that never falls as cash rises: it only
     differs from the row's cheapest order (which the scan meets first) by holding Δ ≥ 1 less cash, so it
     has P̂ no higher and V̂ lower by ≥ Δ. Returns, for the scan's early exit, the largest P̂ of any order, the
     largest V̂ of any order and the largest V̂ of any order that can be admissible."""
@@ -337,7 +403,9 @@ def _gather(n1, n2, n3, w2n, slots, slot_of, window_of, window_rep, rising, row_
                 row = base + slot_of[w3]
                 o = (o1 * ORDERS + o2) * ORDERS + o3
                 order_row[o] = row
-                if rising[row] and not (cheap12 and window_rep[2, n3, w3] == o3):
+                order_cheap[o] = cheap12 and window_rep[2, n3, w3] == o3
+                order_exact[o] = ready[row]
+                if rising[row] and not order_cheap[o]:
                     order_top[o, TOP_P] = -np.inf
                     continue
                 for j in range(4):  # element by element: an array assignment compiles numba's shape-error path (~3 s)
@@ -349,9 +417,25 @@ def _gather(n1, n2, n3, w2n, slots, slot_of, window_of, window_rep, rising, row_
     return best_p, best_v, best_v_adm
 
 
+@njit(cache=True, inline="always")
+def _may_displace(top, k, nc, floors, blocks):
+    """Whether an order of cost k whose row has `top` (see `_summary`) can displace an incumbent: not when its
+    largest P̂ and V̂ cannot displace any at the levels it can afford, nor when its first block cannot displace
+    those of its cost's own cash block (the only levels that read that block alone) while the whole row cannot
+    displace any above it."""
+    top_p, top_v = top[TOP_P], top[TOP_V] - k
+    if _unbeatable(top_p, top_v, top_v, floors, k):
+        return False
+    above = (k // BLOCK + 1) * BLOCK
+    first_v = top[FIRST_V] - k
+    return not (_unbeatable(top[FIRST_P], first_v, first_v, blocks, k // BLOCK) and
+                (above >= nc or _unbeatable(top_p, top_v, top_v, floors, above)))
+
+
 @njit(cache=True)
-def _select(n1, n2, n3, nc, hp, hv, peaks, order_row, order_top, best, orders_sorted,
-            order_cost, probs, bp, bv, badm, bidx, floors, blocks, out_p, out_v, out_policy):
+def _select(n1, n2, n3, nc, hp, hv, peaks, order_row, order_top, order_cheap, order_exact, best, orders_sorted,
+            order_cost, probs, bp, bv, badm, bidx, floors, blocks, out_p, out_v, out_policy, rising, ready, row_top,
+            a2p, a2v, kernel1, top1, top2, top3, w2n, slots, w3_of_slot, n_cash, reach, floor_prices):
     """Eq. 12 for held inventory (n1, n2, n3), every cash level and price scenario. Order o's P̂/V̂ at cash
     c are row order_row[o] of hp/hv at c − cost.
 
@@ -363,7 +447,9 @@ def _select(n1, n2, n3, nc, hp, hv, peaks, order_row, order_top, best, orders_so
     all could (`best` bounds every order's P̂ and V̂; a dearer order's V̂ is lower by its cost, and suffix
     summaries only cover fewer levels at higher cash). (2) is exact by induction: if no remaining order
     can displace an incumbent, the next one changes nothing, and the bound still holds. Orders arrive by
-    ascending cost, so floors below the current cost are never read again and are left stale."""
+    ascending cost, so floors below the current cost are never read again and are left stale. An order whose
+    tests passed on its row's bounds (`order_exact` false) has its row computed if no order did before, and
+    takes the tests again on the row itself (see `solve_round`'s `lazy`)."""
     best_p, best_v, best_v_adm = best
     for c in range(nc):
         out_p[n1, n2, n3, c] = 0.0
@@ -387,15 +473,15 @@ def _select(n1, n2, n3, nc, hp, hv, peaks, order_row, order_top, best, orders_so
                 continue
             if _unbeatable(best_p, best_v - k, best_v_adm - k, floors, k):
                 break
-            top_v = order_top[o, TOP_V] - k
-            if _unbeatable(top_p, top_v, top_v, floors, k):
-                continue
-            above = (k // BLOCK + 1) * BLOCK
-            first_v = order_top[o, FIRST_V] - k
-            if _unbeatable(order_top[o, FIRST_P], first_v, first_v, blocks, k // BLOCK) and \
-                    (above >= nc or _unbeatable(top_p, top_v, top_v, floors, above)):
+            if not _may_displace(order_top[o], k, nc, floors, blocks):
                 continue
             row = order_row[o]
+            if not order_exact[o]:
+                if not ready[row]:
+                    _fill_row(row, hp, hv, peaks, row_top, rising, ready, a2p, a2v, kernel1, top1, top2, top3, w2n,
+                              slots, w3_of_slot, n_cash, reach, floor_prices)
+                if (rising[row] and not order_cheap[o]) or not _may_displace(row_top[row], k, nc, floors, blocks):
+                    continue
             hi = _scan(hp, hv, peaks, row, k, o, nc, badm, bp, bv, bidx, blocks, floors)
             if hi >= 0:
                 _refresh_floors(k, hi, nc, badm, bp, bv, floors)
