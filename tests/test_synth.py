@@ -263,7 +263,8 @@ def test_commands_default_to_the_shipped_set_and_say_how_far_it_is(tmp_path, mon
 
     shipped = tmp_path / "shipped"
     (shipped / "jobs").mkdir(parents=True)
-    committed = (synth.SHIPPED / "jobs" / "search.jsonl").read_bytes().splitlines(keepends=True)
+    real = synth.SHIPPED
+    committed = (real / "jobs" / "search.jsonl").read_bytes().splitlines(keepends=True)
     (shipped / "jobs" / "search.jsonl").write_bytes(b"".join(committed[:3]) + committed[3][:40])  # one cut short
     monkeypatch.setattr(synth, "SHIPPED", shipped)
     message = "the shipped synthetic set is still being generated (3 of 80 search jobs done)"
@@ -272,6 +273,11 @@ def test_commands_default_to_the_shipped_set_and_say_how_far_it_is(tmp_path, mon
              (("synth", "--starts", "2"), "the shipped synthetic set is the paper's plan")]
     assert_each_fails_in_one_line(lambda *args: run_cli(*args, cwd=tmp_path), cases)
     assert (shipped / "jobs" / "search.jsonl").read_bytes().endswith(committed[3][:40])  # watched, not repaired
+    # with the manifest of a finished generation but searches still missing (the state this repository's set
+    # was shipped in: its last 30 search records were lost and are run again), only the frontiers need them
+    shutil.copy(real / "manifest.json", shipped / "manifest.json")
+    assert_each_fails_in_one_line(lambda *args: run_cli(*args, cwd=tmp_path), [
+        (("experiment", "frontier"), "the shipped set's search store is still being completed (3 of 80 search jobs")])
 
 
 @pytest.mark.parametrize("args, message", [

@@ -546,6 +546,10 @@ def search_records(out: Path, plan: SynthPlan) -> list[SearchRecord]:
     store.close()
     jobs = plan.search_jobs()
     missing = store.missing(jobs)
+    if missing and is_shipped(out):
+        raise FileError(f"{store.path}: the shipped set's search store is still being completed "
+                        f"({len(jobs) - len(missing)} of {len(jobs)} search jobs done); `contractlang synth` "
+                        "continues it, or give a directory `synth --out` wrote")
     if missing:
         raise FileError(f"{store.path}: {len(missing)} searches of the manifest's are missing; rerun "
                         f"`contractlang synth --out {out}` with the same options")
