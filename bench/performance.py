@@ -6,9 +6,10 @@ games/s is the games over the difference, so the fixed cost is reported apart.
 Default set: built here in a temporary directory, the smallest that plays every code path cheaply — Env 1
 (deterministic, fast solves) with Example 1's terms (§17) at five payment levels, each in the variants base, S
 and S+PD (15 contracts). `--set DIR` times a set `contractlang synth` wrote instead (its job records are
-copied away first, never changed). Results go to bench/results/performance.partial.json (untracked);
-`--record` writes bench/results/performance.json.
-Usage: python3 bench/performance.py [--set DIR] [--agent rcc] [--record]
+copied away first, never changed); give it the DP cache that set's solves filled through CONTRACTLANG_DP_CACHE,
+or the rational run solves every table first and its time is mostly solving. Without `--record` the result is
+performance.partial.json; with it performance.json (under bench/results/ with BENCH_UPDATE=1).
+Usage: [CONTRACTLANG_DP_CACHE=DIR] python3 bench/performance.py [--set DIR] [--agent rcc] [--record]
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ def main() -> None:
     parser.add_argument("--set", type=Path, help="a directory `contractlang synth` wrote (default: a small one "
                                                  "built here)")
     parser.add_argument("--agent", default="rcc", help="a built-in agent: rc, rcc, re or random")
-    parser.add_argument("--record", action="store_true", help="write bench/results/performance.json")
+    parser.add_argument("--record", action="store_true", help="a full run: write performance.json, not performance.partial.json")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp) / "set"
