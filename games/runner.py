@@ -255,11 +255,14 @@ class JobStore(Generic[Job, Record]):
         self._lock.release()
 
 
-def stored_jobs(path: Path, record_type: type[Record], job_of: Callable[[Record], Job]) -> set[Job]:
-    """The jobs a store holds now, read without its lock or any repair, so a running generation can be
-    watched: a line still being appended does not parse and is not counted."""
+def stored_records(path: Path, record_type: type[Record], job_of: Callable[[Record], Job]) -> dict[Job, Record]:
+    """The records a store holds now (the first of a repeated job), read without its lock or any repair, so
+    a running generation can be watched and read: a line still being appended does not parse and is left out."""
     lines = read_lines_capped(path) if path.exists() else []
-    return {job_of(r) for r in map(lambda line: _parse(line, record_type), lines) if r is not None}
+    records: dict[Job, Record] = {}
+    for record in filter(None, (_parse(line, record_type) for line in lines)):
+        records.setdefault(job_of(record), record)
+    return records
 
 
 def _parse(line: bytes, record_type: type[Record]) -> Record | None:

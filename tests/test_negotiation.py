@@ -256,6 +256,37 @@ def test_a_setting_scales_the_money_and_guidance_conditions_face_the_control(tmp
     assert (row["setting"], row["customer"]["gain"], row["supplier"]["gain"]) == ("hotel", 15, 50)
 
 
+def test_figure2_draws_a_synthetic_sets_frontiers_in_the_stochastic_environments(tmp_path):
+    """Envs 1–2's frontiers are enumerated; Env 3's come from `--frontiers SET`, the frontiers.json
+    `experiment frontier` wrote there. A set without one, or with a file that is not one, is one line before
+    any negotiation is played."""
+    from games.contractsim.frontier import Frontier, FrontierReport, Point
+    from games.contractsim.synth import Terms
+    from games.figures import write_json
+
+    terms = Terms(quantities=(4, 1, 1), prices=(6, 3, 2), payments=(41, 39, 36, 25, 23, 33))
+    points = tuple(Point(terms=terms, variant=v, p_sat=0.97, u_customer=280.0 + i, u_supplier=40.0 - 5 * i)
+                   for i, v in enumerate(("base", "RO")))
+    (tmp_path / "set" / "frontiers").mkdir(parents=True)
+    write_json(tmp_path / "set" / "frontiers" / "frontiers.json", FrontierReport(
+        frontiers=(Frontier(env=3, f1=points[:1], f2=points, pool_f1=1, pool_f2=2),), sweeps=((),)))
+    done = run_cli("negotiate", "--env", "1,3", "--candidates", "examples/worked-example-1.contract", "--out",
+                   tmp_path / "out", "--frontiers", tmp_path / "set", "--workers", "1", "--json")
+    assert done.returncode == 0, done.stderr
+    panels = json.loads((tmp_path / "out" / "negotiation" / "figure2.json").read_text())["panels"]
+    assert [(p["env"], p["exact"]) for p in panels] == [(1, True), (3, False)]
+    assert len(panels[0]["frontier"]["f1"]) > 1
+    assert [pt["u_customer"] for pt in panels[1]["frontier"]["f2"]] == [280.0, 281.0]
+
+    (tmp_path / "bad" / "frontiers").mkdir(parents=True)
+    (tmp_path / "bad" / "frontiers" / "frontiers.json").write_text('{"frontiers": 3}')
+    assert_each_fails_in_one_line(lambda *args: run_cli("negotiate", "--env", "3", "--out", tmp_path / "o2", *args), [
+        (("--frontiers", tmp_path / "nowhere"), "has no frontiers/frontiers.json; run `contractlang experiment "
+                                                "frontier"),
+        (("--frontiers", tmp_path / "bad"), "frontiers.json: not written by `contractlang experiment frontier`")])
+    assert not (tmp_path / "o2").exists()
+
+
 @pytest.mark.parametrize("args, code, message", [
     (("--repeats", "0"), 2, "Invalid value for '--repeats': 0 is not in the range 1<=x<=1000"),
     (("--repeats", str(10**12)), 2, "is not in the range 1<=x<=1000"),

@@ -277,7 +277,13 @@ def test_commands_default_to_the_shipped_set_and_say_how_far_it_is(tmp_path, mon
     # was shipped in: its last 30 search records were lost and are run again), only the frontiers need them
     shutil.copy(real / "manifest.json", shipped / "manifest.json")
     assert_each_fails_in_one_line(lambda *args: run_cli(*args, cwd=tmp_path), [
-        (("experiment", "frontier"), "the shipped set's search store is still being completed (3 of 80 search jobs")])
+        (("experiment", "frontier"), "the shipped set's search store is still being completed (3 of 80 search jobs"),
+        (("experiment", "frontier", "--envs", "2,5"), "(0 of 20 search jobs of Env 5 done)")])
+    # an environment whose searches are all in (here Env 1, enumerated, which needs none) is drawn already
+    done = run_cli("experiment", "frontier", "--envs", "1", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert [e["env"] for e in json.loads(done.stdout)["envs"]] == [1]
+    assert (shipped / "frontiers" / "env1.png").exists()
 
 
 @pytest.mark.parametrize("args, message", [

@@ -10,7 +10,7 @@ import typer
 
 from contractlang.cli.app import app
 from contractlang.cli.errors import InputError, UsageProblem, playing, runner_progress
-from contractlang.cli.inputs import load_contracts
+from contractlang.cli.inputs import load_contracts, synthetic_set
 from contractlang.cli.llm_options import GuidanceOption, LlmFlags, llm_client, llm_options, llm_settings
 from contractlang.cli.options import ConventionOption, JsonFlag, LlmWorkers, Ray, choice, int_list
 from contractlang.cli.render import stdout_console, usage_line
@@ -18,6 +18,17 @@ from contractlang.files import read_capped
 from contractlang.vocab import SETTINGS
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def _frontiers(directory: Path | None) -> tuple:
+    """Figure 2's frontiers for Envs 3–6: a given set must have them; the shipped one may not yet."""
+    from games.contractsim.frontier import read_frontiers
+
+    drawn = read_frontiers(synthetic_set(directory))
+    if directory is not None and not drawn:
+        raise InputError(f"--frontiers: {directory} has no frontiers/frontiers.json; run `contractlang experiment "
+                         f"frontier {directory}` first")
+    return drawn
 
 
 @app.command()
@@ -57,6 +68,10 @@ def negotiate(
                                                      "rerun resumes and plays nothing twice) and "
                                                      "negotiation/: tables and Figures 2, 3 and 5 as PNG + "
                                                      "JSON; --workers and --ray apply only then.")] = None,
+    frontiers: Annotated[Optional[Path], typer.Option(
+        "--frontiers", help="A directory `contractlang synth` wrote, whose frontiers (`experiment frontier`) "
+                            "Figure 2 draws in Envs 3–6 (default: the set shipped in the repository; Envs "
+                            "1–2's are exact).", show_default=False)] = None,
     workers: LlmWorkers = None,
     ray: Ray = None,
     json_out: JsonFlag = False,
@@ -102,6 +117,7 @@ def negotiate(
         raise InputError(f"{plan.size:,} negotiations asked for; one command plays at most {MAX_NEGOTIATIONS:,}")
     jobs = plan.jobs()
     client = llm_client(settings)  # a recordings file that cannot be used stops the run here, before any game
+    drawn = () if out is None else _frontiers(frontiers)
     played_now = None
     tables = TableCache()
     with runner_progress(json_out) as advance, playing(tables):
@@ -121,7 +137,7 @@ def negotiate(
     if out is not None:
         from games.contractsim.negotiation_experiment import report, write_report
 
-        folder = write_report(out, report(plan, jobs, runs), setting is not None)
+        folder = write_report(out, report(plan, jobs, runs, drawn), setting is not None)
     if json_out:
         extra = {} if folder is None else {"out": str(folder), "played_now": played_now}
         typer.echo(json.dumps({"ok": True, "runs": [r.model_dump(mode="json") for r in runs],

@@ -10,7 +10,7 @@ import typer
 
 from contractlang.cli.app import app, experiment_app
 from contractlang.cli.errors import InputError, playing, runner_progress
-from contractlang.cli.inputs import load_one
+from contractlang.cli.inputs import load_one, synthetic_set
 from contractlang.cli.llm_options import LlmFlags, llm_client, llm_options, llm_settings
 from contractlang.cli.options import (ConventionOption, JsonFlag, LlmWorkers, Ray, Workers, choice, float_set,
                                      int_list)
@@ -67,13 +67,6 @@ def synth(
                f"{run.searched} searches and {run.solved} solves run now")
 
 
-def _synthetic_set(directory: Path | None) -> Path:
-    """The directory a command reads: the one given, else the set shipped in the repository."""
-    from games.contractsim.synth import SHIPPED
-
-    return SHIPPED if directory is None else directory
-
-
 def _synthetic_contracts(directory: Path) -> list:
     """(manifest entry, IR) for every contract `synth` wrote into `directory`, read back from its file."""
     from games.contractsim.synth import read_manifest
@@ -101,7 +94,7 @@ def experiment_rational(
                                                tables_markdown, write_report)
     from games.contractsim.metrics import CONVENTIONS
 
-    directory = _synthetic_set(directory)
+    directory = synthetic_set(directory)
     choice(convention, tuple(CONVENTIONS), "convention")
     contracts = _synthetic_contracts(directory)
     jobs = [RationalJob(contract=ir, env=entry.env) for entry, ir in contracts]
@@ -161,7 +154,7 @@ def experiment_performance(
     from games.contractsim.metrics import CONVENTIONS, output_name
 
     choice(convention, tuple(CONVENTIONS), "convention")
-    directory = _synthetic_set(directory)
+    directory = synthetic_set(directory)
     roles = list(ROLES) if choice(role, (*ROLES, "both"), "role") == "both" else [role]
     agents = list(dict.fromkeys(agent))
     check_agents(agents)
@@ -221,17 +214,18 @@ def experiment_frontier(
     """Pareto frontiers F1 (grim only) and F2 (all contingencies) per environment [CS-35], over contracts valued
     exactly: the `synth` searches' pool in Envs 3–6, an enumeration in Envs 1–2. Writes a Figure-2 style PNG
     per environment and the points as JSON. Resumable."""
-    from games.contractsim.frontier import (FrontierReport, frontiers, pool_jobs, pool_records, sweeps,
-                                            write_report)
+    from games.contractsim.frontier import (DETERMINISTIC, FrontierReport, frontiers, pool_jobs, pool_records,
+                                            sweeps, write_report)
     from games.contractsim.synth import read_manifest, search_records
 
-    directory = _synthetic_set(directory)
+    directory = synthetic_set(directory)
     manifest = read_manifest(directory)
     covered = manifest.plan.envs
     chosen = covered if envs is None else tuple(dict.fromkeys(int_list(envs, "environment", "--envs")))
     if any(e not in covered for e in chosen):
         raise InputError(f"--envs: this contract set covers environments {', '.join(map(str, covered))}")
-    search = search_records(directory, manifest.plan)
+    searched = tuple(sorted({manifest.plan.terms_env(e) for e in chosen if e not in DETERMINISTIC}))
+    search = search_records(directory, manifest.plan, searched if envs is not None else None)
     jobs = pool_jobs(search, chosen, f2_seeds)
     with runner_progress(json_out) as advance:
         pools, ran = pool_records(jobs, directory / "jobs" / "frontier.jsonl", workers, ray, advance)

@@ -50,3 +50,10 @@ def game_options(contracts: list[CheckedContract], env: int | None, board: str |
         raise UsageProblem(f"--env applies to ContractSim contracts; {path} is for CT-Bench (use --board ID)")
     if board is not None and "ctbench" not in kinds:
         raise UsageProblem(f"--board applies to CT-Bench contracts; {path} is for ContractSim (use --env N)")
+
+
+def synthetic_set(directory: Path | None) -> Path:
+    """The synthetic contract set a command reads: the directory given, else the set shipped in the repository."""
+    from games.contractsim.synth import SHIPPED
+
+    return SHIPPED if directory is None else directory

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from contractlang.files import FileError, read_capped
 from contractlang.vocab import Frozen
 from games.contractsim.environments import environment
 from games.contractsim.synth import ALL_VARIANTS, Evaluator, SearchRecord, Terms, unit_ingredient_cost
@@ -216,6 +217,18 @@ def sweeps(frontier: Frontier, steps: int = 9) -> list[Sweep]:
 class FrontierReport(Frozen):
     frontiers: tuple[Frontier, ...]
     sweeps: tuple[tuple[Sweep, ...], ...]  # per frontier, in the same order
+
+
+def read_frontiers(out: Path) -> tuple[Frontier, ...]:
+    """The frontiers `experiment frontier` wrote into a synthetic set (none when it has not been run there)."""
+    path = out / "frontiers" / "frontiers.json"
+    if not path.exists():
+        return ()
+    try:
+        return FrontierReport.model_validate_json(read_capped(path)).frontiers
+    except ValueError as exc:
+        raise FileError(f"{path}: not written by `contractlang experiment frontier` "
+                        f"({str(exc).splitlines()[0]})") from None
 
 
 def write_report(out: Path, report: FrontierReport) -> Path:

@@ -199,13 +199,15 @@ class PairingPoint(Frozen):
 
 class FrontierPanel(Frozen):
     env: int
-    frontier: Frontier | None  # None: the environment's frontier needs a synthetic set (`experiment frontier`)
+    frontier: Frontier | None  # None: no frontier for this environment in the synthetic set (`experiment frontier`)
+    exact: bool  # enumerated (Envs 1–2) rather than drawn from a synthetic set's pool
     pairings: tuple[PairingPoint, ...]
 
 
 class Figure2(Frozen):
-    """`figure2.json`: per environment, the exact F1/F2 frontiers where they can be computed offline (Envs 1–2,
-    `frontier.enumeration`) and each pairing's mean agreed (U_Cust, U_Supp, P_sat)."""
+    """`figure2.json`: per environment, the F1/F2 frontiers (exact in Envs 1–2, `frontier.enumeration`;
+    elsewhere those `experiment frontier` drew from a synthetic set's pool) and each pairing's mean agreed
+    (U_Cust, U_Supp, P_sat)."""
 
     condition: str
     setting: str
@@ -228,7 +230,10 @@ class NegotiationReport(Frozen):
     settings: tuple[SettingRow, ...]  # Table 11 / Figure 11: one row per setting of the plan, first condition
 
 
-def report(plan: Plan, jobs: list[NegotiationJob], runs: list[NegotiatedRun]) -> NegotiationReport:
+def report(plan: Plan, jobs: list[NegotiationJob], runs: list[NegotiatedRun],
+           drawn: tuple[Frontier, ...] = ()) -> NegotiationReport:
+    """The tables and figures of a negotiation sweep; `drawn` are a synthetic set's frontiers (`read_frontiers`),
+    which Figure 2 shows in the stochastic environments."""
     pairs = list(zip(jobs, runs))
     first, setting = plan.conditions[0], plan.settings[0]
 
@@ -258,8 +263,9 @@ def report(plan: Plan, jobs: list[NegotiationJob], runs: list[NegotiatedRun]) ->
                     u_customer=_mean([a.gain_customer / m + budget for a in agreed]),
                     u_supplier=_mean([a.gain_supplier / m for a in agreed]),
                     p_sat=_mean([a.p_sat for a in agreed])))
-        frontier = frontiers([], [], (env,))[0] if env in DETERMINISTIC else None
-        panels.append(FrontierPanel(env=env, frontier=frontier, pairings=tuple(points)))
+        exact = env in DETERMINISTIC
+        frontier = frontiers([], [], (env,))[0] if exact else next((f for f in drawn if f.env == env), None)
+        panels.append(FrontierPanel(env=env, frontier=frontier, exact=exact, pairings=tuple(points)))
     condition = "+".join(first) or CONTROL
     return NegotiationReport(
         negotiations=len(runs),
@@ -368,9 +374,9 @@ def plot_figure5(figure: Figure5, path: Path) -> None:
 
 
 def plot_figure2(figure: Figure2, path: Path) -> None:
-    """One panel per environment: its exact F1/F2 frontiers (Envs 1–2) or, elsewhere, the agreed points alone
-    (the frontier needs a synthetic set: `experiment frontier`); each pairing's mean agreed contract as a black
-    diamond labelled with its P_sat."""
+    """One panel per environment: its F1/F2 frontiers (exact in Envs 1–2, a synthetic set's elsewhere) or, when
+    that set has none for it, the agreed points alone; each pairing's mean agreed contract as a black diamond
+    labelled with its P_sat."""
     plt = pyplot()
     cols = min(3, len(figure.panels))
     rows = -(-len(figure.panels) // cols)
@@ -380,14 +386,15 @@ def plot_figure2(figure: Figure2, path: Path) -> None:
     for ax, panel in zip(grid.flat, figure.panels):
         if panel.frontier is not None:
             draw(ax, panel.frontier)
-            ax.set_title(f"Environment {panel.env}: exact F1/F2 frontiers, P_sat ≥ 0.95", fontsize=9)
+            source = "exact" if panel.exact else "synthetic set's"
+            ax.set_title(f"Environment {panel.env}: {source} F1/F2 frontiers, P_sat ≥ 0.95", fontsize=9)
         else:
             ax.plot([environment(panel.env).budget], [0], "kx", label="disagreement (B, 0)")
             ax.set_xlabel("U_Cust")
             ax.set_ylabel("U_Supp")
             ax.grid(alpha=0.3)
-            ax.set_title(f"Environment {panel.env}: agreed contracts only (its frontier needs a synthetic set:\n"
-                         "`synth`, then `experiment frontier`)", fontsize=9)
+            ax.set_title(f"Environment {panel.env}: agreed contracts only (the synthetic set has no frontier\n"
+                         "for it yet: `experiment frontier`)", fontsize=9)
         shown = [p for p in panel.pairings if p.agreed]
         ax.plot([p.u_customer for p in shown], [p.u_supplier for p in shown], "kD", ms=5, label="pairings (mean)")
         for p in shown:

@@ -24,7 +24,7 @@ from contractlang.ir import (Contingencies, ContractSimIR, DeductionTerms, Rollo
 from contractlang.render import render
 from contractlang.vocab import Frozen
 from games.contractsim.environments import environment
-from games.runner import JobStore, Progress, run_phase, stored_jobs
+from games.runner import Progress, run_phase, stored_records
 from solver.dp import RoundMemo, TableCache, Valuation, build_problem, evaluate
 from solver.environment import SupplyEnvironment
 
@@ -495,7 +495,7 @@ def is_shipped(out: Path) -> bool:
 
 def searches_done(out: Path, plan: SynthPlan) -> int:
     """How many of the plan's search jobs are in `out`'s store."""
-    done = stored_jobs(out / "jobs" / "search.jsonl", SearchRecord, lambda r: r.job)
+    done = stored_records(out / "jobs" / "search.jsonl", SearchRecord, lambda r: r.job)
     return sum(job in done for job in plan.search_jobs())
 
 
@@ -540,17 +540,20 @@ def synthesize(out: Path, plan: SynthPlan = SynthPlan(), workers: int | None = N
     return SynthRun(manifest=manifest, searched=searched, solved=solved)
 
 
-def search_records(out: Path, plan: SynthPlan) -> list[SearchRecord]:
-    """The finished searches of a `synth` directory (all of them, since its manifest exists)."""
-    store = JobStore(out / "jobs" / "search.jsonl", SearchRecord, lambda r: r.job, "search")
-    store.close()
-    jobs = plan.search_jobs()
-    missing = store.missing(jobs)
+def search_records(out: Path, plan: SynthPlan, envs: tuple[int, ...] | None = None) -> list[SearchRecord]:
+    """The finished searches of a `synth` directory, all of them or those of the search environments `envs`;
+    one error line when any of those is not in its store. Read without the store's lock, so that a generation
+    still running into the directory (for other environments) does not stop it."""
+    path = out / "jobs" / "search.jsonl"
+    stored = stored_records(path, SearchRecord, lambda r: r.job)
+    jobs = [j for j in plan.search_jobs() if envs is None or j.env in envs]
+    missing = [j for j in jobs if j not in stored]
+    which = "" if envs is None else f" of Env{'s' if len(envs) > 1 else ''} {', '.join(map(str, envs))}"
     if missing and is_shipped(out):
-        raise FileError(f"{store.path}: the shipped set's search store is still being completed "
-                        f"({len(jobs) - len(missing)} of {len(jobs)} search jobs done); `contractlang synth` "
+        raise FileError(f"{path}: the shipped set's search store is still being completed "
+                        f"({len(jobs) - len(missing)} of {len(jobs)} search jobs{which} done); `contractlang synth` "
                         "continues it, or give a directory `synth --out` wrote")
     if missing:
-        raise FileError(f"{store.path}: {len(missing)} searches of the manifest's are missing; rerun "
+        raise FileError(f"{path}: {len(missing)} searches{which} of the manifest's are missing; rerun "
                         f"`contractlang synth --out {out}` with the same options")
-    return [store.records[j] for j in jobs]
+    return [stored[j] for j in jobs]
