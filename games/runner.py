@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import multiprocessing.connection
 import os
 import signal
 import socket
 import sys
+import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from collections.abc import Callable, Hashable, Iterable, Iterator
@@ -86,10 +88,41 @@ def run_jobs(work: Callable[[Job], Record], jobs: list[Job], workers: int | None
                                    "the finished jobs are kept, and a rerun runs the rest") from None
             yield from records
     finally:
-        # ended at once, not after their current jobs: shutdown alone would wait for them
-        for process in list(pool._processes.values()):
-            process.terminate()
-        pool.shutdown(wait=True, cancel_futures=True)
+        _end_pool(pool)
+
+
+WORKER_END_SECONDS = 5.0
+"""How long a terminated worker gets to end itself (and its external agents) before it is killed: its SIGTERM
+handler runs only between Python steps, not inside a compiled kernel."""
+
+
+def _end_pool(pool: ProcessPoolExecutor) -> None:
+    """End the workers at once, not after their current jobs (shutdown alone would wait for them), and the pool.
+    A worker ended while it was sending a record leaves half a message in the result pipe, and the pool's
+    manager thread would wait for the rest forever, since this process holds the pipe's other write end
+    (`shutdown` and Python's exit both join that thread). Once the workers are gone, closing that end turns
+    the wait into an end of file, which the pool takes for a broken worker."""
+    processes = list(pool._processes.values())
+    for process in processes:
+        process.terminate()
+    for process in _still_running(processes, WORKER_END_SECONDS):
+        process.kill()
+    _still_running(processes, None)
+    pool._result_queue._writer.close()
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _still_running(processes: list, seconds: float | None) -> list:
+    """Wait until every process has ended or `seconds` have passed (None: no limit); those still running."""
+    running = {p.sentinel: p for p in processes}
+    deadline = None if seconds is None else time.monotonic() + seconds
+    while running:
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            break
+        for sentinel in multiprocessing.connection.wait(list(running), left):
+            del running[sentinel]
+    return list(running.values())
 
 
 def _run_chunk(work: Callable, jobs: list) -> list:

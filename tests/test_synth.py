@@ -344,3 +344,38 @@ def test_a_store_line_that_is_not_a_record_stops_with_its_line_number(tmp_path):
     done = run_cli("synth", "--out", str(tmp_path / "out"), *SMALL, cwd=tmp_path)
     assert done.returncode == 1 and "search.jsonl:1: not a search record" in done.stderr
 
+
+
+HALF_SENT = '''
+import gc, multiprocessing.queues, os, signal, struct, sys, time
+from games.runner import run_jobs
+
+def work(job):
+    if job == 0:
+        return job
+    # as if ended while sending its record: a 1 MB message's header and a few of its bytes reach the pipe
+    queue = next(o for o in gc.get_objects() if isinstance(o, multiprocessing.queues.SimpleQueue))
+    os.write(queue._writer.fileno(), struct.pack("!i", 1 << 20) + b"partial")
+    if sys.argv[1] == "deaf":  # as if inside a compiled kernel, where its SIGTERM handler cannot run
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    time.sleep(60)
+
+records = run_jobs(work, [0, 1], workers=2, chunksize=1)
+print(next(records), flush=True)
+time.sleep(1.0)
+records.close()
+print("closed", flush=True)
+'''
+
+
+@pytest.mark.parametrize("worker", ["listening", "deaf"])
+def test_a_worker_ended_half_way_through_sending_does_not_hang_the_run(tmp_path, worker):
+    """A run interrupted while a worker was sending its record (a SIGTERM, then Ctrl-Cs, once hung the
+    `ctbench sweep` of a test for good): the pool's manager thread waited for the rest of the message. Closing
+    the run ends the workers, killing one that does not end itself within WORKER_END_SECONDS, and the run."""
+    script = tmp_path / "half_sent.py"
+    script.write_text(HALF_SENT)
+    done = subprocess.run([sys.executable, str(script), worker], capture_output=True, text=True, timeout=60,
+                          cwd=Path(__file__).resolve().parent.parent,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+    assert (done.returncode, done.stdout.split()) == (0, ["0", "closed"]), done.stderr
