@@ -106,7 +106,7 @@ def _end_pool(pool: ProcessPoolExecutor) -> None:
     for process in processes:
         process.terminate()
     for process in _still_running(processes, WORKER_END_SECONDS):
-        process.kill()
+        kill_tree(process.pid)  # with the external agents it could not end itself
     _still_running(processes, None)
     pool._result_queue._writer.close()
     pool.shutdown(wait=True, cancel_futures=True)
