@@ -397,9 +397,16 @@ def plot_figure2(figure: Figure2, path: Path) -> None:
                          "for it yet: `experiment frontier`)", fontsize=9)
         shown = [p for p in panel.pairings if p.agreed]
         ax.plot([p.u_customer for p in shown], [p.u_supplier for p in shown], "kD", ms=5, label="pairings (mean)")
-        for p in shown:
-            ax.annotate(f"{_short(p.customer)} × {_short(p.supplier)}: P_sat {p.p_sat:.2f}",
-                        (p.u_customer, p.u_supplier), fontsize=6, xytext=(3, 3), textcoords="offset points")
+        # pairings often agree on the same contract: numbers at the points, names in a key, so no label
+        # covers another
+        for number, p in enumerate(shown, start=1):
+            ax.annotate(str(number), (p.u_customer, p.u_supplier), fontsize=7, xytext=(4, 2 + 7 * (number - 1)),
+                        textcoords="offset points")
+        key = "\n".join(f"{n}: {_short(p.customer)} × {_short(p.supplier)}, P_sat {p.p_sat:.2f}"
+                        for n, p in enumerate(shown, start=1))
+        if key:
+            ax.text(0.02, 0.02, key, transform=ax.transAxes, fontsize=6, va="bottom",
+                    bbox={"boxstyle": "round", "facecolor": "white", "alpha": 0.8})
         ax.legend(fontsize=7)
     fig.suptitle(f"Figure 2 — agreed contracts against the Pareto frontiers ({figure.condition}, {figure.setting}; "
                  "Catering base dollars)", fontsize=10)
