@@ -244,22 +244,15 @@ class JobStore(Generic[Job, Record]):
     def _read(self, record_type: type[Record], what: str) -> None:
         path = self.path
         lines = read_lines_capped(path) if path.exists() or path.is_symlink() else []
-        for number, line in enumerate(lines, start=1):
-            record = _parse(line, record_type)
-            if record is not None:
-                self.records.setdefault(self._job_of(record), record)
-            elif number == len(lines) and not line.endswith(b"\n"):
-                self.dropped_cut_line = True
-                write_atomically(path, b"".join(lines[:-1]))
-            elif line.strip():
-                raise FileError(f"{path}:{number}: not a {what} record of this version; move the file away or "
-                                "choose another --out")
+        self.records, self.dropped_cut_line = _records(path, lines, record_type, self._job_of, what)
+        if self.dropped_cut_line:
+            write_atomically(path, b"".join(lines[:-1]))
 
     def missing(self, jobs: Iterable[Job]) -> list[Job]:
         return [j for j in dict.fromkeys(jobs) if j not in self.records]
 
     def add(self, record: Record) -> None:
-        data = (json.dumps(record.model_dump(mode="json")) + "\n").encode()
+        data = record_line(record)
         created = False
         try:
             if self._fd is None:
@@ -288,14 +281,35 @@ class JobStore(Generic[Job, Record]):
         self._lock.release()
 
 
-def stored_records(path: Path, record_type: type[Record], job_of: Callable[[Record], Job]) -> dict[Job, Record]:
-    """The records a store holds now (the first of a repeated job), read without its lock or any repair, so
-    a running generation can be watched and read: a line still being appended does not parse and is left out."""
-    lines = read_lines_capped(path) if path.exists() else []
+def record_line(record: BaseModel) -> bytes:
+    """A record as its store holds it: one line of JSON."""
+    return (json.dumps(record.model_dump(mode="json")) + "\n").encode()
+
+
+def _records(path: Path, lines: list[bytes], record_type: type[Record], job_of: Callable[[Record], Job],
+             what: str) -> tuple[dict[Job, Record], bool]:
+    """A store's records (the first of a repeated job) and whether its last line is cut short (an interrupted
+    write, or one still under way); any other line that is not a record stops the reader with its number."""
     records: dict[Job, Record] = {}
-    for record in filter(None, (_parse(line, record_type) for line in lines)):
-        records.setdefault(job_of(record), record)
-    return records
+    cut = False
+    for number, line in enumerate(lines, start=1):
+        record = _parse(line, record_type)
+        if record is not None:
+            records.setdefault(job_of(record), record)
+        elif number == len(lines) and not line.endswith(b"\n"):
+            cut = True
+        elif line.strip():
+            raise FileError(f"{path}:{number}: not a {what} record of this version; move the file away or "
+                            "choose another --out")
+    return records, cut
+
+
+def stored_records(path: Path, record_type: type[Record], job_of: Callable[[Record], Job],
+                   what: str) -> dict[Job, Record]:
+    """The records a store holds now, read without its lock or any repair, so a running generation can be
+    watched and read: a line still being appended is left out."""
+    lines = read_lines_capped(path) if path.exists() else []
+    return _records(path, lines, record_type, job_of, what)[0]
 
 
 def _parse(line: bytes, record_type: type[Record]) -> Record | None:

@@ -225,7 +225,7 @@ def experiment_frontier(
     if any(e not in covered for e in chosen):
         raise InputError(f"--envs: this contract set covers environments {', '.join(map(str, covered))}")
     searched = tuple(sorted({manifest.plan.terms_env(e) for e in chosen if e not in DETERMINISTIC}))
-    search = search_records(directory, manifest.plan, searched if envs is not None else None)
+    search = search_records(directory, manifest.plan, searched)
     jobs = pool_jobs(search, chosen, f2_seeds)
     with runner_progress(json_out) as advance:
         pools, ran = pool_records(jobs, directory / "jobs" / "frontier.jsonl", workers, ray, advance)

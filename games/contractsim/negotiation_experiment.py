@@ -12,6 +12,8 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
+from pydantic import computed_field
+
 from contractlang.files import write_atomically
 from contractlang.ir import ContractSimIR
 from contractlang.llm import ApiKeys, LlmClient, LlmSettings
@@ -200,7 +202,12 @@ class PairingPoint(Frozen):
 class FrontierPanel(Frozen):
     env: int
     frontier: Frontier | None  # None: no frontier for this environment in the synthetic set (`experiment frontier`)
-    exact: bool  # enumerated (Envs 1–2) rather than drawn from a synthetic set's pool
+
+    @computed_field
+    @property
+    def exact(self) -> bool:
+        """Enumerated (Envs 1–2) rather than drawn from a synthetic set's pool."""
+        return self.env in DETERMINISTIC
     pairings: tuple[PairingPoint, ...]
 
 
@@ -263,9 +270,9 @@ def report(plan: Plan, jobs: list[NegotiationJob], runs: list[NegotiatedRun],
                     u_customer=_mean([a.gain_customer / m + budget for a in agreed]),
                     u_supplier=_mean([a.gain_supplier / m for a in agreed]),
                     p_sat=_mean([a.p_sat for a in agreed])))
-        exact = env in DETERMINISTIC
-        frontier = frontiers([], [], (env,))[0] if exact else next((f for f in drawn if f.env == env), None)
-        panels.append(FrontierPanel(env=env, frontier=frontier, exact=exact, pairings=tuple(points)))
+        frontier = (frontiers([], [], (env,))[0] if env in DETERMINISTIC
+                    else next((f for f in drawn if f.env == env), None))
+        panels.append(FrontierPanel(env=env, frontier=frontier, pairings=tuple(points)))
     condition = "+".join(first) or CONTROL
     return NegotiationReport(
         negotiations=len(runs),

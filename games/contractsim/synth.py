@@ -495,7 +495,7 @@ def is_shipped(out: Path) -> bool:
 
 def searches_done(out: Path, plan: SynthPlan) -> int:
     """How many of the plan's search jobs are in `out`'s store."""
-    done = stored_records(out / "jobs" / "search.jsonl", SearchRecord, lambda r: r.job)
+    done = stored_records(out / "jobs" / "search.jsonl", SearchRecord, lambda r: r.job, "search")
     return sum(job in done for job in plan.search_jobs())
 
 
@@ -545,7 +545,7 @@ def search_records(out: Path, plan: SynthPlan, envs: tuple[int, ...] | None = No
     one error line when any of those is not in its store. Read without the store's lock, so that a generation
     still running into the directory (for other environments) does not stop it."""
     path = out / "jobs" / "search.jsonl"
-    stored = stored_records(path, SearchRecord, lambda r: r.job)
+    stored = stored_records(path, SearchRecord, lambda r: r.job, "search")
     jobs = [j for j in plan.search_jobs() if envs is None or j.env in envs]
     missing = [j for j in jobs if j not in stored]
     which = "" if envs is None else f" of Env{'s' if len(envs) > 1 else ''} {', '.join(map(str, envs))}"
