@@ -279,11 +279,18 @@ def test_commands_default_to_the_shipped_set_and_say_how_far_it_is(tmp_path, mon
     assert_each_fails_in_one_line(lambda *args: run_cli(*args, cwd=tmp_path), [
         (("experiment", "frontier"), "the shipped set's search store is still being completed (3 of 80 search jobs"),
         (("experiment", "frontier", "--envs", "2,5"), "(0 of 20 search jobs of Env 5 done)")])
-    # an environment whose searches are all in (here Env 1, enumerated, which needs none) is drawn already
+    # an environment whose searches are all in (here Env 1, enumerated, which needs none) is drawn already, and
+    # the panels drawn before for other environments stay (the shipped set gains its frontiers as its searches land)
+    shutil.copytree(real / "frontiers", shipped / "frontiers")
+    before = json.loads((shipped / "frontiers" / "frontiers.json").read_text())
+    (shipped / "frontiers" / "env1.png").unlink()
     done = run_cli("experiment", "frontier", "--envs", "1", "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert [e["env"] for e in json.loads(done.stdout)["envs"]] == [1]
     assert (shipped / "frontiers" / "env1.png").exists()
+    after = json.loads((shipped / "frontiers" / "frontiers.json").read_text())
+    assert [f["env"] for f in before["frontiers"]][:4] == [1, 2, 3, 4]  # the shipped panels, Env 1 among them
+    assert after == before  # Env 1 drawn again as it was, the others kept
 
 
 @pytest.mark.parametrize("args, message", [

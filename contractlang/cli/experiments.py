@@ -204,7 +204,7 @@ def experiment_performance(
 def experiment_frontier(
     directory: Directory = None,
     envs: Annotated[Optional[str], typer.Option(help="Environments (default: every one the contract set "
-                                                     "covers).")] = None,
+                                                     "covers); the panels of others drawn before are kept.")] = None,
     f2_seeds: Annotated[int, typer.Option(min=0, max=1000, help="Grim-only contracts per stochastic environment whose "
                                                       "contingency variants join F2's pool.")] = 8,
     workers: Workers = None,
@@ -214,8 +214,7 @@ def experiment_frontier(
     """Pareto frontiers F1 (grim only) and F2 (all contingencies) per environment [CS-35], over contracts valued
     exactly: the `synth` searches' pool in Envs 3–6, an enumeration in Envs 1–2. Writes a Figure-2 style PNG
     per environment and the points as JSON. Resumable."""
-    from games.contractsim.frontier import (DETERMINISTIC, FrontierReport, frontiers, pool_jobs, pool_records,
-                                            sweeps, write_report)
+    from games.contractsim.frontier import DETERMINISTIC, frontiers, pool_jobs, pool_records, write_report
     from games.contractsim.synth import read_manifest, search_records
 
     directory = synthetic_set(directory)
@@ -230,8 +229,7 @@ def experiment_frontier(
     with runner_progress(json_out) as advance:
         pools, ran = pool_records(jobs, directory / "jobs" / "frontier.jsonl", workers, ray, advance)
     found = frontiers(search, pools, chosen)
-    report = FrontierReport(frontiers=tuple(found), sweeps=tuple(tuple(sweeps(f)) for f in found))
-    folder = write_report(directory, report)
+    folder = write_report(directory, found, keep=tuple(e for e in covered if e not in chosen))
     if json_out:
         typer.echo(json.dumps({"ok": True, "out": str(folder), "pool_jobs_run_now": ran,
                                "envs": [{"env": f.env, "f1": len(f.f1), "f2": len(f.f2), "pool_f1": f.pool_f1,

@@ -231,11 +231,17 @@ def read_frontiers(out: Path) -> tuple[Frontier, ...]:
                         f"({str(exc).splitlines()[0]})") from None
 
 
-def write_report(out: Path, report: FrontierReport) -> Path:
-    """`out/frontiers/frontiers.json` and one PNG per environment, each written whole; returns the folder."""
+def write_report(out: Path, found: list[Frontier], keep: tuple[int, ...] = ()) -> Path:
+    """`out/frontiers/frontiers.json` and a PNG per environment drawn now, each written whole; returns the folder.
+    The panels an earlier run drew for the environments `keep` stay, so that a set whose searches land
+    environment by environment (the shipped one) gains its frontiers the same way."""
     folder = out / "frontiers"
+    drawn = {f.env for f in found}
+    kept = [f for f in read_frontiers(out) if f.env in keep and f.env not in drawn] if keep else []
+    every = sorted([*kept, *found], key=lambda f: f.env)
     folder.mkdir(parents=True, exist_ok=True)
-    write_json(folder / "frontiers.json", report)
-    for f in report.frontiers:
+    write_json(folder / "frontiers.json", FrontierReport(frontiers=tuple(every),
+                                                         sweeps=tuple(tuple(sweeps(f)) for f in every)))
+    for f in found:
         plot(f, folder / f"env{f.env}.png")
     return folder
