@@ -13,6 +13,7 @@ import pytest
 from conftest import ROOT, compare_golden
 from contractlang.interpreter.rounds import RoundRules, evaluate_round
 from contractlang.ir import RolloverTerms
+from contractlang.render.prose import relabel
 from dp_helpers import CI_CASES, EXAMPLES, FULL, GOLDEN, example, solved
 from games.contractsim.environments import environment
 from games.contractsim.crosscheck import cross_check
@@ -20,7 +21,7 @@ from games.contractsim.game import ContractSimGame, Order, Pay, Produce
 from games.contractsim.run import play
 from games.contractsim.shocks import draw_shocks
 from helpers import run_cli
-from solver.dp import TableCache, build_problem, kernels
+from solver.dp import TableCache, build_problem, kernels, solve
 from solver.dp.cache import table_key
 from solver.dp.induction import UNSOLVED, backward, forward
 from solver.dp.problem import ORDER_GRID, flat
@@ -325,6 +326,13 @@ def test_cache_hits_ignore_the_name_and_a_failed_write_leaves_nothing(tmp_path, 
     again, table2, hit = TableCache(tmp_path).solve(renamed, environment(1))
     assert hit and again.p_sat == first.p_sat and again.contract == "another-name"
     assert all(np.array_equal(a, b) for a, b in zip(table.policies, table2.policies))
+    # another setting's dollars are the same terms: one table, the result in the contract's own money
+    hotel = relabel(ir, "hotel")
+    assert hotel.setting_info.multiplier > 1
+    in_hotel, _, hit = TableCache(tmp_path).solve(hotel, environment(1))
+    assert hit and len(list(tmp_path.glob("*.npz"))) == 1
+    assert in_hotel.model_dump(exclude={"seconds"}) == solve(hotel, environment(1))[0].model_dump(exclude={"seconds"})
+    assert in_hotel.u_supplier == first.u_supplier * hotel.setting_info.multiplier
 
     def broken(*args, **kwargs):
         raise OSError("disk full")

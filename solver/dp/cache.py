@@ -1,4 +1,5 @@
-"""Solved tables on disk, keyed by a hash of (contract terms, environment, cash cover, solver version).
+"""Solved tables on disk, keyed by a hash of (contract terms in base units, environment, cash cover, solver
+version), results kept in base units: the same terms in another setting read the same entry.
 
 A table is written to a temporary file and renamed into place only after the solve finished, so an
 interrupted or failed solve never leaves a partial entry behind. Each file carries a SHA-256 digest of
@@ -21,11 +22,12 @@ from typing import Literal
 import numpy as np
 
 from contractlang.ir import ContractSimIR
-from solver.dp.induction import POLICY_DTYPE, OrderTable, Progress, SolveResult, policy_shape, solve_problem
+from solver.dp.induction import (POLICY_DTYPE, OrderTable, Progress, SolveResult, in_setting, policy_shape,
+                                 solve_in_base_units)
 from solver.dp.problem import ROUNDS, Cover, DPProblem, build_problem
 from solver.environment import SupplyEnvironment
 
-SOLVER_VERSION = "dp-3"  # bump whenever a change could alter a table (files without a digest are re-solved)
+SOLVER_VERSION = "dp-4"  # bump whenever a change could alter a table (files without a digest are re-solved)
 DEFAULT_DIR = Path(".contractlang-cache") / "dp"
 MAX_RESULT_BYTES = 2**22  # a result's JSON or a digest: a few kB, kept as a UTF-32 string
 
@@ -38,8 +40,9 @@ def default_dir() -> Path:
 
 
 def table_key(ir: ContractSimIR, env: SupplyEnvironment, cover: Cover) -> str:
-    """Only the terms that change the game count: not the contract's name or its comments."""
-    terms = ir.base_units().model_dump(mode="json", exclude={"name", "parties", "asserts"})
+    """Only the terms that change the game count, money in base units: not the contract's name, parties,
+    stated relations or setting (a table solved for Catering serves the same terms relabelled as Hotel)."""
+    terms = ir.base_units().model_dump(mode="json", exclude={"name", "parties", "asserts", "setting"})
     blob = json.dumps([SOLVER_VERSION, terms, env.model_dump(mode="json"), cover], sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
@@ -106,12 +109,11 @@ class TableCache:
             loaded = self._read(key, problem)
             if loaded is not None:
                 result, policies = loaded
-                return (result.model_copy(update={"contract": ir.name}), OrderTable(problem=problem, policies=policies),
-                        True)
-        result, table = solve_problem(problem, self._progress)
+                return in_setting(result, problem), OrderTable(problem=problem, policies=policies), True
+        result, table = solve_in_base_units(problem, self._progress)
         if self.directory is not None:
             self._write(key, result, table)
-        return result, table, False
+        return in_setting(result, problem), table, False
 
     def _read(self, key: str, problem) -> tuple[SolveResult, tuple[np.ndarray, ...]] | None:
         """The cached table if its digest holds; None for a corrupt, truncated, altered or oversized file."""

@@ -409,26 +409,47 @@ def _completeness(survival: tuple[float, ...]) -> float:
 
 
 def solve_problem(problem: DPProblem, progress: Progress = None) -> tuple[SolveResult, OrderTable]:
+    """The solve, money in the contract's setting dollars."""
+    result, table = solve_in_base_units(problem, progress)
+    return in_setting(result, problem), table
+
+
+def solve_in_base_units(problem: DPProblem, progress: Progress = None) -> tuple[SolveResult, OrderTable]:
+    """The solve with money in Catering base units and no note: what every setting of these terms shares
+    ([CS-01]), so the table cache keeps one entry for all of them."""
     start = time.perf_counter()
     policies, p_sat, v_supplier, states, _ = backward(problem, progress)
     occupancy = forward(problem, policies)
     u_customer, u_supplier = _utilities(problem, occupancy)
     survival = occupancy.survival
-    m = problem.ir.setting_info.multiplier
-    budget = problem.env.budget
-    over = int(problem.payments.sum()) > budget
-    # [CS-22]: past the budget the RCC Customer pays what is left, a breach whose week depends on the
-    # deductions taken; the enumeration here follows scheduled payments, as the DP itself assumes (§9.2).
-    note = (f"the schedule ({int(problem.payments.sum()) * m:,}) exceeds the Customer's budget ({budget * m:,}); "
-            "P_sat assumes the schedule is paid (spec §9.2); expected utilities are left to the simulator"
-            ) if over else ""
+    over = _over_budget(problem)
     result = SolveResult(
         contract=problem.ir.name, env=problem.env.id, p_sat=p_sat, p_sat_forward=survival[-1],
-        u_customer=None if over else u_customer * m, u_supplier=None if over else u_supplier * m,
-        v_supplier=v_supplier * m, v_supplier_forward=occupancy.dp_value * m,
+        u_customer=None if over else u_customer, u_supplier=None if over else u_supplier,
+        v_supplier=v_supplier, v_supplier_forward=occupancy.dp_value,
         completeness=_completeness(survival), survival=tuple(survival), states=states,
-        seconds=time.perf_counter() - start, note=note)
+        seconds=time.perf_counter() - start)
     return result, OrderTable(problem=problem, policies=policies)
+
+
+def _over_budget(problem: DPProblem) -> bool:
+    return int(problem.payments.sum()) > problem.env.budget
+
+
+def in_setting(result: SolveResult, problem: DPProblem) -> SolveResult:
+    """A base-unit result in `problem`'s contract: its name, money times its setting's multiplier, and the note
+    of a schedule past the budget in its dollars."""
+    m = problem.ir.setting_info.multiplier
+    scale = lambda v: None if v is None else v * m  # noqa: E731
+    # [CS-22]: past the budget the RCC Customer pays what is left, a breach whose week depends on the
+    # deductions taken; the enumeration here follows scheduled payments, as the DP itself assumes (§9.2).
+    note = (f"the schedule ({int(problem.payments.sum()) * m:,}) exceeds the Customer's budget "
+            f"({problem.env.budget * m:,}); P_sat assumes the schedule is paid (spec §9.2); expected utilities are "
+            "left to the simulator") if _over_budget(problem) else ""
+    return result.model_copy(update={
+        "contract": problem.ir.name, "u_customer": scale(result.u_customer), "u_supplier": scale(result.u_supplier),
+        "v_supplier": scale(result.v_supplier), "v_supplier_forward": scale(result.v_supplier_forward),
+        "note": note})
 
 
 def solve(ir: ContractSimIR, env: SupplyEnvironment, cover: Cover = "schedule") -> tuple[SolveResult, OrderTable]:
