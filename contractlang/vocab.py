@@ -5,7 +5,8 @@ ContractSim facts follow spec/contractsim.md §2–§4; CT-Bench facts follow sp
 
 from __future__ import annotations
 
-from typing import Literal
+import json
+from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict
 
@@ -26,6 +27,12 @@ RULE_SETS: tuple[RuleSet, ...] = ("authors", "paper")
 
 class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @classmethod
+    def from_json_value(cls, value: object) -> Self:
+        """The model from a parsed JSON value, its types taken as JSON has them: a string is never read as a
+        number, nor `true` as 1, nor 42.0 as the integer 42 (what a lax read would silently do to a record)."""
+        return cls.model_validate_json(json.dumps(value), strict=True)
 
 
 class Setting(Frozen):

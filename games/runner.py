@@ -316,7 +316,7 @@ def _parse(line: bytes, record_type: type[Record]) -> Record | None:
     if not line.strip():
         return None
     try:
-        return record_type.model_validate_json(line)
+        return record_type.model_validate_json(line, strict=True)
     except ValidationError:
         return None
 

@@ -289,6 +289,11 @@ def test_metrics_holds_records_to_the_checkers_rules(tmp_path, run_record):
         (_records(tmp_path, "weeks", run_record, weeks=[]), "(weeks: a record holds weeks 1..11 in order"),
         (_records(tmp_path, "reversed", run_record, weeks=run_record["weeks"][::-1]),
          "(weeks: a record holds weeks 1..11 in order"),
+        # round 4: JSON types are read as JSON has them; a lax read took `true` for seed 1 and "6" for a price
+        (_records(tmp_path, "bool-seed", run_record, seed=True), "(seed: Input should be a valid integer"),
+        (_records(tmp_path, "float-env", run_record, env=1.0), "(env: Input should be a valid integer"),
+        (_records(tmp_path, "text-price", run_record, ir_prices=["6", 5, 3]),
+         "(contract_ir: prices.0: Input should be a valid integer"),
     ]
     rows = [(("metrics", path), f"{path}:1: not a run record {message}") for path, message in cases]
     start = time.monotonic()

@@ -225,7 +225,7 @@ def read_frontiers(out: Path) -> tuple[Frontier, ...]:
     if not path.exists():
         return ()
     try:
-        return FrontierReport.model_validate_json(read_capped(path)).frontiers
+        return FrontierReport.model_validate_json(read_capped(path), strict=True).frontiers
     except ValueError as exc:
         raise FileError(f"{path}: not written by `contractlang experiment frontier` "
                         f"({str(exc).splitlines()[0]})") from None

@@ -77,7 +77,7 @@ class RunRecord(Frozen):
         """τ^RCC (§15.2): the same contract, environment, counterparty policy and seed, with `role` played by RCC."""
         if self.contract_ir is None:
             raise ValueError(f"the record of {self.contract!r} holds no contract terms; re-run it to get regret")
-        ir = ContractSimIR.model_validate(self.contract_ir)
+        ir = ContractSimIR.from_json_value(self.contract_ir)
         customer, supplier = ("rcc", self.supplier) if role == "customer" else (self.customer, "rcc")
         return play(ir, environment(self.env), customer, supplier, seed=self.seed, keep_log=False, tables=tables)
 
@@ -115,7 +115,7 @@ def checked_terms(terms: dict) -> ContractSimIR:
     from contractlang.formatter import format_ir
 
     try:
-        ir = ContractSimIR.model_validate(terms)
+        ir = ContractSimIR.from_json_value(terms)
     except ValidationError as exc:
         raise ValueError(_first_error(exc)) from None
     if ir.setting not in SETTINGS:
@@ -134,7 +134,7 @@ def run_record(obj: object) -> RunRecord:
     if not isinstance(obj, dict):
         raise ValueError("a line must be one JSON object")
     try:
-        record = RunRecord.model_validate({k: v for k, v in obj.items() if k in RunRecord.model_fields})
+        record = RunRecord.from_json_value({k: v for k, v in obj.items() if k in RunRecord.model_fields})
     except ValidationError as exc:
         raise ValueError(_first_error(exc)) from None
     if record.seed < 0:

@@ -503,7 +503,7 @@ def read_manifest(out: Path) -> Manifest:
     """The manifest `synth` wrote into `out`, as one error line when it is missing or not ours."""
     path = out / "manifest.json"
     try:
-        return Manifest.model_validate_json(read_capped(path))
+        return Manifest.model_validate_json(read_capped(path), strict=True)
     except FileError:
         if is_shipped(out):
             plan = SynthPlan()
