@@ -9,10 +9,15 @@ floor: every [CS-34] ascent ends with a full pass that keeps no move, so each of
 valued again with all its neighbours (a fresh evaluator, rounds shared as in the search); that pass alone,
 times the generation's 400 ascents, bounds from below what any search by [CS-34] costs with this DP.
 `--full` instead times `contractlang synth` with the paper's plan into a temporary directory (`--starts N`: with
-N starts instead of [CS-34]'s 20) and keeps its manifest beside the result. `--narrowing ENV START` times one
+N starts instead of [CS-34]'s 20) and keeps its manifest beside the result. `--project` projects the 20-start
+generation from timed jobs (issue #34): it reruns start 0 of every search environment the shipped store holds
+(as a `synth` worker runs it: one numba thread, one BLAS thread), requires each record to equal the stored one
+byte for byte, and scales each environment's CPU seconds per valued contract by the contracts all of that
+environment's stored jobs valued (an environment still being searched: its mean job times 20). CPU time, not
+wall time, so a busy machine does not inflate it. `--narrowing ENV START` times one
 search job twice in the same run (issue #34): taking rounds solved with wider cash bounds (`RoundMemo`'s
 default) and only rounds solved with the same bounds; the two records must be equal.
-Usage: python3 bench/synth.py [--full [--starts N] | --narrowing ENV START]
+Usage: python3 bench/synth.py [--full [--starts N] | --narrowing ENV START | --project]
 """
 
 from __future__ import annotations
@@ -77,14 +82,62 @@ def _narrowing(env_id: int, start: int) -> None:
         "rounds_narrowed": wide_memo.narrowed, "records_equal": True})
 
 
+VARIANT_SOLVES_MINUTES = 23.2
+"""The 240 variant solves of the timed two-start generation (`--full --starts 2`, 2 cores; the bases differ with
+the starts but the variant classes and their count do not)."""
+
+
+def _project() -> None:
+    import numba
+    import threadpoolctl
+
+    from games.contractsim.synth import SHIPPED, SearchRecord
+    from games.runner import record_line, stored_records
+
+    numba.set_num_threads(1)
+    threadpoolctl.threadpool_limits(1)
+    stored = stored_records(SHIPPED / "jobs" / "search.jsonl", SearchRecord, lambda r: r.job, "search")
+    cores = os.cpu_count() or 1
+    rows, total = {}, 0.0
+    for env_id in SEARCH_ENVS:
+        job = SearchJob(env=env_id, start=0)
+        if job not in stored:
+            continue
+        t = time.process_time()
+        record = run_search(job, Evaluator(env_id))
+        cpu = time.process_time() - t
+        assert record_line(record) == record_line(stored[job]), f"Env {env_id} start 0 is not the stored record"
+        valued = [len(r.valued) for j, r in stored.items() if j.env == env_id]
+        env_valued = sum(valued) * STARTS / len(valued)
+        env_seconds = cpu / len(record.valued) * env_valued
+        total += env_seconds
+        rows[env_id] = {"timed_cpu_seconds": round(cpu, 1), "timed_valued": len(record.valued),
+                        "stored_jobs": len(valued), "env_valued": round(env_valued),
+                        "env_cpu_minutes": round(env_seconds / 60, 1)}
+        print(f"Env {env_id}: start 0 took {cpu:.0f} CPU s for {len(record.valued)} contracts (same record as stored); "
+              f"{len(valued)} stored jobs valued {sum(valued):,}: about {env_seconds / 60:.0f} CPU min for 20 starts")
+    minutes = total / 60 / cores + VARIANT_SOLVES_MINUTES
+    print(f"projected 20-start generation on {cores} cores: {total / 60 / cores:.0f} min of searches + "
+          f"{VARIANT_SOLVES_MINUTES} min of variant solves = {minutes:.0f} min (target 150)")
+    write_result("synth_projection", {"envs": rows, "search_cpu_minutes": round(total / 60, 1), "cores": cores,
+                                      "variant_solves_minutes": VARIANT_SOLVES_MINUTES,
+                                      "projected_minutes": round(minutes), "target_minutes": 150},
+                 partial=len(rows) < len(SEARCH_ENVS))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true", help="time the whole generation (hours on 2 cores)")
     parser.add_argument("--starts", type=int, default=STARTS, help="random starts of the timed generation")
     parser.add_argument("--narrowing", type=int, nargs=2, metavar=("ENV", "START"),
                         help="time one search job with and without rounds narrowed from wider cash bounds")
+    parser.add_argument("--project", action="store_true",
+                        help="project the 20-start generation from start 0 of each searched environment")
     args = parser.parse_args()
     cores = os.cpu_count() or 1
+    if args.project:
+        _project()
+        return
     if args.narrowing:
         _narrowing(*args.narrowing)
         return
