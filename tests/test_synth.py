@@ -17,7 +17,7 @@ import pytest
 from contractlang import load
 from contractlang.vocab import Frozen
 from games.contractsim.environments import environment
-from games.contractsim.frontier import Point, enumeration, pareto, sweep
+from games.contractsim.frontier import Point, enumeration, f2_seeds, pareto, sweep
 from games.contractsim.synth import (AscentRecord, SearchJob, SearchRecord, SynthPlan, Terms, Valuation,
                                      choose_bases, contingencies, coordinate_ascent, starts)
 from games.runner import run_phase
@@ -177,6 +177,24 @@ def test_deterministic_frontier_points_are_the_dp_values():
                 assert ev(below).p_sat == 0.0
 
 
+def test_f2_seeds_take_the_most_valuable_contract_of_each_reliability_band():
+    """Hand-made pool: the three near-copies at P_sat 0.41–0.415 worth the most get no seed while the 8 bands
+    reach down to 0.60, and one (the best) when 12 reach 0.40; the [0.95, 1] band's best comes first; a tie
+    keeps the earlier contract; empty bands are skipped; 0.95 − 1e-12 counts as 0.95 (the threshold's
+    tolerance), 0.8999 does not count as 0.90."""
+    def point(i: int, p_sat: float, joint: float) -> Point:
+        terms = Terms(quantities=(1, 1, 1), prices=(8, 4, 2), payments=(i, 0, 0, 0, 0, 0))
+        return Point(terms=terms, variant="base", p_sat=p_sat, u_customer=joint - 10, u_supplier=10)
+
+    pool = [point(1, 0.41, 409), point(2, 0.41, 409.5), point(3, 0.415, 409.2), point(4, 0.97, 300),
+            point(5, 0.95 - 1e-12, 310), point(6, 0.92, 320), point(7, 0.8999, 330), point(8, 0.91, 320),
+            point(9, 0.61, 200), point(10, 0.59, 500)]
+    assert [p.terms.payments[0] for p in f2_seeds(pool)] == [5, 6, 7, 9]
+    assert [p.terms.payments[0] for p in f2_seeds(pool, 2)] == [5, 6]
+    assert [p.terms.payments[0] for p in f2_seeds(pool, 12)] == [5, 6, 7, 9, 10, 2]
+    assert f2_seeds(pool, 0) == []
+
+
 SMALL = ("--search-envs", "1", "--rhos", "1.0", "--starts", "1", "--workers", "2")
 
 
@@ -267,17 +285,17 @@ def test_commands_default_to_the_shipped_set_and_say_how_far_it_is(tmp_path, mon
     committed = (real / "jobs" / "search.jsonl").read_bytes().splitlines(keepends=True)
     (shipped / "jobs" / "search.jsonl").write_bytes(b"".join(committed[:3]) + committed[3][:40])  # one cut short
     monkeypatch.setattr(synth, "SHIPPED", shipped)
-    message = "the shipped synthetic set is still being generated (3 of 80 search jobs done)"
+    message = "the shipped synthetic set is incomplete here (3 of 80 search jobs done)"
     cases = [(("experiment", "rational"), message), (("experiment", "frontier"), message),
              (("experiment", "performance", "--agent", "rcc"), message),
              (("synth", "--starts", "2"), "the shipped synthetic set is the paper's plan")]
     assert_each_fails_in_one_line(lambda *args: run_cli(*args, cwd=tmp_path), cases)
     assert (shipped / "jobs" / "search.jsonl").read_bytes().endswith(committed[3][:40])  # watched, not repaired
-    # with the manifest of a finished generation but searches still missing (the state this repository's set
-    # was shipped in: its last 30 search records were lost and are run again), only the frontiers need them
+    # with the manifest of a finished generation but searches missing (the state this repository's set was in
+    # for three sessions, while 30 lost search records were run again), only the frontiers need them
     shutil.copy(real / "manifest.json", shipped / "manifest.json")
     assert_each_fails_in_one_line(lambda *args: run_cli(*args, cwd=tmp_path), [
-        (("experiment", "frontier"), "the shipped set's search store is still being completed (3 of 80 search jobs"),
+        (("experiment", "frontier"), "the shipped set's search store is incomplete here (3 of 80 search jobs"),
         (("experiment", "frontier", "--envs", "2,5"), "(0 of 20 search jobs of Env 5 done)")])
     # an environment whose searches are all in (here Env 1, enumerated, which needs none) is drawn already, and
     # the panels drawn before for other environments stay (the shipped set gains its frontiers as its searches land)

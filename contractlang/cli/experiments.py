@@ -205,8 +205,9 @@ def experiment_frontier(
     directory: Directory = None,
     envs: Annotated[Optional[str], typer.Option(help="Environments (default: every one the contract set "
                                                      "covers); the panels of others drawn before are kept.")] = None,
-    f2_seeds: Annotated[int, typer.Option(min=0, max=1000, help="Grim-only contracts per stochastic environment whose "
-                                                      "contingency variants join F2's pool.")] = 8,
+    f2_seeds: Annotated[int, typer.Option(min=0, max=1000, help=(
+        "Grim-only contracts per stochastic environment whose contingency variants join F2's pool: the most "
+        "valuable of each P_sat band of width 0.05 counted down from 0.95."))] = 8,
     workers: Workers = None,
     ray: Ray = None,
     json_out: JsonFlag = False,
@@ -238,7 +239,7 @@ def experiment_frontier(
     typer.echo(f"{'env':>3}  {'pool F1':>7} {'pool F2':>7}  {'|F1|':>4} {'|F2|':>4}  "
                f"{'max U_C+U_S F1':>14} {'F2':>8}")
     for f in found:
-        best = [max((p.u_customer + p.u_supplier for p in pts), default=float('nan')) for pts in (f.f1, f.f2)]
+        best = [max((p.joint_utility for p in pts), default=float('nan')) for pts in (f.f1, f.f2)]
         typer.echo(f"{f.env:>3}  {f.pool_f1:>7} {f.pool_f2:>7}  {len(f.f1):>4} {len(f.f2):>4}  {best[0]:14.2f} "
                    f"{best[1]:8.2f}")
     typer.echo(f"plots and points in {folder} ({ran} pool jobs run now)")

@@ -6,7 +6,7 @@ the DP; sweeping η over the pool traces its nondominated set, the points the pa
 grim-only contracts, F2 from every contingency combination.
 
 Pools: in Envs 3–6 every base-family point the `synth` searches valued (F1), plus every contingency variant
-of the most valuable of them (F2). Envs 1–2 have no search (their terms are reused, §12.2) and are
+of the most valuable of them in each reliability band below the threshold (F2). Envs 1–2 have no search (their terms are reused, §12.2) and are
 deterministic, so their frontier is exact, by enumeration in closed form (`enumeration`); E13 makes F1 = F2
 there.
 """
@@ -28,9 +28,9 @@ from games.runner import Progress, run_phase
 THRESHOLD = 0.95  # [CS-26]: inclusive
 TOLERANCE = 1e-9
 F2_SEEDS = 8
-"""How many of a pool's best grim-only contracts (by U_Cust + U_Supp, any P_sat) get every contingency variant
-for F2: contingencies make a contract easier to satisfy, so F2 gains most from valuable contracts just below
-the threshold."""
+"""How many grim-only contracts of a stochastic environment's pool get every contingency variant for F2."""
+BAND = 0.05
+"""Width of the P_sat bands F2's seeds are drawn from, counted down from the threshold (`f2_seeds`)."""
 
 
 class Point(Frozen):
@@ -41,6 +41,11 @@ class Point(Frozen):
     p_sat: float
     u_customer: float
     u_supplier: float
+
+    @property
+    def joint_utility(self) -> float:
+        """U_Cust + U_Supp, what a frontier's best point maximises."""
+        return self.u_customer + self.u_supplier
 
 
 def pareto(points: Iterable[Point]) -> list[Point]:
@@ -130,17 +135,27 @@ def search_pool(records: list[SearchRecord], env_id: int) -> list[Point]:
 DETERMINISTIC = (1, 2)
 
 
+def f2_seeds(pool: list[Point], seeds: int = F2_SEEDS) -> list[Point]:
+    """The most valuable grim-only contract (U_Cust + U_Supp; ties: pool order) of each of `seeds` P_sat bands
+    [0.95, 1], [0.90, 0.95), [0.85, 0.90), …, skipping empty ones. A contingency lifts P_sat by up to about 0.25
+    (RO, PD), so contracts near the threshold are the ones whose variants can reach F2 above F1; and one seed
+    per band keeps the near-copies an ascent values around one target from taking every seed (the 8 most
+    valuable contracts of Env 6's 20-start pool are one contract at P_sat 0.415, out of any variant's reach)."""
+    edges = [THRESHOLD - BAND * k for k in range(seeds)]
+    best: dict[int, Point] = {}
+    for p in pool:
+        band = next((k for k, edge in enumerate(edges) if p.p_sat >= edge - TOLERANCE), None)
+        if band is not None and (band not in best or p.joint_utility > best[band].joint_utility):
+            best[band] = p
+    return [best[k] for k in sorted(best)]
+
+
 def pool_jobs(search: list[SearchRecord], envs: tuple[int, ...], seeds: int = F2_SEEDS) -> list[PoolJob]:
-    """F2's extra contracts in the stochastic environments: every contingency variant of the `seeds` most
-    valuable grim-only contracts of the search pool."""
-    jobs = []
-    for env_id in envs:
-        if env_id in DETERMINISTIC:
-            continue
-        best = sorted(search_pool(search, env_id), key=lambda p: -(p.u_customer + p.u_supplier))[:seeds]
-        jobs += [PoolJob(env=env_id, terms=(p.terms,), variants=tuple(v for v in ALL_VARIANTS if v != "base"))
-                 for p in best]
-    return jobs
+    """F2's extra contracts in the stochastic environments: every contingency variant of the search pool's
+    `f2_seeds`."""
+    return [PoolJob(env=env_id, terms=(p.terms,), variants=tuple(v for v in ALL_VARIANTS if v != "base"))
+            for env_id in envs if env_id not in DETERMINISTIC
+            for p in f2_seeds(search_pool(search, env_id), seeds)]
 
 
 class Frontier(Frozen):

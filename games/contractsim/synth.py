@@ -507,9 +507,9 @@ def read_manifest(out: Path) -> Manifest:
     except FileError:
         if is_shipped(out):
             plan = SynthPlan()
-            raise FileError(f"{path}: the shipped synthetic set is still being generated "
+            raise FileError(f"{path}: the shipped synthetic set is incomplete here "
                             f"({searches_done(out, plan)} of {len(plan.search_jobs())} search jobs done); "
-                            "`contractlang synth` continues it, or give a directory `synth --out` wrote") from None
+                            "`contractlang synth` completes it, or give a directory `synth --out` wrote") from None
         raise FileError(f"{path}: no manifest there; run `contractlang synth --out {out}` first") from None
     except ValueError as exc:
         raise FileError(f"{path}: not a manifest written by `contractlang synth` ({str(exc).splitlines()[0]})") from None
@@ -550,9 +550,9 @@ def search_records(out: Path, plan: SynthPlan, envs: tuple[int, ...] | None = No
     missing = [j for j in jobs if j not in stored]
     which = "" if envs is None else f" of Env{'s' if len(envs) > 1 else ''} {', '.join(map(str, envs))}"
     if missing and is_shipped(out):
-        raise FileError(f"{path}: the shipped set's search store is still being completed "
+        raise FileError(f"{path}: the shipped set's search store is incomplete here "
                         f"({len(jobs) - len(missing)} of {len(jobs)} search jobs{which} done); `contractlang synth` "
-                        "continues it, or give a directory `synth --out` wrote")
+                        "completes it, or give a directory `synth --out` wrote")
     if missing:
         raise FileError(f"{path}: {len(missing)} searches{which} of the manifest's are missing; rerun "
                         f"`contractlang synth --out {out}` with the same options")
