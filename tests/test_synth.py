@@ -316,6 +316,7 @@ def test_commands_default_to_the_shipped_set_and_say_how_far_it_is(tmp_path, mon
     (("synth", "--search-envs", "9"), "--search-envs takes environments 1..6"),
     (("experiment", "rational", "nowhere"), "nowhere/manifest.json: no manifest there"),
     (("experiment", "frontier", "nowhere"), "nowhere/manifest.json: no manifest there"),
+    (("experiment", "rational", "/dev/null"), "/dev/null: a file, not a directory"),
 ])
 def test_bad_experiment_input_is_one_line(tmp_path, args, message):
     json_form = args[0] == "experiment"  # one of each form per command: one failure path writes both

@@ -502,6 +502,8 @@ def searches_done(out: Path, plan: SynthPlan) -> int:
 def read_manifest(out: Path) -> Manifest:
     """The manifest `synth` wrote into `out`, as one error line when it is missing or not ours."""
     path = out / "manifest.json"
+    if out.exists() and not out.is_dir():
+        raise FileError(f"{out}: a file, not a directory; give the directory `contractlang synth --out` wrote")
     try:
         return Manifest.model_validate_json(read_capped(path), strict=True)
     except FileError:
