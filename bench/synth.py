@@ -16,8 +16,10 @@ byte for byte, and scales each environment's CPU seconds per valued contract by 
 environment's stored jobs valued (an environment still being searched: its mean job times 20). CPU time, not
 wall time, so a busy machine does not inflate it. `--narrowing ENV START` times one
 search job twice in the same run (issue #34): taking rounds solved with wider cash bounds (`RoundMemo`'s
-default) and only rounds solved with the same bounds; the two records must be equal.
-Usage: python3 bench/synth.py [--full [--starts N] | --narrowing ENV START | --project]
+default) and only rounds solved with the same bounds; the two records must be equal. `--profile ENV` values the
+neighbours of that environment's start 0 under cProfile and splits the time between the compiled round kernel,
+the forward pass and everything around them.
+Usage: python3 bench/synth.py [--full [--starts N] | --narrowing ENV START | --project | --profile ENV]
 """
 
 from __future__ import annotations
@@ -82,6 +84,39 @@ def _narrowing(env_id: int, start: int) -> None:
         "rounds_narrowed": wide_memo.narrowed, "records_equal": True})
 
 
+def _profile(env_id: int) -> None:
+    """Where a search valuation's time goes: start 0's neighbours valued under cProfile, as a worker runs them."""
+    import cProfile
+    import pstats
+
+    import numba
+    import threadpoolctl
+
+    numba.set_num_threads(1)
+    threadpoolctl.threadpool_limits(1)
+    evaluator = Evaluator(env_id)
+    start = starts(evaluator.env)[0]
+    evaluator(start)  # compiled kernels load here, outside the profile
+    neighbours = [c for c in (moved(start, coordinate, step, evaluator.env.budget) for coordinate, step in MOVES)
+                  if c is not None]
+    before = evaluator.solves
+    profile = cProfile.Profile()
+    t = time.perf_counter()
+    profile.runcall(lambda: [evaluator(c) for c in neighbours])
+    total = time.perf_counter() - t
+    own = {f"{Path(file).parent.name}/{Path(file).name}:{name}": seconds
+           for (file, _, name), (_, _, seconds, _, _) in pstats.Stats(profile).stats.items()}
+    kernel = own.get("dp/kernels.py:solve_round", 0.0)
+    forward = own.get("dp/kernels.py:forward_round", 0.0)
+    print(f"Env {env_id}, {len(neighbours)} neighbours of start 0 ({evaluator.solves - before} solves): {total:.2f} s, "
+          f"{kernel:.2f} s in solve_round ({kernel / total:.0%}), {forward:.2f} s in forward_round, "
+          f"{total - kernel - forward:.2f} s elsewhere")
+    write_result(f"synth_profile_env{env_id}", {
+        "neighbours": len(neighbours), "solves": evaluator.solves - before, "seconds": round(total, 2),
+        "solve_round_seconds": round(kernel, 2), "forward_round_seconds": round(forward, 2),
+        "elsewhere_seconds": round(total - kernel - forward, 2)})
+
+
 VARIANT_SOLVES_MINUTES = 23.2
 """The 240 variant solves of the timed two-start generation (`--full --starts 2`, 2 cores; the bases differ with
 the starts but the variant classes and their count do not)."""
@@ -133,8 +168,13 @@ def main() -> None:
                         help="time one search job with and without rounds narrowed from wider cash bounds")
     parser.add_argument("--project", action="store_true",
                         help="project the 20-start generation from start 0 of each searched environment")
+    parser.add_argument("--profile", type=int, metavar="ENV",
+                        help="profile the valuation of start 0's neighbours in one search environment")
     args = parser.parse_args()
     cores = os.cpu_count() or 1
+    if args.profile:
+        _profile(args.profile)
+        return
     if args.project:
         _project()
         return
