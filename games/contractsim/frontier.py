@@ -137,8 +137,8 @@ DETERMINISTIC = (1, 2)
 
 def f2_seeds(pool: list[Point], seeds: int = F2_SEEDS) -> list[Point]:
     """The most valuable grim-only contract (U_Cust + U_Supp; ties: pool order) of each of `seeds` P_sat bands
-    [0.95, 1], [0.90, 0.95), [0.85, 0.90), …, skipping empty ones. A contingency lifts P_sat by up to about 0.25
-    (RO, PD), so contracts near the threshold are the ones whose variants can reach F2 above F1; and one seed
+    [0.95, 1], [0.90, 0.95), [0.85, 0.90), …, skipping empty ones. Rollover lifts P_sat by up to about 0.25
+    (payment deduction further, at a cost), so contracts near the threshold are the ones whose variants can reach F2 above F1; and one seed
     per band keeps the near-copies an ascent values around one target from taking every seed (the 8 most
     valuable contracts of Env 6's 20-start pool are one contract at P_sat 0.415, out of any variant's reach)."""
     edges = [THRESHOLD - BAND * k for k in range(seeds)]
