@@ -40,6 +40,7 @@ from _common import RESULTS, write_result  # noqa: E402
 from contractlang.files import write_atomically  # noqa: E402
 from games.contractsim.synth import (MOVES, RHOS, SEARCH_ENVS, STARTS, Evaluator, SearchJob,  # noqa: E402
                                      coordinate_ascent, moved, run_search, starts)
+from games.runner import limit_threads  # noqa: E402
 from solver.dp import RoundMemo  # noqa: E402
 
 
@@ -89,11 +90,7 @@ def _profile(env_id: int) -> None:
     import cProfile
     import pstats
 
-    import numba
-    import threadpoolctl
-
-    numba.set_num_threads(1)
-    threadpoolctl.threadpool_limits(1)
+    limit_threads(1)
     evaluator = Evaluator(env_id)
     start = starts(evaluator.env)[0]
     evaluator(start)  # compiled kernels load here, outside the profile
@@ -123,14 +120,10 @@ the starts but the variant classes and their count do not)."""
 
 
 def _project() -> None:
-    import numba
-    import threadpoolctl
-
     from games.contractsim.synth import SHIPPED, SearchRecord
     from games.runner import record_line, stored_records
 
-    numba.set_num_threads(1)
-    threadpoolctl.threadpool_limits(1)
+    limit_threads(1)
     stored = stored_records(SHIPPED / "jobs" / "search.jsonl", SearchRecord, lambda r: r.job, "search")
     cores = os.cpu_count() or 1
     rows, total = {}, 0.0
@@ -168,11 +161,11 @@ def main() -> None:
                         help="time one search job with and without rounds narrowed from wider cash bounds")
     parser.add_argument("--project", action="store_true",
                         help="project the 20-start generation from start 0 of each searched environment")
-    parser.add_argument("--profile", type=int, metavar="ENV",
+    parser.add_argument("--profile", type=int, metavar="ENV", choices=SEARCH_ENVS,
                         help="profile the valuation of start 0's neighbours in one search environment")
     args = parser.parse_args()
     cores = os.cpu_count() or 1
-    if args.profile:
+    if args.profile is not None:
         _profile(args.profile)
         return
     if args.project:

@@ -34,16 +34,21 @@ Job = TypeVar("Job", bound=Hashable)
 Record = TypeVar("Record", bound=BaseModel)
 
 
-def _worker_init(threads: int) -> None:
-    # the parent alone answers Ctrl-C / SIGTERM, and then ends the workers itself
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, _end_worker)
+def limit_threads(threads: int) -> None:
+    """Size this process's compiled-kernel and BLAS thread pools to its share of the cores, as a worker runs."""
     numba = sys.modules.get("numba")  # jobs that run compiled kernels imported it before the fork
     if numba is not None:
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))  # the worker processes share the cores
     # BLAS (the DP's spoilage pull-back) keeps the thread pool it sized for the whole machine before the fork:
     # every worker running it on every core oversubscribed them (issue #34: 1.2–1.6× slower solves under load)
     threadpoolctl.threadpool_limits(threads)
+
+
+def _worker_init(threads: int) -> None:
+    # the parent alone answers Ctrl-C / SIGTERM, and then ends the workers itself
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _end_worker)
+    limit_threads(threads)
 
 
 def _end_worker(signum, frame) -> None:

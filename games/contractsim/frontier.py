@@ -6,9 +6,9 @@ the DP; sweeping η over the pool traces its nondominated set, the points the pa
 grim-only contracts, F2 from every contingency combination.
 
 Pools: in Envs 3–6 every base-family point the `synth` searches valued (F1), plus every contingency variant
-of the most valuable of them in each reliability band below the threshold (F2). Envs 1–2 have no search (their terms are reused, §12.2) and are
-deterministic, so their frontier is exact, by enumeration in closed form (`enumeration`); E13 makes F1 = F2
-there.
+of the most valuable of them in each reliability band from the threshold down (F2, `f2_seeds`). Envs 1–2 have
+no search (their terms are reused, §12.2) and are deterministic, so their frontier is exact, by enumeration in
+closed form (`enumeration`); E13 makes F1 = F2 there.
 """
 
 from __future__ import annotations
@@ -138,9 +138,10 @@ DETERMINISTIC = (1, 2)
 def f2_seeds(pool: list[Point], seeds: int = F2_SEEDS) -> list[Point]:
     """The most valuable grim-only contract (U_Cust + U_Supp; ties: pool order) of each of `seeds` P_sat bands
     [0.95, 1], [0.90, 0.95), [0.85, 0.90), …, skipping empty ones. Rollover lifts P_sat by up to about 0.25
-    (payment deduction further, at a cost), so contracts near the threshold are the ones whose variants can reach F2 above F1; and one seed
-    per band keeps the near-copies an ascent values around one target from taking every seed (the 8 most
-    valuable contracts of Env 6's 20-start pool are one contract at P_sat 0.415, out of any variant's reach)."""
+    (payment deduction further, at a cost), so contracts near the threshold are the ones whose variants can
+    reach F2 above F1; and one seed per band keeps the near-copies an ascent values around one target from
+    taking every seed (the 8 most valuable contracts of Env 6's 20-start pool are one contract at P_sat 0.415,
+    out of any variant's reach)."""
     edges = [THRESHOLD - BAND * k for k in range(seeds)]
     best: dict[int, Point] = {}
     for p in pool:
