@@ -4,7 +4,7 @@ empty store, once with nothing left to play (startup, reading the contracts and 
 games/s is the games over the difference, so the fixed cost is reported apart.
 
 Default set: built here in a temporary directory, the smallest that plays every code path cheaply — Env 1
-(deterministic, fast solves) with Example 1's terms (§17) at five payment levels, each in the variants base, S
+(deterministic, fast solves) with worked example 1's terms (docs/rules/checks.md) at five payment levels, each in the variants base, S
 and S+PD (15 contracts). `--set DIR` times a set `contractlang synth` wrote instead (its job records are
 copied away first, never changed); give it the DP cache that set's solves filled through CONTRACTLANG_DP_CACHE,
 or the rational run solves every table first and its time is mostly solving. Without `--record` the result is

@@ -32,7 +32,7 @@ from games.runner import stored_records  # noqa: E402
 def _capped_bound(env_id: int, terms: Terms) -> float:
     env = environment(env_id)
     low = env.price_bounds()[0]
-    unit_cost = np.array([low[0] + low[1] + low[2], low[0] + low[1], low[2]])  # recipes A, B, C (§2)
+    unit_cost = np.array([low[0] + low[1] + low[2], low[0] + low[1], low[2]])  # recipes A, B, C (ContractSim paper, App. A.1–A.2)
     margin = np.maximum(np.array(env.values) - unit_cost, 0)
     return env.budget + 5 * float(np.dot(terms.quantities, margin))
 

@@ -1,4 +1,4 @@
-"""Benchmark: the synthetic contract search of `contractlang synth` (issue #18; spec §12, [CS-34]).
+"""Benchmark: the synthetic contract search of `contractlang synth` (issue #18; ContractSim paper, App. C.4, [CS-34]).
 
 Default: one coordinate ascent (Env 3, start 0, ρ = 0.9) twice — with the search's reuse (rounds shared
 between contracts with the same later payments, valuations memoised, price moves not re-solved where no

@@ -1,7 +1,7 @@
 """The contract IR: the checked, normalised value every later stage consumes.
 
 ContractSim terms are the paper's constraint tuple C = (prices, deliveries, payments, contingencies)
-(spec/contractsim.md §7.1); CT-Bench terms are coverage and points entries (spec/ctbench.md §6).
+(ContractSim paper, Sec. 3); CT-Bench terms are coverage and points entries (CT-Bench paper, Sec. 2.4).
 Money is kept in the setting's own dollars; `base_units` gives the Catering-unit view of [CS-01].
 """
 
@@ -120,7 +120,7 @@ class DeductionTerms(Frozen):
 
 
 class RolloverTerms(Frozen):
-    """Rollover of missed units with at most `max_deficit` carried per dish (§7.3; default 2)."""
+    """Rollover of missed units with at most `max_deficit` carried per dish (ContractSim paper, App. C.1; default 2)."""
 
     max_deficit: int = 2
 
@@ -133,7 +133,7 @@ class Contingencies(Frozen):
 
     @property
     def mode(self) -> Mode:
-        """Primary contingency mode of spec §7.2."""
+        """Primary contingency mode of ContractSim paper, App. C.1."""
         if self.payment_deduction and self.rollover:
             return "PDRO"
         if self.payment_deduction:
@@ -144,7 +144,7 @@ class Contingencies(Frozen):
 
     @property
     def explicit_count(self) -> int:
-        """Contingency count CC(ω) of spec §13: deduction, rollover and substitution clauses."""
+        """Contingency count CC(ω) of ContractSim paper, App. C.5: deduction, rollover and substitution clauses."""
         return sum(x is not None for x in (self.substitution, self.payment_deduction, self.rollover))
 
 

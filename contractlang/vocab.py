@@ -1,6 +1,6 @@
 """Game vocabularies: the names, weeks, units and limits a contract is checked against.
 
-ContractSim facts follow spec/contractsim.md §2–§4; CT-Bench facts follow spec/ctbench.md §1–§3.
+ContractSim facts follow ContractSim paper, App. A.1–A.2, Sec. 3; CT-Bench facts follow CT-Bench paper, App. E, Sec. 2.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What the solvers need of a ContractSim environment, as one value (`games` builds it; spec §3, §5).
+"""What the solvers need of a ContractSim environment, as one value (`games` builds it; ContractSim paper, App. A.3, App. A.1).
 
 Money is in Catering base units ([CS-01]); contracts are converted with `ContractSimIR.base_units()`.
 """

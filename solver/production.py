@@ -1,4 +1,4 @@
-"""The fixed post-receipt production rule (spec/contractsim.md §9.2, [CS-24]); the DP tabulates it per round,
+"""The fixed post-receipt production rule (ContractSim paper, App. C.1, [CS-24]); the DP tabulates it per round,
 memory and inventory (`DPProblem.output`) and the rational Suppliers read that table.
 
 Among feasible outputs choose, lexicographically: fulfilment class (2 full, 1 permitted shortfall,

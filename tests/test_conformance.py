@@ -133,7 +133,7 @@ def batch_customer(case) -> str | None:
 
 
 def _uses(y):
-    """Units of each input the delivery y consumes (recipes of §2)."""
+    """Units of each input the delivery y consumes (recipes of ContractSim paper, App. A.1–A.2)."""
     return y[0] + y[1], y[0] + y[1], y[0] + y[2]
 
 
@@ -200,7 +200,7 @@ def _readonly(a):
 
 
 def dp_forward(case):
-    """`solver.dp.kernels.forward_round`, the exact enumeration with both players RCC ([CS-28], §14), pushing one
+    """`solver.dp.kernels.forward_round`, the exact enumeration with both players RCC ([CS-28], ContractSim paper, App. C.5), pushing one
     game's mass through the case's deliveries (scripted as for the batch engine). Its breach-free phase answers
     the Supplier's verdicts and the dues the Customer pays up to the first violation; its grim phase (the
     Supplier breached, the RCC Customer pays nothing) answers whether that zero payment is itself a breach."""
@@ -275,7 +275,7 @@ def test_conformance(implementation, name):
 
 
 def test_the_table_covers_every_mode_with_and_without_substitution():
-    """GRIM, PD, RO, PDRO (§7.2), each alone and with the substitution overlay, and the worked examples of §17."""
+    """GRIM, PD, RO, PDRO (ContractSim paper, App. C.1), each alone and with the substitution overlay, and the worked examples of the worked examples of docs/rules/checks.md."""
     combos = {(contract(c).contingencies.mode, "substitution" in c["contract"]["contingencies"])
               for c in CASES.values()}
     assert combos == {(m, s) for m in ("GRIM", "PD", "RO", "PDRO") for s in (False, True)}
@@ -290,7 +290,7 @@ def test_the_batch_engine_plays_most_cases():
 
 
 def test_a_planted_change_fails_the_table(monkeypatch):
-    """The table has teeth: drop the cap of §4.1 (a deduction beyond the payment then leaves a negative due) where
+    """The table has teeth: drop the cap of ContractSim paper, Sec. 3 (a deduction beyond the payment then leaves a negative due) where
     it is written, `rounds.applied_deduction`, or in the z3 mirror, and every implementation reading it fails on
     the case that exercises the cap (the batch engine's own restatement is compiled numba code, out of a
     monkeypatch's reach)."""

@@ -1,4 +1,4 @@
-"""ContractSim simulation: spec §17 example 1 rows that need no DP table, §16.1 identities for the
+"""ContractSim simulation: worked example 1 (docs/rules/checks.md) rows that need no DP table, the identities of docs/rules/checks.md for the
 available policies, money conservation, common random numbers, observations, metrics."""
 
 import json

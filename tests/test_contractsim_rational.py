@@ -1,4 +1,4 @@
-"""Spec §16.1 identities and §17 example 1 with the rational Suppliers playing the DP table (issue #4),
+"""the identities of docs/rules/checks.md and worked example 1 (docs/rules/checks.md) with the rational Suppliers playing the DP table (issue #4),
 on every bundled example in every environment."""
 
 import pytest
@@ -23,7 +23,7 @@ def test_worked_example_1_all_four_rows(tables):
     assert {k: (r.u_customer, r.u_supplier) for k, r in rows.items()} == {
         ("rcc", "rcc"): (215, 50), ("re", "rcc"): (200, 0), ("rcc", "re"): (182, 18), ("re", "rc"): (242, -16)}
     orders = [e.order for e in rows[("rcc", "rcc")].log if isinstance(e, OrderPlaced)]
-    assert orders == [(2, 2, 2)] * 5  # §17: buy just in time, ties broken to the lower cost
+    assert orders == [(2, 2, 2)] * 5  # worked example 1 (docs/rules/checks.md): buy just in time, ties broken to the lower cost
     delivered = [e.qty for e in rows[("re", "rc")].log if isinstance(e, Delivery)]
     assert delivered == [1] * 6 + [0] * 9  # two deliveries, then cash 4 cannot fund a third
 

@@ -1,4 +1,4 @@
-"""Board facts that follow from the rules (spec/ctbench.md §8, X1, X6)."""
+"""Board facts that follow from the rules (CT-Bench paper, App. D; checks X1, X6 of docs/rules/checks.md)."""
 
 from collections import Counter
 

@@ -1,4 +1,4 @@
-"""Hand-built CT-Bench games, one per rule (spec/ctbench.md §3–§6, X2, X7)."""
+"""Hand-built CT-Bench games, one per rule (CT-Bench paper, Sec. 2–2.4; checks X2, X7 of docs/rules/checks.md)."""
 
 import pytest
 

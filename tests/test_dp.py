@@ -31,7 +31,7 @@ TOL = 1e-9
 
 
 def test_worked_example_1_env1(tables):
-    """Spec §17 example 1: P_sat = 1, U = 215 / 50 with both players RCC."""
+    """worked example 1 (docs/rules/checks.md): P_sat = 1, U = 215 / 50 with both players RCC."""
     result, _ = solved(tables, example("worked-example-1"), 1)
     assert result.p_sat == 1.0
     assert result.u_customer == pytest.approx(215, abs=TOL) and result.u_supplier == pytest.approx(50, abs=TOL)

@@ -1,4 +1,4 @@
-"""ContractSim monitor: spec §17 worked examples and hand-computed traces for every contingency class."""
+"""ContractSim monitor: the worked examples of docs/rules/checks.md and hand-computed traces for every contingency class."""
 
 import numpy as np
 import pytest
@@ -16,7 +16,7 @@ def outcome(ir, t, memory, y):
     return (tuple(out.credited.tolist()), bool(out.violation), tuple(out.new_memory.tolist()), int(out.deduction))
 
 
-# --- spec §17 -------------------------------------------------------------------------
+# --- the worked examples of docs/rules/checks.md -------------------------------------------------------------------------
 
 def test_example1_rcc_vs_rcc_is_honoured():
     m = run(contract(), events(PAID, FULL))
@@ -95,7 +95,7 @@ CLASSES = {
 
 # q = (2,2,2) every week; deliveries: week 2 (4,1,2) (pizza surplus covers one pasta via substitution),
 # week 4 (2,1,2) (one pasta short), week 6 (2,3,2) (cures a carried pasta), weeks 8-10 exact.
-# Under rollover a cure needs only credited >= carried (§7.4 step 5), so without substitution the
+# Under rollover a cure needs only credited >= carried (ContractSim paper, App. C.1), so without substitution the
 # pasta deficit is carried 1 -> 2 -> 1 -> 1 and the week-10 remainder is the breach.
 DELIVERIES = {2: (4, 1, 2), 4: (2, 1, 2), 6: (2, 3, 2), 8: (2, 2, 2), 10: (2, 2, 2)}
 EXPECTED = {

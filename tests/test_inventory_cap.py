@@ -1,6 +1,6 @@
 """The inventory cap is the environment's value (issue #29 item 6): under a cap of 6 instead of 10 the DP
 solves, the batch engine and the monitor-driven `play` agree game for game, nothing is ever held above 6, and
-a contract that needs 7 units of an input in a week is one no Supplier can meet (spec §4.2 step 6, [CS-07],
+a contract that needs 7 units of an input in a week is one no Supplier can meet (ContractSim paper, Sec. 3, [CS-07],
 [CS-32])."""
 
 import numpy as np

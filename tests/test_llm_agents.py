@@ -137,7 +137,7 @@ def test_a_negotiated_contractsim_game_with_llm_agents_and_its_offline_replay(tm
     paid = [w["paid"] for w in performance["weeks"] if w["role"] == "customer"]
     assert paid == [20, 0, 20, 20, 20, 10] and performance["llm_defaults"] == {"customer": 1}
     assert len(performance["llm_calls"]) == 9 and len(server.requests) == 13
-    # §13 from the DP, §10 from the game: Env 1 is deterministic, so the RC Supplier's part is exact
+    # negotiation metrics (ContractSim paper, App. C.5) from the DP, the performance game (App. B.2): Env 1 is deterministic, so the RC Supplier's part is exact
     assert out["metrics"]["p_sat"] is not None and performance["u_customer"] == 200 - 90 + sum(
         w["value"] for w in performance["weeks"])
     prompts = [prompt_of(r) for r in server.requests]

@@ -1,4 +1,4 @@
-"""The ContractSim negotiation game (§8, [CS-20], [CS-21]) and its metrics (§13), offline."""
+"""The ContractSim negotiation game (ContractSim paper, Sec. 3, [CS-20], [CS-21]) and its metrics (ContractSim paper, App. C.5), offline."""
 
 import json
 import os
@@ -196,7 +196,7 @@ def outputs(out):
 
 
 def test_pairings_times_repeats_resume_byte_identically(tmp_path):
-    """2 Customers × 1 Supplier × 2 repeats = 4 negotiations in Env 1, on §17's Example 1 (U_Cust 215, U_Supp
+    """2 Customers × 1 Supplier × 2 repeats = 4 negotiations in Env 1, on worked example 1 (docs/rules/checks.md) (U_Cust 215, U_Supp
     50), which both Customers accept. A run cut after its first record (and half of its second line) plays the
     other 3 when rerun and writes the same bytes as the uninterrupted run."""
     whole = tmp_path / "whole"
@@ -230,7 +230,7 @@ def test_pairings_times_repeats_resume_byte_identically(tmp_path):
 
 
 def test_a_setting_scales_the_money_and_guidance_conditions_face_the_control(tmp_path):
-    """Hotel Cleaning is Catering with money × 100 (§2): offered §17's Example 1 alone (U_Cust 215, U_Supp 50
+    """Hotel Cleaning is Catering with money × 100 (ContractSim paper, App. A.1–A.2): offered worked example 1 (docs/rules/checks.md) alone (U_Cust 215, U_Supp 50
     in Env 1), the scripted pair agrees on it with every amount × 100. With --ablation the control and each
     clause are conditions of their own (Figure 5); tables.md has the Table-11 layout."""
     out = negotiate_out(tmp_path / "h", "--setting", "hotel", "--candidates", "examples/worked-example-1.contract",

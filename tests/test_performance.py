@@ -1,7 +1,7 @@
 """`experiment performance` (issue #31): an agent against RCC/RC/RE on a synthetic set — built-in, external
 (`cmd:`) and LLM agents through the one command, regret from the rational records, resume after an API
 failure, and hostile input. The set is the smallest `synth` can write: one base contract in Env 1 (Example 1's
-terms, §17) with two of its variants, solved directly instead of searched (a search takes minutes)."""
+terms, the worked examples of docs/rules/checks.md) with two of its variants, solved directly instead of searched (a search takes minutes)."""
 
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ def test_rcc_as_the_agent_reproduces_the_rational_rcc_rows_cell_for_cell(synthet
         assert summary == theirs[role, other, "rcc"], (role, other)
     assert rows(directory, "performance", "rational") == theirs  # the rational rows of the same run
     md = (directory / "performance" / "tables.md").read_text()
-    for utility in (215, 50):  # §17 Example 1, RCC vs RCC: U_Cust 215, U_Supp 50 (in both variants)
+    for utility in (215, 50):  # worked example 1 (docs/rules/checks.md), RCC vs RCC: U_Cust 215, U_Supp 50 (in both variants)
         assert f"| RCC | rcc | {utility}.0 ± 0.0 | {utility}.0 ± 0.0 | 0.0 ± 0.0 |" in md
     assert "| RCC | RC (paper) | 323.5 ± 88.2 |" in md and "Table 10 — Supplier, micro" in md
     assert (directory / "performance" / "figure4.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

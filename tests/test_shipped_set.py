@@ -48,7 +48,7 @@ def test_the_shipped_manifest_and_contracts_are_its_variant_solves_written_out(t
 
 def test_the_shipped_bases_are_the_best_ends_of_the_stored_searches():
     """For every environment whose 20 search jobs are all in the committed store, the bases chosen from them
-    (§12.3, [CS-34]) are the ones the manifest's contracts were written from, with the same feasible-start
+    (ContractSim paper, App. C.4, [CS-34]) are the ones the manifest's contracts were written from, with the same feasible-start
     counts. The store is committed as the generation goes, so more environments are checked as it grows."""
     searches = _records("search.jsonl", SearchRecord)
     done = {e for e in PLAN.search_envs if {r.job.start for r in searches if r.job.env == e} == set(range(20))}

@@ -1,4 +1,4 @@
-"""Synthetic contracts, the rational experiment and the Pareto frontiers (spec §12–§16, issue #18)."""
+"""Synthetic contracts, the rational experiment and the Pareto frontiers (ContractSim paper, App. C.4–D.3, issue #18)."""
 
 from __future__ import annotations
 
@@ -108,7 +108,7 @@ def test_starts_are_seeded_valid_and_affordable():
     env = environment(5)
     first, again = starts(env), starts(env)
     assert first == again and len(first) == 20 and len(set(first)) == 20
-    cost = np.array([2 + 1.5 + 2.5, 2 + 1.5, 2.5])  # Env 5's expected unit ingredient costs (§3)
+    cost = np.array([2 + 1.5 + 2.5, 2 + 1.5, 2.5])  # Env 5's expected unit ingredient costs (ContractSim paper, App. A.3)
     for t in first:
         assert t.valid(env.budget)
         assert 5 * cost @ t.quantities <= env.budget

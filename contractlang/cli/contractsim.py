@@ -77,7 +77,7 @@ def negotiate(
     json_out: JsonFlag = False,
     llm_flags: LlmFlags | None = None,
 ) -> None:
-    """Negotiate ContractSim contracts (§8), score each negotiation (§13), then perform the agreed contract
+    """Negotiate ContractSim contracts (ContractSim paper, Sec. 3), score each negotiation (ContractSim paper, App. C.5), then perform the agreed contract
     (default RCC vs RCC). Every Customer meets every Supplier in every environment, --repeats times. Offline by
     default: scripted negotiators, the rules translator."""
     from games.contractsim.environments import ENVIRONMENTS, environment
@@ -218,7 +218,7 @@ def metrics(
     convention: ConventionOption = "cs19",
     json_out: JsonFlag = False,
 ) -> None:
-    """ContractSim performance metrics (spec §15) over run records: a row per role and policy (Tables 7–10).
+    """ContractSim performance metrics (ContractSim paper, App. C.6) over run records: a row per role and policy (Tables 7–10).
 
     Amounts are in Catering base units for every setting, as in the paper's tables. Regret and compliant
     regret replay each run with the role played by RCC (same contract, environment, counterparty and seed)."""

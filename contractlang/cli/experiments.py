@@ -1,4 +1,4 @@
-"""`contractlang synth` and `contractlang experiment …`: the ContractSim performance experiments (§12–§16)."""
+"""`contractlang synth` and `contractlang experiment …`: the ContractSim performance experiments (ContractSim paper, App. C.4–D.3)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def synth(
     ray: Ray = None,
     json_out: JsonFlag = False,
 ) -> None:
-    """Generate the 180 synthetic performance contracts (spec §12): base contracts by multi-start coordinate
+    """Generate the 180 synthetic performance contracts (ContractSim paper, App. C.4): base contracts by multi-start coordinate
     ascent in Envs 3–6, reused in Envs 1–2, six contingency variants each, every one re-solved; checks E14."""
     from games.contractsim.synth import EXCLUDED_VARIANTS, SHIPPED, SynthPlan, synthesize
 
@@ -89,7 +89,7 @@ def experiment_rational(
     json_out: JsonFlag = False,
 ) -> None:
     """All nine RC/RCC/RE pairings on every synthetic contract with seed 42: Tables 7–10 (macro and micro), the
-    §16.1 identities E1–E13 checked on the runs, and the paper's §16.2 rows beside ours. Resumable."""
+    the identities of docs/rules/checks.md E1–E13 checked on the runs, and the rows of ContractSim paper, App. D.3 beside ours. Resumable."""
     from games.contractsim.experiments import (RationalJob, RationalReport, identities, rational_records, tables,
                                                tables_markdown, write_report)
     from games.contractsim.metrics import CONVENTIONS
@@ -122,7 +122,7 @@ def experiment_rational(
 
 AgentOption = Annotated[list[str], typer.Option(
     "--agent", help="The agent under test (repeatable): rc, rcc, re, random, llm[:[PROVIDER/]MODEL] (an LLM agent, "
-                    "§10; llm:MODEL or llm:anthropic/MODEL needs ANTHROPIC_API_KEY, llm:openai/MODEL an "
+                    "ContractSim paper, App. B.2; llm:MODEL or llm:anthropic/MODEL needs ANTHROPIC_API_KEY, llm:openai/MODEL an "
                     "OpenAI-compatible API and OPENAI_API_KEY; or --replay) or cmd:PROGRAM (an external agent "
                     "speaking JSON lines).")]
 
@@ -144,7 +144,7 @@ def experiment_performance(
     json_out: JsonFlag = False,
     llm_flags: LlmFlags | None = None,
 ) -> None:
-    """Each agent in each role against RCC, RC and RE on every synthetic contract (spec §10, §15): Tables 7–10
+    """Each agent in each role against RCC, RC and RE on every synthetic contract (ContractSim paper, App. B.2, App. C.6): Tables 7–10
     (macro and micro) with the rational rows of the same cases and the paper's beside them, Figure 4 (compliance
     and unilateral defection against P_sat and the number of contingencies), and the LLM agents' tokens and
     cost. Regret's RCC games are the rational experiment's, played once into the same job store. Resumable."""

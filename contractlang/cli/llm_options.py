@@ -31,7 +31,7 @@ BaseUrlOption = Annotated[Optional[str], typer.Option("--base-url", help=(
     "Ollama / llama.cpp server), a test server. Default: ANTHROPIC_BASE_URL / OPENAI_BASE_URL, else the "
     "provider's own API."))]
 GuidanceOption = Annotated[Optional[list[str]], typer.Option(
-    "--guidance", help="A prompt-guidance clause for LLM agents (spec §8 ablations; repeatable): contingencies, "
+    "--guidance", help="A prompt-guidance clause for LLM agents (ContractSim paper, App. B.3 ablations; repeatable): contingencies, "
                        "net-utility, no-worse-prior (negotiation); prohibition, institutional, reciprocity, planning "
                        "(performance).")]
 

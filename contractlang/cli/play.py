@@ -31,7 +31,7 @@ def run(
     rules: RulesOption = "authors",
     env: Annotated[Optional[int], typer.Option("--env", min=1, max=6, help="ContractSim environment (1..6).")] = None,
     customer: Annotated[str, typer.Option(help="ContractSim Customer: rc, re, rcc, random, llm[:MODEL] (an LLM agent, "
-                                               "§10), or cmd:PROGRAM (an external agent speaking JSON lines).")]
+                                               "ContractSim paper, App. B.2), or cmd:PROGRAM (an external agent speaking JSON lines).")]
     = "rcc",
     supplier: Annotated[str, typer.Option(help="ContractSim Supplier: rc, re, rcc, random, llm[:MODEL] or cmd:PROGRAM "
                                                "(rc and rcc solve or load the contract's DP table).")] = "rcc",
@@ -39,7 +39,7 @@ def run(
     blue: Annotated[str, typer.Option(help=f"P-Blue agent: {AGENT_HELP}.")] = "planner",
     mode: Annotated[str, typer.Option(help="Trading mechanism: pfp (Pay-for-Partner) or trade.")] = "pfp",
     hidden: Annotated[bool, typer.Option("--hidden", help="Hide each player's state from the other.")] = False,
-    seed: Annotated[Optional[int], typer.Option(min=0, help="Seed: ContractSim shocks (default 42, spec §3) or "
+    seed: Annotated[Optional[int], typer.Option(min=0, help="Seed: ContractSim shocks (default 42, ContractSim paper, App. A.3) or "
                                                             "CT-Bench random agents (default 0).")] = None,
     log: Annotated[Optional[Path], typer.Option(help="Write the game's events as JSON lines here.")] = None,
     guidance: GuidanceOption = None,

@@ -117,7 +117,7 @@ def print_solution(result, ir: ContractSimIR, cached: bool) -> None:
 
 
 def plot_survival(result, path) -> None:
-    """The survival curve S_t of spec §14 as a step plot, written to `path` (PNG)."""
+    """The survival curve S_t of ContractSim paper, App. C.5 as a step plot, written to `path` (PNG)."""
     import matplotlib
 
     matplotlib.use("Agg")

@@ -26,8 +26,8 @@ def solve(
     plot: Annotated[Optional[Path], typer.Option(help="Draw the survival curve S_t to this PNG.")] = None,
     json_out: JsonFlag = False,
 ) -> None:
-    """Exact DP for the rational Supplier (spec §9.2): P_sat, expected utilities with both players RCC,
-    completeness (§14), the survival curve, table size and solve time."""
+    """Exact DP for the rational Supplier (ContractSim paper, App. C.1): P_sat, expected utilities with both players RCC,
+    completeness (ContractSim paper, App. C.5), the survival curve, table size and solve time."""
     from games.contractsim.environments import environment as get_env
     from solver.dp import TableCache
     from solver.dp.cache import default_dir

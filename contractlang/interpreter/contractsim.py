@@ -1,7 +1,7 @@
 """The ContractSim monitor: dues, week-local compliance, absorbing prefixes and first breaches.
 
-Semantics: spec/contractsim.md §4 (order of a week), §7.4 (production weeks, via `rounds`),
-§7.5 (prefix constraints), §9.4 (observed-breach indicator D, eq. 16, strict), §15.1 and
+Semantics: ContractSim paper, Sec. 3 (order of a week), ContractSim paper, App. C.1 (production weeks, via `rounds`),
+ContractSim paper, App. C.1 (prefix constraints), ContractSim paper, App. C.1 (observed-breach indicator D, eq. 16, strict), ContractSim paper, App. C.6 and
 [CS-19]/[CS-36] (week-local compliance; zero-due weeks are excluded; a breach voids nothing).
 """
 
@@ -66,7 +66,7 @@ class WeekOutcome(NamedTuple):
 class CompiledContractSim(Frozen):
     """A ContractSim contract compiled for monitoring: its rules and per-round outcome tables.
 
-    The environment's inventory cap bounds what a week can produce of each product (§4.2 step 6), so the
+    The environment's inventory cap bounds what a week can produce of each product ([CS-07]), so the
     tables cover deliveries 0..cap; without an environment (a log replayed on its own) there are no
     tables and every week is evaluated directly."""
 
@@ -163,7 +163,7 @@ class ContractSimMonitor(Frozen):
         return other is not None and other < (self.week if week is None else week)
 
     def payment_due(self) -> int:
-        """What the Customer owes in the open payment week, after a capped deduction (§4.1)."""
+        """What the Customer owes in the open payment week, after a capped deduction (ContractSim paper, Sec. 3)."""
         if self.week not in PAYMENT_WEEKS:
             raise EventError(f"week {self.week} is a production week; nothing is payable")
         return int(payment_due(self.contract.ir.payment(self.week), self.pending_deduction))

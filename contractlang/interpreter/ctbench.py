@@ -1,6 +1,6 @@
 """The CT-Bench monitor: what a Prog-Trading / Prog-Points contract enforces, and when.
 
-Semantics: spec/ctbench.md §6 — [CT-08] contract entries pay before anything else, [CT-22]
+Semantics: CT-Bench paper, Sec. 2.4 — [CT-08] contract entries pay before anything else, [CT-22]
 single-use entries fired by the receiver's first attempt onto the tile, [CT-23] off-colour
 transfers, [CT-24] forfeit when the giver lacks the chip, [CT-26] points on the giver's finish.
 [CT-24a]: the `authors` rules replace [CT-23] and [CT-24] by what the authors' engine does; one

@@ -1,4 +1,4 @@
-"""Production-week evaluation (spec/contractsim.md §7.4): the one definition of what a delivery means.
+"""Production-week evaluation (ContractSim paper, App. C.1): the one definition of what a delivery means.
 
 Written over numpy arrays so the same code serves a single monitored week and the DP solver's
 sweep over every (memory, delivery) pair. Memory is always a length-3 integer vector: the carried
@@ -83,7 +83,7 @@ class RoundOutcome(NamedTuple):
 
 
 def required_quantities(rules: RoundRules, round_index: int, memory) -> np.ndarray:
-    """`req_d = q_{w,d} + carried_d` under rollover, the schedule otherwise (§7.4 step 1)."""
+    """`req_d = q_{w,d} + carried_d` under rollover, the schedule otherwise (ContractSim paper, App. C.1)."""
     q = np.asarray(rules.schedule[round_index], dtype=np.int64)
     memory = np.asarray(memory, dtype=np.int64)
     return q + memory if rules.carries_deficits else np.broadcast_to(q, memory.shape).copy()
@@ -156,11 +156,11 @@ def evaluate_round(rules: RoundRules, round_index: int, memory, delivered) -> Ro
 
 
 def applied_deduction(nominal, deduction):
-    """`min(δ_w, M_w)` (§4.1): a deduction never exceeds the payment it lowers; the excess is forfeited.
+    """`min(δ_w, M_w)` (ContractSim paper, Sec. 3): a deduction never exceeds the payment it lowers; the excess is forfeited.
     Integers or integer arrays (the DP applies it to every delivery at once)."""
     return np.minimum(deduction, nominal)
 
 
 def payment_due(nominal, deduction):
-    """`due_w = M_w − min(δ_w, M_w)` (§4.1), for integers or integer arrays."""
+    """`due_w = M_w − min(δ_w, M_w)` (ContractSim paper, Sec. 3), for integers or integer arrays."""
     return nominal - applied_deduction(nominal, deduction)

@@ -1,6 +1,6 @@
 """Contract prose: every term stated explicitly, clauses in a fixed order, grim trigger last.
 
-This is how the paper's synthetic contracts are written (spec/contractsim.md §12.6): base terms,
+This is how the paper's synthetic contracts are written (ContractSim paper, App. C.4): base terms,
 then exactly the selected substitution, deduction and rollover clauses, then termination. The rules
 translator reads this wording back exactly (a round-trip property test holds it to that).
 """
@@ -69,7 +69,7 @@ CLAUSE_LABELS = {"substitution": "Substitution", "payment_deduction": "Payment d
 
 
 def clause_sentences(ir: ContractSimIR) -> dict[str, str]:
-    """The one sentence of each contingency clause the contract holds, keyed by clause, in §12.6's order."""
+    """The one sentence of each contingency clause the contract holds, keyed by clause, in the order of ContractSim paper, App. C.4."""
     s = SETTINGS[ir.setting]
     cust, supp = s.customer_title, s.supplier_title
     c = ir.contingencies

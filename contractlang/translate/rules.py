@@ -1,7 +1,7 @@
 """Rules backend: English contract prose → DSL source, deterministically and without guessing.
 
 A term that is missing or stated in two conflicting ways is left out, so the checker reports the
-contract parse-incomplete with that field named; nothing is inferred (spec/contractsim.md §11.2, §11.4).
+contract parse-incomplete with that field named; nothing is inferred (ContractSim paper, App. C.3).
 Numbers are copied as written: a text whose totals disagree is translated as it stands and flagged by
 the arithmetic checks downstream, never adjusted here ([CS-31]).
 """

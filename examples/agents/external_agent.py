@@ -37,7 +37,7 @@ Payments: In weeks 1, 3, 5, 7 and 9 the Customer pays $20 each week. In week 11 
 
 
 def negotiation(role: str, o: dict) -> dict:
-    """One turn of the negotiation (§8): the reply is the turn's object itself, not wrapped in "action"."""
+    """One turn of the negotiation (ContractSim paper, Sec. 3): the reply is the turn's object itself, not wrapped in "action"."""
     if role == "customer":
         return {"response": "I accept.", "accept": True} if o["can_accept"] else {"response": "Your offer?"}
     if o["round"] == 1:

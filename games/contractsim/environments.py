@@ -1,4 +1,4 @@
-"""The six ContractSim environments (spec/contractsim.md §3), in Catering base units."""
+"""The six ContractSim environments (ContractSim paper, App. A.3), in Catering base units."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The rational-vs-rational performance experiment (spec/contractsim.md §15–§16): all nine RC/RCC/RE pairings on
-the synthetic contracts with seed 42, Tables 7–10 (macro and micro), the §16.1 identities checked on the
-result, and the paper's §16.2 rows beside ours.
+"""The rational-vs-rational performance experiment (ContractSim paper, App. C.6–D.3): all nine RC/RCC/RE pairings on
+the synthetic contracts with seed 42, Tables 7–10 (macro and micro), the identities of docs/rules/checks.md checked on the
+result, and the rows of ContractSim paper, App. D.3 beside ours.
 
 One job per contract plays its nine games (the regret counterfactual of a pairing is the pairing with the
 role played by RCC, one of the nine). Tables are summaries of the stored runs, so they can be recomputed
@@ -76,7 +76,7 @@ def pairing(role: str, own: str, other: str) -> tuple[str, str]:
 
 def table_row(role: str, counterparty: str, policy: str, runs: list[RunRecord],
               counterfactual: list[RunRecord], convention: str = "cs19") -> TableRow:
-    """One row over the cases' runs; `counterfactual[j]` is run j with `role` played by RCC (§15.2)."""
+    """One row over the cases' runs; `counterfactual[j]` is run j with `role` played by RCC (ContractSim paper, App. C.6)."""
     return TableRow(role=role, counterparty=counterparty, policy=policy,
                     summary=summarise(runs, role, counterfactual, convention))
 
@@ -105,7 +105,7 @@ def _text(stat: Stat | None) -> str:
 
 
 PAPER_ROWS: dict[tuple[str, str, str], tuple[str, ...]] = {
-    # §16.2, Table 7 (Customer, macro); keys (role, counterparty, policy)
+    # ContractSim paper, App. D.3, Table 7 (Customer, macro); keys (role, counterparty, policy)
     ("customer", "rcc", "rc"): ("323.5 ± 88.2", "323.5 ± 88.2", "−0.1 ± 1.5", "−0.1 ± 1.5", "100.0", "100.0", "100.0", "98.7 ± 10.4", "0.0", "0.0", "0.0"),
     ("customer", "rcc", "rcc"): ("323.4 ± 88.4", "323.4 ± 88.4", "0.0", "0.0", "98.7 ± 10.4", "100.0", "0.0", "100.0", "1.7 ± 12.8", "0.0", "100.0"),
     ("customer", "rcc", "re"): ("200.0 ± 0.0", "200.0 ± 0.0", "123.4 ± 88.4", "123.4 ± 88.4", "0.0", "0.0", "–", "38.7 ± 36.7", "100.0", "100.0", "–"),
@@ -126,7 +126,7 @@ PAPER_ROWS: dict[tuple[str, str, str], tuple[str, ...]] = {
     ("supplier", "re", "rcc"): ("0.0 ± 0.0", "0.0 ± 0.0", "0.0", "0.0", "0.0", "–", "0.0", "100.0", "100.0", "–", "100.0"),
     ("supplier", "re", "re"): ("0.0 ± 0.0", "0.0 ± 0.0", "0.0", "0.0", "0.0", "–", "0.0", "100.0", "100.0", "–", "100.0"),
 }
-"""The paper's rational rows as printed (macro tables; §16.2), for the side-by-side comparison."""
+"""The paper's rational rows as printed (macro tables; ContractSim paper, App. D.3), for the side-by-side comparison."""
 
 TITLES = {("customer", False): "Table 7 — Customer, macro", ("supplier", False): "Table 8 — Supplier, macro",
           ("customer", True): "Table 9 — Customer, micro", ("supplier", True): "Table 10 — Supplier, micro"}
@@ -145,14 +145,14 @@ def counterparty_name(role: str) -> str:
 
 
 def tables_markdown(rows: list[TableRow], convention: str = "cs19") -> str:
-    """Tables 7–10 in the paper's layout, then the macro tables beside §16.2 (ours / paper, cell by cell)."""
+    """Tables 7–10 in the paper's layout, then the macro tables beside ContractSim paper, App. D.3 (ours / paper, cell by cell)."""
     out = [convention_line(convention), ""]
     for micro in (False, True):
         for role in ROLES:
             out += table_lines(f"## {TITLES[role, micro]}", role, f"{counterparty_name(role)} (counterparty)",
                                [(r.counterparty.upper(), r.policy.upper(), row_cells(r.summary, micro))
                                 for r in rows if r.role == role])
-    out += ["## Beside the paper (§16.2, macro): ours / paper", ""]
+    out += ["## Beside the paper (ContractSim paper, App. D.3, macro): ours / paper", ""]
     for role in ROLES:
         lines = []
         for r in rows:
@@ -175,7 +175,7 @@ def _same(mine: str, theirs: str) -> bool:
     return norm(mine) == norm(theirs)
 
 
-# --- §16.1 identities ----------------------------------------------------------------------------------------
+# --- identities E1–E13 (docs/rules/checks.md) -------------------------------------------------------------------------------------
 
 class Identity(Frozen):
     id: str
@@ -202,7 +202,7 @@ def _close(a: float | None, b: float | None, tol: float = 1e-9) -> bool:
 
 def identities(records: list[RationalRecord], rows: list[TableRow], p_sat: dict[str, float],
                convention: str = "cs19") -> list[Identity]:
-    """E1–E13 of §16.1, each checked on every run (or contract) it speaks about."""
+    """Identities E1–E13 (docs/rules/checks.md), each checked on every run (or contract) it speaks about."""
     row = {(r.role, r.counterparty, r.policy): r.summary for r in rows}
     name = [r.job.contract.name for r in records]
     budget = {r.job.contract.name: environment(r.job.env).budget for r in records}

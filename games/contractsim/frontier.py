@@ -1,4 +1,4 @@
-"""Pareto frontiers of the formalised contract space (spec/contractsim.md §13, [CS-35], Figure 2 / Figures 6–8).
+"""Pareto frontiers of the formalised contract space (ContractSim paper, App. C.5, [CS-35], Figure 2 / Figures 6–8).
 
 ω*(η) = argmax U_i(ω) s.t. U_{−i}(ω) ≥ η and P_sat ≥ 0.95 is taken over a pool of contracts valued exactly by
 the DP; sweeping η over the pool traces its nondominated set, the points the paper draws as open circles
@@ -7,7 +7,7 @@ grim-only contracts, F2 from every contingency combination.
 
 Pools: in Envs 3–6 every base-family point the `synth` searches valued (F1), plus every contingency variant
 of the most valuable of them in each reliability band from the threshold down (F2, `f2_seeds`). Envs 1–2 have
-no search (their terms are reused, §12.2) and are deterministic, so their frontier is exact, by enumeration in
+no search (their terms are reused, ContractSim paper, App. C.4) and are deterministic, so their frontier is exact, by enumeration in
 closed form (`enumeration`); E13 makes F1 = F2 there.
 """
 

@@ -1,4 +1,4 @@
-"""ContractSim performance game in OpenSpiel's shape (spec/contractsim.md §4–§6, §10).
+"""ContractSim performance game in OpenSpiel's shape (ContractSim paper, Sec. 3, App. B.2).
 
 An immutable `ContractSimGame`; a `State` with `current_player`, `legal_actions` (payments) or
 `is_legal` (orders, production), `apply_action` returning a new state, per-role observations and
@@ -52,7 +52,7 @@ class Paid(Frozen):
 
 
 class CustomerObservation(Frozen):
-    """What the Customer may know when asked to pay (§4, §10): its own account, what the contract asks now,
+    """What the Customer may know when asked to pay (ContractSim paper, Sec. 3, App. B.2): its own account, what the contract asks now,
     and what was delivered; never the Supplier's inventory, prices or spoilage. Money in base units."""
 
     role: Literal["customer"] = "customer"
@@ -66,7 +66,7 @@ class CustomerObservation(Frozen):
 
 
 class SupplierObservation(Frozen):
-    """What the Supplier may know when asked to order or produce (§4, §10). Money in base units."""
+    """What the Supplier may know when asked to order or produce (ContractSim paper, Sec. 3, App. B.2). Money in base units."""
 
     role: Literal["supplier"] = "supplier"
     week: int
@@ -148,7 +148,7 @@ class State(Frozen):
     def is_terminal(self) -> bool:
         return self.phase == "over"
 
-    # --- legality (spec §10 validation table) -------------------------------------------------
+    # --- legality (the action validation of ContractSim paper, App. B.2) -------------------------------------------------
 
     def legal_actions(self) -> list[Action]:
         """Payments are enumerable (every amount up to the remaining budget); orders and outputs use `is_legal`."""
@@ -261,7 +261,7 @@ class State(Frozen):
         return self.monitor.observed_breach(role, self.week)
 
     def returns(self) -> dict[Role, int]:
-        """U_Cust = B + value delivered − payments; U_Supp = payments − ingredient spend (§6), base units."""
+        """U_Cust = B + value delivered − payments; U_Supp = payments − ingredient spend (ContractSim paper, Sec. 3), base units."""
         return {"customer": self.game.env.budget + self.value_delivered - self.paid_total,
                 "supplier": self.paid_total - self.spend_total}
 

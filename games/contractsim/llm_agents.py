@@ -1,9 +1,9 @@
-"""ContractSim LLM agents: negotiators (§8) and performance agents (§10) on the shared LLM client.
+"""ContractSim LLM agents: negotiators (ContractSim paper, Sec. 3) and performance agents (ContractSim paper, App. B.2) on the shared LLM client.
 
 Each agent keeps one append-only conversation under a fixed system prompt (the role's goal, its private
 type and, in performance, the executed contract), so every request shares a cacheable prefix. Money is shown
 in the setting's dollars; actions come back as JSON with the [CS-29] keys and are validated against the
-§10 table, with three attempts per request [CS-30], state-specific feedback, and zero as the default.
+action validation of ContractSim paper, App. B.2, with three attempts per request [CS-30], state-specific feedback, and zero as the default.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from solver.environment import SupplyEnvironment
 
 Role = Literal["customer", "supplier"]
 ATTEMPTS = 3  # per action request, format and validity failures together [CS-30]
-PERFORMANCE_MAX_TOKENS = 8192  # output limit per performance request (§10.1's scaffold, what `run` sends)
+PERFORMANCE_MAX_TOKENS = 8192  # output limit per performance request (the scaffold of ContractSim paper, App. B.2; what `run` sends)
 
-# The §8 prompt-guidance ablations: one clause appended to the goal (stage, role or None for both, text).
+# The prompt-guidance ablations of ContractSim paper, App. B.3: one clause appended to the goal (stage, role or None for both, text).
 GUIDANCE: dict[str, tuple[str, Role | None, str]] = {
     "contingencies": ("negotiation", "customer", "RISK: You should be wary of the risk of default from the "
                       "Caterer. Consider adding contingency clauses."),
@@ -73,7 +73,7 @@ def _law(law, setting: Setting) -> str:
 
 
 def private_brief(role: Role, env: SupplyEnvironment, setting: Setting) -> str:
-    """The role's private type (§8, §10): the Customer's budget and values; the Supplier's capital, recipes,
+    """The role's private type (ContractSim paper, Sec. 3, App. B.2): the Customer's budget and values; the Supplier's capital, recipes,
     caps and the laws of prices, receipts and spoilage."""
     customer, supplier = setting.customer_title, setting.supplier_title
     products = setting.product_titles
@@ -116,14 +116,14 @@ class _Conversation:
         try:
             reply = self.client.complete(self.purpose, self.system, list(self.messages))
         except CallFailed as exc:
-            self.messages.pop()  # a transport failure changes neither state nor history (§10)
+            self.messages.pop()  # a transport failure changes neither state nor history (ContractSim paper, App. B.2)
             raise AgentError(f"{self.purpose}: {exc}") from None
         self.messages.append({"role": "assistant", "content": reply or "(empty)"})
         return reply
 
 
 class LlmPerformer:
-    """An LLM Customer or Supplier performing an executed contract (§10): one JSON action per request."""
+    """An LLM Customer or Supplier performing an executed contract (ContractSim paper, App. B.2): one JSON action per request."""
 
     def __init__(self, role: Role, client: LlmClient, ir: ContractSimIR, env: SupplyEnvironment,
                  guidance: tuple[str, ...] = ()):
@@ -245,7 +245,7 @@ class LlmPerformer:
 
 
 class LlmNegotiator:
-    """An LLM negotiator (§8): its reply is the turn's JSON object, read by the game [CS-21]."""
+    """An LLM negotiator (ContractSim paper, Sec. 3): its reply is the turn's JSON object, read by the game [CS-21]."""
 
     def __init__(self, role: Role, client: LlmClient, env: SupplyEnvironment, setting: Setting,
                  guidance: tuple[str, ...] = ()):
@@ -285,7 +285,7 @@ class LlmNegotiator:
         lines.append(f"Available actions: {', '.join(available)}.")
         request = "\n".join(lines)
         reply = self.conversation.ask(request)
-        if not reply.strip():  # §8: an empty response is retried once; a second one makes the run invalid
+        if not reply.strip():  # ContractSim paper, Sec. 3: an empty response is retried once; a second one makes the run invalid
             reply = self.conversation.ask("Your reply was empty. " + request)
             if not reply.strip():
                 raise AgentError(f"{self.role} negotiator {self.name!r} gave two empty responses: the run is invalid")

@@ -1,4 +1,4 @@
-"""Performance metrics of spec/contractsim.md §15 (eqs. 31–60), computed from run records only."""
+"""Performance metrics of ContractSim paper, App. C.6 (eqs. 31–60), computed from run records only."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def customer_void_after(run: RunRecord, convention: str) -> int | None:
 def role_run(run: RunRecord, role: str, convention: str = "cs19") -> RoleRun:
     other = "supplier" if role == "customer" else "customer"
     end = customer_void_after(run, convention)
-    # a void week is compliant and excluded, like a week whose due a contingency reduced to zero (§15.1)
+    # a void week is compliant and excluded, like a week whose due a contingency reduced to zero (ContractSim paper, App. C.6)
     void = {w.week for w in run.weeks if w.role == "customer" and end is not None and w.week > end}
     mine = [w for w in run.weeks if w.role == role]
     evaluated = [w for w in mine if not w.excluded and w.week not in void]
@@ -79,7 +79,7 @@ def role_run(run: RunRecord, role: str, convention: str = "cs19") -> RoleRun:
     # in a void week is none
     first = {r: math.inf if run.first_violation(r) is None or (r == "customer" and run.first_violation(r) in void)
              else run.first_violation(r) for r in (role, other)}
-    # D (§15.3) as recorded, unless the counterparty's violations were voided
+    # D (ContractSim paper, App. C.6) as recorded, unless the counterparty's violations were voided
     observed = {w.week: w.observed_breach if not void else first[other] < w.week for w in evaluated}
     pre = [w for w in evaluated if not observed[w.week]]
     post = [w for w in evaluated if observed[w.week]]
@@ -196,8 +196,8 @@ def summarise(runs: list[RunRecord], role: str, counterfactual: list[RunRecord] 
 def performance_metrics(runs: list[RunRecord], tables: TableCache, progress: Advance,
                         notice: Callable[[str], None], allow_commands: bool = False,
                         convention: str = "cs19") -> list[RoleSummary]:
-    """The summaries (§15) of each role, one per policy that played it, in order of first appearance, scored
-    under `convention` (see CONVENTIONS). Regret replays every run with the role played by RCC (§15.2), which needs
+    """The summaries (ContractSim paper, App. C.6) of each role, one per policy that played it, in order of first appearance, scored
+    under `convention` (see CONVENTIONS). Regret replays every run with the role played by RCC (ContractSim paper, App. C.6), which needs
     the contract terms in every record, and is left out for a role whose counterparty is an LLM agent in some
     run (replaying it would make new model calls); `notice` is told what is left out, and why. A recorded
     external agent is replayed only with `allow_commands` (see `regret_replays`)."""

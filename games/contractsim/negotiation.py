@@ -1,4 +1,4 @@
-"""The ContractSim negotiation game (spec/contractsim.md §8) and its metrics (§13).
+"""The ContractSim negotiation game (ContractSim paper, Sec. 3) and its metrics (ContractSim paper, App. C.5).
 
 At most 50 rounds, each a Customer turn then a Supplier turn; the Customer opens. A turn is one JSON object
 with a `response` and at most one of `contract` (a full natural-language contract, replacing the active
@@ -22,7 +22,7 @@ from solver.environment import SupplyEnvironment
 
 Role = Literal["customer", "supplier"]
 MAX_ROUNDS = 50
-EPS = 1e-9  # ε_num of §13
+EPS = 1e-9  # ε_num of ContractSim paper, App. C.5
 
 
 class Turn(Frozen):
@@ -39,7 +39,7 @@ class Turn(Frozen):
 
 
 class NegotiationObservation(Frozen):
-    """What a negotiator sees when asked for its turn (§8)."""
+    """What a negotiator sees when asked for its turn (ContractSim paper, Sec. 3)."""
 
     role: Role
     round: int
@@ -60,7 +60,7 @@ class Negotiator(Protocol):
 
 
 def within_budget(ir: ContractSimIR, budget: int) -> bool:
-    """Σ_w M_w ≤ B, in base units (the second half of Feas, §13)."""
+    """Σ_w M_w ≤ B, in base units (the second half of Feas, ContractSim paper, App. C.5)."""
     return sum(ir.base_units().payments) <= budget
 
 
@@ -75,7 +75,7 @@ class Proposal(Frozen):
     well_formed: bool = False
 
     def feasible(self, budget: int) -> bool:
-        """Feas(ω) of §13: well-formed and Σ_w M_w ≤ B."""
+        """Feas(ω) of ContractSim paper, App. C.5: well-formed and Σ_w M_w ≤ B."""
         return self.well_formed and self.terms is not None and within_budget(self.terms, budget)
 
 
@@ -159,13 +159,13 @@ def _record(env, customer, supplier, turns, proposals, outcome, agreed=None, ter
                              proposals=tuple(proposals), outcome=outcome, agreed=agreed, terminated_by=terminated_by)
 
 
-# --- metrics (§13) -------------------------------------------------------------------------------
+# --- metrics (ContractSim paper, App. C.5) -------------------------------------------------------------------------------
 
 Solve = Callable[[ContractSimIR], SolveResult]
 
 
 class NegotiationMetrics(Frozen):
-    """§13 for one negotiation, from the exact DP; gains and utilities in the setting's dollars."""
+    """ContractSim paper, App. C.5 for one negotiation, from the exact DP; gains and utilities in the setting's dollars."""
 
     agreed: bool
     gain_customer: float | None = None  # G_Cust = U_Cust(ω) − B
@@ -186,7 +186,7 @@ def utilities(result: SolveResult) -> tuple[float, float]:
 
 def negotiation_metrics(record: NegotiationRecord, env: SupplyEnvironment, solve: Solve) -> NegotiationMetrics:
     """Expected gain, P_sat, mutual benefit, contingency count, completeness, proposal feasibility and
-    acceptance regret (§13)."""
+    acceptance regret (ContractSim paper, App. C.5)."""
     made = {r: [p for p in record.proposals if p.role == r] for r in ("customer", "supplier")}
     feasible = {r: (sum(p.feasible(env.budget) for p in ps), len(ps)) for r, ps in made.items()}
     if record.agreed is None or record.agreed.terms is None:

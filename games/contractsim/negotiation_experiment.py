@@ -1,4 +1,4 @@
-"""The negotiation experiment (spec/contractsim.md §8, §13, §16.3; the paper's Figures 2, 3, 5, 11): every
+"""The negotiation experiment (ContractSim paper, Sec. 3, App. C.5, Sec. 4.2; the paper's Figures 2, 3, 5, 11): every
 ordered Customer × Supplier pairing of the given agents, in every environment, `repeats` times (the paper: 3 ×
 3 × 3 × 6 = 162 negotiations), under each prompt-guidance condition and setting asked for.
 
@@ -112,7 +112,7 @@ def negotiation_records(jobs: list[NegotiationJob], store_path: Path, workers: i
     return [records[j].run for j in jobs], played
 
 
-# --- §13 metrics by role --------------------------------------------------------------------------------------
+# --- ContractSim paper, App. C.5 metrics by role --------------------------------------------------------------------------------------
 
 
 def _mean(values: list) -> float | None:
@@ -120,7 +120,7 @@ def _mean(values: list) -> float | None:
 
 
 class RoleMetrics(Frozen):
-    """§13 for the negotiations in which an agent (or a group of them) held `role`. Proposal feasibility is
+    """ContractSim paper, App. C.5 for the negotiations in which an agent (or a group of them) held `role`. Proposal feasibility is
     pooled over the role's proposals; the others average over the agreed negotiations. Gains in Catering base
     dollars, whatever the setting (the paper's tables)."""
 
@@ -165,7 +165,7 @@ class AgentBar(Frozen):
 
 
 class Figure3(Frozen):
-    """`figure3.json`: §13 by role and agent (the agent holding that role), over the plan's first condition and
+    """`figure3.json`: ContractSim paper, App. C.5 by role and agent (the agent holding that role), over the plan's first condition and
     setting."""
 
     condition: str
@@ -180,7 +180,7 @@ class ConditionBar(Frozen):
 
 
 class Figure5(Frozen):
-    """`figure5.json`: §13 by role under each guidance condition, all agents pooled; `control` appends no
+    """`figure5.json`: ContractSim paper, App. C.5 by role under each guidance condition, all agents pooled; `control` appends no
     clause."""
 
     setting: str
@@ -325,7 +325,7 @@ def markdown(rep: NegotiationReport, setting_given: bool) -> str:
         out += [f"| {row.setting} | {role} | {_cells(getattr(row, role))} |" for row in rep.settings
                 for role in ROLES]
     out += ["", f"{rep.negotiations} negotiations. Feasibility is pooled over the role's proposals; the other "
-            "metrics average over the agreed negotiations in which the agent held the role (§13). Expected gains "
+            "metrics average over the agreed negotiations in which the agent held the role (ContractSim paper, App. C.5). Expected gains "
             "are in Catering base dollars in every setting."]
     return "\n".join(out) + "\n"
 
@@ -335,7 +335,7 @@ def markdown(rep: NegotiationReport, setting_given: bool) -> str:
 
 def _bar_panels(title: str, groups: dict[str, list[str]], series: dict[str, dict[tuple[str, str], RoleMetrics]],
                 path: Path) -> None:
-    """One panel per §13 metric (columns) and role (rows): a bar group per `groups[role]` entry, one bar per
+    """One panel per ContractSim paper, App. C.5 metric (columns) and role (rows): a bar group per `groups[role]` entry, one bar per
     series (`series[name][role, group]`); a metric with no value (nothing agreed) draws no bar."""
     plt = pyplot()
     fig, grid = plt.subplots(len(ROLES), len(FIGURE_METRICS), figsize=(3.6 * len(FIGURE_METRICS), 6.0), dpi=100,

@@ -72,7 +72,7 @@ class ScriptedSupplier:
 
 class ScriptedCustomer:
     """Accepts the Supplier's proposal of the previous round when its exact expected utility is at least the
-    budget it keeps by walking away (non-negative expected gain, §13); otherwise asks for another offer."""
+    budget it keeps by walking away (non-negative expected gain, ContractSim paper, App. C.5); otherwise asks for another offer."""
 
     name = "scripted"
 
@@ -99,7 +99,7 @@ class ScriptedCustomer:
 
 class ExternalNegotiator(ExternalAgent):
     """A negotiator program (`cmd:PROGRAM`): each request carries a `NegotiationObservation`; its answer line
-    is the turn's JSON object itself (§8), read like any negotiator's reply ([CS-21])."""
+    is the turn's JSON object itself (ContractSim paper, Sec. 3), read like any negotiator's reply ([CS-21])."""
 
     def __init__(self, name: str):
         super().__init__(name, "contractsim-negotiation")

@@ -1,9 +1,9 @@
-"""The performance experiment (spec/contractsim.md §10, §15; the paper's Tables 1–2, 7–10 and Figure 4): a
+"""The performance experiment (ContractSim paper, App. B.2, App. C.6; the paper's Tables 1–2, 7–10 and Figure 4): a
 user's agent — a built-in policy, an external program (`cmd:`) or an LLM (`llm:`) — plays each role against
 the rational counterparties RCC, RC and RE on every synthetic contract, and is scored beside the rational
 policies on the same contracts and seeds.
 
-Regret's counterfactual τ^RCC (§15.2: the same contract, environment, counterparty and seed with the role
+Regret's counterfactual τ^RCC (ContractSim paper, App. C.6: the same contract, environment, counterparty and seed with the role
 played by RCC) is a game the rational experiment plays anyway, so it is read from that experiment's records
 (`rational_records`, the same job store), never simulated again. Every agent game is a job of its own, so an
 LLM run that stops half-way (a rate limit, a quota) resumes with the games it had finished.
@@ -53,7 +53,7 @@ def check_agents(agents: list[str]) -> None:
 
 
 class Case(Frozen):
-    """One environment–contract case of §15.6 under one seed; `p_sat` is the manifest's (Figure 4's bins)."""
+    """One environment–contract case of ContractSim paper, App. C.6 under one seed; `p_sat` is the manifest's (Figure 4's bins)."""
 
     contract: ContractSimIR
     env: int
@@ -169,7 +169,7 @@ class PerformanceReport(Frozen):
     roles: tuple[str, ...]
     rows: tuple[TableRow, ...]  # policy = the agent's label (`entries`)
     rational: tuple[TableRow, ...]
-    paper: tuple[PaperRow, ...]  # §16.2, macro
+    paper: tuple[PaperRow, ...]  # ContractSim paper, App. D.3, macro
     llm: tuple[AgentUsage, ...]  # the LLM agents only
     settings: tuple[str | None, ...] = (None,)  # each agent plays in each; None: the contracts' own
     convention: str = "cs19"  # how a breach bears on later weeks (metrics.CONVENTIONS)
@@ -189,10 +189,10 @@ def report(cases: list[Case], agents: list[str], roles: list[str],
            games: dict[PerformanceJob, PerformanceRecord],
            rational: dict[RationalJob, RationalRecord],
            settings: tuple[str | None, ...] = (None,), convention: str = "cs19") -> PerformanceReport:
-    """Each agent row summarises its runs over the cases (§15.6: equal case weight), with regret against the
-    RCC runs of the rational records (§15.2). Only this run's games count, in job order (the store may hold
+    """Each agent row summarises its runs over the cases (ContractSim paper, App. C.6: equal case weight), with regret against the
+    RCC runs of the rational records (ContractSim paper, App. C.6). Only this run's games count, in job order (the store may hold
     others, and holds them in the order they finished). Regret in another setting is against the same RCC games:
-    a setting changes names and money only (§2), and the records are in base units."""
+    a setting changes names and money only (ContractSim paper, App. A.1–A.2), and the records are in base units."""
     per_case = [rational[c.rational] for c in cases]
     labelled = entries(agents, settings)
 
@@ -220,7 +220,7 @@ def _label(agent: str) -> str:
 
 def markdown(rep: PerformanceReport) -> str:
     """Tables 7–10 (macro and micro): in each counterparty block the agents' rows, the rational policies' rows
-    on the same cases, and (macro) the paper's rational rows of §16.2; then the LLM agents' account."""
+    on the same cases, and (macro) the paper's rational rows of ContractSim paper, App. D.3; then the LLM agents' account."""
     out = [convention_line(rep.convention), ""]
     for micro in (False, True):
         for role in rep.roles:
@@ -237,8 +237,8 @@ def markdown(rep: PerformanceReport) -> str:
             out += table_lines(f"## {TITLES[role, micro]}", role, f"{counterparty_name(role)} (counterparty)", lines)
     out.append(f"{rep.contracts} contracts × seeds {', '.join(map(str, rep.seeds))}. In each counterparty block: "
                "the agents, then the rational policies on the same contracts and seeds, then (macro tables) the "
-               "paper's published rational rows (§16.2), marked (paper). Regret is against the RCC game on the "
-               "same contract, environment, counterparty and seed (§15.2).")
+               "paper's published rational rows (ContractSim paper, App. D.3), marked (paper). Regret is against the RCC game on the "
+               "same contract, environment, counterparty and seed (ContractSim paper, App. C.6).")
     if rep.settings != (None,):
         out += setting_table(rep)
     if rep.llm:
@@ -257,7 +257,7 @@ TABLE11_RATES = ("compliance", "conditional", "exploited", "tft", "defection", "
 def setting_table(rep: PerformanceReport) -> list[str]:
     """The paper's Table 11 layout (setting robustness): per agent and setting, each role's payoffs (U, C-U, R,
     C-R; base units) as the mean over the RCC, RC and RE counterparties, then the behavioural rates (%, macro,
-    §15.4) pooled over the roles and counterparties as the mean of those rows' means."""
+    ContractSim paper, App. C.6) pooled over the roles and counterparties as the mean of those rows' means."""
     def mean(values: list) -> str:
         values = [v for v in values if v is not None]
         return f"{sum(values) / len(values):.1f}" if values else "–"
@@ -283,7 +283,7 @@ def setting_table(rep: PerformanceReport) -> list[str]:
 
 P_SAT_EDGES = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 P_SAT_BINS = ("<0.5", "0.5–0.6", "0.6–0.7", "0.7–0.8", "0.8–0.9", "0.9–0.95", "≥0.95")
-"""The synthetic targets ρ ∈ {0.5, …, 0.9} (§12), and 0.95, the satisfaction threshold [CS-26]."""
+"""The synthetic targets ρ ∈ {0.5, …, 0.9} (ContractSim paper, App. C.4), and 0.95, the satisfaction threshold [CS-26]."""
 
 
 def p_sat_bin(p_sat: float) -> str:
@@ -294,7 +294,7 @@ class FigureBin(Frozen):
     label: str
     runs: int
     compliance: float | None  # pooled-week (micro) compliance, eq. 57
-    unilateral: float | None  # run-level unilateral defection (§15.3); None when no run had the opportunity
+    unilateral: float | None  # run-level unilateral defection (ContractSim paper, App. C.6); None when no run had the opportunity
 
 
 class FigureSeries(Frozen):
@@ -310,7 +310,7 @@ def figure4(cases: list[Case], rep: PerformanceReport, games: dict[PerformanceJo
             rational: dict[RationalJob, RationalRecord]) -> list[FigureSeries]:
     """The paper's Figure 4 data (Appendix D.4: pooled-week compliance beside run-level unilateral defection)
     for every agent and rational policy, role and counterparty: binned by the contract's P_sat, and by its
-    number of contingency clauses (S, PD, RO: CC(ω) of §13)."""
+    number of contingency clauses (S, PD, RO: CC(ω) of ContractSim paper, App. C.5)."""
     keys = {"p_sat": [p_sat_bin(c.p_sat) for c in cases],
             "contingencies": [str(c.contract.contingencies.explicit_count) for c in cases]}
     order = {"p_sat": P_SAT_BINS, "contingencies": ("0", "1", "2", "3")}

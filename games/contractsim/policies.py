@@ -1,4 +1,4 @@
-"""ContractSim policies: rational Customers and Suppliers (spec §9.1–§9.4) and seeded random agents.
+"""ContractSim policies: rational Customers and Suppliers (ContractSim paper, App. C.1) and seeded random agents.
 
 Every policy is an agent: it receives its role's typed observation and returns a typed action, like an
 external or LLM agent. The RC / RCC Supplier orders from the exact DP table (`solver.dp`) and produces by
@@ -35,7 +35,7 @@ class RCCustomer:
 
 
 class RECustomer:
-    """Non-engagement: pays 0 in every payment week (§9.3)."""
+    """Non-engagement: pays 0 in every payment week (ContractSim paper, App. C.1)."""
 
     name = "re"
 
@@ -44,7 +44,7 @@ class RECustomer:
 
 
 class RCCCustomer(RCCustomer):
-    """Pays like RC until it observes a Supplier breach in an earlier week (D = 1), then 0 for good (§9.4)."""
+    """Pays like RC until it observes a Supplier breach in an earlier week (D = 1), then 0 for good (ContractSim paper, App. C.1)."""
 
     name = "rcc"
 
@@ -53,7 +53,7 @@ class RCCCustomer(RCCustomer):
 
 
 class RESupplier:
-    """Non-engagement: orders 0 and produces 0 in every production week (§9.3)."""
+    """Non-engagement: orders 0 and produces 0 in every production week (ContractSim paper, App. C.1)."""
 
     name = "re"
 
@@ -62,7 +62,7 @@ class RESupplier:
 
 
 class RCSupplier:
-    """π(t, n, c, μ, p) from the DP table, then the fixed production rule (§9.2). After its own breach it
+    """π(t, n, c, μ, p) from the DP table, then the fixed production rule (ContractSim paper, App. C.1). After its own breach it
     keeps using the table with the week-local memory ([CS-18], [CS-27]); it never stops for the Customer."""
 
     name = "rc"

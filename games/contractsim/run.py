@@ -24,7 +24,7 @@ SESSION_TABLES = TableCache(directory=None)  # solved once per process, kept in 
 
 
 class WeekRecord(Frozen):
-    """One week of a run, in base units: what the metrics of spec §15 are computed from."""
+    """One week of a run, in base units: what the metrics of ContractSim paper, App. C.6 are computed from."""
 
     week: int
     role: str
@@ -55,7 +55,7 @@ class RunRecord(Frozen):
     u_supplier: int
     budget: int
     weeks: tuple[WeekRecord, ...]
-    customer_first_violation: int | None  # f_i (§15.3) as the monitor recorded it; None: never violated
+    customer_first_violation: int | None  # f_i (ContractSim paper, App. C.6) as the monitor recorded it; None: never violated
     supplier_first_violation: int | None
     multiplier: int = 1
     contract_ir: dict | None = None  # the contract's terms, so a counterfactual run can be re-played
@@ -74,7 +74,7 @@ class RunRecord(Frozen):
         return self.supplier if role == "customer" else self.customer
 
     def counterfactual(self, role: str, tables: TableCache = SESSION_TABLES) -> RunRecord:
-        """τ^RCC (§15.2): the same contract, environment, counterparty policy and seed, with `role` played by RCC."""
+        """τ^RCC (ContractSim paper, App. C.6): the same contract, environment, counterparty policy and seed, with `role` played by RCC."""
         if self.contract_ir is None:
             raise ValueError(f"the record of {self.contract!r} holds no contract terms; re-run it to get regret")
         ir = ContractSimIR.from_json_value(self.contract_ir)
@@ -82,16 +82,16 @@ class RunRecord(Frozen):
         return play(ir, environment(self.env), customer, supplier, seed=self.seed, keep_log=False, tables=tables)
 
     def violation_count(self, role: str) -> int:
-        """The weeks in which `role` was not compliant (c = 0, §15.1; a week that owes nothing never is)."""
+        """The weeks in which `role` was not compliant (c = 0, ContractSim paper, App. C.6; a week that owes nothing never is)."""
         return sum(w.role == role and not w.compliant for w in self.weeks)
 
     def to_json(self, p_sat: float | None) -> dict:
         """The `run --json` object: the record in base units (what `metrics` reads back) with its trajectory,
         the utilities in the contract's dollars, the contract's `p_sat`, and per role its first violation week
-        (f_i of §15.3, null for none) and how many weeks it violated. `money_unit` says which amounts are in
+        (f_i of ContractSim paper, App. C.6, null for none) and how many weeks it violated. `money_unit` says which amounts are in
         which unit: the record's own (`u_customer`, `weeks`, `budget`) in Catering base units, as the paper's
         tables; `dollars`, `contract_ir` and the trajectory (the interpreter's events) in the setting's dollars,
-        `multiplier` × base (spec §2)."""
+        `multiplier` × base (ContractSim paper, App. A.1–A.2)."""
         payload = self.model_dump(exclude={"log"})
         payload.update(money_unit=money_unit(self.multiplier),
                        dollars={"u_customer": self.u_customer * self.multiplier,
@@ -141,7 +141,7 @@ def run_record(obj: object) -> RunRecord:
         raise ValueError(f"seed: {record.seed} is negative; seeds are 0 or more")
     if record.env not in ENVIRONMENTS:
         raise ValueError(f"env: no environment {record.env}; there are {min(ENVIRONMENTS)}..{max(ENVIRONMENTS)}")
-    # play writes every week once, in order, with the role due in it; the §15 metrics sum over these weeks, so a
+    # play writes every week once, in order, with the role due in it; the ContractSim paper, App. C.6 metrics sum over these weeks, so a
     # record with weeks missing (or `"weeks": []`) gave a compliant utility of a shorter game
     roles = tuple(("customer" if w in PAYMENT_WEEKS else "supplier", w) for w in WEEKS)
     if tuple((w.role, w.week) for w in record.weeks) != roles:
@@ -180,7 +180,7 @@ def read_run_records(data: bytes, name: str) -> list[RunRecord]:
 
 def regret_replays(runs: list[RunRecord], roles: list[str], tables: TableCache, allow_commands: bool = False,
                    progress: Progress | None = None) -> dict[str, list[RunRecord]]:
-    """Each run's counterfactual (§15.2) for every role in `roles`. Replaying a recorded external agent starts
+    """Each run's counterfactual (ContractSim paper, App. C.6) for every role in `roles`. Replaying a recorded external agent starts
     the program the record names, so it happens only when `allow_commands` says the user asked for it; else
     nothing is replayed and `CommandRefused` names the program."""
     if not allow_commands:
@@ -224,7 +224,7 @@ def play(ir: ContractSimIR, env: SupplyEnvironment, customer: str, supplier: str
          guidance: tuple[str, ...] = ()) -> RunRecord:
     """Shocks come from `seed` alone ([CS-11]); policy randomness from a separate stream. The rational
     Suppliers' DP tables come from `tables` (by default solved once per process and kept in memory). An
-    `llm[:MODEL]` role is played by a fresh LLM agent on `llm` (§10), with the prompt `guidance` clauses."""
+    `llm[:MODEL]` role is played by a fresh LLM agent on `llm` (ContractSim paper, App. B.2), with the prompt `guidance` clauses."""
     shocks = draw_shocks(env, np.random.default_rng(seed))
     policy_rng = np.random.default_rng([seed, 1])
     game_client = llm.for_game(f"contractsim/{ir.name}/env{env.id}/seed{seed}/{customer}/{supplier}") \
@@ -268,7 +268,7 @@ def play(ir: ContractSimIR, env: SupplyEnvironment, customer: str, supplier: str
 
 
 def week_utility_deltas(run: RunRecord) -> dict[str, dict[int, int]]:
-    """Δu per role and week (spec §6): Customer in payment weeks, Supplier in production weeks."""
+    """Δu per role and week (ContractSim paper, Sec. 3): Customer in payment weeks, Supplier in production weeks."""
     by_week = {w.week: w for w in run.weeks}
     cust = {w: by_week[w + 1].value - by_week[w].paid if w + 1 in by_week else -by_week[w].paid
             for w in PAYMENT_WEEKS if w in by_week}

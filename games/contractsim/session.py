@@ -1,5 +1,5 @@
-"""A negotiated ContractSim game from end to end: negotiation (§8) → the agreed contract, translated → its §13
-metrics from the exact DP → performance games on it (§10) — for any negotiators, offline or LLM."""
+"""A negotiated ContractSim game from end to end: negotiation (ContractSim paper, Sec. 3) → the agreed contract, translated → its ContractSim paper, App. C.5
+metrics from the exact DP → performance games on it (ContractSim paper, App. B.2) — for any negotiators, offline or LLM."""
 
 from __future__ import annotations
 
@@ -83,7 +83,7 @@ def _mean(values: list) -> float | None:
 
 
 class NegotiationSummary(Frozen):
-    """Negotiations of a sweep over environments: how many agreed, their mean §13 metrics, the model use."""
+    """Negotiations of a sweep over environments: how many agreed, their mean ContractSim paper, App. C.5 metrics, the model use."""
 
     negotiations: int
     agreed: int

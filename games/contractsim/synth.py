@@ -1,8 +1,8 @@
-"""Synthetic performance contracts (spec/contractsim.md §12): the base family by multi-start coordinate ascent
-[CS-34], its contingency variants [CS-33], and the E14 check (§16.1).
+"""Synthetic performance contracts (ContractSim paper, App. C.4): the base family by multi-start coordinate ascent
+[CS-34], its contingency variants [CS-33], and the E14 check (the identities of docs/rules/checks.md).
 
 A search point is the [CS-34] parametrisation: one delivery vector used in every production week, three unit
-prices and six payments. Each is valued by the exact DP (P_sat and both players' RCC utilities, §9.5); the
+prices and six payments. Each is valued by the exact DP (P_sat and both players' RCC utilities, ContractSim paper, App. C.1); the
 valuations are memoised by the terms the DP reads and rounds are shared through `RoundMemo`, because most
 coordinate moves change one payment (rounds after it are unchanged) or a price (which a contract without
 payment deduction never reads).
@@ -31,7 +31,7 @@ from solver.environment import SupplyEnvironment
 RHOS = (0.9, 0.8, 0.7, 0.6, 0.5)
 SEARCH_ENVS = (3, 4, 5, 6)
 REUSED_TERMS = {1: 3, 2: 4}
-"""§12.2: Env 1 performs Env 3's written terms and Env 2 Env 4's, re-solved under their own dynamics."""
+"""ContractSim paper, App. C.4: Env 1 performs Env 3's written terms and Env 2 Env 4's, re-solved under their own dynamics."""
 STARTS = 20
 START_SEED = 0
 BAND = 0.05
@@ -46,7 +46,7 @@ EXCLUDED_VARIANTS = ("PD", "PD+RO")
 
 
 def contingencies(variant: str) -> Contingencies:
-    """The clauses of a variant with the §12 defaults (K = 2, minima {1,1,1}); grim trigger in every one."""
+    """The clauses of a variant with the ContractSim paper, App. C.4 defaults (K = 2, minima {1,1,1}); grim trigger in every one."""
     parts = set() if variant == "base" else set(variant.split("+"))
     return Contingencies(substitution=SubstitutionTerms() if "S" in parts else None,
                          payment_deduction=DeductionTerms() if "PD" in parts else None,
@@ -105,7 +105,7 @@ def random_terms(rng: np.random.Generator, env: SupplyEnvironment) -> Terms:
 
 
 def unit_ingredient_cost(env: SupplyEnvironment) -> np.ndarray:
-    """Expected ingredient cost of one unit of each product (recipes of §2: A = I1+I2+I3, B = I1+I2, C = I3)."""
+    """Expected ingredient cost of one unit of each product (recipes of ContractSim paper, App. A.1–A.2: A = I1+I2+I3, B = I1+I2, C = I3)."""
     e = [sum(price * prob for price, prob in law) for law in env.price_laws]
     return np.array([e[0] + e[1] + e[2], e[0] + e[1], e[2]])
 
@@ -135,7 +135,7 @@ class Evaluator:
 
     def __call__(self, terms: Terms, variant: str = "base") -> Valuation:
         mode = contingencies(variant)
-        # prices enter the DP only through deductions and the deduction-weighted production rule (§7.4, §9.2)
+        # prices enter the DP only through deductions and the deduction-weighted production rule (ContractSim paper, App. C.1)
         prices = terms.prices if mode.payment_deduction is not None else None
         key = (terms.quantities, prices, terms.payments, variant)
         found = self._seen.get(key)
@@ -155,7 +155,7 @@ class Evaluator:
 
 SURROGATE = 0.01
 """Weight of completeness in the distance to the P_sat band: P_sat is flat (0 or 1) over wide regions, where
-completeness (§14) still says which way satisfaction lies."""
+completeness (ContractSim paper, App. C.5) still says which way satisfaction lies."""
 
 
 def shortfall(v: Valuation, rho: float, budget: int) -> tuple[float, float]:
@@ -242,7 +242,7 @@ class SynthPlan(Frozen):
                 for k in range(self.starts)]
 
     def terms_env(self, env_id: int) -> int | None:
-        """The environment whose search writes `env_id`'s terms (§12.2), None when the plan has none."""
+        """The environment whose search writes `env_id`'s terms (ContractSim paper, App. C.4), None when the plan has none."""
         if env_id in self.search_envs:
             return env_id
         source = REUSED_TERMS.get(env_id)
@@ -313,7 +313,7 @@ class BaseChoice(Frozen):
 
     env: int
     rho: float
-    terms_env: int  # the environment whose search wrote the terms (§12.2)
+    terms_env: int  # the environment whose search wrote the terms (ContractSim paper, App. C.4)
     start: int | None
     terms: Terms | None
     feasible_starts: int
@@ -343,7 +343,7 @@ def contract_name(env_id: int, rho: float, variant: str) -> str:
 
 
 class SolveJob(Frozen):
-    """One variant of one base contract, solved afresh under its environment (§12.5)."""
+    """One variant of one base contract, solved afresh under its environment (ContractSim paper, App. C.4)."""
 
     env: int
     rho: float
@@ -367,7 +367,7 @@ class SolveRecord(Frozen):
 
     @property
     def mutually_beneficial(self) -> bool:
-        """MB(ω) of §13 with ε_num = 1e-9: both expected gains ≥ −ε_num."""
+        """MB(ω) of ContractSim paper, App. C.5 with ε_num = 1e-9: both expected gains ≥ −ε_num."""
         budget = environment(self.job.env).budget
         return self.u_customer - budget >= -TOLERANCE and self.u_supplier >= -TOLERANCE
 
@@ -403,7 +403,7 @@ class ManifestEntry(Frozen):
 
 
 class E14Row(Frozen):
-    """§16.1 E14 for one base contract: |P_sat − ρ| ≤ 0.05 and individual rationality."""
+    """identity E14 of docs/rules/checks.md for one base contract: |P_sat − ρ| ≤ 0.05 and individual rationality."""
 
     env: int
     rho: float
@@ -451,7 +451,7 @@ def e14_row(base: BaseChoice, record: SolveRecord | None) -> E14Row:
 
 
 PROSE_ADAPTERS = {5: ("hotel", "ai-hosting")}
-"""§12.6: the cross-setting experiment runs Env 5's contracts in Hotel Cleaning and AI Hosting too."""
+"""ContractSim paper, App. C.4: the cross-setting experiment runs Env 5's contracts in Hotel Cleaning and AI Hosting too."""
 
 
 def write_outputs(out: Path, bases: list[BaseChoice], solved: dict[SolveJob, SolveRecord], plan: SynthPlan) -> Manifest:
@@ -525,7 +525,7 @@ class SynthRun(Frozen):
 
 def synthesize(out: Path, plan: SynthPlan = SynthPlan(), workers: int | None = None,
                ray_address: str | None = None, progress: Progress | None = None) -> SynthRun:
-    """§12 end to end, resumable: the searches and the variant solves are jobs whose records go to
+    """ContractSim paper, App. C.4 end to end, resumable: the searches and the variant solves are jobs whose records go to
     `out/jobs/*.jsonl` as they finish; a rerun runs only the missing ones and writes the same outputs. The
     shipped set takes the paper's plan only, so that no trial's jobs or outputs land in the repository's."""
     if is_shipped(out) and plan != SynthPlan():

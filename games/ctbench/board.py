@@ -1,4 +1,4 @@
-"""CT-Bench boards: enumeration, simple paths, best paths, classification, benchmark set (spec §2, §8)."""
+"""CT-Bench boards: enumeration, simple paths, best paths, classification, benchmark set (CT-Bench paper, Sec. 2, App. D)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ INITIAL_CHIPS = {"red": {"red": 14, "blue": 0, "green": 2}, "blue": {"red": 0, "
 GOAL_BONUS = 20
 CHIP_VALUE = 5
 SHORTEST_PATH = 2 * (BOARD_SIZE - 1)
-MAX_JOINT_REWARD = 2 * (GOAL_BONUS + CHIP_VALUE * (16 - SHORTEST_PATH))  # R_max = 140 (§9)
+MAX_JOINT_REWARD = 2 * (GOAL_BONUS + CHIP_VALUE * (16 - SHORTEST_PATH))  # R_max = 140 (CT-Bench paper, Sec. 2.3)
 BENCHMARK_SEED = 20260101
 BENCHMARK_FILE = Path(__file__).resolve().parent / "data" / "benchmark_boards.json"
 PAPER_FILE = Path(__file__).resolve().parent / "data" / "paper_boards.json"
@@ -136,7 +136,7 @@ class Board(Frozen):
         return GOAL_BONUS + CHIP_VALUE * (16 - SHORTEST_PATH) if self.best_path(player)[1] == 0 else 0
 
     def bottleneck(self) -> Player | None:
-        """The player whose colour covers both goal-adjacent tiles, if they share a colour (§8)."""
+        """The player whose colour covers both goal-adjacent tiles, if they share a colour (CT-Bench paper, App. D)."""
         a, b = self.colour((GOAL[0], GOAL[1] - 1)), self.colour((GOAL[0] - 1, GOAL[1]))
         return a if a == b and a in PLAYERS else None
 

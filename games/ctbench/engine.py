@@ -1,5 +1,5 @@
 """The CT-Bench game engine in OpenSpiel's shape: an immutable game, states with `legal_actions`,
-`apply_action`, per-player observations and `returns` (spec/ctbench.md §3–§6).
+`apply_action`, per-player observations and `returns` (CT-Bench paper, Sec. 2–2.4).
 
 Contracts are enforced only through the interpreter's CT-Bench monitor: Prog-Trading and Prog-Points entries
 directly, NL-Trading moves once the judge has found them covered ([CT-25]); the engine never reads a coverage
@@ -341,7 +341,7 @@ class State(Frozen):
         return {p: self.final_score(p) for p in PLAYERS}
 
     def raw_score(self, player: Player) -> int:
-        """20 + 5·chips on the goal, else 0 (§3), before contract transfers."""
+        """20 + 5·chips on the goal, else 0 (CT-Bench paper, Sec. 2), before contract transfers."""
         if self.position(player) != GOAL:
             return 0
         return GOAL_BONUS + CHIP_VALUE * total(self.chips(player))

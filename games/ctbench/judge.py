@@ -1,4 +1,4 @@
-"""CT-Bench judges: the contract summary of Prog-Trading / Prog-Points (§6.2, §6.4, [CT-20]) in the paper's
+"""CT-Bench judges: the contract summary of Prog-Trading / Prog-Points (CT-Bench paper, Sec. 2.4, [CT-20]) in the paper's
 JSON form, the reader of that form into contractlang, and the NL-Trading move judge [CT-25].
 
 The JSON form, as the paper prints it:

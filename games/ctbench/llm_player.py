@@ -1,4 +1,4 @@
-"""CT-Bench LLM players (§7): one prompt per decision under a fixed, selfish system prompt; JSON actions in
+"""CT-Bench LLM players (CT-Bench paper, App. G): one prompt per decision under a fixed, selfish system prompt; JSON actions in
 the [CT-09] formats; one corrective re-prompt, then the null action [CT-12].
 
 Every prompt carries the game context (board, own state, the partner's state when visible [CT-28]) and both

@@ -1,4 +1,4 @@
-"""CT-Bench metrics (spec/ctbench.md §9): per game, then per condition with 95% Student-t intervals."""
+"""CT-Bench metrics (CT-Bench paper, Sec. 2.3): per game, then per condition with 95% Student-t intervals."""
 
 from __future__ import annotations
 

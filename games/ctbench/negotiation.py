@@ -1,4 +1,4 @@
-"""The CT-Bench contract negotiation (§6.1): free dialogue, P-Red first, at most 8 messages, verbal agreement
+"""The CT-Bench contract negotiation (CT-Bench paper, Sec. 2.4): free dialogue, P-Red first, at most 8 messages, verbal agreement
 by the "agree" rule [CT-19]; then, for Prog-Trading and Prog-Points, the judge's JSON summary that both
 players must accept [CT-20]; for NL-Trading the transcript itself is the contract [CT-21].
 
@@ -33,7 +33,7 @@ class Confirm(Frozen):
 
 
 class PathInfo(Frozen):
-    """A player's best path (§8) and the chips it lacks for it, as every prompt states them (§7)."""
+    """A player's best path (CT-Bench paper, App. D) and the chips it lacks for it, as every prompt states them (CT-Bench paper, App. G)."""
 
     path: tuple[Tile, ...]
     needed: dict[str, int]  # chips of each colour the path uses beyond the player's own
@@ -117,7 +117,7 @@ def _ask(agent, obs: NegotiationObservation):
 
 def negotiate_contract(board: Board, condition: ContractCondition, mode: str, agents: dict[Player, object],
                        judge: ContractJudge, visible: bool = True) -> NegotiationOutcome:
-    """Run §6.1 with `agents` (red speaks first) and, after verbal agreement, the judge and the confirmations."""
+    """Run CT-Bench paper, Sec. 2.4 with `agents` (red speaks first) and, after verbal agreement, the judge and the confirmations."""
     messages: list[str] = []
     agreeing: list[bool] = []
     for k in range(MAX_MESSAGES):

@@ -1,4 +1,4 @@
-"""Play one CT-Bench game with agents: contract negotiation (§6.1) → play → a typed game record."""
+"""Play one CT-Bench game with agents: contract negotiation (CT-Bench paper, Sec. 2.4) → play → a typed game record."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The CT-Bench paper's tables from run records, ours or imported: Tables 1–8 (per model × condition × mode),
-Table 11 (promise keeping per player) and the contract-formation measures of spec §9."""
+Table 11 (promise keeping per player) and the contract-formation measures of CT-Bench paper, Sec. 2.3."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ class PromiseRow(Frozen):
 
 
 class FormationRow(Frozen):
-    """Contract-formation measures (§9) for one condition and board class, over games with a formed contract."""
+    """Contract-formation measures (CT-Bench paper, Sec. 2.3) for one condition and board class, over games with a formed contract."""
 
     condition: str
     board_class: str
@@ -201,7 +201,7 @@ def paper_cell(table: PaperTable, row: str, column: str) -> str | None:
 
 
 def paper_games(table: PaperTable, row: str) -> int | None:
-    """How many games the paper's row rests on (spec §10)."""
+    """How many games the paper's row rests on (CT-Bench paper, App. E)."""
     return _paper_data()["games"].get(str(table.number), {}).get(row)
 
 

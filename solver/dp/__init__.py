@@ -1,4 +1,4 @@
-"""Exact dynamic programming for the rational ContractSim Supplier (spec/contractsim.md §9.2, §9.5, §14)."""
+"""Exact dynamic programming for the rational ContractSim Supplier (ContractSim paper, App. C.1, App. C.5)."""
 
 from solver.dp.problem import DPProblem, build_problem
 from solver.dp.cache import TableCache

@@ -1,4 +1,4 @@
-"""Exact backward induction for the RC Supplier (spec §9.2) and exact forward enumeration (§9.5, §14).
+"""Exact backward induction for the RC Supplier (ContractSim paper, App. C.1) and exact forward enumeration (ContractSim paper, App. C.1, App. C.5).
 
 Backward: for t = 5..1 and every memory state, continuation arrays over post-receipt inventory and
 cash after ordering are assembled from round t+1 (production rule, verdict, capped deduction,
@@ -96,7 +96,7 @@ class SolveResult(Frozen):
     u_supplier: float | None
     v_supplier: float  # V_1(s_1): the Supplier's DP value under the RC-Customer assumption
     v_supplier_forward: float
-    completeness: float  # §14
+    completeness: float  # ContractSim paper, App. C.5
     survival: tuple[float, float, float, float, float]  # S_1..S_5
     states: int  # (round, memory, inventory, cash) entries solved
     seconds: float
@@ -341,18 +341,18 @@ def _solve_round(problem: DPProblem, t: int, q_p: np.ndarray, q_v: np.ndarray, f
 
 class Occupancy(NamedTuple):
     """Expectations over the exact occupancy (base units): spend, value and payments with both players RCC
-    ([CS-28]); the survival curve S_1..S_5 and the DP's own accounting with the RC Customer (§14)."""
+    ([CS-28]); the survival curve S_1..S_5 and the DP's own accounting with the RC Customer (ContractSim paper, App. C.5)."""
 
     spend: float
     value: float  # value delivered to the Customer
     paid: float
-    dp_value: float  # the Supplier's payoff in the DP's own accounting (§9.2 rewards), to check V_1
+    dp_value: float  # the Supplier's payoff in the DP's own accounting (ContractSim paper, App. C.1 rewards), to check V_1
     survival: tuple[float, ...]
 
 
 def forward(problem: DPProblem, policies) -> Occupancy:
     """Exact occupancy through the five rounds with both players RCC ([CS-28]). The RC Customer's enumeration
-    (§14: violations absorbed into DEAD) is the breach-free phase of the same mass, so one pass gives both."""
+    (ContractSim paper, App. C.5: violations absorbed into DEAD) is the breach-free phase of the same mass, so one pass gives both."""
     n_mem = problem.n_memory
     mass = np.zeros((2, n_mem, 1, 1, 1, int(problem.cash_max[0]) + 1))
     mass[0, 0, 0, 0, 0, min(problem.cash_at_ordering(), int(problem.cash_max[0]))] = 1.0
@@ -380,8 +380,8 @@ def forward(problem: DPProblem, policies) -> Occupancy:
 
 
 class Valuation(NamedTuple):
-    """What the contract searches need of a solve (base units): P_sat (§9.5), U_i with both players RCC
-    ([CS-28]) and completeness (§14)."""
+    """What the contract searches need of a solve (base units): P_sat (ContractSim paper, App. C.1), U_i with both players RCC
+    ([CS-28]) and completeness (ContractSim paper, App. C.5)."""
 
     p_sat: float
     u_customer: float
@@ -404,7 +404,7 @@ def evaluate(problem: DPProblem, memo: RoundMemo | None = None) -> Valuation:
 
 
 def _completeness(survival: tuple[float, ...]) -> float:
-    """§14: 1 − (1/5) Σ_t (1 − S_t)."""
+    """ContractSim paper, App. C.5: 1 − (1/5) Σ_t (1 − S_t)."""
     return 1.0 - sum(1.0 - s for s in survival) / ROUNDS
 
 
@@ -442,9 +442,9 @@ def in_setting(result: SolveResult, problem: DPProblem) -> SolveResult:
     m = problem.ir.setting_info.multiplier
     scale = lambda v: None if v is None else v * m  # noqa: E731
     # [CS-22]: past the budget the RCC Customer pays what is left, a breach whose week depends on the
-    # deductions taken; the enumeration here follows scheduled payments, as the DP itself assumes (§9.2).
+    # deductions taken; the enumeration here follows scheduled payments, as the DP itself assumes (ContractSim paper, App. C.1).
     note = (f"the schedule ({int(problem.payments.sum()) * m:,}) exceeds the Customer's budget "
-            f"({problem.env.budget * m:,}); P_sat assumes the schedule is paid (spec §9.2); expected utilities are "
+            f"({problem.env.budget * m:,}); P_sat assumes the schedule is paid (ContractSim paper, App. C.1); expected utilities are "
             "left to the simulator") if _over_budget(problem) else ""
     return result.model_copy(update={
         "contract": problem.ir.name, "u_customer": scale(result.u_customer), "u_supplier": scale(result.u_supplier),

@@ -495,7 +495,7 @@ def _select(n1, n2, n3, nc, hp, hv, peaks, order_row, order_top, order_cheap, or
 def forward_round(mass, policy, kernel, order_cost, probs, output, violation, next_memory, deduction, due,
                   leftover, values, payment_now, mid, totals):
     """Push one round of joint-RCC occupancy mass through the table ([CS-28]), and read off on the way what
-    the RC Customer's enumeration of §14 needs: phase 0 is exactly the mass that enumeration keeps alive, so
+    the RC Customer's enumeration of ContractSim paper, App. C.5 needs: phase 0 is exactly the mass that enumeration keeps alive, so
     a violation leaving phase 0 is its DEAD mass.
 
     mass: (2, n_mem, B1+1, B2+1, B3+1, C+1) by phase (0: no breach; 1: Supplier breached, the RCC

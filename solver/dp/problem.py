@@ -1,4 +1,4 @@
-"""One (contract, environment) pair laid out as arrays for the DP (spec/contractsim.md §9.2).
+"""One (contract, environment) pair laid out as arrays for the DP (ContractSim paper, App. C.1).
 
 Everything here is exact bookkeeping; the three reductions of the state space are proved where they
 are made:
@@ -48,7 +48,7 @@ def price_scenarios(env: SupplyEnvironment) -> tuple[np.ndarray, np.ndarray]:
 
 
 def spoilage_matrix(env: SupplyEnvironment) -> np.ndarray:
-    """S[L, n']: leftover L becomes L − min(s, L) with s uniform on 0..s_max (§4.2 step 1)."""
+    """S[L, n']: leftover L becomes L − min(s, L) with s uniform on 0..s_max (ContractSim paper, App. A.1)."""
     side = env.inventory_cap + 1
     s = np.zeros((side, side))
     for left in range(side):
@@ -128,7 +128,7 @@ class DPProblem(Frozen):
 
     @property
     def side(self) -> int:
-        """Holdings 0..cap per input: the environment's inventory cap (§5) sizes every inventory axis."""
+        """Holdings 0..cap per input: the environment's inventory cap (ContractSim paper, App. A.1) sizes every inventory axis."""
         return self.env.inventory_cap + 1
 
     @property
@@ -157,8 +157,8 @@ def state_box(clamp: np.ndarray, round_index: int) -> tuple[int, int, int]:
 
 class RoundTransition(NamedTuple):
     """What round t does to the state for every memory and delivery, shape (n_mem, cap+1, cap+1, cap+1):
-    the monitor's verdict and next memory (§7.4), and the deduction as it lands on the next payment, M_{2t+1}
-    (M_11 after round 5), capped by it, with what is then due (§9.2 step 4, [CS-09])."""
+    the monitor's verdict and next memory (ContractSim paper, App. C.1), and the deduction as it lands on the next payment, M_{2t+1}
+    (M_11 after round 5), capped by it, with what is then due (ContractSim paper, App. C.1, [CS-09])."""
 
     violation: np.ndarray
     next_memory: np.ndarray  # row of the contract's memory states

@@ -1,4 +1,4 @@
-"""The production-week evaluation of spec §7.4 as z3 terms.
+"""The production-week evaluation of ContractSim paper, App. C.1 as z3 terms.
 
 It mirrors `contractlang.interpreter.rounds.evaluate_round` term for term; a test compares the two
 on random inputs, so the verifier and the monitor cannot disagree about a clause.
@@ -25,7 +25,7 @@ def plain_floor_div(expr, k: int):
 
 
 def zpayment_due(nominal, deduction):
-    """`payment_due` (§4.1) as a z3 term: M_w − min(δ_w, M_w)."""
+    """`payment_due` (ContractSim paper, Sec. 3) as a z3 term: M_w − min(δ_w, M_w)."""
     return nominal - zmin(deduction, nominal)
 
 
