@@ -326,13 +326,23 @@ def _parse(line: bytes, record_type: type[Record]) -> Record | None:
         return None
 
 
+def shared_store(source: Path | None, out: Path, name: str) -> Path | None:
+    """The store `jobs/NAME` of the set `source` a run reads, to reuse read-only while the run writes into `out`;
+    None when there is no such set or the run writes into it."""
+    if source is None or source.resolve() == out.resolve():
+        return None
+    return source / "jobs" / name
+
+
 def run_phase(name: str, path: Path, record_type: type[Record], work: Callable[[Job], Record], jobs: list[Job],
               workers: int | None = None, ray_address: str | None = None,
-              progress: Progress | None = None) -> tuple[dict[Job, Record], int]:
-    """Every job's record — read from the store at `path`, or run now and appended to it — and how many ran
-    now. Records carry their job as `.job`."""
+              progress: Progress | None = None, shared: Path | None = None) -> tuple[dict[Job, Record], int]:
+    """Every job's record — read from the store at `path` or from the read-only store `shared` (the shipped
+    set's, when a run on it writes elsewhere), or run now and appended to `path` — and how many ran now.
+    Records carry their job as `.job`."""
+    reused = stored_records(shared, record_type, lambda r: r.job, name) if shared is not None else {}
     store: JobStore = JobStore(path, record_type, lambda r: r.job, name)
-    todo = store.missing(jobs)
+    todo = [job for job in store.missing(jobs) if job not in reused]
     done = len(jobs) - len(todo)
     try:
         if progress is not None:
@@ -350,4 +360,4 @@ def run_phase(name: str, path: Path, record_type: type[Record], work: Callable[[
             results.close()
     finally:
         store.close()
-    return store.records, len(todo)
+    return {job: reused[job] for job in jobs if job in reused} | store.records, len(todo)

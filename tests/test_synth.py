@@ -19,7 +19,7 @@ from contractlang.vocab import Frozen
 from games.contractsim.environments import environment
 from games.contractsim.frontier import Point, enumeration, f2_seeds, pareto, sweep
 from games.contractsim.synth import (AscentRecord, SearchJob, SearchRecord, SynthPlan, Terms, Valuation,
-                                     choose_bases, contingencies, coordinate_ascent, starts)
+                                     SHIPPED, choose_bases, contingencies, coordinate_ascent, starts)
 from games.runner import run_phase
 from solver.dp import RoundMemo, build_problem, evaluate, solve
 from solver.dp.induction import backward
@@ -276,7 +276,7 @@ def test_synth_experiment_and_frontier_through_the_cli(tmp_path):
 def test_commands_default_to_the_shipped_set_and_say_how_far_it_is(tmp_path, monkeypatch):
     """Issue #34: without a directory, `experiment …` read the set shipped in the repository; while it is still
     being generated they say how many of its 80 search jobs are done (the store is read without its lock, so a
-    running generation can be watched), and `synth` into it takes the paper's plan only."""
+    running generation can be watched), and `synth --out` into it takes the paper's plan only."""
     import games.contractsim.synth as synth
 
     shipped = tmp_path / "shipped"
@@ -288,7 +288,7 @@ def test_commands_default_to_the_shipped_set_and_say_how_far_it_is(tmp_path, mon
     message = "the shipped synthetic set is incomplete here (3 of 80 search jobs done)"
     cases = [(("experiment", "rational"), message), (("experiment", "frontier"), message),
              (("experiment", "performance", "--agent", "rcc"), message),
-             (("synth", "--starts", "2"), "the shipped synthetic set is the paper's plan")]
+             (("synth", "--out", str(shipped), "--starts", "2"), "the shipped synthetic set is the paper's plan")]
     assert_each_fails_in_one_line(lambda *args: run_cli(*args, cwd=tmp_path), cases)
     assert (shipped / "jobs" / "search.jsonl").read_bytes().endswith(committed[3][:40])  # watched, not repaired
     # with the manifest of a finished generation but searches missing (the state this repository's set was in
@@ -298,15 +298,17 @@ def test_commands_default_to_the_shipped_set_and_say_how_far_it_is(tmp_path, mon
         (("experiment", "frontier"), "the shipped set's search store is incomplete here (3 of 80 search jobs"),
         (("experiment", "frontier", "--envs", "2,5"), "(0 of 20 search jobs of Env 5 done)")])
     # an environment whose searches are all in (here Env 1, enumerated, which needs none) is drawn already, and
-    # the panels drawn before for other environments stay (the shipped set gains its frontiers as its searches land)
+    # the panels drawn before for other environments stay (the shipped set gains its frontiers as its searches
+    # land); the run writes into ./contractlang-out/frontier, never into the shipped set
     shutil.copytree(real / "frontiers", shipped / "frontiers")
     before = json.loads((shipped / "frontiers" / "frontiers.json").read_text())
     (shipped / "frontiers" / "env1.png").unlink()
     done = run_cli("experiment", "frontier", "--envs", "1", "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert [e["env"] for e in json.loads(done.stdout)["envs"]] == [1]
-    assert (shipped / "frontiers" / "env1.png").exists()
-    after = json.loads((shipped / "frontiers" / "frontiers.json").read_text())
+    written = tmp_path / "contractlang-out" / "frontier" / "frontiers"
+    assert (written / "env1.png").exists() and not (shipped / "frontiers" / "env1.png").exists()
+    after = json.loads((written / "frontiers.json").read_text())
     assert [f["env"] for f in before["frontiers"]][:4] == [1, 2, 3, 4]  # the shipped panels, Env 1 among them
     assert after == before  # Env 1 drawn again as it was, the others kept
 
@@ -405,3 +407,30 @@ def test_a_worker_ended_half_way_through_sending_does_not_hang_the_run(tmp_path,
                           cwd=Path(__file__).resolve().parent.parent,
                           env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
     assert (done.returncode, done.stdout.split()) == (0, ["0", "closed"]), done.stderr
+
+
+def _tree(root: Path) -> dict[str, tuple[int, int]]:
+    return {p.relative_to(root).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns)
+            for p in root.rglob("*") if p.is_file()}
+
+
+def test_commands_on_the_shipped_set_write_only_into_the_working_directory(tmp_path):
+    """Issue #45: the shipped set is read-only input. `experiment rational` without a directory reuses its 180
+    finished games and writes the tables into ./contractlang-out/rational; `synth` without --out reuses its
+    searches and solves and writes the set into ./contractlang-out/synth. Nothing in the package changes."""
+    package = _tree(SHIPPED)
+    done = run_cli("experiment", "rational", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert (report["contracts"], report["played_now"], report["identities_hold"]) == (180, 0, 13)
+    tables = tmp_path / "contractlang-out" / "rational" / "rational" / "tables.md"
+    assert report["tables"] == "contractlang-out/rational/rational/tables.md"
+    assert tables.read_bytes() == (SHIPPED / "rational" / "tables.md").read_bytes()
+    done = run_cli("synth", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert (report["contracts"], report["searched_now"], report["solved_now"]) == (180, 0, 0)
+    out = tmp_path / "contractlang-out" / "synth"
+    assert (out / "manifest.json").read_bytes() == (SHIPPED / "manifest.json").read_bytes()
+    assert not (out / "jobs" / "search.jsonl").exists()  # nothing ran, so nothing was copied
+    assert _tree(SHIPPED) == package

@@ -10,7 +10,7 @@ import typer
 
 from contractlang.cli.app import app, experiment_app
 from contractlang.cli.errors import InputError, playing, runner_progress
-from contractlang.cli.inputs import load_one, synthetic_set
+from contractlang.cli.inputs import load_one, output_dir, synthetic_set
 from contractlang.cli.llm_options import LlmFlags, llm_client, llm_options, llm_settings
 from contractlang.cli.options import (ConventionOption, JsonFlag, LlmWorkers, Ray, Workers, choice, float_set,
                                      int_list)
@@ -21,9 +21,9 @@ app.add_typer(experiment_app, name="experiment")
 @app.command()
 def synth(
     out: Annotated[Optional[Path], typer.Option(help="Directory for the contracts, manifest.json and the job "
-                                                     "records; a rerun into it resumes (default: the set shipped "
-                                                     "in the repository, games/contractsim/data/synthetic, which "
-                                                     "takes the paper's plan only).")] = None,
+                                                     "records; a rerun into it resumes (default: "
+                                                     "./contractlang-out/synth, reusing the finished jobs of the "
+                                                     "set shipped in the package).")] = None,
     starts: Annotated[int, typer.Option(min=1, max=1000, help="Random starts per environment and target [CS-34].")] = 20,
     search_envs: Annotated[str, typer.Option(help="Environments to search in (Env 1 reuses Env 3's terms and Env "
                                                   "2 Env 4's when those are searched).")] = "3,4,5,6",
@@ -36,13 +36,14 @@ def synth(
     ascent in Envs 3–6, reused in Envs 1–2, six contingency variants each, every one re-solved; checks E14."""
     from games.contractsim.synth import EXCLUDED_VARIANTS, SHIPPED, SynthPlan, synthesize
 
-    out = SHIPPED if out is None else out
+    reuse = SHIPPED if out is None else None
+    out = output_dir(out, None, "synth")
     envs = int_list(search_envs, "environment", "--search-envs")
     if any(e not in range(1, 7) for e in envs):
         raise InputError(f"--search-envs takes environments 1..6, not {search_envs!r}")
     plan = SynthPlan(starts=starts, search_envs=tuple(dict.fromkeys(envs)), rhos=float_set(rhos, "--rhos"))
     with runner_progress(json_out) as advance:
-        run = synthesize(out, plan, workers, ray, advance)
+        run = synthesize(out, plan, workers, ray, advance, reuse)
     m = run.manifest
     rows = [r.model_dump(mode="json") | {"holds": r.holds} for r in m.e14]
     not_mb = sum(not e.mutually_beneficial for e in m.contracts + m.excluded)
@@ -76,35 +77,42 @@ def _synthetic_contracts(directory: Path) -> list:
 
 
 Directory = Annotated[Optional[Path], typer.Argument(
-    help="A directory written by `contractlang synth` (default: the set shipped in the repository, "
-         "games/contractsim/data/synthetic).", show_default=False)]
+    help="A directory written by `contractlang synth` (default: the set shipped in the package, read-only).",
+    show_default=False)]
+Out = Annotated[Optional[Path], typer.Option(
+    help="Directory for the job records and the report; a rerun into it resumes (default: DIRECTORY when given, "
+         "else ./contractlang-out/COMMAND, reusing the shipped set's finished games).", show_default=False)]
 
 
 @experiment_app.command("rational")
 def experiment_rational(
     directory: Directory = None,
+    out: Out = None,
     convention: ConventionOption = "cs19",
     workers: Workers = None,
     ray: Ray = None,
     json_out: JsonFlag = False,
 ) -> None:
     """All nine RC/RCC/RE pairings on every synthetic contract with seed 42: Tables 7–10 (macro and micro), the
-    the identities of docs/rules/checks.md E1–E13 checked on the runs, and the rows of ContractSim paper, App. D.3 beside ours. Resumable."""
+    identities E1–E13 (docs/rules/checks.md) checked on the runs, and the paper's rows (App. D.3) beside ours. Resumable."""
     from games.contractsim.experiments import (RationalJob, RationalReport, identities, rational_records, tables,
                                                tables_markdown, write_report)
     from games.contractsim.metrics import CONVENTIONS
+    from games.runner import shared_store
 
+    out = output_dir(out, directory, "rational")
     directory = synthetic_set(directory)
     choice(convention, tuple(CONVENTIONS), "convention")
     contracts = _synthetic_contracts(directory)
     jobs = [RationalJob(contract=ir, env=entry.env) for entry, ir in contracts]
     with runner_progress(json_out) as advance:
-        records, played = rational_records(jobs, directory / "jobs" / "rational.jsonl", workers, ray, advance)
+        records, played = rational_records(jobs, out / "jobs" / "rational.jsonl", workers, ray, advance,
+                                           shared_store(directory, out, "rational.jsonl"))
     rows = tables(records, convention)
     checks = identities(records, rows, {ir.name: entry.p_sat for entry, ir in contracts}, convention)
     report = RationalReport(contracts=len(records), rows=tuple(rows), identities=tuple(checks), convention=convention)
     markdown = tables_markdown(rows, convention)
-    written = write_report(directory, report, markdown)
+    written = write_report(out, report, markdown)
     held = sum(i.holds for i in checks)
     if json_out:
         typer.echo(json.dumps({"ok": True, "contracts": len(records), "played_now": played, "convention": convention,
@@ -132,6 +140,7 @@ AgentOption = Annotated[list[str], typer.Option(
 def experiment_performance(
     agent: AgentOption,
     directory: Directory = None,
+    out: Out = None,
     role: Annotated[str, typer.Option(help="The role the agent plays: customer, supplier or both.")] = "both",
     seeds: Annotated[str, typer.Option(help="Comma-separated seeds; each is one more case per contract.")] = "42",
     setting: Annotated[Optional[list[str]], typer.Option(
@@ -152,8 +161,10 @@ def experiment_performance(
     from games.contractsim.performance import (Case, agent_workers, check_agents, figure4, jobs_of,
                                                performance_records, report, write_report)
     from games.contractsim.metrics import CONVENTIONS, output_name
+    from games.runner import shared_store
 
     choice(convention, tuple(CONVENTIONS), "convention")
+    out = output_dir(out, directory, "performance")
     directory = synthetic_set(directory)
     roles = list(ROLES) if choice(role, (*ROLES, "both"), "role") == "both" else [role]
     agents = list(dict.fromkeys(agent))
@@ -169,15 +180,17 @@ def experiment_performance(
     cases = [Case(contract=ir, env=entry.env, p_sat=entry.p_sat, seed=s)
              for s in seed_list for entry, ir in _synthetic_contracts(directory)]
     rational_jobs = list(dict.fromkeys(c.rational for c in cases))
-    jobs = directory / "jobs"
+    jobs = out / "jobs"
     with runner_progress(json_out) as advance, playing():
-        records, rational_now = rational_records(rational_jobs, jobs / "rational.jsonl", workers, ray, advance)
+        records, rational_now = rational_records(rational_jobs, jobs / "rational.jsonl", workers, ray, advance,
+                                                 shared_store(directory, out, "rational.jsonl"))
         games, played_now = performance_records(
             jobs_of(cases, agents, roles, game_settings), jobs / "performance.jsonl",
-            agent_workers(workers, settings), ray, settings, advance)
+            agent_workers(workers, settings), ray, settings, advance,
+            shared_store(directory, out, "performance.jsonl"))
     rational = dict(zip(rational_jobs, records))
     rep = report(cases, agents, roles, games, rational, game_settings, convention)
-    folder = write_report(directory, rep, figure4(cases, rep, games, rational))
+    folder = write_report(out, rep, figure4(cases, rep, games, rational))
     if json_out:
         typer.echo(json.dumps({"ok": True, "contracts": rep.contracts, "seeds": seed_list, "agents": agents,
                                "roles": roles, "played_now": {"rational": rational_now, "agents": played_now},
@@ -203,6 +216,7 @@ def experiment_performance(
 @experiment_app.command("frontier")
 def experiment_frontier(
     directory: Directory = None,
+    out: Out = None,
     envs: Annotated[Optional[str], typer.Option(help="Environments (default: every one the contract set "
                                                      "covers); the panels of others drawn before are kept.")] = None,
     f2_seeds: Annotated[int, typer.Option(min=0, max=1000, help=(
@@ -217,7 +231,9 @@ def experiment_frontier(
     per environment and the points as JSON. Resumable."""
     from games.contractsim.frontier import DETERMINISTIC, frontiers, pool_jobs, pool_records, write_report
     from games.contractsim.synth import read_manifest, search_records
+    from games.runner import shared_store
 
+    out = output_dir(out, directory, "frontier")
     directory = synthetic_set(directory)
     manifest = read_manifest(directory)
     covered = manifest.plan.envs
@@ -228,9 +244,10 @@ def experiment_frontier(
     search = search_records(directory, manifest.plan, searched)
     jobs = pool_jobs(search, chosen, f2_seeds)
     with runner_progress(json_out) as advance:
-        pools, ran = pool_records(jobs, directory / "jobs" / "frontier.jsonl", workers, ray, advance)
+        pools, ran = pool_records(jobs, out / "jobs" / "frontier.jsonl", workers, ray, advance,
+                                  shared_store(directory, out, "frontier.jsonl"))
     found = frontiers(search, pools, chosen)
-    folder = write_report(directory, found, keep=tuple(e for e in covered if e not in chosen))
+    folder = write_report(out, found, keep=tuple(e for e in covered if e not in chosen), source=directory)
     if json_out:
         typer.echo(json.dumps({"ok": True, "out": str(folder), "pool_jobs_run_now": ran,
                                "envs": [{"env": f.env, "f1": len(f.f1), "f2": len(f.f2), "pool_f1": f.pool_f1,

@@ -57,3 +57,15 @@ def synthetic_set(directory: Path | None) -> Path:
     from games.contractsim.synth import SHIPPED
 
     return SHIPPED if directory is None else directory
+
+
+DEFAULT_OUT = Path("contractlang-out")
+"""Where a command run on the shipped set writes, under the working directory: the shipped set is read-only."""
+
+
+def output_dir(out: Path | None, directory: Path | None, command: str) -> Path:
+    """Where a command on a synthetic set writes: `--out`, else the set it was given, else
+    `./contractlang-out/COMMAND` (never into the package)."""
+    if out is not None:
+        return out
+    return directory if directory is not None else DEFAULT_OUT / command

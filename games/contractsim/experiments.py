@@ -54,9 +54,11 @@ def run_rational(job: RationalJob, tables: TableCache | None = None) -> Rational
 
 
 def rational_records(jobs: list[RationalJob], store_path: Path, workers: int | None, ray_address: str | None,
-                     progress: Progress | None = None) -> tuple[list[RationalRecord], int]:
-    """Every job's record, from the store or played now (and appended to it); and how many were played now."""
-    records, ran = run_phase("games", store_path, RationalRecord, run_rational, jobs, workers, ray_address, progress)
+                     progress: Progress | None = None, shared: Path | None = None) -> tuple[list[RationalRecord], int]:
+    """Every job's record, from the store (or the read-only `shared` one) or played now (and appended to the
+    store); and how many were played now."""
+    records, ran = run_phase("games", store_path, RationalRecord, run_rational, jobs, workers, ray_address, progress,
+                             shared)
     return [records[j] for j in jobs], ran
 
 

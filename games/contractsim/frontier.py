@@ -179,8 +179,9 @@ def frontiers(search: list[SearchRecord], pools: list[PoolRecord], envs: tuple[i
 
 
 def pool_records(jobs: list[PoolJob], store_path: Path, workers: int | None, ray_address: str | None,
-                 progress: Progress | None) -> tuple[list[PoolRecord], int]:
-    records, ran = run_phase("pools", store_path, PoolRecord, run_pool, jobs, workers, ray_address, progress)
+                 progress: Progress | None, shared: Path | None = None) -> tuple[list[PoolRecord], int]:
+    records, ran = run_phase("pools", store_path, PoolRecord, run_pool, jobs, workers, ray_address, progress,
+                             shared)
     return [records[j] for j in jobs], ran
 
 
@@ -247,13 +248,15 @@ def read_frontiers(out: Path) -> tuple[Frontier, ...]:
                         f"({str(exc).splitlines()[0]})") from None
 
 
-def write_report(out: Path, found: list[Frontier], keep: tuple[int, ...] = ()) -> Path:
+def write_report(out: Path, found: list[Frontier], keep: tuple[int, ...] = (), source: Path | None = None) -> Path:
     """`out/frontiers/frontiers.json` and a PNG per environment drawn now, each written whole; returns the folder.
-    The panels an earlier run drew for the environments `keep` stay, so that a set whose searches land
-    environment by environment (the shipped one) gains its frontiers the same way."""
+    The frontiers an earlier run drew for the environments `keep` stay (read from `out`, else from the set
+    `source` the run reads), so that a set whose searches land environment by environment (the shipped one)
+    gains its frontiers the same way."""
     folder = out / "frontiers"
     drawn = {f.env for f in found}
-    kept = [f for f in read_frontiers(out) if f.env in keep and f.env not in drawn] if keep else []
+    earlier = read_frontiers(out) or (read_frontiers(source) if source is not None else ())
+    kept = [f for f in earlier if f.env in keep and f.env not in drawn] if keep else []
     every = sorted([*kept, *found], key=lambda f: f.env)
     folder.mkdir(parents=True, exist_ok=True)
     write_json(folder / "frontiers.json", FrontierReport(frontiers=tuple(every),

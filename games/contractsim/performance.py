@@ -123,10 +123,12 @@ def jobs_of(cases: list[Case], agents: list[str], roles: list[str],
 
 def performance_records(jobs: list[PerformanceJob], store_path: Path, workers: int | None,
                         ray_address: str | None, llm: LlmSettings | None = None,
-                        progress: Progress | None = None) -> tuple[dict[PerformanceJob, PerformanceRecord], int]:
-    """Every job's record, from the store or played now (and appended to it); and how many were played now."""
+                        progress: Progress | None = None,
+                        shared: Path | None = None) -> tuple[dict[PerformanceJob, PerformanceRecord], int]:
+    """Every job's record, from the store (or the read-only `shared` one) or played now (and appended to the
+    store); and how many were played now."""
     return run_phase("agent games", store_path, PerformanceRecord, partial(run_performance, llm=llm), jobs, workers,
-                     ray_address, progress)
+                     ray_address, progress, shared)
 
 
 class AgentUsage(Frozen):

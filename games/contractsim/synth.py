@@ -24,7 +24,7 @@ from contractlang.ir import (Contingencies, ContractSimIR, DeductionTerms, Rollo
 from contractlang.render import render
 from contractlang.vocab import Frozen
 from games.contractsim.environments import environment
-from games.runner import Progress, run_phase, stored_records
+from games.runner import Progress, run_phase, shared_store, stored_records
 from solver.dp import RoundMemo, TableCache, Valuation, build_problem, evaluate
 from solver.environment import SupplyEnvironment
 
@@ -485,8 +485,9 @@ def write_outputs(out: Path, bases: list[BaseChoice], solved: dict[SolveJob, Sol
 
 
 SHIPPED = Path(__file__).resolve().parent / "data" / "synthetic"
-"""The paper's plan (20 starts, [CS-34]) generated into the repository; the directory commands take by default.
-Its job store is committed as it grows, so the generation resumes across sessions."""
+"""The paper's plan (20 starts, [CS-34]) generated into the repository: the set commands read by default, as
+read-only input (their outputs go to ./contractlang-out unless told). It grows only by an explicit
+`contractlang synth --out games/contractsim/data/synthetic`; its job store is committed as it grows."""
 
 
 def is_shipped(out: Path) -> bool:
@@ -524,20 +525,22 @@ class SynthRun(Frozen):
 
 
 def synthesize(out: Path, plan: SynthPlan = SynthPlan(), workers: int | None = None,
-               ray_address: str | None = None, progress: Progress | None = None) -> SynthRun:
+               ray_address: str | None = None, progress: Progress | None = None,
+               reuse: Path | None = None) -> SynthRun:
     """ContractSim paper, App. C.4 end to end, resumable: the searches and the variant solves are jobs whose records go to
     `out/jobs/*.jsonl` as they finish; a rerun runs only the missing ones and writes the same outputs. The
-    shipped set takes the paper's plan only, so that no trial's jobs or outputs land in the repository's."""
+    shipped set takes the paper's plan only, so that no trial's jobs or outputs land in the repository's. The
+    finished jobs of the set `reuse` (read-only: the shipped one) are taken as they are."""
     if is_shipped(out) and plan != SynthPlan():
         raise FileError(f"{out}: the shipped synthetic set is the paper's plan (20 starts, Envs 3-6, ρ 0.9-0.5); "
                         "give --out for another plan")
     search_jobs = plan.search_jobs()
     searches, searched = run_phase("search", out / "jobs" / "search.jsonl", SearchRecord, run_search, search_jobs,
-                                   workers, ray_address, progress)
+                                   workers, ray_address, progress, shared_store(reuse, out, "search.jsonl"))
     bases = choose_bases([searches[j] for j in search_jobs], plan)
     variant_jobs = solve_jobs(bases)
     solves, solved = run_phase("solve", out / "jobs" / "solve.jsonl", SolveRecord, run_solve, variant_jobs,
-                               workers, ray_address, progress)
+                               workers, ray_address, progress, shared_store(reuse, out, "solve.jsonl"))
     manifest = write_outputs(out, bases, {j: solves[j] for j in variant_jobs}, plan)
     return SynthRun(manifest=manifest, searched=searched, solved=solved)
 
