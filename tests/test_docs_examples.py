@@ -32,3 +32,32 @@ def test_commands_and_options_of_help_only_blocks_exist():
 @pytest.mark.parametrize(("page", "block"), RUN, ids=[f"{b.source}:{b.line}-{kind(b)}" for _, b in RUN])
 def test_block(page, block: Block, tmp_path, monkeypatch):
     run_block(block, BLOCKS[page], workdir(tmp_path), monkeypatch)
+
+
+def _hook(name: str):
+    """A module of `docs/hooks/` (the site's generators), loaded as the site build loads it."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"docs_hook_{name}", ROOT / "docs" / "hooks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_diagnostic_code_has_an_example_unless_it_needs_a_board_or_an_environment():
+    """The diagnostics page lists the codes found in the checker's source with their `tests/invalid/` example;
+    only E611 (a chip colour against a board) and E703 (an `assert` decided by `check`) are reported beyond
+    `check_source`, so they have none."""
+    hook = _hook("diagnostics")
+    codes = hook.codes_in_source()
+    assert {"E001", "E102", "E611", "E703"} <= set(codes)
+    assert set(codes) - set(hook.examples()) == {"E611", "E703"}
+    page = hook.diagnostic_codes()
+    assert all(f"### {code}" in page for code in codes)
+
+
+def test_the_cli_reference_names_every_command():
+    page = _hook("cli_reference").cli_reference()
+    for command in ("check", "verify", "solve", "run", "experiment rational", "ctbench sweep", "lsp"):
+        assert f"## `contractlang {command}`" in page
+    assert "`--out`" in page
