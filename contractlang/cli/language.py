@@ -205,11 +205,13 @@ def translate(
     else:
         if output is None:
             typer.echo(result.dsl, nl=False)
-        # the status line says when the offline default translated, so a failure before it is its only line
+        # the status line says when the offline default translated; a failure is the one failure line of every
+        # command (`error: ...`), then the diagnostics of the contract that did not check, if one came back
         offline = " (offline: no LLM)" if result.backend == "rules" else ""
-        typer.echo(f"{result.status}: {result.attempts} attempt(s), {'cached' if result.cached else 'fresh'}, "
-                   f"{result.backend}/{result.model}{offline}" + (f"; {result.error}" if result.error else ""),
-                   err=True)
+        how = f"{result.attempts} attempt(s), {'cached' if result.cached else 'fresh'}, {result.backend}/{result.model}"
+        typer.echo(f"error: {printable(f'translation failed: {result.error} ({how}{offline})')}"
+                   if result.status == "failed" else
+                   f"{result.status}: {how}{offline}" + (f"; {result.error}" if result.error else ""), err=True)
         for field in result.missing:
             typer.echo(f"missing: {field}", err=True)
         for finding in result.inconsistencies:
