@@ -426,7 +426,8 @@ class _AnthropicWire:
         u = reply.usage
         return "".join(b.text for b in reply.content if b.type == "text"), {
             "input_tokens": u.input_tokens or 0, "output_tokens": u.output_tokens or 0,
-            "cache_read_tokens": u.cache_read_input_tokens or 0, "cache_write_tokens": u.cache_creation_input_tokens or 0}
+            "cache_read_tokens": u.cache_read_input_tokens or 0,
+            "cache_write_tokens": u.cache_creation_input_tokens or 0}
 
 
 class _ChatCompletionsWire:

@@ -16,7 +16,7 @@ import time
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import httpcore2 as core
 import httpx2 as httpx
@@ -122,12 +122,14 @@ def _too_large() -> ResponseRefused:
     return ResponseRefused(f"the API's response is larger than {MAX_RESPONSE_BYTES // 2**20} MiB; not read")
 
 
-def _origin(url: str) -> str:
+def _origin(base: str, location: str = "") -> str:
+    """The origin (scheme://host:port) of `location` read against `base`; an address that is no URL, as given."""
     try:
-        parts = urlsplit(url)
-        return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else url[:200]
+        parts = urlsplit(urljoin(base, location))
+        where = f"{parts.scheme}://{parts.netloc}" if parts.netloc else f"{parts.scheme}:{parts.path}"
     except ValueError:
-        return url[:200]
+        where = location
+    return where[:200]
 
 
 class Transport(httpx.BaseTransport):
@@ -158,7 +160,7 @@ class Transport(httpx.BaseTransport):
                     where = headers.get("location")
                     raise ResponseRefused(
                         f"the API at {_origin(str(request.url))} answered {response.status}, a redirect"
-                        + (f" to {_origin(str(request.url.join(where)))}" if where else "")
+                        + (f" to {_origin(str(request.url), where)}" if where else "")
                         + "; redirects are not followed (the key and the prompt go only to the address named): "
                           "name the address it points to with --base-url")
                 body = self._body(response.stream, headers.get("content-encoding", ""))

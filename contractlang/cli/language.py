@@ -159,12 +159,14 @@ def translate(
     name: Annotated[Optional[str], typer.Option(help="Contract name when the text gives none.")] = None,
     model: Annotated[Optional[str], typer.Option(help="Model for an LLM backend (anthropic's default: "
                                                    "claude-sonnet-5-5).")] = None,
-    max_tokens: Annotated[int, typer.Option(min=1, help="Output token limit per attempt (anthropic).")] = 4096,
+    max_tokens: Annotated[int, typer.Option(min=1, help="Output token limit per attempt (LLM backends).")] = 4096,
     timeout: Annotated[float, typer.Option(min=0.001, callback=seconds, help="Seconds the whole translation may "
-                                                                               "take, retries and waits included "
-                                                                               "(anthropic).")] = 60.0,
+                                                                               "take, every attempt, retry and wait "
+                                                                               "included: a deadline, so a server "
+                                                                               "that trickles bytes is cut at it "
+                                                                               "(LLM backends).")] = 60.0,
     retries: Annotated[int, typer.Option(min=0, help="Retries for transient API errors, with backoff "
-                                                     "(anthropic).")] = 3,
+                                                     "(LLM backends).")] = 3,
     base_url: Annotated[Optional[str], typer.Option(help="API base URL of an LLM backend: a proxy, an "
                                                        "OpenAI-compatible server. Default: ANTHROPIC_BASE_URL / "
                                                        "OPENAI_BASE_URL, else the provider's own API.")] = None,
