@@ -7,6 +7,8 @@ ends by its deadline, holds at most MAX_RESPONSE_BYTES of decoded body, and neve
   gzip bomb is ever held whole.
 - Redirects: a 3xx answer is refused, never followed, to another origin or the same: the key and the prompt go
   only to the address the user named, and the refusal names the address the server pointed to.
+- Proxies: the environment's HTTP_PROXY / HTTPS_PROXY / NO_PROXY are applied here, over the same sockets, so a
+  proxied call keeps the deadline, the cap and the redirect rule.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from urllib.parse import urljoin, urlsplit
+from urllib.request import getproxies, proxy_bypass
 
 import httpcore2 as core
 import httpx2 as httpx
@@ -138,9 +141,36 @@ class Transport(httpx.BaseTransport):
 
     def __init__(self):
         self.deadlines = _Deadlines()
-        self._pool = core.ConnectionPool(ssl_context=httpx.create_ssl_context(), max_connections=100,
-                                         max_keepalive_connections=20, keepalive_expiry=5.0,
-                                         network_backend=_network_backend(self.deadlines))
+        self._backend = _network_backend(self.deadlines)
+        self._ssl = httpx.create_ssl_context()
+        self._pools: dict[str | None, core.ConnectionPool | core.HTTPProxy] = {}
+        self._lock = threading.Lock()
+
+    def _pool(self, url: httpx.URL):
+        """The connections for `url`: direct, or through the proxy the environment names for it (HTTP_PROXY,
+        HTTPS_PROXY, NO_PROXY), made with the same deadline-bound sockets."""
+        proxy = None if proxy_bypass(url.host) else getproxies().get(url.scheme)
+        with self._lock:
+            if proxy not in self._pools:
+                self._pools[proxy] = self._through(proxy) if proxy else core.ConnectionPool(
+                    ssl_context=self._ssl, max_connections=100, max_keepalive_connections=20, keepalive_expiry=5.0,
+                    network_backend=self._backend)
+            return self._pools[proxy]
+
+    def _through(self, address: str):
+        try:
+            proxy = httpx.Proxy(address)
+        except (ValueError, httpx.InvalidURL):
+            proxy = None
+        if proxy is None or proxy.url.scheme not in ("http", "https"):
+            raise ResponseRefused(f"the proxy the environment names ({address[:80]}) is not an http:// or https:// "
+                                  "proxy; unset HTTP_PROXY / HTTPS_PROXY, or add the API's host to NO_PROXY")
+        return core.HTTPProxy(
+            proxy_url=core.URL(scheme=proxy.url.raw_scheme, host=proxy.url.raw_host, port=proxy.url.port,
+                               target=proxy.url.raw_path),
+            proxy_auth=proxy.raw_auth, proxy_headers=proxy.headers.raw, ssl_context=self._ssl,
+            proxy_ssl_context=proxy.ssl_context, max_connections=100, max_keepalive_connections=20,
+            keepalive_expiry=5.0, network_backend=self._backend)
 
     def until(self, deadline: float):
         """Every request this thread makes inside the block ends by `deadline` (time.monotonic())."""
@@ -149,7 +179,7 @@ class Transport(httpx.BaseTransport):
     def handle_request(self, request):
         request.headers["accept-encoding"] = _DECODED_CODINGS
         try:
-            response = self._pool.handle_request(core.Request(
+            response = self._pool(request.url).handle_request(core.Request(
                 method=request.method,
                 url=core.URL(scheme=request.url.raw_scheme, host=request.url.raw_host, port=request.url.port,
                              target=request.url.raw_path),
@@ -195,10 +225,12 @@ class Transport(httpx.BaseTransport):
         return bytes(body)
 
     def close(self) -> None:
-        self._pool.close()
+        with self._lock:
+            for pool in self._pools.values():
+                pool.close()
 
 
 def http_client(transport: Transport) -> httpx.Client:
-    """An httpx client for an SDK, every request through `transport`. No proxy from the environment: a proxy
-    transport would bypass this one (name a proxy with --base-url)."""
+    """An httpx client for an SDK, every request through `transport` (which applies the environment's proxy itself:
+    the client's own proxy transports would go around it)."""
     return httpx.Client(transport=transport, trust_env=False, follow_redirects=False, timeout=httpx.Timeout(None))

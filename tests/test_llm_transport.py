@@ -317,3 +317,28 @@ def test_a_same_origin_redirect_is_refused_too(tmp_path):
     out = json.loads(proc.stdout)
     assert proc.returncode == 1 and out["ok"] is False and server.paths == ["/chat/completions"]
     assert f"answered 308, a redirect to {server.url}" in out["error"]
+
+
+# --- the environment's proxy is applied by the transport, so its rules hold through the proxy -------------
+
+def test_the_environment_s_proxy_carries_the_call_under_the_same_rules(tmp_path):
+    """An http:// API through HTTP_PROXY: the proxy receives the request in absolute form, and a proxy that trickles
+    is cut at the deadline; a socks5:// proxy is refused in one line."""
+    with ScriptedServer([(200, message(f"```contract\n{DSL}```"))]) as proxy:
+        proc = run_cli("translate", PROSE, "--backend", "openai", "--model", "m", "--base-url",
+                       "http://llm.example.invalid/v1", "--cache", tmp_path / "t.sqlite", "--json", cwd=tmp_path,
+                       env=environment(OPENAI_API_KEY="EMPTY", HTTP_PROXY=proxy.url, NO_PROXY="localhost"))
+    assert proc.returncode == 0 and json.loads(proc.stdout)["dsl"] == DSL, proc.stdout
+    assert proxy.paths == ["http://llm.example.invalid/v1/chat/completions"]
+    with RawServer(trickled_body) as trickling:
+        start = time.monotonic()
+        proc = run_cli("translate", PROSE, "--backend", "openai", "--model", "m", "--base-url",
+                       "http://llm.example.invalid/v1", "--timeout", "2", "--cache", tmp_path / "slow.sqlite",
+                       cwd=tmp_path, env=environment(OPENAI_API_KEY="EMPTY", HTTP_PROXY=trickling.url))
+        took = time.monotonic() - start
+    one_error_line(proc, "the model did not answer within 2 s")
+    assert took < 4.5 and len(trickling.requests) == 1
+    socks = run_cli("translate", PROSE, "--backend", "openai", "--model", "m", "--base-url",
+                    "http://llm.example.invalid/v1", "--cache", tmp_path / "socks.sqlite", cwd=tmp_path,
+                    env=environment(OPENAI_API_KEY="EMPTY", HTTP_PROXY="socks5://127.0.0.1:1"))
+    one_error_line(socks, "the proxy the environment names (socks5://127.0.0.1:1) is not an http:// or https:// proxy")
