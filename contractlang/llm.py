@@ -14,10 +14,13 @@ OpenAI's models, Gemini's OpenAI-compatible endpoint, local servers such as vLLM
   endpoint included), the game it belongs to and how many identical requests that game made before it; a
   rerun serves the stored responses, and `replay=True` never calls the provider, so any recorded run replays
   offline exactly.
+- Transport: both SDKs send through `contractlang.llm_transport` (a deadline for the whole call, a cap on the
+  decoded response, no redirects); every reply and its usage block are validated before anything reads them.
 - Caps: a reply is kept, recorded and sent back in the conversation up to REPLY_CAP characters.
 
-API keys are never stored or printed: requests are recorded as the messages sent, and replies and errors
-are redacted before they are kept.
+API keys are never stored or printed: requests are recorded as the messages sent, and a key is redacted where
+text is written or shown (recordings, the ledger, errors), never in the reply the game reads; a key shorter than
+MIN_REDACTED_KEY is a placeholder (a local server's `EMPTY`) and is never redacted.
 """
 
 from __future__ import annotations
@@ -30,7 +33,9 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import Annotated, Literal, NamedTuple
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from contractlang.files import FileError, damaged, open_sqlite_store, sqlite_session
 from contractlang.vocab import Frozen
@@ -38,6 +43,10 @@ from contractlang.vocab import Frozen
 DEFAULT_MODEL = "claude-sonnet-5-5"  # claude-sonnet-4-5 reached end of life on 2026-11-30
 DEFAULT_RECORDINGS = Path(".contractlang-cache") / "llm.sqlite"
 REPLY_CAP = 16_384  # characters: every answer the prompts ask for (an action, a message, a contract) fits many times
+# The shortest hosted provider key is Google's (39 characters; OpenAI's are 51+, Anthropic's 100+): any key of 20 or
+# more is redacted, while a placeholder for a local server (`a`, `EMPTY`) is no secret and would only corrupt text.
+MIN_REDACTED_KEY = 20
+TOKEN_COUNT_LIMIT = 10**9  # tokens one reply can report: far above any context window; more is not a count
 Effort = Literal["low", "medium", "high", "xhigh", "max"]
 Provider = Literal["anthropic", "openai"]
 
@@ -250,8 +259,9 @@ def cost_of(model: str, input_tokens: int, output_tokens: int, cache_read: int =
 
 
 def redact(text: str, keys: ApiKeys) -> str:
+    """`text` as it may be written or shown: every key of MIN_REDACTED_KEY characters or more replaced."""
     for key in (keys.anthropic, keys.openai):
-        if key:
+        if key and len(key) >= MIN_REDACTED_KEY:
             text = text.replace(key, "[redacted key]")
     return text
 
@@ -319,12 +329,78 @@ def _not_a_message(detail: str = "") -> CallFailed:
                                                                                    else ""))
 
 
+TokenCount = Annotated[int, Field(ge=0, le=TOKEN_COUNT_LIMIT)]
+
+
+class _Wire(BaseModel):
+    """A reply as it comes over the wire, read strictly (no NaN, no 1.5 tokens, no number for a text): fields this
+    client does not read are ignored."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore", strict=True)
+
+
+class _MessagesBlock(_Wire):
+    type: str
+    text: str | None = None  # a text block's; other blocks (thinking, tool use) are not read
+
+    @model_validator(mode="after")
+    def _text_block_has_text(self):
+        if self.type == "text" and self.text is None:
+            raise ValueError("a text block without text")
+        return self
+
+
+class _MessagesUsage(_Wire):
+    input_tokens: TokenCount | None = None
+    output_tokens: TokenCount | None = None
+    cache_read_input_tokens: TokenCount | None = None
+    cache_creation_input_tokens: TokenCount | None = None
+
+
+class _MessagesReply(_Wire):
+    content: list[_MessagesBlock]
+    usage: _MessagesUsage
+
+
+class _ChatMessage(_Wire):
+    content: str | None = None
+
+
+class _ChatChoice(_Wire):
+    message: _ChatMessage
+
+
+class _PromptDetails(_Wire):
+    cached_tokens: TokenCount | None = None
+
+
+class _ChatUsage(_Wire):
+    prompt_tokens: TokenCount | None = None
+    completion_tokens: TokenCount | None = None
+    prompt_tokens_details: _PromptDetails | None = None
+
+
+class _ChatReply(_Wire):
+    choices: list[_ChatChoice] = Field(min_length=1)
+    usage: _ChatUsage
+
+
+def _validated(model: type[_Wire], body: bytes):
+    """The reply `body` read as `model`; CallFailed naming the first field that is wrong."""
+    try:
+        return model.model_validate_json(body)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise _not_a_message(f"{where}: {first['msg']}" if where else first["msg"]) from None
+
+
 class _AnthropicWire:
     """The Messages API: the system prompt and the newest message marked for prompt caching."""
 
     @staticmethod
-    def client(sdk, key: str, base_url: str):
-        return sdk.Anthropic(api_key=key, base_url=base_url, max_retries=0)
+    def client(sdk, key: str, base_url: str, http_client):
+        return sdk.Anthropic(api_key=key, base_url=base_url, max_retries=0, http_client=http_client)
 
     @staticmethod
     def send(client, s: LlmSettings, system: str, messages: list[dict], timeout: float):
@@ -341,18 +417,17 @@ class _AnthropicWire:
             content = last["content"]
             content = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
             marked[-1] = {**last, "content": [*content[:-1], {**content[-1], "cache_control": mark}]}
-        return client.messages.create(model=s.model, max_tokens=s.max_tokens, timeout=timeout, system=blocks,
-                                      messages=marked, **extra)
+        return client.messages.with_raw_response.create(model=s.model, max_tokens=s.max_tokens, timeout=timeout,
+                                                        system=blocks, messages=marked, **extra)
 
     @staticmethod
-    def read(response) -> tuple[str, dict]:
-        content, u = getattr(response, "content", None), getattr(response, "usage", None)
-        if not isinstance(content, list) or u is None:
-            raise _not_a_message()
-        text = "".join(b.text for b in content if getattr(b, "type", "") == "text")
-        return text, {"input_tokens": u.input_tokens or 0, "output_tokens": u.output_tokens or 0,
-                      "cache_read_tokens": getattr(u, "cache_read_input_tokens", 0) or 0,
-                      "cache_write_tokens": getattr(u, "cache_creation_input_tokens", 0) or 0}
+    def read(body: bytes) -> tuple[str, dict]:
+        reply = _validated(_MessagesReply, body)
+        u = reply.usage
+        return "".join(b.text for b in reply.content if b.type == "text"), {
+            "input_tokens": u.input_tokens or 0, "output_tokens": u.output_tokens or 0,
+            "cache_read_tokens": u.cache_read_input_tokens or 0,
+            "cache_write_tokens": u.cache_creation_input_tokens or 0}
 
 
 class _ChatCompletionsWire:
@@ -360,30 +435,24 @@ class _ChatCompletionsWire:
     highest level is xhigh, which `max` maps to). The server caches prefixes itself and reports the reads."""
 
     @staticmethod
-    def client(sdk, key: str, base_url: str):
-        return sdk.OpenAI(api_key=key, base_url=base_url, max_retries=0)
+    def client(sdk, key: str, base_url: str, http_client):
+        return sdk.OpenAI(api_key=key, base_url=base_url, max_retries=0, http_client=http_client)
 
     @staticmethod
     def send(client, s: LlmSettings, system: str, messages: list[dict], timeout: float):
         extra = {"reasoning_effort": "xhigh" if s.effort == "max" else s.effort} if s.effort is not None else {}
         wire = ([{"role": "system", "content": system}] if system else []) + list(messages)
-        return client.chat.completions.create(model=s.model, max_completion_tokens=s.max_tokens, timeout=timeout,
-                                              messages=wire, **extra)
+        return client.chat.completions.with_raw_response.create(model=s.model, max_completion_tokens=s.max_tokens,
+                                                                timeout=timeout, messages=wire, **extra)
 
     @staticmethod
-    def read(response) -> tuple[str, dict]:
-        try:
-            text = response.choices[0].message.content or ""
-            u = response.usage
-            prompt, output = int(u.prompt_tokens or 0), int(u.completion_tokens or 0)
-            details = getattr(u, "prompt_tokens_details", None)
-            cached = int(getattr(details, "cached_tokens", 0) or 0)
-        except (AttributeError, IndexError, TypeError, ValueError) as exc:
-            raise _not_a_message(str(exc)) from None
-        if not isinstance(text, str):
-            raise _not_a_message()
-        return text, {"input_tokens": max(prompt - cached, 0), "output_tokens": output,
-                      "cache_read_tokens": cached, "cache_write_tokens": 0}
+    def read(body: bytes) -> tuple[str, dict]:
+        reply = _validated(_ChatReply, body)
+        u = reply.usage
+        prompt, cached = u.prompt_tokens or 0, (u.prompt_tokens_details and u.prompt_tokens_details.cached_tokens) or 0
+        return reply.choices[0].message.content or "", {
+            "input_tokens": max(prompt - cached, 0), "output_tokens": u.completion_tokens or 0,
+            "cache_read_tokens": cached, "cache_write_tokens": 0}
 
 
 _WIRES = {"anthropic": _AnthropicWire, "openai": _ChatCompletionsWire}
@@ -432,11 +501,12 @@ class Recordings:
         return capped(reply), usage
 
     def put(self, key: str, occurrence: int, namespace: str, purpose: str, model: str, request: dict, reply: str,
-            usage: dict) -> None:
+            usage: dict, keys: ApiKeys) -> None:
+        """Record one response; the request and reply are written with `keys` redacted."""
         with self._db() as db:
             db.execute("INSERT OR REPLACE INTO llm_recordings_v1 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                       (key, occurrence, namespace, purpose, model, time.time(), json.dumps(request), reply,
-                        json.dumps(usage)))
+                       (key, occurrence, namespace, purpose, model, time.time(), redact(json.dumps(request), keys),
+                        redact(reply, keys), json.dumps(usage)))
 
     def count(self) -> int:
         with self._db() as db:
@@ -458,7 +528,17 @@ class _Connection:
             else None
         self._clients: dict[str, object] = {}
         self._lock = threading.Lock()
+        self._transport = None
         self.require(settings.provider)
+
+    @property
+    def transport(self):
+        """The HTTP transport of every SDK client of this connection, made with the first of them."""
+        if self._transport is None:
+            from contractlang.llm_transport import Transport
+
+            self._transport = Transport()
+        return self._transport
 
     def require(self, provider: str) -> None:
         """Fail now, in one line, when `provider` will have to be called and cannot be: no key, no SDK."""
@@ -472,7 +552,10 @@ class _Connection:
                 if not key:
                     raise MissingApiKey(key_hint(provider, can_replay=self.recordings is not None))
                 sdk = _sdk_module(provider)
-                self._clients[provider] = _WIRES[provider].client(sdk, key, endpoint(provider, self.base_url))
+                from contractlang.llm_transport import http_client
+
+                self._clients[provider] = _WIRES[provider].client(sdk, key, endpoint(provider, self.base_url),
+                                                                  http_client(self.transport))
             return self._clients[provider]
 
 
@@ -541,30 +624,43 @@ class LlmClient:
                      f"{self.recordings.path}; run once without --replay to record it")
             self._log(purpose, prompt, "", {}, 0.0, error=error)
             raise CallFailed(error)
-        keys = self.connection.keys
         try:
             with self.connection.gate:
                 text, usage = self._create(system, messages, deadline or time.monotonic() + s.timeout_seconds)
-            reply = capped(redact(text, keys))
+            reply = capped(text)
             if self.recordings is not None:
-                self.recordings.put(digest, occurrence, self.namespace, purpose, s.model, request, reply, usage)
+                self.recordings.put(digest, occurrence, self.namespace, purpose, s.model, request, reply, usage,
+                                    self.connection.keys)
         except CallFailed as exc:
-            message = redact(str(exc), keys)
+            message = self.redact(str(exc))
             self._log(purpose, prompt, "", {}, time.perf_counter() - start, error=message)
             raise CallFailed(message) from None
         self._log(purpose, prompt, reply, usage, time.perf_counter() - start)
         return reply
 
+    def redact(self, value):
+        """A text, or JSON value of texts, as it may be written or shown (see `redact`)."""
+        if isinstance(value, str):
+            return redact(value, self.connection.keys)
+        if isinstance(value, dict):
+            return {k: self.redact(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.redact(v) for v in value]
+        return value
+
     def _log(self, purpose, prompt, reply, usage, seconds, replayed=False, error=None) -> None:
+        """The call into the ledger, which runs write out: its texts redacted."""
         s = self.settings
         cost = cost_of(s.model, *(usage.get(name, 0) for name in _USAGE_FIELDS), provider=s.provider)
-        self.calls.append(LlmCall(purpose=purpose, provider=s.provider, model=s.model, prompt=prompt, reply=reply,
-                                  cost_usd=cost if error is None else 0.0, seconds=seconds, replayed=replayed,
-                                  error=error, **usage))
+        self.calls.append(LlmCall(purpose=purpose, provider=s.provider, model=s.model, prompt=self.redact(prompt),
+                                  reply=self.redact(reply), cost_usd=cost if error is None else 0.0, seconds=seconds,
+                                  replayed=replayed, error=error, **usage))
 
     def _create(self, system: str, messages: list[dict], deadline: float) -> tuple[str, dict]:
         """One call, retried on transient errors up to `max_retries`, all within `deadline`: a retry that cannot
         happen in the time left ends the call at once, with the error that caused it."""
+        from contractlang.llm_transport import ResponseRefused
+
         s = self.settings
         wire, errors = _WIRES[s.provider], _sdk_module(s.provider)
         client = self.connection.client(s.provider)
@@ -574,12 +670,14 @@ class LlmClient:
             if left <= 0:
                 break
             try:
-                response = wire.send(client, s, system, messages, left)
+                with self.connection.transport.until(deadline):
+                    response = wire.send(client, s, system, messages, left)
             except errors.APITimeoutError:
                 break
-            except (ValueError, TypeError) as exc:  # a 200 whose body is not JSON, or not the JSON of a message
-                raise _not_a_message(str(exc)) from None
-            except errors.APIError as exc:
+            except (ResponseRefused, errors.APIError) as exc:
+                refused = exc if isinstance(exc, ResponseRefused) else exc.__cause__  # an SDK may wrap it
+                if isinstance(refused, ResponseRefused):  # the server's doing: asking again gets the same
+                    raise CallFailed(str(refused)) from None
                 cause = _cause(exc, errors)
                 if not _transient(exc, errors) or retry == s.max_retries:
                     raise CallFailed(cause) from None
@@ -592,7 +690,7 @@ class LlmClient:
                                      f"{s.timeout_seconds:g} s timeout") from None
                 time.sleep(wait)
                 continue
-            return wire.read(response)
+            return wire.read(response.http_response.content)
         raise CallFailed(f"the model did not answer within {s.timeout_seconds:g} s"
                          + (f" (the attempt before failed: {cause})" if cause else ""))
 

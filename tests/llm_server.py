@@ -116,3 +116,51 @@ class ScriptedServer:
     def __exit__(self, *exc) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+class RawServer:
+    """A misbehaving API on 127.0.0.1: each POST is read and recorded (path, headers, body), then `behave(wfile,
+    body)` writes whatever bytes it likes — a status line and headers of its own, a trickle, an endless body — until
+    it returns or the client goes away."""
+
+    def __init__(self, behave):
+        self.requests: list[dict] = []
+        self.paths: list[str] = []
+        self.headers: list[dict] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self):  # noqa: N802 - http.server's naming
+                body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+                server.requests.append(body)
+                server.paths.append(self.path)
+                server.headers.append({k.lower(): v for k, v in self.headers.items()})
+                try:
+                    behave(self.wfile, body)
+                    self.wfile.flush()
+                except OSError:
+                    pass  # the client gave up: what the test wants
+                self.close_connection = True
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> RawServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def head(status: int = 200, *headers: str) -> bytes:
+    """A status line and headers, as a misbehaving server writes them."""
+    return (f"HTTP/1.1 {status} X\r\n" + "".join(f"{h}\r\n" for h in headers) + "\r\n").encode()

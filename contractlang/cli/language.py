@@ -159,12 +159,14 @@ def translate(
     name: Annotated[Optional[str], typer.Option(help="Contract name when the text gives none.")] = None,
     model: Annotated[Optional[str], typer.Option(help="Model for an LLM backend (anthropic's default: "
                                                    "claude-sonnet-5-5).")] = None,
-    max_tokens: Annotated[int, typer.Option(min=1, help="Output token limit per attempt (anthropic).")] = 4096,
+    max_tokens: Annotated[int, typer.Option(min=1, help="Output token limit per attempt (LLM backends).")] = 4096,
     timeout: Annotated[float, typer.Option(min=0.001, callback=seconds, help="Seconds the whole translation may "
-                                                                               "take, retries and waits included "
-                                                                               "(anthropic).")] = 60.0,
+                                                                               "take, every attempt, retry and wait "
+                                                                               "included: a deadline, so a server "
+                                                                               "that trickles bytes is cut at it "
+                                                                               "(LLM backends).")] = 60.0,
     retries: Annotated[int, typer.Option(min=0, help="Retries for transient API errors, with backoff "
-                                                     "(anthropic).")] = 3,
+                                                     "(LLM backends).")] = 3,
     base_url: Annotated[Optional[str], typer.Option(help="API base URL of an LLM backend: a proxy, an "
                                                        "OpenAI-compatible server. Default: ANTHROPIC_BASE_URL / "
                                                        "OPENAI_BASE_URL, else the provider's own API.")] = None,
@@ -205,11 +207,13 @@ def translate(
     else:
         if output is None:
             typer.echo(result.dsl, nl=False)
-        # the status line says when the offline default translated, so a failure before it is its only line
+        # the status line says when the offline default translated; a failure is the one failure line of every
+        # command (`error: ...`), then the diagnostics of the contract that did not check, if one came back
         offline = " (offline: no LLM)" if result.backend == "rules" else ""
-        typer.echo(f"{result.status}: {result.attempts} attempt(s), {'cached' if result.cached else 'fresh'}, "
-                   f"{result.backend}/{result.model}{offline}" + (f"; {result.error}" if result.error else ""),
-                   err=True)
+        how = f"{result.attempts} attempt(s), {'cached' if result.cached else 'fresh'}, {result.backend}/{result.model}"
+        typer.echo(f"error: {printable(f'translation failed: {result.error} ({how}{offline})')}"
+                   if result.status == "failed" else
+                   f"{result.status}: {how}{offline}" + (f"; {result.error}" if result.error else ""), err=True)
         for field in result.missing:
             typer.echo(f"missing: {field}", err=True)
         for finding in result.inconsistencies:

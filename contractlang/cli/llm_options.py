@@ -25,7 +25,8 @@ EffortOption = Annotated[Optional[str], typer.Option(help=f"LLM effort: {', '.jo
 ThinkingFlag = Annotated[bool, typer.Option("--thinking", help="Adaptive thinking for the LLM.")]
 MaxTokensOption = Annotated[int, typer.Option("--max-tokens", min=1, help="LLM output token limit per call.")]
 LlmTimeoutOption = Annotated[float, typer.Option("--llm-timeout", min=0.001, callback=seconds, help=(
-    "Seconds one LLM call may take, retries and waits included."))]
+    "Seconds one LLM call may take, retries and waits included: a deadline, so a server that trickles bytes is "
+    "cut at it."))]
 BaseUrlOption = Annotated[Optional[str], typer.Option("--base-url", help=(
     "API base URL for every LLM of the run: a proxy, an OpenAI-compatible endpoint (Gemini's, a local vLLM / "
     "Ollama / llama.cpp server), a test server. Default: ANTHROPIC_BASE_URL / OPENAI_BASE_URL, else the "

@@ -115,6 +115,13 @@ class LlmOutcome(Frozen):
 
 def compile_with_llm(text: str, name: str, client: LlmClient,
                      extra_checks: tuple[ExtraCheck, ...] = ()) -> LlmOutcome:
+    """The repair loop's outcome as it is written and shown (cache, output file, stdout): keys redacted in it,
+    never in the replies the loop reads."""
+    outcome = _repair(text, name, client, extra_checks)
+    return LlmOutcome(**client.redact(outcome.model_dump()))
+
+
+def _repair(text: str, name: str, client: LlmClient, extra_checks: tuple[ExtraCheck, ...]) -> LlmOutcome:
     """Ask the model for DSL, check it, feed diagnostics back; at most MAX_ATTEMPTS attempts, all within the
     client's timeout.
 
