@@ -377,7 +377,7 @@ function ctbenchGame(g, shown) {
       li.className = f > k ? "future" : f === k ? "now" : "";
     });
     if (source) {
-      const clauses = g.events.filter((e) => e.clause && e.frame <= k + 1 && e.frame >= k).map((e) => e.clause);
+      const clauses = g.events.filter((e) => e.clause && e.frame === k).map((e) => e.clause);
       highlight(source, clauses, clauses[0] || null);
     }
   }
