@@ -145,6 +145,7 @@ def test_a_run_record_shows_each_week_beside_the_rcc_baseline(games, page):
         assert cells("1")[2:5] == ["$18", "paid $128", "pay $18"]
         assert "rcc-differs" in rows["1"].get_attribute("class")
         assert cells("2")[4].startswith("order ") and cells("2")[5]  # RCC's order, this round's input prices
+        assert cells("2")[6].endswith("spoiled 0/0/0")
         assert rows["5"].get_attribute("class").split()[0] == "breach"
         assert "Breach: the customer paid $" in tab.inner_text("#reason")
         assert tab.locator("#chart-cash polyline").count() == 2 and tab.locator("#chart-inventory polyline").count() == 3
@@ -196,7 +197,7 @@ def test_an_experiment_lists_filters_opens_and_compares_its_games(experiment, pa
         assert listed.count() >= 1 and tab.inner_text("#count").startswith(f"{listed.count()} game(s)")
         for row in listed.all():
             cells = [c.inner_text() for c in row.locator("td").all()]
-            assert cells[3] == "random" and cells[6] == "breach"
+            assert cells[4] == "random" and cells[7] == "breach"
         page.shot("experiment")
         listed.first.locator("a").click()
         tab.wait_for_selector("#weeks")
@@ -214,6 +215,26 @@ def test_an_experiment_lists_filters_opens_and_compares_its_games(experiment, pa
         tab.locator("table.pairs a").first.click()
         tab.wait_for_selector("#pair-b #weeks")
         assert tab.locator("#pair-a #weeks").count() == 1
+    finally:
+        httpd.shutdown()
+
+
+def test_a_ctbench_sweep_shows_its_summary_and_keeps_each_games_negotiation(page, tmp_path):
+    ok("ctbench", "sweep", "--boards", "0,24", "--conditions", "none,prog_trading", "--modes", "pfp", "--out",
+       tmp_path / "sweep", "--workers", "1")
+    httpd, url = serving(Viewer(tmp_path / "sweep"))
+    try:
+        tab = page.open(url)
+        assert tab.inner_text("#count").startswith("4 game(s)")
+        summary = tab.locator("details", has_text="summary.json").inner_text()
+        assert "prog_trading" in summary and "normalised_reward" in summary
+        tab.select_option("select[data-filter='where']", "board 24")
+        tab.select_option("select[data-filter='contract']", "prog_trading")
+        assert tab.inner_text("#count").startswith("1 game(s)")
+        tab.locator("table.games tbody tr a").first.click()
+        tab.wait_for_selector("#board")
+        assert tab.inner_text("#shown") == "events kept in the record"
+        assert "agree" in tab.inner_text("#negotiation") and tab.locator("#source mark").count() == 0
     finally:
         httpd.shutdown()
 

@@ -87,13 +87,27 @@ function markdownBlock(text) {
   return out;
 }
 
+function cellText(v) {
+  if (v === null || v === undefined) return "–";
+  if (typeof v === "object" && "mean" in v) return v.mean === null ? "–" : fmt(v.mean, 2) + (v.half_width === null || v.half_width === undefined ? "" : " ± " + fmt(v.half_width, 2));
+  return typeof v === "object" ? JSON.stringify(v) : String(v);
+}
+
+function rowsTable(rows) {
+  // a sweep's summary rows: the scalar fields, then each metric cell as mean ± half-width
+  const flat = rows.map((r) => { const { cells, ...rest } = r; return { ...rest, ...(cells || {}) }; });
+  const keys = [...new Set(flat.flatMap((r) => Object.keys(r)))];
+  return el("table", {}, el("tr", {}, ...keys.map((k) => el("th", {}, k))),
+    ...flat.map((r) => el("tr", {}, ...keys.map((k) => el("td", {}, cellText(r[k]))))));
+}
+
 function tableSection(table) {
-  if (table.path.endsWith(".md")) return el("details", { open: true }, el("summary", {}, table.path), markdownBlock(table.text));
-  return null;
+  return el("details", { open: true }, el("summary", {}, table.path),
+    table.rows.length ? el("div", { class: "mdtable" }, rowsTable(table.rows)) : markdownBlock(table.text));
 }
 
 const COLUMNS = [
-  ["contract", "Contract"], ["where", "Env / board"], ["role", "Role"], ["agent", "Agent"],
+  ["contract", "Contract"], ["where", "Env / board"], ["variant", "Mode / setting"], ["role", "Role"], ["agent", "Agent"],
   ["counterparty", "Counterparty"], ["seed", "Seed"], ["outcome", "Outcome"], ["first_breach", "First breach"],
 ];
 
@@ -161,7 +175,7 @@ function renderList() {
 
 // --- comparison: two agents on the same contract, environment, role, counterparty and seed --------------------
 
-function pairKey(r) { return [r.game, r.contract, r.where, r.role, r.counterparty, r.seed].join("|"); }
+function pairKey(r) { return [r.game, r.contract, r.where, r.variant, r.role, r.counterparty, r.seed].join("|"); }
 
 function renderCompare(a, b) {
   const byKey = (agent) => new Map(state.rows.filter((r) => r.agent === agent).map((r) => [pairKey(r), r]));
@@ -258,19 +272,19 @@ function contractsimGame(g, shown) {
   const detail = el("div", { id: "week-detail" });
   const rows = g.weeks.map((w) => {
     const customer = w.role === "customer";
-    const did = customer ? "paid " + money(w.paid) :
-      (w.order ? "ordered " + triple(w.order) + " (" + money(w.cost) + "), " : "") + "delivered " + triple(w.delivered) +
-      (w.credited && triple(w.credited) !== triple(w.delivered) ? " (credited " + triple(w.credited) + ")" : "");
-    const rcc = (w.decisions || []).map((d) => actionText(d.rcc)).join("; ");
+    const did = customer ? ["paid " + money(w.paid)] :
+      [w.order ? "ordered " + triple(w.order) + " (" + money(w.cost) + ")" : null, "delivered " + triple(w.delivered) +
+        (w.credited && triple(w.credited) !== triple(w.delivered) ? " (credited " + triple(w.credited) + ")" : "")];
+    const rcc = (w.decisions || []).map((d) => actionText(d.rcc));
+    const lines = (items) => items.filter(Boolean).flatMap((t, k) => (k ? [el("br"), t] : [t]));
     const differs = (w.decisions || []).some((d) => d.rcc && !d.same);
     const due = customer ? money(w.due) + (w.deduction ? " (" + money(w.deduction) + " deducted)" : "") :
       triple(w.required) + (triple(w.required) !== triple(w.scheduled) ? " (scheduled " + triple(w.scheduled) + ")" : "");
     const verdict = w.excluded ? "nothing due" : w.compliant ? "ok" : "BREACH";
     const tr = el("tr", { class: [w.compliant ? "" : "breach", differs ? "rcc-differs" : ""].join(" ").trim() || null, "data-week": w.week },
-      el("td", { class: "num" }, w.week), el("td", {}, customer ? "Customer pays" : "Supplier delivers"),
-      el("td", {}, due), el("td", {}, did), el("td", { class: "rcc" }, g.env ? rcc : "–"),
-      el("td", {}, w.prices ? triple(w.prices) : ""), el("td", {}, w.received ? triple(w.received) : ""),
-      el("td", {}, w.spoiled ? triple(w.spoiled) : ""),
+      el("td", { class: "num" }, w.week), el("td", {}, customer ? "Customer" : "Supplier"),
+      el("td", {}, due), el("td", {}, lines(did)), el("td", { class: "rcc" }, g.env ? lines(rcc) : "–"),
+      el("td", {}, w.prices ? triple(w.prices) : ""), el("td", {}, w.received ? lines([triple(w.received), "spoiled " + triple(w.spoiled)]) : ""),
       el("td", { class: "num" }, w.cash !== undefined ? money(w.cash) : ""), el("td", { class: "num" }, w.budget_left !== undefined ? money(w.budget_left) : ""),
       el("td", {}, triple(w.memory_after)),
       el("td", { class: "verdict" }, verdict, w.enforcement && w.enforcement.length ? " — " + w.enforcement.join("; ") : ""));
@@ -292,7 +306,7 @@ function contractsimGame(g, shown) {
     detail.replaceChildren(...parts);
   }
   const table = el("table", { class: "weeks", id: "weeks" },
-    el("thead", {}, el("tr", {}, ...["Week", "Who", "Due after contingencies (" + products + ")", "What was done", "RCC would", "Input prices", "Received", "Spoiled", "Supplier cash", "Customer budget left", "Memory", "Verdict"].map((h) => el("th", {}, h)))),
+    el("thead", {}, el("tr", {}, ...["Week", "Acts", "Due (" + products + ")", "What was done", "RCC would", "Prices", "Received", "Supplier cash", "Customer budget", "Memory", "Verdict"].map((h) => el("th", {}, h)))),
     el("tbody", {}, ...rows));
   const charts = g.env ? [el("h3", {}, "Cash and inventory"), el("div", { class: "cols" },
     chart("cash", [["Supplier cash", g.weeks.map((w) => w.cash)], ["Customer budget left", g.weeks.map((w) => w.budget_left)]]),
