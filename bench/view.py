@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _common import ROOT, write_result  # noqa: E402
+from _common import ROOT, write_result
 
 GAMES = int(os.environ.get("VIEW_GAMES", "10000"))
 TARGET_S, TARGET_MB = 2.0, 500

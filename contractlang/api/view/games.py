@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from contractlang import check_source
+from contractlang.api.view.index import GameRow, ViewIndex, unwrapped
 from contractlang.diagnostics import Span
 from contractlang.formatter import format_ir
 from contractlang.interpreter.contractsim import WeekStatus, breach_reason
@@ -20,7 +21,7 @@ from contractlang.render import relabel
 from contractlang.vocab import Frozen
 from games.contractsim.environments import environment
 from games.contractsim.game import ContractSimGame, Order, Pay, Produce, State
-from games.contractsim.log import LOG_ADAPTER, OrderPlaced, WeekShocks
+from games.contractsim.log import OrderPlaced, WeekShocks
 from games.contractsim.policies import make_customer, make_supplier
 from games.contractsim.run import RunRecord, play
 from games.contractsim.shocks import draw_shocks
@@ -28,8 +29,6 @@ from games.ctbench.board import GOAL_BONUS, INITIAL_CHIPS, PLAYERS, START, bench
 from games.ctbench.play import GameRecord, play_game
 from games.external import is_external
 from solver.dp import TableCache
-
-from contractlang.api.view.index import GameRow, ViewIndex, unwrapped
 
 
 class ViewOptions(Frozen):

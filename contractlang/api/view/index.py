@@ -270,7 +270,7 @@ def unwrapped(obj: dict) -> dict:
 def rows_of(obj: dict, source: int, line: int, offset: int) -> list[GameRow]:
     """The game rows one JSON line holds: none when it is not a game record."""
     obj = unwrapped(obj)
-    base = dict(source=source, line=line, offset=offset)
+    base = {"source": source, "line": line, "offset": offset}
     try:
         if "job" in obj and "run" in obj:
             job, run = obj["job"], obj["run"]

@@ -13,12 +13,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from contractlang.api.view.games import PageError, ViewOptions, game_page
+from contractlang.api.view.index import ViewIndex
 from contractlang.files import write_atomically
 from contractlang.vocab import Frozen
 from solver.dp import TableCache
-
-from contractlang.api.view.games import PageError, ViewOptions, game_page
-from contractlang.api.view.index import ViewIndex
 
 STATIC = Path(__file__).resolve().parent / "static"
 ASSETS = {"index.html": "text/html; charset=utf-8", "view.js": "text/javascript; charset=utf-8",
@@ -85,13 +84,13 @@ class _Handler(BaseHTTPRequestHandler):
     viewer: Viewer
     server_version = "contractlang-view"
 
-    def log_message(self, format: str, *args) -> None:  # noqa: A002 - the base class's name
+    def log_message(self, format: str, *args) -> None:
         pass
 
-    def do_HEAD(self) -> None:  # noqa: N802 - http.server's name
+    def do_HEAD(self) -> None:
         self._answer(head=True)
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         self._answer(head=False)
 
     def _answer(self, head: bool) -> None:
