@@ -89,6 +89,8 @@ def games(tmp_path_factory) -> Path:
     ok("run", contract, "--env", "5", "--customer", "random", "--log", out / "g.jsonl")
     (out / "runs").mkdir()
     (out / "runs" / "g.jsonl").write_text(ok("run", contract, "--env", "5", "--customer", "random", "--json"))
+    (out / "supplier").mkdir()
+    (out / "supplier" / "g.jsonl").write_text(ok("run", contract, "--env", "1", "--supplier", "random", "--json"))
     (out / "ct").mkdir()
     (out / "ct" / "ct.json").write_text(ok("run", str(ROOT / "examples" / "ctbench-board-24-swap.contract"),
                                            "--board", "24", "--json"))
@@ -156,6 +158,42 @@ def test_a_run_record_shows_each_week_beside_the_rcc_baseline(games, page):
         page.shot("contractsim")
     finally:
         httpd.shutdown()
+
+
+def test_an_order_rcc_would_not_place_is_set_beside_rccs_in_expected_utility(games, page):
+    httpd, url = serving(Viewer(games / "supplier"))
+    try:
+        tab = page.open(url + "#/game/g0-1")
+        tab.wait_for_selector("#weeks")
+        row = tab.locator("#weeks tr[data-week='2']")
+        rcc = row.locator("td.rcc").inner_text()
+        assert rcc.startswith("order ") and "(E[U] " in rcc  # a random order differs from RC's
+        row.click()
+        text = tab.inner_text("#week-detail .expected")
+        agent, best = (float(x.split("$")[1].split(" ")[0]) * (-1 if x.startswith("−") else 1)
+                       for x in (text.split("the agent's ")[1], text.split("RCC's ")[1]))
+        assert best > agent and f"RCC's is +${best - agent:.2f}" in text
+    finally:
+        httpd.shutdown()
+
+
+def test_the_order_values_reproduce_the_dp_value_of_the_game(tables):
+    """Σ_p ν(p)·V̂(π(p)) at the first order, plus M_1, is V_1(s_1), and likewise P̂ gives P_sat: V̂ and P̂ are the
+    values the table was chosen by."""
+    from contractlang import load
+    from games.contractsim.environments import environment
+    from solver.dp.baseline import Values
+
+    ir = load(ROOT / "examples" / "worked-example-1.contract")[0].ir
+    result, table, _ = tables.solve(ir, environment(1))
+    p = table.problem
+    values, cash = Values(p), p.cash_at_ordering()
+    chosen = [values.order(0, 0, (0, 0, 0), cash, prices, table.order(0, (0, 0, 0), cash, 0, prices))
+              for prices in p.prices]
+    assert sum(nu * q.value for nu, q in zip(p.price_probs, chosen)) + p.payments[0] == \
+        pytest.approx(result.v_supplier, abs=1e-9)
+    assert sum(nu * q.p_sat for nu, q in zip(p.price_probs, chosen)) == pytest.approx(result.p_sat, abs=1e-12)
+    assert values.order(0, 0, (0, 0, 0), cash, p.prices[0], (12, 12, 12)) is None or cash >= 12 * sum(p.prices[0])
 
 
 def test_a_ctbench_game_replays_the_board_move_by_move(games, page):

@@ -5,6 +5,7 @@ it, [CS-11]), and the page says which it shows."""
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +30,8 @@ from games.ctbench.board import GOAL_BONUS, INITIAL_CHIPS, PLAYERS, START, bench
 from games.ctbench.play import GameRecord, play_game
 from games.external import is_external
 from solver.dp import TableCache
+from solver.dp.baseline import Values
+from solver.environment import SupplyEnvironment
 
 
 class ViewOptions(Frozen):
@@ -44,11 +47,31 @@ class ViewOptions(Frozen):
     allow_commands: bool = False
 
 
+class Baselines:
+    """The DP values behind RC's orders ([CS-23]: per contract, environment and cover), solved when a page first
+    sets an agent's order beside RC's and the last few kept."""
+
+    KEPT = 4
+
+    def __init__(self, tables: TableCache):
+        self.tables = tables
+        self._values: OrderedDict[tuple, Values] = OrderedDict()
+
+    def values(self, ir: ContractSimIR, env: SupplyEnvironment, cover: str) -> Values:
+        key = (ir.model_dump_json(exclude={"name", "parties", "asserts"}), env.id, cover)
+        if key not in self._values:
+            self._values[key] = Values(self.tables.solve(ir, env, cover)[1].problem)
+            while len(self._values) > self.KEPT:
+                self._values.popitem(last=False)
+        self._values.move_to_end(key)
+        return self._values[key]
+
+
 class PageError(ValueError):
     """A game that cannot be shown; the page says why."""
 
 
-def game_page(index: ViewIndex, row: GameRow, options: ViewOptions, tables: TableCache) -> dict:
+def game_page(index: ViewIndex, row: GameRow, options: ViewOptions, baselines: Baselines) -> dict:
     """The page data of one game of the list."""
     raw = index.line(row)
     if row.line == 0:
@@ -61,12 +84,12 @@ def game_page(index: ViewIndex, row: GameRow, options: ViewOptions, tables: Tabl
         setting = job.get("setting")
         contract = ContractSimIR.from_json_value(job["contract"])
         ir = relabel(contract, setting) if setting not in (None, contract.setting) else contract
-        return contractsim_page(_run(run), ir, options, tables)
+        return contractsim_page(_run(run), ir, options, baselines)
     run = obj["runs"][row.part] if "runs" in obj else obj
     record = _run(run)
     if record.contract_ir is None:
         raise PageError("the record holds no contract terms: nothing to show the weeks against")
-    return contractsim_page(record, ContractSimIR.from_json_value(record.contract_ir), options, tables)
+    return contractsim_page(record, ContractSimIR.from_json_value(record.contract_ir), options, baselines)
 
 
 def _run(obj: dict) -> RunRecord:
@@ -172,9 +195,11 @@ def week_rows(weeks: tuple[WeekStatus, ...], ir: ContractSimIR, m: int) -> list[
     return rows
 
 
-def contractsim_page(record: RunRecord, ir: ContractSimIR, options: ViewOptions, tables: TableCache) -> dict:
+def contractsim_page(record: RunRecord, ir: ContractSimIR, options: ViewOptions, baselines: Baselines) -> dict:
     """A ContractSim game week by week: the monitor's verdicts, the shocks, orders, cash and stock, each decision
-    beside what RCC would have done in the same state."""
+    beside what RCC would have done in the same state, and an order RC would not have placed beside RC's in
+    expected utility (eq. 12's V̂ and P̂)."""
+    tables = baselines.tables
     env = environment(record.env)
     log = record.log
     shown = "kept"
@@ -203,9 +228,12 @@ def contractsim_page(record: RunRecord, ir: ContractSimIR, options: ViewOptions,
             note = str(exc)
         else:
             note = ""
-        decisions.setdefault(week, []).append({
-            "phase": state.phase, "action": _action(action, m), "rcc": _action(baseline, m) if baseline else None,
-            "same": baseline == action, "note": note, "observed_breach": observation.observed_breach})
+        decision = {"phase": state.phase, "action": _action(action, m), "rcc": _action(baseline, m) if baseline else None,
+                    "same": baseline == action, "note": note, "observed_breach": observation.observed_breach}
+        if isinstance(action, Order) and baseline is not None and baseline != action and \
+                not observation.observed_breach:
+            decision["expected"] = _expected(baselines, ir, env, observation, action, baseline, m)
+        decisions.setdefault(week, []).append(decision)
         state = state.apply_action(action)
         if not isinstance(action, Order):
             after[week] = {"cash": state.cash * m, "budget_left": state.budget_left * m,
@@ -233,6 +261,22 @@ def contractsim_page(record: RunRecord, ir: ContractSimIR, options: ViewOptions,
         "weeks": rows, "source": source_view(ir, options), "contingencies": ir.contingencies.mode,
         "llm_calls": _llm_calls(record.llm_calls), "llm_usage": record.llm_usage.model_dump(),
     }
+
+
+def _expected(baselines: Baselines, ir: ContractSimIR, env: SupplyEnvironment, o, action: Order, baseline: Order,
+              m: int) -> dict | None:
+    """The agent's order and RC's at the same state, each followed by RC's play: the Supplier's expected utility
+    still to come (payments less spend, RC Customer assumed as in §9.2) and its P̂, in the contract's dollars."""
+    table = baselines.tables.solve(ir, env)[1]
+    mu = table.memory_index(o.memory)
+    cover = "schedule" if table.solved(o.round_index, o.inventory, o.cash, mu) else "budget"
+    values = baselines.values(ir, env, cover)
+    agent, rcc = (values.order(o.round_index, mu, o.inventory, o.cash, o.prices, a.quantities)
+                  for a in (action, baseline))
+    if agent is None or rcc is None:
+        return None
+    return {"agent": agent.value * m, "rcc": rcc.value * m, "difference": (rcc.value - agent.value) * m,
+            "p_agent": agent.p_sat, "p_rcc": rcc.p_sat}
 
 
 def _action(action, m: int) -> dict:

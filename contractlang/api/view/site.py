@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from contractlang.api.view.games import PageError, ViewOptions, game_page
+from contractlang.api.view.games import Baselines, PageError, ViewOptions, game_page
 from contractlang.api.view.index import ViewIndex
 from contractlang.files import write_atomically
 from contractlang.vocab import Frozen
@@ -34,7 +34,7 @@ class Viewer:
                  live: bool = True):
         self.index = ViewIndex(root)
         self.options = options or ViewOptions()
-        self.tables = tables or TableCache()
+        self.baselines = Baselines(tables or TableCache())
         self.live = live
         self._pages: OrderedDict[tuple[str, int], dict] = OrderedDict()
         self._build = threading.Lock()  # the table cache and the games are not built for threads
@@ -53,7 +53,7 @@ class Viewer:
         with self._build:
             if key not in self._pages:
                 try:
-                    page = game_page(self.index, row, self.options, self.tables)
+                    page = game_page(self.index, row, self.options, self.baselines)
                 except (PageError, ValueError, KeyError, OSError) as exc:
                     page = {"error": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}
                 self._pages[key] = {"id": game_id, "row": row.model_dump(), **page}

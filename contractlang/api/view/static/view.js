@@ -35,6 +35,8 @@ async function getJSON(name) {
 }
 const money = (v) => (v === null || v === undefined ? "" : "$" + Number(v).toLocaleString("en-US"));
 const triple = (t) => (t ? t.join("/") : "");
+const money2 = (v) => (v < 0 ? "−$" : "$") + Math.abs(v).toFixed(2);
+const signed = (v) => (v < 0 ? "−$" : "+$") + Math.abs(v).toFixed(2);
 const fmt = (v, d = 1) => (v === null || v === undefined ? "–" : Number(v).toFixed(d));
 
 // --- the index, its chunks of game rows, and live updates --------------------------------------------------
@@ -275,7 +277,7 @@ function contractsimGame(g, shown) {
     const did = customer ? ["paid " + money(w.paid)] :
       [w.order ? "ordered " + triple(w.order) + " (" + money(w.cost) + ")" : null, "delivered " + triple(w.delivered) +
         (w.credited && triple(w.credited) !== triple(w.delivered) ? " (credited " + triple(w.credited) + ")" : "")];
-    const rcc = (w.decisions || []).map((d) => actionText(d.rcc));
+    const rcc = (w.decisions || []).map((d) => actionText(d.rcc) + (d.expected ? " (E[U] " + signed(d.expected.difference) + ")" : ""));
     const lines = (items) => items.filter(Boolean).flatMap((t, k) => (k ? [el("br"), t] : [t]));
     const differs = (w.decisions || []).some((d) => d.rcc && !d.same);
     const due = customer ? money(w.due) + (w.deduction ? " (" + money(w.deduction) + " deducted)" : "") :
@@ -300,8 +302,11 @@ function contractsimGame(g, shown) {
     parts.push(el("p", {}, "contingency memory " + triple(w.memory_before) + " → " + triple(w.memory_after) +
       (w.observed_breach ? "; the counterparty had breached in an earlier week (D = 1)" : "")));
     for (const d of w.decisions || []) {
-      parts.push(el("p", {}, d.phase + ": the agent chose " + actionText(d.action) + "; RCC in the same state: " + actionText(d.rcc) +
+      parts.push(el("p", { class: "decision" }, d.phase + ": the agent chose " + actionText(d.action) + "; RCC in the same state: " + actionText(d.rcc) +
         (d.same ? " (the same)" : " (different)") + (d.note ? " — " + d.note : "")));
+      if (d.expected) parts.push(el("p", { class: "expected" }, "Expected Supplier utility still to come, each order followed by RC's play (exact DP, eq. 12): " +
+        "the agent's " + money2(d.expected.agent) + " (P̂ " + fmt(d.expected.p_agent, 3) + "), RCC's " + money2(d.expected.rcc) +
+        " (P̂ " + fmt(d.expected.p_rcc, 3) + "): RCC's is " + signed(d.expected.difference) + "."));
     }
     detail.replaceChildren(...parts);
   }
