@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -16,10 +17,13 @@ from pathlib import Path
 
 import pytest
 
+from contractlang.api.view.games import ViewOptions
 from contractlang.api.view.site import Viewer, server
 from tests.helpers import run_cli
+from tests.llm_server import ScriptedServer, message
 
 ROOT = Path(__file__).resolve().parents[1]
+MODEL = "claude-haiku-4-5"
 CHROMIUM = Path("/usr/bin/chromium")
 FIGURES = ROOT / "docs" / "figures"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -277,23 +281,49 @@ def test_a_ctbench_sweep_shows_its_summary_and_keeps_each_games_negotiation(page
         httpd.shutdown()
 
 
-def test_an_llm_reply_holding_a_script_is_shown_as_text(games, page, tmp_path):
-    record = json.loads((games / "runs" / "g.jsonl").read_text())
-    hostile = "<script>window.pwned = 1</script><img src=x onerror=\"window.pwned = 2\">I pay $18."
-    record["llm_calls"] = [{"purpose": "customer performance", "model": "claude-haiku-4-5", "prompt": "<b>week 1</b>",
-                            "reply": hostile, "input_tokens": 120, "output_tokens": 30, "cost_usd": 0.0003}]
-    (tmp_path / "llm.jsonl").write_text(json.dumps(record) + "\n")
-    httpd, url = serving(Viewer(tmp_path / "llm.jsonl"))
+HOSTILE = "<script>window.pwned = 1</script><img src=x onerror=\"window.pwned = 2\"> I pay {\"payment\": 18}"
+
+
+def hostile_customer(body):
+    """An LLM Customer that pays $18 every payment week, its reply wrapped in markup that would run if the page
+    took it as HTML."""
+    return 200, message(HOSTILE, input_tokens=120, output_tokens=30)
+
+
+def test_an_llm_game_shows_its_calls_as_text_and_is_rebuilt_from_its_recordings(page, tmp_path):
+    """A real LLM agent game (the anthropic client against a scripted loopback server): every reply holds a
+    <script>, shown as text and never run; the same record without its events is rebuilt from the recordings
+    alone (replay: no request reaches any server) and matches the record."""
+    recordings = tmp_path / "llm.sqlite"
+    with ScriptedServer(hostile_customer) as api:
+        done = run_cli("run", ROOT / "examples" / "worked-example-1.contract", "--env", "1", "--customer",
+                       f"llm:{MODEL}", "--base-url", api.url, "--recordings", recordings, "--json",
+                       env={**os.environ, "ANTHROPIC_API_KEY": "sk-test-not-a-real-key"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    record = json.loads(done.stdout)
+    assert len(record["llm_calls"]) == 6
+    (tmp_path / "kept").mkdir()
+    (tmp_path / "kept" / "llm.jsonl").write_text(json.dumps(record) + "\n")
+    (tmp_path / "bare").mkdir()
+    (tmp_path / "bare" / "llm.jsonl").write_text(json.dumps({**record, "trajectory": []}) + "\n")
+    httpd, url = serving(Viewer(tmp_path / "kept"))
     try:
         tab = page.open(url + "#/game/g0-1")
         tab.wait_for_selector("#llm")
         tab.locator("#llm summary").first.click()
-        assert tab.inner_text("#llm pre.reply") == hostile
-        assert tab.locator("#llm script, #llm img, #llm b").count() == 0
-        assert tab.evaluate("window.pwned") is None
-        assert "120 input and 30 output tokens" in tab.inner_text("#llm h3")
+        assert tab.locator("#llm pre.reply").first.inner_text() == HOSTILE
+        assert tab.locator("#llm script, #llm img").count() == 0 and tab.evaluate("window.pwned") is None
+        assert "720 input and 180 output tokens" in tab.inner_text("#llm h3")
     finally:
         httpd.shutdown()
+    settings = ViewOptions().llm.model_copy(update={"recordings": recordings, "base_url": api.url})
+    rebuilt = Viewer(tmp_path / "bare", ViewOptions(llm=settings)).game("g0-1")  # the server is gone
+    assert rebuilt.get("error") is None and rebuilt["shown"] == "rebuilt from seed 42"
+    assert [w["paid"] for w in rebuilt["weeks"] if w["role"] == "customer"] == [18] * 6
+    assert len(rebuilt["llm_calls"]) == 6
+    elsewhere = Viewer(tmp_path / "bare", ViewOptions(llm=settings.model_copy(update={"base_url": None}))).game("g0-1")
+    assert elsewhere["error"].startswith("the record keeps no events and the game could not be rebuilt: ") and \
+        "no recorded response" in elsewhere["error"]
 
 
 def test_the_server_serves_nothing_outside_its_page_and_data(games):
@@ -356,6 +386,7 @@ def test_the_command_serves_on_loopback_and_prints_its_url(games):
     (["view", "no-such-dir"], "error: no-such-dir: no such file or directory"),
     (["view", "examples/agents"], "no games, tables or figures found"),
     (["view", "examples", "--board", "3"], "--board goes with --contract"),
+    (["view", "examples/traces/worked-example-1-late-breach.jsonl"], "is an event log (`run --log`), which names no contract: give --contract FILE"),
 ])
 def test_bad_input_is_one_line(args, message):
     done = run_cli(*args, cwd=ROOT)

@@ -12,10 +12,12 @@ import typer
 from contractlang.cli.app import app
 from contractlang.cli.errors import InputError, UsageProblem
 from contractlang.cli.inputs import load_one, read, source_text
+from contractlang.cli.llm_options import LlmFlags, llm_options, llm_settings
 from contractlang.cli.options import JsonFlag
 
 
 @app.command()
+@llm_options(max_tokens=8192, timeout=120.0)
 def view(
     path: Annotated[Path, typer.Argument(help="A game log (`run --log`), run records (`run --json`), a sweep's or "
                                               "experiment's output directory, or a folder of them.")] = Path("."),
@@ -29,12 +31,10 @@ def view(
                                                           "writes no terms).")] = None,
     board: Annotated[Optional[int], typer.Option(min=0, max=79, help="The board of a bare CT-Bench event log.")]
     = None,
-    recordings: Annotated[Optional[Path], typer.Option(help="LLM recordings to replay LLM agents from when a game "
-                                                            "is rebuilt (default .contractlang-cache/llm.sqlite).")]
-    = None,
     allow_commands: Annotated[bool, typer.Option("--allow-commands", help="Let a rebuild start the external agents "
                                                  "(cmd:PROGRAM) a record names; off by default.")] = False,
     json_out: JsonFlag = False,
+    llm_flags: LlmFlags | None = None,
 ) -> None:
     """See games, sweeps and experiments in a browser: each game week by week (ContractSim) or move by move
     (CT-Bench) beside its contract, the tables and figures, and a filterable list of games to compare."""
@@ -48,12 +48,19 @@ def view(
     checked = load_one(contract) if contract is not None else None
     if board is not None and (checked is None or checked.ir.kind != "ctbench"):
         raise UsageProblem("--board goes with --contract FILE of a CT-Bench contract (for a bare CT-Bench event log)")
+    # an LLM game is rebuilt by replaying its recordings, under the settings (--max-tokens, --base-url, ...) it was
+    # played with: they key the recorded responses
+    replay = llm_settings(["llm"], llm_flags.model_copy(update={"replay": True}))
     options = ViewOptions(contract=checked, source=source_text(read(contract)[0]) if contract else None,
-                          board=board, recordings=recordings, allow_commands=allow_commands)
+                          board=board, llm=replay, allow_commands=allow_commands)
     viewer = Viewer(path, options, live=bundle is None)
     if not viewer.index.rows and not viewer.index.summary().tables and not viewer.index.summary().figures:
         raise InputError(f"{path}: no games, tables or figures found (game logs, `run --json` records, sweep or "
                          "experiment output)")
+    rows = viewer.index.rows
+    if checked is None and len(rows) == 1 and rows[0].line == 0 and path.is_file():
+        raise InputError(f"{path} is an event log (`run --log`), which names no contract: give --contract FILE"
+                         + (" and --board ID" if rows[0].game == "ctbench" else ""))
     if bundle is not None:
         done = write_bundle(viewer, bundle)
         if json_out:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from pathlib import Path
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -17,7 +18,7 @@ from contractlang.formatter import format_ir
 from contractlang.interpreter.contractsim import WeekStatus, breach_reason
 from contractlang.interpreter.events import Delivery, Payment
 from contractlang.ir import CheckedContract, ContractSimIR, CTBenchIR
-from contractlang.llm import ApiKeys, LlmClient, LlmSettings, agent_model
+from contractlang.llm import DEFAULT_RECORDINGS, ApiKeys, LlmClient, LlmSettings, agent_model
 from contractlang.render import relabel
 from contractlang.vocab import Frozen
 from games.contractsim.environments import environment
@@ -28,7 +29,7 @@ from games.contractsim.run import RunRecord, play
 from games.contractsim.shocks import draw_shocks
 from games.ctbench.board import GOAL_BONUS, INITIAL_CHIPS, PLAYERS, START, benchmark_board
 from games.ctbench.play import GameRecord, play_game
-from games.external import is_external
+from games.external import AgentError, is_external
 from solver.dp import TableCache
 from solver.dp.baseline import Values
 from solver.environment import SupplyEnvironment
@@ -43,7 +44,7 @@ class ViewOptions(Frozen):
     contract: CheckedContract | None = None
     source: str | None = None  # the contract file's text
     board: int | None = None
-    recordings: Path | None = None
+    llm: LlmSettings = LlmSettings(max_tokens=8192, recordings=DEFAULT_RECORDINGS, replay=True)  # as `run` records
     allow_commands: bool = False
 
 
@@ -124,13 +125,11 @@ def source_view(ir: ContractSimIR | CTBenchIR, options: ViewOptions) -> dict:
 
 
 def _llm_client(names: list[str], options: ViewOptions) -> LlmClient | None:
-    """A client that only replays recordings: a rebuilt LLM game is the recorded one, never new calls."""
+    """A client that only replays recordings (the settings the game was played with key them): a rebuilt LLM
+    game is the recorded one, never new calls."""
     if not any(agent_model(n) for n in names):
         return None
-    from contractlang.llm import DEFAULT_RECORDINGS
-
-    return LlmClient(LlmSettings(recordings=options.recordings or DEFAULT_RECORDINGS, replay=True),
-                     ApiKeys.from_environment())
+    return LlmClient(options.llm.model_copy(update={"replay": True}), ApiKeys.from_environment())
 
 
 def _rebuildable(names: list[str], options: ViewOptions) -> None:
@@ -138,6 +137,16 @@ def _rebuildable(names: list[str], options: ViewOptions) -> None:
     if programs and not options.allow_commands:
         raise PageError(f"the record keeps no events, and rebuilding it would start the program {programs[0]!r}; "
                         "run `contractlang view` with --allow-commands to let it")
+
+
+@contextmanager
+def rebuilding() -> Iterator[None]:
+    """A game that cannot be played again (an LLM response not in the recordings, a program that fails) is a page
+    that says so."""
+    try:
+        yield
+    except AgentError as exc:
+        raise PageError(f"the record keeps no events and the game could not be rebuilt: {exc}") from None
 
 
 def _llm_calls(calls) -> list[dict]:
@@ -205,8 +214,9 @@ def contractsim_page(record: RunRecord, ir: ContractSimIR, options: ViewOptions,
     shown = "kept"
     if not log:
         _rebuildable([record.customer, record.supplier], options)
-        again = play(ir, env, record.customer, record.supplier, seed=record.seed, tables=tables,
-                     llm=_llm_client([record.customer, record.supplier], options))
+        with rebuilding():
+            again = play(ir, env, record.customer, record.supplier, seed=record.seed, tables=tables,
+                         llm=_llm_client([record.customer, record.supplier], options))
         log = again.log
         same = (again.weeks, again.u_customer, again.u_supplier) == (record.weeks, record.u_customer,
                                                                       record.u_supplier)
@@ -326,10 +336,11 @@ def ctbench_page(record: GameRecord, options: ViewOptions) -> dict:
     shown = "kept"
     if not log:
         _rebuildable([record.red_agent, record.blue_agent], options)
-        again = play_game(bench, record.condition, record.mode, record.red_agent, record.blue_agent, record.seed,
-                          contract=terms if record.condition == "file" else None, visible=record.visible,
-                          keep_log=True, repeat=record.repeat, judge=record.judge, rules=record.rules,
-                          llm=_llm_client([record.red_agent, record.blue_agent, record.judge], options))
+        with rebuilding():
+            again = play_game(bench, record.condition, record.mode, record.red_agent, record.blue_agent, record.seed,
+                              contract=terms if record.condition == "file" else None, visible=record.visible,
+                              keep_log=True, repeat=record.repeat, judge=record.judge, rules=record.rules,
+                              llm=_llm_client([record.red_agent, record.blue_agent, record.judge], options))
         log = again.log
         same = (again.scores, again.rounds) == (record.scores, record.rounds)
         shown = f"rebuilt from seed {record.seed}" + ("" if same else " — it differs from the record")
