@@ -406,3 +406,19 @@ def test_the_page_loads_nothing_from_the_network():
     for path in static.iterdir():
         text = path.read_text()
         assert "https://" not in text and "http://" not in text.replace("http://www.w3.org/2000/svg", ""), path
+
+
+def test_a_ctbench_event_log_is_drawn_against_its_contract_and_board():
+    """`run --log` of CT-Bench holds move attempts only: each is drawn as the move, with what the contract's
+    monitor enforced on it (the bundled trace: blue's move paid by red's chip, then blue forfeits (0,3))."""
+    contract = ROOT / "examples" / "ctbench-board-24-swap.contract"
+    from contractlang import load
+
+    options = ViewOptions(contract=load(contract)[0], source=contract.read_text(), board=24)
+    page = Viewer(ROOT / "examples" / "traces" / "board-24-swap.jsonl", options).game("g0")
+    assert page["shown"].startswith("events of the log only") and page["forfeited"] == ["blue"]
+    assert [f["position"] for f in page["frames"]] == [{"red": [0, 0], "blue": [0, 0]}, {"red": [0, 0], "blue": [0, 1]},
+                                                       {"red": [0, 3], "blue": [0, 1]}]
+    assert page["frames"][1]["chips"]["red"]["red"] == 13  # red's chip paid blue's move (cover.0)
+    assert [(e["type"], e["clause"]) for e in page["events"] if e["clause"]] == [("contract_transfer", "cover.0"),
+                                                                                 ("forfeit", "cover.2")]

@@ -367,9 +367,9 @@ def _cover_clause(terms: CTBenchIR | None, giver: str, tile) -> str | None:
                 None)
 
 
-def _frames(log: list[dict], terms: CTBenchIR | None, attempts_move: bool = False) -> tuple[list[dict], list[dict]]:
-    """Frame 0 is the start; one more after every move (with `attempts_move`, every attempt: a bare event log
-    records attempts only). Chips after a move are those held before it less the chip that paid for it."""
+def _frames(log: list[dict], terms: CTBenchIR | None) -> tuple[list[dict], list[dict]]:
+    """Frame 0 is the start; one more after every move. Chips after a move are those held before it less the
+    chip that paid for it."""
     position = {p: list(START) for p in PLAYERS}
     trail = {p: [list(START)] for p in PLAYERS}
     chips = {p: dict(INITIAL_CHIPS[p]) for p in PLAYERS}
@@ -396,8 +396,7 @@ def _frames(log: list[dict], terms: CTBenchIR | None, attempts_move: bool = Fals
             clause = _cover_clause(terms, e.get("giver", player), e["tile"])
         events.append({"round": e.get("round"), "player": player or e.get("giver") or e.get("payer"), "type": kind,
                        "text": text, "clause": clause, "frame": len(frames)})
-        moved = kind == "moved" or (attempts_move and kind == "move_attempt")
-        if moved and tried is not None:
+        if kind == "moved" and tried is not None:
             colour = tried["tile_colour"]
             payer = {"own": player, "pfp": _other(player), "contract": contract_paid}.get(e.get("paid_by", "own"))
             if payer is not None and chips[payer][colour] > 0:
@@ -471,11 +470,17 @@ def ctbench_events_page(raw: bytes, options: ViewOptions) -> dict:
         raise PageError(str(exc)) from None
     log = []
     for step in steps:
-        log.append(step.event)
-        log += [{"type": "contract_transfer" if a.get("kind") == "chip_transfer" else a.get("kind"), **a}
-                for a in step.enforcement]
+        event = step.event
+        log.append(event)
+        enforced = [{**a, "type": "contract_transfer" if a.get("kind") == "chip_transfer" else a.get("kind")}
+                    for a in step.enforcement]
+        log += enforced
+        if event["type"] == "move_attempt":  # a monitor log holds attempts only: each is drawn as the move
+            paid = any(a.get("pays_move") for a in enforced)
+            log.append({"type": "moved", "player": event["player"], "tile": event["tile"],
+                        "paid_by": "contract" if paid else "own"})
     bench = benchmark_board(options.board)
-    frames, described = _frames(log, ir, attempts_move=True)
+    frames, described = _frames(log, ir)
     return {"kind": "ctbench", "shown": "events of the log only (each attempt drawn as a move)",
             "board_id": options.board, "board_set": bench.board_set, "board_class": bench.board_class,
             "rules": "", "condition": "file", "mode": "", "red": "", "blue": "", "seed": None,
