@@ -1,6 +1,7 @@
 """`contractlang view` (issue #44) in a real browser: Debian's Chromium, headless, driven by Playwright. Each page
 kind is opened on real outputs made here from the bundled examples, and checked for what a person would see; any
-console error fails the test. Screenshots of each page kind go to docs/figures/view-*.png."""
+console error fails the test. `VIEW_SCREENSHOTS=1` renews the screenshots of each page kind in
+docs/figures/view-*.png."""
 
 from __future__ import annotations
 
@@ -57,8 +58,11 @@ class Page:
         return self.tab
 
     def shot(self, name: str) -> None:
-        FIGURES.mkdir(parents=True, exist_ok=True)
-        self.tab.screenshot(path=str(FIGURES / f"view-{name}.png"), full_page=True)
+        """A screenshot of the page; into docs/figures/ when VIEW_SCREENSHOTS=1 asks to renew the committed ones."""
+        if os.environ.get("VIEW_SCREENSHOTS") == "1":
+            self.tab.screenshot(path=str(FIGURES / f"view-{name}.png"), full_page=True)
+        else:
+            self.tab.screenshot(full_page=True)
 
     def close(self) -> None:
         self.tab.close()

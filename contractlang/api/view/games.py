@@ -80,6 +80,12 @@ def game_page(index: ViewIndex, row: GameRow, options: ViewOptions, baselines: B
     obj = unwrapped(json.loads(raw))
     if row.game == "ctbench":
         return ctbench_page(ctbench_record(obj), options)
+    if "job" in obj and isinstance(obj.get("run"), dict) and "performances" in obj["run"]:
+        record = _run(obj["run"]["performances"][row.part])
+        page = contractsim_page(record, ContractSimIR.from_json_value(record.contract_ir), options, baselines)
+        negotiation = obj["run"]["negotiation"]
+        return {**page, "negotiation": {"outcome": negotiation["outcome"], "turns": [
+            {k: t[k] for k in ("round", "role", "response")} for t in negotiation["turns"]]}}
     if "job" in obj and "run" in obj:
         job, run = obj["job"], obj["run"]
         setting = job.get("setting")

@@ -252,6 +252,8 @@ def _natural(text: str) -> tuple:
 
 
 def row_kind(obj: dict) -> str:
+    if "job" in obj and isinstance(obj.get("run"), dict) and "performances" in obj["run"]:
+        return "negotiation"
     if "job" in obj and "run" in obj:
         return "performance"
     if "job" in obj and "runs" in obj:
@@ -272,6 +274,10 @@ def rows_of(obj: dict, source: int, line: int, offset: int) -> list[GameRow]:
     obj = unwrapped(obj)
     base = {"source": source, "line": line, "offset": offset}
     try:
+        if "job" in obj and isinstance(obj.get("run"), dict) and "performances" in obj["run"]:
+            return [_contractsim_row(run, f"g{source}-{line}-{k}", {**base, "part": k, "variant": obj["job"]["setting"]},
+                                     "customer", run["customer"], run["supplier"])
+                    for k, run in enumerate(obj["run"]["performances"])]
         if "job" in obj and "run" in obj:
             job, run = obj["job"], obj["run"]
             return [_contractsim_row(run, f"g{source}-{line}", {**base, "variant": job.get("setting") or ""},

@@ -318,6 +318,10 @@ function contractsimGame(g, shown) {
     chart("inventory", g.inputs.map((name, k) => [name + " after receipts", g.weeks.map((w) => (w.stock ? w.stock[k] : null))])))] : [];
   const out = [...header, el("div", { class: "cols" }, el("div", { class: "grow" }, table, detail, ...charts),
     el("div", { class: "side" }, el("h3", {}, "Contract"), source))];
+  if (g.negotiation) {
+    out.push(el("h3", {}, "The negotiation that agreed this contract (" + g.negotiation.outcome + ")"),
+      el("ol", { id: "negotiation" }, ...g.negotiation.turns.map((t) => el("li", {}, "round " + t.round + ", " + t.role + ": ", el("pre", { class: "text" }, t.response)))));
+  }
   if (g.llm_calls && g.llm_calls.length) out.push(llmCalls(g.llm_calls, g.llm_usage));
   const first = g.weeks.find((w) => !w.compliant) || g.weeks[0];
   setTimeout(() => selectWeek(first), 0);
