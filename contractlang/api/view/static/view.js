@@ -33,7 +33,7 @@ async function getJSON(name) {
   if (!response.ok) throw new Error(name + ": " + response.status);
   return response.json();
 }
-const money = (v) => (v === null || v === undefined ? "" : "$" + Number(v).toLocaleString("en-US"));
+const money = (v) => (v === null || v === undefined ? "" : (v < 0 ? "−$" : "$") + Math.abs(Number(v)).toLocaleString("en-US"));
 const triple = (t) => (t ? t.join("/") : "");
 const money2 = (v) => (v < 0 ? "−$" : "$") + Math.abs(v).toFixed(2);
 const signed = (v) => (v < 0 ? "−$" : "+$") + Math.abs(v).toFixed(2);
