@@ -15,7 +15,7 @@ from contractlang.cli.app import app
 
 # registered in the order `--help` lists them
 from contractlang.cli import (  # noqa: E402,F401,I001
-    language, verify, solve, play, contractsim, ctbench, experiments, lsp,
+    language, verify, solve, play, contractsim, ctbench, experiments, lsp, view,
 )
 
 

@@ -246,7 +246,7 @@ class ContractSimMonitor(Frozen):
             return Verdict(first_breach=None, week=None, reason=f"no breach in {done}: the contract was honoured")
         week, role = min(firsts)
         status = next(s for s in self.weeks if s.week == week)
-        return Verdict(first_breach=role, week=week, reason=_why(status, self.contract.ir))
+        return Verdict(first_breach=role, week=week, reason=breach_reason(status, self.contract.ir))
 
 
 class Verdict(Frozen):
@@ -255,7 +255,8 @@ class Verdict(Frozen):
     reason: str
 
 
-def _why(status: WeekStatus, ir: ContractSimIR) -> str:
+def breach_reason(status: WeekStatus, ir: ContractSimIR) -> str:
+    """Why a week was not compliant, in words (the verdict's reason; money as `status` holds it)."""
     if status.role == "customer":
         return (f"the customer paid ${status.paid:,} in week {status.week} against ${status.due:,} due "
                 f"(${status.nominal:,} scheduled, ${status.deduction:,} deducted)")

@@ -1,0 +1,498 @@
+"""One game's page data: a ContractSim game week by week beside the contract and the RCC baseline, or a CT-Bench
+game move by move. A record that keeps no events is played again from its seed (the game is deterministic in
+it, [CS-11]), and the page says which it shows."""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import numpy as np
+
+from contractlang import check_source
+from contractlang.api.view.index import GameRow, ViewIndex, unwrapped
+from contractlang.diagnostics import Span
+from contractlang.formatter import format_ir
+from contractlang.interpreter.contractsim import WeekStatus, breach_reason
+from contractlang.interpreter.events import Delivery, Payment
+from contractlang.ir import CheckedContract, ContractSimIR, CTBenchIR
+from contractlang.llm import DEFAULT_RECORDINGS, ApiKeys, LlmClient, LlmSettings, agent_model
+from contractlang.render import relabel
+from contractlang.vocab import Frozen
+from games.contractsim.environments import environment
+from games.contractsim.game import ContractSimGame, Order, Pay, Produce, State
+from games.contractsim.log import OrderPlaced, WeekShocks
+from games.contractsim.policies import make_customer, make_supplier
+from games.contractsim.run import RunRecord, play
+from games.contractsim.shocks import draw_shocks
+from games.ctbench.board import GOAL_BONUS, INITIAL_CHIPS, PLAYERS, START, benchmark_board
+from games.ctbench.play import GameRecord, play_game
+from games.external import AgentError, is_external
+from solver.dp import TableCache
+from solver.dp.baseline import Values
+from solver.environment import SupplyEnvironment
+
+
+class ViewOptions(Frozen):
+    """What a page may use beyond the record: the contract of a bare event log (`--contract`, and `--board` for a
+    CT-Bench one), LLM recordings to replay LLM agents from, and whether a rebuild may start a `cmd:` program."""
+
+    model_config = Frozen.model_config | {"arbitrary_types_allowed": True}
+
+    contract: CheckedContract | None = None
+    source: str | None = None  # the contract file's text
+    board: int | None = None
+    llm: LlmSettings = LlmSettings(max_tokens=8192, recordings=DEFAULT_RECORDINGS, replay=True)  # as `run` records
+    allow_commands: bool = False
+
+
+class Baselines:
+    """The DP values behind RC's orders ([CS-23]: per contract, environment and cover), solved when a page first
+    sets an agent's order beside RC's and the last few kept."""
+
+    KEPT = 4
+
+    def __init__(self, tables: TableCache):
+        self.tables = tables
+        self._values: OrderedDict[tuple, Values] = OrderedDict()
+
+    def values(self, ir: ContractSimIR, env: SupplyEnvironment, cover: str) -> Values:
+        key = (ir.model_dump_json(exclude={"name", "parties", "asserts"}), env.id, cover)
+        if key not in self._values:
+            self._values[key] = Values(self.tables.solve(ir, env, cover)[1].problem)
+            while len(self._values) > self.KEPT:
+                self._values.popitem(last=False)
+        self._values.move_to_end(key)
+        return self._values[key]
+
+
+class PageError(ValueError):
+    """A game that cannot be shown; the page says why."""
+
+
+def game_page(index: ViewIndex, row: GameRow, options: ViewOptions, baselines: Baselines) -> dict:
+    """The page data of one game of the list."""
+    raw = index.line(row)
+    if row.line == 0:
+        return event_log_page(raw, row, options)
+    obj = unwrapped(json.loads(raw))
+    if row.game == "ctbench":
+        return ctbench_page(ctbench_record(obj), options)
+    if "job" in obj and isinstance(obj.get("run"), dict) and "performances" in obj["run"]:
+        record = _run(obj["run"]["performances"][row.part])
+        page = contractsim_page(record, ContractSimIR.from_json_value(record.contract_ir), options, baselines)
+        negotiation = obj["run"]["negotiation"]
+        return {**page, "negotiation": {"outcome": negotiation["outcome"], "turns": [
+            {k: t[k] for k in ("round", "role", "response")} for t in negotiation["turns"]]}}
+    if "job" in obj and "run" in obj:
+        job, run = obj["job"], obj["run"]
+        setting = job.get("setting")
+        contract = ContractSimIR.from_json_value(job["contract"])
+        ir = relabel(contract, setting) if setting not in (None, contract.setting) else contract
+        return contractsim_page(_run(run), ir, options, baselines)
+    run = obj["runs"][row.part] if "runs" in obj else obj
+    record = _run(run)
+    if record.contract_ir is None:
+        raise PageError("the record holds no contract terms: nothing to show the weeks against")
+    return contractsim_page(record, ContractSimIR.from_json_value(record.contract_ir), options, baselines)
+
+
+def _run(obj: dict) -> RunRecord:
+    """A run record; `run --json` keeps its events as `trajectory`."""
+    fields = {k: v for k, v in obj.items() if k in RunRecord.model_fields}
+    if not fields.get("log") and obj.get("trajectory"):
+        fields["log"] = obj["trajectory"]
+    return RunRecord.from_json_value(fields)
+
+
+def ctbench_record(obj: dict) -> GameRecord:
+    """A game record; `run --json` gives the scores by player."""
+    fields = {k: v for k, v in obj.items() if k in GameRecord.model_fields}
+    if isinstance(fields.get("scores"), dict):
+        fields["scores"] = (fields["scores"]["red"], fields["scores"]["blue"])
+    return GameRecord.from_json_value(fields)
+
+
+def _span(span: Span) -> list[int]:
+    return [span.line, span.column, span.end_line, span.end_column]
+
+
+def source_view(ir: ContractSimIR | CTBenchIR, options: ViewOptions) -> dict:
+    """The contract's text and each clause's span: the file given with --contract, else the canonical form."""
+    if options.contract is not None and options.contract.ir == ir and options.source is not None:
+        text, spans = options.source, options.contract.spans
+    else:
+        text = format_ir(ir)
+        checked = check_source(text, "<record>")
+        spans = checked.contracts[0].spans if checked.contracts else {}
+    return {"text": text, "spans": {k: _span(s) for k, s in spans.items()}}
+
+
+def _llm_client(names: list[str], options: ViewOptions) -> LlmClient | None:
+    """A client that only replays recordings (the settings the game was played with key them): a rebuilt LLM
+    game is the recorded one, never new calls."""
+    if not any(agent_model(n) for n in names):
+        return None
+    return LlmClient(options.llm.model_copy(update={"replay": True}), ApiKeys.from_environment())
+
+
+def _rebuildable(names: list[str], options: ViewOptions) -> None:
+    programs = [n for n in names if is_external(n)]
+    if programs and not options.allow_commands:
+        raise PageError(f"the record keeps no events, and rebuilding it would start the program {programs[0]!r}; "
+                        "run `contractlang view` with --allow-commands to let it")
+
+
+@contextmanager
+def rebuilding() -> Iterator[None]:
+    """A game that cannot be played again (an LLM response not in the recordings, a program that fails) is a page
+    that says so."""
+    try:
+        yield
+    except AgentError as exc:
+        raise PageError(f"the record keeps no events and the game could not be rebuilt: {exc}") from None
+
+
+def _llm_calls(calls) -> list[dict]:
+    return [c.model_dump(include={"purpose", "model", "prompt", "reply", "input_tokens", "output_tokens",
+                                  "cache_read_tokens", "cost_usd", "error"}) for c in calls]
+
+
+# --- ContractSim ------------------------------------------------------------------------------------------------
+
+def _actions(log, multiplier: int):
+    """The agents' actions in the order they were taken, read back from the log (money to base units)."""
+    delivered: list[int] = []
+    for entry in log:
+        if isinstance(entry, Payment):
+            yield Pay(amount=entry.amount // multiplier)
+        elif isinstance(entry, OrderPlaced):
+            yield Order(quantities=entry.order)
+        elif isinstance(entry, Delivery):
+            delivered.append(entry.qty)
+            if len(delivered) == 3:
+                yield Produce(quantities=tuple(delivered))
+                delivered = []
+
+
+def _clauses(status: WeekStatus, ir: ContractSimIR) -> list[str]:
+    """The clauses a week's verdict read: its schedule entry first, then the contingencies that shaped it."""
+    keys = [f"pay.{status.week}" if status.role == "customer" else f"deliver.{status.week}"]
+    c = ir.contingencies
+    if status.role == "supplier":
+        keys += [k for k, on in (("substitution", c.substitution), ("payment_deduction", c.payment_deduction),
+                                 ("rollover", c.rollover)) if on]
+    elif status.deduction:
+        keys.append("payment_deduction")
+    if status.enforcement and c.grim_trigger:
+        keys.append("on_breach")
+    return keys
+
+
+def _dollars(status: WeekStatus, m: int) -> WeekStatus:
+    scale = {k: getattr(status, k) * m for k in ("due", "nominal", "paid") if getattr(status, k) is not None}
+    return status.model_copy(update={**scale, "deduction": status.deduction * m})
+
+
+def week_rows(weeks: tuple[WeekStatus, ...], ir: ContractSimIR, m: int) -> list[dict]:
+    """The monitor's weeks in the contract's dollars, each breach with its reason and clauses."""
+    rows = []
+    for status in weeks:
+        shown = _dollars(status, m)
+        row = shown.model_dump()
+        row["scheduled"] = ir.payment(status.week) if status.role == "customer" else ir.delivery(status.week)
+        if not status.compliant:
+            row["reason"] = breach_reason(shown, ir)
+            row["clauses"] = _clauses(status, ir)
+        rows.append(row)
+    return rows
+
+
+def contractsim_page(record: RunRecord, ir: ContractSimIR, options: ViewOptions, baselines: Baselines) -> dict:
+    """A ContractSim game week by week: the monitor's verdicts, the shocks, orders, cash and stock, each decision
+    beside what RCC would have done in the same state, and an order RC would not have placed beside RC's in
+    expected utility (eq. 12's V̂ and P̂)."""
+    tables = baselines.tables
+    env = environment(record.env)
+    log = record.log
+    shown = "kept"
+    if not log:
+        _rebuildable([record.customer, record.supplier], options)
+        with rebuilding():
+            again = play(ir, env, record.customer, record.supplier, seed=record.seed, tables=tables,
+                         llm=_llm_client([record.customer, record.supplier], options))
+        log = again.log
+        same = (again.weeks, again.u_customer, again.u_supplier) == (record.weeks, record.u_customer,
+                                                                      record.u_supplier)
+        shown = f"rebuilt from seed {record.seed}" + ("" if same else " — it differs from the record")
+    m = ir.setting_info.multiplier
+    state: State = ContractSimGame.make(ir, env).new_initial_state(draw_shocks(env, np.random.default_rng(record.seed)))
+    rng = np.random.default_rng(0)  # RCC draws nothing; the factories ask for a generator
+    rcc = {"customer": make_customer("rcc", rng),
+           "supplier": make_supplier("rcc", rng, lambda cover: tables.solve(ir, env, cover)[1])}
+    decisions: dict[int, list[dict]] = {}
+    after: dict[int, dict] = {}
+    for action in _actions(log, m):
+        role, week = state.current_player(), state.week
+        observation = state.observe(role)
+        try:
+            baseline = rcc[role].act(observation)
+        except ValueError as exc:  # a state the table does not cover
+            baseline = None
+            note = str(exc)
+        else:
+            note = ""
+        decision = {"phase": state.phase, "action": _action(action, m), "rcc": _action(baseline, m) if baseline else None,
+                    "same": baseline == action, "note": note, "observed_breach": observation.observed_breach}
+        if isinstance(action, Order) and baseline is not None and baseline != action and \
+                not observation.observed_breach:
+            decision["expected"] = _expected(baselines, ir, env, observation, action, baseline, m)
+        decisions.setdefault(week, []).append(decision)
+        state = state.apply_action(action)
+        if not isinstance(action, Order):
+            after[week] = {"cash": state.cash * m, "budget_left": state.budget_left * m,
+                           "inventory": list(state.inventory), "paid_total": state.paid_total * m,
+                           "spend_total": state.spend_total * m, "value": state.value_delivered * m}
+    rows = week_rows(state.monitor.weeks, ir, m)
+    for entry in log:
+        if isinstance(entry, WeekShocks):
+            rows[entry.week - 1].update(spoiled=list(entry.spoiled), prices=[p * m for p in entry.prices])
+        elif isinstance(entry, OrderPlaced):
+            rows[entry.week - 1].update(order=list(entry.order), cost=entry.cost, received=list(entry.received),
+                                        stock=list(entry.inventory))
+    for row in rows:
+        row.update(after.get(row["week"], {}), decisions=decisions.get(row["week"], []))
+    verdict = state.monitor.verdict()
+    return {
+        "kind": "contractsim", "shown": shown, "contract": ir.name, "env": env.id, "seed": record.seed,
+        "customer": record.customer, "supplier": record.supplier, "setting": ir.setting,
+        "products": list(ir.setting_info.products), "inputs": list(ir.setting_info.inputs),
+        "u_customer": record.u_customer * m, "u_supplier": record.u_supplier * m, "budget": env.budget * m,
+        "capital": env.capital * m, "inventory_cap": env.inventory_cap,
+        "verdict": {"first_breach": verdict.first_breach, "week": verdict.week,
+                    "reason": breach_reason(_dollars(next(s for s in state.monitor.weeks if s.week == verdict.week),
+                                                     m), ir) if verdict.week else verdict.reason},
+        "weeks": rows, "source": source_view(ir, options), "contingencies": ir.contingencies.mode,
+        "llm_calls": _llm_calls(record.llm_calls), "llm_usage": record.llm_usage.model_dump(),
+    }
+
+
+def _expected(baselines: Baselines, ir: ContractSimIR, env: SupplyEnvironment, o, action: Order, baseline: Order,
+              m: int) -> dict | None:
+    """The agent's order and RC's at the same state, each followed by RC's play: the Supplier's expected utility
+    still to come (payments less spend, RC Customer assumed as in §9.2) and its P̂, in the contract's dollars."""
+    table = baselines.tables.solve(ir, env)[1]
+    mu = table.memory_index(o.memory)
+    cover = "schedule" if table.solved(o.round_index, o.inventory, o.cash, mu) else "budget"
+    values = baselines.values(ir, env, cover)
+    agent, rcc = (values.order(o.round_index, mu, o.inventory, o.cash, o.prices, a.quantities)
+                  for a in (action, baseline))
+    if agent is None or rcc is None:
+        return None
+    return {"agent": agent.value * m, "rcc": rcc.value * m, "difference": (rcc.value - agent.value) * m,
+            "p_agent": agent.p_sat, "p_rcc": rcc.p_sat}
+
+
+def _action(action, m: int) -> dict:
+    if isinstance(action, Pay):
+        return {"pay": action.amount * m}
+    return {action.kind: list(action.quantities)}
+
+
+def event_log_page(raw: bytes, row: GameRow, options: ViewOptions) -> dict:
+    """A bare event log (`run --log`): the monitor's verdicts week by week against the contract given with
+    --contract; prices, stock and cash are not in such a log."""
+    from contractlang.interpreter.trace import TraceError, read_events, replay
+
+    if options.contract is None:
+        raise PageError("an event log names no contract: run `contractlang view LOG --contract FILE` "
+                        "(and --board ID for a CT-Bench log)")
+    ir = options.contract.ir
+    if row.game != ir.kind:
+        raise PageError(f"this is a {row.game} event log and {options.contract.file} a {ir.kind} contract")
+    if ir.kind == "ctbench":
+        return ctbench_events_page(raw, options)
+    try:
+        monitor, _ = replay(ir, read_events(raw, row.contract, "contractsim"), row.contract)
+    except TraceError as exc:
+        raise PageError(str(exc)) from None
+    verdict = monitor.verdict()
+    return {"kind": "contractsim", "shown": "events of the log only (no prices, stock or cash)",
+            "contract": ir.name, "env": None, "seed": None, "customer": "", "supplier": "", "setting": ir.setting,
+            "products": list(ir.setting_info.products), "inputs": list(ir.setting_info.inputs),
+            "verdict": verdict.model_dump(), "weeks": week_rows(monitor.weeks, ir, 1),
+            "source": source_view(ir, options), "contingencies": ir.contingencies.mode, "llm_calls": [],
+            "llm_usage": None}
+
+
+# --- CT-Bench ---------------------------------------------------------------------------------------------------
+
+def _holdings(h) -> dict:
+    return {p: h.of(p).model_dump() for p in PLAYERS}
+
+
+def ctbench_page(record: GameRecord, options: ViewOptions) -> dict:
+    """A CT-Bench game: the board, a frame after every move (positions, trails, chips), every event in words,
+    the contract and what it transferred, the promises kept and broken."""
+    bench = benchmark_board(record.board_id, record.board_set)
+    terms = CTBenchIR.from_terms_json(record.contract_terms) if record.contract_terms else None
+    log = record.log
+    shown = "kept"
+    if not log:
+        _rebuildable([record.red_agent, record.blue_agent], options)
+        with rebuilding():
+            again = play_game(bench, record.condition, record.mode, record.red_agent, record.blue_agent, record.seed,
+                              contract=terms if record.condition == "file" else None, visible=record.visible,
+                              keep_log=True, repeat=record.repeat, judge=record.judge, rules=record.rules,
+                              llm=_llm_client([record.red_agent, record.blue_agent, record.judge], options))
+        log = again.log
+        same = (again.scores, again.rounds) == (record.scores, record.rounds)
+        shown = f"rebuilt from seed {record.seed}" + ("" if same else " — it differs from the record")
+    frames, events = _frames([e.model_dump(mode="json") for e in log], terms)
+    return {
+        "kind": "ctbench", "shown": shown, "board_id": record.board_id, "board_set": record.board_set,
+        "board_class": record.board_class, "rules": record.rules, "condition": record.condition, "mode": record.mode,
+        "red": record.red_agent, "blue": record.blue_agent, "seed": record.seed,
+        "board": [[bench.board.colour((r, c)) for c in range(4)] for r in range(4)],
+        "frames": frames, "events": events, "scores": list(record.scores), "raw_scores": list(record.raw_scores),
+        "baselines": list(record.baselines), "finished": list(record.finished), "forfeited": list(record.forfeited),
+        "end_reason": record.end_reason, "coverage": record.coverage, "transcript": record.transcript,
+        "negotiation": record.negotiation.model_dump(mode="json", exclude={"contract"}) if record.negotiation else None,
+        "terms": record.contract_terms, "source": source_view(terms, options) if terms else None,
+        "llm_calls": _llm_calls(record.llm_calls), "llm_usage": record.llm_usage.model_dump(),
+        "goal_bonus": GOAL_BONUS,
+    }
+
+
+def _cover_clause(terms: CTBenchIR | None, giver: str, tile) -> str | None:
+    if terms is None:
+        return None
+    return next((f"cover.{k}" for k, c in enumerate(terms.coverage) if c.giver == giver and list(c.tile) == list(tile)),
+                None)
+
+
+def _frames(log: list[dict], terms: CTBenchIR | None) -> tuple[list[dict], list[dict]]:
+    """Frame 0 is the start; one more after every move. Chips after a move are those held before it less the
+    chip that paid for it."""
+    position = {p: list(START) for p in PLAYERS}
+    trail = {p: [list(START)] for p in PLAYERS}
+    chips = {p: dict(INITIAL_CHIPS[p]) for p in PLAYERS}
+    frames = [{"round": 0, "text": "start", "position": json.loads(json.dumps(position)), "chips": json.loads(
+        json.dumps(chips)), "trail": json.loads(json.dumps(trail))}]
+    events = []
+    tried: dict | None = None
+    contract_paid: str | None = None
+    for e in log:
+        kind, player = e["type"], e.get("player")
+        text, clause = _describe(e), None
+        if kind == "move_attempt":
+            tried = e
+            chips = {p: dict(e["holdings"][p]) for p in PLAYERS}
+            contract_paid = None
+        elif kind == "contract_transfer":
+            clause = _cover_clause(terms, e["giver"], e["tile"])
+            if e["pays_move"]:
+                contract_paid = e["giver"]
+            else:
+                chips[e["giver"]][e["colour"]] -= 1
+                chips[e["receiver"]][e["colour"]] += 1
+        elif kind in ("forfeit", "contract_blocked"):
+            clause = _cover_clause(terms, e.get("giver", player), e["tile"])
+        events.append({"round": e.get("round"), "player": player or e.get("giver") or e.get("payer"), "type": kind,
+                       "text": text, "clause": clause, "frame": len(frames)})
+        if kind == "moved" and tried is not None:
+            colour = tried["tile_colour"]
+            payer = {"own": player, "pfp": _other(player), "contract": contract_paid}.get(e.get("paid_by", "own"))
+            if payer is not None and chips[payer][colour] > 0:
+                chips[payer][colour] -= 1
+            position[player] = list(e["tile"])
+            trail[player].append(list(e["tile"]))
+            frames.append({"round": e.get("round"), "text": text, "mover": player,
+                           "position": json.loads(json.dumps(position)), "chips": json.loads(json.dumps(chips)),
+                           "trail": json.loads(json.dumps(trail))})
+    return frames, events
+
+
+def _other(player: str) -> str:
+    return "blue" if player == "red" else "red"
+
+
+def _chips(c: dict) -> str:
+    return ", ".join(f"{n} {colour}" for colour, n in c.items() if n) or "nothing"
+
+
+def _describe(e: dict) -> str:
+    """One log event in words."""
+    kind, who = e["type"], e.get("player")
+    if kind == "proposal":
+        offer = e["offer"]
+        if "give" in offer:
+            return f"{who} offers {_chips(offer['give'])} for {_chips(offer['receive'])}"
+        return f"{who} offers to pay for {_chips(offer['i_cover'])} of the partner's moves if it pays for " \
+               f"{_chips(offer['you_cover'])}"
+    if kind == "response":
+        return f"{who} {'accepts' if e['accept'] else 'rejects'}" + ("" if e["executed"] or not e["accept"]
+                                                                     else " (the chips could not cover it)")
+    if kind == "pass":
+        return f"{who} passes"
+    if kind == "move_attempt":
+        return f"{who} tries {tuple(e['tile'])} ({e['tile_colour']})"
+    if kind == "moved":
+        how = {"own": "with its own chip", "pfp": "paid by its partner", "contract": "paid by the contract"}
+        return f"{who} moves to {tuple(e['tile'])} {how[e['paid_by']]}"
+    if kind == "move_failed":
+        return f"{who} cannot move to {tuple(e['tile'])}"
+    if kind == "contract_transfer":
+        return f"contract: {e['giver']} gives {e['receiver']} a {e['colour']} chip for {tuple(e['tile'])}"
+    if kind == "forfeit":
+        return f"contract: {who} lacks the {e['colour']} chip for {tuple(e['tile'])} and forfeits its score"
+    if kind == "contract_blocked":
+        return f"contract: {e['giver']} lacks the {e['colour']} chip for {tuple(e['tile'])}; the entry stays open"
+    if kind == "coverage_honoured":
+        return f"{e['payer']} pays for its partner's move as promised"
+    if kind == "coverage_unfulfilled":
+        return f"{e['payer']} does not pay for its partner's move as promised ({e['why']})"
+    if kind == "goal_reached":
+        return f"{who} reaches the goal"
+    if kind == "game_end":
+        return f"game over: {e.get('reason', '')}".rstrip(": ")
+    return kind
+
+
+def ctbench_events_page(raw: bytes, options: ViewOptions) -> dict:
+    """A bare CT-Bench event log against --contract on --board: each attempt taken as a move, the contract's
+    transfers as the monitor enforces them."""
+    from contractlang.interpreter.trace import TraceError, read_events, replay
+
+    if options.board is None:
+        raise PageError("a CT-Bench event log needs its board: run `contractlang view LOG --contract FILE --board ID`")
+    ir = options.contract.ir
+    try:
+        events = read_events(raw, "log", "ctbench")
+        monitor, steps = replay(ir, events, "log")
+    except TraceError as exc:
+        raise PageError(str(exc)) from None
+    log = []
+    for step in steps:
+        event = step.event
+        log.append(event)
+        enforced = [{**a, "type": "contract_transfer" if a.get("kind") == "chip_transfer" else a.get("kind")}
+                    for a in step.enforcement]
+        log += enforced
+        if event["type"] == "move_attempt":  # a monitor log holds attempts only: each is drawn as the move
+            paid = any(a.get("pays_move") for a in enforced)
+            log.append({"type": "moved", "player": event["player"], "tile": event["tile"],
+                        "paid_by": "contract" if paid else "own"})
+    bench = benchmark_board(options.board)
+    frames, described = _frames(log, ir)
+    return {"kind": "ctbench", "shown": "events of the log only (each attempt drawn as a move)",
+            "board_id": options.board, "board_set": bench.board_set, "board_class": bench.board_class,
+            "rules": "", "condition": "file", "mode": "", "red": "", "blue": "", "seed": None,
+            "board": [[bench.board.colour((r, c)) for c in range(4)] for r in range(4)], "frames": frames,
+            "events": described, "scores": None, "raw_scores": None, "baselines": None,
+            "finished": list(monitor.finished), "forfeited": list(monitor.forfeited), "end_reason": "",
+            "coverage": {}, "transcript": "", "negotiation": None, "terms": ir.terms_json(),
+            "source": source_view(ir, options), "llm_calls": [], "llm_usage": None, "goal_bonus": GOAL_BONUS}
+

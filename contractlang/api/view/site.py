@@ -1,0 +1,167 @@
+"""The viewer's files: the page (package data), and its data as JSON built from what lies under the viewed path,
+served on loopback while a run is still writing, or written once as a static site (`--bundle`)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import threading
+from collections import OrderedDict
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from contractlang.api.view.games import Baselines, PageError, ViewOptions, game_page
+from contractlang.api.view.index import ViewIndex
+from contractlang.files import write_atomically
+from contractlang.vocab import Frozen
+from solver.dp import TableCache
+
+STATIC = Path(__file__).resolve().parent / "static"
+ASSETS = {"index.html": "text/html; charset=utf-8", "view.js": "text/javascript; charset=utf-8",
+          "view.css": "text/css; charset=utf-8"}
+GAME_ID = re.compile(r"g[0-9]+(-[0-9]+)*(-[cs])?")
+PAGES_KEPT = 64
+
+
+class Viewer:
+    """The data the page reads, by the names it reads them under (`index.json`, `list/K.json`, `game/ID.json`);
+    game pages are built when first asked for and the last PAGES_KEPT kept."""
+
+    def __init__(self, root: Path, options: ViewOptions | None = None, tables: TableCache | None = None,
+                 live: bool = True):
+        self.index = ViewIndex(root)
+        self.options = options or ViewOptions()
+        self.baselines = Baselines(tables or TableCache())
+        self.live = live
+        self._pages: OrderedDict[tuple[str, int], dict] = OrderedDict()
+        self._build = threading.Lock()  # the table cache and the games are not built for threads
+
+    def index_json(self) -> dict:
+        if self.live:
+            self.index.refresh()
+        return {**self.index.summary().model_dump(), "live": self.live}
+
+    def game(self, game_id: str) -> dict | None:
+        """A game's page data ({"error": why} when it cannot be shown); None for an ID the index lacks."""
+        row = self.index.by_id.get(game_id)
+        if row is None:
+            return None
+        key = (game_id, self.index.version)
+        with self._build:
+            if key not in self._pages:
+                try:
+                    page = game_page(self.index, row, self.options, self.baselines)
+                except (PageError, ValueError, KeyError, OSError) as exc:
+                    page = {"error": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}
+                self._pages[key] = {"id": game_id, "row": row.model_dump(), **page}
+                while len(self._pages) > PAGES_KEPT:
+                    self._pages.popitem(last=False)
+            self._pages.move_to_end(key)
+            return self._pages[key]
+
+    def data(self, name: str) -> dict | list | None:
+        """The JSON under `data/NAME`, or None when there is none."""
+        if name == "index.json":
+            return self.index_json()
+        match = re.fullmatch(r"list/([0-9]{1,6})\.json", name)
+        if match:
+            return self.index.chunk(int(match[1]))
+        match = re.fullmatch(r"game/(.+)\.json", name)
+        if match and GAME_ID.fullmatch(match[1]):
+            return self.game(match[1])
+        return None
+
+    def file(self, name: str) -> Path | None:
+        """A figure under the viewed path, by its number in the index (`files/K.png`); never a path from a URL."""
+        match = re.fullmatch(r"([0-9]{1,6})\.png", name)
+        return self.index.figure(int(match[1])) if match else None
+
+
+class _Handler(BaseHTTPRequestHandler):
+    viewer: Viewer
+    server_version = "contractlang-view"
+
+    def log_message(self, format: str, *args) -> None:
+        pass
+
+    def do_HEAD(self) -> None:
+        self._answer(head=True)
+
+    def do_GET(self) -> None:
+        self._answer(head=False)
+
+    def _answer(self, head: bool) -> None:
+        path = unquote(urlsplit(self.path).path)
+        body, kind = self._body(path) if ".." not in path and "\\" not in path and "\0" not in path else (None, "")
+        if body is None:
+            self.send_error(HTTPStatus.NOT_FOUND)
+            return
+        self.send_response(HTTPStatus.OK)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.end_headers()
+        if not head:
+            self.wfile.write(body)
+
+    def _body(self, path: str) -> tuple[bytes | None, str]:
+        if path in ("/", "/index.html"):
+            return (STATIC / "index.html").read_bytes(), ASSETS["index.html"]
+        if path.startswith("/static/") and path[8:] in ASSETS:
+            return (STATIC / path[8:]).read_bytes(), ASSETS[path[8:]]
+        if path.startswith("/data/"):
+            value = self.viewer.data(path[6:])
+            return (None, "") if value is None else (json.dumps(value).encode(), "application/json")
+        if path.startswith("/files/"):
+            figure = self.viewer.file(path[7:])
+            return (None, "") if figure is None else (figure.read_bytes(), "image/png")
+        return None, ""
+
+
+def server(viewer: Viewer, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
+    """An HTTP server of the viewer, bound but not yet serving (`serve_forever`); port 0 picks a free one."""
+    handler = type("Handler", (_Handler,), {"viewer": viewer})
+    httpd = ThreadingHTTPServer((host, port), handler)
+    httpd.daemon_threads = True
+    return httpd
+
+
+class Bundle(Frozen):
+    """What `--bundle` wrote."""
+
+    out: str
+    games: int
+    failed: int  # games whose page says why it cannot be shown
+    figures: int
+
+
+def bundle(viewer: Viewer, out: Path) -> Bundle:
+    """The viewer as a static site under `out`: the page, and every data file it can ask for (a snapshot)."""
+    out.mkdir(parents=True, exist_ok=True)
+    for name in ASSETS:
+        target = out / ("index.html" if name == "index.html" else f"static/{name}")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(target, (STATIC / name).read_bytes())
+    index = viewer.index_json()
+    failed = 0
+    for k in range(max(1, -(-index["games"] // index["chunk"]))):
+        _write_json(out / "data" / "list" / f"{k}.json", viewer.data(f"list/{k}.json"))
+    for row in viewer.index.rows:
+        page = viewer.game(row.id)
+        failed += "error" in page
+        _write_json(out / "data" / "game" / f"{row.id}.json", page)
+    for k, _ in enumerate(index["figures"]):
+        (out / "files").mkdir(exist_ok=True)
+        shutil.copyfile(viewer.file(f"{k}.png"), out / "files" / f"{k}.png")
+    _write_json(out / "data" / "index.json", index)
+    return Bundle(out=str(out), games=index["games"], failed=failed, figures=len(index["figures"]))
+
+
+def _write_json(path: Path, value) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomically(path, json.dumps(value))
