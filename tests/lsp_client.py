@@ -119,4 +119,4 @@ INITIALIZE = ({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"ca
 def run_raw(data: bytes, timeout: float = 60) -> subprocess.CompletedProcess:
     """`contractlang lsp` in a real process reading `data` and then the end of its input."""
     return subprocess.run([sys.executable, "-m", "contractlang", "lsp"], input=data, capture_output=True, cwd=ROOT,
-                          timeout=timeout, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                          timeout=timeout, env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)

@@ -43,7 +43,8 @@ def hover(s, uri: str, line: int = 0, character: int = 0):
 
 
 def rss_mb(pid: int) -> float:
-    status = open(f"/proc/{pid}/status").read()
+    with open(f"/proc/{pid}/status") as status_file:
+        status = status_file.read()
     return int(status.split("VmRSS:")[1].split()[0]) / 1024
 
 
@@ -156,19 +157,19 @@ def test_closed_documents_are_released():
     runs all 1,500)."""
     body = EXAMPLE.read_text()
     text = "\n".join([body.replace('"catering-env5-a"', f'"c{k}"') for k in range(200_000 // len(body))])
-    KEPT = "file:///tmp/kept.contract"  # noqa: N806
+    kept = "file:///tmp/kept.contract"
 
     async def open_and_close(s, uris) -> None:
         for uri in uris:
             s.open(uri, text)
             s.client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=s.doc(uri)))
         # answered on the checking worker once the one analysis that had started is done (the rest are cancelled)
-        await completion(s, KEPT, 0, 0)
+        await completion(s, kept, 0, 0)
 
     async def go():
         async with session() as s:
             pid = s.client._server.pid  # pygls keeps the process private
-            s.open(KEPT, body)
+            s.open(kept, body)
             await open_and_close(s, [f"file:///tmp/warm-{k}.contract" for k in range(50)])
             before = rss_mb(pid)
             await open_and_close(s, [f"file:///tmp/doc-{k}.contract" for k in range(150)])
@@ -183,8 +184,8 @@ def test_closed_documents_are_released():
 
 @pytest.mark.parametrize("stream, said", [
     (b"Content-Lenght: 2\r\n\r\n{}", "stdin: a message without a Content-Length header (is its name misspelt?)"),
-    (b"Content-Length: 2\n\n{}", "stdin: the header line 'Content-Length: 2\ufffd' ends in a bare LF; the "
-                                 "protocol ends each header line in CRLF"),
+    (b"Content-Length: 2\n\n{}",
+     "stdin: the header line 'Content-Length: 2' ends in a bare LF; the protocol ends each header line in CRLF"),
     (b"Content-Length: ten\r\n\r\n{}", "stdin: Content-Length 'ten' is not a number of bytes"),
     (b"Content-Length: -5\r\n\r\n{}", "stdin: Content-Length '-5' is not a number of bytes"),
     (b"Content-Length: 500\r\n\r\n{\"jsonrpc\": ", "stdin: the input ended 12 bytes into a message of 500 bytes"),

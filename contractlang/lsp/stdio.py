@@ -55,8 +55,9 @@ class Frames:
                 return None
             started = True
             if not line.endswith(b"\r\n"):
-                raise FileError(f"stdin: the header line {_shown(line)} ends in a bare LF; the protocol ends each "
-                                "header line in CRLF")
+                shown = _shown(line.rstrip(b"\r\n"))
+                raise FileError(f"stdin: the header line {shown} ends in a bare LF; the protocol ends each header "
+                                "line in CRLF")
             if line == b"\r\n":
                 break
             name, colon, value = line[:-2].partition(b":")
