@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import subprocess
 import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -91,3 +93,30 @@ async def session(options: dict | None = None, args: tuple[str, ...] = ()):
         client.exit(None)
         await asyncio.wait_for(client.stop(), 30)
         s.log = (await client._server.stderr.read()).decode()  # pygls keeps the process private
+
+
+def frame(message: dict) -> bytes:
+    """One message as the base protocol frames it."""
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def unframe(stream: bytes) -> list[dict]:
+    """The messages of a well-framed byte stream (what the server wrote)."""
+    out = []
+    while stream:
+        head, _, rest = stream.partition(b"\r\n\r\n")
+        length = int(head.split(b"Content-Length: ")[1].split(b"\r\n")[0])
+        out.append(json.loads(rest[:length]))
+        stream = rest[length:]
+    return out
+
+
+INITIALIZE = ({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"capabilities": {}}},
+              {"jsonrpc": "2.0", "method": "initialized", "params": {}})
+
+
+def run_raw(data: bytes, timeout: float = 60) -> subprocess.CompletedProcess:
+    """`contractlang lsp` in a real process reading `data` and then the end of its input."""
+    return subprocess.run([sys.executable, "-m", "contractlang", "lsp"], input=data, capture_output=True, cwd=ROOT,
+                          timeout=timeout, env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)

@@ -64,8 +64,8 @@ def test_the_language_server_caps_its_stream_and_logs_a_bad_message_in_one_line(
     garbage = lsp(b"Content-Length: 10\r\n\r\n[[[[[[[[[[")  # pygls logged its traceback
     log = garbage.stderr.decode()
     assert garbage.returncode == 0 and "Traceback" not in log and log.splitlines() == [
-        "contractlang lsp ERROR pygls.server: Unable to handle message: JSONDecodeError: Expecting value: line 1 "
-        "column 11 (char 10)"]
+        "contractlang lsp ERROR contractlang.lsp: a message that is not JSON: Expecting value: line 1 column 11 "
+        "(char 10)"]
 
 
 def test_twenty_thousand_errors_print_in_linear_time(tmp_path):

@@ -38,4 +38,6 @@ def lsp(
         from contractlang.lsp.server import serve
     except ImportError as exc:
         raise InputError(f"the language server needs pygls ({exc}): pip install 'contractlang[lsp]'") from None
-    serve(verify=_verify, board_colours=_board_colours, debounce=debounce_ms / 1000)
+    code = serve(verify=_verify, board_colours=_board_colours, debounce=debounce_ms / 1000)
+    if code:
+        raise typer.Exit(code)  # `exit` without `shutdown`: 1, as the protocol says

@@ -63,14 +63,19 @@ def too_large(source: str, path: str) -> Diagnostic:
                               f"{MAX_LIVE_CHARS:,}", hint=f"run `contractlang check {path}` in a terminal")
 
 
+def not_analysed(source: str, path: str, board: Board | None, why: Diagnostic) -> Analysis:
+    """The analysis of a document that is not parsed: one diagnostic saying why, no tree, nothing checked."""
+    return Analysis(source=source, tree=None, result=CheckResult(contracts=(), diagnostics=()), board=board,
+                    diagnostics=(why,))
+
+
 def analyse(source: str, path: str, board: Board | None = None, previous: Analysis | None = None) -> Analysis:
     """Parse and check `source` the way `contractlang check` does; with a board, also its colour checks.
 
     With the analysis of the previous version, only the contracts whose text or place changed are parsed again.
     """
     if len(source) > MAX_LIVE_CHARS:
-        return Analysis(source=source, tree=None, result=CheckResult(contracts=(), diagnostics=()), board=board,
-                        diagnostics=(too_large(source, path),))
+        return not_analysed(source, path, board, too_large(source, path))
     try:
         tree, pieces = parse_by_contract(source, path, previous.pieces if previous else {})
     except ContractError as err:

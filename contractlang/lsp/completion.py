@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from contractlang.lsp.analysis import MAX_LIVE_CHARS
 from contractlang.lsp.text import Lines, Position
 from contractlang.parser import keyword_of, parse_prefix
 from contractlang.vocab import (
@@ -22,6 +23,9 @@ from contractlang.vocab import (
 Kind = Literal["keyword", "product", "party", "game", "colour", "week"]
 
 _PARTIAL_WORD = re.compile(r"[A-Za-z0-9_.-]*\Z")
+# Longer than any keyword, game ID or name of a vocabulary: the word being typed is looked for only this far
+# back, so a run of thousands of word characters costs no more than a short one (the search is quadratic in it).
+MAX_WORD_CHARS = 64
 # Completion reads from the last contract's start: `start: contract*` makes that a valid place to begin, so a
 # long file costs no more than its last contract.
 _CONTRACT_START = re.compile(r"^[ \t]*contract\b", re.MULTILINE)
@@ -35,10 +39,14 @@ class Completion(Frozen):
 
 
 def complete(source: str, pos: Position) -> tuple[Completion, ...]:
-    """Everything that may be typed at `pos`; nothing when the text before it already has a syntax error."""
-    lines = Lines(source)
-    before = source[:lines.offset(pos)]
-    word = _PARTIAL_WORD.search(before).group()
+    """Everything that may be typed at `pos`; nothing when the text before it already has a syntax error or the
+    document is too large to check live."""
+    if len(source) > MAX_LIVE_CHARS:
+        return ()
+    before = source[:Lines(source).offset(pos)]
+    word = _PARTIAL_WORD.search(before[-MAX_WORD_CHARS - 1:]).group()
+    if len(word) > MAX_WORD_CHARS:
+        return ()  # no keyword or name is that long
     starts = [m.start() for m in _CONTRACT_START.finditer(before, 0, len(before) - len(word))]
     prefix = parse_prefix(before[starts[-1] if starts else 0:len(before) - len(word)])
     if prefix is None:

@@ -7,27 +7,55 @@ edits and keeps parsing, checking and z3 off the event loop, so a slow file neve
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
+import stat
 import sys
+import threading
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import NamedTuple
 
 from lsprotocol import types
 from pydantic import BaseModel, ConfigDict, ValidationError
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+    JsonRpcParseError,
+)
 from pygls.lsp.server import LanguageServer
-from pygls.uris import to_fs_path
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import RPCRequest
+from pygls.protocol.language_server import lsp_method
+from pygls.uris import to_fs_path, urlparse
 
-from contractlang.diagnostics import ContractError, Diagnostic, printable
-from contractlang.files import MAX_INPUT_BYTES, FileError
+from contractlang.diagnostics import ContractError, Diagnostic, Span, printable
+from contractlang.files import MAX_CONTRACT_BYTES, FileError, read_capped
 from contractlang.formatter import format_source
 from contractlang.lsp.actions import fixes
-from contractlang.lsp.analysis import MAX_LIVE_CHARS, Analysis, Board, BoardColours, analyse
+from contractlang.lsp.analysis import (
+    MAX_LIVE_CHARS,
+    Analysis,
+    Board,
+    BoardColours,
+    analyse,
+    not_analysed,
+)
 from contractlang.lsp.completion import Completion, complete
 from contractlang.lsp.hover import hover
+from contractlang.lsp.stdio import Frames, Output
 from contractlang.lsp.symbols import Symbol, document_symbols
-from contractlang.lsp.text import Lines, Position, Range, span_range
+from contractlang.lsp.text import (
+    ChangesRefused,
+    Lines,
+    Position,
+    Range,
+    apply_changes,
+    span_range,
+)
 from contractlang.lsp.verification import Verify, verify_document
 from contractlang.parser import parse
 
@@ -49,32 +77,171 @@ class Settings(BaseModel):
     env: int | None = None
 
 
-class Snapshot(NamedTuple):
+class Document(NamedTuple):
+    """An open document's text at the editor's version; `refused` says why the editor's last changes could not
+    be applied (the text is then out of step with the editor's until it sends the whole text again)."""
+
     version: int | None
+    text: str
+    refused: str | None = None
+
+
+class Snapshot(NamedTuple):
+    document: Document
     lines: Lines
     analysis: Analysis
 
 
+class ContractProtocol(LanguageServerProtocol):
+    """pygls's protocol held to the parts of JSON-RPC and LSP it leaves out: a body that is not JSON is answered
+    with ParseError, a request after `shutdown` with InvalidRequest, `exit` ends the server with 1 unless
+    `shutdown` came first, and an error's answer is one line (pygls put the traceback in its data)."""
+
+    _server: ContractServer
+
+    def receive(self, body: bytes) -> None:
+        """Handle one message's body."""
+        try:
+            data = json.loads(body)
+        except (ValueError, RecursionError) as exc:  # not UTF-8, not JSON, or nested past the parser's depth
+            logger.error("a message that is not JSON: %s", exc)
+            self.answer_unknown(JsonRpcParseError(f"the message is not JSON: {exc}"))
+            return
+        if not isinstance(data, dict) or data.get("jsonrpc") != self.VERSION:
+            logger.error("a message that is not a JSON-RPC 2.0 object")
+            self.answer_unknown(JsonRpcInvalidRequest("not a JSON-RPC 2.0 object"))
+            return
+        try:
+            message = self.structure_message(data)
+        except JsonRpcException as exc:  # logged by pygls
+            ident = data.get("id")
+            if "method" in data and isinstance(ident, (int, str)):
+                self._send_response(ident, error=exc.to_response_error())
+            return
+        self.handle_message(message)
+
+    def answer_unknown(self, error: JsonRpcException) -> None:
+        """An error answering a message whose id could not be read: `"id": null`, which JSON-RPC requires and
+        lsprotocol's converter would leave out."""
+        self._send_data({"jsonrpc": self.VERSION, "id": None, "error": {"code": error.code, "message": error.message}})
+
+    def handle_message(self, message) -> None:
+        if self._shutdown and isinstance(message, RPCRequest) and message.method != types.EXIT:
+            self._send_response(message.id, error=JsonRpcInvalidRequest(
+                f"the server is shutting down; {message.method} is not answered").to_response_error())
+            return
+        super().handle_message(message)
+
+    def _send_response(self, msg_id, result=None, error: types.ResponseError | None = None) -> None:
+        if error is not None:
+            error = types.ResponseError(code=error.code, message=printable(error.message.split("\n")[0]))
+        super()._send_response(msg_id, result, error)
+
+    @lsp_method(types.EXIT)
+    def lsp_exit(self, *args) -> None:
+        self._server.end(0 if self._shutdown else 1)
+
+    # The server keeps the documents itself (ContractServer.documents): pygls's workspace would hold a second
+    # copy and apply each edit to the whole text.
+    def _handled(self, method: str, params):
+        if (handler := self.fm.features.get(method)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams):
+        yield from self._handled(types.TEXT_DOCUMENT_DID_OPEN, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
+        yield from self._handled(types.TEXT_DOCUMENT_DID_CHANGE, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams):
+        yield from self._handled(types.TEXT_DOCUMENT_DID_CLOSE, params)
+
+
 class ContractServer(LanguageServer):
     def __init__(self, verify: Verify | None, board_colours: BoardColours | None, debounce: float):
-        super().__init__("contractlang", "0.1.0")
+        super().__init__("contractlang", "0.1.0", protocol_cls=ContractProtocol)
         self.verify_contract = verify
         self.board_colours = board_colours
         self.debounce = debounce
         self.settings = Settings()
         self.board: Board | None = None
+        self.documents: dict[str, Document] = {}
         self.snapshots: dict[str, Snapshot] = {}
         self.verified: dict[str, tuple[Diagnostic, ...]] = {}
         self.generation: dict[str, int] = defaultdict(int)
-        self.locks: dict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
-        self.tasks: set[asyncio.Task] = set()
+        self.locks: dict[str, asyncio.Lock] = {}
+        self.refreshing: dict[str, asyncio.Task] = {}
+        self.ended: asyncio.Future[int] | None = None
         # one worker for parsing and checking, one for z3: a long verification never delays diagnostics
         self.checking = ThreadPoolExecutor(max_workers=1, thread_name_prefix="contractlang-check")
         self.proving = ThreadPoolExecutor(max_workers=1, thread_name_prefix="contractlang-verify")
 
+    async def run(self, frames: Frames, stdout: int) -> int:
+        """Serve the messages of `frames`, answering on file descriptor `stdout`, until `exit` (its exit code),
+        the end of the input (0), or a stream that breaks (FileError, after a ParseError answer if stdin broke).
+
+        A daemon thread reads stdin, one message ahead of the event loop: nothing waits on it at exit."""
+        loop = asyncio.get_running_loop()
+        self.ended = loop.create_future()
+        self.protocol.set_writer(Output(stdout, self.end))
+        taken = threading.Semaphore(0)
+
+        def read() -> None:
+            while True:
+                try:
+                    item: bytes | FileError | None = frames.next()
+                except FileError as exc:
+                    item = exc
+                except OSError as exc:
+                    item = FileError(f"stdin: cannot read ({exc.strerror or exc})")
+                try:
+                    loop.call_soon_threadsafe(self.receive, item, taken)
+                except RuntimeError:  # the loop has closed: the server is done
+                    return
+                if not isinstance(item, bytes):
+                    return
+                taken.acquire()
+
+        threading.Thread(target=read, name="contractlang-stdin", daemon=True).start()
+        try:
+            return await self.ended
+        finally:
+            for task in self.refreshing.values():
+                task.cancel()
+            self.checking.shutdown(wait=False, cancel_futures=True)
+            self.proving.shutdown(wait=False, cancel_futures=True)
+
+    def receive(self, item: bytes | FileError | None, taken: threading.Semaphore) -> None:
+        if self.ended is None or self.ended.done():  # stopped (stdout broke): nothing more is read or answered
+            return
+        if isinstance(item, bytes):
+            try:
+                self.protocol.receive(item)
+            except Exception:  # a message pygls cannot route: the client's error, the next message may be fine
+                logger.exception("a message could not be handled")
+            taken.release()
+        elif item is None:
+            self.end(0)
+        else:
+            self.protocol.answer_unknown(JsonRpcParseError(str(item)))
+            self.end(item)
+
+    def end(self, outcome: int | FileError) -> None:
+        """Stop serving with an exit code, or with the stream error to report (the first outcome wins)."""
+        if self.ended is None or self.ended.done():
+            return
+        if isinstance(outcome, FileError):
+            self.ended.set_exception(outcome)
+        else:
+            self.ended.set_result(outcome)
+
     @property
     def encoding(self) -> str:
-        return str(self.workspace.position_encoding or "utf-16")
+        encoding = self.workspace.position_encoding  # PositionEncodingKind, whose str() is its Python name
+        return str(getattr(encoding, "value", encoding) or "utf-16")
 
     def configure(self, options) -> None:
         """Take new settings; a bad value is reported to the user and leaves the old ones in place."""
@@ -90,48 +257,88 @@ class ContractServer(LanguageServer):
                                                              message=f"contractlang: bad settings ({exc})"))
             return
         self.settings, self.board = settings, board
-        for uri in list(self.snapshots):
-            self.snapshots.pop(uri)
+        self.snapshots.clear()
+        for uri in self.documents:
             self.schedule(uri, 0)
 
+    def document(self, uri: str) -> Document:
+        """The open document, else the file the URI names, if it is a regular file of at most MAX_CONTRACT_BYTES
+        (a FIFO would block the server, a device fill its memory); otherwise the request's params are invalid."""
+        if (doc := self.documents.get(uri)) is not None:
+            return doc
+        path = Path(to_fs_path(uri) or uri)
+        try:
+            if urlparse(uri)[0] != "file":
+                raise FileError(f"{printable(uri)}: not open in the editor, and not a file")
+            try:
+                regular = stat.S_ISREG(path.stat().st_mode)
+            except OSError as exc:
+                raise FileError(f"{path}: not open in the editor, and cannot be read ({exc.strerror or exc})") from None
+            if not regular:
+                raise FileError(f"{path}: not open in the editor, and not a regular file; not read")
+            data = read_capped(path, MAX_CONTRACT_BYTES)
+            try:
+                return Document(version=None, text=data.decode("utf-8"))
+            except UnicodeDecodeError:
+                raise FileError(f"{path}: not open in the editor, and not UTF-8 text") from None
+        except FileError as exc:
+            raise JsonRpcInvalidParams(str(exc)) from None
+
     async def snapshot(self, uri: str) -> Snapshot:
-        """The analysis of the document's current text, made now (off the event loop) if it is out of date."""
-        doc = self.workspace.get_text_document(uri)
-        async with self.locks[uri]:
-            source = doc.source
+        """The analysis of the document's current text, made now (off the event loop) if it is out of date; kept
+        only while the document is open and unchanged."""
+        doc = self.document(uri)
+        snap = self.snapshots.get(uri)
+        if snap is not None and snap.document is doc:
+            return snap
+        if uri not in self.documents:
+            return await self._analysed(uri, doc, None)
+        async with self.locks.setdefault(uri, asyncio.Lock()):
             snap = self.snapshots.get(uri)
-            if snap is None or snap.version != doc.version or snap.analysis.source != source:
-                loop = asyncio.get_running_loop()
-                previous = snap.analysis if snap else None
-                analysis = await loop.run_in_executor(self.checking, analyse, source, _path(uri), self.board,
-                                                      previous)
-                snap = Snapshot(version=doc.version, lines=Lines(source), analysis=analysis)
-                self.snapshots[uri] = snap
+            if snap is None or snap.document is not doc:
+                snap = await self._analysed(uri, doc, snap.analysis if snap else None)
+                if self.documents.get(uri) is doc:
+                    self.snapshots[uri] = snap
             return snap
 
+    async def _analysed(self, uri: str, doc: Document, previous: Analysis | None) -> Snapshot:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.checking, _snapshot, doc, _path(uri), self.board, previous)
+
     def schedule(self, uri: str, delay: float) -> None:
-        """Re-check after `delay` unless another edit comes first (then that edit's check replaces this one)."""
+        """Re-check after `delay`; an edit before then cancels this check (queued or waiting) for its own."""
         self.generation[uri] += 1
         self.verified.pop(uri, None)
-        task = asyncio.ensure_future(self._refresh(uri, self.generation[uri], delay))
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
+        if (earlier := self.refreshing.pop(uri, None)) is not None:
+            earlier.cancel()
+        task = asyncio.ensure_future(self._refresh(uri, delay))
+        self.refreshing[uri] = task
+        task.add_done_callback(lambda done: self.refreshing.pop(uri) if self.refreshing.get(uri) is done else None)
 
-    async def _refresh(self, uri: str, generation: int, delay: float) -> None:
+    async def _refresh(self, uri: str, delay: float) -> None:
         try:
             await asyncio.sleep(delay)
-            if self.generation[uri] != generation:
-                return
-            snap = await self.snapshot(uri)
-            if self.generation[uri] == generation:
-                self.publish(uri, snap)
+            self.publish(uri, await self.snapshot(uri))
+        except asyncio.CancelledError:
+            raise
         except Exception:
             logger.exception("checking %s failed", uri)
+
+    def forget(self, uri: str) -> None:
+        """Drop everything kept for a closed document: its text, analysis, verdicts and pending check."""
+        self.documents.pop(uri, None)
+        self.snapshots.pop(uri, None)
+        self.verified.pop(uri, None)
+        self.locks.pop(uri, None)
+        self.generation.pop(uri, None)
+        if (pending := self.refreshing.pop(uri, None)) is not None:
+            pending.cancel()
 
     def publish(self, uri: str, snap: Snapshot) -> None:
         found = snap.analysis.diagnostics + self.verified.get(uri, ())
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-            uri=uri, version=snap.version, diagnostics=[self.lsp_diagnostic(d, snap.lines) for d in found]))
+            uri=uri, version=snap.document.version,
+            diagnostics=[self.lsp_diagnostic(d, snap.lines) for d in found]))
 
     def position(self, lines: Lines, pos: types.Position) -> Position:
         return lines.from_units(pos.line, pos.character, self.encoding)
@@ -156,6 +363,18 @@ class ContractServer(LanguageServer):
 
 def _path(uri: str) -> str:
     return to_fs_path(uri) or uri
+
+
+def _snapshot(doc: Document, path: str, board: Board | None, previous: Analysis | None) -> Snapshot:
+    """The document's analysis and line table (on the checking worker: both read the whole text)."""
+    if doc.refused is not None:
+        analysis = not_analysed(doc.text, path, board, Diagnostic(
+            code="L002", severity="warning", file=path, span=Span.point(1, 1),
+            message=f"the editor's last changes to this file were not applied: {doc.refused}",
+            hint="close and reopen the file (or undo and redo the change in smaller steps)"))
+    else:
+        analysis = analyse(doc.text, path, board, previous)
+    return Snapshot(document=doc, lines=Lines(doc.text), analysis=analysis)
 
 
 def _completion_item(c: Completion) -> types.CompletionItem:
@@ -183,18 +402,36 @@ def did_change_configuration(ls: ContractServer, params: types.DidChangeConfigur
 
 
 def did_open(ls: ContractServer, params: types.DidOpenTextDocumentParams) -> None:
-    ls.schedule(params.text_document.uri, 0)
+    item = params.text_document
+    ls.documents[item.uri] = Document(version=item.version, text=item.text)
+    ls.schedule(item.uri, 0)
 
 
 def did_change(ls: ContractServer, params: types.DidChangeTextDocumentParams) -> None:
-    ls.schedule(params.text_document.uri, ls.debounce)
+    uri = params.text_document.uri
+    doc = ls.documents.get(uri)
+    if doc is None:
+        logger.warning("a change to %s, which is not open: ignored", uri)
+        return
+    changes = [(None if isinstance(c, types.TextDocumentContentChangeWholeDocument) else
+                (c.range.start.line, c.range.start.character, c.range.end.line, c.range.end.character), c.text)
+               for c in params.content_changes]
+    version = params.text_document.version
+    if doc.refused is not None:  # out of step with the editor until it sends the whole text again
+        whole = [k for k, (where, _) in enumerate(changes) if where is None]
+        changes = changes[whole[-1]:] if whole else []
+    try:
+        doc = Document(version=version, text=apply_changes(doc.text, changes, ls.encoding),
+                       refused=doc.refused if doc.refused is not None and not changes else None)
+    except ChangesRefused as exc:
+        doc = Document(version=version, text=doc.text, refused=str(exc))
+    ls.documents[uri] = doc
+    ls.schedule(uri, ls.debounce)
 
 
 def did_close(ls: ContractServer, params: types.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
-    ls.generation[uri] += 1
-    ls.snapshots.pop(uri, None)
-    ls.verified.pop(uri, None)
+    ls.forget(uri)
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
 
@@ -207,19 +444,28 @@ async def on_hover(ls: ContractServer, params: types.HoverParams) -> types.Hover
                        range=ls.lsp_range(snap.lines, found.range))
 
 
+def _completions(source: str, line: int, units: int, encoding: str) -> tuple[Completion, ...]:
+    if len(source) > MAX_LIVE_CHARS:  # before the line table: a document too large to check is not read
+        return ()
+    return complete(source, Lines(source).from_units(line, units, encoding))
+
+
 async def on_completion(ls: ContractServer, params: types.CompletionParams) -> types.CompletionList:
-    source = ls.workspace.get_text_document(params.text_document.uri).source
-    lines = Lines(source)
+    doc = ls.document(params.text_document.uri)
     loop = asyncio.get_running_loop()
-    found = await loop.run_in_executor(ls.checking, complete, source, ls.position(lines, params.position))
+    found = () if doc.refused else await loop.run_in_executor(
+        ls.checking, _completions, doc.text, params.position.line, params.position.character, ls.encoding)
     return types.CompletionList(is_incomplete=False, items=[_completion_item(c) for c in found])
 
 
 async def on_formatting(ls: ContractServer, params: types.DocumentFormattingParams) -> list[types.TextEdit] | None:
     uri = params.text_document.uri
-    source = ls.workspace.get_text_document(uri).source
+    doc = ls.document(uri)
+    source = doc.text
     loop = asyncio.get_running_loop()
     try:
+        if doc.refused is not None:
+            raise ValueError("the file is out of step with the editor; close and reopen it")
         text = await loop.run_in_executor(ls.checking, _formatted, source, _path(uri))
     except ValueError as exc:
         ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=f"contractlang: {exc}"))
@@ -295,45 +541,6 @@ def build_server(verify: Verify | None = None, board_colours: BoardColours | Non
     return ls
 
 
-class CappedStdin:
-    """The client's byte stream as pygls reads it (a header line, then a body of Content-Length bytes), each
-    read capped: an endless line (`lsp < /dev/zero`) or a claimed length of gigabytes ends the server in one
-    line instead of filling memory or overflowing the read."""
-
-    def __init__(self, stream):
-        self.stream = stream
-
-    def readline(self) -> bytes:
-        line = self.stream.readline(MAX_INPUT_BYTES + 1)
-        if len(line) > MAX_INPUT_BYTES:
-            raise FileError(f"stdin: a header line of more than {MAX_INPUT_BYTES // 2**20} MiB; the client is not "
-                            "speaking the language server protocol")
-        return line
-
-    def read(self, size: int) -> bytes:
-        if size > MAX_INPUT_BYTES:
-            raise FileError(f"stdin: a message of {size:,} bytes, more than {MAX_INPUT_BYTES // 2**20} MiB; not read")
-        return self.stream.read(size)
-
-
-class KeptStdout:
-    """stdout as pygls writes to it. On the editor's `exit` pygls closes the stream it was given, and the CLI's
-    flush after the command then failed on a closed file: every clean session ended in exit 3. Closing this one
-    only flushes it."""
-
-    def __init__(self, stream):
-        self.stream = stream
-
-    def write(self, data: bytes) -> int:
-        return self.stream.write(data)
-
-    def flush(self) -> None:
-        self.stream.flush()
-
-    def close(self) -> None:
-        self.stream.flush()
-
-
 class OneLineLog(logging.Formatter):
     """A log record on one line: pygls logs a message it cannot handle (not JSON, an unknown shape, a position
     out of range) with its traceback, as the record's exception or inside its text (`Unable to deserialize
@@ -351,10 +558,11 @@ class OneLineLog(logging.Formatter):
 
 
 def serve(verify: Verify | None = None, board_colours: BoardColours | None = None,
-          debounce: float = DEBOUNCE_S) -> None:
-    """Run the server on stdin/stdout until the editor says `exit`; logs go to stderr, one line each."""
+          debounce: float = DEBOUNCE_S) -> int:
+    """Run the server on stdin/stdout until the editor says `exit` or closes stdin; its exit code (0 after
+    `shutdown`, else 1). A broken stream is a FileError. Logs go to stderr, one line each."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(OneLineLog("contractlang lsp %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=logging.WARNING, handlers=[handler])
     server = build_server(verify, board_colours, debounce)
-    server.start_io(CappedStdin(sys.stdin.buffer), KeptStdout(sys.stdout.buffer))
+    return asyncio.run(server.run(Frames(sys.stdin.fileno()), sys.stdout.fileno()))
