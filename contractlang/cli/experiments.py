@@ -10,7 +10,7 @@ import typer
 
 from contractlang.cli.app import app, experiment_app
 from contractlang.cli.errors import InputError, playing, runner_progress
-from contractlang.files import make_folder
+from contractlang.files import check_folder
 from contractlang.cli.inputs import load_one, synthetic_set
 from contractlang.cli.llm_options import LlmFlags, llm_client, llm_options, llm_settings
 from contractlang.cli.options import (ConventionOption, JsonFlag, LlmWorkers, Ray, Workers, choice, float_set,
@@ -99,7 +99,7 @@ def experiment_rational(
     choice(convention, tuple(CONVENTIONS), "convention")
     contracts = _synthetic_contracts(directory)
     jobs = [RationalJob(contract=ir, env=entry.env) for entry, ir in contracts]
-    make_folder(directory / "rational")  # refused now, not after the games
+    check_folder(directory / "rational")  # refused now, not after the games
     with runner_progress(json_out) as advance:
         records, played = rational_records(jobs, directory / "jobs" / "rational.jsonl", workers, ray, advance)
     rows = tables(records, convention)
@@ -172,7 +172,7 @@ def experiment_performance(
              for s in seed_list for entry, ir in _synthetic_contracts(directory)]
     rational_jobs = list(dict.fromkeys(c.rational for c in cases))
     jobs = directory / "jobs"
-    make_folder(directory / "performance")  # refused now, not after the games
+    check_folder(directory / "performance")  # refused now, not after the games
     with runner_progress(json_out) as advance, playing():
         records, rational_now = rational_records(rational_jobs, jobs / "rational.jsonl", workers, ray, advance)
         games, played_now = performance_records(
