@@ -3,8 +3,9 @@ results appended to a store that survives interruption.
 
 A job is a frozen value whose fields say everything its result depends on, so it is its own content key:
 equal jobs are one job, and a rerun into the same store runs only the jobs it does not hold yet. Results
-arrive in completion order; callers that write outputs order them by job, so an interrupted and resumed
-run writes the same bytes as an uninterrupted one.
+arrive in completion order; callers that write outputs order them by job, and a run that played jobs rewrites
+its store in job order at the end, so two runs with any number of workers, or an interrupted and resumed one,
+write the same bytes.
 """
 
 from __future__ import annotations
@@ -30,18 +31,8 @@ from typing import Generic, TypeVar
 import threadpoolctl
 from pydantic import BaseModel
 
-from contractlang.files import (
-    FileError,
-    make_folder,
-    open_for_appending,
-    open_sealed_line,
-    read_capped,
-    read_lines_capped,
-    refuse_link,
-    sealed_line,
-    sealed_lines,
-    write_atomically,
-)
+from contractlang.files import (FileError, make_folder, open_for_appending, open_sealed_line, read_capped,
+                                read_lines_capped, refuse_link, sealed_line, sealed_lines, write_atomically)
 from contractlang.progress import Advance as Progress
 from games.external import kill_tree
 

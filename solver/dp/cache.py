@@ -29,16 +29,8 @@ import numpy as np
 
 from contractlang.files import FileError, make_folder, read_capped, write_atomically
 from contractlang.ir import ContractSimIR
-from solver.dp.induction import (
-    POLICY_DTYPE,
-    UNSOLVED,
-    OrderTable,
-    Progress,
-    SolveResult,
-    in_setting,
-    policy_shape,
-    solve_in_base_units,
-)
+from solver.dp.induction import (POLICY_DTYPE, UNSOLVED, OrderTable, Progress, SolveResult, in_setting, policy_shape,
+                                 solve_in_base_units)
 from solver.dp.problem import ORDER_GRID, ROUNDS, Cover, DPProblem, build_problem
 from solver.environment import SupplyEnvironment
 
