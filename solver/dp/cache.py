@@ -234,5 +234,5 @@ class TableCache:
             make_folder(self.directory)
             write_atomically(self._path(key), buffer.getvalue(), entry=True)
         except FileError as exc:
-            raise FileError(f"{self.directory}: cannot keep solved DP tables there ({exc}); run from a writable "
-                            f"directory or set CONTRACTLANG_DP_CACHE") from None
+            raise FileError(f"{self.directory}: cannot keep solved DP tables there ({exc}); choose another "
+                            "directory (CONTRACTLANG_DP_CACHE, `solve --cache-dir` or `--no-cache`)") from None
