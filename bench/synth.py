@@ -121,7 +121,7 @@ the starts but the variant classes and their count do not)."""
 
 def _project() -> None:
     from games.contractsim.synth import SHIPPED, SearchRecord
-    from games.runner import record_line, stored_records
+    from games.runner import stored_records
 
     limit_threads(1)
     stored = stored_records(SHIPPED / "jobs" / "search.jsonl", SearchRecord, lambda r: r.job, "search")
@@ -134,7 +134,7 @@ def _project() -> None:
         t = time.process_time()
         record = run_search(job, Evaluator(env_id))
         cpu = time.process_time() - t
-        assert record_line(record) == record_line(stored[job]), f"Env {env_id} start 0 is not the stored record"
+        assert record.model_dump_json() == stored[job].model_dump_json(), f"Env {env_id} start 0 is not the stored record"
         valued = [len(r.valued) for j, r in stored.items() if j.env == env_id]
         env_valued = sum(valued) * STARTS / len(valued)
         env_seconds = cpu / len(record.valued) * env_valued

@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import errno
-
+import hashlib
 import json
 import os
+import secrets
 import sqlite3
 import stat
-import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 MAX_INPUT_BYTES = 64 * 2**20  # contracts, texts and logs are small; /dev/zero or an endless pipe is not
 # A contract or its prose is a few KB, and the parser reads about 60 KB a second: 1 MiB is checked in seconds,
 # where a contract file of 64 MiB would keep `check` busy for twenty minutes.
 MAX_CONTRACT_BYTES = 2**20
+
+
+T = TypeVar("T")
 
 
 class FileError(Exception):
@@ -88,72 +92,212 @@ def parse_json(text: str | bytes):
         raise ValueError("nested too deeply") from None
 
 
+RECORD_CHECK = "sha256"
+"""The field every line of a job store ends with: the first 16 hex digits of the SHA-256 of the check of the
+line before (empty for the first) and the record's canonical JSON (keys sorted, no spaces)."""
+
+
+def _chained(previous: str, record: dict) -> str:
+    canonical = json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return hashlib.sha256(f"{previous}\n{canonical}".encode()).hexdigest()[:16]
+
+
+def sealed_line(record: dict, previous: str) -> tuple[bytes, str]:
+    """A record as a store holds it, one JSON line ending in its check chained to `previous`; and that check."""
+    check = _chained(previous, record)
+    return (json.dumps({**record, RECORD_CHECK: check}) + "\n").encode(), check
+
+
+def sealed_lines(records: Iterable[dict]) -> tuple[bytes, str]:
+    """A whole store of `records` in order, and the check of its last line."""
+    check, lines = "", []
+    for record in records:
+        line, check = sealed_line(record, check)
+        lines.append(line)
+    return b"".join(lines), check
+
+
+def open_sealed_line(line: bytes, previous: str, where: str, what: str, read: Callable[[dict], T],
+                     unsealed: bool = False) -> tuple[T, str]:
+    """`read` of the record a store line holds (a ValueError from it: not such a record) and the line's check,
+    when that follows from `previous` (`unsealed`: a line without a check is taken as it is, and given one);
+    else one line at `where` saying what is wrong."""
+    try:
+        data = parse_json(line)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        raise FileError(f"{where}: not a {what} (not a JSON object); move the file away or choose another --out")
+    check = data.pop(RECORD_CHECK, None)
+    try:
+        value = read(data)
+        expected = _chained(previous, data)
+    except ValueError:
+        raise FileError(f"{where}: not a {what} of this version; move the file away or choose another --out") from None
+    if check is None and unsealed:
+        return value, expected
+    if check is None:
+        raise FileError(f"{where}: a {what} without its check (a store from before checks); if you trust the file, "
+                        "seal it with `contractlang seal FILE`, else move it away")
+    if check != expected:
+        raise FileError(f"{where}: the {what} does not match its check (edited, or lines repeated, swapped or "
+                        "removed); move the file away or choose another --out")
+    return value, check
+
+
 def _new_file_mode() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return 0o666 & ~mask
 
 
-def _writable_target(path: Path) -> tuple[Path, os.stat_result | None]:
-    """The file `write_atomically` would replace and its status (None when new), or the reason it would refuse."""
-    target = Path(os.path.realpath(path))
+LINK_RULE = "outputs are never written through links"
+
+
+def _open_folder(path: Path) -> int:
+    """A descriptor of the folder `path` is written in, refusing a folder that is a link (or not a folder): every
+    later step names the file relative to it, so nothing can redirect the write between a check and the write."""
+    folder = path.parent
     try:
-        current = target.stat()
+        return os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError as exc:
+        if folder.is_symlink():
+            raise FileError(f"cannot write {path}: its folder {folder} is a symbolic link; {LINK_RULE} (name the "
+                            "folder it points to)") from None
+        if exc.errno == errno.ENOTDIR:
+            raise FileError(f"cannot write {path}: {folder} is a file, not a folder") from None
+        raise FileError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _replaceable(path: Path, folder: int) -> os.stat_result | None:
+    """The status of the file a write would replace (None when new), or the reason it refuses: a link, a
+    non-regular file or a read-only file stays as it is."""
+    try:
+        current = os.stat(path.name, dir_fd=folder, follow_symlinks=False)
     except FileNotFoundError:
-        current = None
+        return None
     except OSError as exc:
         raise FileError(f"cannot write {path}: {exc.strerror or exc}") from None
-    if current is not None and not stat.S_ISREG(current.st_mode):
+    if stat.S_ISLNK(current.st_mode):
+        raise FileError(f"cannot write {path}: it is a symbolic link; {LINK_RULE} (remove the link or choose "
+                        "another path)")
+    if stat.S_ISDIR(current.st_mode):
+        raise FileError(f"cannot write {path}: it is a directory, not a file")
+    if not stat.S_ISREG(current.st_mode):
         raise FileError(f"cannot write {path}: not a regular file")
-    if current is not None and not current.st_mode & 0o222:
+    if not current.st_mode & 0o222:
         raise FileError(f"cannot write {path}: the file is read-only; it was left as it is")
-    return target, current
+    return current
+
+
+def _temporary(path: Path, folder: int, mode: int) -> tuple[str, int]:
+    """A new file beside `path` (a name nobody could have planted a link at: created exclusively)."""
+    for _ in range(100):
+        name = f".{path.name}.{secrets.token_hex(6)}.tmp"
+        try:
+            return name, os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode, dir_fd=folder)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise FileError(f"cannot write {path}: {exc.strerror or exc}") from None
+    raise FileError(f"cannot write {path}: no temporary name free beside it")
 
 
 def check_writable(path: Path) -> None:
-    """Refuse, before any long work, an output `write_atomically` could not write at the end: a read-only or
-    non-regular target, or a directory where no file can be created."""
-    target, _ = _writable_target(path)
+    """Refuse, before any long work, an output `write_atomically` could not write at the end: a link, a read-only
+    or non-regular target, or a folder that is a link or where no file can be created."""
+    folder = _open_folder(path)
     try:
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise FileError(f"cannot write {path}: {exc.strerror or exc}") from None
-    os.close(fd)
-    os.unlink(tmp)
+        _replaceable(path, folder)
+        name, fd = _temporary(path, folder, 0o600)
+        os.close(fd)
+        os.unlink(name, dir_fd=folder)
+    finally:
+        os.close(folder)
 
 
-def write_atomically(path: Path, data: str | bytes) -> None:
-    """Replace `path` in one step: a unique temporary file beside the real target, renamed over it.
+def write_atomically(path: Path, data: str | bytes, entry: bool = False) -> None:
+    """Replace `path` in one step: a new file in the same folder, renamed over it.
 
-    A symlink is written through (the file it names is replaced, the link stays); the target keeps its
-    permission bits; a read-only target or one that is not a regular file is refused; a failure leaves
-    the target untouched and no temporary file behind."""
-    target, current = _writable_target(path)
+    Never through a link: a target or a folder that is a symbolic link is refused, as are a read-only target and
+    one that is not a regular file; the target keeps its permission bits; a failure leaves the target untouched
+    and no temporary file behind. An `entry` of a cache replaces whatever file, link or pipe is at the target
+    (the rename replaces the name, never what a link points to), since a bad entry is solved afresh."""
     payload = data.encode("utf-8") if isinstance(data, str) else data
+    folder = _open_folder(path)
     try:
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise FileError(f"cannot write {path}: {exc.strerror or exc}") from None
+        current = None if entry else _replaceable(path, folder)
+        name, fd = _temporary(path, folder, 0o600)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(payload)
+                handle.flush()
+                os.fchmod(handle.fileno(), stat.S_IMODE(current.st_mode) if current is not None else _new_file_mode())
+                os.fsync(handle.fileno())
+            os.replace(name, path.name, src_dir_fd=folder, dst_dir_fd=folder)
+        except BaseException as exc:
+            os.unlink(name, dir_fd=folder)
+            if isinstance(exc, OSError):
+                raise FileError(f"cannot write {path}: {exc.strerror or exc}") from None
+            raise
+    finally:
+        os.close(folder)
+
+
+def open_for_appending(path: Path) -> tuple[int, bool]:
+    """A descriptor appending to `path` (created if new) and whether it was created: refused, as by
+    `write_atomically`, when the file or its folder is a link or the file is not a writable regular file."""
+    folder = _open_folder(path)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, stat.S_IMODE(current.st_mode) if current is not None else _new_file_mode())
-        os.replace(tmp, target)
-    except BaseException as exc:
-        Path(tmp).unlink(missing_ok=True)
-        if isinstance(exc, OSError):
+        current = _replaceable(path, folder)
+        try:
+            fd = os.open(path.name, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o666, dir_fd=folder)
+        except OSError as exc:
             raise FileError(f"cannot write {path}: {exc.strerror or exc}") from None
-        raise
+        return fd, current is None
+    finally:
+        os.close(folder)
+
+
+def refuse_link(path: Path) -> None:
+    """A file we write in place (a store, a database) that is a link or sits in a folder that is one is refused:
+    a write would land in whatever it points to."""
+    os.close(_open_folder(path))
+    if path.is_symlink():
+        raise FileError(f"cannot write {path}: it is a symbolic link; {LINK_RULE} (remove the link or choose "
+                        "another path)")
+
+
+def check_folder(folder: Path) -> None:
+    """Refuse now, creating nothing, a folder `make_folder` would refuse: the folder a link, or a part of it a
+    file."""
+    if folder.is_symlink():
+        raise FileError(f"cannot write in {folder}: it is a symbolic link; {LINK_RULE} (name the folder it points "
+                        "to)")
+    for part in (folder, *folder.parents):
+        if part.exists():
+            if not part.is_dir():
+                raise FileError(f"cannot write in {folder}: {'it' if part == folder else part} is a file, not a "
+                                "folder")
+            return
+
+
+def make_folder(folder: Path) -> None:
+    """`folder` and its parents, created as needed; refused as by `check_folder` in one line."""
+    check_folder(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise FileError(f"cannot write in {folder}: {exc.strerror or exc}") from None
 
 
 def open_sqlite_store(path: Path, ours: set[str], ddl: str, what: str, option: str) -> None:
     """Create or check an SQLite file of ours (tables `ours`, schema `ddl`): another program's database, a
     corrupt file or an unusable path is refused with one line naming `option`, the way to choose another."""
 
+    make_folder(path.parent)
+    refuse_link(path)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
         with sqlite3.connect(path, timeout=30) as db:
             tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             if tables and not tables & ours:
@@ -173,7 +317,8 @@ def damaged(path: Path, what: str, option: str, why: str) -> FileError:
 @contextmanager
 def sqlite_session(path: Path, what: str, option: str) -> Iterator[sqlite3.Connection]:
     """A connection to an SQLite file of ours (one transaction); a damaged file (a corrupt page) is one line
-    naming it and `option`, the way to choose another."""
+    naming it and `option`, the way to choose another; a link is refused as by `open_sqlite_store`."""
+    refuse_link(path)
     try:
         with sqlite3.connect(path, timeout=30) as db:
             yield db

@@ -3,30 +3,36 @@ results appended to a store that survives interruption.
 
 A job is a frozen value whose fields say everything its result depends on, so it is its own content key:
 equal jobs are one job, and a rerun into the same store runs only the jobs it does not hold yet. Results
-arrive in completion order; callers that write outputs order them by job, so an interrupted and resumed
-run writes the same bytes as an uninterrupted one.
+arrive in completion order; callers that write outputs order them by job, and a run that played jobs rewrites
+its store in job order at the end, so two runs with any number of workers, or an interrupted and resumed one,
+write the same bytes.
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import multiprocessing
 import multiprocessing.connection
 import os
 import signal
 import socket
+import stat
 import sys
+import threading
 import time
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Generic, TypeVar
 
 import threadpoolctl
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from contractlang.files import FileError, read_capped, read_lines_capped, write_atomically
+from contractlang.files import (FileError, make_folder, open_for_appending, open_sealed_line, read_capped,
+                                read_lines_capped, refuse_link, sealed_line, sealed_lines, write_atomically)
 from contractlang.progress import Advance as Progress
 from games.external import kill_tree
 
@@ -44,11 +50,33 @@ def limit_threads(threads: int) -> None:
     threadpoolctl.threadpool_limits(threads)
 
 
-def _worker_init(threads: int) -> None:
+def _worker_init(threads: int, parent: int) -> None:
     # the parent alone answers Ctrl-C / SIGTERM, and then ends the workers itself
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _end_worker)
+    _die_with(parent)
     limit_threads(threads)
+
+
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _die_with(parent: int) -> None:
+    """A worker whose parent dies, even by SIGKILL (which no handler sees), is sent SIGTERM, and so ends with its
+    external agents: the kernel's parent-death signal on Linux, elsewhere a thread watching the parent's pid. A
+    parent already gone before this ran ends the worker at once."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if hasattr(libc, "prctl") and libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) == 0:
+        if os.getppid() != parent:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _end_worker(signum, frame) -> None:
@@ -82,7 +110,7 @@ def run_jobs(work: Callable[[Job], Record], jobs: list[Job], workers: int | None
     threads = max(1, (os.cpu_count() or 1) // size)
     chunk = chunksize or max(1, len(jobs) // (size * 8))
     pool = ProcessPoolExecutor(size, mp_context=multiprocessing.get_context("fork"), initializer=_worker_init,
-                               initargs=(threads,))
+                               initargs=(threads, os.getpid()))
     try:
         chunks = [pool.submit(_run_chunk, work, jobs[i:i + chunk]) for i in range(0, len(jobs), chunk)]
         for done in as_completed(chunks):
@@ -171,13 +199,15 @@ def _run_ray(work: Callable, jobs: list, address: str) -> Iterator:
 
 class StoreLock:
     """`path` held by this process for as long as it writes there: the file holds the owner's pid, so a second
-    run into the same place refuses at once, and a lock left by a run that died (its pid gone) is taken over."""
+    run into the same place refuses at once, and a lock left by a run that died (its pid gone) is taken over.
+    A lock that is a link, a directory or anything but a small file of ours is refused, never followed or
+    removed."""
 
     def __init__(self, path: Path, what: str):
         self.path = path
         for _ in range(2):
             try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
             except FileExistsError:
                 owner = self._owner()
                 if owner is not None and owner != os.getpid() and _alive(owner):
@@ -198,6 +228,16 @@ class StoreLock:
         raise FileError(f"{path}: cannot take the lock; remove the file if no run is writing there")
 
     def _owner(self) -> int | None:
+        """The pid in the lock, None when it holds none (a lock cut short); not a regular file: refused."""
+        try:
+            mode = os.lstat(self.path).st_mode
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise FileError(f"cannot use the lock {self.path}: {exc.strerror or exc}") from None
+        if not stat.S_ISREG(mode):
+            kind = "a symbolic link" if stat.S_ISLNK(mode) else "a directory" if stat.S_ISDIR(mode) else "not a file"
+            raise FileError(f"{self.path}: the lock is {kind}; remove it if no run is writing there")
         try:
             text = read_capped(self.path, 32).decode("ascii", "replace").strip()
         except FileError:
@@ -205,7 +245,11 @@ class StoreLock:
         return int(text) if text.isdigit() else None
 
     def release(self) -> None:
-        if self._owner() == os.getpid():
+        try:
+            mine = self._owner() == os.getpid()
+        except FileError:
+            return  # replaced by something else while we ran: not ours to remove
+        if mine:
             self.path.unlink(missing_ok=True)
 
 
@@ -222,11 +266,12 @@ def _alive(pid: int) -> bool:
 class JobStore(Generic[Job, Record]):
     """A JSON-lines file of finished records, one complete line each, appended to as jobs finish.
 
-    Only the last line can be cut short by an interrupted run: it is dropped (the file is rewritten
-    without it) so that new lines never follow a partial one. Any other line that is not a record
-    stops the run with its line number, and nothing is rewritten. A repeated job keeps its first record.
-    A write that fails (a full disk) takes back what it wrote, so the file never ends in half a line, and
-    a store this run created and never wrote to is not left behind empty. While open, the store is locked
+    Every line carries `sealed_line`'s check, chained to the line before, so a changed number, a line repeated,
+    swapped or removed from the middle, or a line from another store stops the reader with its line number. Only
+    the last line can be cut short by an interrupted run: it is dropped (the file is rewritten without it) so
+    that new lines never follow a partial one. A write that fails (a full disk) takes back what it wrote, so the
+    file never ends in half a line, and a store this run created and never wrote to is not left behind empty.
+    The store, like every output, is never read or written through a link. While open, the store is locked
     (`StoreLock`) against a second run writing into it."""
 
     def __init__(self, path: Path, record_type: type[Record], job_of: Callable[[Record], Job], what: str):
@@ -235,10 +280,9 @@ class JobStore(Generic[Job, Record]):
         self.dropped_cut_line = False
         self._job_of = job_of
         self._fd: int | None = None
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise FileError(f"cannot use {path.parent}: {exc.strerror or exc}") from None
+        self._check = ""
+        make_folder(path.parent)
+        refuse_link(path)
         self._lock = StoreLock(path.with_name(path.name + ".lock"), f"{what} records")
         try:
             self._read(record_type, what)
@@ -248,8 +292,8 @@ class JobStore(Generic[Job, Record]):
 
     def _read(self, record_type: type[Record], what: str) -> None:
         path = self.path
-        lines = read_lines_capped(path) if path.exists() or path.is_symlink() else []
-        self.records, self.dropped_cut_line = _records(path, lines, record_type, self._job_of, what)
+        lines = read_lines_capped(path) if path.exists() else []
+        self.records, self._check, self.dropped_cut_line = _records(path, lines, record_type, self._job_of, what)
         if self.dropped_cut_line:
             write_atomically(path, b"".join(lines[:-1]))
 
@@ -257,12 +301,14 @@ class JobStore(Generic[Job, Record]):
         return [j for j in dict.fromkeys(jobs) if j not in self.records]
 
     def add(self, record: Record) -> None:
-        data = record_line(record)
+        job = self._job_of(record)
+        if job in self.records:
+            return  # a job is stored once: its first record
+        data, check = sealed_line(record.model_dump(mode="json"), self._check)
         created = False
         try:
             if self._fd is None:
-                created = not self.path.exists()
-                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+                self._fd, created = open_for_appending(self.path)
             before = os.fstat(self._fd).st_size
             try:
                 view = memoryview(data)
@@ -277,7 +323,22 @@ class JobStore(Generic[Job, Record]):
                 raise
         except OSError as exc:
             raise FileError(f"cannot write {self.path}: {exc.strerror or exc}") from None
-        self.records.setdefault(self._job_of(record), record)
+        self.records[job] = record
+        self._check = check
+
+    def put_in_order(self, jobs: Iterable[Job]) -> None:
+        """Rewrite the store with the records of `jobs` first, in that order, then any others it holds, as they
+        were: once every job has ended, its bytes no longer depend on which worker finished first."""
+        order = [*dict.fromkeys(j for j in jobs if j in self.records), *self.records]
+        ordered = {j: self.records[j] for j in dict.fromkeys(order)}
+        if list(ordered) == list(self.records):
+            return
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        data, self._check = sealed_lines(r.model_dump(mode="json") for r in ordered.values())
+        write_atomically(self.path, data)
+        self.records = ordered
 
     def close(self) -> None:
         if self._fd is not None:
@@ -286,44 +347,56 @@ class JobStore(Generic[Job, Record]):
         self._lock.release()
 
 
-def record_line(record: BaseModel) -> bytes:
-    """A record as its store holds it: one line of JSON."""
-    return (json.dumps(record.model_dump(mode="json")) + "\n").encode()
-
-
 def _records(path: Path, lines: list[bytes], record_type: type[Record], job_of: Callable[[Record], Job],
-             what: str) -> tuple[dict[Job, Record], bool]:
-    """A store's records (the first of a repeated job) and whether its last line is cut short (an interrupted
-    write, or one still under way); any other line that is not a record stops the reader with its number."""
+             what: str) -> tuple[dict[Job, Record], str, bool]:
+    """A store's records, the check of its last line and whether that line is cut short (an interrupted write,
+    or one still under way: a line without its end that starts as every record does); any other line that is
+    not a sealed record of this version, or that repeats a job, stops the reader with its number."""
     records: dict[Job, Record] = {}
-    cut = False
+    check = ""
+    read = partial(_validated, record_type)
     for number, line in enumerate(lines, start=1):
-        record = _parse(line, record_type)
-        if record is not None:
-            records.setdefault(job_of(record), record)
-        elif number == len(lines) and not line.endswith(b"\n"):
-            cut = True
-        elif line.strip():
-            raise FileError(f"{path}:{number}: not a {what} record of this version; move the file away or "
-                            "choose another --out")
-    return records, cut
+        if number == len(lines) and not line.endswith(b"\n") and line.startswith(b'{"'):
+            return records, check, True
+        where = f"{path}:{number}"
+        record, check = open_sealed_line(line, check, where, f"{what} record", read)
+        job = job_of(record)
+        if job in records:
+            raise FileError(f"{where}: a second record of the same job; the store was edited or joined from two "
+                            "runs (move it away, or remove the line)")
+        records[job] = record
+    return records, check, False
+
+
+def _validated(record_type: type[Record], data: dict) -> Record:
+    return record_type.model_validate_json(json.dumps(data), strict=True)  # JSON's types, not Python's
 
 
 def stored_records(path: Path, record_type: type[Record], job_of: Callable[[Record], Job],
                    what: str) -> dict[Job, Record]:
-    """The records a store holds now, read without its lock or any repair, so a running generation can be
-    watched and read: a line still being appended is left out."""
+    """The records a store holds now, checked but read without its lock or any repair, so a running generation
+    can be watched and read: a line still being appended is left out."""
     lines = read_lines_capped(path) if path.exists() else []
     return _records(path, lines, record_type, job_of, what)[0]
 
 
-def _parse(line: bytes, record_type: type[Record]) -> Record | None:
-    if not line.strip():
-        return None
+def seal_store(path: Path) -> int:
+    """Give every line of a store written before stores carried checks its check (lines already sealed are
+    checked and kept); how many lines it holds. The records are the user's to vouch for: nothing can tell an
+    unsealed store from one whose checks were removed to hide an edit."""
+    refuse_link(path)
+    lock = StoreLock(path.with_name(path.name + ".lock"), "records")
     try:
-        return record_type.model_validate_json(line, strict=True)
-    except ValidationError:
-        return None
+        records = []
+        check = ""
+        for number, line in enumerate(read_lines_capped(path), start=1):
+            data, check = open_sealed_line(line, check, f"{path}:{number}", "record", dict, unsealed=True)
+            records.append(data)
+        data, _ = sealed_lines(records)
+        write_atomically(path, data)
+        return len(records)
+    finally:
+        lock.release()
 
 
 def shared_store(source: Path | None, out: Path, name: str) -> Path | None:
@@ -358,6 +431,8 @@ def run_phase(name: str, path: Path, record_type: type[Record], work: Callable[[
                     progress(name, done, len(jobs))
         finally:
             results.close()
+        if todo:  # a run that played nothing leaves the store as it found it
+            store.put_in_order(jobs)
     finally:
         store.close()
     return {job: reused[job] for job in jobs if job in reused} | store.records, len(todo)

@@ -48,3 +48,4 @@ def _commands_share_the_tables(tables):
     """The commands the tests start read and write the same cache as the tests themselves, never the one in
     the checkout (a fresh clone would solve the examples' tables once per command otherwise)."""
     os.environ["CONTRACTLANG_DP_CACHE"] = str(tables.directory)
+    os.environ["CONTRACTLANG_DP_CACHE_KEY"] = str(tables.directory.parent / "dp-cache.key")  # not the user's

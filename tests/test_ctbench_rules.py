@@ -16,6 +16,8 @@ from contractlang.ir import CoverageTerm, CTBenchIR
 from games.ctbench.board import benchmark_boards
 from games.ctbench.log import LOG_EVENT
 from games.ctbench.play import GameRecord
+from games.ctbench.sweep import GameSpec
+from games.runner import stored_records
 
 BOARD = benchmark_boards("paper")[0]  # grid 0: GRBR / BRRR / BBBR / RBBG
 LETTER = {"red": "R", "blue": "B", "green": "G"}
@@ -209,7 +211,7 @@ def test_sweep_runs_the_paper_boards_under_either_rule_set(tmp_path):
     assert (first["games"], first["played"]) == (2, 2) and {r["rules"] for r in first["rows"]} == {"authors"}
     again = json.loads(run_cli(*args, "--rules", "paper").stdout)
     assert again["played"] == 2  # the same games under other rules are other games
-    records = [GameRecord.model_validate_json(line) for line in (out / "games.jsonl").read_text().splitlines()]
+    records = list(stored_records(out / "games.jsonl", GameRecord, GameSpec.of, "game").values())
     assert sorted((r.board_set, r.board_id, r.rules) for r in records) == [
         ("paper", 0, "authors"), ("paper", 0, "paper"), ("paper", 20, "authors"), ("paper", 20, "paper")]
     assert {r.board_class for r in records} == {"independent", "mutually_dependent"}

@@ -58,7 +58,7 @@ def test_a_sweep_rerun_keeps_finished_games_and_plays_only_the_missing(tmp_path)
     assert any(json.loads(line)["transcript"] for line in lines)
     again = json.loads(sweep(tmp_path, boards="24,25").stdout)
     assert (again["games"], again["played"]) == (12, 6)
-    assert (tmp_path / "games.jsonl").read_text().splitlines()[:6] == lines  # appended, never rewritten
+    assert (tmp_path / "games.jsonl").read_text().splitlines()[:6] == lines  # the first run's games stay first
     fresh = tmp_path / "fresh"
     json.loads(sweep(fresh, boards="24,25").stdout)
     assert (tmp_path / "summary.json").read_text() == (fresh / "summary.json").read_text()
@@ -217,25 +217,26 @@ def test_a_pipe_is_refused_not_read(tmp_path):
 
 # --- 9, 10: safe writes ---------------------------------------------------------------------------
 
-def test_writes_follow_symlinks_keep_modes_refuse_read_only_and_leave_no_temp_files(tmp_path):
+def test_writes_refuse_symlinks_keep_modes_refuse_read_only_and_leave_no_temp_files(tmp_path):
+    """Issue #49: an output is a new file renamed into place in its own folder; a link at the target is refused
+    in one line, and the file it names is left alone."""
     messy = WORKED.read_text().replace("  game", "      game")
     real = tmp_path / "real.contract"
     real.write_text(messy)
     real.chmod(0o640)
     link = tmp_path / "link.contract"
     link.symlink_to(real)
-    victim = tmp_path / "victim.txt"
-    victim.write_text("keep me")
-    (tmp_path / ".link.contract.tmp").symlink_to(victim)  # the old predictable temp name, planted
-    assert cli("fmt", "--write", link).returncode == 0
-    assert link.is_symlink() and real.read_text() == WORKED.read_text() and victim.read_text() == "keep me"
-    assert stat.S_IMODE(real.stat().st_mode) == 0o640
+    proc = cli("fmt", "--write", link)
+    assert proc.returncode == 1 and f"cannot write {link}: it is a symbolic link" in proc.stderr
+    assert link.is_symlink() and real.read_text() == messy
+    assert cli("fmt", "--write", real).returncode == 0
+    assert real.read_text() == WORKED.read_text() and stat.S_IMODE(real.stat().st_mode) == 0o640
     locked = tmp_path / "locked.contract"
     locked.write_text(messy)
     locked.chmod(0o444)
     proc = cli("fmt", "--write", locked)
     assert proc.returncode == 1 and "read-only" in proc.stderr and locked.read_text() == messy
-    assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp") and not p.is_symlink()) == []
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
 
 
 def test_events_out_names_stay_inside_the_directory(tmp_path):

@@ -14,7 +14,7 @@ from contractlang.cli.inputs import load_contracts, synthetic_set
 from contractlang.cli.llm_options import GuidanceOption, LlmFlags, llm_client, llm_options, llm_settings
 from contractlang.cli.options import ConventionOption, JsonFlag, LlmWorkers, Ray, choice, int_list
 from contractlang.cli.render import stdout_console, usage_line
-from contractlang.files import read_capped
+from contractlang.files import check_folder, read_capped
 from contractlang.vocab import SETTINGS
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -120,7 +120,7 @@ def negotiate(
     drawn = () if out is None else _frontiers(frontiers)
     played_now = None
     tables = TableCache()
-    with runner_progress(json_out) as advance, playing(tables):
+    with runner_progress(json_out) as advance, playing():
         if out is None:
             runs = []
             advance("negotiating", 0, len(jobs))
@@ -130,6 +130,7 @@ def negotiate(
         else:
             from games.contractsim.negotiation_experiment import negotiation_records
 
+            check_folder(out / "negotiation")  # refused now, not after the negotiations
             runs, played_now = negotiation_records(jobs, out / "jobs" / "negotiations.jsonl",
                                                    agent_workers(workers, settings), ray, settings, advance)
     summary = NegotiationSummary.of(runs)
@@ -235,7 +236,7 @@ def metrics(
         raise InputError(f"--convention {convention} needs the contract's terms in every record; records from "
                          "`run --json` of this version hold them")
     tables = TableCache()
-    with job_progress(json_out) as advance, playing(tables):
+    with job_progress(json_out) as advance, playing():
         summaries = performance_metrics(runs, tables, advance, lambda note: typer.echo(note, err=True),
                                         allow_commands, convention)
     if json_out:

@@ -124,20 +124,14 @@ class ReportingGroup(TyperGroup):
 
 
 @contextmanager
-def playing(tables=None) -> Iterator[None]:
-    """Games as bad input, one line each: an external agent that breaks the protocol (games/external.py), or a
-    DP table directory (`tables`) that cannot be written."""
+def playing() -> Iterator[None]:
+    """Games as bad input, one line each: an external agent that breaks the protocol (games/external.py)."""
     from games.external import AgentError
 
     try:
         yield
     except AgentError as exc:
         raise InputError(str(exc)) from None
-    except OSError as exc:
-        if tables is None:
-            raise
-        raise InputError(f"{tables.directory}: cannot keep solved DP tables there ({exc.strerror or exc}); "
-                         "run from a writable directory") from None
 
 
 @contextmanager

@@ -11,6 +11,7 @@ import typer
 from contractlang.cli.app import app, experiment_app
 from contractlang.cli.errors import InputError, playing, runner_progress
 from contractlang.cli.inputs import load_one, output_dir, synthetic_set
+from contractlang.files import check_folder
 from contractlang.cli.llm_options import LlmFlags, llm_client, llm_options, llm_settings
 from contractlang.cli.options import (ConventionOption, JsonFlag, LlmWorkers, Ray, Workers, choice, float_set,
                                      int_list)
@@ -105,6 +106,7 @@ def experiment_rational(
     choice(convention, tuple(CONVENTIONS), "convention")
     contracts = _synthetic_contracts(directory)
     jobs = [RationalJob(contract=ir, env=entry.env) for entry, ir in contracts]
+    check_folder(out / "rational")  # refused now, not after the games
     with runner_progress(json_out) as advance:
         records, played = rational_records(jobs, out / "jobs" / "rational.jsonl", workers, ray, advance,
                                            shared_store(directory, out, "rational.jsonl"))
@@ -181,6 +183,7 @@ def experiment_performance(
              for s in seed_list for entry, ir in _synthetic_contracts(directory)]
     rational_jobs = list(dict.fromkeys(c.rational for c in cases))
     jobs = out / "jobs"
+    check_folder(out / "performance")  # refused now, not after the games
     with runner_progress(json_out) as advance, playing():
         records, rational_now = rational_records(rational_jobs, jobs / "rational.jsonl", workers, ray, advance,
                                                  shared_store(directory, out, "rational.jsonl"))
@@ -260,3 +263,21 @@ def experiment_frontier(
         typer.echo(f"{f.env:>3}  {f.pool_f1:>7} {f.pool_f2:>7}  {len(f.f1):>4} {len(f.f2):>4}  {best[0]:14.2f} "
                    f"{best[1]:8.2f}")
     typer.echo(f"plots and points in {folder} ({ran} pool jobs run now)")
+
+
+@app.command("seal")
+def seal(
+    stores: Annotated[list[Path], typer.Argument(help="Job stores (`jobs/*.jsonl`, a sweep's games.jsonl) written "
+                                                      "before stores carried checks.", show_default=False)],
+    json_out: JsonFlag = False,
+) -> None:
+    """Give every line of a job store written before stores carried checks its check, so runs read it again:
+    only for stores you trust, since nothing can tell an old store from one whose checks were removed."""
+    from games.runner import seal_store
+
+    sealed = {str(path): seal_store(path) for path in stores}
+    if json_out:
+        typer.echo(json.dumps({"ok": True, "sealed": sealed}))
+        return
+    for path, lines in sealed.items():
+        typer.echo(f"{path}: {lines} records sealed")

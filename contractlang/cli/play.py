@@ -97,7 +97,7 @@ def _run_contractsim(checked, env, customer, supplier, seed, log, json_out, llm=
     if env is None:
         raise UsageProblem("a ContractSim contract needs --env N (1..6)")
     tables = TableCache()
-    with llm_status(llm, json_out), playing(tables):
+    with llm_status(llm, json_out), playing():
         played = play_run(checked.ir, env, customer, supplier, seed, tables, llm, guidance)
     record = played.record
     if log is not None:

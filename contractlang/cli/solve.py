@@ -42,12 +42,8 @@ def solve(
 
     with Progress(transient=True, disable=json_out) as bar:
         task = bar.add_task(f"solving {checked.ir.name} in environment {env}", total=None)
-        try:
-            result, _, hit = cache.solve(checked.ir, environment,
-                                         progress=lambda done, total: bar.update(task, completed=done, total=total))
-        except OSError as exc:
-            raise InputError(f"{directory}: cannot keep the solved table there ({exc.strerror or exc}); "
-                             "pass --cache-dir DIR or --no-cache") from None
+        result, _, hit = cache.solve(checked.ir, environment,
+                                     progress=lambda done, total: bar.update(task, completed=done, total=total))
     if plot is not None:
         from contractlang.cli.render import plot_survival
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from contractlang.files import write_atomically
+from contractlang.files import make_folder, write_atomically
 from contractlang.ir import ContractSimIR
 from contractlang.vocab import Frozen
 from games.contractsim.batch import play_batch
@@ -291,7 +291,7 @@ class RationalReport(Frozen):
 def write_report(out: Path, report: RationalReport, markdown: str) -> Path:
     """`out/rational/tables.{json,md}` (`tables.paper-tables.*` under that convention); returns the .md file."""
     folder = out / "rational"
-    folder.mkdir(parents=True, exist_ok=True)
+    make_folder(folder)
     write_atomically(folder / output_name("tables.json", report.convention), report.model_dump_json(indent=1) + "\n")
     write_atomically(folder / output_name("tables.md", report.convention), markdown)
     return folder / output_name("tables.md", report.convention)

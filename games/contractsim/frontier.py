@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from contractlang.files import FileError, read_capped
+from contractlang.files import FileError, make_folder, read_capped
 from contractlang.vocab import Frozen
 from games.contractsim.environments import environment
 from games.contractsim.synth import ALL_VARIANTS, Evaluator, SearchRecord, Terms, unit_ingredient_cost
@@ -258,7 +258,7 @@ def write_report(out: Path, found: list[Frontier], keep: tuple[int, ...] = (), s
     earlier = read_frontiers(out) or (read_frontiers(source) if source is not None else ())
     kept = [f for f in earlier if f.env in keep and f.env not in drawn] if keep else []
     every = sorted([*kept, *found], key=lambda f: f.env)
-    folder.mkdir(parents=True, exist_ok=True)
+    make_folder(folder)
     write_json(folder / "frontiers.json", FrontierReport(frontiers=tuple(every),
                                                          sweeps=tuple(tuple(sweeps(f)) for f in every)))
     for f in found:

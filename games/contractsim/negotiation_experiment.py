@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import computed_field
 
-from contractlang.files import write_atomically
+from contractlang.files import make_folder, write_atomically
 from contractlang.ir import ContractSimIR
 from contractlang.llm import ApiKeys, LlmClient, LlmSettings
 from contractlang.render import relabel
@@ -425,7 +425,7 @@ def write_report(out: Path, rep: NegotiationReport, setting_given: bool) -> Path
     """`out/negotiation/`: tables.md, tables.json, figure2/3 (and figure5 with guidance conditions) as PNG and
     JSON, each written whole from the records in job order; returns the folder."""
     folder = out / "negotiation"
-    folder.mkdir(parents=True, exist_ok=True)
+    make_folder(folder)
     write_json(folder / "tables.json", rep)
     write_atomically(folder / "tables.md", markdown(rep, setting_given))
     for name, figure, plot in (("figure2", rep.figure2, plot_figure2), ("figure3", rep.figure3, plot_figure3),

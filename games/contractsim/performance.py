@@ -15,7 +15,7 @@ from functools import lru_cache, partial
 from pathlib import Path
 
 from contractlang.errors import UnknownName
-from contractlang.files import write_atomically
+from contractlang.files import make_folder, write_atomically
 from contractlang.ir import ContractSimIR
 from contractlang.llm import ApiKeys, LlmClient, LlmSettings, LlmUsage, agent_model
 from contractlang.render import relabel
@@ -383,7 +383,7 @@ def write_report(out: Path, rep: PerformanceReport, series: list[FigureSeries]) 
     and so on under that convention), each written whole from the records in job order, so a resumed run writes
     the same bytes; returns the folder."""
     folder = out / "performance"
-    folder.mkdir(parents=True, exist_ok=True)
+    make_folder(folder)
     write_json(folder / output_name("tables.json", rep.convention), rep)
     write_atomically(folder / output_name("tables.md", rep.convention), markdown(rep))
     write_json(folder / output_name("figure4.json", rep.convention), Figure4(series=tuple(series)))

@@ -17,7 +17,7 @@ from typing import Literal
 
 import numpy as np
 
-from contractlang.files import FileError, read_capped, write_atomically
+from contractlang.files import FileError, make_folder, read_capped, write_atomically
 from contractlang.formatter import format_ir
 from contractlang.ir import (Contingencies, ContractSimIR, DeductionTerms, RolloverTerms, SubstitutionTerms,
                              Triple)
@@ -471,7 +471,7 @@ def write_outputs(out: Path, bases: list[BaseChoice], solved: dict[SolveJob, Sol
                 excluded.append(_entry(record, base.terms_env, "", ""))
                 continue
             folder = out / "contracts" / name
-            folder.mkdir(parents=True, exist_ok=True)
+            make_folder(folder)
             ir = record.job.contract()
             write_atomically(folder / "contract.contract", format_ir(ir))
             write_atomically(folder / "contract.txt", render(ir) + "\n")

@@ -18,7 +18,8 @@ from typing import Literal
 
 from pydantic import ValidationError
 
-from contractlang.files import FileError, check_writable, parse_json, read_capped, read_lines_capped, write_atomically
+from contractlang.files import (RECORD_CHECK, FileError, check_writable, open_sealed_line, parse_json, read_capped,
+                                read_lines_capped, write_atomically)
 from contractlang.interpreter import Rules
 from contractlang.interpreter.events import ChipCounts
 from contractlang.progress import Advance
@@ -403,7 +404,8 @@ def import_logs(root: Path, out: Path, progress: Advance, skipped: Callable[[Imp
 def read_runs(path: Path) -> Iterator[tuple[int, ImportedGame | GameRecord]]:
     """The lines of a runs file: imported games (`ctbench import`) or our own game records (`ctbench sweep`'s
     games.jsonl), with their line numbers. A line that is neither raises `ImportProblem` naming the line; a file
-    that cannot be read (a pipe, /dev/zero, a runaway line) raises `FileError`."""
+    that cannot be read (a pipe, /dev/zero, a runaway line) or a store line whose check fails raises `FileError`."""
+    check = ""
     for number, line in enumerate(read_lines_capped(path), start=1):
         if not line.strip():
             continue
@@ -411,6 +413,10 @@ def read_runs(path: Path) -> Iterator[tuple[int, ImportedGame | GameRecord]]:
             data = parse_json(line)
         except ValueError:
             raise ImportProblem(f"{path}:{number}", "not a JSON line") from None
+        if isinstance(data, dict) and RECORD_CHECK in data:  # a sweep's store: its checks hold, or it is not read
+            record, check = open_sealed_line(line, check, f"{path}:{number}", "game record", GameRecord.from_json_value)
+            yield number, record
+            continue
         kind = ImportedGame if isinstance(data, dict) and "turns" in data else GameRecord
         try:
             yield number, kind.model_validate(data)

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
 
-from contractlang.files import FileError, write_atomically
+from contractlang.files import make_folder, write_atomically
 from contractlang.vocab import Frozen
 from games.ctbench.board import PLAYERS, benchmark_boards
 from games.ctbench.metrics import COLUMNS, TITLES, Interval, game_metrics, t_interval
@@ -405,10 +405,7 @@ def report_runs(items: list[ImportedGame | GameRecord], all_runs: bool = False, 
     tables = paper_tables(records)
     written: list[Path] = []
     if plots is not None:
-        try:
-            plots.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise FileError(f"{plots}: cannot create the plot directory: {exc.strerror or exc}") from None
+        make_folder(plots)
         written = save_plots(records, plots, write_atomically, paper_names)
     rules: dict[str, int] = {}
     for g in records:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 
-from contractlang.files import write_atomically
+from contractlang.files import check_writable, write_atomically
 from contractlang.llm import ApiKeys, LlmClient, LlmSettings, LlmUsage
 from contractlang.progress import Advance
 from contractlang.vocab import BoardSet, Frozen, RuleSet
@@ -107,8 +107,13 @@ def sweep(specs: list[GameSpec], out: Path, workers: int | None, ray_address: st
     store = record_store(out)
     todo = store.missing(specs)
     summary_path = out / "summary.json"
-    if todo:
-        summary_path.unlink(missing_ok=True)  # it would describe a record set this run is about to change
+    try:
+        check_writable(summary_path)  # refused now, not after the games
+        if todo:
+            summary_path.unlink(missing_ok=True)  # it would describe a record set this run is about to change
+    except BaseException:
+        store.close()
+        raise
     if store.dropped_cut_line:
         notice(f"{store.path}: dropped its last line, cut short by an interrupted run")
     if len(todo) < len(specs):
@@ -123,6 +128,8 @@ def sweep(specs: list[GameSpec], out: Path, workers: int | None, ray_address: st
                 progress("games", played, len(todo))
         finally:
             games.close()
+        if todo:  # a run that played nothing leaves the store as it found it
+            store.put_in_order(specs)
     finally:
         store.close()
     records = tuple(store.records[s] for s in specs)

@@ -1,35 +1,44 @@
 """Solved tables on disk, keyed by a hash of (contract terms in base units, environment, cash cover, solver
 version), results kept in base units: the same terms in another setting read the same entry.
 
-A table is written to a temporary file and renamed into place only after the solve finished, so an
-interrupted or failed solve never leaves a partial entry behind. Each file carries a SHA-256 digest of
-its key, result and policies; a file that fails it (or cannot be read at all) is solved afresh and
-replaced, never trusted.
+A table is written whole (`write_atomically`) only after the solve finished, so an interrupted or failed solve
+never leaves a partial entry behind. Each file carries an HMAC-SHA-256 of its key, result and policies under a
+secret kept outside the cache (`key_file`), so a table cannot be forged by editing the cache alone; a file read
+back must also be a regular file of bounded size whose probabilities lie in [0, 1] and whose orders are orders
+the state can afford. A file that fails any of this (or cannot be read at all) is solved afresh and replaced,
+never trusted.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
+import io
 import json
 import math
 import os
-import tempfile
+import secrets
+import stat
 import zipfile
+import zlib
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
 
+from contractlang.files import FileError, make_folder, read_capped, write_atomically
 from contractlang.ir import ContractSimIR
-from solver.dp.induction import (POLICY_DTYPE, OrderTable, Progress, SolveResult, in_setting, policy_shape,
+from solver.dp.induction import (POLICY_DTYPE, UNSOLVED, OrderTable, Progress, SolveResult, in_setting, policy_shape,
                                  solve_in_base_units)
-from solver.dp.problem import ROUNDS, Cover, DPProblem, build_problem
+from solver.dp.problem import ORDER_GRID, ROUNDS, Cover, DPProblem, build_problem
 from solver.environment import SupplyEnvironment
 
 SOLVER_VERSION = "dp-4"  # bump whenever a change could alter a table (files without a digest are re-solved)
 DEFAULT_DIR = Path(".contractlang-cache") / "dp"
 MAX_RESULT_BYTES = 2**22  # a result's JSON or a digest: a few kB, kept as a UTF-32 string
+MAX_TABLE_BYTES = 2**30  # a compressed table is kilobytes to a few megabytes; /dev/zero or a runaway file is not one
+KEY_ENV = "CONTRACTLANG_DP_CACHE_KEY"
 
 
 def default_dir() -> Path:
@@ -47,14 +56,81 @@ def table_key(ir: ContractSimIR, env: SupplyEnvironment, cover: Cover) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
-def table_digest(key: str, result_json: str, policies) -> str:
-    """What a cached file must reproduce to be believed: its key, its result and every policy entry."""
-    h = hashlib.sha256(key.encode())
+def key_file() -> Path:
+    """The secret every cached table's digest is keyed with: $CONTRACTLANG_DP_CACHE_KEY when set, else
+    contractlang/dp-cache.key in $XDG_CONFIG_HOME (~/.config) — outside the cache, so that whoever can write the
+    cache alone cannot make a table it would believe."""
+    if os.environ.get(KEY_ENV):
+        return Path(os.environ[KEY_ENV])
+    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "contractlang" / "dp-cache.key"
+
+
+def cache_secret(path: Path) -> bytes:
+    """The secret at `path`, made (32 random bytes, hex, mode 0600) when there is none yet: created under a
+    temporary name and linked into place, so two processes starting at once agree on one."""
+    if not path.exists() and not path.is_symlink():
+        make_folder(path.parent)
+        fresh = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+        try:
+            fd = os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "w") as handle:
+                handle.write(secrets.token_hex(32) + "\n")
+            os.link(fresh, path)
+        except FileExistsError:
+            pass  # another process made it first: theirs is the one
+        except OSError as exc:
+            raise FileError(f"cannot make the DP cache's key {path}: {exc.strerror or exc}; set {KEY_ENV} to a "
+                            "file that can be written") from None
+        finally:
+            fresh.unlink(missing_ok=True)
+    text = read_capped(path, 256).decode("ascii", "replace").strip()
+    if len(text) != 64 or any(ch not in "0123456789abcdef" for ch in text):
+        raise FileError(f"{path}: not a DP cache key (64 hex digits); delete it to have a new one made")
+    return bytes.fromhex(text)
+
+
+def table_digest(secret: bytes, key: str, result_json: str, policies) -> str:
+    """What a cached file must reproduce to be believed: its key, its result and every policy entry, under the
+    secret."""
+    h = hmac.new(secret, key.encode(), hashlib.sha256)
     h.update(result_json.encode())
     for policy in policies:
         h.update(repr((policy.dtype.str, policy.shape)).encode())
         h.update(np.ascontiguousarray(policy).tobytes())
     return h.hexdigest()
+
+
+def _consistent(result: SolveResult, policies: tuple[np.ndarray, ...], problem: DPProblem) -> bool:
+    """A table's invariants: probabilities in [0, 1], values finite, and every entry either unsolved or an order
+    of the grid that its price scenario's prices and the entry's cash can pay for."""
+    probabilities = (result.p_sat, result.p_sat_forward, result.completeness, *result.survival)
+    values = (result.v_supplier, result.v_supplier_forward, *(u for u in (result.u_customer, result.u_supplier)
+                                                              if u is not None))
+    if not all(0.0 <= p <= 1.0 for p in probabilities) or not all(math.isfinite(v) for v in values):
+        return False
+    for policy in policies:
+        if not ((policy == UNSOLVED) | ((policy >= 0) & (policy < len(ORDER_GRID)))).all():
+            return False
+        orders = np.where(policy >= 0, policy, 0)
+        cost = problem.order_cost[np.arange(policy.shape[-1]), orders]
+        cash = np.arange(policy.shape[-2])[:, None]
+        if ((policy >= 0) & (cost > cash)).any():
+            return False
+    return True
+
+
+def _open_table(path: Path):
+    """A reader of the cached file, or None unless it is a regular file (not a link, a pipe or a device) within
+    MAX_TABLE_BYTES."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    status = os.fstat(fd)
+    if not stat.S_ISREG(status.st_mode) or status.st_size > MAX_TABLE_BYTES:
+        os.close(fd)
+        return None
+    return os.fdopen(fd, "rb")
 
 
 def _members_fit(archive: zipfile.ZipFile, problem: DPProblem) -> bool:
@@ -89,6 +165,7 @@ class TableCache:
         self._memory = lru_cache(maxsize=16)(self._load_or_solve)
         # held here rather than passed through, so a progress callback never becomes part of the cache key
         self._progress: Progress = None
+        self._key: bytes | None = None  # the digests' secret, read when the disk is first used
 
     def solve(self, ir: ContractSimIR, env: SupplyEnvironment, cover: Cover = "schedule",
               progress: Progress = None) -> tuple[SolveResult, OrderTable, bool]:
@@ -102,10 +179,15 @@ class TableCache:
         assert self.directory is not None
         return self.directory / f"{key}.npz"
 
+    def _secret(self) -> bytes:
+        if self._key is None:
+            self._key = cache_secret(key_file())
+        return self._key
+
     def _load_or_solve(self, ir: ContractSimIR, env: SupplyEnvironment, cover: Cover):
         key = table_key(ir, env, cover)
         problem = build_problem(ir, env, cover)
-        if self.directory is not None and self._path(key).exists():
+        if self.directory is not None:
             loaded = self._read(key, problem)
             if loaded is not None:
                 result, policies = loaded
@@ -115,33 +197,42 @@ class TableCache:
             self._write(key, result, table)
         return in_setting(result, problem), table, False
 
-    def _read(self, key: str, problem) -> tuple[SolveResult, tuple[np.ndarray, ...]] | None:
-        """The cached table if its digest holds; None for a corrupt, truncated, altered or oversized file."""
-        path = self._path(key)
-        try:
-            with zipfile.ZipFile(path) as archive:
-                if not _members_fit(archive, problem):
-                    return None
-            with np.load(path) as data:
-                result_json = str(data["result"])
-                policies = tuple(data[f"round{t}"] for t in range(ROUNDS))
-                digest = str(data["digest"])
-            if digest != table_digest(key, result_json, policies):
-                return None
-            return SolveResult.model_validate_json(result_json), policies
-        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+    def _read(self, key: str, problem: DPProblem) -> tuple[SolveResult, tuple[np.ndarray, ...]] | None:
+        """The cached table if it is there and its digest and invariants hold; None for a missing, corrupt,
+        truncated, altered, forged or oversized file, or one that is not a regular file."""
+        handle = _open_table(self._path(key))
+        if handle is None:
             return None
+        secret = self._secret()
+        try:
+            with handle:
+                with zipfile.ZipFile(handle) as archive:
+                    if not _members_fit(archive, problem):
+                        return None
+                handle.seek(0)
+                with np.load(handle) as data:
+                    result_json = str(data["result"])
+                    policies = tuple(data[f"round{t}"] for t in range(ROUNDS))
+                    digest = str(data["digest"])
+            if not hmac.compare_digest(digest, table_digest(secret, key, result_json, policies)):
+                return None
+            result = SolveResult.model_validate_json(result_json)
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error):
+            return None
+        return (result, policies) if _consistent(result, policies, problem) else None
 
     def _write(self, key: str, result: SolveResult, table: OrderTable) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
+        """The table as a new file in the cache (never through a link); a cache that cannot be written is one
+        line naming it."""
+        secret = self._secret()
+        buffer = io.BytesIO()
+        result_json = result.model_dump_json()
+        np.savez_compressed(buffer, result=np.array(result_json),
+                            digest=np.array(table_digest(secret, key, result_json, table.policies)),
+                            **{f"round{t}": p for t, p in enumerate(table.policies)})
         try:
-            with os.fdopen(fd, "wb") as handle:
-                result_json = result.model_dump_json()
-                np.savez_compressed(handle, result=np.array(result_json),
-                                    digest=np.array(table_digest(key, result_json, table.policies)),
-                                    **{f"round{t}": p for t, p in enumerate(table.policies)})
-            os.replace(tmp, self._path(key))
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+            make_folder(self.directory)
+            write_atomically(self._path(key), buffer.getvalue(), entry=True)
+        except FileError as exc:
+            raise FileError(f"{self.directory}: cannot keep solved DP tables there ({exc}); choose another "
+                            "directory (CONTRACTLANG_DP_CACHE, `solve --cache-dir` or `--no-cache`)") from None
