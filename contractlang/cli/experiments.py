@@ -10,7 +10,7 @@ import typer
 
 from contractlang.cli.app import app, experiment_app
 from contractlang.cli.errors import InputError, playing, runner_progress
-from contractlang.cli.inputs import load_one, synthetic_set
+from contractlang.cli.inputs import synthetic_set
 from contractlang.cli.llm_options import LlmFlags, llm_client, llm_options, llm_settings
 from contractlang.cli.options import (ConventionOption, JsonFlag, LlmWorkers, Ray, Workers, choice, float_set,
                                      int_list)
@@ -69,10 +69,9 @@ def synth(
 
 def _synthetic_contracts(directory: Path) -> list:
     """(manifest entry, IR) for every contract `synth` wrote into `directory`, read back from its file."""
-    from games.contractsim.synth import read_manifest
+    from games.contractsim.synth import set_contracts
 
-    manifest = read_manifest(directory)
-    return [(entry, load_one(directory / entry.path).ir) for entry in manifest.contracts]
+    return set_contracts(directory)[1]
 
 
 Directory = Annotated[Optional[Path], typer.Argument(
@@ -216,10 +215,10 @@ def experiment_frontier(
     exactly: the `synth` searches' pool in Envs 3–6, an enumeration in Envs 1–2. Writes a Figure-2 style PNG
     per environment and the points as JSON. Resumable."""
     from games.contractsim.frontier import DETERMINISTIC, frontiers, pool_jobs, pool_records, write_report
-    from games.contractsim.synth import read_manifest, search_records
+    from games.contractsim.synth import search_records, set_contracts
 
     directory = synthetic_set(directory)
-    manifest = read_manifest(directory)
+    manifest, _ = set_contracts(directory)  # the frontiers draw on the searches; the set is checked whole all the same
     covered = manifest.plan.envs
     chosen = covered if envs is None else tuple(dict.fromkeys(int_list(envs, "environment", "--envs")))
     if any(e not in covered for e in chosen):
