@@ -524,6 +524,12 @@ def check(file: ast.SourceFile) -> CheckResult:
     return CheckResult(contracts=tuple(checked), diagnostics=tuple(ordered))
 
 
+def unformattable(tree: ast.SourceFile) -> tuple[Diagnostic, ...]:
+    """The check errors that leave a file without a canonical form, by the same rules `check` applies: a number
+    the printer would change (E003), no contract (E005), a name unsafe to print (E107)."""
+    return tuple(d for d in check(tree).diagnostics if d.code in ("E003", "E005", "E107"))
+
+
 def check_board(checked: CheckedContract, colour_of, board_name: str) -> tuple[Diagnostic, ...]:
     """Board-dependent checks for a CT-Bench contract: each `with ... chip` colour must match its tile.
 
