@@ -52,7 +52,7 @@ def synth(
                                "e14_holds": m.e14_holds, "e14": rows, "searched_now": run.searched,
                                "solved_now": run.solved}))
         return
-    typer.echo("E14 (base contracts: |P_sat − ρ| ≤ 0.05 and individually rational)")
+    typer.echo("E14 (base contracts: |P_sat - ρ| ≤ 0.05 and individually rational)")
     typer.echo(f"{'env':>3} {'ρ':>4} {'P_sat':>7} {'U_Cust':>8} {'U_Supp':>7}  starts  E14")
     for r in m.e14:
         if not r.found:

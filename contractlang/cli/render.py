@@ -89,7 +89,7 @@ def print_verification(report, file: str, source: str, console: Console | None =
 
 
 def _dollars(amount: float) -> str:
-    return f"{'−' if amount < 0 else ''}${abs(amount):,.2f}"
+    return f"{'-' if amount < 0 else ''}${abs(amount):,.2f}"
 
 
 def print_solution(result, ir: ContractSimIR, cached: bool) -> None:
