@@ -241,11 +241,11 @@ class _ContractChecker:
                          "state every product's unit price, e.g. `prices { "
                          + "  ".join(f"{d}: $1" for d in setting.products) + " }`")
 
-        deliveries = self.deliveries(setting)
+        deliveries, whole = self.deliveries(setting)
         payments = self.payments(setting)
         contingencies = self.contingencies(setting, deliveries)
         asserts = self.asserts(setting)
-        if len(self.r.items) > before or deliveries is None or payments is None:
+        if len(self.r.items) > before or not whole or payments is None:
             return None
         return ContractSimIR(
             name=self.c.name,
@@ -258,21 +258,22 @@ class _ContractChecker:
             asserts=tuple(asserts),
         )
 
-    def deliveries(self, setting: Setting) -> dict[int, tuple[int, int, int]] | None:
+    def deliveries(self, setting: Setting) -> tuple[dict[int, tuple[int, int, int]], bool]:
+        """The production weeks whose entry states every product, and whether that is the whole schedule (the
+        known weeks are checked against the minimums even when others are missing, so one run reports both)."""
         block = self.first(ast.Deliver)
         if block is None:
             self.r.error("E402", self.c.name_span, "parse-incomplete: no `deliver` schedule",
                          f"add `deliver {{ weeks 2..10: {', '.join(d + ' 1' for d in setting.products)} }}`")
-            return None
+            return {}, False
         self.spans["deliver"] = block.span
-        complete = True
+        partial: set[int] = set()
 
         def value_of(entry: ast.DeliveryEntry):
-            nonlocal complete
             got = self.items(entry.items, setting, "delivery")
             absent = [setting.products[i] for i in range(3) if i not in got]
             if absent:
-                complete = False
+                partial.add(id(entry))
                 self.r.error("E404", entry.span, f"parse-incomplete: this delivery entry does not state "
                              f"{_listing(absent)}", "write every product, using 0 for none")
             return tuple(got.get(i, 0) for i in range(3))
@@ -283,8 +284,8 @@ class _ContractChecker:
             self.r.error("E402", block.span, f"parse-incomplete: no delivery for week{'s' * (len(missing) > 1)} "
                          f"{_listing(missing)}", "every production week 2, 4, 6, 8, 10 needs an entry "
                          "(write zeros for a week with no delivery)")
-            return None
-        return {w: v for w, (v, _) in sched.items()} if complete else None
+        known = {w: v for w, (v, entry) in sched.items() if id(entry) not in partial}
+        return known, not missing and not partial
 
     def payments(self, setting: Setting) -> dict[int, int] | None:
         block = self.first(ast.Pay)
@@ -308,17 +309,16 @@ class _ContractChecker:
             return (1, 1, 1)
         got = self.items(clause.minimum, setting, "minimum")
         mins = tuple(got.get(i, 0) for i in range(3))
-        if deliveries is not None:
-            for q in clause.minimum:
-                idx = setting.product_index(q.product.value)
-                if idx is None:
-                    continue
-                for w in PRODUCTION_WEEKS:
-                    if mins[idx] > deliveries[w][idx]:
-                        self.r.error("E502", q.span, f"minimum {mins[idx]} {q.product.value} is above the "
-                                     f"{deliveries[w][idx]} scheduled in week {w}",
-                                     "a minimum cannot exceed the scheduled quantity in any production week")
-                        break
+        for q in clause.minimum:
+            idx = setting.product_index(q.product.value)
+            if idx is None:
+                continue
+            for w in sorted(deliveries):
+                if mins[idx] > deliveries[w][idx]:
+                    self.r.error("E502", q.span, f"minimum {mins[idx]} {q.product.value} is above the "
+                                 f"{deliveries[w][idx]} scheduled in week {w}",
+                                 "a minimum cannot exceed the scheduled quantity in any production week")
+                    break
         return mins
 
     def contingencies(self, setting: Setting, deliveries) -> Contingencies:
@@ -522,6 +522,12 @@ def check(file: ast.SourceFile) -> CheckResult:
             checked.append(result)
     ordered = sorted(report.items, key=lambda d: (d.span.line, d.span.column, d.code))
     return CheckResult(contracts=tuple(checked), diagnostics=tuple(ordered))
+
+
+def unformattable(tree: ast.SourceFile) -> tuple[Diagnostic, ...]:
+    """The check errors that leave a file without a canonical form, by the same rules `check` applies: a number
+    the printer would change (E003), no contract (E005), a name unsafe to print (E107)."""
+    return tuple(d for d in check(tree).diagnostics if d.code in ("E003", "E005", "E107"))
 
 
 def check_board(checked: CheckedContract, colour_of, board_name: str) -> tuple[Diagnostic, ...]:

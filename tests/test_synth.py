@@ -294,6 +294,7 @@ def test_commands_default_to_the_shipped_set_and_say_how_far_it_is(tmp_path, mon
     # with the manifest of a finished generation but searches missing (the state this repository's set was in
     # for three sessions, while 30 lost search records were run again), only the frontiers need them
     shutil.copy(real / "manifest.json", shipped / "manifest.json")
+    shutil.copytree(real / "contracts", shipped / "contracts")
     assert_each_fails_in_one_line(lambda *args: run_cli(*args, cwd=tmp_path), [
         (("experiment", "frontier"), "the shipped set's search store is incomplete here (3 of 80 search jobs"),
         (("experiment", "frontier", "--envs", "2,5"), "(0 of 20 search jobs of Env 5 done)")])

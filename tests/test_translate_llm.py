@@ -133,7 +133,7 @@ def test_rules_backend_is_the_offline_default(tmp_path):
     assert out["backend"] == "rules" and out["missing"] == ["no payment for week 11"] and out["terms"] is None
     assert proc.stderr == ""  # under --json the object names its backend
     told = run_cli("translate", ROOT / "tests/nl/i2-no-final-payment.txt", "--cache", tmp_path / "c.sqlite")
-    assert "rules/rules-v4 (offline: no LLM)" in told.stderr.splitlines()[0]
+    assert "rules/rules-v5 (offline: no LLM)" in told.stderr.splitlines()[0]
     unwritable = run_cli("translate", ROOT / "tests/nl/01-plain-lists.txt", "--cache", tmp_path / "c.sqlite", "-o",
                          "/proc/no-such-dir/out.contract")
     assert unwritable.returncode == 1  # the failure is the only line: no offline notice before it

@@ -52,6 +52,19 @@ def _leave(code: int) -> None:
     os._exit(code)
 
 
+HELP_WIDTH = 120
+"""Columns of `--help` written to a pipe or file: rich assumes 80 without a terminal, and cut option names
+(`--conditions,--condit…`) at that width; every command's help fits in 120 uncut."""
+
+
+def _help_width() -> None:
+    """Help into a pipe or file is HELP_WIDTH columns wide unless TERMINAL_WIDTH or COLUMNS say otherwise."""
+    if not sys.stdout.isatty() and not os.environ.get("TERMINAL_WIDTH") and not os.environ.get("COLUMNS"):
+        import typer.rich_utils
+
+        typer.rich_utils.MAX_WIDTH = HELP_WIDTH
+
+
 def main() -> None:
     """Console entry point: bad input exits 1, usage errors 2, an internal error 3; never a traceback."""
     # a blocked signal mask is inherited across exec (Python resets handlers, not the mask): unblock, so that
@@ -60,6 +73,7 @@ def main() -> None:
     handler = _interrupt_handler()
     signal.signal(signal.SIGINT, handler)  # likewise an inherited SIG_IGN: Ctrl-C must end a run
     signal.signal(signal.SIGTERM, handler)  # a killed run unwinds like Ctrl-C
+    _help_width()
     try:
         app()
     except SystemExit as exc:

@@ -10,7 +10,7 @@ import typer
 
 from contractlang.cli.app import app, experiment_app
 from contractlang.cli.errors import InputError, playing, runner_progress
-from contractlang.cli.inputs import load_one, output_dir, synthetic_set
+from contractlang.cli.inputs import output_dir, synthetic_set
 from contractlang.files import check_folder
 from contractlang.cli.llm_options import LlmFlags, llm_client, llm_options, llm_settings
 from contractlang.cli.options import (ConventionOption, JsonFlag, LlmWorkers, Ray, Workers, choice, float_set,
@@ -54,7 +54,7 @@ def synth(
                                "e14_holds": m.e14_holds, "e14": rows, "searched_now": run.searched,
                                "solved_now": run.solved}))
         return
-    typer.echo("E14 (base contracts: |P_sat − ρ| ≤ 0.05 and individually rational)")
+    typer.echo("E14 (base contracts: |P_sat - ρ| ≤ 0.05 and individually rational)")
     typer.echo(f"{'env':>3} {'ρ':>4} {'P_sat':>7} {'U_Cust':>8} {'U_Supp':>7}  starts  E14")
     for r in m.e14:
         if not r.found:
@@ -71,10 +71,9 @@ def synth(
 
 def _synthetic_contracts(directory: Path) -> list:
     """(manifest entry, IR) for every contract `synth` wrote into `directory`, read back from its file."""
-    from games.contractsim.synth import read_manifest
+    from games.contractsim.synth import set_contracts
 
-    manifest = read_manifest(directory)
-    return [(entry, load_one(directory / entry.path).ir) for entry in manifest.contracts]
+    return set_contracts(directory)[1]
 
 
 Directory = Annotated[Optional[Path], typer.Argument(
@@ -233,12 +232,12 @@ def experiment_frontier(
     exactly: the `synth` searches' pool in Envs 3–6, an enumeration in Envs 1–2. Writes a Figure-2 style PNG
     per environment and the points as JSON. Resumable."""
     from games.contractsim.frontier import DETERMINISTIC, frontiers, pool_jobs, pool_records, write_report
-    from games.contractsim.synth import read_manifest, search_records
+    from games.contractsim.synth import search_records, set_contracts
     from games.runner import shared_store
 
     out = output_dir(out, directory, "frontier")
     directory = synthetic_set(directory)
-    manifest = read_manifest(directory)
+    manifest, _ = set_contracts(directory)  # the frontiers draw on the searches; the set is checked whole all the same
     covered = manifest.plan.envs
     chosen = covered if envs is None else tuple(dict.fromkeys(int_list(envs, "environment", "--envs")))
     if any(e not in covered for e in chosen):

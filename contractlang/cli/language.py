@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from contractlang import check_source
-from contractlang.checker import check as check_tree
+from contractlang.checker import unformattable
 from contractlang.cli.app import app
 from contractlang.cli.errors import InputError, UsageProblem
 from contractlang.cli.inputs import emit_diagnostics, load_contracts, load_one, read, source_text
@@ -80,12 +80,10 @@ def fmt(
             unformatted.append(str(path))
             emit_diagnostics(err.diagnostics, source_text(data))
             continue
-        # the formatter prints numbers from their values: one the checker refuses would change on the way; a file
-        # holding no contract has no canonical form (fmt passed an empty file, and --write made it a blank line)
-        unformattable = [d for d in check_tree(tree).diagnostics if d.code in ("E003", "E005")]
-        if unformattable:
+        refused = unformattable(tree)
+        if refused:
             unformatted.append(name)
-            emit_diagnostics(unformattable, source_text(data))
+            emit_diagnostics(refused, source_text(data))
             continue
         text = format_source(tree)
         original = data.decode("utf-8")

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from contractlang.files import write_atomically
 from contractlang.ir import ContractIR, ContractSimIR
-from contractlang.vocab import PRODUCTION_WEEKS
+from contractlang.vocab import PRODUCTION_WEEKS, WEEKS
 
 
 def stdout_console() -> Console:
@@ -89,7 +89,7 @@ def print_verification(report, file: str, source: str, console: Console | None =
 
 
 def _dollars(amount: float) -> str:
-    return f"{'−' if amount < 0 else ''}${abs(amount):,.2f}"
+    return f"{'-' if amount < 0 else ''}${abs(amount):,.2f}"
 
 
 def print_solution(result, ir: ContractSimIR, cached: bool) -> None:
@@ -117,27 +117,39 @@ def print_solution(result, ir: ContractSimIR, cached: bool) -> None:
 
 
 def plot_survival(result, path) -> None:
-    """The survival curve S_t of ContractSim paper, App. C.5 as a step plot, written to `path` (PNG)."""
+    """The survival curve S_t (ContractSim paper, App. C.5) as a PNG at `path` (`survival_figure`)."""
+    fig = survival_figure(result)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, dpi=120, format="png")
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    write_atomically(path, buffer.getvalue())
+
+
+def survival_figure(result):
+    """S_t (ContractSim paper, App. C.5) against the production week it follows: S_1 at week 2 to S_5 at week 10, each held until
+    the next production week and the last to the end of the game (week 11), a marker at every value; the
+    legend under the axes."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(5, 3.2))
+    fig, ax = plt.subplots(figsize=(5.5, 3.6), layout="constrained")
     weeks = list(PRODUCTION_WEEKS)
-    ax.step([0] + weeks, [1.0] + list(result.survival), where="post")
+    survival = list(result.survival)
+    ax.step(weeks + [WEEKS[-1]], survival + survival[-1:], where="post", color="C0")
+    ax.plot(weeks, survival, "o", color="C0", label="S_t after the production week")
     ax.axhline(0.95, linestyle=":", color="grey", label="0.95 threshold")
     ax.set_xticks(weeks)
+    ax.set_xlim(weeks[0] - 0.5, WEEKS[-1] + 0.5)
     ax.set_xlabel("production week")
     ax.set_ylabel("P(no Supplier violation yet)")
-    ax.set_ylim(min(0.0, min(result.survival)) - 0.02, 1.02)
-    ax.set_title(f"{result.contract}, environment {result.env}: P_sat {result.p_sat:.4f}")
-    ax.legend(loc="lower left")
-    fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, dpi=120, format="png")
-    plt.close(fig)
-    write_atomically(path, buffer.getvalue())
+    ax.set_ylim(min(0.0, min(survival)) - 0.02, 1.05)
+    ax.set_title(f"{result.contract}\nenvironment {result.env}: P_sat {result.p_sat:.4f}", fontsize=10)
+    fig.legend(loc="outside lower center", ncol=2, fontsize=8, frameon=False)  # under the axes, over no data
+    return fig
 
 
 def usage_line(usage) -> str:

@@ -78,9 +78,12 @@ def verify(
         source = source_text(read(contract)[0])
         for report in reports:
             print_verification(report, str(contract), source)
-        if env is None and board is None:
-            typer.echo("(pass --env N for budget, capacity and cash-flow checks; --board ID for CT-Bench board "
-                       "checks)", err=True)
+        kinds = {c.ir.kind for c in contracts}
+        if "contractsim" in kinds and env is None:
+            typer.echo("(pass --env N, an environment 1..6, for the budget, capacity and cash-flow checks)", err=True)
+        if "ctbench" in kinds and board is None:
+            typer.echo("(pass --board ID, a board 0..79 of `contractlang ctbench boards` or SET:ID, for the coverage "
+                       "colour, chip sufficiency and path-to-goal checks)", err=True)
     if strict and any(c.status == "refuted" for r in reports for c in r.checks):
         raise typer.Exit(1)
 

@@ -18,7 +18,7 @@ from contractlang.vocab import Frozen
 
 __all__ = ["DEFAULT_CACHE", "MissingApiKey", "Translation", "TranslationCache", "translate_text"]
 
-RULES_MODEL = "rules-v4"  # bump whenever the rules backend reads some text differently
+RULES_MODEL = "rules-v5"  # bump whenever the rules backend reads some text differently
 DEFAULT_CACHE = Path(".contractlang-cache") / "translations.sqlite"
 
 

@@ -447,7 +447,12 @@ _SUBSTITUTION = re.compile(r"substitut|\breplac|\bswap|exchange[ds]? .*for", re.
 _DEDUCTION = re.compile(r"(reduc|deduct|lower|withh[oe]ld)\w*[^.]*\bpayment|payment\w*[^.]*(reduc|deduct|lower)", re.I)
 _ROLLOVER = re.compile(r"carr(?:y|ied|ies)\s+(?:over|forward)|roll(?:ed|s)?\s*over|made up|make up|\bcatch up", re.I)
 _GRIM = re.compile(r"(terminat|suspend|cancel|end)\w*[^.]*(breach|violat|default|fail)|"
-                   r"(breach|violat|default)\w*[^.]*(terminat|suspend|cancel)", re.I)
+                   r"(breach|violat|default)\w*[^.]*(terminat|suspend|cancel|\bends?\b|\bended\b|\bis over\b)", re.I)
+# a sentence about breach, termination or penalties that no recogniser above reads (the language has no
+# penalty clause): left unread and quoted, never dropped and never read as a delivery or a payment
+_REMEDY = re.compile(r"breach|violat|\bdefault|terminat|\bcancel|\bsuspend|penalt|\bfine[sd]?\b(?!-)|forfeit|"
+                     r"damages|compensat|\bliab|\bsue\b|\bvoid\b", re.I)
+_PENALTY = re.compile(r"penalt|\bfine[sd]?\b(?!-)|forfeit|damages|compensat|\bliab", re.I)
 _STATED = re.compile(r"^\s*stated:\s*(.+?)\s*$", re.I | re.M)
 _VERB = r"\s*(?:[:=]|is|are|of|comes to|amounts? to|equals?|will be)?\s*"
 _TOTAL_PAY = re.compile(r"(?:total (?:of (?:all )?(?:the )?)?payments?|(?:stated\s+)?total(?:\s+amount)?\s+"
@@ -533,6 +538,10 @@ def translate(text: str, name: str = "contract") -> RulesResult:
             continue
         if _GRIM.search(sentence):
             grim = build.on_breach()
+        if _PENALTY.search(sentence) or (_REMEDY.search(sentence) and not _GRIM.search(sentence)):
+            unread.append(f"could not read (a breach, termination or penalty term): {sentence.strip()}")
+            continue
+        if grim is not None and _GRIM.search(sentence):
             continue
         for rx, total in ((_TOTAL_PAY, "total pay"), (_TOTAL_VALUE, "total value")):
             for found in rx.finditer(sentence):
@@ -636,12 +645,21 @@ def _settle_shares(paid: dict[int, object], prices, delivered, reading: _Reading
     return settled
 
 
+_NAMED = (r'\bthe {title} is "([^"\n]*)"',  # the renderer's wording
+          r"((?:[A-Z][\w'’&.-]*\s+)*[A-Z][\w'’&.-]*)\s*\(\s*(?:the\s+)?[\"“]?{title}[\"”]?\s*\)",  # Acme (the Customer)
+          r'^\s*(?:the\s+)?{title}\s*:\s*"?([^"\n]+?)"?\s*\.?\s*$')  # a line "Customer: Acme Foods"
+
+
 def _parties(text: str, s) -> tuple[str, str] | None:
+    """The parties' names as the text gives them (either may be left at its role's title); None when it names
+    neither."""
     found = []
     for title in (s.customer_title, s.supplier_title):
-        m = re.search(r"\bthe " + re.escape(title) + r' is "([^"\n]*)"', text)
-        found.append(m.group(1) if m else None)
-    return tuple(found) if all(f is not None for f in found) else None
+        names = (re.search(p.format(title=re.escape(title)), text, re.M) for p in _NAMED)
+        found.append(next((m.group(1) for m in names if m is not None), None))
+    if found == [None, None]:
+        return None
+    return tuple(title if name is None else name for name, title in zip(found, (s.customer_title, s.supplier_title)))
 
 
 def _contractsim_source(name, setting_key, parties, prices, delivered, paid, extra: list[ast.Clause],

@@ -108,7 +108,7 @@ def _text(stat: Stat | None) -> str:
 
 PAPER_ROWS: dict[tuple[str, str, str], tuple[str, ...]] = {
     # ContractSim paper, App. D.3, Table 7 (Customer, macro); keys (role, counterparty, policy)
-    ("customer", "rcc", "rc"): ("323.5 ± 88.2", "323.5 ± 88.2", "−0.1 ± 1.5", "−0.1 ± 1.5", "100.0", "100.0", "100.0", "98.7 ± 10.4", "0.0", "0.0", "0.0"),
+    ("customer", "rcc", "rc"): ("323.5 ± 88.2", "323.5 ± 88.2", "-0.1 ± 1.5", "-0.1 ± 1.5", "100.0", "100.0", "100.0", "98.7 ± 10.4", "0.0", "0.0", "0.0"),
     ("customer", "rcc", "rcc"): ("323.4 ± 88.4", "323.4 ± 88.4", "0.0", "0.0", "98.7 ± 10.4", "100.0", "0.0", "100.0", "1.7 ± 12.8", "0.0", "100.0"),
     ("customer", "rcc", "re"): ("200.0 ± 0.0", "200.0 ± 0.0", "123.4 ± 88.4", "123.4 ± 88.4", "0.0", "0.0", "–", "38.7 ± 36.7", "100.0", "100.0", "–"),
     ("customer", "rc", "rc"): ("323.5 ± 88.2", "323.5 ± 88.2", "0.3 ± 2.5", "0.1 ± 1.0", "100.0", "100.0", "100.0", "98.7 ± 10.4", "0.0", "0.0", "0.0"),
@@ -116,15 +116,15 @@ PAPER_ROWS: dict[tuple[str, str, str], tuple[str, ...]] = {
     ("customer", "rc", "re"): ("282.6 ± 53.9", "209.2 ± 26.0", "41.3 ± 47.9", "114.4 ± 86.4", "0.0", "0.0", "–", "48.5 ± 25.2", "100.0", "100.0", "–"),
     ("customer", "re", "rc"): ("54.0 ± 64.7", "54.0 ± 64.7", "99.8 ± 68.2", "99.8 ± 68.2", "100.0", "100.0", "100.0", "72.4 ± 39.1", "0.0", "0.0", "0.0"),
     ("customer", "re", "rcc"): ("153.8 ± 32.4", "153.8 ± 32.4", "0.0", "0.0", "72.4 ± 39.1", "100.0", "0.0", "100.0", "33.3 ± 47.3", "0.0", "100.0"),
-    ("customer", "re", "re"): ("200.0 ± 0.0", "200.0 ± 0.0", "−46.2 ± 32.4", "−46.2 ± 32.4", "0.0", "0.0", "–", "38.7 ± 36.7", "100.0", "100.0", "–"),
+    ("customer", "re", "re"): ("200.0 ± 0.0", "200.0 ± 0.0", "-46.2 ± 32.4", "-46.2 ± 32.4", "0.0", "0.0", "–", "38.7 ± 36.7", "100.0", "100.0", "–"),
     # Table 8 (Supplier, macro)
     ("supplier", "rcc", "rc"): ("52.6 ± 36.2", "52.4 ± 36.6", "0.0 ± 0.2", "0.0 ± 0.2", "97.2 ± 15.4", "97.2 ± 15.4", "–", "98.6 ± 9.0", "3.9 ± 19.4", "3.9 ± 19.4", "–"),
     ("supplier", "rcc", "rcc"): ("52.6 ± 36.2", "52.4 ± 36.5", "0.0", "0.0", "97.2 ± 15.4", "97.2 ± 15.4", "–", "98.6 ± 9.0", "3.9 ± 19.4", "3.9 ± 19.4", "–"),
     ("supplier", "rcc", "re"): ("46.2 ± 32.4", "8.3 ± 18.3", "6.5 ± 49.2", "44.1 ± 45.2", "5.3 ± 8.9", "5.3 ± 8.9", "–", "32.0 ± 35.0", "100.0", "100.0", "–"),
     ("supplier", "rc", "rc"): ("53.6 ± 35.0", "53.4 ± 35.4", "0.0", "0.0", "98.9 ± 6.9", "98.9 ± 6.9", "–", "98.9 ± 6.9", "3.9 ± 19.4", "3.9 ± 19.4", "–"),
     ("supplier", "rc", "rcc"): ("53.6 ± 35.0", "53.4 ± 35.4", "0.0", "0.0", "98.9 ± 6.9", "98.9 ± 6.9", "–", "98.9 ± 6.9", "3.9 ± 19.4", "3.9 ± 19.4", "–"),
-    ("supplier", "rc", "re"): ("146.0 ± 64.7", "8.3 ± 18.3", "−92.4 ± 65.0", "45.1 ± 44.4", "5.3 ± 8.9", "5.3 ± 8.9", "–", "5.3 ± 8.9", "100.0", "100.0", "–"),
-    ("supplier", "re", "rc"): ("−29.7 ± 10.1", "−29.7 ± 10.1", "29.7 ± 10.1", "29.7 ± 10.1", "9.3 ± 12.8", "–", "9.3 ± 12.8", "90.7 ± 12.8", "100.0", "–", "100.0"),
+    ("supplier", "rc", "re"): ("146.0 ± 64.7", "8.3 ± 18.3", "-92.4 ± 65.0", "45.1 ± 44.4", "5.3 ± 8.9", "5.3 ± 8.9", "–", "5.3 ± 8.9", "100.0", "100.0", "–"),
+    ("supplier", "re", "rc"): ("-29.7 ± 10.1", "-29.7 ± 10.1", "29.7 ± 10.1", "29.7 ± 10.1", "9.3 ± 12.8", "–", "9.3 ± 12.8", "90.7 ± 12.8", "100.0", "–", "100.0"),
     ("supplier", "re", "rcc"): ("0.0 ± 0.0", "0.0 ± 0.0", "0.0", "0.0", "0.0", "–", "0.0", "100.0", "100.0", "–", "100.0"),
     ("supplier", "re", "re"): ("0.0 ± 0.0", "0.0 ± 0.0", "0.0", "0.0", "0.0", "–", "0.0", "100.0", "100.0", "–", "100.0"),
 }
@@ -170,9 +170,8 @@ def tables_markdown(rows: list[TableRow], convention: str = "cs19") -> str:
 
 
 def _same(mine: str, theirs: str) -> bool:
-    """Equal as printed, reading the paper's "100.0" as "100.0 ± 0.0" and − as a minus sign."""
+    """Equal as printed, reading the paper's "100.0" as "100.0 ± 0.0" and -0.0 as 0.0."""
     def norm(text: str) -> str:
-        text = text.replace("−", "-")
         return text.removesuffix(" ± 0.0").replace("-0.0", "0.0")
     return norm(mine) == norm(theirs)
 
@@ -235,7 +234,7 @@ def identities(records: list[RationalRecord], rows: list[TableRow], p_sat: dict[
             value = sum(w.value for w in run.weeks)
             e7.append((f"{n} {s}", run.u_supplier == -spend and -capital[n] <= run.u_supplier <= 0
                        and run.u_customer == budget[n] + value))
-    out.append(_check("E7", "Against an RE Customer, U_Supp = −spend ∈ [−capital, 0] and U_Cust = B + value "
+    out.append(_check("E7", "Against an RE Customer, U_Supp = -spend ∈ [-capital, 0] and U_Cust = B + value "
                       "delivered", e7))
     e8 = [(f"{role} vs {other}", s.regret is not None and s.regret.mean == 0 and s.regret.sd == 0
            and s.compliant_regret.mean == 0 and s.compliant_regret.sd == 0)
@@ -247,7 +246,7 @@ def identities(records: list[RationalRecord], rows: list[TableRow], p_sat: dict[
         e9.append((f"{role} {own} vs {other}",
                    _close(s.regret.mean, rcc.utility.mean - s.utility.mean)
                    and _close(s.compliant_regret.mean, rcc.compliant_utility.mean - s.compliant_utility.mean)))
-    out.append(_check("E9", "Mean regret of X vs Y = mean utility of RCC vs Y − mean utility of X vs Y "
+    out.append(_check("E9", "Mean regret of X vs Y = mean utility of RCC vs Y - mean utility of X vs Y "
                       "(compliant too)", e9))
     e10 = []
     for other in COUNTERPARTIES:

@@ -344,13 +344,25 @@ class Figure4(Frozen):
 
 
 def plot_figure4(series: list[FigureSeries], path: Path, counterparty: str = "rcc") -> None:
+    save_png(figure4_plot(series, counterparty), path)
+
+
+MARKERS = "osD^vP*X"
+
+
+def figure4_plot(series: list[FigureSeries], counterparty: str = "rcc"):
     """Compliance (top) and unilateral defection (bottom) in percent against the P_sat bin and the number of
-    contingencies, for each role, against `counterparty` (the JSON holds every counterparty)."""
+    contingencies, for each role, against `counterparty` (the JSON holds every counterparty). Each policy has
+    its own marker and is shifted a little sideways, so that policies with equal values (RC and RCC often are)
+    stay visible side by side; the legend is one row under the panels, over no data."""
     plt = pyplot()
     roles = list(dict.fromkeys(s.role for s in series))
+    policies = list(dict.fromkeys(s.policy for s in series))
+    shift = {p: (i - (len(policies) - 1) / 2) * min(0.08, 0.5 / len(policies)) for i, p in enumerate(policies)}
     axes_order = (("p_sat", P_SAT_BINS, "P_sat of the contract"), ("contingencies", ("0", "1", "2", "3"),
                                                                     "contingency clauses (S, PD, RO)"))
-    fig, grid = plt.subplots(2, 2 * len(roles), figsize=(4.2 * 2 * len(roles), 6.4), dpi=100, squeeze=False)
+    fig, grid = plt.subplots(2, 2 * len(roles), figsize=(4.2 * 2 * len(roles), 7), dpi=100, squeeze=False,
+                             layout="constrained")
     for col_role, role in enumerate(roles):
         for col_axis, (axis, labels, xlabel) in enumerate(axes_order):
             col = 2 * col_role + col_axis
@@ -359,23 +371,27 @@ def plot_figure4(series: list[FigureSeries], path: Path, counterparty: str = "rc
             for row, metric in enumerate(("compliance", "unilateral")):
                 ax = grid[row][col]
                 for s in shown:
-                    points = [(present.index(b.label), getattr(b, metric)) for b in s.bins
+                    points = [(present.index(b.label) + shift[s.policy], getattr(b, metric)) for b in s.bins
                               if getattr(b, metric) is not None]
                     if points:
-                        ax.plot([x for x, _ in points], [100 * y for _, y in points], "--o" if s.rational else "-o",
-                                mfc="none" if s.rational else None, label=s.policy)
+                        ax.plot([x for x, _ in points], [100 * y for _, y in points], "--" if s.rational else "-",
+                                marker=MARKERS[policies.index(s.policy) % len(MARKERS)],
+                                color=f"C{policies.index(s.policy)}", mfc="none" if s.rational else None,
+                                label=s.policy)
                 ax.set_xticks(range(len(present)), present, fontsize=8)
+                ax.set_xlim(-0.5, max(len(present), 1) - 0.5)
                 ax.set_ylim(-5, 105)
                 ax.grid(alpha=0.3)
                 what = "compliance (micro) %" if metric == "compliance" else "unilateral defection %"
                 ax.set_ylabel(f"{role} {what}", fontsize=8)
                 if row == 1:
                     ax.set_xlabel(xlabel, fontsize=8)
-    grid[0][0].legend(fontsize=7)
+    handles, labels = grid[0][0].get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="outside lower center", ncol=len(handles), fontsize=8, frameon=False)
     fig.suptitle(f"Figure 4 — against {counterparty.upper()} counterparties (every counterparty in figure4.json)",
                  fontsize=10)
-    fig.tight_layout()
-    save_png(fig, path)
+    return fig
 
 
 def write_report(out: Path, rep: PerformanceReport, series: list[FigureSeries]) -> Path:

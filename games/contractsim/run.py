@@ -153,10 +153,42 @@ def run_record(obj: object) -> RunRecord:
                              "llm[:MODEL] or cmd:PROGRAM")
     if record.contract_ir is not None:
         try:
-            checked_terms(record.contract_ir)
+            ir = checked_terms(record.contract_ir)
         except ValueError as exc:
             raise ValueError(f"contract_ir: {str(exc).splitlines()[0]}") from None
+        if record.multiplier != SETTINGS[ir.setting].multiplier:
+            raise ValueError(f"multiplier: {record.multiplier} is not the {ir.setting} setting's "
+                             f"{SETTINGS[ir.setting].multiplier}")
+    _check_amounts(record, environment(record.env))
     return record
+
+
+def _check_amounts(record: RunRecord, env: SupplyEnvironment) -> None:
+    """The week amounts within what `play` can write in `env` (§6, [CS-05]-[CS-07]): the Customer pays at most
+    its budget in all and nothing else; the Supplier buys at most `order_cap` of each input at the highest
+    prices and delivers at most what an inventory of `inventory_cap` per input makes; spending stays within
+    capital plus payments; the utilities are the weeks' sums (U_Cust = B + value − paid, U_Supp = paid − spend)."""
+    highs = env.price_bounds()[1]
+    most_spend = env.order_cap * sum(highs)
+    cap, v = env.inventory_cap, env.values
+    most_value = max(v[0] * a + (v[1] + v[2]) * (cap - a) for a in range(cap + 1))
+    for w in record.weeks:
+        if w.role == "customer":
+            bad = w.paid < 0 or w.spend != 0 or w.value != 0
+        else:
+            bad = w.paid != 0 or not 0 <= w.spend <= most_spend or not 0 <= w.value <= most_value
+        if bad:
+            raise ValueError(f"weeks: week {w.week}'s amounts (paid {w.paid}, spend {w.spend}, value {w.value}) are "
+                             f"beyond what a game in Env {env.id} can write (the {w.role} "
+                             + ("pays within the budget and spends nothing)" if w.role == "customer" else
+                                f"pays nothing, spends 0..{most_spend} and delivers a value of 0..{most_value})"))
+    paid, spend, value = (sum(getattr(w, k) for w in record.weeks) for k in ("paid", "spend", "value"))
+    if record.budget != env.budget or paid > env.budget or spend > env.capital + paid:
+        raise ValueError(f"weeks: payments of {paid} and spending of {spend} do not fit Env {env.id}'s budget "
+                         f"{env.budget} and capital {env.capital}")
+    if (record.u_customer, record.u_supplier) != (env.budget + value - paid, paid - spend):
+        raise ValueError(f"u_customer, u_supplier: ({record.u_customer}, {record.u_supplier}) are not the weeks' "
+                         f"sums ({env.budget + value - paid}, {paid - spend})")
 
 
 def _first_error(exc: ValidationError) -> str:

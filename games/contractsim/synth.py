@@ -10,6 +10,7 @@ payment deduction never reads).
 
 from __future__ import annotations
 
+import hashlib
 import math
 from functools import lru_cache
 from pathlib import Path
@@ -17,7 +18,8 @@ from typing import Literal
 
 import numpy as np
 
-from contractlang.files import FileError, make_folder, read_capped, write_atomically
+from contractlang import check_source
+from contractlang.files import MAX_CONTRACT_BYTES, FileError, make_folder, read_capped, write_atomically
 from contractlang.formatter import format_ir
 from contractlang.ir import (Contingencies, ContractSimIR, DeductionTerms, RolloverTerms, SubstitutionTerms,
                              Triple)
@@ -393,7 +395,8 @@ class ManifestEntry(Frozen):
     rho: float
     variant: str
     terms_env: int
-    path: str
+    path: str  # inside the set, always contracts/NAME/contract.contract ("" for an excluded class)
+    sha256: str  # of the contract file's bytes, checked on load ("" for an excluded class)
     prose: str
     p_sat: float
     u_customer: float
@@ -425,16 +428,26 @@ class Manifest(Frozen):
     contracts: tuple[ManifestEntry, ...]
     excluded: tuple[ManifestEntry, ...]  # the {PD} and {PD, RO} classes, solved to report how many fail MB
     e14: tuple[E14Row, ...]
+    digest: str = ""  # SHA-256 of the fields above as written (`content_digest`): a hand edit shows on load
+
+    def content_digest(self) -> str:
+        return hashlib.sha256(self.model_dump_json(exclude={"digest"}).encode()).hexdigest()
+
+    def sealed(self) -> Manifest:
+        return self.model_copy(update={"digest": self.content_digest()})
 
     @property
     def e14_holds(self) -> int:
         return sum(r.holds for r in self.e14)
 
 
-def _entry(record: SolveRecord, terms_env: int, path: str, prose: str) -> ManifestEntry:
+def _entry(record: SolveRecord, terms_env: int, source: str | None) -> ManifestEntry:
+    """The manifest line of a solved variant; `source` is its contract file's text, None for an excluded class."""
     j = record.job
+    path, prose = _paths(j.name) if source is not None else ("", "")
+    sha256 = "" if source is None else hashlib.sha256(source.encode()).hexdigest()
     return ManifestEntry(name=j.name, env=j.env, rho=j.rho, variant=j.variant, terms_env=terms_env, path=path,
-                         prose=prose, p_sat=record.p_sat, u_customer=record.u_customer,
+                         sha256=sha256, prose=prose, p_sat=record.p_sat, u_customer=record.u_customer,
                          u_supplier=record.u_supplier, completeness=record.completeness,
                          mutually_beneficial=record.mutually_beneficial)
 
@@ -468,20 +481,25 @@ def write_outputs(out: Path, bases: list[BaseChoice], solved: dict[SolveJob, Sol
                 continue
             name = record.job.name
             if variant in EXCLUDED_VARIANTS:
-                excluded.append(_entry(record, base.terms_env, "", ""))
+                excluded.append(_entry(record, base.terms_env, None))
                 continue
             folder = out / "contracts" / name
             make_folder(folder)
             ir = record.job.contract()
-            write_atomically(folder / "contract.contract", format_ir(ir))
+            source = format_ir(ir)
+            write_atomically(folder / "contract.contract", source)
             write_atomically(folder / "contract.txt", render(ir) + "\n")
             for setting in PROSE_ADAPTERS.get(base.env, ()):
                 write_atomically(folder / f"contract.{setting}.txt", render(ir, setting=setting) + "\n")
-            kept.append(_entry(record, base.terms_env, f"contracts/{name}/contract.contract",
-                               f"contracts/{name}/contract.txt"))
-    manifest = Manifest(plan=plan, contracts=tuple(kept), excluded=tuple(excluded), e14=tuple(e14))
+            kept.append(_entry(record, base.terms_env, source))
+    manifest = Manifest(plan=plan, contracts=tuple(kept), excluded=tuple(excluded), e14=tuple(e14)).sealed()
     write_atomically(out / "manifest.json", manifest.model_dump_json(indent=1) + "\n")
     return manifest
+
+
+def _paths(name: str) -> tuple[str, str]:
+    """Where a contract of the set and its prose live, relative to the set: the only places a manifest may name."""
+    return f"contracts/{name}/contract.contract", f"contracts/{name}/contract.txt"
 
 
 SHIPPED = Path(__file__).resolve().parent / "data" / "synthetic"
@@ -501,13 +519,16 @@ def searches_done(out: Path, plan: SynthPlan) -> int:
 
 
 def read_manifest(out: Path) -> Manifest:
-    """The manifest `synth` wrote into `out`, as one error line when it is missing or not ours."""
+    """The manifest `synth` wrote into `out`, checked against itself, its plan and the set's contract files
+    (`check_manifest`); one error line when it is missing, not ours, or not what `synth` wrote."""
     path = out / "manifest.json"
     if out.exists() and not out.is_dir():
         raise FileError(f"{out}: a file, not a directory; give the directory `contractlang synth --out` wrote")
     try:
-        return Manifest.model_validate_json(read_capped(path), strict=True)
-    except FileError:
+        manifest = Manifest.model_validate_json(_set_file(out, "manifest.json", read_capped), strict=True)
+    except FileError as exc:
+        if path.is_symlink() or path.exists():
+            raise exc from None
         if is_shipped(out):
             plan = SynthPlan()
             raise FileError(f"{path}: the shipped synthetic set is incomplete here "
@@ -516,6 +537,136 @@ def read_manifest(out: Path) -> Manifest:
         raise FileError(f"{path}: no manifest there; run `contractlang synth --out {out}` first") from None
     except ValueError as exc:
         raise FileError(f"{path}: not a manifest written by `contractlang synth` ({str(exc).splitlines()[0]})") from None
+    problem = manifest_problem(manifest)
+    if problem is not None:
+        raise FileError(f"{path}: {problem}; rerun `contractlang synth` to write the set again")
+    for entry in manifest.contracts:
+        data = _set_file(out, entry.path, lambda p: read_capped(p, MAX_CONTRACT_BYTES))
+        if hashlib.sha256(data).hexdigest() != entry.sha256:
+            raise FileError(f"{out / entry.path}: not the contract the manifest names (its SHA-256 differs: "
+                            "changed after `contractlang synth` wrote it)")
+    return manifest
+
+
+def _set_file(out: Path, relative: str, read) -> bytes:
+    """A file of the set, read with `read` only when no part of `relative` is a link (a set's files are its
+    own: a link could lead to any file on the machine)."""
+    path = out
+    for part in relative.split("/"):
+        path = path / part
+        if path.is_symlink():
+            raise FileError(f"{path}: a symbolic link; a synthetic set's files are its own, not links (not read)")
+    return read(path)
+
+
+def _expected_keys(manifest: Manifest) -> tuple[list[tuple[int, float, str]], list[tuple[int, float, str]]]:
+    """The (environment, ρ, variant) of every kept and excluded entry `write_outputs` may write, in its order,
+    for the bases the manifest's E14 rows say were found."""
+    plan = manifest.plan
+    found = {(r.env, r.rho) for r in manifest.e14 if r.found}
+    bases = [(e, rho) for e in plan.envs for rho in plan.rhos if (plan.terms_env(e), rho) in found]
+    return ([(e, rho, v) for e, rho in bases for v in VARIANTS],
+            [(e, rho, v) for e, rho in bases for v in EXCLUDED_VARIANTS])
+
+
+def manifest_problem(manifest: Manifest) -> str | None:
+    """What in a manifest contradicts its own digest, its plan or the figures it states (None when nothing).
+    Checked: the digest; the plan's ranges; the entries, at most one per variant of each base the E14 rows
+    found, in the writer's order (no duplicate or extra entry); each entry's name, terms
+    environment, path and prose path as the writer derives them; probabilities in [0, 1]; utilities finite;
+    MB as the utilities give it; each E14 row's figures equal to its base entry's. Not checked here: that
+    the figures are the DP's (`set_contracts` compares them with the set's solve store when it is there)."""
+    if manifest.digest != manifest.content_digest():
+        return "its digest does not match its content (edited after `contractlang synth` wrote it)"
+    plan = manifest.plan
+    if (plan.starts < 1 or not plan.search_envs or len(set(plan.search_envs)) != len(plan.search_envs)
+            or any(e not in range(1, 7) for e in plan.search_envs) or not plan.rhos
+            or len(set(plan.rhos)) != len(plan.rhos) or any(not 0 <= r <= 1 for r in plan.rhos)):
+        return "its plan is not one `synth` takes (starts >= 1, environments 1..6 and ρ in [0, 1], each once)"
+    e14_keys = [(r.env, r.rho) for r in manifest.e14]
+    if e14_keys != [(e, rho) for e in plan.envs if e in plan.search_envs for rho in plan.rhos]:
+        return "its E14 rows are not one per searched environment and ρ of its plan"
+    kept, excluded = _expected_keys(manifest)
+    for entries, expected, what in ((manifest.contracts, kept, "contracts"), (manifest.excluded, excluded, "excluded")):
+        problem = _entries_problem([(x.env, x.rho, x.variant) for x in entries], expected)
+        if problem is not None:
+            return f"{what}: {problem}"
+    e14 = {(r.env, r.rho): r for r in manifest.e14}
+    for i, x in enumerate(manifest.contracts + manifest.excluded):
+        where = f"entry {x.name!r}"
+        if x.name != contract_name(x.env, x.rho, x.variant) or x.terms_env != plan.terms_env(x.env):
+            return f"{where}: its name or terms environment is not the one its environment, ρ and variant give"
+        paths = _paths(x.name) if x.variant in VARIANTS else ("", "")
+        if (x.path, x.prose) != paths or (x.variant in VARIANTS) != (len(x.sha256) == 64):
+            return (f"{where}: its path {x.path[:80]!r} is not {paths[0]!r} (a set's contracts are inside it, "
+                    "at contracts/NAME/contract.contract), or it has no SHA-256")
+        if not all(0 <= p <= 1 for p in (x.p_sat, x.completeness)) or not all(
+                math.isfinite(u) for u in (x.u_customer, x.u_supplier)):
+            return f"{where}: P_sat and completeness must be in [0, 1] and the utilities finite"
+        budget = environment(x.env).budget
+        if x.mutually_beneficial != (x.u_customer - budget >= -TOLERANCE and x.u_supplier >= -TOLERANCE):
+            return f"{where}: mutually_beneficial contradicts its utilities"
+        row = e14.get((x.env, x.rho))
+        if x.variant == "base" and row is not None and (row.p_sat, row.u_customer, row.u_supplier) != (
+                x.p_sat, x.u_customer, x.u_supplier):
+            return f"{where}: its figures differ from its E14 row's"
+    return None
+
+
+def _job(entry: ManifestEntry, terms: Terms) -> SolveJob:
+    return SolveJob(env=entry.env, rho=entry.rho, variant=entry.variant, terms=terms)
+
+
+def _entries_problem(keys: list, expected: list) -> str | None:
+    """Why `keys` is not a part of `expected` in its order (None when it is): a run that solved only some
+    variants writes only those, but never one twice, one its plan lacks, or out of order."""
+    position = {k: i for i, k in enumerate(expected)}
+    seen: set = set()
+    last = -1
+    for key in keys:
+        where = f"Env {key[0]}, ρ {key[1]}, variant {key[2]}"
+        if key in seen:
+            return f"{where} is listed more than once"
+        seen.add(key)
+        if key not in position:
+            return f"{where} is not a contract of its plan and E14 rows"
+        if position[key] < last:
+            return f"{where} is out of the order `contractlang synth` writes"
+        last = position[key]
+    return None
+
+
+def set_contracts(out: Path) -> tuple[Manifest, list[tuple[ManifestEntry, ContractSimIR]]]:
+    """The manifest of a `synth` directory and each contract read back from its file, checked beyond
+    `read_manifest`: each file is exactly what the writer writes for its variant of its base's terms (so the
+    variants of one base, and Envs 1-2 with the environments whose terms they reuse, agree), and when the set's
+    solve store is there, every entry's figures are its record's. A file that is not a contract is named in one
+    line, its content never shown."""
+    manifest = read_manifest(out)
+    solved = stored_records(out / "jobs" / "solve.jsonl", SolveRecord, lambda r: r.job, "solve")
+    base_terms: dict[tuple[int, float], Terms] = {}
+    contracts = []
+    for entry in manifest.contracts:
+        path = out / entry.path
+        data = _set_file(out, entry.path, lambda p: read_capped(p, MAX_CONTRACT_BYTES))
+        result = check_source(data, str(path))
+        ir = result.contracts[0].ir if result.ok and len(result.contracts) == 1 else None
+        if not isinstance(ir, ContractSimIR) or not ir.deliveries:
+            raise FileError(f"{path}: not one ContractSim contract that checks (`contractlang check {path}` shows "
+                            "why); the manifest names it as one")
+        terms = base_terms.setdefault((entry.terms_env, entry.rho), Terms(
+            quantities=ir.deliveries[0], prices=ir.prices, payments=ir.payments))
+        if data != format_ir(_job(entry, terms).contract()).encode():
+            raise FileError(f"{path}: not the {entry.variant} variant of its base's terms that `contractlang synth` "
+                            "writes (the variants of one base share their terms, and Envs 1-2 reuse Envs 3-4's)")
+        contracts.append((entry, ir))
+    for entry in manifest.contracts + manifest.excluded if solved else ():
+        record = solved.get(_job(entry, base_terms[entry.terms_env, entry.rho]))
+        if record is None or (record.p_sat, record.u_customer, record.u_supplier, record.completeness) != (
+                entry.p_sat, entry.u_customer, entry.u_supplier, entry.completeness):
+            raise FileError(f"{out / 'manifest.json'}: {entry.name}'s figures are not its solve record's in "
+                            f"{out / 'jobs' / 'solve.jsonl'}")
+    return manifest, contracts
 
 
 class SynthRun(Frozen):

@@ -304,62 +304,16 @@ BOARD_CLASSES = {"independent": "Independent", "mutually_dependent": "Mutually D
 
 def save_plots(records: list[GameRecord], directory: Path, write: Callable[[Path, bytes], None],
                paper_names: bool = True) -> list[Path]:
-    """The panels of Figures 4 and 19, one PNG per mode: joint reward, Gini, Both Finished and BBB (rows) per
-    board class (columns); in each panel a group of bars per model and the mean over all, one bar per
-    condition (mean ± 95% CI), with the games behind each bar written above it and a grey cross where a cell
-    has no games."""
+    """The panels of Figures 4 and 19, one PNG per mode that has games (`figure`)."""
     import io
 
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch
 
     written = []
     for mode, number in FIGURES.items():
-        chosen = [g for g in records if g.mode == mode]
-        if not chosen:
+        fig = figure(records, mode, paper_names)
+        if fig is None:
             continue
-        conditions = [c for c in CONDITION_TITLE if any(g.condition == c for g in chosen)]
-        models = sorted({agents_of(g) for g in chosen})
-        groups = [(paper_name(m) if paper_names else m, [g for g in chosen if agents_of(g) == m]) for m in models]
-        if len(groups) > 1:
-            groups.append(("Mean" if paper_names else MEAN_ROW, chosen))
-        fig, axes = plt.subplots(len(FIGURE_METRICS), len(BOARD_CLASSES), squeeze=False, layout="constrained",
-                                 figsize=(4 + 0.8 * len(groups) * len(BOARD_CLASSES), 3 * len(FIGURE_METRICS)))
-        width = 0.8 / len(conditions)
-        for row, (metric, label) in enumerate(FIGURE_METRICS.items()):
-            top = 0.75 if metric == "gini" else 1.4  # headroom for the n written above the tallest bar
-            for col, (board_class, class_title) in enumerate(BOARD_CLASSES.items()):
-                ax = axes[row][col]
-                ax.set_title(f"{class_title}: {label}", fontsize=9)
-                if metric == "bbb" and board_class != "asymmetric":
-                    ax.text(0.5, 0.5, "BBB is reported on Asymmetric boards only", ha="center", va="center",
-                            fontsize=8, transform=ax.transAxes)
-                    ax.set_axis_off()
-                    continue
-                for k, condition in enumerate(conditions):
-                    cells = [_interval(games, condition, board_class, metric) for _, games in groups]
-                    xs = [i + (k - (len(conditions) - 1) / 2) * width for i in range(len(groups))]
-                    # a cell without games gets no bar (a zero-height bar reads as a mean of 0) but a grey cross
-                    played = [(x, c) for x, c in zip(xs, cells) if c.n]
-                    ax.bar([x for x, _ in played], [c.mean for _, c in played], width, color=f"C{k}", capsize=2,
-                           yerr=[c.half_width or 0 for _, c in played])
-                    for x, c in played:  # above the error bar, or below the frame when the interval leaves it
-                        y = min(c.mean + (c.half_width or 0), 0.85 * top) + 0.015 * top
-                        ax.text(x, y, f"n={c.n}", rotation=90, ha="center", va="bottom", fontsize=6,
-                                bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5})
-                    ax.plot([x for x, c in zip(xs, cells) if not c.n], [0.03 * top] * (len(cells) - len(played)),
-                            "x", color="grey", markersize=5)
-                ax.set_xticks(range(len(groups)), [name for name, _ in groups], rotation=30, ha="right", fontsize=7)
-                ax.set_ylim(0, top)
-        # one legend for the figure, below the panels, so that it covers no bar
-        handles = [Patch(color=f"C{k}", label=CONDITION_TITLE[c]) for k, c in enumerate(conditions)]
-        handles.append(Line2D([], [], marker="x", color="grey", linestyle="none", label="no games"))
-        fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=8, frameon=False)
-        fig.suptitle(f"{MODE_TITLE[mode]} (the panels of the paper's Figure {number}; mean ± 95% CI, n = games)")
         buffer = io.BytesIO()
         fig.savefig(buffer, format="png", dpi=100)
         plt.close(fig)
@@ -367,6 +321,67 @@ def save_plots(records: list[GameRecord], directory: Path, write: Callable[[Path
         write(path, buffer.getvalue())
         written.append(path)
     return written
+
+
+PANEL_WIDTH = 3.4  # inches: room for a two-line panel title and the rotated model names under one group
+
+
+def figure(records: list[GameRecord], mode: str, paper_names: bool = True):
+    """The panels of Figure 4 (pfp) or 19 (trade), None without games of `mode`: joint reward, Gini, Both
+    Finished and BBB (rows) per board class (columns); in each panel a group of bars per model and the mean over
+    all, one bar per condition (mean ± 95% CI), with the games behind each bar written above it and a grey cross
+    where a cell has no games."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    chosen = [g for g in records if g.mode == mode]
+    if not chosen:
+        return None
+    conditions = [c for c in CONDITION_TITLE if any(g.condition == c for g in chosen)]
+    models = sorted({agents_of(g) for g in chosen})
+    groups = [(paper_name(m) if paper_names else m, [g for g in chosen if agents_of(g) == m]) for m in models]
+    if len(groups) > 1:
+        groups.append(("Mean" if paper_names else MEAN_ROW, chosen))
+    panel = max(PANEL_WIDTH, 1.4 + 0.8 * len(groups))
+    fig, axes = plt.subplots(len(FIGURE_METRICS), len(BOARD_CLASSES), squeeze=False, layout="constrained",
+                             figsize=(panel * len(BOARD_CLASSES), 3.2 * len(FIGURE_METRICS) + 1))
+    width = 0.8 / len(conditions)
+    for row, (metric, label) in enumerate(FIGURE_METRICS.items()):
+        top = 0.75 if metric == "gini" else 1.4  # headroom for the n written above the tallest bar
+        for col, (board_class, class_title) in enumerate(BOARD_CLASSES.items()):
+            ax = axes[row][col]
+            ax.set_title(f"{class_title}\n{label}", fontsize=9)
+            if metric == "bbb" and board_class != "asymmetric":
+                ax.text(0.5, 0.5, "BBB is reported on\nAsymmetric boards only", ha="center", va="center",
+                        fontsize=8, transform=ax.transAxes)
+                ax.set_axis_off()
+                continue
+            for k, condition in enumerate(conditions):
+                cells = [_interval(games, condition, board_class, metric) for _, games in groups]
+                xs = [i + (k - (len(conditions) - 1) / 2) * width for i in range(len(groups))]
+                # a cell without games gets no bar (a zero-height bar reads as a mean of 0) but a grey cross
+                played = [(x, c) for x, c in zip(xs, cells) if c.n]
+                ax.bar([x for x, _ in played], [c.mean for _, c in played], width, color=f"C{k}", capsize=2,
+                       yerr=[c.half_width or 0 for _, c in played])
+                for x, c in played:  # above the error bar, or below the frame when the interval leaves it
+                    y = min(c.mean + (c.half_width or 0), 0.85 * top) + 0.015 * top
+                    ax.text(x, y, f"n={c.n}", rotation=90, ha="center", va="bottom", fontsize=6,
+                            bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5})
+                ax.plot([x for x, c in zip(xs, cells) if not c.n], [0.03 * top] * (len(cells) - len(played)),
+                        "x", color="grey", markersize=5)
+            ax.set_xticks(range(len(groups)), [name for name, _ in groups], rotation=30, ha="right", fontsize=7)
+            ax.set_xlim(-0.6, len(groups) - 0.4)
+            ax.set_ylim(0, top)
+    # one legend for the figure, below the panels, so that it covers no bar
+    handles = [Patch(color=f"C{k}", label=CONDITION_TITLE[c]) for k, c in enumerate(conditions)]
+    handles.append(Line2D([], [], marker="x", color="grey", linestyle="none", label="no games"))
+    fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=8, frameon=False)
+    fig.suptitle(f"{MODE_TITLE[mode]}\n(the panels of the paper's Figure {FIGURES[mode]}; mean ± 95% CI, n = games)")
+    return fig
 
 
 def _interval(records: Iterable[GameRecord], condition: str, board_class: str, metric: str) -> Interval:
