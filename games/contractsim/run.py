@@ -164,7 +164,7 @@ def run_record(obj: object) -> RunRecord:
 
 
 def _check_amounts(record: RunRecord, env: SupplyEnvironment) -> None:
-    """The week amounts within what `play` can write in `env` (§6, [CS-05]-[CS-07]): the Customer pays at most
+    """The week amounts within what `play` can write in `env` ([CS-05]-[CS-07]): the Customer pays at most
     its budget in all and nothing else; the Supplier buys at most `order_cap` of each input at the highest
     prices and delivers at most what an inventory of `inventory_cap` per input makes; spending stays within
     capital plus payments; the utilities are the weeks' sums (U_Cust = B + value − paid, U_Supp = paid − spend)."""

@@ -1,4 +1,4 @@
-"""The rational Supplier's view of any order (spec §9.2, eq. 12): P̂ and V̂ of an order at one state, the
+"""The rational Supplier's view of any order (ContractSim paper, App. C.1, eq. 12): P̂ and V̂ of an order at one state, the
 quantities the order table was chosen by, so an agent's order can be set beside RC's in expected-utility terms."""
 
 from __future__ import annotations

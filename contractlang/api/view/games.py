@@ -282,7 +282,7 @@ def contractsim_page(record: RunRecord, ir: ContractSimIR, options: ViewOptions,
 def _expected(baselines: Baselines, ir: ContractSimIR, env: SupplyEnvironment, o, action: Order, baseline: Order,
               m: int) -> dict | None:
     """The agent's order and RC's at the same state, each followed by RC's play: the Supplier's expected utility
-    still to come (payments less spend, RC Customer assumed as in §9.2) and its P̂, in the contract's dollars."""
+    still to come (payments less spend, RC Customer assumed as in ContractSim paper, App. C.1) and its P̂, in the contract's dollars."""
     table = baselines.tables.solve(ir, env)[1]
     mu = table.memory_index(o.memory)
     cover = "schedule" if table.solved(o.round_index, o.inventory, o.cash, mu) else "budget"
