@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from contractlang.api.view.games import ViewOptions
+from contractlang.api.view.options import ViewOptions
 from contractlang.api.view.site import Viewer, server
 from tests.helpers import run_cli
 from tests.llm_server import ScriptedServer, message

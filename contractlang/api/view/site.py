@@ -13,11 +13,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from contractlang.api.view.games import Baselines, PageError, ViewOptions, game_page
 from contractlang.api.view.index import ViewIndex
+from contractlang.api.view.options import PageError, ViewOptions
 from contractlang.files import write_atomically
 from contractlang.vocab import Frozen
-from solver.dp import TableCache
 
 STATIC = Path(__file__).resolve().parent / "static"
 ASSETS = {"index.html": "text/html; charset=utf-8", "view.js": "text/javascript; charset=utf-8",
@@ -30,30 +29,43 @@ class Viewer:
     """The data the page reads, by the names it reads them under (`index.json`, `list/K.json`, `game/ID.json`);
     game pages are built when first asked for and the last PAGES_KEPT kept."""
 
-    def __init__(self, root: Path, options: ViewOptions | None = None, tables: TableCache | None = None,
-                 live: bool = True):
-        self.index = ViewIndex(root)
+    def __init__(self, root: Path, options: ViewOptions | None = None, tables=None, live: bool = True):
+        # served, a directory is read in the background: the page opens at once and its list fills as it is read
+        background = live and root.is_dir()
+        self.index = ViewIndex(root, scan=not background)
+        if background:
+            threading.Thread(target=self.index.refresh, daemon=True).start()
         self.options = options or ViewOptions()
-        self.baselines = Baselines(tables or TableCache())
+        self._tables = tables  # a solver.dp.TableCache; by default the on-disk one, made when a game is first built
+        self._baselines = None
         self.live = live
         self._pages: OrderedDict[tuple[str, int], dict] = OrderedDict()
         self._build = threading.Lock()  # the table cache and the games are not built for threads
 
     def index_json(self) -> dict:
         if self.live:
-            self.index.refresh()
+            self.index.refresh(wait=False)
         return {**self.index.summary().model_dump(), "live": self.live}
 
     def game(self, game_id: str) -> dict | None:
         """A game's page data ({"error": why} when it cannot be shown); None for an ID the index lacks."""
         row = self.index.by_id.get(game_id)
+        if row is None and self.index.reading:
+            self.index.refresh()  # waits for the first scan
+            row = self.index.by_id.get(game_id)
         if row is None:
             return None
         key = (game_id, self.index.version)
         with self._build:
             if key not in self._pages:
+                from contractlang.api.view.games import Baselines, game_page  # the games and solvers: only now
+
+                if self._baselines is None:
+                    from solver.dp import TableCache
+
+                    self._baselines = Baselines(self._tables or TableCache())
                 try:
-                    page = game_page(self.index, row, self.options, self.baselines)
+                    page = game_page(self.index, row, self.options, self._baselines)
                 except (PageError, ValueError, KeyError, OSError) as exc:
                     page = {"error": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}
                 self._pages[key] = {"id": game_id, "row": row.model_dump(), **page}
