@@ -23,6 +23,7 @@ ASSETS = {"index.html": "text/html; charset=utf-8", "view.js": "text/javascript;
           "view.css": "text/css; charset=utf-8"}
 GAME_ID = re.compile(r"g[0-9]+(-[0-9]+)*(-[cs])?")
 PAGES_KEPT = 64
+LOOPBACK = ("127.0.0.1", "::1")
 
 
 class Viewer:
@@ -106,6 +107,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._answer(head=False)
 
     def _answer(self, head: bool) -> None:
+        if not self._host_allowed():
+            self.send_error(HTTPStatus.FORBIDDEN, "unexpected Host header")
+            return
         path = unquote(urlsplit(self.path).path)
         body, kind = self._body(path) if ".." not in path and "\\" not in path and "\0" not in path else (None, "")
         if body is None:
@@ -120,6 +124,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if not head:
             self.wfile.write(body)
+
+    def _host_allowed(self) -> bool:
+        """On loopback, only requests addressed to loopback: a web page elsewhere cannot read the data through a
+        name it points at 127.0.0.1 (DNS rebinding)."""
+        if self.server.server_address[0] not in LOOPBACK:
+            return True
+        host = urlsplit("//" + (self.headers.get("Host") or "")).hostname
+        return host in LOOPBACK or host == "localhost"
 
     def _body(self, path: str) -> tuple[bytes | None, str]:
         if path in ("/", "/index.html"):
