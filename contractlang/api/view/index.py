@@ -301,7 +301,7 @@ def rows_of(obj: dict, source: int, line: int, offset: int) -> list[GameRow]:
                     for k, run in enumerate(obj["runs"]) for role in ("customer", "supplier")]
         if "board_id" in obj and "red_agent" in obj:
             return [_ctbench_row(obj, f"g{source}-{line}", base)]
-        if {"weeks", "customer", "supplier", "env"} <= obj.keys():
+        if {"weeks", "customer", "supplier", "env", "customer_first_violation"} <= obj.keys():
             return [_contractsim_row(obj, f"g{source}-{line}", base, "customer", obj["customer"], obj["supplier"])]
     except (KeyError, TypeError, IndexError, AttributeError):
         return []
