@@ -36,8 +36,8 @@ from solver.environment import SupplyEnvironment
 
 
 class Baselines:
-    """The DP values behind RC's orders ([CS-23]: per contract, environment and cover), solved when a page first
-    sets an agent's order beside RC's and the last few kept."""
+    """The DP values behind RC's orders (per contract, environment and cover), solved when a page first sets an
+    agent's order beside RC's; the last few are kept."""
 
     KEPT = 4
 
