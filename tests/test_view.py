@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from contractlang.api.view.games import ViewOptions
+from contractlang.api.view.options import ViewOptions
 from contractlang.api.view.site import Viewer, server
 from tests.helpers import run_cli
 from tests.llm_server import ScriptedServer, message
@@ -349,6 +349,9 @@ def test_the_server_serves_nothing_outside_its_page_and_data(games):
                      "//etc/passwd", "/static/view.js/../../../site.py", "/runs/g.jsonl", "/%00"):
             assert status(path) == 404, path
         assert httpd.server_address[0] == "127.0.0.1"
+        rebinding = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        rebinding.request("GET", "/data/index.json", headers={"Host": f"attacker.example:{port}"})
+        assert rebinding.getresponse().status == 403
     finally:
         httpd.shutdown()
 

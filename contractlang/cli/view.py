@@ -38,7 +38,7 @@ def view(
 ) -> None:
     """See games, sweeps and experiments in a browser: each game week by week (ContractSim) or move by move
     (CT-Bench) beside its contract, the tables and figures, and a filterable list of games to compare."""
-    from contractlang.api.view.games import ViewOptions
+    from contractlang.api.view.options import ViewOptions
     from contractlang.api.view.site import Viewer
     from contractlang.api.view.site import bundle as write_bundle
     from contractlang.api.view.site import server
@@ -54,7 +54,7 @@ def view(
     options = ViewOptions(contract=checked, source=source_text(read(contract)[0]) if contract else None,
                           board=board, llm=replay, allow_commands=allow_commands)
     viewer = Viewer(path, options, live=bundle is None)
-    if not viewer.index.rows and not viewer.index.summary().tables and not viewer.index.summary().figures:
+    if not viewer.index.candidates():
         raise InputError(f"{path}: no games, tables or figures found (game logs, `run --json` records, sweep or "
                          "experiment output)")
     rows = viewer.index.rows

@@ -13,14 +13,14 @@ import numpy as np
 
 from contractlang import check_source
 from contractlang.api.view.index import GameRow, ViewIndex, unwrapped
+from contractlang.api.view.options import PageError, ViewOptions
 from contractlang.diagnostics import Span
 from contractlang.formatter import format_ir
 from contractlang.interpreter.contractsim import WeekStatus, breach_reason
 from contractlang.interpreter.events import Delivery, Payment
-from contractlang.ir import CheckedContract, ContractSimIR, CTBenchIR
-from contractlang.llm import DEFAULT_RECORDINGS, ApiKeys, LlmClient, LlmSettings, agent_model
+from contractlang.ir import ContractSimIR, CTBenchIR
+from contractlang.llm import ApiKeys, LlmClient, agent_model
 from contractlang.render import relabel
-from contractlang.vocab import Frozen
 from games.contractsim.environments import environment
 from games.contractsim.game import ContractSimGame, Order, Pay, Produce, State
 from games.contractsim.log import OrderPlaced, WeekShocks
@@ -35,22 +35,9 @@ from solver.dp.baseline import Values
 from solver.environment import SupplyEnvironment
 
 
-class ViewOptions(Frozen):
-    """What a page may use beyond the record: the contract of a bare event log (`--contract`, and `--board` for a
-    CT-Bench one), LLM recordings to replay LLM agents from, and whether a rebuild may start a `cmd:` program."""
-
-    model_config = Frozen.model_config | {"arbitrary_types_allowed": True}
-
-    contract: CheckedContract | None = None
-    source: str | None = None  # the contract file's text
-    board: int | None = None
-    llm: LlmSettings = LlmSettings(max_tokens=8192, recordings=DEFAULT_RECORDINGS, replay=True)  # as `run` records
-    allow_commands: bool = False
-
-
 class Baselines:
-    """The DP values behind RC's orders ([CS-23]: per contract, environment and cover), solved when a page first
-    sets an agent's order beside RC's and the last few kept."""
+    """The DP values behind RC's orders (per contract, environment and cover), solved when a page first sets an
+    agent's order beside RC's; the last few are kept."""
 
     KEPT = 4
 
@@ -66,10 +53,6 @@ class Baselines:
                 self._values.popitem(last=False)
         self._values.move_to_end(key)
         return self._values[key]
-
-
-class PageError(ValueError):
-    """A game that cannot be shown; the page says why."""
 
 
 def game_page(index: ViewIndex, row: GameRow, options: ViewOptions, baselines: Baselines) -> dict:

@@ -64,7 +64,8 @@ class IndexSummary(Frozen):
     """`data/index.json`: what the page loads first; the game rows come in chunks of CHUNK."""
 
     root: str
-    version: int  # grows whenever a file under the root changed: the page reloads its chunks then
+    version: int  # grows when listed rows changed, or a table or figure did: the page reloads its chunks then
+    reading: bool  # the first scan is still under way: more rows are coming
     games: int
     chunk: int
     sources: tuple[Source, ...]
@@ -93,17 +94,23 @@ class _FileState:
 class ViewIndex:
     """The games, tables and figures under `root` (a file or a directory), re-read on `refresh` as files grow."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, scan: bool = True):
         self.root = root.resolve()
-        self.rows: list[GameRow] = []
+        self.rows: list[GameRow] = []  # only appended to, or replaced whole: readers need no lock
         self.by_id: dict[str, GameRow] = {}
         self.paths: list[Path] = []
         self._files: dict[Path, _FileState] = {}
         self._tables: dict[Path, tuple[float, Table]] = {}
         self._figures: list[Path] = []
-        self.version = 0
-        self._lock = threading.Lock()
-        self.refresh()
+        self.version = 0  # grows when rows already listed change (a file read again) or a table or figure does
+        self.reading = True  # until the first scan is done
+        self._scan = threading.Lock()
+        if scan:
+            self.refresh()
+
+    def candidates(self) -> list[Path]:
+        """The files a scan reads: game records, tables and figures."""
+        return [p for p in self._walk() if p.suffix.lower() in GAME_FILES + TABLE_FILES + FIGURE_FILES]
 
     def _walk(self) -> list[Path]:
         if self.root.is_file():
@@ -118,9 +125,12 @@ class ViewIndex:
                 break
         return found[:MAX_FILES]
 
-    def refresh(self) -> None:
-        """Read what changed since the last call: new lines of the game files, changed tables, new figures."""
-        with self._lock:
+    def refresh(self, wait: bool = True) -> None:
+        """Read what changed since the last scan: new lines of the game files, changed tables, new figures. One
+        scan at a time; without `wait`, a scan under way is left to finish."""
+        if not self._scan.acquire(blocking=wait):
+            return
+        try:
             changed = False
             figures = []
             for path in self._walk():
@@ -135,6 +145,9 @@ class ViewIndex:
                 self._figures, changed = figures, True
             if changed:
                 self.version += 1
+        finally:
+            self.reading = False
+            self._scan.release()
 
     def _read_table(self, path: Path) -> bool:
         mtime = path.stat().st_mtime
@@ -161,13 +174,12 @@ class ViewIndex:
         if state is None:
             state = self._files[path] = _FileState(len(self.paths))
             self.paths.append(path)
-        if stat.st_size < state.offset:  # rewritten shorter (a store dropped a cut line): read it again
-            self._forget(state)
+        if stat.st_size < state.offset or path.suffix == ".json":  # rewritten (a store dropped a cut line), or a
+            self._forget(state)  # whole-file record: read it again
         with path.open("rb") as handle:
             handle.seek(state.offset)
             data = handle.read()
         end = data.rfind(b"\n") + 1 if path.suffix == ".jsonl" else len(data)
-        before = len(self.rows)
         position = state.offset
         for raw in data[:end].splitlines(keepends=True):
             state.line += 1
@@ -176,11 +188,13 @@ class ViewIndex:
             position += len(raw)
         state.offset += end
         state.mtime = stat.st_mtime
-        return len(self.rows) > before or state.kind in ("contractsim-events", "ctbench-events")
+        return state.kind in ("contractsim-events", "ctbench-events")  # a log that grew: its page changed
 
     def _forget(self, state: _FileState) -> None:
-        self.rows = [r for r in self.rows if r.source != state.index]
-        self.by_id = {r.id: r for r in self.rows}
+        if state.games:
+            self.rows = [r for r in self.rows if r.source != state.index]
+            self.by_id = {r.id: r for r in self.rows}
+            self.version += 1
         state.offset, state.line, state.kind, state.games = 0, 0, None, 0
 
     def _add(self, row: GameRow, state: _FileState) -> None:
@@ -217,22 +231,21 @@ class ViewIndex:
         return self._figures[k] if 0 <= k < len(self._figures) else None
 
     def summary(self) -> IndexSummary:
-        with self._lock:
-            rows = self.rows
-            return IndexSummary(
-                root=str(self.root), version=self.version, games=len(rows), chunk=CHUNK, sources=self.sources(),
-                tables=tuple(t for _, (_, t) in sorted(self._tables.items())),
-                figures=tuple(self._relative(p) for p in self._figures),
-                agents=tuple(sorted({r.agent for r in rows if r.agent})),
-                contracts=tuple(sorted({r.contract for r in rows})),
-                wheres=tuple(sorted({r.where for r in rows if r.where}, key=_natural)))
+        """What the index holds now (a scan may be adding rows meanwhile: `reading` says so)."""
+        rows = self.rows
+        return IndexSummary(
+            root=str(self.root), version=self.version, reading=self.reading, games=len(rows), chunk=CHUNK,
+            sources=self.sources(), tables=tuple(t for _, (_, t) in sorted(self._tables.items())),
+            figures=tuple(self._relative(p) for p in self._figures),
+            agents=tuple(sorted({r.agent for r in rows if r.agent})), contracts=tuple(sorted({r.contract for r in rows})),
+            wheres=tuple(sorted({r.where for r in rows if r.where}, key=_natural)))
 
     def chunk(self, k: int) -> list[dict] | None:
         """Rows k·CHUNK … (k+1)·CHUNK − 1, as the page reads them; None past the end."""
-        with self._lock:
-            if k < 0 or (k * CHUNK >= len(self.rows) and k):
-                return None
-            return [r.model_dump() for r in self.rows[k * CHUNK:(k + 1) * CHUNK]]
+        rows = self.rows
+        if k < 0 or (k * CHUNK >= len(rows) and k):
+            return None
+        return [r.model_dump() for r in rows[k * CHUNK:(k + 1) * CHUNK]]
 
     def line(self, row: GameRow) -> bytes:
         """The record's line as it is in the file now."""
@@ -288,7 +301,7 @@ def rows_of(obj: dict, source: int, line: int, offset: int) -> list[GameRow]:
                     for k, run in enumerate(obj["runs"]) for role in ("customer", "supplier")]
         if "board_id" in obj and "red_agent" in obj:
             return [_ctbench_row(obj, f"g{source}-{line}", base)]
-        if {"weeks", "customer", "supplier", "env"} <= obj.keys():
+        if {"weeks", "customer", "supplier", "env", "customer_first_violation"} <= obj.keys():
             return [_contractsim_row(obj, f"g{source}-{line}", base, "customer", obj["customer"], obj["supplier"])]
     except (KeyError, TypeError, IndexError, AttributeError):
         return []

@@ -13,47 +13,60 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from contractlang.api.view.games import Baselines, PageError, ViewOptions, game_page
 from contractlang.api.view.index import ViewIndex
+from contractlang.api.view.options import PageError, ViewOptions
 from contractlang.files import write_atomically
 from contractlang.vocab import Frozen
-from solver.dp import TableCache
 
 STATIC = Path(__file__).resolve().parent / "static"
 ASSETS = {"index.html": "text/html; charset=utf-8", "view.js": "text/javascript; charset=utf-8",
           "view.css": "text/css; charset=utf-8"}
 GAME_ID = re.compile(r"g[0-9]+(-[0-9]+)*(-[cs])?")
 PAGES_KEPT = 64
+LOOPBACK = ("127.0.0.1", "::1")
 
 
 class Viewer:
     """The data the page reads, by the names it reads them under (`index.json`, `list/K.json`, `game/ID.json`);
     game pages are built when first asked for and the last PAGES_KEPT kept."""
 
-    def __init__(self, root: Path, options: ViewOptions | None = None, tables: TableCache | None = None,
-                 live: bool = True):
-        self.index = ViewIndex(root)
+    def __init__(self, root: Path, options: ViewOptions | None = None, tables=None, live: bool = True):
+        # served, a directory is read in the background: the page opens at once and its list fills as it is read
+        background = live and root.is_dir()
+        self.index = ViewIndex(root, scan=not background)
+        if background:
+            threading.Thread(target=self.index.refresh, daemon=True).start()
         self.options = options or ViewOptions()
-        self.baselines = Baselines(tables or TableCache())
+        self._tables = tables  # a solver.dp.TableCache; by default the on-disk one, made when a game is first built
+        self._baselines = None
         self.live = live
         self._pages: OrderedDict[tuple[str, int], dict] = OrderedDict()
         self._build = threading.Lock()  # the table cache and the games are not built for threads
 
     def index_json(self) -> dict:
         if self.live:
-            self.index.refresh()
+            self.index.refresh(wait=False)
         return {**self.index.summary().model_dump(), "live": self.live}
 
     def game(self, game_id: str) -> dict | None:
         """A game's page data ({"error": why} when it cannot be shown); None for an ID the index lacks."""
         row = self.index.by_id.get(game_id)
+        if row is None and self.index.reading:
+            self.index.refresh()  # waits for the first scan
+            row = self.index.by_id.get(game_id)
         if row is None:
             return None
         key = (game_id, self.index.version)
         with self._build:
             if key not in self._pages:
+                from contractlang.api.view.games import Baselines, game_page  # the games and solvers: only now
+
+                if self._baselines is None:
+                    from solver.dp import TableCache
+
+                    self._baselines = Baselines(self._tables or TableCache())
                 try:
-                    page = game_page(self.index, row, self.options, self.baselines)
+                    page = game_page(self.index, row, self.options, self._baselines)
                 except (PageError, ValueError, KeyError, OSError) as exc:
                     page = {"error": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}
                 self._pages[key] = {"id": game_id, "row": row.model_dump(), **page}
@@ -94,6 +107,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._answer(head=False)
 
     def _answer(self, head: bool) -> None:
+        if not self._host_allowed():
+            self.send_error(HTTPStatus.FORBIDDEN, "unexpected Host header")
+            return
         path = unquote(urlsplit(self.path).path)
         body, kind = self._body(path) if ".." not in path and "\\" not in path and "\0" not in path else (None, "")
         if body is None:
@@ -108,6 +124,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if not head:
             self.wfile.write(body)
+
+    def _host_allowed(self) -> bool:
+        """On loopback, only requests addressed to loopback: a web page elsewhere cannot read the data through a
+        name it points at 127.0.0.1 (DNS rebinding)."""
+        if self.server.server_address[0] not in LOOPBACK:
+            return True
+        host = urlsplit("//" + (self.headers.get("Host") or "")).hostname
+        return host in LOOPBACK or host == "localhost"
 
     def _body(self, path: str) -> tuple[bytes | None, str]:
         if path in ("/", "/index.html"):

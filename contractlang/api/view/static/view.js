@@ -42,16 +42,18 @@ const fmt = (v, d = 1) => (v === null || v === undefined ? "–" : Number(v).toF
 // --- the index, its chunks of game rows, and live updates --------------------------------------------------
 
 async function loadIndex() {
+  // rows only grow while the version stays: then only the chunks from the first incomplete one are fetched
   const index = await getJSON("index.json");
-  const changed = index.version !== state.version;
+  const reload = index.version !== state.version;
+  const grown = reload ? 0 : Math.floor(state.rows.length / index.chunk);
+  const changed = reload ? "reload" : index.games !== state.rows.length || index.reading !== (state.index && state.index.reading) ? "grew" : null;
   state.index = index;
   document.getElementById("root").textContent = index.root;
-  document.getElementById("live").textContent = index.live ? "live: updates while a run writes" : "snapshot";
-  if (changed) {
+  document.getElementById("live").textContent = index.reading ? "reading the files…" : index.live ? "live: updates while a run writes" : "snapshot";
+  if (reload || index.games !== state.rows.length) {
     state.version = index.version;
-    const chunks = Math.ceil(index.games / index.chunk);
-    const rows = [];
-    for (let k = 0; k < chunks; k++) rows.push(...(await getJSON("list/" + k + ".json")));
+    const rows = state.rows.slice(0, grown * index.chunk);
+    for (let k = grown; k < Math.ceil(index.games / index.chunk); k++) rows.push(...(await getJSON("list/" + k + ".json")));
     state.rows = rows;
   }
   return changed;
@@ -132,7 +134,7 @@ function distinct(key) {
 function renderOverview() {
   const main = document.getElementById("main");
   const idx = state.index;
-  const parts = [el("h2", {}, "Games (" + idx.games.toLocaleString("en-US") + ")")];
+  const parts = [el("h2", { id: "games-heading" }, "Games")];
   parts.push(el("p", { class: "meta" }, idx.sources.map((s) => s.path + ": " + s.games + " " + s.kind + " game(s)").join(" · ")));
   const filters = el("div", { class: "filters", id: "filters" },
     select("contract", "contract", idx.contracts), select("where", "env / board", idx.wheres),
@@ -168,6 +170,8 @@ function renderList() {
         k === "first_breach" && r.first_breach ? r.first_breach + (r.breach_week ? " (week " + r.breach_week + ")" : "") : r[k] ?? "")),
       el("td", { class: "num" }, r.utility === null ? "" : fmt(r.utility, 0) + " / " + fmt(r.other_utility, 0)),
       el("td", {}, el("span", { class: "badge " + (r.kept ? "kept" : "rebuilt") }, r.kept ? "kept" : "rebuilt on open"))))));
+  document.getElementById("games-heading").textContent = "Games (" + state.rows.length.toLocaleString("en-US") +
+    (state.index.reading ? ", reading the files…" : "") + ")";
   const pager = el("div", { class: "pager" },
     el("button", { id: "prev", disabled: state.page === 0, onclick: () => { state.page--; renderList(); } }, "◀"),
     el("span", { id: "count" }, rows.length.toLocaleString("en-US") + " game(s), page " + (state.page + 1) + " of " + pages),
@@ -453,13 +457,18 @@ async function start() {
   await route();
   document.body.dataset.ready = "1";
   if (state.index.live) {
-    setInterval(async () => {
+    const poll = async () => {
       try {
-        if ((await loadIndex()) && !location.hash.startsWith("#/game") && !location.hash.startsWith("#/pair")) {
-          if (location.hash.startsWith("#/compare")) route(); else renderOverview();
+        const changed = await loadIndex();
+        if (changed && !location.hash.startsWith("#/game") && !location.hash.startsWith("#/pair")) {
+          if (location.hash.startsWith("#/compare")) route();
+          else if (changed === "grew" && document.getElementById("list")) renderList();
+          else renderOverview();
         }
       } catch (err) { /* the server stopped: keep what is shown */ }
-    }, 2000);
+      setTimeout(poll, state.index.reading ? 300 : 2000);
+    };
+    setTimeout(poll, state.index.reading ? 300 : 2000);
   }
 }
 
