@@ -10,7 +10,7 @@ import typer
 
 from contractlang.cli.app import app, experiment_app
 from contractlang.cli.errors import InputError, playing, runner_progress
-from contractlang.files import check_folder
+from contractlang.files import check_outputs
 from contractlang.cli.inputs import load_one, synthetic_set
 from contractlang.cli.llm_options import LlmFlags, llm_client, llm_options, llm_settings
 from contractlang.cli.options import (ConventionOption, JsonFlag, LlmWorkers, Ray, Workers, choice, float_set,
@@ -91,15 +91,15 @@ def experiment_rational(
 ) -> None:
     """All nine RC/RCC/RE pairings on every synthetic contract with seed 42: Tables 7–10 (macro and micro), the
     §16.1 identities E1–E13 checked on the runs, and the paper's §16.2 rows beside ours. Resumable."""
-    from games.contractsim.experiments import (RationalJob, RationalReport, identities, rational_records, tables,
-                                               tables_markdown, write_report)
+    from games.contractsim.experiments import (RationalJob, RationalReport, identities, rational_records,
+                                               report_paths, tables, tables_markdown, write_report)
     from games.contractsim.metrics import CONVENTIONS
 
     directory = synthetic_set(directory)
     choice(convention, tuple(CONVENTIONS), "convention")
     contracts = _synthetic_contracts(directory)
     jobs = [RationalJob(contract=ir, env=entry.env) for entry, ir in contracts]
-    check_folder(directory / "rational")  # refused now, not after the games
+    check_outputs(report_paths(directory, convention))  # refused now, not after the games
     with runner_progress(json_out) as advance:
         records, played = rational_records(jobs, directory / "jobs" / "rational.jsonl", workers, ray, advance)
     rows = tables(records, convention)
@@ -152,7 +152,7 @@ def experiment_performance(
     cost. Regret's RCC games are the rational experiment's, played once into the same job store. Resumable."""
     from games.contractsim.experiments import ROLES, rational_records
     from games.contractsim.performance import (Case, agent_workers, check_agents, figure4, jobs_of,
-                                               performance_records, report, write_report)
+                                               performance_records, report, report_paths, write_report)
     from games.contractsim.metrics import CONVENTIONS, output_name
 
     choice(convention, tuple(CONVENTIONS), "convention")
@@ -172,7 +172,7 @@ def experiment_performance(
              for s in seed_list for entry, ir in _synthetic_contracts(directory)]
     rational_jobs = list(dict.fromkeys(c.rational for c in cases))
     jobs = directory / "jobs"
-    check_folder(directory / "performance")  # refused now, not after the games
+    check_outputs(report_paths(directory, convention))  # refused now, not after the games
     with runner_progress(json_out) as advance, playing():
         records, rational_now = rational_records(rational_jobs, jobs / "rational.jsonl", workers, ray, advance)
         games, played_now = performance_records(
