@@ -282,6 +282,14 @@ def check_folder(folder: Path) -> None:
             return
 
 
+def check_outputs(paths: Iterable[Path]) -> None:
+    """Refuse now, before any long work and creating nothing, the outputs a run could not write at its end."""
+    for path in paths:
+        check_folder(path.parent)
+        if path.parent.is_dir():
+            check_writable(path)
+
+
 def make_folder(folder: Path) -> None:
     """`folder` and its parents, created as needed; refused as by `check_folder` in one line."""
     check_folder(folder)

@@ -65,6 +65,12 @@ def test_no_output_store_or_database_is_written_through_a_link(tmp_path):
     proc = run_cli("experiment", "performance", shipped_copy(tmp_path), "--agent", "llm:anthropic/claude-haiku-4-5",
                    "--recordings", recordings, env={**os.environ, "ANTHROPIC_API_KEY": "sk-ant-" + "x" * 40})
     fails_in_one_line(proc, "llm.sqlite: it is a symbolic link")
+    report = shipped_copy(tmp_path / "report")
+    (report / "performance").mkdir()
+    (report / "performance" / "figure4.png").symlink_to(victim)
+    fails_in_one_line(run_cli("experiment", "performance", report, "--agent", "rcc", "--json"),
+                      "figure4.png: it is a symbolic link")
+    assert not (report / "jobs" / "performance.jsonl").exists()  # refused before any game
     assert victim.read_bytes() == b'{"only line, without its end"' and list(elsewhere.iterdir()) == []
 
 

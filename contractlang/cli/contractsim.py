@@ -14,7 +14,7 @@ from contractlang.cli.inputs import load_contracts, synthetic_set
 from contractlang.cli.llm_options import GuidanceOption, LlmFlags, llm_client, llm_options, llm_settings
 from contractlang.cli.options import ConventionOption, JsonFlag, LlmWorkers, Ray, choice, int_list
 from contractlang.cli.render import stdout_console, usage_line
-from contractlang.files import check_folder, read_capped
+from contractlang.files import check_outputs, read_capped
 from contractlang.vocab import SETTINGS
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -128,9 +128,9 @@ def negotiate(
                 runs.append(play_job(job, tables=tables, client=client).run)
                 advance("negotiating", len(runs), len(jobs))
         else:
-            from games.contractsim.negotiation_experiment import negotiation_records
+            from games.contractsim.negotiation_experiment import negotiation_records, report_paths
 
-            check_folder(out / "negotiation")  # refused now, not after the negotiations
+            check_outputs(report_paths(out))  # refused now, not after the negotiations
             runs, played_now = negotiation_records(jobs, out / "jobs" / "negotiations.jsonl",
                                                    agent_workers(workers, settings), ray, settings, advance)
     summary = NegotiationSummary.of(runs)

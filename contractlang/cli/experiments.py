@@ -11,7 +11,7 @@ import typer
 from contractlang.cli.app import app, experiment_app
 from contractlang.cli.errors import InputError, playing, runner_progress
 from contractlang.cli.inputs import output_dir, synthetic_set
-from contractlang.files import check_folder
+from contractlang.files import check_outputs
 from contractlang.cli.llm_options import LlmFlags, llm_client, llm_options, llm_settings
 from contractlang.cli.options import (ConventionOption, JsonFlag, LlmWorkers, Ray, Workers, choice, float_set,
                                      int_list)
@@ -95,8 +95,8 @@ def experiment_rational(
 ) -> None:
     """All nine RC/RCC/RE pairings on every synthetic contract with seed 42: Tables 7–10 (macro and micro), the
     identities E1–E13 (docs/rules/checks.md) checked on the runs, and the paper's rows (App. D.3) beside ours. Resumable."""
-    from games.contractsim.experiments import (RationalJob, RationalReport, identities, rational_records, tables,
-                                               tables_markdown, write_report)
+    from games.contractsim.experiments import (RationalJob, RationalReport, identities, rational_records,
+                                               report_paths, tables, tables_markdown, write_report)
     from games.contractsim.metrics import CONVENTIONS
     from games.runner import shared_store
 
@@ -105,7 +105,7 @@ def experiment_rational(
     choice(convention, tuple(CONVENTIONS), "convention")
     contracts = _synthetic_contracts(directory)
     jobs = [RationalJob(contract=ir, env=entry.env) for entry, ir in contracts]
-    check_folder(out / "rational")  # refused now, not after the games
+    check_outputs(report_paths(out, convention))  # refused now, not after the games
     with runner_progress(json_out) as advance:
         records, played = rational_records(jobs, out / "jobs" / "rational.jsonl", workers, ray, advance,
                                            shared_store(directory, out, "rational.jsonl"))
@@ -160,7 +160,7 @@ def experiment_performance(
     cost. Regret's RCC games are the rational experiment's, played once into the same job store. Resumable."""
     from games.contractsim.experiments import ROLES, rational_records
     from games.contractsim.performance import (Case, agent_workers, check_agents, figure4, jobs_of,
-                                               performance_records, report, write_report)
+                                               performance_records, report, report_paths, write_report)
     from games.contractsim.metrics import CONVENTIONS, output_name
     from games.runner import shared_store
 
@@ -182,7 +182,7 @@ def experiment_performance(
              for s in seed_list for entry, ir in _synthetic_contracts(directory)]
     rational_jobs = list(dict.fromkeys(c.rational for c in cases))
     jobs = out / "jobs"
-    check_folder(out / "performance")  # refused now, not after the games
+    check_outputs(report_paths(out, convention))  # refused now, not after the games
     with runner_progress(json_out) as advance, playing():
         records, rational_now = rational_records(rational_jobs, jobs / "rational.jsonl", workers, ray, advance,
                                                  shared_store(directory, out, "rational.jsonl"))

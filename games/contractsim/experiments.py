@@ -287,10 +287,16 @@ class RationalReport(Frozen):
     convention: str = "cs19"  # how a breach bears on later weeks (metrics.CONVENTIONS)
 
 
+def report_paths(out: Path, convention: str) -> tuple[Path, Path]:
+    """`out/rational/tables.{json,md}` (`tables.paper-tables.*` under that convention)."""
+    json_path, md_path = (out / "rational" / output_name(name, convention) for name in ("tables.json", "tables.md"))
+    return json_path, md_path
+
+
 def write_report(out: Path, report: RationalReport, markdown: str) -> Path:
-    """`out/rational/tables.{json,md}` (`tables.paper-tables.*` under that convention); returns the .md file."""
-    folder = out / "rational"
-    make_folder(folder)
-    write_atomically(folder / output_name("tables.json", report.convention), report.model_dump_json(indent=1) + "\n")
-    write_atomically(folder / output_name("tables.md", report.convention), markdown)
-    return folder / output_name("tables.md", report.convention)
+    """The report at its `report_paths`; returns the .md file."""
+    json_path, md_path = report_paths(out, report.convention)
+    make_folder(md_path.parent)
+    write_atomically(json_path, report.model_dump_json(indent=1) + "\n")
+    write_atomically(md_path, markdown)
+    return md_path

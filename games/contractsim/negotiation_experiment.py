@@ -421,6 +421,12 @@ def plot_figure2(figure: Figure2, path: Path) -> None:
     save_png(fig, path)
 
 
+def report_paths(out: Path) -> tuple[Path, ...]:
+    """The files every report writes in `out/negotiation/` (figure5's only with guidance conditions)."""
+    return tuple(out / "negotiation" / name for name in ("tables.json", "tables.md", "figure2.json", "figure2.png",
+                                                         "figure3.json", "figure3.png"))
+
+
 def write_report(out: Path, rep: NegotiationReport, setting_given: bool) -> Path:
     """`out/negotiation/`: tables.md, tables.json, figure2/3 (and figure5 with guidance conditions) as PNG and
     JSON, each written whole from the records in job order; returns the folder."""

@@ -394,14 +394,20 @@ def figure4_plot(series: list[FigureSeries], counterparty: str = "rcc"):
     return fig
 
 
+def report_paths(out: Path, convention: str) -> tuple[Path, Path, Path, Path]:
+    """`out/performance/`: tables.json, tables.md, figure4.json and figure4.png (named `tables.paper-tables.md`
+    and so on under that convention)."""
+    return tuple(out / "performance" / output_name(name, convention)
+                 for name in ("tables.json", "tables.md", "figure4.json", "figure4.png"))
+
+
 def write_report(out: Path, rep: PerformanceReport, series: list[FigureSeries]) -> Path:
-    """`out/performance/`: tables.md, tables.json, figure4.png and figure4.json (named `tables.paper-tables.md`
-    and so on under that convention), each written whole from the records in job order, so a resumed run writes
-    the same bytes; returns the folder."""
-    folder = out / "performance"
-    make_folder(folder)
-    write_json(folder / output_name("tables.json", rep.convention), rep)
-    write_atomically(folder / output_name("tables.md", rep.convention), markdown(rep))
-    write_json(folder / output_name("figure4.json", rep.convention), Figure4(series=tuple(series)))
-    plot_figure4(series, folder / output_name("figure4.png", rep.convention))
-    return folder
+    """The report at its `report_paths`, each file written whole from the records in job order, so a resumed run
+    writes the same bytes; returns the folder."""
+    tables_json, tables_md, figure_json, figure_png = report_paths(out, rep.convention)
+    make_folder(tables_json.parent)
+    write_json(tables_json, rep)
+    write_atomically(tables_md, markdown(rep))
+    write_json(figure_json, Figure4(series=tuple(series)))
+    plot_figure4(series, figure_png)
+    return tables_json.parent

@@ -69,18 +69,19 @@ def cache_secret(path: Path) -> bytes:
     """The secret at `path`, made (32 random bytes, hex, mode 0600) when there is none yet: created under a
     temporary name and linked into place, so two processes starting at once agree on one."""
     if not path.exists() and not path.is_symlink():
-        make_folder(path.parent)
         fresh = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
         try:
+            make_folder(path.parent)
             fd = os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
             with os.fdopen(fd, "w") as handle:
                 handle.write(secrets.token_hex(32) + "\n")
             os.link(fresh, path)
         except FileExistsError:
             pass  # another process made it first: theirs is the one
-        except OSError as exc:
-            raise FileError(f"cannot make the DP cache's key {path}: {exc.strerror or exc}; set {KEY_ENV} to a "
-                            "file that can be written") from None
+        except (OSError, FileError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise FileError(f"cannot make the DP cache's key {path} ({why}); set {KEY_ENV} to a file that can be "
+                            "written") from None
         finally:
             fresh.unlink(missing_ok=True)
     text = read_capped(path, 256).decode("ascii", "replace").strip()
