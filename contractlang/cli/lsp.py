@@ -33,7 +33,8 @@ def lsp(
     debounce_ms: Annotated[int, typer.Option(min=0, max=10_000, help="Wait this long after the last edit before "
                                                                      "checking.")] = 150,
 ) -> None:
-    """Run the language server on stdin/stdout for editors (needs the `lsp` extra: pygls); see "Editor support"."""
+    """Run the language server on stdin/stdout for editors (needs the `lsp` extra: pygls); see
+    docs/how-to/editors.md."""
     try:
         from contractlang.lsp.server import serve
     except ImportError as exc:

@@ -13,7 +13,6 @@ import os
 import stat
 import sys
 import threading
-from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import NamedTuple
@@ -133,6 +132,7 @@ class ContractProtocol(LanguageServerProtocol):
         super().handle_message(message)
 
     def _send_response(self, msg_id, result=None, error: types.ResponseError | None = None) -> None:
+        """Every answer passes here: an error keeps its code and its message's first line, never pygls's data."""
         if error is not None:
             error = types.ResponseError(code=error.code, message=printable(error.message.split("\n")[0]))
         super()._send_response(msg_id, result, error)
@@ -171,7 +171,7 @@ class ContractServer(LanguageServer):
         self.documents: dict[str, Document] = {}
         self.snapshots: dict[str, Snapshot] = {}
         self.verified: dict[str, tuple[Diagnostic, ...]] = {}
-        self.generation: dict[str, int] = defaultdict(int)
+        self.generation: dict[str, int] = {}
         self.locks: dict[str, asyncio.Lock] = {}
         self.refreshing: dict[str, asyncio.Task] = {}
         self.ended: asyncio.Future[int] | None = None
@@ -307,7 +307,7 @@ class ContractServer(LanguageServer):
 
     def schedule(self, uri: str, delay: float) -> None:
         """Re-check after `delay`; an edit before then cancels this check (queued or waiting) for its own."""
-        self.generation[uri] += 1
+        self.generation[uri] = self.generation.get(uri, 0) + 1
         self.verified.pop(uri, None)
         if (earlier := self.refreshing.pop(uri, None)) is not None:
             earlier.cancel()
@@ -511,14 +511,16 @@ async def verify_command(ls: ContractServer, *arguments) -> list[dict]:
     options = arguments[1] if len(arguments) > 1 and isinstance(arguments[1], dict) else {}
     settings = Settings.model_validate({**ls.settings.model_dump(), **options})
     line = options.get("line")
-    generation = ls.generation[uri]
+    generation = ls.generation.get(uri)
     snap = await ls.snapshot(uri)
     loop = asyncio.get_running_loop()
     result = await loop.run_in_executor(ls.proving, verify_document, snap.analysis, ls.verify_contract,
                                         settings.env, settings.board, line if isinstance(line, int) else None)
-    if ls.generation[uri] == generation:
+    if ls.generation.get(uri) == generation:
         ls.verified[uri] = result.diagnostics
         ls.publish(uri, snap)
+        if uri not in ls.documents:  # nothing is kept for a file that is not open
+            ls.verified.pop(uri)
     return [s.model_dump() for s in result.summaries]
 
 
