@@ -167,3 +167,14 @@ def test_figures_are_checked_against_the_solve_store_only_when_it_is_there(copy)
     assert done.returncode == 0, done.stdout + done.stderr
     shutil.copy(SHIPPED / "jobs" / "solve.jsonl", copy / "jobs" / "solve.jsonl")
     _fails(copy, "synth-env1-rho0.9-s's figures are not its solve record's", ("experiment", "frontier"))
+
+
+def test_entries_dropped_from_the_manifest_are_missed_when_the_solve_store_is_there(copy):
+    manifest = _manifest()
+    manifest["contracts"] = [e for e in manifest["contracts"] if e["env"] != 6]
+    _write(copy, manifest)
+    _fails(copy, "Env 6, ρ 0.9, variant base is solved in")
+    shutil.copy(copy / "jobs" / "solve.jsonl", copy.parent / "solve.jsonl")
+    (copy / "jobs" / "solve.jsonl").unlink()
+    (copy / "jobs" / "solve.jsonl").symlink_to(copy.parent / "solve.jsonl")
+    _fails(copy, "solve.jsonl: a symbolic link")

@@ -53,13 +53,14 @@ def _leave(code: int) -> None:
 
 
 HELP_WIDTH = 120
-"""Columns of `--help` written to a pipe or file: rich assumes 80 without a terminal, and cut option names
-(`--conditions,--condit…`) at that width; every command's help fits in 120 uncut."""
+"""Columns of `--help` written to a pipe or file: rich takes 80 (or COLUMNS, which describes a terminal that is
+not there) and cut option names (`--conditions,--condit…`) at that width; every command's help fits in 120."""
 
 
 def _help_width() -> None:
-    """Help into a pipe or file is HELP_WIDTH columns wide unless TERMINAL_WIDTH or COLUMNS say otherwise."""
-    if not sys.stdout.isatty() and not os.environ.get("TERMINAL_WIDTH") and not os.environ.get("COLUMNS"):
+    """Help into a pipe or file is HELP_WIDTH columns wide unless TERMINAL_WIDTH (typer's own setting) says
+    otherwise."""
+    if not sys.stdout.isatty() and not os.environ.get("TERMINAL_WIDTH"):
         import typer.rich_utils
 
         typer.rich_utils.MAX_WIDTH = HELP_WIDTH

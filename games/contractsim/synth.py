@@ -548,7 +548,7 @@ def read_manifest(out: Path) -> Manifest:
     return manifest
 
 
-def _set_file(out: Path, relative: str, read) -> bytes:
+def _set_file(out: Path, relative: str, read):
     """A file of the set, read with `read` only when no part of `relative` is a link (a set's files are its
     own: a link could lead to any file on the machine)."""
     path = out
@@ -640,10 +640,11 @@ def set_contracts(out: Path) -> tuple[Manifest, list[tuple[ManifestEntry, Contra
     """The manifest of a `synth` directory and each contract read back from its file, checked beyond
     `read_manifest`: each file is exactly what the writer writes for its variant of its base's terms (so the
     variants of one base, and Envs 1-2 with the environments whose terms they reuse, agree), and when the set's
-    solve store is there, every entry's figures are its record's. A file that is not a contract is named in one
+    solve store is there, every entry's figures are its record's and every variant it solved is listed. A file that is not a contract is named in one
     line, its content never shown."""
     manifest = read_manifest(out)
-    solved = stored_records(out / "jobs" / "solve.jsonl", SolveRecord, lambda r: r.job, "solve")
+    store = out / "jobs" / "solve.jsonl"
+    solved = _set_file(out, "jobs/solve.jsonl", lambda p: stored_records(p, SolveRecord, lambda r: r.job, "solve"))
     base_terms: dict[tuple[int, float], Terms] = {}
     contracts = []
     for entry in manifest.contracts:
@@ -660,12 +661,20 @@ def set_contracts(out: Path) -> tuple[Manifest, list[tuple[ManifestEntry, Contra
             raise FileError(f"{path}: not the {entry.variant} variant of its base's terms that `contractlang synth` "
                             "writes (the variants of one base share their terms, and Envs 1-2 reuse Envs 3-4's)")
         contracts.append((entry, ir))
-    for entry in manifest.contracts + manifest.excluded if solved else ():
-        record = solved.get(_job(entry, base_terms[entry.terms_env, entry.rho]))
+    listed = {(x.env, x.rho, x.variant) for x in manifest.contracts + manifest.excluded}
+    in_store = {(j.env, j.rho, j.variant) for j in solved}
+    kept, excluded = _expected_keys(manifest)
+    unlisted = [k for k in kept + excluded if k in in_store and k not in listed]
+    if unlisted:
+        env, rho, variant = unlisted[0]
+        raise FileError(f"{out / 'manifest.json'}: Env {env}, ρ {rho}, variant {variant} is solved in {store} but "
+                        "not listed (a manifest lists every variant `contractlang synth` solved)")
+    for entry in manifest.contracts + manifest.excluded if store.exists() else ():
+        terms = base_terms.get((entry.terms_env, entry.rho))
+        record = None if terms is None else solved.get(_job(entry, terms))
         if record is None or (record.p_sat, record.u_customer, record.u_supplier, record.completeness) != (
                 entry.p_sat, entry.u_customer, entry.u_supplier, entry.completeness):
-            raise FileError(f"{out / 'manifest.json'}: {entry.name}'s figures are not its solve record's in "
-                            f"{out / 'jobs' / 'solve.jsonl'}")
+            raise FileError(f"{out / 'manifest.json'}: {entry.name}'s figures are not its solve record's in {store}")
     return manifest, contracts
 
 
