@@ -385,6 +385,15 @@ class _ChatReply(_Wire):
     usage: _ChatUsage
 
 
+class _RecordedUsage(Frozen):
+    """The token counts a recording keeps (and a reply's usage block becomes)."""
+
+    input_tokens: TokenCount
+    output_tokens: TokenCount
+    cache_read_tokens: TokenCount
+    cache_write_tokens: TokenCount
+
+
 def _validated(model: type[_Wire], body: bytes):
     """The reply `body` read as `model`; CallFailed naming the first field that is wrong."""
     try:
@@ -492,13 +501,10 @@ class Recordings:
             raise self._unusable(f"a recorded reply is {'NULL' if reply is None else type(reply).__name__}, not "
                                  "text")
         try:
-            usage = json.loads(usage_json)
-        except (TypeError, ValueError, RecursionError):
-            usage = None
-        if not (isinstance(usage, dict) and set(usage) == set(_USAGE_FIELDS) and all(
-                isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 10 ** 9 for v in usage.values())):
-            raise self._unusable("a recorded response's token counts are unreadable")
-        return capped(reply), usage
+            usage = _RecordedUsage.model_validate_json(usage_json, strict=True)
+        except (TypeError, ValidationError):
+            raise self._unusable("a recorded response's token counts are unreadable") from None
+        return capped(reply), usage.model_dump()
 
     def put(self, key: str, occurrence: int, namespace: str, purpose: str, model: str, request: dict, reply: str,
             usage: dict, keys: ApiKeys) -> None:

@@ -26,6 +26,7 @@ import httpx2 as httpx
 
 MAX_RESPONSE_BYTES = 8 * 2**20  # decoded; a reply of the largest output limit (128k tokens) is about 0.5 MiB of JSON
 _DECODED_CODINGS = "gzip, deflate"  # the codings asked for, and the only ones read
+_POOL_LIMITS = {"max_connections": 100, "max_keepalive_connections": 20, "keepalive_expiry": 5.0}  # httpx's defaults
 
 
 class ResponseRefused(Exception):
@@ -40,6 +41,7 @@ class _Deadlines:
 
     @contextmanager
     def until(self, deadline: float) -> Iterator[None]:
+        """This thread's calls inside the block end by `deadline` (time.monotonic())."""
         self._local.at = deadline
         try:
             yield
@@ -104,16 +106,17 @@ def _decoder(coding: str):
     if coding not in ("gzip", "x-gzip", "deflate"):
         raise ResponseRefused(f"the API answered in a content-encoding this client does not read ({coding[:40]})")
     wbits = zlib.MAX_WBITS | 16 if coding != "deflate" else zlib.MAX_WBITS
-    state = [zlib.decompressobj(wbits)]
+    state = zlib.decompressobj(wbits)
 
     def decode(data: bytes, limit: int) -> bytes:
+        nonlocal state
         out = b""
         try:
             while data and len(out) <= limit:
-                out += state[0].decompress(data, limit + 1 - len(out))
-                data = state[0].unused_data if state[0].eof else b""
-                if state[0].eof:
-                    state[0] = zlib.decompressobj(wbits)
+                out += state.decompress(data, limit + 1 - len(out))
+                data = b""
+                if state.eof:  # another gzip member may follow
+                    data, state = state.unused_data, zlib.decompressobj(wbits)
         except zlib.error:
             raise ResponseRefused(f"the API's {coding} body is corrupt") from None
         return out
@@ -153,11 +156,11 @@ class Transport(httpx.BaseTransport):
         with self._lock:
             if proxy not in self._pools:
                 self._pools[proxy] = self._through(proxy) if proxy else core.ConnectionPool(
-                    ssl_context=self._ssl, max_connections=100, max_keepalive_connections=20, keepalive_expiry=5.0,
-                    network_backend=self._backend)
+                    ssl_context=self._ssl, network_backend=self._backend, **_POOL_LIMITS)
             return self._pools[proxy]
 
     def _through(self, address: str):
+        """Connections through the proxy at `address` (an http:// or https:// URL, credentials in it allowed)."""
         try:
             proxy = httpx.Proxy(address)
         except (ValueError, httpx.InvalidURL):
@@ -169,8 +172,7 @@ class Transport(httpx.BaseTransport):
             proxy_url=core.URL(scheme=proxy.url.raw_scheme, host=proxy.url.raw_host, port=proxy.url.port,
                                target=proxy.url.raw_path),
             proxy_auth=proxy.raw_auth, proxy_headers=proxy.headers.raw, ssl_context=self._ssl,
-            proxy_ssl_context=proxy.ssl_context, max_connections=100, max_keepalive_connections=20,
-            keepalive_expiry=5.0, network_backend=self._backend)
+            proxy_ssl_context=proxy.ssl_context, network_backend=self._backend, **_POOL_LIMITS)
 
     def until(self, deadline: float):
         """Every request this thread makes inside the block ends by `deadline` (time.monotonic())."""

@@ -115,6 +115,40 @@ def test_a_real_key_echoed_by_the_server_is_never_written_or_shown(tmp_path):
     assert response.startswith("Contract for [redacted key]:")
 
 
+def test_an_echoed_key_in_what_agents_say_is_never_written_or_shown(tmp_path):
+    """What an LLM player says in a CT-Bench negotiation, and a ContractSim negotiator's reply, are shown to the
+    other side and logged: a key in them is redacted there (the actions the game reads are untouched)."""
+    from test_llm_agents import BOARD, CONTRACTSIM_SCRIPT, CTBenchScript
+
+    class Echo(CTBenchScript):
+        def __call__(self, body):
+            status, reply = super().__call__(body)
+            said = reply["content"][0]["text"]
+            return status, message(f"{said} ({LONG_KEY})" if said == "agree" else said)
+
+    env = environment(ANTHROPIC_API_KEY=LONG_KEY)
+    with ScriptedServer(Echo()) as server:
+        ctbench = run_cli("ctbench", "sweep", "--boards", BOARD.id, "--condition", "nl_trading", "--mode", "pfp",
+                          "--red", "llm", "--blue", "llm", "--judge", "llm", "--workers", "1", "--out",
+                          tmp_path / "sweep", "--base-url", server.url, "--recordings", tmp_path / "r.sqlite",
+                          "--json", cwd=tmp_path, env=env)
+    assert ctbench.returncode == 0, ctbench.stderr
+    assert b"agree ([redacted key])" in (tmp_path / "sweep" / "games.jsonl").read_bytes()
+    echoed = [(s, message(json.dumps({**json.loads(r["content"][0]["text"]), "response": f"{LONG_KEY} says hi"})))
+              if i < 3 else (s, r) for i, (s, r, *_) in enumerate(CONTRACTSIM_SCRIPT)]
+    with ScriptedServer(echoed) as server:
+        negotiation = run_cli("negotiate", "--env", "1", "--customer", "llm", "--supplier", "llm:claude-opus-5",
+                              "--perform-customer", "llm", "--base-url", server.url, "--recordings",
+                              tmp_path / "n.sqlite", "--json", cwd=tmp_path, env=env)
+    assert negotiation.returncode == 0 and json.loads(negotiation.stdout)["runs"][0]["metrics"]["agreed"], \
+        negotiation.stderr
+    assert "[redacted key] says hi" in negotiation.stdout
+    written = [p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()]
+    for shown in [ctbench.stdout, ctbench.stderr, negotiation.stdout, negotiation.stderr]:
+        assert LONG_KEY not in shown
+    assert not any(LONG_KEY.encode() in data for data in written)
+
+
 # --- #49: replies of the wrong types are not messages: one line, the recordings intact ---------------------
 
 USAGE = {"input_tokens": 100, "output_tokens": 50}

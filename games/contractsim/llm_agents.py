@@ -289,4 +289,4 @@ class LlmNegotiator:
             reply = self.conversation.ask("Your reply was empty. " + request)
             if not reply.strip():
                 raise AgentError(f"{self.role} negotiator {self.name!r} gave two empty responses: the run is invalid")
-        return reply
+        return self.conversation.client.redact(reply)  # what it says: shown to the other side and logged

@@ -71,7 +71,8 @@ class LlmPlayer:
     def act(self, obs):
         if isinstance(obs, NegotiationObservation):
             if obs.phase == "negotiate":
-                return Say(message=self._ask("negotiation", self._negotiation_prompt(obs)).strip() or "(silence)")
+                said = self._ask("negotiation", self._negotiation_prompt(obs)).strip()
+                return Say(message=self.client.redact(said) or "(silence)")  # shown to the partner, logged
             return self._decide(obs, "confirm", self._confirm_prompt(obs), self._read_confirm)
         return self._decide(obs, obs.phase, self._prompt(obs), lambda data: self._read(data, obs))
 
