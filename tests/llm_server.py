@@ -121,9 +121,10 @@ class ScriptedServer:
 class RawServer:
     """A misbehaving API on 127.0.0.1: each POST is read and recorded (path, headers, body), then `behave(wfile,
     body)` writes whatever bytes it likes — a status line and headers of its own, a trickle, an endless body — until
-    it returns or the client goes away."""
+    it returns or the client goes away. `arrivals` holds when each request was read (time.monotonic())."""
 
     def __init__(self, behave):
+        self.arrivals: list[float] = []
         self.requests: list[dict] = []
         self.paths: list[str] = []
         self.headers: list[dict] = []
@@ -134,6 +135,7 @@ class RawServer:
 
             def do_POST(self):  # noqa: N802 - http.server's naming
                 body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+                server.arrivals.append(time.monotonic())
                 server.requests.append(body)
                 server.paths.append(self.path)
                 server.headers.append({k.lower(): v for k, v in self.headers.items()})

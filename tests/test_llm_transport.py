@@ -228,20 +228,18 @@ def trickled_chunks(out, body):
 def test_a_trickling_server_is_cut_at_the_deadline(tmp_path, trickle, provider):
     """A byte every 0.2 s kept each read under its timeout: a call lived 60 s and more past --llm-timeout 5."""
     with RawServer(trickle) as server:
-        start = time.monotonic()
         proc = translate(server.url, tmp_path, provider, LONG_KEY, "--timeout", "2")
-        took = time.monotonic() - start
+        took = time.monotonic() - server.arrivals[0]  # the deadline runs from before the request was sent
     one_error_line(proc, "translation failed: the model did not answer within 2 s")
-    assert took < 4.5, took
+    assert len(server.requests) == 1 and took < 3, took
 
 
 def test_llm_timeout_is_a_deadline_for_a_game_s_call(tmp_path):
     with RawServer(trickled_body) as server:
-        start = time.monotonic()
         proc = play(server.url, tmp_path, "OPENAI_API_KEY", "EMPTY", "--llm-timeout", "2")
-        took = time.monotonic() - start
+        took = time.monotonic() - server.arrivals[0]  # from the request's arrival: the game's start is not the call
     one_error_line(proc, "customer performance: the model did not answer within 2 s")
-    assert took < 10, took  # the game's own start included: the call's part is 2 s, not 60
+    assert len(server.requests) == 1 and took < 4, took
 
 
 # --- #48: the decoded response is capped -----------------------------------------------------------------
@@ -365,13 +363,12 @@ def test_the_environment_s_proxy_carries_the_call_under_the_same_rules(tmp_path)
     assert proc.returncode == 0 and json.loads(proc.stdout)["dsl"] == DSL, proc.stdout
     assert proxy.paths == ["http://llm.example.invalid/v1/chat/completions"]
     with RawServer(trickled_body) as trickling:
-        start = time.monotonic()
         proc = run_cli("translate", PROSE, "--backend", "openai", "--model", "m", "--base-url",
                        "http://llm.example.invalid/v1", "--timeout", "2", "--cache", tmp_path / "slow.sqlite",
                        cwd=tmp_path, env=environment(OPENAI_API_KEY="EMPTY", HTTP_PROXY=trickling.url))
-        took = time.monotonic() - start
+        took = time.monotonic() - trickling.arrivals[0]
     one_error_line(proc, "the model did not answer within 2 s")
-    assert took < 4.5 and len(trickling.requests) == 1
+    assert took < 3 and len(trickling.requests) == 1
     socks = run_cli("translate", PROSE, "--backend", "openai", "--model", "m", "--base-url",
                     "http://llm.example.invalid/v1", "--cache", tmp_path / "socks.sqlite", cwd=tmp_path,
                     env=environment(OPENAI_API_KEY="EMPTY", HTTP_PROXY="socks5://127.0.0.1:1"))
