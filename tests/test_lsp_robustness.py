@@ -207,12 +207,17 @@ def test_a_body_that_is_not_json_or_not_json_rpc_is_answered_and_the_server_goes
     stream = b"".join(frame(m) for m in INITIALIZE)
     for body in (b"{not json", deep, b"\xff\xfe", b"[1, 2]", b'{"jsonrpc": "1.0", "id": 5, "method": "x"}'):
         stream += b"Content-Length: %d\r\n\r\n" % len(body) + body
+    # an id or method of the wrong type was an internal error (pygls: TypeError, unhashable type: 'list')
+    for message in ({"jsonrpc": "2.0", "id": 6, "method": 5}, {"jsonrpc": "2.0", "id": [1], "method": "shutdown"},
+                    {"jsonrpc": "2.0", "id": True, "method": "shutdown"}):
+        stream += frame(message)
     stream += frame({"jsonrpc": "2.0", "id": 9, "method": "shutdown"}) + frame({"jsonrpc": "2.0", "method": "exit"})
     proc = run_raw(stream, timeout=30)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr.decode()
     answers = unframe(proc.stdout)
     assert [(a.get("id"), a.get("error", {}).get("code")) for a in answers[1:]] == [
-        (None, -32700), (None, -32700), (None, -32700), (None, -32600), (None, -32600), (9, None)]
+        (None, -32700), (None, -32700), (None, -32700), (None, -32600), (None, -32600), (6, -32600), (None, -32600),
+        (None, -32600), (9, None)]
 
 
 def test_requests_about_unopened_files_read_only_small_regular_files(tmp_path):
@@ -253,6 +258,14 @@ def test_shutdown_then_requests_are_invalid_and_exit_codes_follow_the_protocol()
         {"jsonrpc": "2.0", "id": 2, "result": None},
         {"jsonrpc": "2.0", "id": 3, "error": {"code": -32600, "message": "the server is shutting down; "
                                                                        "textDocument/hover is not answered"}}]
+    # a request still in flight at shutdown is cancelled (pygls's loop over them raised RuntimeError: dictionary
+    # changed size during iteration)
+    verify = {"jsonrpc": "2.0", "id": 4, "method": "workspace/executeCommand", "params": {
+        "command": "contractlang.verify", "arguments": [uri_of(EXAMPLE)]}}
+    busy = run_raw(hello + frame(verify) + frame({"jsonrpc": "2.0", "id": 5, "method": "shutdown"})
+                   + frame({"jsonrpc": "2.0", "method": "exit"}))
+    assert busy.returncode == 0 and busy.stderr == b""
+    assert [(a["id"], a.get("error", {}).get("code")) for a in unframe(busy.stdout)[1:]] == [(4, -32800), (5, None)]
     rude = run_raw(hello + frame({"jsonrpc": "2.0", "method": "exit"}))
     assert rude.returncode == 1 and rude.stderr == b""  # exit without shutdown: 1, as the protocol says
 

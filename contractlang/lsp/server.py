@@ -110,11 +110,19 @@ class ContractProtocol(LanguageServerProtocol):
             logger.error("a message that is not a JSON-RPC 2.0 object")
             self.answer_unknown(JsonRpcInvalidRequest("not a JSON-RPC 2.0 object"))
             return
+        ident = data.get("id")
+        if not _is_id(ident) or not isinstance(data.get("method", ""), str):
+            logger.error("a message whose id is not a string or an integer, or whose method is not a string")
+            error = JsonRpcInvalidRequest("the id must be a string or an integer, the method a string")
+            if _is_id(ident) and ident is not None:
+                self._send_response(ident, error=error.to_response_error())
+            else:
+                self.answer_unknown(error)
+            return
         try:
             message = self.structure_message(data)
         except JsonRpcException as exc:  # logged by pygls
-            ident = data.get("id")
-            if "method" in data and isinstance(ident, (int, str)):
+            if "method" in data and ident is not None:
                 self._send_response(ident, error=exc.to_response_error())
             return
         self.handle_message(message)
@@ -140,6 +148,16 @@ class ContractProtocol(LanguageServerProtocol):
     @lsp_method(types.EXIT)
     def lsp_exit(self, *args) -> None:
         self._server.end(0 if self._shutdown else 1)
+
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args) -> None:
+        """Cancel the requests in flight (pygls's own loop over them failed when a cancelled future's callback
+        removed its entry) and refuse every later request."""
+        current = self.msg_id
+        for msg_id, future in list(self._request_futures.items()):
+            if msg_id != current and not future.done():
+                future.cancel()
+        self._shutdown = True
 
     # The server keeps the documents itself (ContractServer.documents): pygls's workspace would hold a second
     # copy and apply each edit to the whole text.
@@ -359,6 +377,11 @@ class ContractServer(LanguageServer):
         return types.DocumentSymbol(name=s.name, detail=s.detail, kind=kind, range=self.lsp_range(lines, s.range),
                                     selection_range=self.lsp_range(lines, s.selection),
                                     children=[self.lsp_symbol(c, lines) for c in s.children])
+
+
+def _is_id(ident) -> bool:
+    """A JSON-RPC id the server can answer to: absent (a notification), a string or an integer."""
+    return ident is None or isinstance(ident, str) or (isinstance(ident, int) and not isinstance(ident, bool))
 
 
 def _path(uri: str) -> str:
