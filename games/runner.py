@@ -293,7 +293,7 @@ class JobStore(Generic[Job, Record]):
     def _read(self, record_type: type[Record], what: str) -> None:
         path = self.path
         lines = read_lines_capped(path) if path.exists() else []
-        self.records, self._check, self.dropped_cut_line = _records(path, lines, record_type, self._job_of, what)
+        self.records, self._check, self.dropped_cut_line = read_records(path, lines, record_type, self._job_of, what)
         if self.dropped_cut_line:
             write_atomically(path, b"".join(lines[:-1]))
 
@@ -347,7 +347,7 @@ class JobStore(Generic[Job, Record]):
         self._lock.release()
 
 
-def _records(path: Path, lines: list[bytes], record_type: type[Record], job_of: Callable[[Record], Job],
+def read_records(path: Path, lines: list[bytes], record_type: type[Record], job_of: Callable[[Record], Job],
              what: str) -> tuple[dict[Job, Record], str, bool]:
     """A store's records, the check of its last line and whether that line is cut short (an interrupted write,
     or one still under way: a line without its end that starts as every record does); any other line that is
@@ -377,7 +377,7 @@ def stored_records(path: Path, record_type: type[Record], job_of: Callable[[Reco
     """The records a store holds now, checked but read without its lock or any repair, so a running generation
     can be watched and read: a line still being appended is left out."""
     lines = read_lines_capped(path) if path.exists() else []
-    return _records(path, lines, record_type, job_of, what)[0]
+    return read_records(path, lines, record_type, job_of, what)[0]
 
 
 def seal_store(path: Path) -> int:

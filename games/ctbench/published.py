@@ -18,8 +18,8 @@ from typing import Literal
 
 from pydantic import ValidationError
 
-from contractlang.files import (RECORD_CHECK, FileError, check_writable, open_sealed_line, parse_json, read_capped,
-                                read_lines_capped, write_atomically)
+from contractlang.files import (RECORD_CHECK, FileError, check_writable, parse_json, read_capped, read_lines_capped,
+                                write_atomically)
 from contractlang.interpreter import Rules
 from contractlang.interpreter.events import ChipCounts
 from contractlang.progress import Advance
@@ -29,6 +29,8 @@ from games.ctbench.board import BOARD_SIZE, GOAL, GOAL_BONUS, CHIP_VALUE, PLAYER
 from games.ctbench.engine import Arrangement, Stats, Trade, total
 from games.ctbench.judge import colour_of, read_terms
 from games.ctbench.play import GameRecord
+from games.ctbench.sweep import GameSpec
+from games.runner import read_records
 
 CONDITION_OF_CONTRACT_TYPE = {None: "none", "strict": "prog_trading", "contract_for_finishing": "prog_points",
                               "tile_with_judge_implementation": "nl_trading"}
@@ -401,22 +403,30 @@ def import_logs(root: Path, out: Path, progress: Advance, skipped: Callable[[Imp
                          contracts_formed=sum(g.contract_formed for g in games), problems=tuple(problems))
 
 
+def _sealed(line: bytes) -> bool:
+    try:
+        data = parse_json(line)
+    except ValueError:
+        return False
+    return isinstance(data, dict) and RECORD_CHECK in data
+
+
 def read_runs(path: Path) -> Iterator[tuple[int, ImportedGame | GameRecord]]:
     """The lines of a runs file: imported games (`ctbench import`) or our own game records (`ctbench sweep`'s
-    games.jsonl), with their line numbers. A line that is neither raises `ImportProblem` naming the line; a file
-    that cannot be read (a pipe, /dev/zero, a runaway line) or a store line whose check fails raises `FileError`."""
-    check = ""
-    for number, line in enumerate(read_lines_capped(path), start=1):
+    games.jsonl, read as the sweep reads it), with their line numbers. A line that is neither raises
+    `ImportProblem` naming the line; a file that cannot be read (a pipe, /dev/zero, a runaway line), or a store
+    with a line whose check fails or a game repeated, raises `FileError`."""
+    lines = read_lines_capped(path)
+    if _sealed(next((line for line in lines if line.strip()), b"")):  # a sweep's store, read as `sweep` reads it
+        yield from enumerate(read_records(path, lines, GameRecord, GameSpec.of, "game")[0].values(), start=1)
+        return
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             data = parse_json(line)
         except ValueError:
             raise ImportProblem(f"{path}:{number}", "not a JSON line") from None
-        if isinstance(data, dict) and RECORD_CHECK in data:  # a sweep's store: its checks hold, or it is not read
-            record, check = open_sealed_line(line, check, f"{path}:{number}", "game record", GameRecord.from_json_value)
-            yield number, record
-            continue
         kind = ImportedGame if isinstance(data, dict) and "turns" in data else GameRecord
         try:
             yield number, kind.model_validate(data)
