@@ -178,3 +178,11 @@ def test_entries_dropped_from_the_manifest_are_missed_when_the_solve_store_is_th
     (copy / "jobs" / "solve.jsonl").unlink()
     (copy / "jobs" / "solve.jsonl").symlink_to(copy.parent / "solve.jsonl")
     _fails(copy, "solve.jsonl: a symbolic link")
+
+
+def test_a_manifest_listing_no_contract_has_nothing_to_play(copy):
+    manifest = _manifest()
+    manifest["contracts"] = []
+    _write(copy, manifest)
+    (copy / "jobs" / "solve.jsonl").unlink()  # without the store, dropping entries is not caught (said above)
+    _fails(copy, "lists no contract")

@@ -73,7 +73,11 @@ def _synthetic_contracts(directory: Path) -> list:
     """(manifest entry, IR) for every contract `synth` wrote into `directory`, read back from its file."""
     from games.contractsim.synth import set_contracts
 
-    return set_contracts(directory)[1]
+    contracts = set_contracts(directory)[1]
+    if not contracts:
+        raise InputError(f"{directory / 'manifest.json'}: lists no contract (no search of its plan reached a base "
+                         "contract); nothing to play")
+    return contracts
 
 
 Directory = Annotated[Optional[Path], typer.Argument(
