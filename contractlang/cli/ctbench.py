@@ -144,7 +144,7 @@ def _pairing(text: str) -> tuple[str, str]:
     red, sep, blue = text.partition(" vs ")
     if not sep:
         red, sep, blue = text.partition(":")
-        if not sep or ":" in blue or red in ("llm", "cmd"):
+        if not sep or ":" in blue or red in ("llm", "cmd", "py"):
             raise UsageProblem(f"write the pairing {text!r} as 'RED vs BLUE' (agent names may hold colons)")
     if not red.strip() or not blue.strip():
         raise UsageProblem(f"the pairing {text!r} names no agent on one side")

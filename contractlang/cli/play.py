@@ -63,7 +63,7 @@ def run(
     if board is None:
         raise InputError("a CT-Bench contract needs --board ID (0..79; see `contractlang ctbench boards`)")
     from contractlang.checker import check_board
-    from games.ctbench.agents import check_agent
+    from games.agents import check
     from games.ctbench.play import play_game
 
     rule_set(rules)
@@ -72,8 +72,8 @@ def run(
     if problems:
         raise CheckFailed(problems, source_text(read(contract)[0]))
     choice(mode, ("pfp", "trade"), "mode")
-    check_agent(red)
-    check_agent(blue)
+    check(red, "ctbench", "red")
+    check(blue, "ctbench", "blue")
     client = llm_client(settings)
     with llm_status(client, json_out), playing():
         record = play_game(bench, "file", mode, red, blue, seed=seed or 0, contract=checked.ir, visible=not hidden,

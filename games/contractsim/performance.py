@@ -14,7 +14,6 @@ from __future__ import annotations
 from functools import lru_cache, partial
 from pathlib import Path
 
-from contractlang.errors import UnknownName
 from contractlang.files import write_atomically
 from contractlang.ir import ContractSimIR
 from contractlang.llm import ApiKeys, LlmClient, LlmSettings, LlmUsage, agent_model
@@ -26,9 +25,8 @@ from games.contractsim.experiments import (COUNTERPARTIES, PAPER_ROWS, POLICIES,
                                            RationalRecord, TableRow, counterparty_name, pairing, row_cells,
                                            table_lines, table_row, tables)
 from games.contractsim.metrics import convention_line, output_name, summarise
-from games.contractsim.policies import CUSTOMERS
+from games.agents import AgentError, agent_name, check, split_label
 from games.contractsim.run import RunRecord, play
-from games.external import is_external
 from games.figures import pyplot, save_png, write_json
 from games.runner import Progress, run_phase
 from solver.dp import TableCache
@@ -43,13 +41,21 @@ def agent_workers(workers: int | None, llm: LlmSettings | None) -> int | None:
     return workers or (LLM_WORKERS if llm is not None else None)
 
 
-def check_agents(agents: list[str]) -> None:
-    """`UnknownName` for the first agent `play` cannot seat: a built-in policy, llm[:[PROVIDER/]MODEL] or
-    cmd:PROGRAM."""
+def check_agents(agents: list[str], roles: list[str]) -> None:
+    """`UnknownName` (or `AgentError`) for the first agent `play` cannot seat in one of `roles` (see
+    games/agents.py); two agents under one label are a usage error."""
     for name in agents:
-        if name not in CUSTOMERS and agent_model(name) is None and not is_external(name):
-            raise UnknownName(f"unknown agent {name[:60]!r}; choose from {', '.join(CUSTOMERS)}, "
-                              "llm[:[PROVIDER/]MODEL] or cmd:PROGRAM")
+        for role in roles:
+            check(name, "contractsim", role, "agent")
+    labels = [agent_name(a) for a in agents]
+    twice = next((label for label in labels if labels.count(label) > 1), None)
+    if twice is not None:
+        raise AgentError(f"two agents are labelled {twice!r}; give each its own LABEL=SPEC")
+
+
+def _model(agent: str):
+    """The LLM model an agent spec names (after its label), or None."""
+    return agent_model(split_label(agent)[1])
 
 
 class Case(Frozen):
@@ -101,7 +107,7 @@ def run_performance(job: PerformanceJob, llm: LlmSettings | None = None,
     if job.agent in POLICIES:
         run = play_batch(contract, env, customer, supplier, [job.seed], cache)[0]
     else:
-        client = LlmClient(llm, ApiKeys.from_environment()) if llm is not None and agent_model(job.agent) else None
+        client = LlmClient(llm, ApiKeys.from_environment()) if llm is not None and _model(job.agent) else None
         run = play(contract, env, customer, supplier, seed=job.seed, keep_log=False, tables=cache, llm=client)
     return PerformanceRecord(job=job, run=run)
 
@@ -181,8 +187,8 @@ class PerformanceReport(Frozen):
 def entries(agents: list[str], settings: tuple[str | None, ...]) -> list[tuple[str, str, str | None]]:
     """(label, agent, setting) of every agent in every setting: the label is the agent's name, with the setting
     in parentheses when one is chosen."""
-    return [(agent if setting is None else f"{agent} ({setting})", agent, setting) for agent in agents
-            for setting in settings]
+    return [(agent_name(agent) if setting is None else f"{agent_name(agent)} ({setting})", agent, setting)
+            for agent in agents for setting in settings]
 
 
 def report(cases: list[Case], agents: list[str], roles: list[str],
@@ -204,7 +210,7 @@ def report(cases: list[Case], agents: list[str], roles: list[str],
             for role in roles for other in COUNTERPARTIES for label, agent, setting in labelled]
     llm = [AgentUsage.of(label, [run for role in roles for other in COUNTERPARTIES
                                  for run in runs(role, other, agent, setting)])
-           for label, agent, setting in labelled if agent_model(agent) is not None]
+           for label, agent, setting in labelled if _model(agent) is not None]
     return PerformanceReport(
         contracts=len({(c.contract.name, c.env) for c in cases}), seeds=tuple(dict.fromkeys(c.seed for c in cases)),
         agents=tuple(agents), roles=tuple(roles), rows=tuple(rows),
@@ -275,7 +281,7 @@ def setting_table(rep: PerformanceReport) -> list[str]:
         cells = [mean([stat(r, key) for r in mine if r.role == role]) for role in rep.roles
                  for key in TABLE11_PAYOFFS]
         cells += [mean([stat(r, key, 100.0) for r in mine]) for key in TABLE11_RATES]
-        out.append(f"| {_label(agent)} | {setting} | " + " | ".join(cells) + " |")
+        out.append(f"| {_label(agent_name(agent))} | {setting} | " + " | ".join(cells) + " |")
     return out
 
 

@@ -15,7 +15,7 @@ from contractlang.files import write_atomically
 from contractlang.llm import ApiKeys, LlmClient, LlmSettings, LlmUsage
 from contractlang.progress import Advance
 from contractlang.vocab import BoardSet, Frozen, RuleSet
-from games.ctbench.agents import check_agent
+from games.agents import check as check_agent
 from games.ctbench.board import benchmark_board
 from games.ctbench.metrics import TableRow, summarise
 from games.ctbench.play import GameRecord, check_judge, play_game
@@ -85,7 +85,7 @@ def record_store(directory: Path) -> JobStore[GameSpec, GameRecord]:
 def check_names(pairs: list[tuple[str, str]], judge: str) -> None:
     """`UnknownName` unless every agent of the (red, blue) `pairs` and the `judge` name ones `play_game` plays."""
     for name in dict.fromkeys(n for pair in pairs for n in pair):
-        check_agent(name)
+        check_agent(name, "ctbench")
     check_judge(judge)
 
 
