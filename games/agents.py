@@ -349,17 +349,34 @@ def make_agent(agent, seat: Seat) -> Agent:
     if not _is_agent(agent):
         raise AgentError(f"agent {name!r} ({seat.role}): {type(agent).__name__} is not an agent (it has no act "
                          "method)")
-    return Guarded(agent, name, seat.role)
+    return Guarded(agent, name, seat.role, seat.game)
+
+
+ACTION_TYPES = {"contractsim": ("games.contractsim.game", "Action"), "ctbench": ("games.ctbench.agents", "AnyAction")}
+"""Where each game's action union lives: a user's agent may answer with its JSON form (a dict) instead."""
+
+
+def action_adapter(game: str):
+    """The pydantic adapter that reads `game`'s actions from their JSON form (`kind` plus fields)."""
+    from typing import Annotated
+
+    from pydantic import Field, TypeAdapter
+
+    module, name = ACTION_TYPES[game]
+    return TypeAdapter(Annotated[getattr(importlib.import_module(module), name), Field(discriminator="kind")])
 
 
 class Guarded:
-    """A user's agent: what it raises becomes an `AgentError` naming it; `reset` and `close` are optional."""
+    """A user's agent: what it raises becomes an `AgentError` naming it; an action given in its JSON form (a
+    dict) is read into the game's typed action; `reset` and `close` are optional."""
 
-    def __init__(self, agent, name: str, role: str):
+    def __init__(self, agent, name: str, role: str, game: str):
         self.agent = agent
         self.name = name
         self.role = role
+        self.game = game
         self._act = agent.act
+        self._actions = action_adapter(game) if game in ACTION_TYPES else None
         self._call("reset")
 
     def _call(self, method: str) -> None:
@@ -373,11 +390,22 @@ class Guarded:
 
     def act(self, observation):
         try:
-            return self._act(observation)
+            action = self._act(observation)
         except AgentError:
             raise
         except Exception as exc:
             raise AgentError(f"agent {self.name!r} ({self.role}) raised {type(exc).__name__}: {_line(exc)}") from None
+        if isinstance(action, dict) and self._actions is not None:
+            from pydantic import ValidationError
+
+            try:
+                return self._actions.validate_python(action)
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(x) for x in first["loc"])
+                raise AgentError(f"agent {self.name!r} ({self.role}) answered {json.dumps(action)[:120]}, not a "
+                                 f"{self.game} action ({where}: {first['msg']})") from None
+        return action
 
     def close(self, grace: float = 0.0) -> None:
         self._call("close")
