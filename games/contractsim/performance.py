@@ -94,17 +94,19 @@ class PerformanceRecord(Frozen):
     run: RunRecord
 
 
-def run_performance(job: PerformanceJob, llm: LlmSettings | None = None,
-                    tables: TableCache | None = None) -> PerformanceRecord:
+def run_performance(job: PerformanceJob, llm: LlmSettings | None = None, tables: TableCache | None = None,
+                    objects: dict | None = None) -> PerformanceRecord:
     """The game of `job`: by the batch engine when both players are rational (the same game `play` plays,
     faster), else by `play`; an LLM agent gets a client of its own made from `llm` (in whichever process). A
     `setting` relabels the contract (`contractlang.render.relabel`: names, and money × the multiplier); the
-    record's amounts stay in base units, so its rows compare with the Catering ones."""
+    record's amounts stay in base units, so its rows compare with the Catering ones. `objects` are Python agents
+    by label: the job names one by its label."""
     cache = tables or process_tables()
     env = environment(job.env)
     contract = job.contract if job.setting in (None, job.contract.setting) else relabel(job.contract, job.setting)
-    customer, supplier = pairing(job.role, job.agent, job.counterparty)
-    if job.agent in POLICIES:
+    agent = (objects or {}).get(job.agent, job.agent)
+    customer, supplier = pairing(job.role, agent, job.counterparty)
+    if job.agent in POLICIES and agent == job.agent:
         run = play_batch(contract, env, customer, supplier, [job.seed], cache)[0]
     else:
         client = LlmClient(llm, ApiKeys.from_environment()) if llm is not None and _model(job.agent) else None
@@ -128,11 +130,12 @@ def jobs_of(cases: list[Case], agents: list[str], roles: list[str],
 
 
 def performance_records(jobs: list[PerformanceJob], store_path: Path, workers: int | None,
-                        ray_address: str | None, llm: LlmSettings | None = None,
-                        progress: Progress | None = None) -> tuple[dict[PerformanceJob, PerformanceRecord], int]:
-    """Every job's record, from the store or played now (and appended to it); and how many were played now."""
-    return run_phase("agent games", store_path, PerformanceRecord, partial(run_performance, llm=llm), jobs, workers,
-                     ray_address, progress)
+                        ray_address: str | None, llm: LlmSettings | None = None, progress: Progress | None = None,
+                        objects: dict | None = None) -> tuple[dict[PerformanceJob, PerformanceRecord], int]:
+    """Every job's record, from the store or played now (and appended to it); and how many were played now.
+    `objects` (Python agents by label) travel to the workers by pickle."""
+    return run_phase("agent games", store_path, PerformanceRecord, partial(run_performance, llm=llm, objects=objects),
+                     jobs, workers, ray_address, progress)
 
 
 class AgentUsage(Frozen):
@@ -179,6 +182,7 @@ class PerformanceReport(Frozen):
     llm: tuple[AgentUsage, ...]  # the LLM agents only
     settings: tuple[str | None, ...] = (None,)  # each agent plays in each; None: the contracts' own
     convention: str = "cs19"  # how a breach bears on later weeks (metrics.CONVENTIONS)
+    covers: str = ""  # which contracts of the set (`ContractSlice.describe`)
 
     def entries(self) -> list[tuple[str, str, str | None]]:
         return entries(list(self.agents), self.settings)
@@ -194,7 +198,7 @@ def entries(agents: list[str], settings: tuple[str | None, ...]) -> list[tuple[s
 def report(cases: list[Case], agents: list[str], roles: list[str],
            games: dict[PerformanceJob, PerformanceRecord],
            rational: dict[RationalJob, RationalRecord],
-           settings: tuple[str | None, ...] = (None,), convention: str = "cs19") -> PerformanceReport:
+           settings: tuple[str | None, ...] = (None,), convention: str = "cs19", covers: str = "") -> PerformanceReport:
     """Each agent row summarises its runs over the cases (§15.6: equal case weight), with regret against the
     RCC runs of the rational records (§15.2). Only this run's games count, in job order (the store may hold
     others, and holds them in the order they finished). Regret in another setting is against the same RCC games:
@@ -217,7 +221,7 @@ def report(cases: list[Case], agents: list[str], roles: list[str],
         rational=tuple(r for r in tables(per_case, convention) if r.role in roles),
         paper=tuple(PaperRow(role=role, counterparty=other, policy=own, cells=cells)
                     for (role, other, own), cells in PAPER_ROWS.items() if role in roles),
-        llm=tuple(llm), settings=settings, convention=convention)
+        llm=tuple(llm), settings=settings, convention=convention, covers=covers)
 
 
 def _label(agent: str) -> str:
@@ -227,7 +231,7 @@ def _label(agent: str) -> str:
 def markdown(rep: PerformanceReport) -> str:
     """Tables 7–10 (macro and micro): in each counterparty block the agents' rows, the rational policies' rows
     on the same cases, and (macro) the paper's rational rows of §16.2; then the LLM agents' account."""
-    out = [convention_line(rep.convention), ""]
+    out = [convention_line(rep.convention), *([f"Contracts: {rep.covers}."] if rep.covers else []), ""]
     for micro in (False, True):
         for role in rep.roles:
             lines = []

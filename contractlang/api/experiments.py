@@ -1,0 +1,172 @@
+"""`cl.experiments`: the ContractSim experiments (spec §10–§16) on a synthetic set or a slice of it, with the
+job stores of the CLI, so a run from Python and one from the command line share their finished games."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from contractlang.api.results import Rows, flat
+from contractlang.errors import UnknownName
+
+Progress = Callable[[str, int, int], None] | None
+
+
+def synthetic_set(directory: str | Path | None) -> Path:
+    """The set an experiment reads: `directory`, else the set shipped in the repository."""
+    from games.contractsim.synth import SHIPPED
+
+    return SHIPPED if directory is None else Path(directory)
+
+
+def contract_slice(contracts: str | None = None, envs=None, variants=None, rhos=None, limit: int | None = None):
+    """The `ContractSlice` of the options (each None: all)."""
+    from games.contractsim.experiments import ContractSlice
+
+    if limit is not None and limit < 1:
+        raise ValueError(f"limit {limit}: a slice holds at least one contract")
+    return ContractSlice(contracts=contracts, envs=None if envs is None else tuple(envs),
+                         variants=None if variants is None else tuple(variants),
+                         rhos=None if rhos is None else tuple(rhos), limit=limit)
+
+
+def sliced_contracts(directory: Path, chosen) -> tuple[list, str]:
+    """(manifest entry, IR) of every contract of the set in the slice, read back from its file, and the line that
+    says which slice it is ('' for the whole set); a slice that keeps nothing is an error."""
+    from contractlang.api.language import load_one
+    from games.contractsim.synth import read_manifest
+
+    entries = read_manifest(directory).contracts
+    kept = chosen.select(list(entries))
+    if not kept:
+        raise UnknownName(f"no contract of {directory} is in the slice ({chosen.describe(0, len(entries))})")
+    covers = "" if chosen.whole else chosen.describe(len(kept), len(entries))
+    return [(entry, load_one(directory / entry.path).ir) for entry in kept], covers
+
+
+class RationalResult(Rows):
+    """`experiment rational`: Tables 7–10 rows, the §16.1 identities, where the tables were written."""
+
+    model_config = Rows.model_config | {"arbitrary_types_allowed": True}
+
+    report: Any  # games.contractsim.experiments.RationalReport
+    played_now: int
+    tables: Path
+    markdown: str
+
+    def rows(self) -> list[dict]:
+        return [flat("", r.model_dump(mode="json")) for r in self.report.rows]
+
+
+def rational(directory: str | Path | None = None, contracts: str | None = None, envs=None, variants=None,
+             rhos=None, limit: int | None = None, convention: str = "cs19", workers: int | None = None,
+             ray: str | None = None, progress: Progress = None) -> RationalResult:
+    """All nine RC/RCC/RE pairings on every contract of the set (or the slice) with seed 42 (spec §15–§16)."""
+    from games.contractsim.experiments import (RationalJob, RationalReport, identities, rational_records, tables,
+                                               tables_markdown, write_report)
+    from games.contractsim.metrics import CONVENTIONS
+
+    if convention not in CONVENTIONS:
+        raise UnknownName(f"unknown convention {convention!r}; choose from {', '.join(CONVENTIONS)}")
+    directory = synthetic_set(directory)
+    chosen, covers = sliced_contracts(directory, contract_slice(contracts, envs, variants, rhos, limit))
+    jobs = [RationalJob(contract=ir, env=entry.env) for entry, ir in chosen]
+    records, played = rational_records(jobs, directory / "jobs" / "rational.jsonl", workers, ray, progress)
+    rows = tables(records, convention)
+    checks = identities(records, rows, {ir.name: entry.p_sat for entry, ir in chosen}, convention)
+    report = RationalReport(contracts=len(records), rows=tuple(rows), identities=tuple(checks), convention=convention,
+                            covers=covers)
+    markdown = tables_markdown(rows, convention, covers)
+    return RationalResult(report=report, played_now=played, tables=write_report(directory, report, markdown),
+                          markdown=markdown)
+
+
+class PerformanceResult(Rows):
+    """`experiment performance`: the report (agents' rows, rational rows, the paper's), the games played now, and
+    where tables.md, tables.json and Figure 4 were written."""
+
+    model_config = Rows.model_config | {"arbitrary_types_allowed": True}
+
+    report: Any  # games.contractsim.performance.PerformanceReport
+    played_rational: int
+    played_agents: int
+    folder: Path
+    tables: Path
+    figure: Path
+    markdown: str
+
+    def rows(self) -> list[dict]:
+        """The agents' rows then the rational rows, one flat dict each (`summary.utility.mean`, …)."""
+        return [{"rational": rational, **flat("", r.model_dump(mode="json"))}
+                for rational, rows in ((False, self.report.rows), (True, self.report.rational)) for r in rows]
+
+
+def performance(agent=None, agents=(), directory: str | Path | None = None, role: str = "both",
+                seeds=(42,), settings=None, contracts: str | None = None, envs=None, variants=None, rhos=None,
+                limit: int | None = None, convention: str = "cs19", workers: int | None = None,
+                ray: str | None = None, llm=None, progress: Progress = None) -> PerformanceResult:
+    """Each agent (`agent`, and every one of `agents`: an object with `act`, a class, a factory, a built-in name
+    or a spec, `LABEL=SPEC` to label it) in `role` against RCC, RC and RE on every contract of the set or the
+    slice (spec §10, §15): Tables 7–10 with the rational rows of the same cases, Figure 4, the LLM account. An
+    object is labelled by its `name` and must pickle for `workers` > 1. `llm` is an `LlmSettings` for `llm:`
+    agents. Resumable: the games are jobs in `DIRECTORY/jobs/`, shared with the CLI."""
+    from games.contractsim.experiments import ROLES, rational_records
+    from games.contractsim.metrics import CONVENTIONS, output_name
+    from games.contractsim.performance import (Case, agent_workers, check_agents, figure4, jobs_of, markdown,
+                                               performance_records, report, write_report)
+    from games.agents import agent_name
+    from contractlang.vocab import SETTINGS
+
+    given = [a for a in ([agent] if agent is not None else []) + list(agents)]
+    if not given:
+        raise ValueError("name an agent: agent=... or agents=[...]")
+    if convention not in CONVENTIONS:
+        raise UnknownName(f"unknown convention {convention!r}; choose from {', '.join(CONVENTIONS)}")
+    if role not in (*ROLES, "both"):
+        raise UnknownName(f"unknown role {role!r}; choose from customer, supplier, both")
+    roles = list(ROLES) if role == "both" else [role]
+    objects = {agent_name(a): a for a in given if not isinstance(a, str)}
+    names = list(dict.fromkeys(a if isinstance(a, str) else agent_name(a) for a in given))
+    check_agents([n for n in names if n not in objects], roles)
+    seed_list = list(dict.fromkeys(seeds))
+    if any(s < 0 for s in seed_list):
+        raise ValueError(f"seeds are 0 or more, not {seed_list}")
+    for s in settings or ():
+        if s not in SETTINGS:
+            raise UnknownName(f"unknown setting {s!r}; choose from {', '.join(SETTINGS)}")
+    game_settings = tuple(dict.fromkeys(settings)) if settings else (None,)
+    directory = synthetic_set(directory)
+    chosen, covers = sliced_contracts(directory, contract_slice(contracts, envs, variants, rhos, limit))
+    cases = [Case(contract=ir, env=entry.env, p_sat=entry.p_sat, seed=s) for s in seed_list for entry, ir in chosen]
+    rational_jobs = list(dict.fromkeys(c.rational for c in cases))
+    jobs = directory / "jobs"
+    records, rational_now = rational_records(rational_jobs, jobs / "rational.jsonl", workers, ray, progress)
+    games, played_now = performance_records(jobs_of(cases, names, roles, game_settings), jobs / "performance.jsonl",
+                                            agent_workers(workers, llm), ray, llm, progress, objects)
+    rational_by_job = dict(zip(rational_jobs, records))
+    rep = report(cases, names, roles, games, rational_by_job, game_settings, convention, covers)
+    folder = write_report(directory, rep, figure4(cases, rep, games, rational_by_job))
+    return PerformanceResult(report=rep, played_rational=rational_now, played_agents=played_now, folder=folder,
+                             tables=folder / output_name("tables.md", convention),
+                             figure=folder / output_name("figure4.png", convention), markdown=markdown(rep))
+
+
+def negotiate(env: int, customer: str = "scripted", supplier: str = "scripted", offers=None,
+              translator: str = "rules", perform: tuple[str, str] = ("rcc", "rcc"), seeds=(42,), llm=None,
+              guidance: tuple[str, ...] = (), repeat: int = 0):
+    """One ContractSim negotiation (§8) in environment `env`, scored by §13 and performed on the agreed contract
+    (`perform`, one game per seed): the `NegotiatedRun`. Negotiators are `scripted`, specs (`py:`, `cmd:`,
+    `llm:`) or objects; `offers` are the contracts (files or checked) the scripted Supplier may offer (default
+    the bundled catering-*.contract examples). `llm` is an `LlmClient`."""
+    from contractlang.api.language import _contract
+    from games.contractsim.environments import environment
+    from games.contractsim.session import negotiate_and_perform
+    from solver.dp import TableCache
+
+    files = offers if offers is not None else sorted(EXAMPLES.glob("catering*.contract"))
+    irs = [_contract(f).ir for f in files]
+    return negotiate_and_perform(environment(env), customer, supplier, irs, TableCache(), translator, tuple(perform),
+                                 tuple(seeds), llm, tuple(guidance), repeat)
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
