@@ -76,7 +76,7 @@ ContractsOption = Annotated[Optional[str], typer.Option(
     "--contracts", help="Only the contracts whose names match this glob, e.g. 'synth-env5-*'.")]
 EnvsOption = Annotated[Optional[str], typer.Option("--envs", help="Only these environments (comma-separated).")]
 VariantsOption = Annotated[Optional[str], typer.Option(
-    "--variants", help="Only these contingency variants (comma-separated: base, s, ro, s-pd, s-ro, s-pd-ro).")]
+    "--variants", help="Only these contingency variants (comma-separated: base, S, RO, S+PD, S+RO, S+PD+RO).")]
 RhosOption = Annotated[Optional[str], typer.Option("--rhos", help="Only these target satisfaction levels ρ.")]
 LimitOption = Annotated[Optional[int], typer.Option(
     "--limit", min=1, help="At most N contracts of the slice, in the set's order. A sliced run's tables say which "
