@@ -113,3 +113,22 @@ def _run_contractsim(checked, env, customer, supplier, seed, log, json_out, llm=
     if record.llm_calls:
         defaults = ", ".join(f"{role} {n}" for role, n in record.llm_defaults.items())
         typer.echo(usage_line(record.llm_usage) + f"; requests defaulted to zero: {defaults}")
+
+
+@app.command("agent-schema")
+def agent_schema(
+    game: Annotated[Optional[str], typer.Argument(help="contractsim, contractsim-negotiation or ctbench (default: "
+                                                       "all).")] = None,
+    role: Annotated[Optional[str], typer.Argument(help="The role (customer, supplier; red, blue; default: all).")]
+    = None,
+    json_out: JsonFlag = False,
+) -> None:
+    """The JSON Schema of each role's observations and actions: what a `cmd:` program reads in the `observation`
+    of a request line and answers in its `action` (a `py:` agent gets the same fields as attributes)."""
+    from contractlang.api.schema import agent_schema as schemas
+
+    found = [s.model_dump() for s in schemas(game, role)]
+    if json_out:
+        typer.echo(json.dumps({"ok": True, "schemas": found}))
+        return
+    typer.echo(json.dumps(found if len(found) > 1 else found[0], indent=2))
