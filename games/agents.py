@@ -27,6 +27,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -178,8 +179,10 @@ def _import_file(path: Path):
     return module
 
 
+@lru_cache(maxsize=256)
 def load_py(spec: str):
-    """The object `py:...` names; any failure to import it is an `AgentError` naming the spec and why."""
+    """The object `py:...` names, imported once per process; any failure to import it is an `AgentError` naming
+    the spec and why."""
     where, attr = _py_target(spec)
     try:
         if _is_file(where):
@@ -265,7 +268,7 @@ def resolve(spec: str, game: str, role: str | None = None, what: str | None = No
     """The entry that makes `spec`'s agent in `game` (for `role`); `UnknownName` when none does. A `py:` spec
     is imported now (an `AgentError` if it cannot be)."""
     if spec.startswith(PY_PREFIX):
-        return Registration(spec, game, None, _factory_of(load_py(spec), spec))
+        return _py_registration(spec, game)
     _load_builtins()
     for entry in _REGISTRY:
         if entry.name.endswith(":") and entry.plays(game, role) and \
@@ -279,6 +282,11 @@ def resolve(spec: str, game: str, role: str | None = None, what: str | None = No
         return entry
     raise UnknownName(f"unknown {what or _who(game, role)} {spec[:60]!r}; choose from "
                       f"{', '.join(choices(game, role))}")
+
+
+@lru_cache(maxsize=256)
+def _py_registration(spec: str, game: str) -> Registration:
+    return Registration(spec, game, None, _factory_of(load_py(spec), spec))
 
 
 def _who(game: str, role: str | None) -> str:
@@ -302,6 +310,20 @@ def check(spec: str, game: str, role: str | None = None, what: str | None = None
     error it raises. A `LABEL=` before the spec is allowed."""
     resolve(split_label(spec)[1], game, role, what)
     return spec
+
+
+def roles_of(agent, game: str) -> tuple[str, ...] | None:
+    """The roles an agent says it plays (a registry entry's roles, or a Python agent's `roles` attribute); None
+    when it does not say."""
+    if isinstance(agent, str):
+        spec = split_label(agent)[1]
+        if not spec.startswith(PY_PREFIX):
+            entries = [r for r in registered(game) if r.name == spec]
+            return None if not entries or any(r.roles is None for r in entries) else \
+                tuple(dict.fromkeys(x for r in entries for x in r.roles))
+        agent = load_py(spec)
+    roles = getattr(agent, "roles", None)
+    return tuple(roles) if isinstance(roles, (tuple, list)) else None
 
 
 def names_code(spec: str) -> bool:
@@ -356,6 +378,7 @@ ACTION_TYPES = {"contractsim": ("games.contractsim.game", "Action"), "ctbench": 
 """Where each game's action union lives: a user's agent may answer with its JSON form (a dict) instead."""
 
 
+@lru_cache(maxsize=None)
 def action_adapter(game: str):
     """The pydantic adapter that reads `game`'s actions from their JSON form (`kind` plus fields)."""
     from typing import Annotated

@@ -42,18 +42,17 @@ def performance(directory: Path, *args) -> dict:
     return json.loads(done.stdout)
 
 
-SLICE = ("--contracts", "synth-env1-*", "--limit", "1", "--role", "customer")
+SLICE = ("--contracts", "synth-env1-*", "--limit", "1")  # Stingy says it plays only the customer
 
 
 def test_a_py_agent_on_a_slice_gives_the_same_tables_in_one_process_two_workers_and_from_python(synthetic, tmp_path):
     one, two, py = (fresh(synthetic, tmp_path / name) for name in ("one", "two", "python"))
     spec = "stingy=py:examples/agents/stingy.py:Stingy"
     first = performance(one, "--agent", spec, *SLICE, "--workers", "1")
-    assert first["contracts"] == 1 and first["played_now"]["agents"] == 3
+    assert first["contracts"] == 1 and first["played_now"]["agents"] == 3 and first["roles"] == ["customer"]
     assert first["covers"] == "a slice (contracts synth-env1-*; limit 1): 1 of the set's 2 contracts"
     performance(two, "--agent", spec, *SLICE, "--workers", "2")
-    result = cl.experiments.performance(agent=Stingy(), directory=py, contracts="synth-env1-*", limit=1,
-                                        role="customer", workers=2)
+    result = cl.experiments.performance(agent=Stingy(), directory=py, contracts="synth-env1-*", limit=1, workers=2)
     tables = [(d / "performance" / "tables.md").read_text() for d in (one, two, py)]
     assert tables[0] == tables[1] == tables[2]
     assert "Contracts: a slice (contracts synth-env1-*; limit 1): 1 of the set's 2 contracts." in tables[0]
@@ -64,7 +63,7 @@ def test_a_py_agent_on_a_slice_gives_the_same_tables_in_one_process_two_workers_
         [("stingy", "rcc"), ("stingy", "rc"), ("stingy", "re")]
     assert all(isinstance(r["summary.utility.mean"], float) for r in rows)
 
-    whole = performance(one, "--agent", spec, "--role", "customer", "--workers", "1")
+    whole = performance(one, "--agent", spec, "--workers", "1")
     assert whole["played_now"]["agents"] == 3 and whole["covers"] == ""  # the slice's 3 games are reused
     assert "Contracts:" not in (one / "performance" / "tables.md").read_text()
 

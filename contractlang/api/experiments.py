@@ -106,7 +106,8 @@ def performance(agent=None, agents=(), directory: str | Path | None = None, role
                 limit: int | None = None, convention: str = "cs19", workers: int | None = None,
                 ray: str | None = None, llm=None, progress: Progress = None) -> PerformanceResult:
     """Each agent (`agent`, and every one of `agents`: an object with `act`, a class, a factory, a built-in name
-    or a spec, `LABEL=SPEC` to label it) in `role` against RCC, RC and RE on every contract of the set or the
+    or a spec, `LABEL=SPEC` to label it) in `role` (with "both", the roles every agent plays: an agent may say
+    which in its `roles` attribute) against RCC, RC and RE on every contract of the set or the
     slice (spec §10, §15): Tables 7–10 with the rational rows of the same cases, Figure 4, the LLM account. An
     object is labelled by its `name` and must pickle for `workers` > 1. `llm` is an `LlmSettings` for `llm:`
     agents. Resumable: the games are jobs in `DIRECTORY/jobs/`, shared with the CLI."""
@@ -114,7 +115,7 @@ def performance(agent=None, agents=(), directory: str | Path | None = None, role
     from games.contractsim.metrics import CONVENTIONS, output_name
     from games.contractsim.performance import (Case, agent_workers, check_agents, figure4, jobs_of, markdown,
                                                performance_records, report, write_report)
-    from games.agents import agent_name
+    from games.agents import agent_name, roles_of
     from contractlang.vocab import SETTINGS
 
     given = [a for a in ([agent] if agent is not None else []) + list(agents)]
@@ -124,7 +125,10 @@ def performance(agent=None, agents=(), directory: str | Path | None = None, role
         raise UnknownName(f"unknown convention {convention!r}; choose from {', '.join(CONVENTIONS)}")
     if role not in (*ROLES, "both"):
         raise UnknownName(f"unknown role {role!r}; choose from customer, supplier, both")
-    roles = list(ROLES) if role == "both" else [role]
+    roles = [r for r in (ROLES if role == "both" else (role,))
+             if all(r in (roles_of(a, "contractsim") or ROLES) for a in given)]
+    if not roles:
+        raise UnknownName(f"no agent given plays every one of the roles asked for ({role})")
     objects = {agent_name(a): a for a in given if not isinstance(a, str)}
     names = list(dict.fromkeys(a if isinstance(a, str) else agent_name(a) for a in given))
     check_agents([n for n in names if n not in objects], roles)

@@ -15,6 +15,7 @@ class Stingy:
     """Pays what is due rounded down to $10, and nothing once the Supplier has breached."""
 
     name = "stingy"
+    roles = ("customer",)
 
     def act(self, observation):
         if observation.observed_breach:
