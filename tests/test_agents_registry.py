@@ -187,3 +187,22 @@ def test_metrics_imports_a_python_agent_a_record_names_only_when_allowed(tmp_pat
         in refused.stderr
     allowed = run_json("metrics", runs, "--allow-commands")
     assert {r["policy"] for r in allowed["roles"]} >= {"py:tests.agent_modules:Stingy"}
+
+
+def test_a_python_negotiator_and_performer_play_negotiate(tmp_path):
+    """`negotiate` seats `py:` agents too: a Customer negotiator that accepts the first offer it may accept, and
+    the Python Customer in the performance game on the agreed contract."""
+    path = agent_file(tmp_path, """
+        import json
+
+        class Accepting:
+            name = "accepting"
+            def act(self, observation):
+                if observation.can_accept:
+                    return json.dumps({"response": "Agreed.", "accept": True})
+                return json.dumps({"response": "Please make me an offer."})
+        """)
+    done = run_json("negotiate", "--env", "1", "--customer", f"py:{path}:Accepting", "--perform-customer", STINGY)
+    run = done["runs"][0]
+    assert run["negotiation"]["outcome"] == "agreed" and run["negotiation"]["customer"] == f"py:{path}:Accepting"
+    assert run["performances"][0]["customer"] == STINGY

@@ -18,7 +18,8 @@ from contractlang.files import write_atomically
 
 AGENT_HELP = ("planner, conditional, exploiter, random, llm[:[PROVIDER/]MODEL] (an LLM player: llm:MODEL or "
               "llm:anthropic/MODEL needs ANTHROPIC_API_KEY, llm:openai/MODEL an OpenAI-compatible API and "
-              "OPENAI_API_KEY; or --replay), or cmd:PROGRAM (an external agent speaking JSON lines)")
+              "OPENAI_API_KEY; or --replay), cmd:PROGRAM (an external agent speaking JSON lines), py:MODULE:ATTR or "
+              "py:FILE.py:ATTR (a Python agent), or a name an installed package registers")
 
 
 @app.command()
@@ -31,10 +32,12 @@ def run(
     rules: RulesOption = "authors",
     env: Annotated[Optional[int], typer.Option("--env", min=1, max=6, help="ContractSim environment (1..6).")] = None,
     customer: Annotated[str, typer.Option(help="ContractSim Customer: rc, re, rcc, random, llm[:MODEL] (an LLM agent, "
-                                               "§10), or cmd:PROGRAM (an external agent speaking JSON lines).")]
+                                               "§10), cmd:PROGRAM (an external agent speaking JSON lines), "
+                                               "py:MODULE:ATTR or py:FILE.py:ATTR (a Python agent), or a name an "
+                                               "installed package registers.")]
     = "rcc",
-    supplier: Annotated[str, typer.Option(help="ContractSim Supplier: rc, re, rcc, random, llm[:MODEL] or cmd:PROGRAM "
-                                               "(rc and rcc solve or load the contract's DP table).")] = "rcc",
+    supplier: Annotated[str, typer.Option(help="ContractSim Supplier: rc, re, rcc, random, llm[:MODEL], cmd:PROGRAM or "
+                                               "py:… (rc and rcc solve or load the contract's DP table).")] = "rcc",
     red: Annotated[str, typer.Option(help=f"P-Red agent: {AGENT_HELP}.")] = "planner",
     blue: Annotated[str, typer.Option(help=f"P-Blue agent: {AGENT_HELP}.")] = "planner",
     mode: Annotated[str, typer.Option(help="Trading mechanism: pfp (Pay-for-Partner) or trade.")] = "pfp",
