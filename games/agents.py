@@ -26,7 +26,7 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -357,7 +357,7 @@ def make_agent(agent, seat: Seat) -> Agent:
     else:
         spec = name
         entry = Registration(name, seat.game, None, _factory_of(agent, name))
-    seat = Seat(**{**seat.__dict__, "spec": spec})
+    seat = replace(seat, spec=spec)
     try:
         agent = entry.factory(seat)
     except AgentError:
@@ -457,7 +457,7 @@ def closing_agents(agents: Iterable) -> Iterator[list]:
     """Close every agent when the game ends, however it ends. After a game that failed, external programs are
     killed at once: a program that broke the protocol may never read its end of input, and the user's error
     line should not wait for it."""
-    from games.external import EXIT_SECONDS, ExternalAgent
+    from games.external import EXIT_SECONDS, ExternalAgent  # it builds on this module's AgentError
 
     agents = list(agents)
     grace = 0.0

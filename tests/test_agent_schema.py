@@ -4,6 +4,7 @@ really send and accept validates against it, while a malformed observation or ac
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -37,7 +38,7 @@ def contractsim_states():
     ir, env = load("examples/worked-example-1.contract")[0].ir, environment(1)
     tables = TableCache(None)
     seat = Seat(game="contractsim", role="customer", tables=lambda cover: tables.solve(ir, env, cover)[1])
-    agents = {r: make_agent("rcc", Seat(**{**seat.__dict__, "role": r})) for r in ("customer", "supplier")}
+    agents = {r: make_agent("rcc", replace(seat, role=r)) for r in ("customer", "supplier")}
     state = ContractSimGame.make(ir, env).new_initial_state(draw_shocks(env, np.random.default_rng(42)))
     while not state.is_terminal():
         role = state.current_player()

@@ -118,7 +118,7 @@ def performance(agent=None, agents=(), directory: str | Path | None = None, role
     from games.agents import agent_name, roles_of
     from contractlang.vocab import SETTINGS
 
-    given = [a for a in ([agent] if agent is not None else []) + list(agents)]
+    given = ([agent] if agent is not None else []) + list(agents)
     if not given:
         raise ValueError("name an agent: agent=... or agents=[...]")
     if convention not in CONVENTIONS:
@@ -162,13 +162,13 @@ def negotiate(env: int, customer: str = "scripted", supplier: str = "scripted", 
     (`perform`, one game per seed): the `NegotiatedRun`. Negotiators are `scripted`, specs (`py:`, `cmd:`,
     `llm:`) or objects; `offers` are the contracts (files or checked) the scripted Supplier may offer (default
     the bundled catering-*.contract examples). `llm` is an `LlmClient`."""
-    from contractlang.api.language import _contract
+    from contractlang.api.language import as_checked
     from games.contractsim.environments import environment
     from games.contractsim.session import negotiate_and_perform
     from solver.dp import TableCache
 
     files = offers if offers is not None else sorted(EXAMPLES.glob("catering*.contract"))
-    irs = [_contract(f).ir for f in files]
+    irs = [as_checked(f).ir for f in files]
     return negotiate_and_perform(environment(env), customer, supplier, irs, TableCache(), translator, tuple(perform),
                                  tuple(seeds), llm, tuple(guidance), repeat)
 

@@ -18,7 +18,8 @@ def load_one(path: str | Path) -> CheckedContract:
     return contracts[0]
 
 
-def _contract(contract) -> CheckedContract:
+def as_checked(contract) -> CheckedContract:
+    """A checked contract, from a file (one contract) or as given."""
     if isinstance(contract, CheckedContract):
         return contract
     if isinstance(contract, (str, Path)):
@@ -37,7 +38,7 @@ def verify(contract, env: int | None = None, board: int | str | None = None, rul
     from games.ctbench.verify_board import board_spec
     from solver.verify import verify as run_verify
 
-    checked = _contract(contract)
+    checked = as_checked(contract)
     spec = None
     if board is not None:
         bench = board_ref(str(board), header=getattr(checked.ir, "board_set", None))
@@ -54,7 +55,7 @@ def solve(contract, env: int, cache_dir: str | Path | None = None, cache: bool =
     from solver.dp import TableCache
     from solver.dp.cache import default_dir
 
-    checked = _contract(contract)
+    checked = as_checked(contract)
     if checked.ir.kind != "contractsim":
         raise ValueError(f"{checked.ir.name}: solve needs a ContractSim contract; this one is for CT-Bench")
     tables = TableCache((Path(cache_dir) if cache_dir else default_dir()) if cache else None)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from contractlang.api.language import _contract
+from contractlang.api.language import as_checked
 from contractlang.api.results import Rows, flat
 
 DEFAULT_AGENTS = {"contractsim": {"customer": "rcc", "supplier": "rcc"}, "ctbench": {"red": "planner",
@@ -38,7 +38,7 @@ def play(contract, env: int | None = None, board: int | str | None = None, agent
     `board`, with `agents` {role: agent} where an agent is an object with `act`, a class, a factory, a built-in
     name or a spec (`py:`, `cmd:`, `llm:`); unnamed roles are RCC (ContractSim) or the planner (CT-Bench). The
     seed defaults as `contractlang run`'s (42 and 0). `llm` is an `LlmClient` for `llm:` agents."""
-    checked = _contract(contract)
+    checked = as_checked(contract)
     kind = checked.ir.kind
     if (env is None) == (board is None) or (kind == "contractsim") != (env is not None):
         raise ValueError(f"a {kind} contract plays with {'env=N' if kind == 'contractsim' else 'board=ID'}")

@@ -16,7 +16,7 @@ try:
 except ImportError as exc:  # pragma: no cover - the extra is missing
     raise ImportError("contractlang.api.rl needs PettingZoo: pip install 'contractlang[rl]'") from exc
 
-from contractlang.api.language import _contract
+from contractlang.api.language import as_checked
 
 
 class _ContractEnv(AECEnv):
@@ -92,7 +92,7 @@ class ContractSimEnv(_ContractEnv):
         from games.contractsim.environments import environment
         from games.contractsim.game import ContractSimGame
 
-        ir = _contract(contract).ir
+        ir = as_checked(contract).ir
         self.env = environment(env)
         self.game = ContractSimGame.make(ir, self.env)
         self.default_seed = seed
@@ -158,7 +158,7 @@ class CTBenchEnv(_ContractEnv):
         from games.ctbench.board import board_ref
         from games.ctbench.engine import CTBenchGame
 
-        checked = _contract(contract)
+        checked = as_checked(contract)
         bench = board_ref(str(board), header=checked.ir.board_set)
         self.game = CTBenchGame(board=bench.board, mode=mode, condition="file", contract=checked.ir,
                                 visible=visible, rules=Rules.named(rules))
