@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from contractlang.errors import UnknownName
-from games.agents import AgentError, Seat, make_agent, register_agent, resolve, split_label
+from games.agents import Seat, make_agent, register_agent, resolve, split_label
 from tests.helpers import ROOT, run_cli, run_process
 
 WORKED = "examples/worked-example-1.contract"
@@ -173,7 +173,8 @@ def test_an_installed_packages_entry_point_is_found_by_name_by_the_cli(tmp_path)
     assert json.loads(done.stdout)["customer"] == "their-payer"
     rc = run_process("run", WORKED, "--env", "1", "--customer", "rc", "--json", env=env)
     assert json.loads(done.stdout)["weeks"] == json.loads(rc.stdout)["weeks"]
-    missing = run_process("run", WORKED, "--env", "1", "--customer", "their-payer", env={**os.environ, "PYTHONPATH": str(ROOT)})
+    missing = run_process("run", WORKED, "--env", "1", "--customer", "their-payer",
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert missing.returncode == 1 and "unknown customer policy 'their-payer'" in missing.stderr
 
 

@@ -25,8 +25,8 @@ def sweep(out: str | Path, boards="all", board_set: str | None = None, condition
           llm=None, progress: Callable[[str, int, int], None] | None = None,
           notice: Callable[[str], None] = lambda note: None) -> Sweep:
     """Play every game of the sweep that `out/games.jsonl` does not hold yet. `boards` is "all" (of `board_set`,
-    default ours) or board refs (IDs or SET:ID, in `board_set` when given); `pairs` are (red, blue) agent specs (built-in names, `py:`, `cmd:`, `llm:`); `llm` is an
-    `LlmSettings` for LLM players and judges."""
+    default ours) or board refs (IDs or SET:ID, in `board_set` when given); `pairs` are (red, blue) agent specs
+    (built-in names, `py:`, `cmd:`, `llm:`); `llm` is an `LlmSettings` for LLM players and judges."""
     from contractlang.vocab import BOARD_SETS, RULE_SETS
     from games.ctbench.board import benchmark_boards, board_ref
     from games.ctbench.play import CONDITIONS

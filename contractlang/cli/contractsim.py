@@ -55,7 +55,8 @@ def negotiate(
              "candidates are relabelled, money scaled by the setting's multiplier. Default: the candidates' own.")]
     = None,
     perform_customer: Annotated[str, typer.Option(help="Customer in the performance games on the agreed contract: "
-                                                       "rc, re, rcc, random, llm[:MODEL], cmd:PROGRAM or py:….")] = "rcc",
+                                                       "rc, re, rcc, random, llm[:MODEL], cmd:PROGRAM or py:….")]
+    = "rcc",
     perform_supplier: Annotated[str, typer.Option(help="Supplier in the performance games (as --perform-customer).")]
     = "rcc",
     seed: Annotated[int, typer.Option(min=0, help="Seed of the first performance game.")] = 42,
