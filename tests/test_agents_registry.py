@@ -207,3 +207,14 @@ def test_a_python_negotiator_and_performer_play_negotiate(tmp_path):
     run = done["runs"][0]
     assert run["negotiation"]["outcome"] == "agreed" and run["negotiation"]["customer"] == f"py:{path}:Accepting"
     assert run["performances"][0]["customer"] == STINGY
+
+
+def test_a_ctbench_sweep_from_python_seats_an_object_like_its_spec(tmp_path):
+    from examples.agents.stingy import Walker
+    import contractlang as cl
+
+    by_object = cl.ctbench.sweep(tmp_path / "object", boards=["paper:0"], pairs=[(Walker(), "planner")], workers=1)
+    by_spec = cl.ctbench.sweep(tmp_path / "spec", boards=["paper:0"], pairs=[(WALKER, "planner")], workers=1)
+    strip = lambda r: r.model_dump(exclude={"red_agent"})  # noqa: E731
+    assert [strip(r) for r in by_object.result.records] == [strip(r) for r in by_spec.result.records]
+    assert by_object.result.records[0].red_agent == "walker" and by_object.rows()

@@ -26,7 +26,8 @@ def sweep(out: str | Path, boards="all", board_set: str | None = None, condition
           notice: Callable[[str], None] = lambda note: None) -> Sweep:
     """Play every game of the sweep that `out/games.jsonl` does not hold yet. `boards` is "all" (of `board_set`,
     default ours) or board refs (IDs or SET:ID, in `board_set` when given); `pairs` are (red, blue) agent specs
-    (built-in names, `py:`, `cmd:`, `llm:`); `llm` is an `LlmSettings` for LLM players and judges."""
+    (built-in names, `py:`, `cmd:`, `llm:`) or Python agents (labelled by their `name`; they must pickle for
+    `workers` > 1); `llm` is an `LlmSettings` for LLM players and judges."""
     from contractlang.vocab import BOARD_SETS, RULE_SETS
     from games.ctbench.board import benchmark_boards, board_ref
     from games.ctbench.play import CONDITIONS
@@ -45,8 +46,12 @@ def sweep(out: str | Path, boards="all", board_set: str | None = None, condition
     for m in modes:
         if m not in ("pfp", "trade"):
             raise UnknownName(f"unknown mode {m!r}; choose from pfp, trade")
-    pairs = [tuple(p) for p in pairs]
-    check_names(pairs, judge)
+    from games.agents import agent_name
+
+    objects = {agent_name(a): a for pair in pairs for a in pair if not isinstance(a, str)}
+    pairs = [tuple(a if isinstance(a, str) else agent_name(a) for a in pair) for pair in pairs]
+    check_names(pairs, judge, objects)
     specs = sweep_specs([(b.board_set, b.id) for b in chosen], list(conditions), list(modes), pairs, repeats, seed,
                         not hidden, judge, rules)
-    return Sweep(result=run_sweep(specs, Path(out), workers, ray, llm, progress or (lambda *a: None), notice))
+    return Sweep(result=run_sweep(specs, Path(out), workers, ray, llm, progress or (lambda *a: None), notice,
+                                  objects))
