@@ -447,6 +447,18 @@ def checked_action(agent, state, role: str):
     return action
 
 
+def play_out(state, agents: Mapping[str, Agent], step: Callable[[Any, Any], None] | None = None):
+    """The one play loop of both games: ask the role to move for its action, checked (`checked_action`), until
+    the state is terminal; `step(before, after)` hears every transition. Returns the terminal state."""
+    while not state.is_terminal():
+        role = state.current_player()
+        after = state.apply_action(checked_action(agents[role], state, role))
+        if step is not None:
+            step(state, after)
+        state = after
+    return state
+
+
 def _action_text(action) -> str:
     dump = getattr(action, "model_dump", None)
     return json.dumps(dump(mode="json")) if dump is not None else repr(action)[:200]

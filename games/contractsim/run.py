@@ -17,8 +17,8 @@ from games.contractsim.game import ContractSimGame, State
 from games.contractsim.llm_agents import LlmPerformer
 from games.contractsim.log import LogEntry, monitor_events
 from contractlang.errors import UnknownName
-from games.agents import (PY_PREFIX, AgentError, Seat, agent_name, checked_action, choices, closing_agents,
-                          make_agent, refuse_code, resolve, split_label)
+from games.agents import (PY_PREFIX, AgentError, Seat, agent_name, choices, closing_agents, make_agent, play_out,
+                          refuse_code, resolve, split_label)
 from games.contractsim.shocks import draw_shocks
 from solver.dp.cache import TableCache
 from solver.environment import SupplyEnvironment
@@ -251,13 +251,14 @@ def play(ir: ContractSimIR, env: SupplyEnvironment, customer, supplier, seed: in
     state: State = ContractSimGame.make(ir, env).new_initial_state(shocks)
     spend_by_week: dict[int, int] = {}
     value_by_week: dict[int, int] = {}
+
+    def account(before: State, after: State) -> None:
+        week = before.week
+        spend_by_week[week] = spend_by_week.get(week, 0) + after.spend_total - before.spend_total
+        value_by_week[week] = value_by_week.get(week, 0) + after.value_delivered - before.value_delivered
+
     with closing_agents(policies.values()):
-        while not state.is_terminal():
-            role = state.current_player()
-            before_spend, before_value, week = state.spend_total, state.value_delivered, state.week
-            state = state.apply_action(checked_action(policies[role], state, role))
-            spend_by_week[week] = spend_by_week.get(week, 0) + state.spend_total - before_spend
-            value_by_week[week] = value_by_week.get(week, 0) + state.value_delivered - before_value
+        state = play_out(state, policies, account)
     weeks = tuple(
         WeekRecord(week=s.week, role=s.role, compliant=s.compliant, excluded=s.excluded,
                    observed_breach=s.observed_breach, paid=s.paid or 0, spend=spend_by_week.get(s.week, 0),

@@ -10,7 +10,7 @@ from contractlang.interpreter.events import monitor_events
 from contractlang.ir import CTBenchIR
 from contractlang.llm import LlmCall, LlmClient, LlmUsage, agent_model
 from contractlang.vocab import BoardSet, Frozen, RuleSet
-from games.agents import AgentError, Seat, agent_name, checked_action, closing_agents, make_agent
+from games.agents import AgentError, Seat, agent_name, closing_agents, make_agent, play_out
 from games.ctbench.board import PLAYERS, BenchmarkBoard
 from games.ctbench.engine import Condition, CTBenchGame, Mode, Stats
 from games.ctbench.judge import LlmJudge, OfflineJudge
@@ -100,10 +100,7 @@ def play_game(bench: BenchmarkBoard, condition: Condition, mode: Mode, red, blue
         active = contract is not None or bool(transcript)
         game = CTBenchGame(board=board, mode=mode, condition=condition if active else "none", contract=contract,
                            transcript=transcript, visible=visible, rules=enforced)
-        state = game.new_initial_state(judge=referee if game.condition == "nl_trading" else None)
-        while not state.is_terminal():
-            player = state.current_player()
-            state = state.apply_action(checked_action(agents[player], state, player))
+        state = play_out(game.new_initial_state(judge=referee if game.condition == "nl_trading" else None), agents)
     return GameRecord(
         board_id=bench.id, board_set=bench.board_set, rules=rules, board_class=bench.board_class,
         condition=condition, mode=mode, red_agent=red,
