@@ -322,6 +322,8 @@ def write_report(out: Path, report: RationalReport, markdown: str) -> Path:
     """`out/rational/tables.{json,md}` (`tables.paper-tables.*` under that convention); returns the .md file."""
     folder = out / "rational"
     folder.mkdir(parents=True, exist_ok=True)
-    write_atomically(folder / output_name("tables.json", report.convention), report.model_dump_json(indent=1) + "\n")
+    # a whole-set report leaves `covers` out, so its file reads as before slices existed
+    dump = report.model_dump_json(indent=1, exclude={"covers"} if not report.covers else None)
+    write_atomically(folder / output_name("tables.json", report.convention), dump + "\n")
     write_atomically(folder / output_name("tables.md", report.convention), markdown)
     return folder / output_name("tables.md", report.convention)
