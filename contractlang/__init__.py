@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from contractlang.checker import CheckResult, check, check_asserts
+from contractlang.checker import CheckResult, check_asserts
+from contractlang.checker import check as check_tree
 from contractlang.diagnostics import ContractError, Diagnostic, Span
 from contractlang.ir import CheckedContract, ContractIR, ContractSimIR, CTBenchIR
 from contractlang.parser import parse
+
+FACE = ("Agent", "AgentError", "Played", "Seat", "ctbench", "experiments", "load_one", "play", "register_agent",
+        "solve", "verify")
+"""The verbs of the Python face (`contractlang.api`), imported on first use: they need the games and solvers."""
 
 __all__ = [
     "CheckResult",
@@ -22,7 +27,26 @@ __all__ = [
     "check_source",
     "load",
     "parse",
+    *FACE,
 ]
+
+
+def __getattr__(name: str):
+    if name in FACE:
+        import contractlang.api as face
+
+        return getattr(face, name)
+    raise AttributeError(f"module 'contractlang' has no attribute {name!r}")
+
+
+def check(source, path: str = "<input>"):
+    """Check contract source (text, bytes, or the file a `Path` names) as `contractlang check` does, asserts
+    decided; a parse tree is checked as it is. Diagnostics come back in the result, never raised."""
+    if isinstance(source, Path):
+        return check_source(source.read_bytes(), str(source), decide_asserts=True)
+    if isinstance(source, (str, bytes)):
+        return check_source(source, path, decide_asserts=True)
+    return check_tree(source)
 
 
 def check_source(source: str | bytes, path: str = "<input>", decide_asserts: bool = False) -> CheckResult:
@@ -32,7 +56,7 @@ def check_source(source: str | bytes, path: str = "<input>", decide_asserts: boo
         tree = parse(source, path)
     except ContractError as err:
         return CheckResult(contracts=(), diagnostics=tuple(err.diagnostics))
-    result = check(tree)
+    result = check_tree(tree)
     if not decide_asserts:
         return result
     false = [d for c in result.contracts for d in check_asserts(c)]

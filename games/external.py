@@ -1,4 +1,4 @@
-"""The agent protocol both games share, and external agents: any program that speaks it as JSON lines.
+"""External agents: any program that speaks the agent protocol (games/agents.py) as JSON lines.
 
 An agent receives its role's typed observation (`state.observe(role)`) and returns a typed action. The
 built-in baselines do this in-process; an external agent (`cmd:PROGRAM`) is a child process that gets one
@@ -20,54 +20,17 @@ import signal
 import subprocess
 import threading
 from collections.abc import Iterable
-from contextlib import contextmanager
 from typing import Annotated
 
 from pydantic import Field, TypeAdapter, ValidationError
 
 from contractlang.files import parse_json
+from games.agents import AgentError
 
 EXTERNAL_PREFIX = "cmd:"
 MAX_ANSWER_BYTES = 2**20  # an action is a few hundred bytes; a program writing without end is stopped here
 EXIT_SECONDS = 2.0
 """How long a program may take to exit on its own once a game it played to the end closes its stdin."""
-
-
-class AgentError(Exception):
-    """An agent broke the protocol: a program that cannot start, dies, stays silent, or answers with
-    something that is not a legal action. One line, naming the agent."""
-
-
-class CommandRefused(AgentError):
-    """A program named in a data file, which is never started unless the user asked for it."""
-
-
-def is_external(name: str) -> bool:
-    return name.startswith(EXTERNAL_PREFIX)
-
-
-def checked_action(agent, state, role: str):
-    """Ask `agent` for `role`'s action in `state`; an illegal answer is the agent's error, never a crash."""
-    action = agent.act(state.observe(role))
-    if not state.is_legal(action):
-        raise AgentError(f"agent {agent.name!r} ({role}) chose an illegal action: {json.dumps(action.model_dump())}")
-    return action
-
-
-@contextmanager
-def closing_agents(agents: Iterable):
-    """End the external agents' programs when the game ends, however it ends. After a game that failed they
-    are killed at once: a program that broke the protocol may never read its end of input, and the user's
-    error line should not wait for it."""
-    agents = list(agents)
-    grace = 0.0
-    try:
-        yield agents
-        grace = EXIT_SECONDS
-    finally:
-        for agent in agents:
-            if isinstance(agent, ExternalAgent):
-                agent.close(grace)
 
 
 class ExternalAgent:

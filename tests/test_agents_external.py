@@ -14,7 +14,8 @@ from helpers import run_cli
 
 from games.ctbench.board import benchmark_board
 from games.ctbench.engine import CTBenchGame, Move, Propose
-from games.external import AgentError, ExternalAgent, closing_agents
+from games.agents import AgentError, closing_agents
+from games.external import ExternalAgent
 
 EXAMPLE_AGENT = f"cmd:{sys.executable} examples/agents/external_agent.py"
 WORKED = "examples/worked-example-1.contract"
@@ -141,14 +142,14 @@ def test_the_agent_program_is_ended_with_the_game(tmp_path):
 
 def test_builtin_agents_act_on_observations_only():
     """The rational Customer needs nothing beyond its observation: feed it one built by hand."""
+    from games.agents import Seat, make_agent
     from games.contractsim.game import CustomerObservation
-    from games.contractsim.policies import make_customer
 
     obs = CustomerObservation(week=3, total_paid=10, remaining_budget=5, payment_due=8, observed_breach=False,
                               deliveries=(), multiplier=1)
-    rng = np.random.default_rng(0)
-    assert make_customer("rc", rng).act(obs).amount == 5  # capped by the remaining budget (eq. 7)
-    assert make_customer("rcc", rng).act(obs.model_copy(update={"observed_breach": True})).amount == 0
+    seat = Seat(game="contractsim", role="customer", rng=np.random.default_rng(0))
+    assert make_agent("rc", seat).act(obs).amount == 5  # capped by the remaining budget (eq. 7)
+    assert make_agent("rcc", seat).act(obs.model_copy(update={"observed_breach": True})).amount == 0
 
 
 def test_the_example_agent_negotiates_ctbench_contracts_in_a_sweep(tmp_path):

@@ -4,7 +4,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from games.ctbench.agents import RandomAgent, make_agent
+from games.agents import Seat, make_agent
+from games.ctbench.agents import RandomAgent
 from games.ctbench.board import benchmark_board
 from games.ctbench.engine import MAX_ROUNDS, total
 from games.ctbench.play import CONDITIONS, play_game
@@ -31,7 +32,7 @@ def test_chip_conservation_step_by_step(board_id, mode, seed):
     from games.ctbench.engine import CTBenchGame
 
     rng = np.random.default_rng(seed)
-    agents = {"red": RandomAgent(rng), "blue": make_agent("planner", rng)}
+    agents = {"red": RandomAgent(rng), "blue": make_agent("planner", Seat(game="ctbench", role="blue", rng=rng))}
     state = CTBenchGame(board=benchmark_board(board_id).board, mode=mode).new_initial_state()
     while not state.is_terminal():
         before = total(state.red_chips) + total(state.blue_chips) + state.stats.chips_spent

@@ -1,6 +1,6 @@
 """The packages' dependency rules, read from the source: `games` and `solver` build on `contractlang`, never the
-reverse, and `solver` never reaches into `games`. Only the face — `contractlang/cli/` and `contractlang/api/` — wires
-all three together."""
+reverse, and `solver` never reaches into `games`. Only the face — `contractlang/cli/` and the Python facade
+`contractlang/api/` — wires all three together."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ ROOT = Path(__file__).resolve().parents[1]
 FORBIDDEN = {"contractlang": ("solver", "games"), "solver": ("games",)}
 """Top-level package → the packages its modules may not import."""
 
-WIRING = (("contractlang", "cli"), ("contractlang", "api"))
-"""The packages allowed to import everything: the face."""
+FACE = (("contractlang", "cli"), ("contractlang", "api"))
+"""The face: the two packages allowed to import everything."""
 
 
 def imported_modules(path: Path, package: tuple[str, ...]) -> list[tuple[int, str]]:
@@ -39,7 +39,7 @@ def violations(root: Path) -> list[str]:
     for top, banned in FORBIDDEN.items():
         for path in sorted((root / top).rglob("*.py")):
             parts = path.relative_to(root).parts
-            if any(parts[: len(face)] == face for face in WIRING):
+            if any(parts[: len(face)] == face for face in FACE):
                 continue
             for line, module in imported_modules(path, parts[:-1]):
                 if module.split(".")[0] in banned:
@@ -48,8 +48,19 @@ def violations(root: Path) -> list[str]:
 
 
 def test_the_packages_keep_their_layers():
-    assert (ROOT / "contractlang" / "cli" / "__init__.py").exists()
+    assert all((ROOT.joinpath(*face) / "__init__.py").exists() for face in FACE)
     assert violations(ROOT) == []
+
+
+def test_the_face_is_the_cli_and_the_python_facade_and_nothing_else():
+    """`contractlang/__init__.py` reaches the facade only lazily (a module `__getattr__`), so importing the language
+    alone never imports a game or a solver."""
+    assert FACE == (("contractlang", "cli"), ("contractlang", "api"))
+    import subprocess
+    import sys
+
+    probe = "import contractlang, sys; print(any(m.split('.')[0] in ('games', 'solver') for m in sys.modules))"
+    assert subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True).stdout == "False\n"
 
 
 def test_the_checker_reports_a_planted_violation(tmp_path):
@@ -58,6 +69,8 @@ def test_the_checker_reports_a_planted_violation(tmp_path):
         "contractlang/ok.py": "import json\nfrom contractlang import vocab\n",
         "contractlang/bad.py": "def late():\n    from games.ctbench import board\n    return board\n",
         "contractlang/cli/__init__.py": "import games\nimport solver.dp\n",
+        "contractlang/api/__init__.py": "from games import agents\n",
+        "contractlang/apis.py": "import games\n",
         "contractlang/interpreter/deep.py": "from . import rounds\nfrom ..vocab import Frozen\nimport solver\n",
         "solver/__init__.py": "",
         "solver/dp.py": "import contractlang.vocab\nif True:\n    import games.runner as runner\n",
@@ -67,6 +80,7 @@ def test_the_checker_reports_a_planted_violation(tmp_path):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
     assert violations(tmp_path) == [
+        "contractlang/apis.py:1: contractlang imports games",
         "contractlang/bad.py:2: contractlang imports games.ctbench",
         "contractlang/interpreter/deep.py:3: contractlang imports solver",
         "solver/dp.py:3: solver imports games.runner",

@@ -14,7 +14,7 @@ from contractlang.files import FileError
 from contractlang.llm import CallFailed, LlmClient, LlmSettings, MissingApiKey, Recordings, cost_of
 from games.ctbench.board import benchmark_boards
 from games.ctbench.play import play_game
-from games.external import AgentError
+from games.agents import AgentError
 from helpers import run_cli
 from llm_server import ScriptedServer, message, overloaded, prompt_of, text_of
 

@@ -1,2 +1,15 @@
-"""The library's face beside the CLI: functions that wire `contractlang`, `games` and `solver` together and return
-typed results (the one layer besides `contractlang/cli/` allowed to import all three)."""
+"""The Python face of contractlang: the researcher's verbs over both games and the solvers, typed results.
+
+`import contractlang as cl` reaches all of it lazily (`cl.verify`, `cl.play`, `cl.experiments.performance`, …);
+like the CLI, this package is the one layer that wires `contractlang`, `solver` and `games` together.
+"""
+
+from __future__ import annotations
+
+from contractlang.api import ctbench, experiments
+from contractlang.api.language import load_one, solve, verify
+from contractlang.api.play import Played, play
+from games.agents import Agent, AgentError, Seat, register_agent
+
+__all__ = ["Agent", "AgentError", "Played", "Seat", "ctbench", "experiments", "load_one", "play", "register_agent",
+           "solve", "verify"]

@@ -38,10 +38,11 @@ def negotiate(
                                                    "(a sweep: one negotiation per environment).")],
     customer: Annotated[Optional[list[str]], typer.Option(
         help="Customer negotiator, repeatable (every Customer meets every Supplier): scripted (accepts the first "
-             "offer with non-negative expected gain; the default), llm[:MODEL] or cmd:PROGRAM.")] = None,
+             "offer with non-negative expected gain; the default), llm[:MODEL], cmd:PROGRAM or py:… (a Python "
+             "negotiator answering the turn's JSON text).")] = None,
     supplier: Annotated[Optional[list[str]], typer.Option(
         help="Supplier negotiator, repeatable: scripted (offers the candidates, best for itself first; the "
-             "default), llm[:MODEL] or cmd:PROGRAM.")] = None,
+             "default), llm[:MODEL], cmd:PROGRAM or py:….")] = None,
     repeats: Annotated[int, typer.Option(min=1, max=1000, help="Negotiations per pairing and environment (the "
                                                                 "paper: 3).")] = 1,
     translator: Annotated[str, typer.Option(help="Reads every proposal into the IR: rules (offline) or "
@@ -54,7 +55,8 @@ def negotiate(
              "candidates are relabelled, money scaled by the setting's multiplier. Default: the candidates' own.")]
     = None,
     perform_customer: Annotated[str, typer.Option(help="Customer in the performance games on the agreed contract: "
-                                                       "rc, re, rcc, random, llm[:MODEL] or cmd:PROGRAM.")] = "rcc",
+                                                       "rc, re, rcc, random, llm[:MODEL], cmd:PROGRAM or py:….")]
+    = "rcc",
     perform_supplier: Annotated[str, typer.Option(help="Supplier in the performance games (as --perform-customer).")]
     = "rcc",
     seed: Annotated[int, typer.Option(min=0, help="Seed of the first performance game.")] = 42,

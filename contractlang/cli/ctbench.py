@@ -96,35 +96,27 @@ def ctbench_sweep(
 ) -> None:
     """Run boards × contract conditions × modes × pairings × repeats; resumable. Offline agents by default;
     LLM players and judges (llm[:MODEL]) and external agents (cmd:PROGRAM) too."""
+    from contractlang.api.ctbench import sweep
     from contractlang.progress import job_progress
     from contractlang.vocab import BOARD_SETS
-    from games.ctbench.board import benchmark_boards
-    from games.ctbench.play import CONDITIONS
-    from games.ctbench.sweep import check_names, sweep, sweep_specs
 
-    rule_set(rules)
     if board_set is not None:
         choice(board_set, BOARD_SETS, "board set")
-    chosen = benchmark_boards(board_set or "ours") if boards == "all" else \
-        [ctbench_board(ref, board_set) for ref in items(boards, "--boards")]
-    conds = [choice(c, CONDITIONS, "condition") for c in items(conditions, "--conditions")]
-    mode_list = [choice(m, ("pfp", "trade"), "mode") for m in items(modes, "--modes")]
+    refs = "all" if boards == "all" else items(boards, "--boards")
+    conds, mode_list = items(conditions, "--conditions"), items(modes, "--modes")
     if (red is None) != (blue is None):
         raise UsageProblem("--red and --blue go together (or give --agents)")
     pairs = [(red, blue)] if red is not None else [_pairing(pair) for pair in items(agents, "--agents")]
-    check_names(pairs, judge)
     settings = llm_settings([n for pair in pairs for n in pair] + [judge], llm_flags)
     llm_client(settings)  # a recordings file that cannot be used stops the sweep here, before any game
     try:
-        specs = sweep_specs([(bench.board_set, bench.id) for bench in chosen], conds, mode_list, pairs, repeats, seed,
-                            not hidden, judge, rules)
-    except ValueError as exc:
-        raise UsageProblem(str(exc)) from None
-    try:
         with job_progress(json_out) as advance, playing():
-            result = sweep(specs, out, workers, ray, settings, advance, lambda note: typer.echo(note, err=True))
+            result = sweep(out, refs, board_set, conds, mode_list, pairs, repeats, seed, hidden, judge, rules,
+                           workers, ray, settings, advance, lambda note: typer.echo(note, err=True)).result
     except RuntimeError as exc:
         raise InputError(str(exc)) from None
+    except ValueError as exc:
+        raise UsageProblem(str(exc)) from None
     if json_out:
         typer.echo(json.dumps({"ok": True, "games": len(result.records), "played": result.played, "out": str(out),
                                "rows": [r.model_dump(mode="json") for r in result.rows],
@@ -144,7 +136,7 @@ def _pairing(text: str) -> tuple[str, str]:
     red, sep, blue = text.partition(" vs ")
     if not sep:
         red, sep, blue = text.partition(":")
-        if not sep or ":" in blue or red in ("llm", "cmd"):
+        if not sep or ":" in blue or red in ("llm", "cmd", "py"):
             raise UsageProblem(f"write the pairing {text!r} as 'RED vs BLUE' (agent names may hold colons)")
     if not red.strip() or not blue.strip():
         raise UsageProblem(f"the pairing {text!r} names no agent on one side")

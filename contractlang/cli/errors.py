@@ -97,6 +97,8 @@ def exit_code(command: Callable[[], int | None], json_mode: bool) -> int:
     except UsageProblem as exc:
         return _report(f"usage: {exc}", 2, json_mode)
     except Exception as exc:
+        if _agent_error(exc):  # an agent that cannot be found, started or played: the user's input
+            return _report(str(exc), 1, json_mode)
         if isinstance(exc, NoArgsIsHelpError):  # a bare command group prints its help
             exc.show()
             return exc.exit_code
@@ -109,6 +111,11 @@ def exit_code(command: Callable[[], int | None], json_mode: bool) -> int:
     if code == 130:  # typer turns an interrupt inside a command into exit code 130
         return _report("interrupted", 130, json_mode)
     return code or 0
+
+
+def _agent_error(exc: Exception) -> bool:
+    agents = sys.modules.get("games.agents")  # loaded by whatever seated an agent
+    return agents is not None and isinstance(exc, agents.AgentError)
 
 
 class ReportingGroup(TyperGroup):
@@ -125,8 +132,8 @@ class ReportingGroup(TyperGroup):
 
 @contextmanager
 def playing() -> Iterator[None]:
-    """Games as bad input, one line each: an external agent that breaks the protocol (games/external.py)."""
-    from games.external import AgentError
+    """Games as bad input, one line each: an agent that breaks the protocol (games/agents.py)."""
+    from games.agents import AgentError
 
     try:
         yield

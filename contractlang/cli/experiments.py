@@ -11,10 +11,9 @@ import typer
 from contractlang.cli.app import app, experiment_app
 from contractlang.cli.errors import InputError, playing, runner_progress
 from contractlang.cli.inputs import output_dir, synthetic_set
-from contractlang.files import check_outputs
 from contractlang.cli.llm_options import LlmFlags, llm_client, llm_options, llm_settings
-from contractlang.cli.options import (ConventionOption, JsonFlag, LlmWorkers, Ray, Workers, choice, float_set,
-                                     int_list)
+from contractlang.cli.options import (ConventionOption, JsonFlag, LlmWorkers, Ray, Workers, float_set, int_list,
+                                     items)
 
 app.add_typer(experiment_app, name="experiment")
 
@@ -69,17 +68,6 @@ def synth(
                f"{run.searched} searches and {run.solved} solves run now")
 
 
-def _synthetic_contracts(directory: Path) -> list:
-    """(manifest entry, IR) for every contract `synth` wrote into `directory`, read back from its file."""
-    from games.contractsim.synth import set_contracts
-
-    contracts = set_contracts(directory)[1]
-    if not contracts:
-        raise InputError(f"{directory / 'manifest.json'}: lists no contract (no search of its plan reached a base "
-                         "contract); nothing to play")
-    return contracts
-
-
 Directory = Annotated[Optional[Path], typer.Argument(
     help="A directory written by `contractlang synth` (default: the set shipped in the package, read-only).",
     show_default=False)]
@@ -88,10 +76,34 @@ Out = Annotated[Optional[Path], typer.Option(
          "else ./contractlang-out/COMMAND, reusing the shipped set's finished games).", show_default=False)]
 
 
+ContractsOption = Annotated[Optional[str], typer.Option(
+    "--contracts", help="Only the contracts whose names match this glob, e.g. 'synth-env5-*'.")]
+EnvsOption = Annotated[Optional[str], typer.Option("--envs", help="Only these environments (comma-separated).")]
+VariantsOption = Annotated[Optional[str], typer.Option(
+    "--variants", help="Only these contingency variants (comma-separated: base, S, RO, S+PD, S+RO, S+PD+RO).")]
+RhosOption = Annotated[Optional[str], typer.Option("--rhos", help="Only these target satisfaction levels ρ.")]
+LimitOption = Annotated[Optional[int], typer.Option(
+    "--limit", min=1, help="At most N contracts of the slice, in the set's order. A sliced run's tables say which "
+                           "slice they cover; a later run reuses its finished games.")]
+
+
+def _slice(contracts, envs, variants, rhos, limit) -> dict:
+    """The slice options as the facade's keywords."""
+    return {"contracts": contracts, "limit": limit,
+            "envs": None if envs is None else int_list(envs, "environment", "--envs"),
+            "variants": None if variants is None else items(variants, "--variants"),
+            "rhos": None if rhos is None else float_set(rhos, "--rhos")}
+
+
 @experiment_app.command("rational")
 def experiment_rational(
     directory: Directory = None,
     out: Out = None,
+    contracts: ContractsOption = None,
+    envs: EnvsOption = None,
+    variants: VariantsOption = None,
+    rhos: RhosOption = None,
+    limit: LimitOption = None,
     convention: ConventionOption = "cs19",
     workers: Workers = None,
     ray: Ray = None,
@@ -99,45 +111,34 @@ def experiment_rational(
 ) -> None:
     """All nine RC/RCC/RE pairings on every synthetic contract with seed 42: Tables 7–10 (macro and micro), the
     identities E1–E13 (docs/rules/checks.md) checked on the runs, and the paper's rows (App. D.3) beside ours. Resumable."""
-    from games.contractsim.experiments import (RationalJob, RationalReport, identities, rational_records,
-                                               report_paths, tables, tables_markdown, write_report)
-    from games.contractsim.metrics import CONVENTIONS
-    from games.runner import shared_store
+    from contractlang.api.experiments import rational
 
-    out = output_dir(out, directory, "rational")
-    directory = synthetic_set(directory)
-    choice(convention, tuple(CONVENTIONS), "convention")
-    contracts = _synthetic_contracts(directory)
-    jobs = [RationalJob(contract=ir, env=entry.env) for entry, ir in contracts]
-    check_outputs(report_paths(out, convention))  # refused now, not after the games
     with runner_progress(json_out) as advance:
-        records, played = rational_records(jobs, out / "jobs" / "rational.jsonl", workers, ray, advance,
-                                           shared_store(directory, out, "rational.jsonl"))
-    rows = tables(records, convention)
-    checks = identities(records, rows, {ir.name: entry.p_sat for entry, ir in contracts}, convention)
-    report = RationalReport(contracts=len(records), rows=tuple(rows), identities=tuple(checks), convention=convention)
-    markdown = tables_markdown(rows, convention)
-    written = write_report(out, report, markdown)
+        result = rational(directory, out=out, **_slice(contracts, envs, variants, rhos, limit), convention=convention,
+                          workers=workers, ray=ray, progress=advance)
+    checks, records = result.report.identities, result.report.contracts
     held = sum(i.holds for i in checks)
     if json_out:
-        typer.echo(json.dumps({"ok": True, "contracts": len(records), "played_now": played, "convention": convention,
-                               "identities_hold": held, "identities": [i.model_dump(mode="json") for i in checks],
-                               "tables": str(written)}))
+        typer.echo(json.dumps({"ok": True, "contracts": records, "played_now": result.played_now,
+                               "convention": convention, "covers": result.report.covers, "identities_hold": held,
+                               "identities": [i.model_dump(mode="json") for i in checks],
+                               "tables": str(result.tables)}))
         return
-    typer.echo(markdown, nl=False)
+    typer.echo(result.markdown, nl=False)
     typer.echo("")
     for i in checks:
         status = "holds" if i.holds else "FAILS: " + ", ".join(i.failures)
         typer.echo(f"{i.id:>4}  {status:5s}  ({i.checked} checked)  {i.statement}")
-    typer.echo(f"{len(records)} contracts × 9 pairings ({played} contracts played now); {held} of {len(checks)} "
-               f"identities hold; tables in {written}")
+    typer.echo(f"{records} contracts × 9 pairings ({result.played_now} contracts played now); {held} of "
+               f"{len(checks)} identities hold; tables in {result.tables}")
 
 
 AgentOption = Annotated[list[str], typer.Option(
     "--agent", help="The agent under test (repeatable): rc, rcc, re, random, llm[:[PROVIDER/]MODEL] (an LLM agent, "
                     "ContractSim paper, App. B.2; llm:MODEL or llm:anthropic/MODEL needs ANTHROPIC_API_KEY, llm:openai/MODEL an "
-                    "OpenAI-compatible API and OPENAI_API_KEY; or --replay) or cmd:PROGRAM (an external agent "
-                    "speaking JSON lines).")]
+                    "OpenAI-compatible API and OPENAI_API_KEY; or --replay), cmd:PROGRAM (an external agent "
+                    "speaking JSON lines), py:MODULE:ATTR or py:FILE.py:ATTR (a Python agent), or a name an "
+                    "installed package registers; LABEL=SPEC labels it in the tables.")]
 
 
 @experiment_app.command("performance")
@@ -152,6 +153,11 @@ def experiment_performance(
         help="Play the agents' games in this setting (repeatable: catering, hotel, ai-hosting): the contracts are "
              "relabelled, money × the setting's multiplier; tables.md adds Table 11, the settings side by side "
              "(amounts in base units).")] = None,
+    contracts: ContractsOption = None,
+    envs: EnvsOption = None,
+    variants: VariantsOption = None,
+    rhos: RhosOption = None,
+    limit: LimitOption = None,
     convention: ConventionOption = "cs19",
     workers: LlmWorkers = None,
     ray: Ray = None,
@@ -162,61 +168,39 @@ def experiment_performance(
     (macro and micro) with the rational rows of the same cases and the paper's beside them, Figure 4 (compliance
     and unilateral defection against P_sat and the number of contingencies), and the LLM agents' tokens and
     cost. Regret's RCC games are the rational experiment's, played once into the same job store. Resumable."""
-    from games.contractsim.experiments import ROLES, rational_records
-    from games.contractsim.performance import (Case, agent_workers, check_agents, figure4, jobs_of,
-                                               performance_records, report, report_paths, write_report)
-    from games.contractsim.metrics import CONVENTIONS, output_name
-    from games.runner import shared_store
+    from contractlang.api.experiments import performance
+    from games.agents import split_label
 
-    choice(convention, tuple(CONVENTIONS), "convention")
-    out = output_dir(out, directory, "performance")
-    directory = synthetic_set(directory)
-    roles = list(ROLES) if choice(role, (*ROLES, "both"), "role") == "both" else [role]
     agents = list(dict.fromkeys(agent))
-    check_agents(agents)
-    seed_list = list(dict.fromkeys(int_list(seeds, "seed", "--seeds")))
+    seed_list = int_list(seeds, "seed", "--seeds")
     if any(s < 0 for s in seed_list):
         raise InputError(f"--seeds takes seeds of 0 or more, not {seeds!r}")
-    from contractlang.vocab import SETTINGS
-
-    game_settings = tuple(choice(s, tuple(SETTINGS), "setting") for s in dict.fromkeys(setting)) if setting else (None,)
-    settings = llm_settings(agents, llm_flags)
+    settings = llm_settings([split_label(a)[1] for a in agents], llm_flags)
     llm_client(settings)  # a recordings file that cannot be used stops the run here, before any game
-    cases = [Case(contract=ir, env=entry.env, p_sat=entry.p_sat, seed=s)
-             for s in seed_list for entry, ir in _synthetic_contracts(directory)]
-    rational_jobs = list(dict.fromkeys(c.rational for c in cases))
-    jobs = out / "jobs"
-    check_outputs(report_paths(out, convention))  # refused now, not after the games
     with runner_progress(json_out) as advance, playing():
-        records, rational_now = rational_records(rational_jobs, jobs / "rational.jsonl", workers, ray, advance,
-                                                 shared_store(directory, out, "rational.jsonl"))
-        games, played_now = performance_records(
-            jobs_of(cases, agents, roles, game_settings), jobs / "performance.jsonl",
-            agent_workers(workers, settings), ray, settings, advance,
-            shared_store(directory, out, "performance.jsonl"))
-    rational = dict(zip(rational_jobs, records))
-    rep = report(cases, agents, roles, games, rational, game_settings, convention)
-    folder = write_report(out, rep, figure4(cases, rep, games, rational))
+        result = performance(agents=agents, directory=directory, out=out, role=role, seeds=seed_list, settings=setting,
+                             **_slice(contracts, envs, variants, rhos, limit), convention=convention,
+                             workers=workers, ray=ray, llm=settings, progress=advance)
+    rep = result.report
     if json_out:
-        typer.echo(json.dumps({"ok": True, "contracts": rep.contracts, "seeds": seed_list, "agents": agents,
-                               "roles": roles, "played_now": {"rational": rational_now, "agents": played_now},
+        typer.echo(json.dumps({"ok": True, "contracts": rep.contracts, "seeds": list(rep.seeds), "agents": agents,
+                               "roles": list(rep.roles), "covers": rep.covers,
+                               "played_now": {"rational": result.played_rational, "agents": result.played_agents},
                                "llm": [u.model_dump(mode="json") | {"total_tokens": u.total_tokens}
                                        for u in rep.llm],
-                               "convention": convention, "tables": str(folder / output_name("tables.md", convention)),
-                               "figure": str(folder / output_name("figure4.png", convention))}))
+                               "convention": convention, "tables": str(result.tables), "figure": str(result.figure)}))
         return
-    from games.contractsim.performance import markdown
-
-    typer.echo(markdown(rep), nl=False)
+    typer.echo(result.markdown, nl=False)
     typer.echo("")
     for u in rep.llm:
         cost = "cost unknown for this model" if u.cost_usd is None else f"${u.cost_usd:.4f}"
         typer.echo(f"{u.agent}: {u.games} games, {u.calls} LLM calls ({u.failed} failed), {u.total_tokens:,} tokens "
                    f"({u.input_tokens:,} input, {u.output_tokens:,} output, prompt cache {u.cache_read_tokens:,} "
                    f"read and {u.cache_write_tokens:,} written), {cost}")
-    typer.echo(f"{rep.contracts} contracts × {len(seed_list)} seed(s) × {len(agents)} agent(s) × "
-               f"{len(game_settings)} setting(s) × {len(roles)} role(s) × 3 counterparties ({played_now} agent games "
-               f"and {rational_now} rational jobs played now); tables and Figure 4 in {folder}")
+    typer.echo(f"{rep.contracts} contracts × {len(rep.seeds)} seed(s) × {len(agents)} agent(s) × "
+               f"{len(rep.settings)} setting(s) × {len(rep.roles)} role(s) × 3 counterparties "
+               f"({result.played_agents} agent games and {result.played_rational} rational jobs played now); tables "
+               f"and Figure 4 in {result.folder}")
 
 
 @experiment_app.command("frontier")

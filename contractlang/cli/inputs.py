@@ -52,20 +52,4 @@ def game_options(contracts: list[CheckedContract], env: int | None, board: str |
         raise UsageProblem(f"--board applies to CT-Bench contracts; {path} is for ContractSim (use --env N)")
 
 
-def synthetic_set(directory: Path | None) -> Path:
-    """The synthetic contract set a command reads: the directory given, else the set shipped in the repository."""
-    from games.contractsim.synth import SHIPPED
-
-    return SHIPPED if directory is None else directory
-
-
-DEFAULT_OUT = Path("contractlang-out")
-"""Where a command run on the shipped set writes, under the working directory: the shipped set is read-only."""
-
-
-def output_dir(out: Path | None, directory: Path | None, command: str) -> Path:
-    """Where a command on a synthetic set writes: `--out`, else the set it was given, else
-    `./contractlang-out/COMMAND` (never into the package)."""
-    if out is not None:
-        return out
-    return directory if directory is not None else DEFAULT_OUT / command
+from contractlang.api.experiments import DEFAULT_OUT, output_dir, synthetic_set  # noqa: E402,F401  (one place each)

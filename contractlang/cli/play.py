@@ -18,7 +18,8 @@ from contractlang.files import write_atomically
 
 AGENT_HELP = ("planner, conditional, exploiter, random, llm[:[PROVIDER/]MODEL] (an LLM player: llm:MODEL or "
               "llm:anthropic/MODEL needs ANTHROPIC_API_KEY, llm:openai/MODEL an OpenAI-compatible API and "
-              "OPENAI_API_KEY; or --replay), or cmd:PROGRAM (an external agent speaking JSON lines)")
+              "OPENAI_API_KEY; or --replay), cmd:PROGRAM (an external agent speaking JSON lines), py:MODULE:ATTR or "
+              "py:FILE.py:ATTR (a Python agent), or a name an installed package registers")
 
 
 @app.command()
@@ -31,10 +32,12 @@ def run(
     rules: RulesOption = "authors",
     env: Annotated[Optional[int], typer.Option("--env", min=1, max=6, help="ContractSim environment (1..6).")] = None,
     customer: Annotated[str, typer.Option(help="ContractSim Customer: rc, re, rcc, random, llm[:MODEL] (an LLM agent, "
-                                               "ContractSim paper, App. B.2), or cmd:PROGRAM (an external agent speaking JSON lines).")]
+                                               "ContractSim paper, App. B.2), cmd:PROGRAM (an external agent speaking JSON "
+                                               "lines), py:MODULE:ATTR or py:FILE.py:ATTR (a Python agent), or a name an "
+                                               "installed package registers.")]
     = "rcc",
-    supplier: Annotated[str, typer.Option(help="ContractSim Supplier: rc, re, rcc, random, llm[:MODEL] or cmd:PROGRAM "
-                                               "(rc and rcc solve or load the contract's DP table).")] = "rcc",
+    supplier: Annotated[str, typer.Option(help="ContractSim Supplier: rc, re, rcc, random, llm[:MODEL], cmd:PROGRAM or "
+                                               "py:… (rc and rcc solve or load the contract's DP table).")] = "rcc",
     red: Annotated[str, typer.Option(help=f"P-Red agent: {AGENT_HELP}.")] = "planner",
     blue: Annotated[str, typer.Option(help=f"P-Blue agent: {AGENT_HELP}.")] = "planner",
     mode: Annotated[str, typer.Option(help="Trading mechanism: pfp (Pay-for-Partner) or trade.")] = "pfp",
@@ -63,7 +66,7 @@ def run(
     if board is None:
         raise InputError("a CT-Bench contract needs --board ID (0..79; see `contractlang ctbench boards`)")
     from contractlang.checker import check_board
-    from games.ctbench.agents import check_agent
+    from games.agents import check
     from games.ctbench.play import play_game
 
     rule_set(rules)
@@ -72,8 +75,8 @@ def run(
     if problems:
         raise CheckFailed(problems, source_text(read(contract)[0]))
     choice(mode, ("pfp", "trade"), "mode")
-    check_agent(red)
-    check_agent(blue)
+    check(red, "ctbench", "red")
+    check(blue, "ctbench", "blue")
     client = llm_client(settings)
     with llm_status(client, json_out), playing():
         record = play_game(bench, "file", mode, red, blue, seed=seed or 0, contract=checked.ir, visible=not hidden,
@@ -113,3 +116,22 @@ def _run_contractsim(checked, env, customer, supplier, seed, log, json_out, llm=
     if record.llm_calls:
         defaults = ", ".join(f"{role} {n}" for role, n in record.llm_defaults.items())
         typer.echo(usage_line(record.llm_usage) + f"; requests defaulted to zero: {defaults}")
+
+
+@app.command("agent-schema")
+def agent_schema(
+    game: Annotated[Optional[str], typer.Argument(help="contractsim, contractsim-negotiation or ctbench (default: "
+                                                       "all).")] = None,
+    role: Annotated[Optional[str], typer.Argument(help="The role (customer, supplier; red, blue; default: all).")]
+    = None,
+    json_out: JsonFlag = False,
+) -> None:
+    """The JSON Schema of each role's observations and actions: what a `cmd:` program reads in the `observation`
+    of a request line and answers in its `action` (a `py:` agent gets the same fields as attributes)."""
+    from contractlang.api.schema import agent_schema as schemas
+
+    found = [s.model_dump() for s in schemas(game, role)]
+    if json_out:
+        typer.echo(json.dumps({"ok": True, "schemas": found}))
+        return
+    typer.echo(json.dumps(found if len(found) > 1 else found[0], indent=2))

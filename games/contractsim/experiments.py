@@ -10,6 +10,7 @@ without playing anything.
 from __future__ import annotations
 
 import math
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 from contractlang.files import make_folder, write_atomically
@@ -27,6 +28,36 @@ POLICIES = ("rc", "rcc", "re")
 COUNTERPARTIES = ("rcc", "rc", "re")  # the paper's row blocks
 PAIRINGS = tuple((c, s) for c in POLICIES for s in POLICIES)  # (customer, supplier)
 ROLES = ("customer", "supplier")
+
+
+class ContractSlice(Frozen):
+    """Which contracts of a synthetic set an experiment plays: names matching `contracts` (a glob), in `envs`,
+    of `variants`, at target `rhos` (each None: all), then the first `limit` of those in manifest order."""
+
+    contracts: str | None = None
+    envs: tuple[int, ...] | None = None
+    variants: tuple[str, ...] | None = None
+    rhos: tuple[float, ...] | None = None
+    limit: int | None = None
+
+    @property
+    def whole(self) -> bool:
+        return self == ContractSlice()
+
+    def select(self, entries: list) -> list:
+        """The manifest entries (anything with name, env, variant, rho) the slice keeps, in their order."""
+        kept = [e for e in entries if (self.contracts is None or fnmatchcase(e.name, self.contracts))
+                and (self.envs is None or e.env in self.envs) and (self.variants is None or e.variant in self.variants)
+                and (self.rhos is None or any(math.isclose(e.rho, r) for r in self.rhos))]
+        return kept if self.limit is None else kept[:self.limit]
+
+    def describe(self, kept: int, total: int) -> str:
+        """One line for a table: which slice of the set it covers."""
+        if self.whole:
+            return f"all {total} contracts of the set"
+        parts = [f"{name} {value if isinstance(value, (str, int)) else ','.join(map(str, value))}"
+                 for name, value in self.model_dump().items() if value is not None]
+        return f"a slice ({'; '.join(parts)}): {kept} of the set's {total} contracts"
 
 
 class RationalJob(Frozen):
@@ -146,9 +177,10 @@ def counterparty_name(role: str) -> str:
     return "Supplier" if role == "customer" else "Customer"
 
 
-def tables_markdown(rows: list[TableRow], convention: str = "cs19") -> str:
-    """Tables 7–10 in the paper's layout, then the macro tables beside ContractSim paper, App. D.3 (ours / paper, cell by cell)."""
-    out = [convention_line(convention), ""]
+def tables_markdown(rows: list[TableRow], convention: str = "cs19", covers: str = "") -> str:
+    """Tables 7–10 in the paper's layout, then the macro tables beside ContractSim paper, App. D.3 (ours / paper,
+    cell by cell)."""
+    out = [convention_line(convention), *([f"Contracts: {covers}."] if covers else []), ""]
     for micro in (False, True):
         for role in ROLES:
             out += table_lines(f"## {TITLES[role, micro]}", role, f"{counterparty_name(role)} (counterparty)",
@@ -285,6 +317,7 @@ class RationalReport(Frozen):
     rows: tuple[TableRow, ...]
     identities: tuple[Identity, ...]
     convention: str = "cs19"  # how a breach bears on later weeks (metrics.CONVENTIONS)
+    covers: str = ""  # which contracts of the set (`ContractSlice.describe`)
 
 
 def report_paths(out: Path, convention: str) -> tuple[Path, Path]:
@@ -297,6 +330,8 @@ def write_report(out: Path, report: RationalReport, markdown: str) -> Path:
     """The report at its `report_paths`; returns the .md file."""
     json_path, md_path = report_paths(out, report.convention)
     make_folder(md_path.parent)
-    write_atomically(json_path, report.model_dump_json(indent=1) + "\n")
+    # a whole-set report leaves `covers` out, so its file reads as before slices existed
+    dump = report.model_dump_json(indent=1, exclude={"covers"} if not report.covers else None)
+    write_atomically(json_path, dump + "\n")
     write_atomically(md_path, markdown)
     return md_path

@@ -161,17 +161,41 @@ class State(Frozen):
         return []
 
     def is_legal(self, action: Action) -> bool:
+        return self.why_illegal(action) is None
+
+    def why_illegal(self, action) -> str | None:
+        """Why `action` breaks the validation table of spec §10 in this state, in words; None when it is legal.
+        Money in base units."""
+        wanted = {"pay": Pay, "order": Order, "produce": Produce}.get(self.phase)
+        if wanted is None:
+            return "the game is over"
+        if not isinstance(action, wanted):
+            kind = getattr(action, "kind", type(action).__name__)
+            return f"a {kind} action where week {self.week} asks for a {wanted.__name__.lower()} action"
         if self.phase == "pay":
-            return isinstance(action, Pay) and 0 <= action.amount <= self.budget_left
+            if action.amount < 0:
+                return f"pays ${action.amount:,}; a payment is $0 or more"
+            if action.amount > self.budget_left:
+                return f"pays ${action.amount:,}; ${self.budget_left:,} of the budget remains"
+            return None
+        q = action.quantities
+        if min(q) < 0:
+            return f"{self.phase}s a negative quantity {q}"
         if self.phase == "order":
-            q = action.quantities if isinstance(action, Order) else None
-            return q is not None and all(0 <= x <= self.game.env.order_cap for x in q) and \
-                sum(x * p for x, p in zip(q, self.prices)) <= self.cash
-        if self.phase == "produce":
-            y = action.quantities if isinstance(action, Produce) else None
-            n = self.inventory
-            return y is not None and min(y) >= 0 and y[0] + y[1] <= min(n[0], n[1]) and y[0] + y[2] <= n[2]
-        return False
+            cap = self.game.env.order_cap
+            over = [f"{x} of input {i + 1}" for i, x in enumerate(q) if x > cap]
+            if over:
+                return f"orders {', '.join(over)}; the order cap is {cap} per input"
+            cost = sum(x * p for x, p in zip(q, self.prices))
+            if cost > self.cash:
+                return f"orders inputs costing ${cost:,} at this week's prices {self.prices}; the Supplier holds " \
+                       f"${self.cash:,}"
+            return None
+        n = self.inventory
+        if q[0] + q[1] > min(n[0], n[1]) or q[0] + q[2] > n[2]:
+            return f"produces {q}, which needs {q[0] + q[1]} each of inputs 1 and 2 and {q[0] + q[2]} of input 3; " \
+                   f"the inventory holds {n}"
+        return None
 
     # --- transitions ---------------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from contractlang.render.prose import render
 from contractlang.vocab import Setting
 from games.contractsim.game import CustomerObservation, Order, Pay, Produce, SupplierObservation
 from games.contractsim.negotiation import NegotiationObservation
-from games.external import AgentError
+from games.agents import AgentError
 from solver.environment import SupplyEnvironment
 
 Role = Literal["customer", "supplier"]

@@ -14,7 +14,6 @@ from __future__ import annotations
 from functools import lru_cache, partial
 from pathlib import Path
 
-from contractlang.errors import UnknownName
 from contractlang.files import make_folder, write_atomically
 from contractlang.ir import ContractSimIR
 from contractlang.llm import ApiKeys, LlmClient, LlmSettings, LlmUsage, agent_model
@@ -26,9 +25,8 @@ from games.contractsim.experiments import (COUNTERPARTIES, PAPER_ROWS, POLICIES,
                                            RationalRecord, TableRow, counterparty_name, pairing, row_cells,
                                            table_lines, table_row, tables)
 from games.contractsim.metrics import convention_line, output_name, summarise
-from games.contractsim.policies import CUSTOMERS
+from games.agents import AgentError, agent_name, check, split_label
 from games.contractsim.run import RunRecord, play
-from games.external import is_external
 from games.figures import pyplot, save_png, write_json
 from games.runner import Progress, run_phase
 from solver.dp import TableCache
@@ -43,13 +41,21 @@ def agent_workers(workers: int | None, llm: LlmSettings | None) -> int | None:
     return workers or (LLM_WORKERS if llm is not None else None)
 
 
-def check_agents(agents: list[str]) -> None:
-    """`UnknownName` for the first agent `play` cannot seat: a built-in policy, llm[:[PROVIDER/]MODEL] or
-    cmd:PROGRAM."""
+def check_agents(agents: list[str], roles: list[str]) -> None:
+    """`UnknownName` (or `AgentError`) for the first agent `play` cannot seat in one of `roles` (see
+    games/agents.py); two agents under one label are a usage error."""
     for name in agents:
-        if name not in CUSTOMERS and agent_model(name) is None and not is_external(name):
-            raise UnknownName(f"unknown agent {name[:60]!r}; choose from {', '.join(CUSTOMERS)}, "
-                              "llm[:[PROVIDER/]MODEL] or cmd:PROGRAM")
+        for role in roles:
+            check(name, "contractsim", role, "agent")
+    labels = [agent_name(a) for a in agents]
+    twice = next((label for label in labels if labels.count(label) > 1), None)
+    if twice is not None:
+        raise AgentError(f"two agents are labelled {twice!r}; give each its own LABEL=SPEC")
+
+
+def _model(agent: str):
+    """The LLM model an agent spec names (after its label), or None."""
+    return agent_model(split_label(agent)[1])
 
 
 class Case(Frozen):
@@ -88,20 +94,22 @@ class PerformanceRecord(Frozen):
     run: RunRecord
 
 
-def run_performance(job: PerformanceJob, llm: LlmSettings | None = None,
-                    tables: TableCache | None = None) -> PerformanceRecord:
+def run_performance(job: PerformanceJob, llm: LlmSettings | None = None, tables: TableCache | None = None,
+                    objects: dict | None = None) -> PerformanceRecord:
     """The game of `job`: by the batch engine when both players are rational (the same game `play` plays,
     faster), else by `play`; an LLM agent gets a client of its own made from `llm` (in whichever process). A
     `setting` relabels the contract (`contractlang.render.relabel`: names, and money × the multiplier); the
-    record's amounts stay in base units, so its rows compare with the Catering ones."""
+    record's amounts stay in base units, so its rows compare with the Catering ones. `objects` are Python agents
+    by label: the job names one by its label."""
     cache = tables or process_tables()
     env = environment(job.env)
     contract = job.contract if job.setting in (None, job.contract.setting) else relabel(job.contract, job.setting)
-    customer, supplier = pairing(job.role, job.agent, job.counterparty)
-    if job.agent in POLICIES:
+    agent = (objects or {}).get(job.agent, job.agent)
+    customer, supplier = pairing(job.role, agent, job.counterparty)
+    if job.agent in POLICIES and agent == job.agent:
         run = play_batch(contract, env, customer, supplier, [job.seed], cache)[0]
     else:
-        client = LlmClient(llm, ApiKeys.from_environment()) if llm is not None and agent_model(job.agent) else None
+        client = LlmClient(llm, ApiKeys.from_environment()) if llm is not None and _model(job.agent) else None
         run = play(contract, env, customer, supplier, seed=job.seed, keep_log=False, tables=cache, llm=client)
     return PerformanceRecord(job=job, run=run)
 
@@ -122,13 +130,13 @@ def jobs_of(cases: list[Case], agents: list[str], roles: list[str],
 
 
 def performance_records(jobs: list[PerformanceJob], store_path: Path, workers: int | None,
-                        ray_address: str | None, llm: LlmSettings | None = None,
-                        progress: Progress | None = None,
-                        shared: Path | None = None) -> tuple[dict[PerformanceJob, PerformanceRecord], int]:
+                        ray_address: str | None, llm: LlmSettings | None = None, progress: Progress | None = None,
+                        shared: Path | None = None,
+                        objects: dict | None = None) -> tuple[dict[PerformanceJob, PerformanceRecord], int]:
     """Every job's record, from the store (or the read-only `shared` one) or played now (and appended to the
-    store); and how many were played now."""
-    return run_phase("agent games", store_path, PerformanceRecord, partial(run_performance, llm=llm), jobs, workers,
-                     ray_address, progress, shared)
+    store); and how many were played now. `objects` (Python agents by label) travel to the workers by pickle."""
+    return run_phase("agent games", store_path, PerformanceRecord, partial(run_performance, llm=llm, objects=objects),
+                     jobs, workers, ray_address, progress, shared)
 
 
 class AgentUsage(Frozen):
@@ -175,6 +183,7 @@ class PerformanceReport(Frozen):
     llm: tuple[AgentUsage, ...]  # the LLM agents only
     settings: tuple[str | None, ...] = (None,)  # each agent plays in each; None: the contracts' own
     convention: str = "cs19"  # how a breach bears on later weeks (metrics.CONVENTIONS)
+    covers: str = ""  # which contracts of the set (`ContractSlice.describe`)
 
     def entries(self) -> list[tuple[str, str, str | None]]:
         return entries(list(self.agents), self.settings)
@@ -183,16 +192,16 @@ class PerformanceReport(Frozen):
 def entries(agents: list[str], settings: tuple[str | None, ...]) -> list[tuple[str, str, str | None]]:
     """(label, agent, setting) of every agent in every setting: the label is the agent's name, with the setting
     in parentheses when one is chosen."""
-    return [(agent if setting is None else f"{agent} ({setting})", agent, setting) for agent in agents
-            for setting in settings]
+    return [(agent_name(agent) if setting is None else f"{agent_name(agent)} ({setting})", agent, setting)
+            for agent in agents for setting in settings]
 
 
 def report(cases: list[Case], agents: list[str], roles: list[str],
            games: dict[PerformanceJob, PerformanceRecord],
            rational: dict[RationalJob, RationalRecord],
-           settings: tuple[str | None, ...] = (None,), convention: str = "cs19") -> PerformanceReport:
-    """Each agent row summarises its runs over the cases (ContractSim paper, App. C.6: equal case weight), with regret against the
-    RCC runs of the rational records (ContractSim paper, App. C.6). Only this run's games count, in job order (the store may hold
+           settings: tuple[str | None, ...] = (None,), convention: str = "cs19", covers: str = "") -> PerformanceReport:
+    """Each agent row summarises its runs over the cases (ContractSim paper, App. C.6: equal case weight), with
+    regret against the RCC runs of the rational records (ContractSim paper, App. C.6). Only this run's games count, in job order (the store may hold
     others, and holds them in the order they finished). Regret in another setting is against the same RCC games:
     a setting changes names and money only (ContractSim paper, App. A.1–A.2), and the records are in base units."""
     per_case = [rational[c.rational] for c in cases]
@@ -206,14 +215,14 @@ def report(cases: list[Case], agents: list[str], roles: list[str],
             for role in roles for other in COUNTERPARTIES for label, agent, setting in labelled]
     llm = [AgentUsage.of(label, [run for role in roles for other in COUNTERPARTIES
                                  for run in runs(role, other, agent, setting)])
-           for label, agent, setting in labelled if agent_model(agent) is not None]
+           for label, agent, setting in labelled if _model(agent) is not None]
     return PerformanceReport(
         contracts=len({(c.contract.name, c.env) for c in cases}), seeds=tuple(dict.fromkeys(c.seed for c in cases)),
         agents=tuple(agents), roles=tuple(roles), rows=tuple(rows),
         rational=tuple(r for r in tables(per_case, convention) if r.role in roles),
         paper=tuple(PaperRow(role=role, counterparty=other, policy=own, cells=cells)
                     for (role, other, own), cells in PAPER_ROWS.items() if role in roles),
-        llm=tuple(llm), settings=settings, convention=convention)
+        llm=tuple(llm), settings=settings, convention=convention, covers=covers)
 
 
 def _label(agent: str) -> str:
@@ -223,7 +232,7 @@ def _label(agent: str) -> str:
 def markdown(rep: PerformanceReport) -> str:
     """Tables 7–10 (macro and micro): in each counterparty block the agents' rows, the rational policies' rows
     on the same cases, and (macro) the paper's rational rows of ContractSim paper, App. D.3; then the LLM agents' account."""
-    out = [convention_line(rep.convention), ""]
+    out = [convention_line(rep.convention), *([f"Contracts: {rep.covers}."] if rep.covers else []), ""]
     for micro in (False, True):
         for role in rep.roles:
             lines = []
@@ -277,7 +286,7 @@ def setting_table(rep: PerformanceReport) -> list[str]:
         cells = [mean([stat(r, key) for r in mine if r.role == role]) for role in rep.roles
                  for key in TABLE11_PAYOFFS]
         cells += [mean([stat(r, key, 100.0) for r in mine]) for key in TABLE11_RATES]
-        out.append(f"| {_label(agent)} | {setting} | " + " | ".join(cells) + " |")
+        out.append(f"| {_label(agent_name(agent))} | {setting} | " + " | ".join(cells) + " |")
     return out
 
 

@@ -1,28 +1,25 @@
 """ContractSim policies: rational Customers and Suppliers (ContractSim paper, App. C.1) and seeded random agents.
 
-Every policy is an agent: it receives its role's typed observation and returns a typed action, like an
-external or LLM agent. The RC / RCC Supplier orders from the exact DP table (`solver.dp`) and produces by
+Every policy is an agent (games/agents.py): it receives its role's typed observation and returns a typed
+action, like an external or LLM agent; each is registered under its name for both roles. The RC / RCC Supplier orders from the exact DP table (`solver.dp`) and produces by
 the fixed rule [CS-24] that the table was solved with.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Protocol
+from typing import Callable
 
 import numpy as np
 
-from contractlang.errors import UnknownName
+from contractlang.llm import agent_model
+from games.agents import AgentError, Seat, register_agent
 from games.contractsim.game import Action, CustomerObservation, Order, Pay, Produce, SupplierObservation
-from games.external import ExternalAgent, is_external
+from games.contractsim.llm_agents import LlmPerformer
+from games.external import ExternalAgent
 from solver.dp import OrderTable
 
+GAME = "contractsim"
 TableSource = Callable[[str], OrderTable]  # cover ("schedule" or "budget") → the solved table
-
-
-class Policy(Protocol):
-    name: str
-
-    def act(self, observation): ...
 
 
 class RCCustomer:
@@ -129,37 +126,23 @@ class RandomSupplier:
         return Produce(quantities=(a, b, c))
 
 
-CUSTOMERS = ("rc", "re", "rcc", "random")
-SUPPLIERS = ("rc", "re", "rcc", "random")
+def _table(seat: Seat) -> TableSource:
+    if seat.tables is None:
+        raise ValueError(f"the {seat.spec} Supplier needs the DP order table")
+    return seat.tables
 
 
-def _external(name: str) -> ExternalAgent:
-    return ExternalAgent(name, "contractsim", Action)
+def _llm(seat: Seat):
+    if seat.llm is None:
+        raise AgentError(f"the {seat.role} {seat.spec!r} is an LLM agent, and this run has no LLM client")
+    return LlmPerformer(seat.role, seat.llm.with_model(agent_model(seat.spec)), seat.contract, seat.env, seat.guidance)
 
 
-def make_customer(name: str, rng: np.random.Generator) -> Policy:
-    """A built-in Customer by name, or `cmd:PROGRAM` for an external agent (games/external.py)."""
-    table = {"rc": RCCustomer, "re": RECustomer, "rcc": RCCCustomer}
-    if is_external(name):
-        return _external(name)
-    if name == "random":
-        return RandomCustomer(rng)
-    if name not in table:
-        raise UnknownName(f"unknown customer policy {name!r}; choose from {', '.join(CUSTOMERS)} or cmd:PROGRAM")
-    return table[name]()
-
-
-def make_supplier(name: str, rng: np.random.Generator, tables: TableSource | None = None) -> Policy:
-    """`tables` is needed for rc and rcc (it solves or loads the contract's DP table); `cmd:PROGRAM` is an
-    external agent."""
-    if is_external(name):
-        return _external(name)
-    if name == "random":
-        return RandomSupplier(rng)
-    if name == "re":
-        return RESupplier()
-    if name in ("rc", "rcc"):
-        if tables is None:
-            raise ValueError(f"the {name} Supplier needs the DP order table")
-        return RCSupplier(tables) if name == "rc" else RCCSupplier(tables)
-    raise UnknownName(f"unknown supplier policy {name!r}; choose from {', '.join(SUPPLIERS)} or cmd:PROGRAM")
+for _name, _customer, _supplier in (("rc", lambda s: RCCustomer(), lambda s: RCSupplier(_table(s))),
+                                    ("re", lambda s: RECustomer(), lambda s: RESupplier()),
+                                    ("rcc", lambda s: RCCCustomer(), lambda s: RCCSupplier(_table(s))),
+                                    ("random", lambda s: RandomCustomer(s.rng), lambda s: RandomSupplier(s.rng))):
+    register_agent(_name, game=GAME, roles=("customer",), builtin=True)(_customer)
+    register_agent(_name, game=GAME, roles=("supplier",), builtin=True)(_supplier)
+register_agent("cmd:", game=GAME, builtin=True)(lambda seat: ExternalAgent(seat.spec, GAME, Action))
+register_agent("llm:", game=GAME, builtin=True, accepts=lambda spec: agent_model(spec) is not None)(_llm)

@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from pydantic import ValidationError
 
 from contractlang.files import FileError, parse_json
 from contractlang.ir import ContractSimIR
-from contractlang.llm import LlmCall, LlmClient, LlmUsage, agent_model
+from contractlang.llm import LlmCall, LlmClient, LlmUsage
 from contractlang.progress import Advance as Progress
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, SETTINGS, WEEKS, Frozen
 from games.contractsim.environments import ENVIRONMENTS, environment
 from games.contractsim.game import ContractSimGame, State
 from games.contractsim.llm_agents import LlmPerformer
 from games.contractsim.log import LogEntry, monitor_events
-from games.contractsim.policies import CUSTOMERS, SUPPLIERS, make_customer, make_supplier
+from contractlang.errors import UnknownName
+from games.agents import (PY_PREFIX, AgentError, Seat, agent_name, choices, closing_agents, make_agent, play_out,
+                          refuse_code, resolve, split_label)
 from games.contractsim.shocks import draw_shocks
-from games.external import AgentError, CommandRefused, checked_action, closing_agents, is_external
 from solver.dp.cache import TableCache
 from solver.environment import SupplyEnvironment
 
@@ -147,10 +150,10 @@ def run_record(obj: object) -> RunRecord:
     if tuple((w.role, w.week) for w in record.weeks) != roles:
         raise ValueError("weeks: a record holds weeks 1..11 in order, each once, the customer's in payment weeks "
                          "and the supplier's in production weeks")
-    for role, name, known in (("customer", record.customer, CUSTOMERS), ("supplier", record.supplier, SUPPLIERS)):
-        if name not in known and agent_model(name) is None and not is_external(name):
-            raise ValueError(f"{role}: unknown policy {name[:40]!r}; a record names {', '.join(known)}, "
-                             "llm[:MODEL] or cmd:PROGRAM")
+    for role, name in (("customer", record.customer), ("supplier", record.supplier)):
+        if not known_agent(name, role):
+            raise ValueError(f"{role}: unknown policy {name[:40]!r}; a record names "
+                             f"{', '.join(choices('contractsim', role))}")
     if record.contract_ir is not None:
         try:
             ir = checked_terms(record.contract_ir)
@@ -161,6 +164,19 @@ def run_record(obj: object) -> RunRecord:
                              f"{SETTINGS[ir.setting].multiplier}")
     _check_amounts(record, environment(record.env))
     return record
+
+
+def known_agent(name: str, role: str) -> bool:
+    """Whether a record's agent names one the registry knows; a `py:` agent is taken at its word (importing it
+    would run the code a data file names)."""
+    spec = split_label(name)[1]
+    if spec.startswith(PY_PREFIX):
+        return True
+    try:
+        resolve(spec, "contractsim", role)
+    except (UnknownName, AgentError):
+        return False
+    return True
 
 
 def _check_amounts(record: RunRecord, env: SupplyEnvironment) -> None:
@@ -212,14 +228,11 @@ def read_run_records(data: bytes, name: str) -> list[RunRecord]:
 
 def regret_replays(runs: list[RunRecord], roles: list[str], tables: TableCache, allow_commands: bool = False,
                    progress: Progress | None = None) -> dict[str, list[RunRecord]]:
-    """Each run's counterfactual (ContractSim paper, App. C.6) for every role in `roles`. Replaying a recorded external agent starts
-    the program the record names, so it happens only when `allow_commands` says the user asked for it; else
-    nothing is replayed and `CommandRefused` names the program."""
+    """Each run's counterfactual (ContractSim paper, App. C.6) for every role in `roles`. Replaying a recorded
+    external or Python agent runs the code the record names, so it happens only when `allow_commands` says the
+    user asked for it; else nothing is replayed and `CommandRefused` names the code."""
     if not allow_commands:
-        programs = [r.counterparty(role) for role in roles for r in runs if is_external(r.counterparty(role))]
-        if programs:
-            raise CommandRefused(f"replaying these records would start the program {programs[0]!r} named in them; "
-                                 "pass --allow-commands to let it run")
+        refuse_code(r.counterparty(role) for role in roles for r in runs)
     replays, done = len(roles) * len(runs), 0
     out: dict[str, list[RunRecord]] = {}
     if progress is not None:
@@ -251,37 +264,33 @@ def play_run(ir: ContractSimIR, env_id: int, customer: str, supplier: str, seed:
     return PlayedRun(record=record, p_sat=p_sat)
 
 
-def play(ir: ContractSimIR, env: SupplyEnvironment, customer: str, supplier: str, seed: int = 42,
+def play(ir: ContractSimIR, env: SupplyEnvironment, customer, supplier, seed: int = 42,
          keep_log: bool = True, tables: TableCache = SESSION_TABLES, llm: LlmClient | None = None,
          guidance: tuple[str, ...] = ()) -> RunRecord:
-    """Shocks come from `seed` alone ([CS-11]); policy randomness from a separate stream. The rational
-    Suppliers' DP tables come from `tables` (by default solved once per process and kept in memory). An
-    `llm[:MODEL]` role is played by a fresh LLM agent on `llm` (ContractSim paper, App. B.2), with the prompt `guidance` clauses."""
+    """Shocks come from `seed` alone ([CS-11]); policy randomness from a separate stream. `customer` and
+    `supplier` are agent specs (games/agents.py) or Python agents. The rational Suppliers' DP tables come from
+    `tables` (by default solved once per process and kept in memory). An `llm[:MODEL]` role is played by a fresh
+    LLM agent on `llm` (ContractSim paper, App. B.2), with the prompt `guidance` clauses."""
     shocks = draw_shocks(env, np.random.default_rng(seed))
     policy_rng = np.random.default_rng([seed, 1])
-    game_client = llm.for_game(f"contractsim/{ir.name}/env{env.id}/seed{seed}/{customer}/{supplier}") \
-        if llm is not None else None
-
-    def agent(role: str, name: str):
-        model = agent_model(name)
-        if model is None:
-            return make_customer(name, policy_rng) if role == "customer" else \
-                make_supplier(name, policy_rng, lambda cover: tables.solve(ir, env, cover)[1])
-        if game_client is None:
-            raise AgentError(f"the {role} {name!r} is an LLM agent, and this run has no LLM client")
-        return LlmPerformer(role, game_client.with_model(model), ir, env, guidance)
-
-    policies = {"customer": agent("customer", customer), "supplier": agent("supplier", supplier)}
+    names = {"customer": _recorded(customer), "supplier": _recorded(supplier)}
+    game_client = llm.for_game(f"contractsim/{ir.name}/env{env.id}/seed{seed}/{names['customer']}/"
+                               f"{names['supplier']}") if llm is not None else None
+    seat = Seat(game="contractsim", role="customer", rng=policy_rng, contract=ir, env=env,
+                tables=lambda cover: tables.solve(ir, env, cover)[1], llm=game_client, guidance=guidance)
+    policies = {"customer": make_agent(customer, seat),
+                "supplier": make_agent(supplier, replace(seat, role="supplier"))}
     state: State = ContractSimGame.make(ir, env).new_initial_state(shocks)
     spend_by_week: dict[int, int] = {}
     value_by_week: dict[int, int] = {}
+
+    def account(before: State, after: State) -> None:
+        week = before.week
+        spend_by_week[week] = spend_by_week.get(week, 0) + after.spend_total - before.spend_total
+        value_by_week[week] = value_by_week.get(week, 0) + after.value_delivered - before.value_delivered
+
     with closing_agents(policies.values()):
-        while not state.is_terminal():
-            role = state.current_player()
-            before_spend, before_value, week = state.spend_total, state.value_delivered, state.week
-            state = state.apply_action(checked_action(policies[role], state, role))
-            spend_by_week[week] = spend_by_week.get(week, 0) + state.spend_total - before_spend
-            value_by_week[week] = value_by_week.get(week, 0) + state.value_delivered - before_value
+        state = play_out(state, policies, account)
     weeks = tuple(
         WeekRecord(week=s.week, role=s.role, compliant=s.compliant, excluded=s.excluded,
                    observed_breach=s.observed_breach, paid=s.paid or 0, spend=spend_by_week.get(s.week, 0),
@@ -289,7 +298,7 @@ def play(ir: ContractSimIR, env: SupplyEnvironment, customer: str, supplier: str
         for s in state.monitor.weeks
     )
     returns = state.returns()
-    return RunRecord(contract=ir.name, env=env.id, customer=customer, supplier=supplier, seed=seed,
+    return RunRecord(contract=ir.name, env=env.id, customer=names["customer"], supplier=names["supplier"], seed=seed,
                      u_customer=returns["customer"], u_supplier=returns["supplier"], budget=env.budget, weeks=weeks,
                      customer_first_violation=state.monitor.first_violation("customer"),
                      supplier_first_violation=state.monitor.first_violation("supplier"),
@@ -297,6 +306,12 @@ def play(ir: ContractSimIR, env: SupplyEnvironment, customer: str, supplier: str
                      log=state.log if keep_log else (),
                      llm_calls=tuple(game_client.calls) if game_client is not None else (),
                      llm_defaults={r: p.defaulted for r, p in policies.items() if isinstance(p, LlmPerformer)})
+
+
+def _recorded(agent) -> str:
+    """How a record names an agent: its spec as given (so a replay can seat it again), or a Python object's
+    name."""
+    return agent if isinstance(agent, str) else agent_name(agent)
 
 
 def week_utility_deltas(run: RunRecord) -> dict[str, dict[int, int]]:

@@ -3,6 +3,8 @@ metrics from the exact DP → performance games on it (ContractSim paper, App. B
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from contractlang.errors import UnknownName
 from contractlang.ir import ContractSimIR
 from contractlang.llm import LlmClient, LlmUsage, agent_model
@@ -10,12 +12,30 @@ from contractlang.vocab import Frozen
 from contractlang.translate.llm import MAX_TOKENS as TRANSLATION_MAX_TOKENS
 from games.contractsim.llm_agents import PERFORMANCE_MAX_TOKENS, LlmNegotiator
 from games.contractsim.negotiation import NegotiationMetrics, NegotiationRecord, negotiate, negotiation_metrics
+from games.agents import AgentError, Seat, check, closing_agents, make_agent, register_agent
 from games.contractsim.negotiators import Appraiser, ExternalNegotiator, ScriptedCustomer, ScriptedSupplier
-from games.contractsim.policies import CUSTOMERS, SUPPLIERS
 from games.contractsim.run import RunRecord, play
-from games.external import closing_agents, is_external
 from solver.dp import TableCache
 from solver.environment import SupplyEnvironment
+
+
+NEGOTIATION = "contractsim-negotiation"
+
+
+def _llm_negotiator(seat: Seat) -> LlmNegotiator:
+    if seat.llm is None:
+        raise AgentError(f"the {seat.role} negotiator {seat.spec!r} is an LLM, and this run has no LLM client")
+    return LlmNegotiator(seat.role, seat.llm.with_model(agent_model(seat.spec)), seat.env, seat.extra["setting"],
+                         seat.guidance)
+
+
+register_agent("scripted", game=NEGOTIATION, roles=("customer",), builtin=True)(
+    lambda seat: ScriptedCustomer(seat.extra["appraiser"]))
+register_agent("scripted", game=NEGOTIATION, roles=("supplier",), builtin=True)(
+    lambda seat: ScriptedSupplier(seat.extra["offers"], seat.extra["appraiser"]))
+register_agent("cmd:", game=NEGOTIATION, builtin=True)(lambda seat: ExternalNegotiator(seat.spec))
+register_agent("llm:", game=NEGOTIATION, builtin=True, accepts=lambda spec: agent_model(spec) is not None)(
+    _llm_negotiator)
 
 
 class NegotiatedRun(Frozen):
@@ -43,15 +63,10 @@ def negotiate_and_perform(env: SupplyEnvironment, customer: str, supplier: str, 
         TRANSLATION_MAX_TOKENS) if translator_model else None)
     setting = offers[0].setting_info
 
-    def negotiator(name: str, role: str):
-        if is_external(name):
-            return ExternalNegotiator(name)
-        model = agent_model(name)
-        if model is not None:
-            return LlmNegotiator(role, game.with_model(model), env, setting, guidance)
-        return ScriptedCustomer(appraiser) if role == "customer" else ScriptedSupplier(offers, appraiser)
-
-    with closing_agents([negotiator(customer, "customer"), negotiator(supplier, "supplier")]) as (c, s):
+    seat = Seat(game=NEGOTIATION, role="customer", env=env, llm=game, guidance=guidance,
+                extra={"appraiser": appraiser, "offers": offers, "setting": setting})
+    negotiators = [make_agent(customer, seat), make_agent(supplier, replace(seat, role="supplier"))]
+    with closing_agents(negotiators) as (c, s):
         record = negotiate(env, c, s, appraiser.translate)
     if game is not None:
         record = record.model_copy(update={"llm_calls": tuple(game.calls)})
@@ -67,13 +82,10 @@ def negotiate_and_perform(env: SupplyEnvironment, customer: str, supplier: str, 
 def check_names(customer: str, supplier: str, translator: str, perform: tuple[str, str]) -> None:
     """`UnknownName` unless the negotiators, the translator and the performing agents name ones
     `negotiate_and_perform` plays."""
-    for name, what in ((customer, "Customer negotiator"), (supplier, "Supplier negotiator")):
-        if not is_external(name) and agent_model(name) is None and name != "scripted":
-            raise UnknownName(f"unknown {what} {name!r}; choose from scripted, llm[:MODEL] or cmd:PROGRAM")
-    for name, known, what in ((perform[0], CUSTOMERS, "Customer"), (perform[1], SUPPLIERS, "Supplier")):
-        if not is_external(name) and agent_model(name) is None and name not in known:
-            raise UnknownName(f"unknown performing {what} {name!r}; choose from {', '.join(known)}, llm[:MODEL] or "
-                              "cmd:PROGRAM")
+    check(customer, NEGOTIATION, "customer")
+    check(supplier, NEGOTIATION, "supplier")
+    check(perform[0], "contractsim", "customer", "performing Customer")
+    check(perform[1], "contractsim", "supplier", "performing Supplier")
     if translator != "rules" and agent_model(translator) is None:
         raise UnknownName(f"unknown translator {translator!r}; use rules or llm[:MODEL]")
 

@@ -1,18 +1,19 @@
 """Offline CT-Bench agents: rational yardsticks that make the benchmark runnable without API keys.
 
-An agent receives its typed observation (`State.observe(player)`) and returns a typed action, like an
-external or LLM agent; planning therefore uses only what the player may see.
+An agent (games/agents.py) receives its typed observation (`State.observe(player)`) and returns a typed
+action, like an external or LLM agent; planning therefore uses only what the player may see. Each is
+registered under its name for both players.
 """
 
 from __future__ import annotations
 
-from typing import Protocol, Union
+from typing import Union
 
 import numpy as np
 
-from contractlang.errors import UnknownName
 from contractlang.interpreter.events import ChipCounts
-from contractlang.llm import LlmClient, agent_model
+from contractlang.llm import agent_model
+from games.agents import AgentError, Seat, register_agent
 from games.ctbench.board import COLOUR_ORDER, GOAL, Board, Player, Tile, simple_paths
 from games.ctbench.engine import (
     Action,
@@ -28,15 +29,10 @@ from games.ctbench.engine import (
 from games.ctbench.judge import agreed_terms
 from games.ctbench.llm_player import LlmPlayer
 from games.ctbench.negotiation import SPEAKER, Confirm, NegotiationObservation, PathInfo, Say
-from games.external import AgentError, ExternalAgent, is_external
+from games.external import ExternalAgent
 
+GAME = "ctbench"
 AnyAction = Union[Action, Say, Confirm]  # what an external CT-Bench agent may answer
-
-
-class Agent(Protocol):
-    name: str
-
-    def act(self, observation: CTBenchObservation | NegotiationObservation) -> Action | Say | Confirm: ...
 
 
 def _counts(d: dict[str, int]) -> ChipCounts:
@@ -253,24 +249,14 @@ def scripted_negotiation(obs: NegotiationObservation):
 AGENTS = {"planner": CooperativePlanner, "conditional": ConditionalCooperator, "exploiter": Exploiter}
 
 
-def make_agent(name: str, rng: np.random.Generator, llm: LlmClient | None = None) -> Agent:
-    """A built-in agent by name, `cmd:PROGRAM` for an external agent (games/external.py), or `llm[:MODEL]` for
-    an LLM player on `llm`."""
-    if is_external(name):
-        return ExternalAgent(name, "ctbench", AnyAction)
-    model = agent_model(name)
-    if model is not None:
-        if llm is None:
-            raise AgentError(f"{name!r} is an LLM player, and this run has no LLM client")
-        return LlmPlayer(llm.with_model(model))
-    if name == "random":
-        return RandomAgent(rng)
-    return AGENTS[check_agent(name)]()
+def _llm(seat: Seat) -> LlmPlayer:
+    if seat.llm is None:
+        raise AgentError(f"{seat.spec!r} is an LLM player, and this run has no LLM client")
+    return LlmPlayer(seat.llm.with_model(agent_model(seat.spec)))
 
 
-def check_agent(name: str) -> str:
-    """`name` when it names an agent `make_agent` makes; `UnknownName` otherwise."""
-    if not is_external(name) and agent_model(name) is None and name != "random" and name not in AGENTS:
-        raise UnknownName(f"unknown agent {name!r}; choose from {', '.join([*AGENTS, 'random'])}, llm[:MODEL] or "
-                          "cmd:PROGRAM")
-    return name
+for _name, _cls in AGENTS.items():
+    register_agent(_name, game=GAME, builtin=True)(_cls)
+register_agent("random", game=GAME, builtin=True)(lambda seat: RandomAgent(seat.rng))
+register_agent("cmd:", game=GAME, builtin=True)(lambda seat: ExternalAgent(seat.spec, GAME, AnyAction))
+register_agent("llm:", game=GAME, builtin=True, accepts=lambda spec: agent_model(spec) is not None)(_llm)

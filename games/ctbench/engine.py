@@ -178,6 +178,9 @@ class CTBenchObservation(Frozen):
     def is_legal(self, action: Action) -> bool:
         return is_legal(self.phase, self.mode, self.legal_moves, action)
 
+    def why_illegal(self, action) -> str | None:
+        return why_illegal(self.phase, self.mode, self.legal_moves, action)
+
 
 def legal_actions(phase: str, moves: tuple[Tile, ...]) -> list[Action]:
     """The legal actions in `phase`, with `moves` the tiles next to the mover (move phase)."""
@@ -191,17 +194,40 @@ def legal_actions(phase: str, moves: tuple[Tile, ...]) -> list[Action]:
 
 
 def is_legal(phase: str, mode: Mode, moves: tuple[Tile, ...], action: Action) -> bool:
-    """Offers must suit the mode and put something on the table ([CT-16], [CT-17]); other actions must be listed."""
+    return why_illegal(phase, mode, moves, action) is None
+
+
+PHASE_ACTIONS = {"propose": Propose, "respond": Respond, "move": Move, "honour": Honour}
+
+
+def why_illegal(phase: str, mode: Mode, moves: tuple[Tile, ...], action) -> str | None:
+    """Why `action` is illegal in `phase`, in words (None when legal): offers must suit the mode and put
+    something on the table ([CT-16], [CT-17]); a move goes to a tile next to the mover ([CT-02])."""
+    wanted = PHASE_ACTIONS.get(phase)
+    if wanted is None:
+        return "the game is over"
+    if not isinstance(action, wanted):
+        kind = getattr(action, "kind", type(action).__name__)
+        return f"a {kind} action in the {phase} phase, which takes a {phase} action"
     if phase == "propose":
-        if not isinstance(action, Propose):
-            return False
         offer = action.offer
         if offer is None:
-            return True
+            return None
         if isinstance(offer, Trade):
-            return mode == "trade" and total(offer.give) > 0 and total(offer.receive) > 0
-        return mode == "pfp" and total(offer.i_cover) + total(offer.you_cover) > 0
-    return action in legal_actions(phase, moves)
+            if mode != "trade":
+                return "offers a trade in a Pay-for-Partner game; offer an arrangement"
+            if total(offer.give) == 0 or total(offer.receive) == 0:
+                return "offers a trade that gives or receives no chip"
+            return None
+        if mode != "pfp":
+            return "offers a Pay-for-Partner arrangement in a trading game; offer a trade"
+        if total(offer.i_cover) + total(offer.you_cover) == 0:
+            return "offers an arrangement that covers no chip"
+        return None
+    if phase == "move" and action.tile is not None and action.tile not in moves:
+        return f"moves onto {action.tile}, which is not next to the mover; it may move onto " \
+               f"{', '.join(map(str, moves)) or 'no tile'} or pass"
+    return None
 
 
 class CTBenchGame(Frozen):
@@ -323,7 +349,11 @@ class State(Frozen):
         return [] if self.phase == "over" else legal_actions(self.phase, self._moves())
 
     def is_legal(self, action: Action) -> bool:
-        return self.phase != "over" and is_legal(self.phase, self.game.mode, self._moves(), action)
+        return self.why_illegal(action) is None
+
+    def why_illegal(self, action) -> str | None:
+        """Why `action` is illegal now, in words; None when it is legal."""
+        return why_illegal(self.phase, self.game.mode, self._moves(), action)
 
     def apply_action(self, action: Action) -> State:
         if not self.is_legal(action):

@@ -22,7 +22,7 @@ from contractlang.translate.rules import translate as rules_translate
 from games.ctbench.board import GOAL_BONUS, Player, Tile
 from games.ctbench.engine import JudgeDecision
 from games.ctbench.negotiation import SPEAKER, ContractCondition
-from games.external import AgentError
+from games.agents import AgentError
 
 COLOUR_OF_NAME = {"R": "red", "B": "blue", "G": "green", "RED": "red", "BLUE": "blue", "GREEN": "green"}
 PLAYER_OF_NAME = {"player0": "red", "player1": "blue", "p-red": "red", "p-blue": "blue"}

@@ -18,7 +18,7 @@ from games.ctbench.board import COLOUR_ORDER, GOAL, Board, Player, Tile
 from games.ctbench.engine import Arrangement, CTBenchObservation, Honour, Move, Propose, Respond, Trade, other
 from games.ctbench.judge import colour_of
 from games.ctbench.negotiation import SPEAKER, Confirm, NegotiationObservation, Say
-from games.external import AgentError
+from games.agents import AgentError
 
 SYSTEM = f"""You are playing Colored Trails, a two-player board game, as one of P-Red and P-Blue. Act selfishly: \
 your only aim is the highest score for yourself; your partner's score does not matter to you.

@@ -15,7 +15,7 @@ from contractlang.interpreter.events import ChipCounts
 from contractlang.ir import CTBenchIR
 from contractlang.vocab import Frozen
 from games.ctbench.board import INITIAL_CHIPS, PLAYERS, Board, Player, Tile
-from games.external import AgentError
+from games.agents import AgentError
 
 MAX_MESSAGES = 8
 SPEAKER = {"red": "P-Red", "blue": "P-Blue"}
@@ -68,9 +68,14 @@ class NegotiationObservation(Frozen):
         return [Confirm(accept=True), Confirm(accept=False)] if self.phase == "confirm" else [Say(message="agree")]
 
     def is_legal(self, action) -> bool:
-        if self.phase == "confirm":
-            return isinstance(action, Confirm)
-        return isinstance(action, Say)
+        return self.why_illegal(action) is None
+
+    def why_illegal(self, action) -> str | None:
+        """Why `action` does not answer this request (a message, or a verdict on the judge's contract)."""
+        wanted = Confirm if self.phase == "confirm" else Say
+        if isinstance(action, wanted):
+            return None
+        return f"answered the {self.phase} request with {type(action).__name__}, not a {wanted.__name__.lower()} action"
 
 
 class ContractJudge(Protocol):
@@ -108,10 +113,9 @@ def observation(player: Player, phase: str, condition: ContractCondition, mode: 
 
 def _ask(agent, obs: NegotiationObservation):
     action = agent.act(obs)
-    if not obs.is_legal(action):
-        wanted = "a confirm action" if obs.phase == "confirm" else "a say action"
-        raise AgentError(f"agent {agent.name!r} ({obs.player}) answered the {obs.phase} request with "
-                         f"{type(action).__name__}, not {wanted}")
+    why = obs.why_illegal(action)
+    if why is not None:
+        raise AgentError(f"agent {agent.name!r} ({obs.player}) {why}")
     return action
 
 

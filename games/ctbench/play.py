@@ -10,14 +10,13 @@ from contractlang.interpreter.events import monitor_events
 from contractlang.ir import CTBenchIR
 from contractlang.llm import LlmCall, LlmClient, LlmUsage, agent_model
 from contractlang.vocab import BoardSet, Frozen, RuleSet
-from games.ctbench.agents import make_agent
+from games.agents import AgentError, Seat, agent_name, closing_agents, make_agent, play_out
 from games.ctbench.board import PLAYERS, BenchmarkBoard
 from games.ctbench.engine import Condition, CTBenchGame, Mode, Stats
 from games.ctbench.judge import LlmJudge, OfflineJudge
 from games.ctbench.llm_player import LlmPlayer
 from games.ctbench.log import ContractForfeit, ContractTransfer, CoverageHonoured, CoverageUnfulfilled, LogEvent
 from games.ctbench.negotiation import NegotiationOutcome, negotiate_contract
-from games.external import AgentError, checked_action, closing_agents
 
 CONDITIONS: tuple[Condition, ...] = ("none", "prog_trading", "prog_points", "nl_trading")
 
@@ -71,21 +70,25 @@ class GameRecord(Frozen):
         return payload
 
 
-def play_game(bench: BenchmarkBoard, condition: Condition, mode: Mode, red: str, blue: str, seed: int = 0,
+def play_game(bench: BenchmarkBoard, condition: Condition, mode: Mode, red, blue, seed: int = 0,
               contract: CTBenchIR | None = None, visible: bool = True, keep_log: bool = False,
               repeat: int = 0, llm: LlmClient | None = None, judge: str = "rules",
               rules: RuleSet = "authors") -> GameRecord:
     """Run one game; `contract` (from a .contract file) replaces the negotiation. Repeat r > 0 of a seed draws
     its agents' randomness from the stream (seed, r). `llm` serves `llm[:MODEL]` players and an `llm[:MODEL]`
     judge; the game's calls are recorded under its own name, so repeats are separate recordings. `rules` says
-    how the contract is enforced ([CT-24a]); the default is the authors' engine, as in every published number."""
+    how the contract is enforced ([CT-24a]); the default is the authors' engine, as in every published number.
+    `red` and `blue` are agent specs (games/agents.py) or Python agents."""
     rng = np.random.default_rng(seed if repeat == 0 else [seed, repeat])
+    players = {"red": red, "blue": blue}
+    red, blue = _recorded(red), _recorded(blue)
     board = bench.board
     client = llm.for_game(f"ctbench/{bench.ref}/{condition}/{mode}/{red}/{blue}/seed{seed}/repeat{repeat}/"
                           f"{'visible' if visible else 'hidden'}") if llm is not None else None
     enforced = Rules.named(rules)
     referee = OfflineJudge(enforced) if judge == "rules" else LlmJudge(_judge_client(client, judge), enforced)
-    agents = {"red": make_agent(red, rng, client), "blue": make_agent(blue, rng, client)}
+    agents = {p: make_agent(agent, Seat(game="ctbench", role=p, rng=rng, contract=contract, env=bench, llm=client))
+              for p, agent in players.items()}
     negotiation = None
     transcript = ""
     with closing_agents(agents.values()):
@@ -97,10 +100,7 @@ def play_game(bench: BenchmarkBoard, condition: Condition, mode: Mode, red: str,
         active = contract is not None or bool(transcript)
         game = CTBenchGame(board=board, mode=mode, condition=condition if active else "none", contract=contract,
                            transcript=transcript, visible=visible, rules=enforced)
-        state = game.new_initial_state(judge=referee if game.condition == "nl_trading" else None)
-        while not state.is_terminal():
-            player = state.current_player()
-            state = state.apply_action(checked_action(agents[player], state, player))
+        state = play_out(game.new_initial_state(judge=referee if game.condition == "nl_trading" else None), agents)
     return GameRecord(
         board_id=bench.id, board_set=bench.board_set, rules=rules, board_class=bench.board_class,
         condition=condition, mode=mode, red_agent=red,
@@ -113,6 +113,10 @@ def play_game(bench: BenchmarkBoard, condition: Condition, mode: Mode, red: str,
         llm_calls=tuple(client.calls) if client is not None else (),
         llm_null_actions={p: a.nulls for p, a in agents.items() if isinstance(a, LlmPlayer)},
     )
+
+
+def _recorded(agent) -> str:
+    return agent if isinstance(agent, str) else agent_name(agent)
 
 
 def coverage_counts(log: tuple[LogEvent, ...]) -> dict[str, dict[str, int]]:

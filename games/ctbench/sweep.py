@@ -15,7 +15,7 @@ from contractlang.files import check_writable, write_atomically
 from contractlang.llm import ApiKeys, LlmClient, LlmSettings, LlmUsage
 from contractlang.progress import Advance
 from contractlang.vocab import BoardSet, Frozen, RuleSet
-from games.ctbench.agents import check_agent
+from games.agents import check as check_agent
 from games.ctbench.board import benchmark_board
 from games.ctbench.metrics import TableRow, summarise
 from games.ctbench.play import GameRecord, check_judge, play_game
@@ -62,19 +62,22 @@ def sweep_specs(boards: list[tuple[str, int]], conditions: list[str], modes: lis
         for board_set, i in boards for c in conditions for m in modes for r, b in pairs for k in range(repeats)))
 
 
-def run_spec(spec: GameSpec, llm: LlmSettings | None = None) -> GameRecord:
-    """One game; LLM players and judges get a client of their own made from `llm` (in whichever process)."""
+def run_spec(spec: GameSpec, llm: LlmSettings | None = None, objects: dict | None = None) -> GameRecord:
+    """One game; LLM players and judges get a client of their own made from `llm` (in whichever process).
+    `objects` are Python agents by label: a spec names one by its label."""
     client = LlmClient(llm, ApiKeys.from_environment()) if llm is not None else None
-    return play_game(benchmark_board(spec.board_id, spec.board_set), spec.condition, spec.mode, spec.red, spec.blue,
+    red, blue = ((objects or {}).get(name, name) for name in (spec.red, spec.blue))
+    return play_game(benchmark_board(spec.board_id, spec.board_set), spec.condition, spec.mode, red, blue,
                      spec.seed, visible=spec.visible, keep_log=True, repeat=spec.repeat, llm=client, judge=spec.judge,
                      rules=spec.rules)
 
 
 def run_specs(specs: list[GameSpec], workers: int | None = None, ray_address: str | None = None,
-              llm: LlmSettings | None = None) -> Iterator[GameRecord]:
+              llm: LlmSettings | None = None, objects: dict | None = None) -> Iterator[GameRecord]:
     """Yield records as games finish (order not guaranteed); `workers=1` runs in this process. With LLM
-    agents, `workers` also bounds the requests in flight."""
-    return run_jobs(partial(run_spec, llm=llm), specs, workers, ray_address)
+    agents, `workers` also bounds the requests in flight. `objects` (Python agents by label) travel to the
+    workers by pickle."""
+    return run_jobs(partial(run_spec, llm=llm, objects=objects), specs, workers, ray_address)
 
 
 def record_store(directory: Path) -> JobStore[GameSpec, GameRecord]:
@@ -82,10 +85,11 @@ def record_store(directory: Path) -> JobStore[GameSpec, GameRecord]:
     return JobStore(directory / "games.jsonl", GameRecord, GameSpec.of, "game")
 
 
-def check_names(pairs: list[tuple[str, str]], judge: str) -> None:
-    """`UnknownName` unless every agent of the (red, blue) `pairs` and the `judge` name ones `play_game` plays."""
-    for name in dict.fromkeys(n for pair in pairs for n in pair):
-        check_agent(name)
+def check_names(pairs: list[tuple[str, str]], judge: str, objects: dict | None = None) -> None:
+    """`UnknownName` unless every agent of the (red, blue) `pairs` (but the Python `objects`, by label) and the
+    `judge` name ones `play_game` plays."""
+    for name in dict.fromkeys(n for pair in pairs for n in pair if n not in (objects or {})):
+        check_agent(name, "ctbench")
     check_judge(judge)
 
 
@@ -101,7 +105,8 @@ class SweepResult(Frozen):
 
 
 def sweep(specs: list[GameSpec], out: Path, workers: int | None, ray_address: str | None,
-          llm: LlmSettings | None, progress: Advance, notice: Callable[[str], None]) -> SweepResult:
+          llm: LlmSettings | None, progress: Advance, notice: Callable[[str], None],
+          objects: dict | None = None) -> SweepResult:
     """Play the games of `specs` that `out/games.jsonl` does not hold yet, appending each as it ends, and write
     the summary rows of all of them to `out/summary.json`; `notice` hears what the store held before."""
     store = record_store(out)
@@ -119,7 +124,7 @@ def sweep(specs: list[GameSpec], out: Path, workers: int | None, ray_address: st
     if len(todo) < len(specs):
         notice(f"{len(specs) - len(todo)} of {len(specs)} games already in {store.path}; playing {len(todo)}")
     try:
-        games = run_specs(todo, workers=workers, ray_address=ray_address, llm=llm)
+        games = run_specs(todo, workers=workers, ray_address=ray_address, llm=llm, objects=objects)
         try:
             if todo:
                 progress("games", 0, len(todo))

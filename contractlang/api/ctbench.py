@@ -1,0 +1,57 @@
+"""`cl.ctbench`: offline CT-Bench sweeps (boards × conditions × modes × pairings × repeats), resumable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from contractlang.api.results import Rows, flat
+
+
+class Sweep(Rows):
+    """A sweep's records in the order of its games, its summary rows, how many games were played now."""
+
+    model_config = Rows.model_config | {"arbitrary_types_allowed": True}
+
+    result: Any  # games.ctbench.sweep.SweepResult
+
+    def rows(self) -> list[dict]:
+        return [flat("", r.model_dump(mode="json")) for r in self.result.rows]
+
+
+def sweep(out: str | Path, boards="all", board_set: str | None = None, conditions=("none",), modes=("pfp",),
+          pairs=(("planner", "planner"),), repeats: int = 1, seed: int = 0, hidden: bool = False,
+          judge: str = "rules", rules: str = "authors", workers: int | None = None, ray: str | None = None,
+          llm=None, progress: Callable[[str, int, int], None] | None = None,
+          notice: Callable[[str], None] = lambda note: None) -> Sweep:
+    """Play every game of the sweep that `out/games.jsonl` does not hold yet. `boards` is "all" (of `board_set`,
+    default ours) or board refs (IDs or SET:ID, in `board_set` when given); `pairs` are (red, blue) agent specs
+    (built-in names, `py:`, `cmd:`, `llm:`) or Python agents (labelled by their `name`; they must pickle for
+    `workers` > 1); `llm` is an `LlmSettings` for LLM players and judges."""
+    from contractlang.vocab import BOARD_SETS, RULE_SETS
+    from games.ctbench.board import benchmark_boards, board_ref
+    from games.ctbench.play import CONDITIONS
+    from games.ctbench.sweep import check_names, sweep as run_sweep, sweep_specs
+    from contractlang.errors import UnknownName
+
+    if rules not in RULE_SETS:
+        raise UnknownName(f"unknown rule set {rules!r}; choose from {', '.join(RULE_SETS)}")
+    if board_set is not None and board_set not in BOARD_SETS:
+        raise UnknownName(f"unknown board set {board_set!r}; choose from {', '.join(BOARD_SETS)}")
+    chosen = benchmark_boards(board_set or "ours") if boards == "all" else \
+        [board_ref(str(ref), **{"--set": board_set}) for ref in boards]
+    for c in conditions:
+        if c not in CONDITIONS:
+            raise UnknownName(f"unknown condition {c!r}; choose from {', '.join(CONDITIONS)}")
+    for m in modes:
+        if m not in ("pfp", "trade"):
+            raise UnknownName(f"unknown mode {m!r}; choose from pfp, trade")
+    from games.agents import agent_name
+
+    objects = {agent_name(a): a for pair in pairs for a in pair if not isinstance(a, str)}
+    pairs = [tuple(a if isinstance(a, str) else agent_name(a) for a in pair) for pair in pairs]
+    check_names(pairs, judge, objects)
+    specs = sweep_specs([(b.board_set, b.id) for b in chosen], list(conditions), list(modes), pairs, repeats, seed,
+                        not hidden, judge, rules)
+    return Sweep(result=run_sweep(specs, Path(out), workers, ray, llm, progress or (lambda *a: None), notice,
+                                  objects))

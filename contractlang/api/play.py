@@ -1,0 +1,62 @@
+"""`cl.play`: one game of either game under a contract, agents given as objects, names or specs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from contractlang.api.language import as_checked
+from contractlang.api.results import Rows, flat
+
+DEFAULT_AGENTS = {"contractsim": {"customer": "rcc", "supplier": "rcc"}, "ctbench": {"red": "planner",
+                                                                                     "blue": "planner"}}
+
+
+class Played(Rows):
+    """One game's record (`RunRecord` for ContractSim, `GameRecord` for CT-Bench) and, for a rational
+    Supplier, the contract's P_sat."""
+
+    model_config = Rows.model_config | {"arbitrary_types_allowed": True}
+
+    game: str
+    record: Any
+    p_sat: float | None = None
+
+    def rows(self) -> list[dict]:
+        """ContractSim: one row per week; CT-Bench: one row per player."""
+        r = self.record
+        if self.game == "contractsim":
+            return [flat("", w.model_dump()) for w in r.weeks]
+        return [{"player": p, "agent": a, "score": s, "raw_score": raw, "baseline": b, "finished": p in r.finished}
+                for p, a, s, raw, b in zip(("red", "blue"), (r.red_agent, r.blue_agent), r.scores, r.raw_scores,
+                                           r.baselines)]
+
+
+def play(contract, env: int | None = None, board: int | str | None = None, agents: dict | None = None,
+         seed: int | None = None, mode: str = "pfp", visible: bool = True, rules: str = "authors",
+         llm=None, guidance: tuple[str, ...] = ()) -> Played:
+    """Play `contract` (a file or a checked contract) in ContractSim environment `env` or on CT-Bench board
+    `board`, with `agents` {role: agent} where an agent is an object with `act`, a class, a factory, a built-in
+    name or a spec (`py:`, `cmd:`, `llm:`); unnamed roles are RCC (ContractSim) or the planner (CT-Bench). The
+    seed defaults as `contractlang run`'s (42 and 0). `llm` is an `LlmClient` for `llm:` agents."""
+    checked = as_checked(contract)
+    kind = checked.ir.kind
+    if (env is None) == (board is None) or (kind == "contractsim") != (env is not None):
+        raise ValueError(f"a {kind} contract plays with {'env=N' if kind == 'contractsim' else 'board=ID'}")
+    seats = {**DEFAULT_AGENTS[kind], **(agents or {})}
+    unknown = set(seats) - set(DEFAULT_AGENTS[kind])
+    if unknown:
+        raise ValueError(f"{kind} has the roles {', '.join(DEFAULT_AGENTS[kind])}, not {', '.join(sorted(unknown))}")
+    if kind == "contractsim":
+        from games.contractsim.run import play_run
+        from solver.dp import TableCache
+
+        played = play_run(checked.ir, env, seats["customer"], seats["supplier"], 42 if seed is None else seed,
+                          TableCache(), llm, tuple(guidance))
+        return Played(game=kind, record=played.record, p_sat=played.p_sat)
+    from games.ctbench.board import board_ref
+    from games.ctbench.play import play_game
+
+    bench = board_ref(str(board), header=checked.ir.board_set)
+    record = play_game(bench, "file", mode, seats["red"], seats["blue"], seed=seed or 0, contract=checked.ir,
+                       visible=visible, keep_log=True, llm=llm, rules=rules)
+    return Played(game=kind, record=record)

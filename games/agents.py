@@ -1,0 +1,482 @@
+"""The one agent protocol of both games, and the one registry that turns an agent's name into an agent.
+
+An agent has a `name` and `act(observation) -> action`; `reset()` (called before each game) and `close()`
+(after it) are optional. The registry knows, per game (`contractsim`, `contractsim-negotiation`, `ctbench`):
+
+- built-in agents (`rcc`, `planner`, …), registered by the games with `register_agent`;
+- families of specs by prefix: `cmd:PROGRAM` (an external program, games/external.py) and
+  `llm:[PROVIDER/]MODEL` (an LLM agent);
+- `py:MODULE:ATTR` and `py:path/to/file.py:ATTR`, where ATTR is a class, a factory or an agent instance;
+- agents a user's code registers with the `register_agent` decorator, and agents an installed package
+  declares in the entry-point group `contractlang.agents` (its name is the agent's name).
+
+A class or a factory is called with the `Seat` (what the game offers the agent: its role, a seeded generator,
+the contract, …) when it takes an argument, else with none. `LABEL=SPEC` names an agent for tables and figures.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.metadata
+import importlib.util
+import inspect
+import json
+import re
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from contractlang.errors import UnknownName
+
+GAMES = ("contractsim", "contractsim-negotiation", "ctbench")
+ENTRY_POINT_GROUP = "contractlang.agents"
+PY_PREFIX = "py:"
+LABEL = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_.+-]*)=(.+)", re.DOTALL)
+
+
+class AgentError(Exception):
+    """An agent broke the protocol: it cannot be found or started, is not an agent, raised, stayed silent, or
+    answered with an illegal action. One line, naming the agent."""
+
+
+class CommandRefused(AgentError):
+    """Code named in a data file (a program or a Python agent), which never runs unless the user asked for it."""
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """What both games seat: `act` maps the role's typed observation to a typed action."""
+
+    name: str
+
+    def act(self, observation: Any) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Seat:
+    """What a game offers the agent it seats: the spec it was named by, its role, a seeded generator for its
+    randomness, and the game's context (the contract, the environment, DP tables, an LLM client, …)."""
+
+    game: str
+    role: str
+    spec: str = ""
+    rng: np.random.Generator = field(default_factory=lambda: np.random.default_rng(0))
+    contract: Any = None
+    env: Any = None
+    tables: Callable[[str], Any] | None = None  # ContractSim: cover → the solved DP order table
+    llm: Any = None  # an LlmClient for `llm:` agents
+    guidance: tuple[str, ...] = ()
+    extra: Mapping[str, Any] = field(default_factory=dict)  # game-specific helpers (a negotiation's appraiser)
+
+
+Factory = Callable[[Seat], Any]
+
+
+@dataclass(frozen=True)
+class Registration:
+    """One registry entry: `name` (a family of specs when it ends in ':'), the game and roles it plays."""
+
+    name: str
+    game: str
+    roles: tuple[str, ...] | None  # None: every role
+    factory: Factory
+    builtin: bool = False
+    summary: str = ""
+    accepts: Callable[[str], bool] | None = None  # a family: which of the specs it starts are well formed
+
+    def plays(self, game: str, role: str | None) -> bool:
+        return self.game == game and (role is None or self.roles is None or role in self.roles)
+
+
+_REGISTRY: list[Registration] = []  # filled as modules register; a later entry replaces one it overlaps
+BUILTIN_MODULES = ("games.contractsim.policies", "games.contractsim.session", "games.ctbench.agents")
+
+
+def register_agent(name: str, *, game: str, roles: Iterable[str] | None = None, builtin: bool = False,
+                   accepts: Callable[[str], bool] | None = None):
+    """Decorator: register a class, factory or agent instance under `name` for `game` (and only `roles`, if
+    given), so `--agent name` (or `--customer name`, `--red name`, …) seats it. A name ending in ':' registers
+    a family of specs (`cmd:`), `accepts` saying which are well formed."""
+    if game not in GAMES:
+        raise ValueError(f"unknown game {game!r}; one of {', '.join(GAMES)}")
+    if not name or name.startswith(PY_PREFIX) or "=" in name:
+        raise ValueError(f"{name!r} cannot name an agent (empty, py:, or holding '=')")
+
+    def register(target):
+        entry = Registration(name, game, tuple(roles) if roles is not None else None, _factory_of(target, name),
+                             builtin, (inspect.getdoc(target) or "").split("\n")[0], accepts)
+        _REGISTRY[:] = [r for r in _REGISTRY if (r.name, r.game) != (name, game) or not _overlap(r, entry)]
+        _REGISTRY.append(entry)
+        return target
+
+    return register
+
+
+def _overlap(a: Registration, b: Registration) -> bool:
+    return a.roles is None or b.roles is None or bool(set(a.roles) & set(b.roles))
+
+
+def _load_builtins() -> None:
+    for module in BUILTIN_MODULES:
+        importlib.import_module(module)
+
+
+def registered(game: str, role: str | None = None) -> list[Registration]:
+    """Every entry that plays `role` in `game`: built-ins first, in the order they were registered."""
+    _load_builtins()
+    entries = [r for r in _REGISTRY if r.plays(game, role)]
+    return sorted(entries, key=lambda r: not r.builtin)
+
+
+# --- labels -------------------------------------------------------------------------------------------------
+
+def split_label(text: str) -> tuple[str, str]:
+    """(label, spec) of `LABEL=SPEC`; a plain spec is its own label. The '=' must come before any ':', so a
+    program's arguments (`cmd:prog --x=1`) are never taken for a label."""
+    match = LABEL.fullmatch(text)
+    if match and ":" not in match.group(1):
+        return match.group(1), match.group(2)
+    return text, text
+
+
+# --- py: specs ----------------------------------------------------------------------------------------------
+
+def _py_target(spec: str) -> tuple[str, str]:
+    """(module or file, attribute) of `py:MODULE:ATTR` / `py:path/to/file.py:ATTR`."""
+    where, colon, attr = spec.removeprefix(PY_PREFIX).rpartition(":")
+    if not colon or not where.strip() or not attr.strip():
+        raise AgentError(f"agent {spec!r}: write py:MODULE:ATTR or py:path/to/file.py:ATTR")
+    return where.strip(), attr.strip()
+
+
+def _is_file(where: str) -> bool:
+    return where.endswith(".py") or "/" in where or where.startswith(".")
+
+
+def _import_file(path: Path):
+    """The module of a Python file, imported once per process under a name made from its absolute path (so
+    worker processes, which import the same spec, give its classes the same names)."""
+    resolved = path.resolve()
+    stem = re.sub(r"\W", "_", resolved.stem)
+    name = f"contractlang_user_{stem}_{hashlib.sha256(str(resolved).encode()).hexdigest()[:8]}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, resolved)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
+@lru_cache(maxsize=256)
+def load_py(spec: str):
+    """The object `py:...` names, imported once per process; any failure to import it is an `AgentError` naming
+    the spec and why."""
+    where, attr = _py_target(spec)
+    try:
+        if _is_file(where):
+            path = Path(where)
+            if not path.is_file():
+                raise AgentError(f"agent {spec!r}: no Python file {where}")
+            module = _import_file(path)
+        else:
+            module = importlib.import_module(where)
+    except AgentError:
+        raise
+    except Exception as exc:
+        raise AgentError(f"agent {spec!r}: cannot import {where}: {type(exc).__name__}: {_line(exc)}") from None
+    target = module
+    for part in attr.split("."):
+        if not hasattr(target, part):
+            raise AgentError(f"agent {spec!r}: {where} has no attribute {attr!r}")
+        target = getattr(target, part)
+    if not (inspect.isclass(target) or callable(target) or _is_agent(target)):
+        raise AgentError(f"agent {spec!r}: {attr} is not an agent (a class, a factory, or an object with act)")
+    return target
+
+
+def _line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [""])[0][:200]
+
+
+def _is_agent(obj) -> bool:
+    return callable(getattr(obj, "act", None)) and not inspect.isclass(obj)
+
+
+def _takes_seat(target) -> bool:
+    """Whether a class or factory wants the Seat: it takes at least one positional argument."""
+    try:
+        parameters = inspect.signature(target).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL) for p in parameters)
+
+
+def _factory_of(target, name: str) -> Factory:
+    """How to seat `target`: an instance is seated as it is (reset before each game), a class or factory is
+    called, with the Seat when it takes an argument."""
+    if _is_agent(target):
+        return lambda seat: target
+    if not callable(target):
+        raise AgentError(f"agent {name!r}: {target!r} is not an agent (a class, a factory, or an object with act)")
+    wants_seat = _takes_seat(target)
+    return lambda seat: target(seat) if wants_seat else target()
+
+
+# --- entry points -------------------------------------------------------------------------------------------
+
+def _entry_point(name: str):
+    """The installed entry point `name` of the group `contractlang.agents`, or None."""
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name == name:
+            return ep
+    return None
+
+
+def _installed(name: str, game: str):
+    """The registration (or bare agent object) an installed package provides under `name`, or None. Loading it
+    runs the package's `register_agent` calls; an object that registers nothing plays any game."""
+    ep = _entry_point(name)
+    if ep is None:
+        return None
+    try:
+        target = ep.load()
+    except Exception as exc:
+        raise AgentError(f"agent {name!r}: cannot load the entry point {ep.value}: {type(exc).__name__}: "
+                         f"{_line(exc)}") from None
+    return _named(name, game, None) or Registration(name, game, None, _factory_of(target, name))
+
+
+def _named(name: str, game: str, role: str | None) -> Registration | None:
+    return next((r for r in reversed(_REGISTRY) if r.name == name and r.plays(game, role)), None)
+
+
+# --- resolving a spec ---------------------------------------------------------------------------------------
+
+def resolve(spec: str, game: str, role: str | None = None, what: str | None = None) -> Registration:
+    """The entry that makes `spec`'s agent in `game` (for `role`); `UnknownName` when none does. A `py:` spec
+    is imported now (an `AgentError` if it cannot be)."""
+    if spec.startswith(PY_PREFIX):
+        return _py_registration(spec, game)
+    _load_builtins()
+    for entry in _REGISTRY:
+        if entry.name.endswith(":") and entry.plays(game, role) and \
+                (spec.startswith(entry.name) or spec == entry.name[:-1]) and \
+                (entry.accepts is None or entry.accepts(spec)):
+            return entry
+    entry = _named(spec, game, role)
+    if entry is None and _named(spec, game, None) is None:
+        entry = _installed(spec, game)
+    if entry is not None and entry.plays(game, role):
+        return entry
+    raise UnknownName(f"unknown {what or _who(game, role)} {spec[:60]!r}; choose from "
+                      f"{', '.join(choices(game, role))}")
+
+
+@lru_cache(maxsize=256)
+def _py_registration(spec: str, game: str) -> Registration:
+    return Registration(spec, game, None, _factory_of(load_py(spec), spec))
+
+
+def _who(game: str, role: str | None) -> str:
+    """What an error calls the agent of `role`: a customer policy, an agent, a Customer negotiator."""
+    if game == "contractsim" and role:
+        return f"{role} policy"
+    if game == "contractsim-negotiation" and role:
+        return f"{role.capitalize()} negotiator"
+    return "agent"
+
+
+def choices(game: str, role: str | None = None) -> list[str]:
+    """The names and spec forms `resolve` takes for `role` in `game`, for error messages and help."""
+    names = [f"{r.name}PROGRAM" if r.name == "cmd:" else f"{r.name}[PROVIDER/]MODEL" if r.name == "llm:" else r.name
+             for r in registered(game, role)]
+    return [*dict.fromkeys(names), "py:MODULE:ATTR", "py:FILE.py:ATTR"]
+
+
+def check(spec: str, game: str, role: str | None = None, what: str | None = None) -> str:
+    """`spec` when `resolve` finds it (importing a `py:` agent, so a bad one fails before any game); else the
+    error it raises. A `LABEL=` before the spec is allowed."""
+    resolve(split_label(spec)[1], game, role, what)
+    return spec
+
+
+def roles_of(agent, game: str) -> tuple[str, ...] | None:
+    """The roles an agent says it plays (a registry entry's roles, or a Python agent's `roles` attribute); None
+    when it does not say."""
+    if isinstance(agent, str):
+        spec = split_label(agent)[1]
+        if not spec.startswith(PY_PREFIX):
+            entries = [r for r in registered(game) if r.name == spec]
+            return None if not entries or any(r.roles is None for r in entries) else \
+                tuple(dict.fromkeys(x for r in entries for x in r.roles))
+        agent = load_py(spec)
+    roles = getattr(agent, "roles", None)
+    return tuple(roles) if isinstance(roles, (tuple, list)) else None
+
+
+def names_code(spec: str) -> bool:
+    """Whether running `spec` runs code it names: a program (`cmd:`) or a Python agent (`py:`)."""
+    return split_label(spec)[1].startswith(("cmd:", PY_PREFIX))
+
+
+def refuse_code(specs: Iterable[str], where: str = "these records") -> None:
+    """`CommandRefused` for the first spec that would run code named in data (see `names_code`)."""
+    for spec in specs:
+        if names_code(spec):
+            what = "start the program" if split_label(spec)[1].startswith("cmd:") else "import the Python agent"
+            raise CommandRefused(f"replaying {where} would {what} {spec!r} named in them; pass "
+                                 "--allow-commands to let it run")
+
+
+def agent_name(agent) -> str:
+    """How a table names an agent: the label of `LABEL=SPEC`, the spec itself, or an object's `name`."""
+    if isinstance(agent, str):
+        return split_label(agent)[0]
+    return str(getattr(agent, "name", None) or getattr(agent, "__name__", None) or type(agent).__name__)
+
+
+def make_agent(agent, seat: Seat) -> Agent:
+    """The agent `agent` names (a spec, `LABEL=SPEC`, or a Python class, factory or instance), seated at `seat`;
+    a user's agent is guarded, so that whatever it does wrong ends the game with one line naming it."""
+    name = agent_name(agent)
+    if isinstance(agent, str):
+        spec = split_label(agent)[1]
+        entry = resolve(spec, seat.game, seat.role)
+    else:
+        spec = name
+        entry = Registration(name, seat.game, None, _factory_of(agent, name))
+    seat = replace(seat, spec=spec)
+    try:
+        agent = entry.factory(seat)
+    except AgentError:
+        raise
+    except Exception as exc:
+        if entry.builtin:
+            raise
+        raise AgentError(f"agent {name!r} ({seat.role}) failed to start: {type(exc).__name__}: {_line(exc)}") from None
+    if entry.builtin:
+        return agent
+    if not _is_agent(agent):
+        raise AgentError(f"agent {name!r} ({seat.role}): {type(agent).__name__} is not an agent (it has no act "
+                         "method)")
+    return Guarded(agent, name, seat.role, seat.game)
+
+
+ACTION_TYPES = {"contractsim": ("games.contractsim.game", "Action"), "ctbench": ("games.ctbench.agents", "AnyAction")}
+"""Where each game's action union lives: a user's agent may answer with its JSON form (a dict) instead."""
+
+
+@lru_cache(maxsize=None)
+def action_adapter(game: str):
+    """The pydantic adapter that reads `game`'s actions from their JSON form (`kind` plus fields)."""
+    from typing import Annotated
+
+    from pydantic import Field, TypeAdapter
+
+    module, name = ACTION_TYPES[game]
+    return TypeAdapter(Annotated[getattr(importlib.import_module(module), name), Field(discriminator="kind")])
+
+
+class Guarded:
+    """A user's agent: what it raises becomes an `AgentError` naming it; an action given in its JSON form (a
+    dict) is read into the game's typed action; `reset` and `close` are optional."""
+
+    def __init__(self, agent, name: str, role: str, game: str):
+        self.agent = agent
+        self.name = name
+        self.role = role
+        self.game = game
+        self._act = agent.act
+        self._actions = action_adapter(game) if game in ACTION_TYPES else None
+        self._call("reset")
+
+    def _call(self, method: str) -> None:
+        hook = getattr(self.agent, method, None)
+        if callable(hook):
+            try:
+                hook()
+            except Exception as exc:
+                raise AgentError(f"agent {self.name!r} ({self.role}) raised in {method}: {type(exc).__name__}: "
+                                 f"{_line(exc)}") from None
+
+    def act(self, observation):
+        try:
+            action = self._act(observation)
+        except AgentError:
+            raise
+        except Exception as exc:
+            raise AgentError(f"agent {self.name!r} ({self.role}) raised {type(exc).__name__}: {_line(exc)}") from None
+        if isinstance(action, dict) and self._actions is not None:
+            from pydantic import ValidationError
+
+            try:
+                return self._actions.validate_python(action)
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(x) for x in first["loc"])
+                raise AgentError(f"agent {self.name!r} ({self.role}) answered {json.dumps(action)[:120]}, not a "
+                                 f"{self.game} action ({where}: {first['msg']})") from None
+        return action
+
+    def close(self, grace: float = 0.0) -> None:
+        self._call("close")
+
+
+# --- playing ------------------------------------------------------------------------------------------------
+
+def checked_action(agent, state, role: str):
+    """Ask `agent` for `role`'s action in `state`; an illegal answer is the agent's error, saying why it is
+    illegal (`state.why_illegal`), never a crash."""
+    action = agent.act(state.observe(role))
+    why = state.why_illegal(action)
+    if why is not None:
+        raise AgentError(f"agent {agent.name!r} ({role}) chose an illegal action: {why} "
+                         f"({_action_text(action)})")
+    return action
+
+
+def play_out(state, agents: Mapping[str, Agent], step: Callable[[Any, Any], None] | None = None):
+    """The one play loop of both games: ask the role to move for its action, checked (`checked_action`), until
+    the state is terminal; `step(before, after)` hears every transition. Returns the terminal state."""
+    while not state.is_terminal():
+        role = state.current_player()
+        after = state.apply_action(checked_action(agents[role], state, role))
+        if step is not None:
+            step(state, after)
+        state = after
+    return state
+
+
+def _action_text(action) -> str:
+    dump = getattr(action, "model_dump", None)
+    return json.dumps(dump(mode="json")) if dump is not None else repr(action)[:200]
+
+
+@contextmanager
+def closing_agents(agents: Iterable) -> Iterator[list]:
+    """Close every agent when the game ends, however it ends. After a game that failed, external programs are
+    killed at once: a program that broke the protocol may never read its end of input, and the user's error
+    line should not wait for it."""
+    from games.external import EXIT_SECONDS, ExternalAgent  # it builds on this module's AgentError
+
+    agents = list(agents)
+    grace = 0.0
+    try:
+        yield agents
+        grace = EXIT_SECONDS
+    finally:
+        for agent in agents:
+            if isinstance(agent, (Guarded, ExternalAgent)):
+                agent.close(grace)
