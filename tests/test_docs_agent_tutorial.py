@@ -77,4 +77,4 @@ def test_every_block_of_the_page_runs(page, tmp_path, monkeypatch):
         assert "| RCC | stingy |" in tables and "2 of the set's 180 contracts" in tables
         assert '"title": "contractsim customer observation"' in "".join(outputs)
     else:
-        assert outputs[-1].splitlines() == ["True", "1.0", "['proved']", "215 11"]  # §17 Example 1: U_Cust 215
+        assert outputs[-1].splitlines() == ["True", "1.0", "['proved']", "215 11"]  # worked example 1 (docs/rules/checks.md): U_Cust 215

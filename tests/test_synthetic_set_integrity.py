@@ -73,7 +73,7 @@ def test_a_manifest_pointing_outside_the_set_is_refused_without_reading_it(copy,
     for path in ("../../secret.contract", str(copy.parent / "secret.contract"), "/proc/self/environ"):
         _entry(manifest, BASE)["path"] = path
         _write(copy, manifest)
-        _fails(copy, f"its path {path!r} is not 'contracts/{BASE}/contract.contract'", command)
+        _fails(copy, f"its path {path[:80]!r} is not 'contracts/{BASE}/contract.contract'", command)
 
 
 def test_links_in_the_set_are_refused(copy):

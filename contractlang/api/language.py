@@ -49,7 +49,7 @@ def verify(contract, env: int | None = None, board: int | str | None = None, rul
 
 def solve(contract, env: int, cache_dir: str | Path | None = None, cache: bool = True):
     """The `SolveResult` (P_sat, expected utilities, completeness) of a ContractSim contract in environment `env`
-    (the exact DP, spec §9.2), with the CLI's disk cache: `$CONTRACTLANG_DP_CACHE`, else .contractlang-cache/dp
+    (the exact DP, ContractSim paper, App. C.1), with the CLI's disk cache: `$CONTRACTLANG_DP_CACHE`, else .contractlang-cache/dp
     (`cache_dir` to choose, `cache=False` to keep nothing)."""
     from games.contractsim.environments import environment
     from solver.dp import TableCache

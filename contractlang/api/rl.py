@@ -85,7 +85,7 @@ class _ContractEnv(AECEnv):
 
 
 class ContractSimEnv(_ContractEnv):
-    """ContractSim (spec §4–§10): the Customer pays an amount 0..budget; the Supplier orders or produces a
+    """ContractSim (ContractSim paper, Sec. 3; [CS-05]-[CS-07]): the Customer pays an amount 0..budget; the Supplier orders or produces a
     triple, each quantity 0..order cap, as one index (q1·(cap+1)² + q2·(cap+1) + q3)."""
 
     def __init__(self, contract, env: int, seed: int = 42, render_mode: str | None = None):

@@ -164,7 +164,7 @@ class State(Frozen):
         return self.why_illegal(action) is None
 
     def why_illegal(self, action) -> str | None:
-        """Why `action` breaks the validation table of spec §10 in this state, in words; None when it is legal.
+        """Why `action` breaks the action rules ([CS-05]-[CS-07]) in this state, in words; None when it is legal.
         Money in base units."""
         wanted = {"pay": Pay, "order": Order, "produce": Produce}.get(self.phase)
         if wanted is None:
