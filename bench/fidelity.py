@@ -194,10 +194,11 @@ def _parse(cell: str) -> tuple[float, float | None] | None:
 
 
 def classify(ours: str, theirs: list | None, n: int) -> str:
-    """equal (the same printed value), 2se (|Δ| ≤ 2·SE, SE = √(s₁²/n + s₂²/n)), 1sd (|Δ| ≤ the larger SD), far."""
+    """equal (the same printed value), 2se (|Δ| ≤ 2·SE, SE = √(s₁²/n + s₂²/n)), 1sd (|Δ| ≤ the larger SD), far;
+    undef when one side prints a rate the other leaves undefined ('–': no eligible week in any case)."""
     mine = _parse(ours)
     if mine is None or theirs is None:
-        return "equal" if mine is None and theirs is None else "far"
+        return "equal" if mine is None and theirs is None else "undef"
     (m, s), (pm, ps) = mine, theirs
     s = ps if s is None else s
     delta = abs(round(m, 1) - pm)
@@ -213,7 +214,7 @@ def compare(records: list[RationalRecord], convention: str) -> dict:
     rows = {(r.role, r.counterparty, r.policy): r for r in tables(records, convention)}
     out = {}
     for table in paper_tables():
-        counts = {"equal": 0, "2se": 0, "1sd": 0, "far": 0}
+        counts = {"equal": 0, "2se": 0, "1sd": 0, "far": 0, "undef": 0}
         far = []
         for prow in table.rows:
             if not prow.rational:
@@ -223,7 +224,7 @@ def compare(records: list[RationalRecord], convention: str) -> dict:
             for col, mine, theirs in zip(table.columns, cells, prow.cells):
                 verdict = classify(mine, None if theirs is None else list(theirs), ours.summary.runs)
                 counts[verdict] += 1
-                if verdict == "far":
+                if verdict in ("far", "undef"):
                     far.append(f"{prow.counterparty}/{prow.agent} {col}: {mine} vs {theirs}")
         out[f"table{table.table}"] = {**counts, "far_cells": far}
     return out
@@ -231,14 +232,14 @@ def compare(records: list[RationalRecord], convention: str) -> dict:
 
 def report(out: Path) -> str:
     lines = [("| combination | floors | prices tied | PD, PD+RO not MB (paper 46) | prices agree (of 180) | "
-             "T7 eq/2SE/1SD/far | T8 | T9 | T10 | convention |"), "|---|---|---|---|---|---|---|---|---|---|"]
+             "T7 eq/2SE/1SD/far/undef | T8 | T9 | T10 | convention |"), "|---|---|---|---|---|---|---|---|---|---|"]
     for combo in COMBOS:
         path = out / "results" / f"{combo}.json"
         if not path.exists():
             continue
         r = json.loads(path.read_text())
         for conv, tabs in r["conventions"].items():
-            cells = [f"{t['equal']}/{t['2se']}/{t['1sd']}/{t['far']}" for t in tabs.values()]
+            cells = [f"{t['equal']}/{t['2se']}/{t['1sd']}/{t['far']}/{t['undef']}" for t in tabs.values()]
             lines.append(f"| {combo} | {r['floors']} | {'yes' if r['tied_prices'] else 'no'} | "
                          f"{r['not_mutually_beneficial_pd_pdro']} | {r['prices_agree']} | {' | '.join(cells)} | {conv} |")
     return "\n".join(lines)
