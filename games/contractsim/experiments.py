@@ -17,7 +17,15 @@ from contractlang.ir import ContractSimIR
 from contractlang.vocab import Frozen
 from games.contractsim.batch import play_batch
 from games.contractsim.environments import environment
-from games.contractsim.metrics import RoleSummary, Stat, convention_line, output_name, role_run, summarise
+from games.contractsim.metrics import (
+    RoleSummary,
+    Stat,
+    convention_line,
+    output_name,
+    role_run,
+    summarise,
+)
+from games.contractsim.paper import cell_text, paper_tables
 from games.contractsim.run import RunRecord
 from games.runner import Progress, run_phase
 from solver.dp import TableCache
@@ -105,28 +113,10 @@ def _text(stat: Stat | None) -> str:
 
 
 PAPER_ROWS: dict[tuple[str, str, str], tuple[str, ...]] = {
-    # §16.2, Table 7 (Customer, macro); keys (role, counterparty, policy)
-    ("customer", "rcc", "rc"): ("323.5 ± 88.2", "323.5 ± 88.2", "−0.1 ± 1.5", "−0.1 ± 1.5", "100.0", "100.0", "100.0", "98.7 ± 10.4", "0.0", "0.0", "0.0"),
-    ("customer", "rcc", "rcc"): ("323.4 ± 88.4", "323.4 ± 88.4", "0.0", "0.0", "98.7 ± 10.4", "100.0", "0.0", "100.0", "1.7 ± 12.8", "0.0", "100.0"),
-    ("customer", "rcc", "re"): ("200.0 ± 0.0", "200.0 ± 0.0", "123.4 ± 88.4", "123.4 ± 88.4", "0.0", "0.0", "–", "38.7 ± 36.7", "100.0", "100.0", "–"),
-    ("customer", "rc", "rc"): ("323.5 ± 88.2", "323.5 ± 88.2", "0.3 ± 2.5", "0.1 ± 1.0", "100.0", "100.0", "100.0", "98.7 ± 10.4", "0.0", "0.0", "0.0"),
-    ("customer", "rc", "rcc"): ("323.9 ± 87.9", "323.6 ± 88.1", "0.0", "0.0", "98.7 ± 10.4", "100.0", "0.0", "100.0", "1.7 ± 12.8", "0.0", "100.0"),
-    ("customer", "rc", "re"): ("282.6 ± 53.9", "209.2 ± 26.0", "41.3 ± 47.9", "114.4 ± 86.4", "0.0", "0.0", "–", "48.5 ± 25.2", "100.0", "100.0", "–"),
-    ("customer", "re", "rc"): ("54.0 ± 64.7", "54.0 ± 64.7", "99.8 ± 68.2", "99.8 ± 68.2", "100.0", "100.0", "100.0", "72.4 ± 39.1", "0.0", "0.0", "0.0"),
-    ("customer", "re", "rcc"): ("153.8 ± 32.4", "153.8 ± 32.4", "0.0", "0.0", "72.4 ± 39.1", "100.0", "0.0", "100.0", "33.3 ± 47.3", "0.0", "100.0"),
-    ("customer", "re", "re"): ("200.0 ± 0.0", "200.0 ± 0.0", "−46.2 ± 32.4", "−46.2 ± 32.4", "0.0", "0.0", "–", "38.7 ± 36.7", "100.0", "100.0", "–"),
-    # Table 8 (Supplier, macro)
-    ("supplier", "rcc", "rc"): ("52.6 ± 36.2", "52.4 ± 36.6", "0.0 ± 0.2", "0.0 ± 0.2", "97.2 ± 15.4", "97.2 ± 15.4", "–", "98.6 ± 9.0", "3.9 ± 19.4", "3.9 ± 19.4", "–"),
-    ("supplier", "rcc", "rcc"): ("52.6 ± 36.2", "52.4 ± 36.5", "0.0", "0.0", "97.2 ± 15.4", "97.2 ± 15.4", "–", "98.6 ± 9.0", "3.9 ± 19.4", "3.9 ± 19.4", "–"),
-    ("supplier", "rcc", "re"): ("46.2 ± 32.4", "8.3 ± 18.3", "6.5 ± 49.2", "44.1 ± 45.2", "5.3 ± 8.9", "5.3 ± 8.9", "–", "32.0 ± 35.0", "100.0", "100.0", "–"),
-    ("supplier", "rc", "rc"): ("53.6 ± 35.0", "53.4 ± 35.4", "0.0", "0.0", "98.9 ± 6.9", "98.9 ± 6.9", "–", "98.9 ± 6.9", "3.9 ± 19.4", "3.9 ± 19.4", "–"),
-    ("supplier", "rc", "rcc"): ("53.6 ± 35.0", "53.4 ± 35.4", "0.0", "0.0", "98.9 ± 6.9", "98.9 ± 6.9", "–", "98.9 ± 6.9", "3.9 ± 19.4", "3.9 ± 19.4", "–"),
-    ("supplier", "rc", "re"): ("146.0 ± 64.7", "8.3 ± 18.3", "−92.4 ± 65.0", "45.1 ± 44.4", "5.3 ± 8.9", "5.3 ± 8.9", "–", "5.3 ± 8.9", "100.0", "100.0", "–"),
-    ("supplier", "re", "rc"): ("−29.7 ± 10.1", "−29.7 ± 10.1", "29.7 ± 10.1", "29.7 ± 10.1", "9.3 ± 12.8", "–", "9.3 ± 12.8", "90.7 ± 12.8", "100.0", "–", "100.0"),
-    ("supplier", "re", "rcc"): ("0.0 ± 0.0", "0.0 ± 0.0", "0.0", "0.0", "0.0", "–", "0.0", "100.0", "100.0", "–", "100.0"),
-    ("supplier", "re", "re"): ("0.0 ± 0.0", "0.0 ± 0.0", "0.0", "0.0", "0.0", "–", "0.0", "100.0", "100.0", "–", "100.0"),
-}
-"""The paper's rational rows as printed (macro tables; §16.2), for the side-by-side comparison."""
+    (t.role, r.counterparty, r.agent): tuple(cell_text(c) for c in r.cells)
+    for t in paper_tables() if t.aggregation == "macro" for r in t.rows if r.rational}
+"""The paper's rational rows (Tables 7–8, macro; §16.2) keyed (role, counterparty, policy), for the side-by-side
+comparison."""
 
 TITLES = {("customer", False): "Table 7 — Customer, macro", ("supplier", False): "Table 8 — Supplier, macro",
           ("customer", True): "Table 9 — Customer, micro", ("supplier", True): "Table 10 — Supplier, micro"}

@@ -13,6 +13,8 @@ from contractlang.vocab import Frozen
 PAPER_DATA = Path(__file__).resolve().parent / "data" / "paper_performance.json"
 RATIONAL = ("rc", "rcc", "re")
 LLM_AGENTS = ("Claude Opus 5", "Gemini 3.6 Flash", "GPT–5.6-Sol")
+PAPER_N = 180
+"""Environment–contract cases behind every published row (Tables 1–2, 7–10)."""
 
 
 class PaperRow(Frozen):
@@ -48,6 +50,11 @@ def paper_tables() -> tuple[PaperTable, ...]:
     return tuple(PaperTable(n=raw["n"], columns=tuple(raw["columns"]),
                             **{k: v for k, v in t.items() if k != "rows"},
                             rows=tuple(PaperRow(**r) for r in t["rows"])) for t in raw["tables"])
+
+
+def cell_text(cell: tuple[float, float] | None) -> str:
+    """A published cell as the tables print theirs: mean ± SD to one decimal, '–' for an undefined rate."""
+    return "–" if cell is None else f"{cell[0]:.1f} ± {cell[1]:.1f}"
 
 
 def paper_table(role: str, micro: bool) -> PaperTable:
