@@ -227,3 +227,16 @@ def test_a_directory_that_is_not_a_synthetic_set_is_one_line(tmp_path):
     done = run_cli("experiment", "performance", tmp_path / "nowhere", "--agent", "rcc", "--json")
     assert done.returncode == 1
     assert "nowhere/manifest.json: no manifest there" in json.loads(done.stdout)["error"]
+
+
+def test_a_cold_cache_is_announced_with_an_estimate_before_the_solving_phase(synthetic, tmp_path):
+    """Issue #46 item 5: the run first says how many tables it must solve and about how long that takes; a warm
+    rerun with nothing left to play says nothing of it."""
+    directory = fresh(synthetic, tmp_path)
+    env = {**os.environ, "CONTRACTLANG_DP_CACHE": str(tmp_path / "cold-cache")}
+    first = run_cli("experiment", "performance", directory, "--agent", "rcc", "--workers", "1", env=env)
+    assert first.returncode == 0, first.stderr
+    assert "2 of 2 contracts to play have no solved DP table in " in first.stderr
+    assert "about 0 min on an idle 2-core machine (3.3 s a table)" in first.stderr
+    again = run_cli("experiment", "performance", directory, "--agent", "rcc", "--workers", "1", env=env)
+    assert again.returncode == 0 and "no solved DP table" not in again.stderr

@@ -148,7 +148,8 @@ def experiment_performance(
     (macro and micro) with the rational rows of the same cases and the paper's beside them, Figure 4 (compliance
     and unilateral defection against P_sat and the number of contingencies), and the LLM agents' tokens and
     cost. Regret's RCC games are the rational experiment's, played once into the same job store. Resumable."""
-    from games.contractsim.experiments import ROLES, rational_records
+    from games.contractsim.experiments import ROLES, rational_records, solving_plan
+    from solver.dp import TableCache
     from games.contractsim.performance import (Case, agent_workers, check_agents, figure4, jobs_of,
                                                performance_records, report, write_report)
     from games.contractsim.metrics import CONVENTIONS, output_name
@@ -170,6 +171,10 @@ def experiment_performance(
              for s in seed_list for entry, ir in _synthetic_contracts(directory)]
     rational_jobs = list(dict.fromkeys(c.rational for c in cases))
     jobs = directory / "jobs"
+    tables = TableCache()
+    plan = solving_plan(rational_jobs, jobs / "rational.jsonl", tables)
+    if plan.to_solve and not json_out:
+        typer.echo(plan.text(tables.directory), err=True)
     with runner_progress(json_out) as advance, playing():
         records, rational_now = rational_records(rational_jobs, jobs / "rational.jsonl", workers, ray, advance)
         games, played_now = performance_records(

@@ -27,7 +27,7 @@ from games.contractsim.metrics import (
 )
 from games.contractsim.paper import cell_text, paper_tables
 from games.contractsim.run import RunRecord
-from games.runner import Progress, run_phase
+from games.runner import Progress, run_phase, stored_records
 from solver.dp import TableCache
 
 SEED = 42
@@ -59,6 +59,37 @@ def run_rational(job: RationalJob, tables: TableCache | None = None) -> Rational
     env = environment(job.env)
     runs = tuple(play_batch(job.contract, env, c, s, [job.seed], cache)[0] for c, s in PAIRINGS)
     return RationalRecord(job=job, runs=runs)
+
+
+QUIET_SECONDS_PER_TABLE = 3.3
+"""Wall time of one synthetic contract's DP solve on an idle 2-core machine (the shipped 180 in about 10 min,
+issue #46); under load we measured 20-30 s (docs/explanation/fidelity.md)."""
+
+
+class SolvingPlan(Frozen):
+    """What the first phase of a run must solve before it plays: the jobs still to play whose tables are not on
+    disk, and a quiet-machine estimate of the time."""
+
+    to_play: int
+    to_solve: int
+
+    @property
+    def quiet_minutes(self) -> float:
+        return self.to_solve * QUIET_SECONDS_PER_TABLE / 60
+
+    def text(self, cache_dir: Path) -> str:
+        return (f"{self.to_solve} of {self.to_play} contracts to play have no solved DP table in {cache_dir}: they "
+                f"are solved first, about {self.quiet_minutes:.0f} min on an idle 2-core machine "
+                f"({QUIET_SECONDS_PER_TABLE} s a table), several times that under load; the progress line below "
+                "keeps the running estimate")
+
+
+def solving_plan(jobs: list[RationalJob], store_path: Path, tables: TableCache) -> SolvingPlan:
+    """How many of `jobs` are not in the store yet, and how many of those need a DP solve first."""
+    done = stored_records(store_path, RationalRecord, lambda r: r.job, "games")
+    todo = [j for j in jobs if j not in done]
+    return SolvingPlan(to_play=len(todo), to_solve=sum(not tables.holds(j.contract, environment(j.env))
+                                                       for j in todo))
 
 
 def rational_records(jobs: list[RationalJob], store_path: Path, workers: int | None, ray_address: str | None,

@@ -105,6 +105,10 @@ class TableCache:
         result, table, from_disk = self._memory(ir, env, cover)
         return result, table, from_disk or self._memory.cache_info().hits > before
 
+    def holds(self, ir: ContractSimIR, env: SupplyEnvironment, cover: Cover = "schedule") -> bool:
+        """Whether a solved table for these terms is on disk (not checked against its digest: a hint only)."""
+        return self.directory is not None and self._path(table_key(ir, env, cover)).exists()
+
     def _path(self, key: str) -> Path:
         assert self.directory is not None
         return self.directory / f"{key}.npz"
