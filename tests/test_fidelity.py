@@ -5,10 +5,12 @@ import math
 
 import pytest
 
+from contractlang.formatter import format_ir
 from contractlang.interpreter.rounds import FLOOR_RULES
 from games.contractsim.environments import environment
 from games.contractsim.paper import LLM_AGENTS, paper_table, paper_tables, welch_p
 from games.contractsim.synth import Terms, tied_prices, with_tied_prices
+from helpers import run_cli
 from solver.dp.cache import table_key
 
 TERMS = Terms(quantities=(2, 1, 1), prices=(9, 4, 2), payments=(20, 20, 20, 20, 20, 10))
@@ -78,3 +80,17 @@ def test_welch_from_summary_statistics():
     p = welch_p(z * math.sqrt(2 / 10**6), 1, 10**6, 0, 1, 10**6)
     assert p == pytest.approx(math.erfc(z / math.sqrt(2)), abs=1e-4)
     assert welch_p(5, 0, 180, 5, 0, 180) is None and welch_p(5, 0, 180, 6, 0, 180) == 0.0
+
+
+def test_solve_takes_a_floor_rule_set_by_name(tmp_path):
+    """`solve --floors` reaches the DP: a deduction contract is solved into a cache entry per rule set that floors
+    it differently; an unknown name is one error line."""
+    contract = tmp_path / "pd.contract"
+    contract.write_text(format_ir(TERMS.contract("pd", "PD")))
+    cache = tmp_path / "cache"
+    for floors in ("cs14", "no-deduction-floor"):
+        done = run_cli("solve", contract, "--env", "1", "--floors", floors, "--cache-dir", cache, "--json")
+        assert done.returncode == 0, done.stderr
+    assert len(list(cache.glob("*.npz"))) == 2
+    bad = run_cli("solve", contract, "--env", "1", "--floors", "none")
+    assert bad.returncode != 0 and "unknown floor rule set 'none'" in bad.stderr + bad.stdout
