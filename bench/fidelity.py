@@ -35,6 +35,7 @@ from games.contractsim.experiments import (
     tables,
 )
 from games.contractsim.paper import paper_tables
+from games.contractsim.performance import parse_cell
 from games.contractsim.synth import (
     EXCLUDED_VARIANTS,
     SHIPPED,
@@ -108,7 +109,8 @@ def _unchanged(solve: SolveJob, shipped: SolveJob | None, combo: str) -> bool:
         return False
     base = solve.contract().base_units()
     reads_prices = base.contingencies.payment_deduction is not None
-    if shipped.terms != (solve.terms if reads_prices else solve.terms.model_copy(update={"prices": shipped.terms.prices})):
+    terms = solve.terms if reads_prices else solve.terms.model_copy(update={"prices": shipped.terms.prices})
+    if shipped.terms != terms:
         return False
     return RoundRules.from_ir(base, FLOOR_RULES[COMBOS[combo][0]]).floor_min == RoundRules.from_ir(base).floor_min
 
@@ -171,7 +173,8 @@ def evaluate(combo: str, out: Path, workers: int) -> dict:
               "games_jobs_now": games_now, "changed_contracts": len(todo), "contracts": len(ordered),
               "not_mutually_beneficial": not_mb,
               "not_mutually_beneficial_pd_pdro": not_mb["PD"] + not_mb["PD+RO"],
-              "prices_agree": sum(1 for j in jobs if j.variant in VARIANTS and _price_total(j) == sum(j.terms.payments)),
+              "prices_agree": sum(1 for j in jobs
+                                  if j.variant in VARIANTS and _price_total(j) == sum(j.terms.payments)),
               "conventions": {c: compare(ordered, c) for c in ("cs19", "paper-tables")},
               "seconds": round(time.time() - started, 1)}
     path = out / "results" / f"{combo}.json"
@@ -186,21 +189,13 @@ def _price_total(job: SolveJob) -> int:
     return sum(p * q for p, q in zip(job.terms.prices, job.terms.quantities)) * 5
 
 
-def _parse(cell: str) -> tuple[float, float | None] | None:
-    if cell == "–":
-        return None
-    mean, _, sd = cell.replace("−", "-").partition(" ± ")
-    return float(mean), float(sd) if sd else None
-
-
 def classify(ours: str, theirs: list | None, n: int) -> str:
-    """equal (the same printed value), 2se (|Δ| ≤ 2·SE, SE = √(s₁²/n + s₂²/n)), 1sd (|Δ| ≤ the larger SD), far;
-    undef when one side prints a rate the other leaves undefined ('–': no eligible week in any case)."""
-    mine = _parse(ours)
+    """equal (the same printed value), 2se (|Δ| ≤ 2·SE, SE = √(s₁²/n + s₂²/n)), 1sd (|Δ| ≤ the larger SD),
+    far; undef when one side prints a rate the other leaves undefined ('–': no eligible week in any case)."""
+    mine = parse_cell(ours)
     if mine is None or theirs is None:
         return "equal" if mine is None and theirs is None else "undef"
     (m, s), (pm, ps) = mine, theirs
-    s = ps if s is None else s
     delta = abs(round(m, 1) - pm)
     if delta < 0.05 + 1e-9:
         return "equal"
@@ -241,7 +236,8 @@ def report(out: Path) -> str:
         for conv, tabs in r["conventions"].items():
             cells = [f"{t['equal']}/{t['2se']}/{t['1sd']}/{t['far']}/{t['undef']}" for t in tabs.values()]
             lines.append(f"| {combo} | {r['floors']} | {'yes' if r['tied_prices'] else 'no'} | "
-                         f"{r['not_mutually_beneficial_pd_pdro']} | {r['prices_agree']} | {' | '.join(cells)} | {conv} |")
+                         f"{r['not_mutually_beneficial_pd_pdro']} | {r['prices_agree']} | {' | '.join(cells)} | "
+                         f"{conv} |")
     return "\n".join(lines)
 
 

@@ -4,13 +4,13 @@ variant solves differently from the default, the tied-price rule ([CS-34a]), and
 import math
 
 import pytest
+from helpers import run_cli
 
 from contractlang.formatter import format_ir
 from contractlang.interpreter.rounds import FLOOR_RULES
 from games.contractsim.environments import environment
 from games.contractsim.paper import LLM_AGENTS, paper_table, paper_tables, welch_p
 from games.contractsim.synth import Terms, tied_prices, with_tied_prices
-from helpers import run_cli
 from solver.dp.cache import table_key
 
 TERMS = Terms(quantities=(2, 1, 1), prices=(9, 4, 2), payments=(20, 20, 20, 20, 20, 10))

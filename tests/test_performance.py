@@ -75,7 +75,8 @@ def test_rcc_as_the_agent_reproduces_the_rational_rcc_rows_cell_for_cell(synthet
     # the paper's LLM agents beside the user's (Table 7, macro; Table 10, pooled weeks), and Welch's test of each
     assert "| RCC | Claude Opus 5 (paper) | 324.4 ± 95.6 | 324.4 ± 95.6 | -1.0 ± 33.8 |" in md
     assert "| RE | GPT–5.6-Sol (paper) | -0.4 ± 4.0 | -0.4 ± 4.0 | 0.4 ± 4.0 | 0.4 ± 4.0 | 0.2 ± 2.1 |" in md
-    assert "| RCC | RE (paper) | 46.2 ± 32.4 | 8.3 ± 18.3 | 6.5 ± 49.2 | 44.1 ± 45.2 | 5.3 ± 8.8 | 7.3 ± 9.6 |" in md
+    assert ("| RCC | RE (paper) | 46.2 ± 32.4 | 8.3 ± 18.3 | 6.5 ± 49.2 | 44.1 ± 45.2 | 5.3 ± 8.8 | 7.3 ± 9.6 |"
+            in md)
     welch = md.split("### Table 7 — Customer, macro: does each agent differ")[1].split("\n\n")[1].splitlines()
     opus = next(line for line in welch if line.startswith("| RCC | rcc vs Claude Opus 5 (paper) |"))
     assert opus.split(" | ")[2].endswith("*")  # U 215 ± 0 over 2 runs against 324.4 ± 95.6 over 180: p < 0.05

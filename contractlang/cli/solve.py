@@ -38,7 +38,8 @@ def solve(
         raise InputError(f"{contract}: `solve` needs a ContractSim contract; this one is for CT-Bench")
     from contractlang.interpreter import FLOOR_RULES
 
-    environment = get_env(env).model_copy(update={"floors": FLOOR_RULES[choice(floors, tuple(FLOOR_RULES), "floor rule set")]})
+    rules = FLOOR_RULES[choice(floors, tuple(FLOOR_RULES), "floor rule set")]
+    environment = get_env(env).model_copy(update={"floors": rules})
     directory = None if no_cache else (cache_dir or default_dir())
     cache = TableCache(directory)
     from rich.progress import Progress
