@@ -128,8 +128,9 @@ class Work:
         return run_games(job, self.out)
 
 
-def evaluate(combo: str, out: Path, workers: int) -> dict:
-    """One combination end to end (resumable): solves, screening, games, Tables 7–10 against the paper."""
+def evaluate(combo: str, out: Path, workers: int, screen_only: bool = False) -> dict:
+    """One combination end to end (resumable): solves, screening, games, Tables 7–10 against the paper; with
+    `screen_only` just the excluded PD and PD+RO classes' solves and their mutual-benefit count."""
     started = time.time()
     plan = SynthPlan()
     floors, tied = COMBOS[combo]
@@ -145,6 +146,8 @@ def evaluate(combo: str, out: Path, workers: int) -> dict:
     solves: dict[str, SolveRecord] = {}
     todo, jobs = [], solve_jobs(bases)
     for job in jobs:
+        if screen_only and job.variant not in EXCLUDED_VARIANTS:
+            continue
         shipped = shipped_solves.get(job.name)
         if _unchanged(job, shipped.job if shipped else None, combo):
             solves[job.name] = shipped
@@ -155,7 +158,7 @@ def evaluate(combo: str, out: Path, workers: int) -> dict:
     solves.update({j.solve.name: done[j].record for j in todo})
     records, games_todo = {}, []
     for name, s in solves.items():
-        if s.job.variant not in VARIANTS:
+        if screen_only or s.job.variant not in VARIANTS:
             continue
         shipped = shipped_games.get(name)
         if name not in {j.solve.name for j in todo} and shipped is not None:
@@ -169,15 +172,17 @@ def evaluate(combo: str, out: Path, workers: int) -> dict:
     ordered = [records[k] for k in sorted(records)]
     not_mb = {v: sum(1 for s in solves.values() if s.job.variant == v and not s.mutually_beneficial)
               for v in (*VARIANTS, *EXCLUDED_VARIANTS)}
-    result = {"combo": combo, "floors": floors, "tied_prices": tied, "solved_now": solved_now,
+    result = {"combo": combo, "floors": floors, "tied_prices": tied, "screen_only": screen_only,
+              "solved_now": solved_now,
               "games_jobs_now": games_now, "changed_contracts": len(todo), "contracts": len(ordered),
               "not_mutually_beneficial": not_mb,
               "not_mutually_beneficial_pd_pdro": not_mb["PD"] + not_mb["PD+RO"],
               "prices_agree": sum(1 for j in jobs
                                   if j.variant in VARIANTS and _price_total(j) == sum(j.terms.payments)),
-              "conventions": {c: compare(ordered, c) for c in ("cs19", "paper-tables")},
+              "conventions": {} if screen_only else {c: compare(ordered, c)
+                                                     for c in ("cs19", "paper-tables")},
               "seconds": round(time.time() - started, 1)}
-    path = out / "results" / f"{combo}.json"
+    path = out / "results" / f"{combo}{'.screen' if screen_only else ''}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(result, indent=1) + "\n")
@@ -190,8 +195,8 @@ def _price_total(job: SolveJob) -> int:
 
 
 def classify(ours: str, theirs: list | None, n: int) -> str:
-    """equal (the same printed value), 2se (|Δ| ≤ 2·SE, SE = √(s₁²/n + s₂²/n)), 1sd (|Δ| ≤ the larger SD),
-    far; undef when one side prints a rate the other leaves undefined ('–': no eligible week in any case)."""
+    """equal (the same printed value), 2se (|Δ| ≤ 2·SE, SE = √(s₁²/n + s₂²/n)), 1sd (|Δ| ≤ the larger
+    SD), far; undef when one side prints a rate the other leaves undefined ('–': no eligible week in any case)."""
     mine = parse_cell(ours)
     if mine is None or theirs is None:
         return "equal" if mine is None and theirs is None else "undef"
@@ -230,6 +235,11 @@ def report(out: Path) -> str:
              "T7 eq/2SE/1SD/far/undef | T8 | T9 | T10 | convention |"), "|---|---|---|---|---|---|---|---|---|---|"]
     for combo in COMBOS:
         path = out / "results" / f"{combo}.json"
+        screen = path.with_name(f"{combo}.screen.json")
+        if not path.exists() and screen.exists():
+            r = json.loads(screen.read_text())
+            lines.append(f"| {combo} | {r['floors']} | {'yes' if r['tied_prices'] else 'no'} | "
+                         f"{r['not_mutually_beneficial_pd_pdro']} | {r['prices_agree']} | not run | | | | |")
         if not path.exists():
             continue
         r = json.loads(path.read_text())
@@ -247,6 +257,7 @@ def main() -> None:
     parser.add_argument("--combo", action="append", choices=tuple(COMBOS))
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--report", action="store_true")
+    parser.add_argument("--screen-only", action="store_true", help="solve only the PD and PD+RO classes")
     args = parser.parse_args()
     if args.out.resolve() == SHIPPED.resolve() or SHIPPED.resolve() in args.out.resolve().parents:
         parser.error("--out must be a scratch directory, not the shipped set")
@@ -254,7 +265,7 @@ def main() -> None:
         print(report(args.out))
         return
     for combo in args.combo or list(COMBOS):
-        r = evaluate(combo, args.out, args.workers)
+        r = evaluate(combo, args.out, args.workers, args.screen_only)
         print(json.dumps({k: v for k, v in r.items() if k != "conventions"}), flush=True)
         for conv, tabs in r["conventions"].items():
             print(conv, {t: {k: v for k, v in c.items() if k != "far_cells"} for t, c in tabs.items()}, flush=True)
