@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from contractlang.interpreter.rounds import FloorRules
 from contractlang.vocab import Frozen
 
 ReceiptLaw = Literal["exact", "three_quarters", "half"]
@@ -22,6 +23,7 @@ class SupplyEnvironment(Frozen):
     spoilage_max: int  # spoilage uniform on 0..spoilage_max per input and production week
     inventory_cap: int = 10
     order_cap: int = 12
+    floors: FloorRules = FloorRules()  # which written minimums are hard floors ([CS-14a]); a game rule, not a term
 
     def receipt_low(self, ordered: int) -> int:
         """Smallest possible receipt for an order of `ordered` units (receipts are uniform up to the order)."""

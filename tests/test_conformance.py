@@ -16,7 +16,7 @@ from contractlang.interpreter import compile as compile_monitor
 from contractlang.interpreter.contractsim import compile_contractsim
 from contractlang.interpreter.events import Delivery, Payment, WeekEnd
 from contractlang.interpreter import rounds as rounds_module
-from contractlang.interpreter.rounds import RoundRules, evaluate_round, payment_due
+from contractlang.interpreter.rounds import FLOOR_RULES, RoundRules, evaluate_round, payment_due
 from contractlang.ir import (Contingencies, ContractSimIR, DeductionTerms, RolloverTerms, SubstitutionTerms)
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS
 from games.contractsim import batch
@@ -43,6 +43,11 @@ def contract(case) -> ContractSimIR:
             if "payment_deduction" in clauses else None,
             rollover=RolloverTerms(max_deficit=clauses["rollover"]["max_deficit"]) if "rollover" in clauses else None,
             grim_trigger=clauses.get("grim_trigger", False)))
+
+
+def floors(case):
+    """The case's floor rule set ([CS-14a]); the default when it names none."""
+    return FLOOR_RULES[case.get("floors", "cs14")]
 
 
 def rows(case):
@@ -73,18 +78,18 @@ def _monitor_answer(monitor, case):
 
 def monitor(case):
     """The interpreter's monitor with its round tables, tabulated up to the environment's cap (as the games run it)."""
-    return _monitor_answer(compile_contractsim(contract(case), CAP).monitor(), case)
+    return _monitor_answer(compile_contractsim(contract(case), CAP, floors(case)).monitor(), case)
 
 
 def trace_monitor(case):
     """The monitor as `contractlang trace` builds it, without an environment: every week evaluated directly."""
-    return _monitor_answer(compile_monitor(contract(case)), case)
+    return _monitor_answer(compile_monitor(contract(case), floors=floors(case)), case)
 
 
 def rounds(case):
     """`rounds.evaluate_round` and `payment_due` chained week by week: the one written definition."""
     ir = contract(case)
-    rules = RoundRules.from_ir(ir)
+    rules = RoundRules.from_ir(ir, floors(case))
     memory, pending, answer = (0, 0, 0), 0, {}
     for week, row in rows(case):
         if week in PAYMENT_WEEKS:
@@ -105,7 +110,7 @@ def _z3_value(term):
 def z3_mirror(case):
     """`solver.verify.semantics`: ZRound and the due, on concrete values, chained week by week."""
     ir = contract(case)
-    rules = RoundRules.from_ir(ir)
+    rules = RoundRules.from_ir(ir, floors(case))
     memory, pending, answer = [0, 0, 0], 0, {}
     for week, row in rows(case):
         if week in PAYMENT_WEEKS:
@@ -149,7 +154,7 @@ def batch_engine(case):
     quantities: it orders exactly the inputs they use (free, received in full, nothing spoils) and the
     production table returns them."""
     ir = contract(case)
-    compiled = compile_contractsim(ir, CAP)
+    compiled = compile_contractsim(ir, CAP, floors(case))
     n_mem, side = len(compiled.memory_states), CAP + 1
     output = np.zeros((5, n_mem, side**3, 3), dtype=np.int64)
     policies = []
@@ -182,7 +187,7 @@ def dp_transition(case):
     """`solver.dp.problem.round_transition`, the DP's reading of a round (what `_production` tabulates for the
     induction and the enumeration): verdict, next memory and the next payment's due after the capped deduction."""
     ir = contract(case)
-    compiled = compile_contractsim(ir, CAP)
+    compiled = compile_contractsim(ir, CAP, floors(case))
     payments = np.array(ir.payments, dtype=np.int64)
     mu, answer = 0, {}
     for t, week in enumerate(PRODUCTION_WEEKS):
@@ -205,7 +210,7 @@ def dp_forward(case):
     the Supplier's verdicts and the dues the Customer pays up to the first violation; its grim phase (the
     Supplier breached, the RCC Customer pays nothing) answers whether that zero payment is itself a breach."""
     ir = contract(case)
-    compiled = compile_contractsim(ir, CAP)
+    compiled = compile_contractsim(ir, CAP, floors(case))
     payments = np.array(ir.payments, dtype=np.int64)
     n_mem, side = len(compiled.memory_states), CAP + 1
     kernel = np.zeros((3, side, ORDER_SIDE, side))
@@ -300,3 +305,13 @@ def test_a_planted_change_fails_the_table(monkeypatch):
     monkeypatch.setattr(semantics, "zmin", lambda a, b: a)
     for implementation in ("monitor", "trace-monitor", "rounds", "z3", "dp", "dp-forward"):
         assert mismatches(implementation, case), implementation
+
+
+def test_every_floor_rule_set_has_cases_that_tell_it_from_cs14():
+    """Each variant has a case that fails when run under the default rule set: the table tests what it changes
+    (beside cases where it changes nothing, such as substitution's floor under `no-deduction-floor`)."""
+    variants = {c["floors"] for c in CASES.values() if "floors" in c}
+    assert variants == set(FLOOR_RULES) - {"cs14"}
+    for variant in variants:
+        assert any(mismatches("rounds", {k: v for k, v in case.items() if k != "floors"})
+                   for case in CASES.values() if case.get("floors") == variant), variant

@@ -211,3 +211,18 @@ def test_negotiation_is_read_from_the_verbose_log_when_present():
     assert ["blue: " + line.split(": ", 2)[2] for line in blue_own] == \
         [line for line in game.negotiation if line.startswith("blue: ")]
     assert game.negotiation[-1] == "red: agree" and not game.contract_formed
+
+
+def test_report_puts_the_papers_six_models_beside_any_agents_rows(tmp_path):
+    """`--paper` on our own agent's games (a planner, none of the paper's models): the paper's six models and its
+    mean row are printed under ours, marked (paper), and each of our rows says where its 95% interval and a
+    published one are disjoint."""
+    sweep = run_cli("ctbench", "sweep", "--boards", "24,45", "--conditions", "none", "--modes", "pfp",
+                    "--out", str(tmp_path / "s"), "--workers", "1", "--json")
+    assert sweep.returncode == 0, sweep.stderr
+    text = run_cli("ctbench", "report", str(tmp_path / "s" / "games.jsonl"), "--paper").stdout
+    table1 = text.split("Table 1:")[1].split("\n\n")[0]
+    for model in ("GPT-4.1", "Haiku-4.5", "LLaMA Maverick", "LLaMA Scout", "Qwen-3-235B", "Qwen-3-30B", "Mean"):
+        assert f"\n{model} (paper)  " in table1
+    assert "0.72 ± 0.02" in table1 and "  400\n" in table1  # GPT-4.1's first cell, over its 400 games
+    assert "planner differs from the paper's rows (95% intervals disjoint) in " in table1

@@ -72,6 +72,15 @@ def test_rcc_as_the_agent_reproduces_the_rational_rcc_rows_cell_for_cell(synthet
     for utility in (215, 50):  # worked example 1 (docs/rules/checks.md), RCC vs RCC: U_Cust 215, U_Supp 50 (in both variants)
         assert f"| RCC | rcc | {utility}.0 ± 0.0 | {utility}.0 ± 0.0 | 0.0 ± 0.0 |" in md
     assert "| RCC | RC (paper) | 323.5 ± 88.2 |" in md and "Table 10 — Supplier, micro" in md
+    # the paper's LLM agents beside the user's (Table 7, macro; Table 10, pooled weeks), and Welch's test of each
+    assert "| RCC | Claude Opus 5 (paper) | 324.4 ± 95.6 | 324.4 ± 95.6 | -1.0 ± 33.8 |" in md
+    assert "| RE | GPT–5.6-Sol (paper) | -0.4 ± 4.0 | -0.4 ± 4.0 | 0.4 ± 4.0 | 0.4 ± 4.0 | 0.2 ± 2.1 |" in md
+    assert ("| RCC | RE (paper) | 46.2 ± 32.4 | 8.3 ± 18.3 | 6.5 ± 49.2 | 44.1 ± 45.2 | 5.3 ± 8.8 | 7.3 ± 9.6 |"
+            in md)
+    welch = md.split("### Table 7 — Customer, macro: does each agent differ")[1].split("\n\n")[1].splitlines()
+    opus = next(line for line in welch if line.startswith("| RCC | rcc vs Claude Opus 5 (paper) |"))
+    assert opus.split(" | ")[2].endswith("*")  # U 215 ± 0 over 2 runs against 324.4 ± 95.6 over 180: p < 0.05
+    assert "Welch's two-sample t-test" in md
     assert (directory / "performance" / "figure4.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     figure = json.loads((directory / "performance" / "figure4.json").read_text())["series"]
     rcc = next(s for s in figure if (s["policy"], s["role"], s["counterparty"], s["axis"]) ==
@@ -219,3 +228,16 @@ def test_a_directory_that_is_not_a_synthetic_set_is_one_line(tmp_path):
     done = run_cli("experiment", "performance", tmp_path / "nowhere", "--agent", "rcc", "--json")
     assert done.returncode == 1
     assert "nowhere/manifest.json: no manifest there" in json.loads(done.stdout)["error"]
+
+
+def test_a_cold_cache_is_announced_with_an_estimate_before_the_solving_phase(synthetic, tmp_path):
+    """Issue #46 item 5: the run first says how many tables it must solve and about how long that takes; a warm
+    rerun with nothing left to play says nothing of it."""
+    directory = fresh(synthetic, tmp_path)
+    env = {**os.environ, "CONTRACTLANG_DP_CACHE": str(tmp_path / "cold-cache")}
+    first = run_cli("experiment", "performance", directory, "--agent", "rcc", "--workers", "1", env=env)
+    assert first.returncode == 0, first.stderr
+    assert "2 of 2 contracts to play have no solved DP table in " in first.stderr
+    assert "about 0 min on an idle 2-core machine (3.3 s a table)" in first.stderr
+    again = run_cli("experiment", "performance", directory, "--agent", "rcc", "--workers", "1", env=env)
+    assert again.returncode == 0 and "no solved DP table" not in again.stderr

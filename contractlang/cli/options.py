@@ -17,6 +17,10 @@ ConventionOption = Annotated[str, typer.Option(
     help="How a breach bears on the weeks after it: cs19 (every later due counts, [CS-19]) or paper-tables (in a "
          "contract with a deduction or rollover clause the Customer owes nothing after the first breach, as the "
          "paper's rows imply, [CS-19a]). Only the scoring changes; the games are the same.")]
+FloorsOption = Annotated[str, typer.Option(
+    "--floors", help="Which written minimums are hard floors ([CS-14a]): cs14 (the default: substitution's and "
+                     "deduction's), no-deduction-floor, rollover-lifts-floors, or "
+                     "no-deduction-floor+rollover-lifts-floors.")]
 LlmWorkers = Annotated[Optional[int], typer.Option(
     min=1, help="Local worker processes (default: all cores; with an LLM agent 8, the number of model requests in "
                 "flight).")]

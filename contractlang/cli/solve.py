@@ -11,7 +11,7 @@ import typer
 from contractlang.cli.app import app
 from contractlang.cli.errors import InputError
 from contractlang.cli.inputs import load_one
-from contractlang.cli.options import JsonFlag
+from contractlang.cli.options import FloorsOption, JsonFlag, choice
 
 
 @app.command()
@@ -24,6 +24,7 @@ def solve(
     = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Solve afresh and keep nothing on disk.")] = False,
     plot: Annotated[Optional[Path], typer.Option(help="Draw the survival curve S_t to this PNG.")] = None,
+    floors: FloorsOption = "cs14",
     json_out: JsonFlag = False,
 ) -> None:
     """Exact DP for the rational Supplier (ContractSim paper, App. C.1): P_sat, expected utilities with both players RCC,
@@ -35,7 +36,10 @@ def solve(
     checked = load_one(contract)
     if checked.ir.kind != "contractsim":
         raise InputError(f"{contract}: `solve` needs a ContractSim contract; this one is for CT-Bench")
-    environment = get_env(env)
+    from contractlang.interpreter import FLOOR_RULES
+
+    rules = FLOOR_RULES[choice(floors, tuple(FLOOR_RULES), "floor rule set")]
+    environment = get_env(env).model_copy(update={"floors": rules})
     directory = None if no_cache else (cache_dir or default_dir())
     cache = TableCache(directory)
     from rich.progress import Progress

@@ -19,6 +19,7 @@ from contractlang.interpreter.ctbench import (
     Rules,
 )
 from contractlang.interpreter.events import EventError
+from contractlang.interpreter.rounds import FLOOR_RULES, FloorRules
 from contractlang.ir import ContractIR, ContractSimIR
 
 __all__ = [
@@ -29,6 +30,8 @@ __all__ = [
     "CTBenchMonitor",
     "Enforcement",
     "EventError",
+    "FLOOR_RULES",
+    "FloorRules",
     "Forfeit",
     "PointsTransfer",
     "Rules",
@@ -38,8 +41,10 @@ __all__ = [
 ]
 
 
-def compile(ir: ContractIR, rules: Rules | None = None) -> ContractSimMonitor | CTBenchMonitor:  # noqa: A001
-    """The initial monitor for a checked contract; a CT-Bench one enforces `rules` (default: the paper's text)."""
+def compile(ir: ContractIR, rules: Rules | None = None,  # noqa: A001
+            floors: FloorRules = FloorRules()) -> ContractSimMonitor | CTBenchMonitor:
+    """The initial monitor for a checked contract: a ContractSim one under the floor rule set `floors` ([CS-14a]),
+    a CT-Bench one enforcing `rules` (default: the paper's text)."""
     if isinstance(ir, ContractSimIR):
-        return compile_contractsim(ir).monitor()
+        return compile_contractsim(ir, floors=floors).monitor()
     return CTBenchMonitor(ir=ir, rules=rules or Rules.named("paper"))

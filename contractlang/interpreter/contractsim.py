@@ -13,7 +13,7 @@ import numpy as np
 from pydantic import ConfigDict
 
 from contractlang.interpreter.events import ContractSimEvent, Delivery, EventError, Payment, WeekEnd
-from contractlang.interpreter.rounds import RoundRules, applied_deduction, evaluate_round, payment_due
+from contractlang.interpreter.rounds import FloorRules, RoundRules, applied_deduction, evaluate_round, payment_due
 from contractlang.ir import ContractSimIR, Triple
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, Frozen
 
@@ -97,9 +97,11 @@ class CompiledContractSim(Frozen):
                            tuple(int(v) for v in out.required))
 
 
-def compile_contractsim(ir: ContractSimIR, inventory_cap: int | None = None) -> CompiledContractSim:
-    """The contract's rules, tabulated up to the environment's `inventory_cap` when one is given."""
-    rules = RoundRules.from_ir(ir)
+def compile_contractsim(ir: ContractSimIR, inventory_cap: int | None = None,
+                        floors: FloorRules = FloorRules()) -> CompiledContractSim:
+    """The contract's rules under the floor rule set `floors`, tabulated up to the environment's `inventory_cap`
+    when one is given."""
+    rules = RoundRules.from_ir(ir, floors)
     memory = rules.memory_states()
     memory.setflags(write=False)
     tables = () if inventory_cap is None else tuple(_round_table(rules, t, inventory_cap) for t in range(5))

@@ -17,6 +17,25 @@ from contractlang.vocab import PRODUCTION_WEEKS, SUBSTITUTION_WEIGHTS, Frozen
 _W = np.array(SUBSTITUTION_WEIGHTS, dtype=np.int64)
 
 
+class FloorRules(Frozen):
+    """Which written minimums are hard floors in a production week, a named rule set ([CS-14], [CS-14a]):
+    by default both clauses' minimums are; the variants test readings of the paper that differ."""
+
+    deduction_floor: bool = True  # False: the deduction clause's minimum is no floor, only substitution's is
+    rollover_lifts_floors: bool = False  # True: no floor binds where rollover carries the week's deficits
+
+    @property
+    def name(self) -> str:
+        return next(name for name, rules in FLOOR_RULES.items() if rules == self)
+
+
+FLOOR_RULES = {"cs14": FloorRules(), "no-deduction-floor": FloorRules(deduction_floor=False),
+               "rollover-lifts-floors": FloorRules(rollover_lifts_floors=True),
+               "no-deduction-floor+rollover-lifts-floors": FloorRules(deduction_floor=False,
+                                                                      rollover_lifts_floors=True)}
+"""Every floor rule set by the name the CLI and the conformance table give it; `cs14` is the default."""
+
+
 class RoundRules(Frozen):
     """The contract terms that week evaluation needs, in the units deductions are charged in."""
 
@@ -26,9 +45,10 @@ class RoundRules(Frozen):
     max_deficit: int
     prices: Triple
     schedule: tuple[Triple, Triple, Triple, Triple, Triple]
+    floors: FloorRules = FloorRules()
 
     @classmethod
-    def from_ir(cls, ir: ContractSimIR) -> RoundRules:
+    def from_ir(cls, ir: ContractSimIR, floors: FloorRules = FloorRules()) -> RoundRules:
         c = ir.contingencies
         return cls(
             mode=c.mode,
@@ -37,7 +57,19 @@ class RoundRules(Frozen):
             max_deficit=c.rollover.max_deficit if c.rollover else 0,
             prices=ir.prices,
             schedule=ir.deliveries,
+            floors=floors,
         )
+
+    @property
+    def floor_min(self) -> Triple | None:
+        """The per-product minimums that are hard floors under the rule set, None when none is ([CS-13], [CS-14],
+        [CS-14a]): substitution's always, deduction's unless `deduction_floor` is off, neither in a rollover
+        contract when `rollover_lifts_floors` (a week rollover cannot carry fails on its own terms)."""
+        if self.floors.rollover_lifts_floors and self.carries_deficits:
+            return None
+        mins = [m for m in (self.substitution_min, self.deduction_min if self.floors.deduction_floor else None)
+                if m is not None]
+        return tuple(max(column) for column in zip(*mins)) if mins else None
 
     @property
     def carries_deficits(self) -> bool:
@@ -90,11 +122,10 @@ def required_quantities(rules: RoundRules, round_index: int, memory) -> np.ndarr
 
 
 def delivery_floor(rules: RoundRules, required: np.ndarray) -> np.ndarray:
-    """Hard per-product floor min(min_qty, req) from substitution and deduction ([CS-13], [CS-14])."""
-    mins = [m for m in (rules.substitution_min, rules.deduction_min) if m is not None]
-    if not mins:
+    """Hard per-product floor min(min_qty, req) under the contract's floor rules ([CS-13], [CS-14], [CS-14a])."""
+    if rules.floor_min is None:
         return np.zeros_like(required)
-    return np.minimum(np.max(np.array(mins, dtype=np.int64), axis=0), required)
+    return np.minimum(np.array(rules.floor_min, dtype=np.int64), required)
 
 
 def credit(rules: RoundRules, required: np.ndarray, delivered: np.ndarray) -> np.ndarray:

@@ -18,9 +18,17 @@ from contractlang.ir import ContractSimIR
 from contractlang.vocab import Frozen
 from games.contractsim.batch import play_batch
 from games.contractsim.environments import environment
-from games.contractsim.metrics import RoleSummary, Stat, convention_line, output_name, role_run, summarise
+from games.contractsim.metrics import (
+    RoleSummary,
+    Stat,
+    convention_line,
+    output_name,
+    role_run,
+    summarise,
+)
+from games.contractsim.paper import cell_text, paper_tables
 from games.contractsim.run import RunRecord
-from games.runner import Progress, run_phase
+from games.runner import Progress, run_phase, stored_records
 from solver.dp import TableCache
 
 SEED = 42
@@ -84,6 +92,37 @@ def run_rational(job: RationalJob, tables: TableCache | None = None) -> Rational
     return RationalRecord(job=job, runs=runs)
 
 
+QUIET_SECONDS_PER_TABLE = 3.3
+"""Wall time of one synthetic contract's DP solve on an idle 2-core machine (the shipped 180 in about 10 min,
+issue #46); under load we measured 20-30 s (docs/explanation/fidelity.md)."""
+
+
+class SolvingPlan(Frozen):
+    """What the first phase of a run must solve before it plays: the jobs still to play whose tables are not on
+    disk, and a quiet-machine estimate of the time."""
+
+    to_play: int
+    to_solve: int
+
+    @property
+    def quiet_minutes(self) -> float:
+        return self.to_solve * QUIET_SECONDS_PER_TABLE / 60
+
+    def text(self, cache_dir: Path) -> str:
+        return (f"{self.to_solve} of {self.to_play} contracts to play have no solved DP table in {cache_dir}: they "
+                f"are solved first, about {self.quiet_minutes:.0f} min on an idle 2-core machine "
+                f"({QUIET_SECONDS_PER_TABLE} s a table), several times that under load; the progress line below "
+                "keeps the running estimate")
+
+
+def solving_plan(jobs: list[RationalJob], store_path: Path, tables: TableCache) -> SolvingPlan:
+    """How many of `jobs` are not in the store yet, and how many of those need a DP solve first."""
+    done = stored_records(store_path, RationalRecord, lambda r: r.job, "games")
+    todo = [j for j in jobs if j not in done]
+    return SolvingPlan(to_play=len(todo), to_solve=sum(not tables.holds(j.contract, environment(j.env))
+                                                       for j in todo))
+
+
 def rational_records(jobs: list[RationalJob], store_path: Path, workers: int | None, ray_address: str | None,
                      progress: Progress | None = None, shared: Path | None = None) -> tuple[list[RationalRecord], int]:
     """Every job's record, from the store (or the read-only `shared` one) or played now (and appended to the
@@ -138,28 +177,10 @@ def _text(stat: Stat | None) -> str:
 
 
 PAPER_ROWS: dict[tuple[str, str, str], tuple[str, ...]] = {
-    # ContractSim paper, App. D.3, Table 7 (Customer, macro); keys (role, counterparty, policy)
-    ("customer", "rcc", "rc"): ("323.5 ± 88.2", "323.5 ± 88.2", "-0.1 ± 1.5", "-0.1 ± 1.5", "100.0", "100.0", "100.0", "98.7 ± 10.4", "0.0", "0.0", "0.0"),
-    ("customer", "rcc", "rcc"): ("323.4 ± 88.4", "323.4 ± 88.4", "0.0", "0.0", "98.7 ± 10.4", "100.0", "0.0", "100.0", "1.7 ± 12.8", "0.0", "100.0"),
-    ("customer", "rcc", "re"): ("200.0 ± 0.0", "200.0 ± 0.0", "123.4 ± 88.4", "123.4 ± 88.4", "0.0", "0.0", "–", "38.7 ± 36.7", "100.0", "100.0", "–"),
-    ("customer", "rc", "rc"): ("323.5 ± 88.2", "323.5 ± 88.2", "0.3 ± 2.5", "0.1 ± 1.0", "100.0", "100.0", "100.0", "98.7 ± 10.4", "0.0", "0.0", "0.0"),
-    ("customer", "rc", "rcc"): ("323.9 ± 87.9", "323.6 ± 88.1", "0.0", "0.0", "98.7 ± 10.4", "100.0", "0.0", "100.0", "1.7 ± 12.8", "0.0", "100.0"),
-    ("customer", "rc", "re"): ("282.6 ± 53.9", "209.2 ± 26.0", "41.3 ± 47.9", "114.4 ± 86.4", "0.0", "0.0", "–", "48.5 ± 25.2", "100.0", "100.0", "–"),
-    ("customer", "re", "rc"): ("54.0 ± 64.7", "54.0 ± 64.7", "99.8 ± 68.2", "99.8 ± 68.2", "100.0", "100.0", "100.0", "72.4 ± 39.1", "0.0", "0.0", "0.0"),
-    ("customer", "re", "rcc"): ("153.8 ± 32.4", "153.8 ± 32.4", "0.0", "0.0", "72.4 ± 39.1", "100.0", "0.0", "100.0", "33.3 ± 47.3", "0.0", "100.0"),
-    ("customer", "re", "re"): ("200.0 ± 0.0", "200.0 ± 0.0", "-46.2 ± 32.4", "-46.2 ± 32.4", "0.0", "0.0", "–", "38.7 ± 36.7", "100.0", "100.0", "–"),
-    # Table 8 (Supplier, macro)
-    ("supplier", "rcc", "rc"): ("52.6 ± 36.2", "52.4 ± 36.6", "0.0 ± 0.2", "0.0 ± 0.2", "97.2 ± 15.4", "97.2 ± 15.4", "–", "98.6 ± 9.0", "3.9 ± 19.4", "3.9 ± 19.4", "–"),
-    ("supplier", "rcc", "rcc"): ("52.6 ± 36.2", "52.4 ± 36.5", "0.0", "0.0", "97.2 ± 15.4", "97.2 ± 15.4", "–", "98.6 ± 9.0", "3.9 ± 19.4", "3.9 ± 19.4", "–"),
-    ("supplier", "rcc", "re"): ("46.2 ± 32.4", "8.3 ± 18.3", "6.5 ± 49.2", "44.1 ± 45.2", "5.3 ± 8.9", "5.3 ± 8.9", "–", "32.0 ± 35.0", "100.0", "100.0", "–"),
-    ("supplier", "rc", "rc"): ("53.6 ± 35.0", "53.4 ± 35.4", "0.0", "0.0", "98.9 ± 6.9", "98.9 ± 6.9", "–", "98.9 ± 6.9", "3.9 ± 19.4", "3.9 ± 19.4", "–"),
-    ("supplier", "rc", "rcc"): ("53.6 ± 35.0", "53.4 ± 35.4", "0.0", "0.0", "98.9 ± 6.9", "98.9 ± 6.9", "–", "98.9 ± 6.9", "3.9 ± 19.4", "3.9 ± 19.4", "–"),
-    ("supplier", "rc", "re"): ("146.0 ± 64.7", "8.3 ± 18.3", "-92.4 ± 65.0", "45.1 ± 44.4", "5.3 ± 8.9", "5.3 ± 8.9", "–", "5.3 ± 8.9", "100.0", "100.0", "–"),
-    ("supplier", "re", "rc"): ("-29.7 ± 10.1", "-29.7 ± 10.1", "29.7 ± 10.1", "29.7 ± 10.1", "9.3 ± 12.8", "–", "9.3 ± 12.8", "90.7 ± 12.8", "100.0", "–", "100.0"),
-    ("supplier", "re", "rcc"): ("0.0 ± 0.0", "0.0 ± 0.0", "0.0", "0.0", "0.0", "–", "0.0", "100.0", "100.0", "–", "100.0"),
-    ("supplier", "re", "re"): ("0.0 ± 0.0", "0.0 ± 0.0", "0.0", "0.0", "0.0", "–", "0.0", "100.0", "100.0", "–", "100.0"),
-}
-"""The paper's rational rows as printed (macro tables; ContractSim paper, App. D.3), for the side-by-side comparison."""
+    (t.role, r.counterparty, r.agent): tuple(cell_text(c) for c in r.cells)
+    for t in paper_tables() if t.aggregation == "macro" for r in t.rows if r.rational}
+"""The paper's rational rows (Tables 7–8, macro; ContractSim paper, App. D.3) keyed (role, counterparty, policy), for the side-by-side
+comparison."""
 
 TITLES = {("customer", False): "Table 7 — Customer, macro", ("supplier", False): "Table 8 — Supplier, macro",
           ("customer", True): "Table 9 — Customer, micro", ("supplier", True): "Table 10 — Supplier, micro"}

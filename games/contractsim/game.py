@@ -12,6 +12,7 @@ from functools import lru_cache
 from typing import Literal, Union
 
 from contractlang.interpreter.contractsim import CompiledContractSim, ContractSimMonitor, compile_contractsim
+from contractlang.interpreter.rounds import FloorRules
 from contractlang.interpreter.events import Delivery, Payment, WeekEnd
 from contractlang.ir import ContractSimIR, Triple
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, Frozen
@@ -89,9 +90,9 @@ Observation = Union[CustomerObservation, SupplierObservation]
 
 
 @lru_cache(maxsize=64)
-def _compiled(base_ir: ContractSimIR, inventory_cap: int) -> CompiledContractSim:
+def _compiled(base_ir: ContractSimIR, inventory_cap: int, floors: FloorRules) -> CompiledContractSim:
     """Compiling tabulates every week outcome (~50 ms); a sweep plays each contract many times."""
-    return compile_contractsim(base_ir, inventory_cap)
+    return compile_contractsim(base_ir, inventory_cap, floors)
 
 
 class ContractSimGame(Frozen):
@@ -105,7 +106,7 @@ class ContractSimGame(Frozen):
 
     @classmethod
     def make(cls, ir: ContractSimIR, env: SupplyEnvironment) -> ContractSimGame:
-        return cls(ir=ir, env=env, compiled=_compiled(ir.base_units(), env.inventory_cap))
+        return cls(ir=ir, env=env, compiled=_compiled(ir.base_units(), env.inventory_cap, env.floors))
 
     def new_initial_state(self, shocks: Shocks) -> State:
         return State(game=self, shocks=shocks, monitor=self.compiled.monitor(), cash=self.env.capital,

@@ -115,7 +115,7 @@ class Stat(Frozen):
     def text(self, scale: float = 1.0) -> str:
         if self.mean is None:
             return "–"
-        if self.sd is None:  # a pooled ratio (micro, unilateral, reciprocal) has no spread
+        if self.sd is None:  # a summary that records no spread prints its mean alone
             return f"{self.mean * scale:.1f}"
         return f"{self.mean * scale:.1f} ± {self.sd * scale:.1f}"
 
@@ -127,10 +127,6 @@ def _stat(xs: list[float]) -> Stat:
     mean = sum(xs) / len(xs)
     sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (len(xs) - 1)) if len(xs) > 1 else 0.0
     return Stat(mean=mean, sd=sd)
-
-
-def _ratio(num: float, den: float) -> Stat:
-    return Stat(mean=num / den if den else None, sd=None)
 
 
 def _micro(rates: list[tuple[float, int]]) -> Stat:
@@ -188,8 +184,8 @@ def summarise(runs: list[RunRecord], role: str, counterfactual: list[RunRecord] 
         exploited_micro=_micro([(x.post_compliance, x.post_weeks) for x in resp]),
         tft_micro=_micro([(x.tft, x.eval_weeks) for x in valid]),
         defection=_stat([float(x.defected) for x in rr]),
-        unilateral=_ratio(sum(x.z_uni for x in rr), sum(x.e_pre for x in rr)),
-        reciprocal=_ratio(sum(x.z_rec for x in rr), sum(x.e_resp for x in rr)),
+        unilateral=_stat([float(x.z_uni) for x in pre]),
+        reciprocal=_stat([float(x.z_rec) for x in resp]),
     )
 
 

@@ -21,11 +21,24 @@ from contractlang.render import relabel
 from contractlang.vocab import Frozen
 from games.contractsim.batch import play_batch
 from games.contractsim.environments import environment
-from games.contractsim.experiments import (COUNTERPARTIES, PAPER_ROWS, POLICIES, SEED, TITLES, RationalJob,
-                                           RationalRecord, TableRow, counterparty_name, pairing, row_cells,
-                                           table_lines, table_row, tables)
+from games.contractsim.experiments import (
+    COUNTERPARTIES,
+    POLICIES,
+    SEED,
+    TITLES,
+    RationalJob,
+    RationalRecord,
+    TableRow,
+    counterparty_name,
+    pairing,
+    row_cells,
+    table_lines,
+    table_row,
+    tables,
+)
 from games.contractsim.metrics import convention_line, output_name, summarise
 from games.agents import AgentError, agent_name, check, split_label
+from games.contractsim.paper import PAPER_N, cell_text, paper_tables, welch_p
 from games.contractsim.run import RunRecord, play
 from games.figures import pyplot, save_png, write_json
 from games.runner import Progress, run_phase
@@ -164,10 +177,15 @@ class AgentUsage(Frozen):
 
 
 class PaperRow(Frozen):
+    """A published row (Tables 7–10): an LLM agent the paper evaluated or a rational policy."""
+
+    table: int
+    micro: bool
     role: str
     counterparty: str
     policy: str
     cells: tuple[str, ...]
+    stats: tuple[tuple[float, float] | None, ...]  # (mean, SD) per cell, n = PAPER_N
 
 
 class PerformanceReport(Frozen):
@@ -179,7 +197,7 @@ class PerformanceReport(Frozen):
     roles: tuple[str, ...]
     rows: tuple[TableRow, ...]  # policy = the agent's label (`entries`)
     rational: tuple[TableRow, ...]
-    paper: tuple[PaperRow, ...]  # ContractSim paper, App. D.3, macro
+    paper: tuple[PaperRow, ...]  # Tables 7–10 as published: the three LLM agents' rows and the rational ones
     llm: tuple[AgentUsage, ...]  # the LLM agents only
     settings: tuple[str | None, ...] = (None,)  # each agent plays in each; None: the contracts' own
     convention: str = "cs19"  # how a breach bears on later weeks (metrics.CONVENTIONS)
@@ -220,8 +238,9 @@ def report(cases: list[Case], agents: list[str], roles: list[str],
         contracts=len({(c.contract.name, c.env) for c in cases}), seeds=tuple(dict.fromkeys(c.seed for c in cases)),
         agents=tuple(agents), roles=tuple(roles), rows=tuple(rows),
         rational=tuple(r for r in tables(per_case, convention) if r.role in roles),
-        paper=tuple(PaperRow(role=role, counterparty=other, policy=own, cells=cells)
-                    for (role, other, own), cells in PAPER_ROWS.items() if role in roles),
+        paper=tuple(PaperRow(table=t.table, micro=t.aggregation == "micro", role=t.role, counterparty=r.counterparty,
+                             policy=r.agent, cells=tuple(cell_text(c) for c in r.cells), stats=r.cells)
+                    for t in paper_tables() if t.role in roles for r in t.rows),
         llm=tuple(llm), settings=settings, convention=convention, covers=covers)
 
 
@@ -229,27 +248,64 @@ def _label(agent: str) -> str:
     return agent.replace("|", "\\|")  # a cmd: program line may hold a pipe
 
 
+def _paper_label(policy: str) -> str:
+    return f"{policy.upper() if policy in POLICIES else policy} (paper)"
+
+
+SIGNIFICANCE = 0.05
+
+
+def differs(cell: str, stat: tuple[float, float] | None, n: int) -> str:
+    """Welch's two-sample t-test of one of our cells (mean ± SD over `n` runs) against a published one (n =
+    PAPER_N): its two-sided p, starred below SIGNIFICANCE; '–' where either side has no mean or no spread."""
+    mine = parse_cell(cell)
+    if mine is None or stat is None:
+        return "–"
+    p = welch_p(mine[0], mine[1], n, stat[0], stat[1], PAPER_N)
+    if p is None:
+        return "–"
+    return f"{p:.2g}*" if p < SIGNIFICANCE else f"{p:.2g}"
+
+
+def parse_cell(cell: str) -> tuple[float, float] | None:
+    """(mean, SD) of a printed cell ('–' is None; a cell with no spread has SD 0)."""
+    if cell == "–":
+        return None
+    mean, _, sd = cell.replace("−", "-").partition(" ± ")
+    return float(mean), float(sd or 0.0)
+
+
 def markdown(rep: PerformanceReport) -> str:
     """Tables 7–10 (macro and micro): in each counterparty block the agents' rows, the rational policies' rows
-    on the same cases, and (macro) the paper's rational rows of ContractSim paper, App. D.3; then the LLM agents' account."""
+    on the same cases, and the paper's published rows (its three LLM agents and the rational policies); under
+    each table, Welch's test of every agent row against every published row of its block; then the LLM agents'
+    account."""
     out = [convention_line(rep.convention), *([f"Contracts: {rep.covers}."] if rep.covers else []), ""]
     for micro in (False, True):
         for role in rep.roles:
-            lines = []
+            lines, tests = [], []
             for other in COUNTERPARTIES:
                 block = [r for r in rep.rows if (r.role, r.counterparty) == (role, other)]
                 lines += [(other.upper(), _label(r.policy), row_cells(r.summary, micro)) for r in block]
-                block = [r for r in rep.rational if (r.role, r.counterparty) == (role, other)]
+                rational = [r for r in rep.rational if (r.role, r.counterparty) == (role, other)]
                 lines += [(other.upper(), f"{r.policy.upper()} (rational)", row_cells(r.summary, micro))
-                          for r in block]
-                if not micro:
-                    lines += [(other.upper(), f"{p.policy.upper()} (paper)", p.cells) for p in rep.paper
-                              if (p.role, p.counterparty) == (role, other)]
+                          for r in rational]
+                paper = [p for p in rep.paper if (p.role, p.counterparty, p.micro) == (role, other, micro)]
+                lines += [(other.upper(), _paper_label(p.policy), p.cells) for p in paper]
+                tests += [(other.upper(), f"{_label(r.policy)} vs {_paper_label(p.policy)}",
+                           tuple(differs(c, s, r.summary.runs) for c, s in zip(row_cells(r.summary, micro), p.stats)))
+                          for r in block for p in paper]
             out += table_lines(f"## {TITLES[role, micro]}", role, f"{counterparty_name(role)} (counterparty)", lines)
+            out += table_lines(f"### {TITLES[role, micro]}: does each agent differ from the paper's rows? (p)", role,
+                               f"{counterparty_name(role)} (counterparty)", tests)
     out.append(f"{rep.contracts} contracts × seeds {', '.join(map(str, rep.seeds))}. In each counterparty block: "
-               "the agents, then the rational policies on the same contracts and seeds, then (macro tables) the "
-               "paper's published rational rows (ContractSim paper, App. D.3), marked (paper). Regret is against the RCC game on the "
-               "same contract, environment, counterparty and seed (ContractSim paper, App. C.6).")
+               "the agents, then the rational policies on the same contracts and seeds, then the paper's published "
+               "rows (Tables 7–10: Claude Opus 5, Gemini 3.6 Flash, GPT–5.6-Sol and the rational policies), marked "
+               "(paper). Regret is against the RCC game on the same contract, environment, counterparty and seed "
+               "(ContractSim paper, App. C.6). The p tables give the two-sided p of Welch's two-sample t-test from summary statistics "
+               f"(each row's mean and SD, n = its runs against the paper's n = {PAPER_N}; for a rate defined on "
+               f"fewer runs this n overstates both sides); * marks p < {SIGNIFICANCE}, and '–' a cell either side "
+               "leaves undefined or where neither varies.")
     if rep.settings != (None,):
         out += setting_table(rep)
     if rep.llm:

@@ -101,9 +101,20 @@ def random_terms(rng: np.random.Generator, env: SupplyEnvironment) -> Terms:
     total = int(rng.integers(low, high + 1)) if low <= high else int(rng.integers(1, env.budget + 1))
     payments = rng.multinomial(total - 1, [1 / 6] * 6)
     payments[0] += 1
-    unit = total / (5 * (4 * q[0] + 2 * q[1] + q[2]))
-    prices = tuple(min(MAX_PRICE, round(w * unit)) for w in (4, 2, 1))
-    return Terms(quantities=q, prices=prices, payments=tuple(int(m) for m in payments))
+    return Terms(quantities=q, prices=tied_prices(q, total), payments=tuple(int(m) for m in payments))
+
+
+def tied_prices(quantities: Triple, total: int) -> Triple:
+    """Integer prices in the Customer's 4:2:1 ratio whose five-week delivered value is nearest `total`, the
+    payment total (each capped at MAX_PRICE)."""
+    unit = total / (5 * (4 * quantities[0] + 2 * quantities[1] + quantities[2]))
+    return tuple(min(MAX_PRICE, round(w * unit)) for w in (4, 2, 1))
+
+
+def with_tied_prices(terms: Terms) -> Terms:
+    """The generator rule that ties prices to payments at the end of a search ([CS-34a]): the search never keeps
+    a price move (no base valuation reads prices), so the start's prices are reset against the final payments."""
+    return terms.model_copy(update={"prices": tied_prices(terms.quantities, sum(terms.payments))})
 
 
 def unit_ingredient_cost(env: SupplyEnvironment) -> np.ndarray:

@@ -259,11 +259,45 @@ def table_text(table: PaperTable, with_paper: bool = False) -> str:
     head = ["Model", *(TITLES[c] for c in table.columns), "n"]
     body = [[paper_name(name) if with_paper else name, *(cell(name, n, cells, c) for c in table.columns), str(n)]
             for name, n, cells in table.rows]
+    published = _paper_rows(table, {name for name, _, _ in table.rows}) if with_paper else []
+    body += [[f"{paper_name(name)} (paper)", *cells, str(paper_games(table, name))] for name, cells in published]
     widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
     title = f"Table {table.number}: {MODE_TITLE[table.mode]}; {CONDITION_TITLE[table.condition]}"
     lines = [title, "  ".join(h.ljust(w) for h, w in zip(head, widths))]
-    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)) for r in body]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in body]
+    if with_paper:
+        lines += _differences(table, published)
     return "\n".join(lines)
+
+
+def _paper_rows(table: PaperTable, ours: set[str]) -> list[tuple[str, list[str]]]:
+    """The paper's rows of this table that the input has no row for, by the authors' log names, in its order."""
+    rows = _paper_data()["tables"].get(str(table.number), {})
+    return [(name, cells) for name, cells in rows.items() if name not in ours]
+
+
+def _differences(table: PaperTable, published: list[tuple[str, list[str]]]) -> list[str]:
+    """For each of our rows that is none of the paper's, the published rows it differs from and where: the two
+    95% intervals (mean ± half-width, [CT-38]) do not overlap."""
+    lines = []
+    for name, _, cells in table.rows:
+        if paper_cell(table, name, table.columns[0]) is not None:
+            continue
+        found = []
+        for other, theirs in published:
+            columns = [TITLES[c] for c, p in zip(table.columns, theirs)
+                       if _disjoint(cells[c], _value(p))]
+            if columns:
+                found.append(f"{paper_name(other)}: {', '.join(columns)}")
+        lines.append(f"  {name} differs from the paper's rows (95% intervals disjoint) in "
+                     + ("; ".join(found) if found else "no cell"))
+    return lines
+
+
+def _disjoint(ours: Interval, theirs: tuple[float, float] | None) -> bool:
+    if ours.mean is None or theirs is None:
+        return False
+    return abs(ours.mean - theirs[0]) > (ours.half_width or 0.0) + theirs[1] + 1e-9
 
 
 def promise_text(rows: list[PromiseRow], paper_names: bool = False) -> str:

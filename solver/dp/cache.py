@@ -28,6 +28,7 @@ from typing import Literal
 import numpy as np
 
 from contractlang.files import FileError, make_folder, read_capped, write_atomically
+from contractlang.interpreter.rounds import RoundRules
 from contractlang.ir import ContractSimIR
 from solver.dp.induction import (POLICY_DTYPE, UNSOLVED, OrderTable, Progress, SolveResult, in_setting, policy_shape,
                                  solve_in_base_units)
@@ -50,9 +51,15 @@ def default_dir() -> Path:
 
 def table_key(ir: ContractSimIR, env: SupplyEnvironment, cover: Cover) -> str:
     """Only the terms that change the game count, money in base units: not the contract's name, parties,
-    stated relations or setting (a table solved for Catering serves the same terms relabelled as Hotel)."""
-    terms = ir.base_units().model_dump(mode="json", exclude={"name", "parties", "asserts", "setting"})
-    blob = json.dumps([SOLVER_VERSION, terms, env.model_dump(mode="json"), cover], sort_keys=True)
+    stated relations or setting (a table solved for Catering serves the same terms relabelled as Hotel). The
+    floor rule set counts by what it makes of this contract's minimums ([CS-14a]): a variant that floors
+    the same minimums shares the default's entry, any other has its own."""
+    base = ir.base_units()
+    terms = base.model_dump(mode="json", exclude={"name", "parties", "asserts", "setting"})
+    floors = RoundRules.from_ir(base, env.floors).floor_min
+    default = [] if floors == RoundRules.from_ir(base).floor_min else [floors]
+    blob = json.dumps([SOLVER_VERSION, terms, env.model_dump(mode="json", exclude={"floors"}), cover, *default],
+                      sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
@@ -175,6 +182,10 @@ class TableCache:
         before = self._memory.cache_info().hits
         result, table, from_disk = self._memory(ir, env, cover)
         return result, table, from_disk or self._memory.cache_info().hits > before
+
+    def holds(self, ir: ContractSimIR, env: SupplyEnvironment, cover: Cover = "schedule") -> bool:
+        """Whether a solved table for these terms is on disk (not checked against its digest: a hint only)."""
+        return self.directory is not None and self._path(table_key(ir, env, cover)).exists()
 
     def _path(self, key: str) -> Path:
         assert self.directory is not None

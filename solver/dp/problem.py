@@ -294,7 +294,7 @@ def _cash_reach(env: SupplyEnvironment, payments: np.ndarray, cover: Cover) -> n
 
 def build_problem(ir: ContractSimIR, env: SupplyEnvironment, cover: Cover = "schedule") -> DPProblem:
     base = ir.base_units()
-    compiled = compile_contractsim(base, env.inventory_cap)
+    compiled = compile_contractsim(base, env.inventory_cap, env.floors)
     side = env.inventory_cap + 1
     payments = np.array(base.payments, dtype=np.int64)
     output, violation, next_memory, deduction, due, leftover = _production(compiled, payments)

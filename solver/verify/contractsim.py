@@ -125,7 +125,7 @@ class _PlanModel:
 
     def __init__(self, ir: ContractSimIR, env: SupplyEnvironment, case: str, timeout_ms: int):
         base = ir.base_units()
-        rules = RoundRules.from_ir(base)
+        rules = RoundRules.from_ir(base, env.floors)
         lows, highs = env.price_bounds()
         prices = lows if case == "best" else highs
         spoil = 0 if case == "best" else env.spoilage_max

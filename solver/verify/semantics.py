@@ -53,9 +53,8 @@ class ZRound:
                 k = zmin(coverable[d], floor_div(pool, SUBSTITUTION_WEIGHTS[d]))
                 credited.append(base[d] + k)
                 pool = pool - k * SUBSTITUTION_WEIGHTS[d]
-        mins = [m for m in (rules.substitution_min, rules.deduction_min) if m is not None]
-        if mins:
-            floor = [zmin(z3.IntVal(max(m[d] for m in mins)), req[d]) for d in range(3)]
+        if rules.floor_min is not None:
+            floor = [zmin(z3.IntVal(rules.floor_min[d]), req[d]) for d in range(3)]
             floor_breach = z3.Or([delivered[d] < floor[d] for d in range(3)])
         else:
             floor_breach = z3.BoolVal(False)
