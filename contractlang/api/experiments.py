@@ -123,13 +123,14 @@ class PerformanceResult(Rows):
 def performance(agent=None, agents=(), directory: str | Path | None = None, out: str | Path | None = None, role: str = "both",
                 seeds=(42,), settings=None, contracts: str | None = None, envs=None, variants=None, rhos=None,
                 limit: int | None = None, convention: str = "cs19", workers: int | None = None,
-                ray: str | None = None, llm=None, progress: Progress = None) -> PerformanceResult:
+                ray: str | None = None, llm=None, progress: Progress = None,
+                notice: Callable[[str], None] | None = None) -> PerformanceResult:
     """Each agent (`agent`, and every one of `agents`: an object with `act`, a class, a factory, a built-in name
     or a spec, `LABEL=SPEC` to label it) in `role` (with "both", the roles every agent plays: an agent may say
     which in its `roles` attribute) against RCC, RC and RE on every contract of the set or the
     slice (ContractSim paper, App. B.2, C.6): Tables 7–10 with the rational rows of the same cases, Figure 4, the LLM account. An
     object is labelled by its `name` and must pickle for `workers` > 1. `llm` is an `LlmSettings` for `llm:`
-    agents. Resumable: the games are jobs in `DIRECTORY/jobs/`, shared with the CLI."""
+    agents; `notice` hears, before a cold start, how many DP tables must be solved and an estimate. Resumable: the games are jobs in `DIRECTORY/jobs/`, shared with the CLI."""
     from games.contractsim.experiments import ROLES, rational_records
     from games.contractsim.metrics import CONVENTIONS, output_name
     from contractlang.files import check_outputs
@@ -167,6 +168,15 @@ def performance(agent=None, agents=(), directory: str | Path | None = None, out:
     rational_jobs = list(dict.fromkeys(c.rational for c in cases))
     jobs = out / "jobs"
     check_outputs(report_paths(out, convention))  # refused now, not after the games
+    if notice is not None:
+        from games.contractsim.experiments import solving_plan
+        from solver.dp import TableCache
+
+        tables = TableCache()
+        store = shared_store(directory, out, "rational.jsonl") or jobs / "rational.jsonl"
+        plan = solving_plan(rational_jobs, store, tables)
+        if plan.to_solve:
+            notice(plan.text(tables.directory))
     records, rational_now = rational_records(rational_jobs, jobs / "rational.jsonl", workers, ray, progress,
                                              shared_store(directory, out, "rational.jsonl"))
     games, played_now = performance_records(jobs_of(cases, names, roles, game_settings), jobs / "performance.jsonl",

@@ -180,7 +180,8 @@ def experiment_performance(
     with runner_progress(json_out) as advance, playing():
         result = performance(agents=agents, directory=directory, out=out, role=role, seeds=seed_list, settings=setting,
                              **_slice(contracts, envs, variants, rhos, limit), convention=convention,
-                             workers=workers, ray=ray, llm=settings, progress=advance)
+                             workers=workers, ray=ray, llm=settings, progress=advance,
+                             notice=None if json_out else lambda text: typer.echo(text, err=True))
     rep = result.report
     if json_out:
         typer.echo(json.dumps({"ok": True, "contracts": rep.contracts, "seeds": list(rep.seeds), "agents": agents,

@@ -4,6 +4,8 @@ it, [CS-11]), and the page says which it shows."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import json
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -24,12 +26,12 @@ from contractlang.render import relabel
 from games.contractsim.environments import environment
 from games.contractsim.game import ContractSimGame, Order, Pay, Produce, State
 from games.contractsim.log import OrderPlaced, WeekShocks
-from games.contractsim.policies import make_customer, make_supplier
+from games.agents import Seat, make_agent
 from games.contractsim.run import RunRecord, play
 from games.contractsim.shocks import draw_shocks
 from games.ctbench.board import GOAL_BONUS, INITIAL_CHIPS, PLAYERS, START, benchmark_board
 from games.ctbench.play import GameRecord, play_game
-from games.external import AgentError, is_external
+from games.agents import AgentError, names_code
 from solver.dp import TableCache
 from solver.dp.baseline import Values
 from solver.environment import SupplyEnvironment
@@ -122,9 +124,9 @@ def _llm_client(names: list[str], options: ViewOptions) -> LlmClient | None:
 
 
 def _rebuildable(names: list[str], options: ViewOptions) -> None:
-    programs = [n for n in names if is_external(n)]
+    programs = [n for n in names if names_code(n)]
     if programs and not options.allow_commands:
-        raise PageError(f"the record keeps no events, and rebuilding it would start the program {programs[0]!r}; "
+        raise PageError(f"the record keeps no events, and rebuilding it would run the code {programs[0]!r} names; "
                         "run `contractlang view` with --allow-commands to let it")
 
 
@@ -213,8 +215,9 @@ def contractsim_page(record: RunRecord, ir: ContractSimIR, options: ViewOptions,
     m = ir.setting_info.multiplier
     state: State = ContractSimGame.make(ir, env).new_initial_state(draw_shocks(env, np.random.default_rng(record.seed)))
     rng = np.random.default_rng(0)  # RCC draws nothing; the factories ask for a generator
-    rcc = {"customer": make_customer("rcc", rng),
-           "supplier": make_supplier("rcc", rng, lambda cover: tables.solve(ir, env, cover)[1])}
+    seat = Seat(game="contractsim", role="customer", rng=rng, contract=ir, env=env,
+                tables=lambda cover: tables.solve(ir, env, cover)[1])
+    rcc = {role: make_agent("rcc", replace(seat, role=role)) for role in ("customer", "supplier")}
     decisions: dict[int, list[dict]] = {}
     after: dict[int, dict] = {}
     for action in _actions(log, m):
