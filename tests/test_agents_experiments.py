@@ -5,35 +5,15 @@ same tables every time; a later full run reuses the slice's games."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
-import pytest
 
 import contractlang as cl
 from examples.agents.stingy import Stingy
-from games.contractsim.synth import BaseChoice, SolveJob, SynthPlan, Terms, run_solve, write_outputs
 from tests.helpers import run_cli
 
-VARIANTS = ("base", "S+PD")
-
-
-@pytest.fixture(scope="module")
-def synthetic(tmp_path_factory, tables) -> Path:
-    """The smallest set `synth` writes: Example 1's terms in Env 1 and two variants, solved directly."""
-    out = tmp_path_factory.mktemp("synthetic") / "set"
-    terms = Terms(quantities=(1, 1, 1), prices=(10, 5, 3), payments=(18, 18, 18, 18, 18, 0))
-    base = BaseChoice(env=1, rho=1.0, terms_env=1, start=0, terms=terms, feasible_starts=1)
-    jobs = [SolveJob(env=1, rho=1.0, variant=v, terms=terms) for v in VARIANTS]
-    write_outputs(out, [base], {j: run_solve(j, tables) for j in jobs}, SynthPlan(starts=1, search_envs=(1,),
-                                                                                   rhos=(1.0,)))
-    return out
-
-
-def fresh(synthetic: Path, where: Path) -> Path:
-    copy = where / "set"
-    shutil.copytree(synthetic, copy, ignore=shutil.ignore_patterns("jobs", "rational", "performance"))
-    return copy
+# the smallest synthetic set and its fresh copies, made once for both experiment test files
+from tests.test_performance import VARIANTS, fresh, synthetic  # noqa: E402,F401  (`synthetic` is a fixture)
 
 
 def performance(directory: Path, *args) -> dict:

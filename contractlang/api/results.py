@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from abc import abstractmethod
+
 from contractlang.vocab import Frozen
 
 
 class Rows(Frozen):
     """A typed result whose `rows()` are one flat dict per line of its table."""
 
+    @abstractmethod
     def rows(self) -> list[dict]:
-        raise NotImplementedError
+        """One flat dict per line of the result's table; every result type says what a line is."""
 
     def to_pandas(self):
         """`rows()` as a pandas DataFrame (pandas is optional: `pip install pandas`)."""
