@@ -96,7 +96,7 @@ class Registration:
 
 
 _REGISTRY: list[Registration] = []  # filled as modules register; a later entry replaces one it overlaps
-BUILTIN_MODULES = ("games.contractsim.policies", "games.contractsim.session", "games.ctbench.agents")
+BUILTIN_MODULES = ("games.contractsim.agents", "games.contractsim.session", "games.ctbench.agents")
 
 
 def register_agent(name: str, *, game: str, roles: Iterable[str] | None = None, builtin: bool = False,

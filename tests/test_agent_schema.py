@@ -12,7 +12,7 @@ from jsonschema import Draft202012Validator
 
 from games.agents import Seat, make_agent
 from games.ctbench.board import benchmark_board
-from games.ctbench.engine import CTBenchGame
+from games.ctbench.game import CTBenchGame
 from games.ctbench.negotiation import observation as talk_observation
 from tests.helpers import run_cli
 

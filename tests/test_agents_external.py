@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from helpers import run_cli
 
 from games.ctbench.board import benchmark_board
-from games.ctbench.engine import CTBenchGame, Move, Propose
+from games.ctbench.game import CTBenchGame, Move, Propose
 from games.agents import AgentError, closing_agents
 from games.external import ExternalAgent
 

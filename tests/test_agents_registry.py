@@ -125,7 +125,7 @@ def test_labels_split_before_any_colon():
 
 def test_a_registered_agent_plays_by_name_and_an_instance_is_reset_before_each_game():
     from games.contractsim.environments import environment
-    from games.contractsim.run import play
+    from games.contractsim.play import play
     from contractlang import load
 
     class Counting:

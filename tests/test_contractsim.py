@@ -14,7 +14,7 @@ from games.contractsim.environments import ENVIRONMENTS, environment
 from games.contractsim.game import ContractSimGame, Pay
 from games.contractsim.log import WeekShocks
 from games.contractsim.metrics import role_run, summarise
-from games.contractsim.run import play
+from games.contractsim.play import play
 from games.contractsim.shocks import draw_shocks
 from helpers import run_cli
 from strategies import contractsim_irs
@@ -87,7 +87,7 @@ def test_summary_over_runs():
 def test_micro_figures_carry_the_week_weighted_sd():
     """[CS-37] by hand: run A complies in all 6 of its weeks (x = 1, |W| = 6); run B in 2 of 4 evaluated weeks
     (x = 0.5, |W| = 4; weeks 9 and 11 owe nothing). Pooled 8/10 = 0.8; SD √((6·0.2² + 4·0.3²)/10) = √0.06."""
-    from games.contractsim.run import RunRecord, WeekRecord
+    from games.contractsim.play import RunRecord, WeekRecord
 
     def record(customer_weeks, first_violation=None):
         weeks = [WeekRecord(week=w, role="supplier", compliant=True, excluded=False,

@@ -15,7 +15,7 @@ from conftest import compare_golden
 from games.contractsim.environments import environment
 from games.contractsim.log import LOG_ADAPTER, OrderPlaced, PaymentWeekEnd, ProductionWeekEnd, WeekShocks, \
     monitor_events
-from games.contractsim.run import RunRecord, play
+from games.contractsim.play import RunRecord, play
 from helpers import contract, run_cli
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,7 +8,7 @@ from dp_helpers import CASES, CI_CASES, FULL, example, solved
 from games.contractsim.environments import environment
 from games.contractsim.log import OrderPlaced
 from games.contractsim.metrics import role_run, summarise
-from games.contractsim.run import play
+from games.contractsim.play import play
 
 # CI's reduced size: Envs 1, 3 and 5 (one deterministic and two stochastic, whose tables the DP and money tests
 # solve too), rollover examples (the slowest solves) in Env 1 only; CONTRACTLANG_SLOW_SCALE=full plays all 72

@@ -4,7 +4,7 @@ import pytest
 
 from contractlang.ir import CoverageTerm, CTBenchIR, PointsTerm
 from games.ctbench.board import Board, benchmark_board
-from games.ctbench.engine import Arrangement, CTBenchGame, Honour, Move, Propose, Respond, Trade
+from games.ctbench.game import Arrangement, CTBenchGame, Honour, Move, Propose, Respond, Trade
 from contractlang.interpreter.events import ChipCounts
 
 MD = benchmark_board(24).board  # red path (0,1)(0,2)(0,3)(1,3)(2,3)(3,3); blue (0,1)(1,1)(1,2)(1,3)(2,3)(3,3)

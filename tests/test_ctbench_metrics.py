@@ -4,7 +4,7 @@ import pytest
 
 from games.ctbench.board import benchmark_board
 from games.ctbench.metrics import game_metrics, gini, summarise, t_interval
-from games.ctbench.play import play_game
+from games.ctbench.play import play
 
 
 def test_gini():
@@ -22,7 +22,7 @@ def test_t_interval_matches_reported_widths():
 
 
 def test_game_metrics_of_a_cooperative_md_game():  # X7
-    record = play_game(benchmark_board(24), "prog_trading", "pfp", "planner", "planner")
+    record = play(benchmark_board(24), "prog_trading", "pfp", "planner", "planner")
     m = game_metrics(record)
     assert record.scores == (70, 70)
     assert (m.normalised_reward, m.gini, m.both_finished, m.bbb, m.contract_active) == (1.0, 0.0, 1.0, None, 1.0)
@@ -30,14 +30,14 @@ def test_game_metrics_of_a_cooperative_md_game():  # X7
 
 
 def test_exploiter_defects_and_conditional_stops_honouring():
-    record = play_game(benchmark_board(24), "none", "pfp", "exploiter", "planner")
+    record = play(benchmark_board(24), "none", "pfp", "exploiter", "planner")
     assert record.stats.unfulfilled >= 1
     m = game_metrics(record)
     assert m.defection is not None and m.defection > 0
 
 
 def test_summary_rows_have_the_paper_columns():
-    recs = [play_game(benchmark_board(i), c, mode, "planner", "planner")
+    recs = [play(benchmark_board(i), c, mode, "planner", "planner")
             for i in (0, 20, 40) for c in ("none", "prog_points") for mode in ("pfp", "trade")]
     rows = summarise(recs)
     assert {(r.condition, r.mode) for r in rows} == {(c, m) for c in ("none", "prog_points") for m in ("pfp", "trade")}

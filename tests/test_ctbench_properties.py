@@ -7,15 +7,15 @@ from hypothesis import strategies as st
 from games.agents import Seat, make_agent
 from games.ctbench.agents import RandomAgent
 from games.ctbench.board import benchmark_board
-from games.ctbench.engine import MAX_ROUNDS, total
-from games.ctbench.play import CONDITIONS, play_game
+from games.ctbench.game import MAX_ROUNDS, total
+from games.ctbench.play import CONDITIONS, play
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 79), st.sampled_from(CONDITIONS), st.sampled_from(["pfp", "trade"]),
        st.sampled_from(["random", "planner", "exploiter", "conditional"]), st.integers(0, 10**6))
 def test_random_games_keep_the_invariants(board_id, condition, mode, partner, seed):
-    record = play_game(benchmark_board(board_id), condition, mode, "random", partner, seed=seed, keep_log=True)
+    record = play(benchmark_board(board_id), condition, mode, "random", partner, seed=seed, keep_log=True)
     assert record.rounds <= MAX_ROUNDS  # the game always terminates
     for raw in record.raw_scores:
         assert raw == 0 or 20 <= raw <= 20 + 5 * 26  # X3: a lone finisher may hold the other's chips
@@ -29,7 +29,7 @@ def test_random_games_keep_the_invariants(board_id, condition, mode, partner, se
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 79), st.sampled_from(["pfp", "trade"]), st.integers(0, 10**6))
 def test_chip_conservation_step_by_step(board_id, mode, seed):
-    from games.ctbench.engine import CTBenchGame
+    from games.ctbench.game import CTBenchGame
 
     rng = np.random.default_rng(seed)
     agents = {"red": RandomAgent(rng), "blue": make_agent("planner", Seat(game="ctbench", role="blue", rng=rng))}

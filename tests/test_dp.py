@@ -18,7 +18,7 @@ from dp_helpers import CI_CASES, EXAMPLES, FULL, GOLDEN, example, solved
 from games.contractsim.environments import environment
 from games.contractsim.crosscheck import cross_check
 from games.contractsim.game import ContractSimGame, Order, Pay, Produce
-from games.contractsim.run import play
+from games.contractsim.play import play
 from games.contractsim.shocks import draw_shocks
 from helpers import run_cli
 from solver.dp import TableCache, build_problem, kernels, solve

@@ -14,7 +14,7 @@ from games.contractsim.environments import environment
 from games.contractsim.game import ContractSimGame, Order, Pay, Produce, State
 from games.contractsim.shocks import draw_shocks
 from games.ctbench.board import benchmark_board
-from games.ctbench.engine import Arrangement, CTBenchGame, Move, Propose, Respond, Trade, total
+from games.ctbench.game import Arrangement, CTBenchGame, Move, Propose, Respond, Trade, total
 from tests.helpers import ROOT
 
 IR = load(ROOT / "examples" / "worked-example-1.contract")[0].ir

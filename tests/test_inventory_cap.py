@@ -11,7 +11,7 @@ from contractlang.ir import Contingencies, ContractSimIR
 from games.contractsim.batch import play_batch
 from games.contractsim.environments import environment
 from games.contractsim.log import OrderPlaced
-from games.contractsim.run import play
+from games.contractsim.play import play
 from solver.dp import build_problem, kernels
 from solver.production import choice_table
 

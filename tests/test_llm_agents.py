@@ -13,7 +13,7 @@ from conftest import ROOT
 from contractlang.files import FileError
 from contractlang.llm import CallFailed, LlmClient, LlmSettings, MissingApiKey, Recordings, cost_of
 from games.ctbench.board import benchmark_boards
-from games.ctbench.play import play_game
+from games.ctbench.play import play as play_ctbench
 from games.agents import AgentError
 from helpers import run_cli
 from llm_server import ScriptedServer, message, overloaded, prompt_of, text_of
@@ -290,7 +290,7 @@ class CTBenchScript:
 
 def play(condition, url, tmp_path, replay=False, script=None):
     client = LlmClient(settings(url, tmp_path, replay=replay), None if replay else KEY)
-    return play_game(BOARD, condition, "pfp", "llm", "llm", llm=client, judge="llm", keep_log=True)
+    return play_ctbench(BOARD, condition, "pfp", "llm", "llm", llm=client, judge="llm", keep_log=True)
 
 
 @pytest.mark.parametrize("condition", ["none", "prog_trading", "prog_points", "nl_trading"])
@@ -423,7 +423,7 @@ def test_a_run_cut_short_by_the_api_resumes_from_its_recordings_to_the_same_game
         return script
 
     with ScriptedServer(steady()) as server:
-        whole = play_game(BOARD, "nl_trading", "pfp", "llm", "llm", judge="llm", keep_log=True,
+        whole = play_ctbench(BOARD, "nl_trading", "pfp", "llm", "llm", judge="llm", keep_log=True,
                           llm=LlmClient(settings(server.url, tmp_path / "whole"), KEY))
     total = len(server.requests)
     script = steady()
@@ -431,11 +431,11 @@ def test_a_run_cut_short_by_the_api_resumes_from_its_recordings_to_the_same_game
     quota = [10]  # the endpoint is part of the recordings' key: the rerun goes to the same server, quota lifted
     with ScriptedServer(lambda body: script(body) if len(cut.requests) <= quota[0] else failing) as cut:
         with pytest.raises(AgentError, match="API error 400"):
-            play_game(BOARD, "nl_trading", "pfp", "llm", "llm", judge="llm",
+            play_ctbench(BOARD, "nl_trading", "pfp", "llm", "llm", judge="llm",
                       llm=LlmClient(settings(cut.url, tmp_path / "cut"), KEY))
         assert Recordings(tmp_path / "cut" / "llm.sqlite").count() == 10
         quota[0], before = 10 ** 6, len(cut.requests)
-        resumed = play_game(BOARD, "nl_trading", "pfp", "llm", "llm", judge="llm", keep_log=True,
+        resumed = play_ctbench(BOARD, "nl_trading", "pfp", "llm", "llm", judge="llm", keep_log=True,
                             llm=LlmClient(settings(cut.url, tmp_path / "cut"), KEY))
     assert len(cut.requests) - before == total - 10 and resumed.llm_usage.replayed == 10
     assert resumed.model_dump(exclude={"llm_calls"}) == whole.model_dump(exclude={"llm_calls"})

@@ -161,7 +161,7 @@ def test_a_game_mixes_providers(tmp_path):
     """An Anthropic Customer against an OpenAI-compatible Supplier, each through its own SDK, on one ledger."""
     from contractlang import check_source
     from games.contractsim.environments import environment
-    from games.contractsim.run import play
+    from games.contractsim.play import play
 
     def script(body):
         prompt = prompt_of(body)

@@ -101,7 +101,7 @@ def test_both_games_have_entries():
 def _planted_tree(tmp_path: Path) -> Path:
     root = tmp_path / "tree"
     shutil.copytree(ROOT / "docs", root / "docs")
-    for rel in ("games/ctbench/board.py", "games/ctbench/engine.py"):
+    for rel in ("games/ctbench/board.py", "games/ctbench/game.py"):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / rel, root / rel)
     return root

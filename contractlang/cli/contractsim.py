@@ -227,7 +227,7 @@ def metrics(
     regret replay each run with the role played by RCC (same contract, environment, counterparty and seed)."""
     from contractlang.progress import job_progress
     from games.contractsim.metrics import CONVENTIONS, performance_metrics
-    from games.contractsim.run import read_run_records
+    from games.contractsim.play import read_run_records
     from solver.dp import TableCache
 
     choice(convention, tuple(CONVENTIONS), "convention")

@@ -12,9 +12,9 @@ from contractlang.llm import LlmCall, LlmClient, LlmUsage, agent_model
 from contractlang.vocab import BoardSet, Frozen, RuleSet
 from games.agents import AgentError, Seat, agent_name, closing_agents, make_agent, play_out
 from games.ctbench.board import PLAYERS, BenchmarkBoard
-from games.ctbench.engine import Condition, CTBenchGame, Mode, Stats
+from games.ctbench.game import Condition, CTBenchGame, Mode, Stats
 from games.ctbench.judge import LlmJudge, OfflineJudge
-from games.ctbench.llm_player import LlmPlayer
+from games.ctbench.llm_agents import LlmPlayer
 from games.ctbench.log import ContractForfeit, ContractTransfer, CoverageHonoured, CoverageUnfulfilled, LogEvent
 from games.ctbench.negotiation import NegotiationOutcome, negotiate_contract
 
@@ -70,7 +70,7 @@ class GameRecord(Frozen):
         return payload
 
 
-def play_game(bench: BenchmarkBoard, condition: Condition, mode: Mode, red, blue, seed: int = 0,
+def play(bench: BenchmarkBoard, condition: Condition, mode: Mode, red, blue, seed: int = 0,
               contract: CTBenchIR | None = None, visible: bool = True, keep_log: bool = False,
               repeat: int = 0, llm: LlmClient | None = None, judge: str = "rules",
               rules: RuleSet = "authors") -> GameRecord:

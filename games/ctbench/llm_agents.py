@@ -15,7 +15,7 @@ from contractlang.interpreter.events import ChipCounts
 from contractlang.llm import CallFailed, LlmClient, json_object_in
 from contractlang.render.prose import coverage_clause
 from games.ctbench.board import COLOUR_ORDER, GOAL, Board, Player, Tile
-from games.ctbench.engine import Arrangement, CTBenchObservation, Honour, Move, Propose, Respond, Trade, other
+from games.ctbench.game import Arrangement, CTBenchObservation, Honour, Move, Propose, Respond, Trade, other
 from games.ctbench.judge import colour_of
 from games.ctbench.negotiation import SPEAKER, Confirm, NegotiationObservation, Say
 from games.agents import AgentError
