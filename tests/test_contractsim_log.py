@@ -10,11 +10,10 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from contractlang.interpreter.events import Delivery, Payment, WeekEnd
+from contractlang.interpreter.events import Delivery, Payment, WeekEnd, monitor_events
 from conftest import compare_golden
 from games.contractsim.environments import environment
-from games.contractsim.log import LOG_ADAPTER, OrderPlaced, PaymentWeekEnd, ProductionWeekEnd, WeekShocks, \
-    monitor_events
+from games.contractsim.log import LOG_ADAPTER, OrderPlaced, PaymentWeekEnd, ProductionWeekEnd, WeekShocks
 from games.contractsim.play import RunRecord, play
 from helpers import contract, run_cli
 

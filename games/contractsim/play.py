@@ -2,24 +2,24 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from typing import ClassVar
 
 import numpy as np
 from pydantic import ValidationError
 
 from contractlang.files import FileError, parse_json
 from contractlang.ir import ContractSimIR
-from contractlang.llm import LlmCall, LlmClient, LlmUsage
+from contractlang.llm import LlmCall, LlmClient
 from contractlang.progress import Advance as Progress
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, SETTINGS, WEEKS, Frozen
 from games.contractsim.environments import ENVIRONMENTS, environment
 from games.contractsim.game import ContractSimGame, State
 from games.contractsim.llm_agents import LlmPerformer
-from games.contractsim.log import LogEntry, monitor_events
+from games.contractsim.log import LogEntry
 from contractlang.errors import UnknownName
-from games.agents import (PY_PREFIX, AgentError, Seat, agent_name, choices, closing_agents, make_agent, play_out,
-                          refuse_code, resolve, split_label)
+from games.agents import PY_PREFIX, AgentError, choices, play_out, refuse_code, resolve, seated, spec_of, split_label
 from games.contractsim.shocks import draw_shocks
+from games.log import Record
 from solver.dp.cache import TableCache
 from solver.environment import SupplyEnvironment
 
@@ -45,9 +45,11 @@ def money_unit(multiplier: int) -> dict:
             "trajectory": "setting dollars", "multiplier": multiplier}
 
 
-class RunRecord(Frozen):
+class RunRecord(Record):
     """One game, every amount in Catering base units (the paper's tables are in them for all settings);
     `multiplier` turns them into the contract's own dollars."""
+
+    game: ClassVar[str] = "contractsim"
 
     contract: str
     env: int
@@ -66,12 +68,16 @@ class RunRecord(Frozen):
     llm_calls: tuple[LlmCall, ...] = ()  # every model call of an LLM agent, in order: the game's transcript
     llm_defaults: dict[str, int] = {}  # per LLM role: requests that ran out of attempts and defaulted to zero
 
-    def first_violation(self, role: str) -> int | None:
-        return self.customer_first_violation if role == "customer" else self.supplier_first_violation
+    @property
+    def agents(self) -> dict[str, str]:
+        return {"customer": self.customer, "supplier": self.supplier}
 
     @property
-    def llm_usage(self) -> LlmUsage:
-        return LlmUsage.of(self.llm_calls)
+    def outcome(self) -> dict[str, int]:
+        return {"customer": self.u_customer, "supplier": self.u_supplier}
+
+    def first_violation(self, role: str) -> int | None:
+        return self.customer_first_violation if role == "customer" else self.supplier_first_violation
 
     def counterparty(self, role: str) -> str:
         return self.supplier if role == "customer" else self.customer
@@ -104,11 +110,6 @@ class RunRecord(Frozen):
                        violation_counts={role: self.violation_count(role) for role in ("customer", "supplier")},
                        trajectory=[e.model_dump() for e in self.log], llm_usage=self.llm_usage.model_dump())
         return payload
-
-    def monitor_events(self) -> list[dict]:
-        """The log's payments, deliveries and week ends as JSON objects of the interpreter's event schema (the
-        lines of a `--log` file, which `trace` replays); the simulator's own annotations are left out."""
-        return [e.model_dump() for e in monitor_events(self.log)]
 
 
 def checked_terms(terms: dict) -> ContractSimIR:
@@ -273,13 +274,9 @@ def play(ir: ContractSimIR, env: SupplyEnvironment, customer, supplier, seed: in
     LLM agent on `llm` (ContractSim paper, App. B.2), with the prompt `guidance` clauses."""
     shocks = draw_shocks(env, np.random.default_rng(seed))
     policy_rng = np.random.default_rng([seed, 1])
-    names = {"customer": _recorded(customer), "supplier": _recorded(supplier)}
+    names = {"customer": spec_of(customer), "supplier": spec_of(supplier)}
     game_client = llm.for_game(f"contractsim/{ir.name}/env{env.id}/seed{seed}/{names['customer']}/"
                                f"{names['supplier']}") if llm is not None else None
-    seat = Seat(game="contractsim", role="customer", rng=policy_rng, contract=ir, env=env,
-                tables=lambda cover: tables.solve(ir, env, cover)[1], llm=game_client, guidance=guidance)
-    policies = {"customer": make_agent(customer, seat),
-                "supplier": make_agent(supplier, replace(seat, role="supplier"))}
     state: State = ContractSimGame.make(ir, env).new_initial_state(shocks)
     spend_by_week: dict[int, int] = {}
     value_by_week: dict[int, int] = {}
@@ -289,7 +286,9 @@ def play(ir: ContractSimIR, env: SupplyEnvironment, customer, supplier, seed: in
         spend_by_week[week] = spend_by_week.get(week, 0) + after.spend_total - before.spend_total
         value_by_week[week] = value_by_week.get(week, 0) + after.value_delivered - before.value_delivered
 
-    with closing_agents(policies.values()):
+    with seated({"customer": customer, "supplier": supplier}, game="contractsim", rng=policy_rng, contract=ir,
+                env=env, tables=lambda cover: tables.solve(ir, env, cover)[1], llm=game_client,
+                guidance=guidance) as policies:
         state = play_out(state, policies, account)
     weeks = tuple(
         WeekRecord(week=s.week, role=s.role, compliant=s.compliant, excluded=s.excluded,
@@ -306,12 +305,6 @@ def play(ir: ContractSimIR, env: SupplyEnvironment, customer, supplier, seed: in
                      log=state.log if keep_log else (),
                      llm_calls=tuple(game_client.calls) if game_client is not None else (),
                      llm_defaults={r: p.defaulted for r, p in policies.items() if isinstance(p, LlmPerformer)})
-
-
-def _recorded(agent) -> str:
-    """How a record names an agent: its spec as given (so a replay can seat it again), or a Python object's
-    name."""
-    return agent if isinstance(agent, str) else agent_name(agent)
 
 
 def week_utility_deltas(run: RunRecord) -> dict[str, dict[int, int]]:
