@@ -33,15 +33,15 @@ from games.ctbench.log import (
     Arrangement,
     CoverageHonoured,
     CoverageUnfulfilled,
-    GameOver,
-    GoalEntered,
+    ExplainedGameEnd,
     LogEvent,
     Moved,
     MoveFailed,
-    MoveTried,
     Pass,
     Proposal,
     Response,
+    RoundGoalReached,
+    RoundMoveAttempt,
     Trade,
     enforcement_event,
 )
@@ -444,7 +444,7 @@ class State(Frozen):
         if monitor is not None:
             monitor = monitor.apply(GameEnd())
             points = tuple(a for a in monitor.last_actions if isinstance(a, PointsTransfer))
-        entry = GameOver(reason=reason)
+        entry = ExplainedGameEnd(reason=reason)
         return self.model_copy(update={"phase": "over", "end_reason": reason, "monitor": monitor, "points": points,
                                        "log": self.log + (entry,)})
 
@@ -517,7 +517,8 @@ class State(Frozen):
         target = action.tile
         colour = self.game.board.colour(target)
         state = self
-        entry = MoveTried(round=self.round, player=player, tile=target, tile_colour=colour, holdings=self.holdings())
+        entry = RoundMoveAttempt(round=self.round, player=player, tile=target, tile_colour=colour,
+                                 holdings=self.holdings())
         state = state.model_copy(update={"log": state.log + (entry,)})
         paid, state = state._contract_payment(player, target, colour)
         if paid:
@@ -613,7 +614,7 @@ class State(Frozen):
             update["finished"] = self.finished + (player,)
             if self.monitor is not None:
                 update["monitor"] = self.monitor.apply(GoalReached(player=player))
-            log += (GoalEntered(round=self.round, player=player),)
+            log += (RoundGoalReached(round=self.round, player=player),)
         state = self.model_copy(update={**update, "log": log})
         if target == GOAL:
             # the finisher leaves the acting order; the next unfinished player keeps its turn index

@@ -58,7 +58,7 @@ class Pass(RoundEvent):
     player: Player
 
 
-class MoveTried(MoveAttempt, RoundEvent):
+class RoundMoveAttempt(MoveAttempt, RoundEvent):
     """`player` tries to enter `tile`, both players holding `holdings` before anything is paid; the monitor's
     `move_attempt` in round `round` (its fields after `type` and `round`, as logs have always written them)."""
 
@@ -124,19 +124,19 @@ class Moved(RoundEvent):
     paid_by: Literal["own", "pfp", "contract"]
 
 
-class GoalEntered(GoalReached, RoundEvent):
+class RoundGoalReached(GoalReached, RoundEvent):
     """The monitor's `goal_reached` in round `round`."""
 
 
-class GameOver(GameEnd):
+class ExplainedGameEnd(GameEnd):
     """The monitor's `game_end`, and why the game ended ([CT-13]-[CT-15])."""
 
     reason: str
 
 
-LogEvent = Annotated[Union[Proposal, Response, Pass, MoveTried, ContractTransfer, ContractForfeit,
+LogEvent = Annotated[Union[Proposal, Response, Pass, RoundMoveAttempt, ContractTransfer, ContractForfeit,
                            ContractPaymentBlocked, CoverageHonoured, CoverageUnfulfilled, MoveFailed, Moved,
-                           GoalEntered, GameOver], Field(discriminator="type")]
+                           RoundGoalReached, ExplainedGameEnd], Field(discriminator="type")]
 LOG_EVENT: TypeAdapter = TypeAdapter(LogEvent)
 
 
