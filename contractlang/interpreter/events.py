@@ -97,7 +97,7 @@ EVENT_ADAPTER: TypeAdapter = TypeAdapter(Event)
 CONTRACTSIM_TYPES = ("payment", "delivery", "week_end")
 CTBENCH_TYPES = ("move_attempt", "goal_reached", "game_end")
 EVENT_MODELS: dict[str, type[EventBase]] = {m.model_fields["type"].default: m for m in
-                                         (Payment, Delivery, WeekEnd, MoveAttempt, GoalReached, GameEnd)}
+                                             (Payment, Delivery, WeekEnd, MoveAttempt, GoalReached, GameEnd)}
 
 
 def monitor_events(log: Iterable[EventBase]) -> list[EventBase]:
