@@ -1,4 +1,4 @@
-"""A Python agent importable as a module (`py:tests.agent_modules:Stingy`), for tests/test_agents_registry.py."""
+"""A Python agent importable as a module (`py:tests.agents.agent_modules:Stingy`), for tests/agents/test_agents_registry.py."""
 
 from examples.agents.stingy import Stingy
 

@@ -13,7 +13,7 @@ from examples.agents.stingy import Stingy
 from tests.helpers import run_cli
 
 # the smallest synthetic set and its fresh copies, made once for both experiment test files
-from tests.test_performance import VARIANTS, fresh, synthetic  # noqa: E402,F401  (`synthetic` is a fixture)
+from tests.contractsim.test_performance import VARIANTS, fresh, synthetic  # noqa: E402,F401  (`synthetic` is a fixture)
 
 
 def performance(directory: Path, *args) -> dict:

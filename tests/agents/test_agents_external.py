@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from pydantic import BaseModel
 
-from helpers import run_cli
+from tests.helpers import run_cli
 
 from games.ctbench.board import benchmark_board
 from games.ctbench.engine import CTBenchGame, Move, Propose

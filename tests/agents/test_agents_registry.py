@@ -37,7 +37,7 @@ def test_a_python_customer_in_a_file_plays_run_and_the_record_names_its_spec():
     assert game["customer"] == STINGY
     paid = [w["paid"] for w in game["weeks"] if w["role"] == "customer"]
     assert all(p % 10 == 0 for p in paid) and sum(paid) > 0  # its own rule: the due, rounded down to $10
-    by_module = run_json("run", WORKED, "--env", "1", "--customer", "py:tests.agent_modules:Stingy",
+    by_module = run_json("run", WORKED, "--env", "1", "--customer", "py:tests.agents.agent_modules:Stingy",
                          "--supplier", "rcc")
     assert by_module["weeks"] == game["weeks"]  # the same class, found as MODULE:ATTR
 
@@ -179,15 +179,15 @@ def test_an_installed_packages_entry_point_is_found_by_name_by_the_cli(tmp_path)
 
 
 def test_metrics_imports_a_python_agent_a_record_names_only_when_allowed(tmp_path):
-    record = run_json("run", WORKED, "--env", "1", "--customer", "py:tests.agent_modules:Stingy", "--supplier", "rcc")
+    record = run_json("run", WORKED, "--env", "1", "--customer", "py:tests.agents.agent_modules:Stingy", "--supplier", "rcc")
     runs = tmp_path / "runs.jsonl"
     runs.write_text(json.dumps(record) + "\n")
     refused = run_cli("metrics", runs)
     assert refused.returncode == 1, refused.stderr
-    assert "would import the Python agent 'py:tests.agent_modules:Stingy' named in them; pass --allow-commands" \
+    assert "would import the Python agent 'py:tests.agents.agent_modules:Stingy' named in them; pass --allow-commands" \
         in refused.stderr
     allowed = run_json("metrics", runs, "--allow-commands")
-    assert {r["policy"] for r in allowed["roles"]} >= {"py:tests.agent_modules:Stingy"}
+    assert {r["policy"] for r in allowed["roles"]} >= {"py:tests.agents.agent_modules:Stingy"}
 
 
 def test_a_python_negotiator_and_performer_play_negotiate(tmp_path):

@@ -1,12 +1,9 @@
 """CLI behaviour: golden outputs, JSON shapes and exit codes (0 ok, 1 bad input, 2 usage)."""
 
 import json
-from pathlib import Path
 
-from conftest import ROOT, compare_golden
-from helpers import run_cli
+from tests.helpers import GOLDEN, ROOT, compare_golden, run_cli
 
-GOLDEN = Path(__file__).parent / "golden"
 
 
 def test_check_examples_ok():

@@ -8,8 +8,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT
-from helpers import run_cli, run_process
+from tests.helpers import ROOT, run_cli, run_process
 
 WORKED = "examples/worked-example-1.contract"
 

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import run_cli
+from tests.helpers import EXAMPLES, run_cli
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 CATERING = """contract "c" {
   game contractsim.catering
   prices { pizza: $10  pasta: $5  soup: $3 }
@@ -90,11 +89,11 @@ def test_help_reads_without_type_metavars():
 
 def test_a_reader_that_leaves_the_pipe_early_gets_no_error_line():
     """`contractlang … | head` : the reader closed the pipe, which is nobody's mistake, so stderr stays silent
-    (a full device is still one line, exit 1: tests/test_hostile_round2.py)."""
+    (a full device is still one line, exit 1: tests/hardening/test_hostile_round2.py)."""
     import subprocess
     import sys
 
-    from conftest import ROOT
+    from tests.helpers import ROOT
 
     read_end, write_end = os.pipe()
     os.close(read_end)  # the reader has gone before the first write

@@ -12,9 +12,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.helpers import run_cli, run_process
+from tests.helpers import ROOT, run_cli, run_process
 
-ROOT = Path(__file__).resolve().parent.parent
 CONTRACT_TEXT = """Acme Foods (the Customer) and Luigi's Kitchen (the Caterer) agree as follows.
 The Caterer will deliver 1 pizza, 1 pasta and 1 soup in weeks 2, 4, 6, 8 and 10.
 The Customer will pay $18 in weeks 1, 3, 5, 7 and 9, and $0 in week 11.

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import ROOT
+from tests.helpers import ROOT, run_cli
 from contractlang import load
 from games.contractsim.environments import ENVIRONMENTS, environment
 from games.contractsim.game import ContractSimGame, Pay
@@ -16,8 +16,7 @@ from games.contractsim.log import WeekShocks
 from games.contractsim.metrics import role_run, summarise
 from games.contractsim.run import play
 from games.contractsim.shocks import draw_shocks
-from helpers import run_cli
-from strategies import contractsim_irs
+from tests.strategies import contractsim_irs
 
 EXAMPLE1 = load(ROOT / "examples/worked-example-1.contract")[0].ir
 CONTRACTS = [c.ir for p in sorted((ROOT / "examples").glob("*.contract")) for c in load(p)

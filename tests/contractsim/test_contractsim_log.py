@@ -5,20 +5,17 @@ an unknown type is refused by name."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
 from contractlang.interpreter.events import Delivery, Payment, WeekEnd
-from conftest import compare_golden
+from tests.helpers import ROOT, compare_golden, contract, run_cli
 from games.contractsim.environments import environment
 from games.contractsim.log import LOG_ADAPTER, OrderPlaced, PaymentWeekEnd, ProductionWeekEnd, WeekShocks, \
     monitor_events
 from games.contractsim.run import RunRecord, play
-from helpers import contract, run_cli
 
-ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden"
 # policies that solve no DP table, so every entry kind (breaches, shocks, orders, carried deficits) comes cheap
 CASES = {

@@ -4,7 +4,7 @@ on every bundled example in every environment."""
 import pytest
 
 from contractlang.interpreter.events import Delivery
-from dp_helpers import CASES, CI_CASES, FULL, example, solved
+from tests.dp_helpers import CASES, CI_CASES, FULL, example, solved
 from games.contractsim.environments import environment
 from games.contractsim.log import OrderPlaced
 from games.contractsim.metrics import role_run, summarise

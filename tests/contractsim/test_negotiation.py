@@ -6,8 +6,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
-from helpers import assert_each_fails_in_one_line, run_cli
+from tests.helpers import ROOT, assert_each_fails_in_one_line, run_cli
 
 from contractlang import load
 from contractlang.render.prose import render

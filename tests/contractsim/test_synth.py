@@ -23,9 +23,8 @@ from games.contractsim.synth import (AscentRecord, SearchJob, SearchRecord, Synt
 from games.runner import run_phase
 from solver.dp import RoundMemo, build_problem, evaluate, solve
 from solver.dp.induction import backward
-from tests.helpers import assert_each_fails_in_one_line, run_cli, run_process
+from tests.helpers import ROOT, assert_each_fails_in_one_line, run_cli, run_process
 
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_tail_cover_and_shared_rounds_give_the_schedule_solve_exactly():
@@ -405,8 +404,8 @@ def test_a_worker_ended_half_way_through_sending_does_not_hang_the_run(tmp_path,
     script = tmp_path / "half_sent.py"
     script.write_text(HALF_SENT)
     done = subprocess.run([sys.executable, str(script), worker], capture_output=True, text=True, timeout=60,
-                          cwd=Path(__file__).resolve().parent.parent,
-                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+                          cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert (done.returncode, done.stdout.split()) == (0, ["0", "closed"]), done.stderr
 
 

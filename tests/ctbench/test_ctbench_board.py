@@ -99,7 +99,7 @@ def test_board_rows_are_checked(rows, message):
 def test_boards_cli_lists_the_paper_set(tmp_path):
     import json
 
-    from helpers import run_cli
+    from tests.helpers import run_cli
 
     proc = run_cli("ctbench", "boards", "--set", "paper", "--json")
     payload = json.loads(proc.stdout)

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from helpers import run_cli
+from tests.helpers import run_cli
 
 
 def test_boards_json():

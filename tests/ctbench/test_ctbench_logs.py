@@ -10,9 +10,8 @@ import json
 import shutil
 import subprocess
 
-from conftest import ROOT, compare_golden
-from helpers import assert_each_fails_in_one_line, run_cli
-from test_new_user import _pixels
+from tests.helpers import ROOT, assert_each_fails_in_one_line, compare_golden, run_cli
+from tests.cli.test_new_user import _pixels
 
 from contractlang.interpreter import Rules
 from games.ctbench.published import ImportedGame, game_directories, import_game

@@ -7,8 +7,7 @@ every logged state, `paper` parts from the log exactly by the rule the game was 
 
 import json
 
-from conftest import ROOT
-from helpers import run_cli
+from tests.helpers import ROOT, run_cli
 
 from contractlang.interpreter import ContractBlocked, Forfeit, Rules, compile
 from contractlang.interpreter.events import ChipCounts, Holdings, MoveAttempt
@@ -231,7 +230,7 @@ def test_verify_follows_the_rule_set(tmp_path):
 
 
 def test_board_sets_and_rule_sets_in_bad_options_give_one_line(tmp_path):
-    from helpers import assert_each_fails_in_one_line
+    from tests.helpers import assert_each_fails_in_one_line
 
     contract = tmp_path / "c.contract"
     contract.write_text(SHORT_GIVER)

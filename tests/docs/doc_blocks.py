@@ -21,9 +21,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
-from tests.helpers import run_cli
+from tests.helpers import ROOT, run_cli
 
-ROOT = Path(__file__).resolve().parent.parent
 DIRECTIVES = ("illustration", "help-only", "synopsis", "verify", "output")
 PROGRAMS = ("contractlang", "python3", "python", "pip", "bash")
 ASSIGNMENT = re.compile(r"[A-Z_][A-Z0-9_]*=.*")

@@ -3,7 +3,8 @@ import re
 import subprocess
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers import ROOT
+
 FORBIDDEN = re.compile("spec" + "/|\u00a7")  # spelt so that this file does not match itself
 
 

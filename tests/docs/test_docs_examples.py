@@ -1,13 +1,13 @@
 """Every fenced code block of the documentation's tutorials and how-to guides is run or checked, as the
-README's are (`tests/doc_blocks.py` states how a block is treated)."""
+README's are (`tests/docs/doc_blocks.py` states how a block is treated)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.doc_blocks import ROOT, Block, blocks, check_block_usage, kind, kind_or_error, run_block, workdir
+from tests.docs.doc_blocks import ROOT, Block, blocks, check_block_usage, kind, kind_or_error, run_block, workdir
 
-OWN_TEST = {"tutorials/your-agent.md"}  # runs its blocks in order in one folder: tests/test_docs_agent_tutorial.py
+OWN_TEST = {"tutorials/your-agent.md"}  # runs its blocks in order in one folder: tests/docs/test_docs_agent_tutorial.py
 PAGES = sorted(p for p in [*(ROOT / "docs" / "tutorials").glob("*.md"), *(ROOT / "docs" / "how-to").glob("*.md")]
                if p.relative_to(ROOT / "docs").as_posix() not in OWN_TEST)
 BLOCKS = {page: blocks(page.read_text(encoding="utf-8"), page.relative_to(ROOT).as_posix()) for page in PAGES}

@@ -1,11 +1,11 @@
 """Every fenced code block of README.md is run or checked (issue #30 item 10); the mechanism is
-`tests/doc_blocks.py`, shared with the documentation's pages (`tests/test_docs_examples.py`)."""
+`tests/docs/doc_blocks.py`, shared with the documentation's pages (`tests/docs/test_docs_examples.py`)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.doc_blocks import (ROOT, Block, kind_or_error, workdir, blocks, check_block_usage, check_contract,
+from tests.docs.doc_blocks import (ROOT, Block, kind_or_error, workdir, blocks, check_block_usage, check_contract,
                               check_program, check_usage, commands, kind, run_block, same_output,
                               split_assignments)
 

@@ -7,7 +7,8 @@ import re
 import shutil
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers import ROOT
+
 RULE_FILES = {"CS": "contractsim.md", "CT": "ctbench.md"}
 CITED_SUFFIXES = {".py", ".md", ".contract", ".txt"}
 SKIPPED_DIRS = {"__pycache__", "node_modules", "build", "dist", "venv"}  # and hidden ones (.git, caches)

@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
-from helpers import run_cli, run_process
+from tests.helpers import ROOT, run_cli, run_process
 
 EXAMPLES = ROOT / "examples"
 WORKED = EXAMPLES / "worked-example-1.contract"

@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
-from helpers import assert_each_fails_in_one_line, run_cli
+from tests.helpers import ROOT, assert_each_fails_in_one_line, run_cli
 
 EXAMPLES = ROOT / "examples"
 WORKED = EXAMPLES / "worked-example-1.contract"

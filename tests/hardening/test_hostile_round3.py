@@ -11,8 +11,7 @@ import time
 
 import pytest
 
-from conftest import ROOT
-from helpers import assert_each_fails_in_one_line, run_cli
+from tests.helpers import ROOT, assert_each_fails_in_one_line, run_cli
 
 WORKED = ROOT / "examples" / "worked-example-1.contract"
 SWAP = ROOT / "examples" / "ctbench-board-24-swap.contract"

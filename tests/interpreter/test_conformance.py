@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import z3
 
-from conftest import ROOT
+from tests.helpers import ROOT
 from contractlang.interpreter import compile as compile_monitor
 from contractlang.interpreter.contractsim import compile_contractsim
 from contractlang.interpreter.events import Delivery, Payment, WeekEnd

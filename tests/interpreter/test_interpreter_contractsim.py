@@ -5,7 +5,7 @@ import pytest
 
 from contractlang.interpreter.events import EventError, Payment, WeekEnd
 from contractlang.interpreter.rounds import RoundRules, evaluate_round
-from helpers import contract, events, run, week
+from tests.helpers import contract, events, run, week
 
 FULL = {w: (1, 1, 1) for w in (2, 4, 6, 8, 10)}
 PAID = {1: 18, 3: 18, 5: 18, 7: 18, 9: 18, 11: 0}

@@ -6,8 +6,8 @@ from hypothesis import strategies as st
 from contractlang.interpreter import ChipTransfer, Forfeit, PointsTransfer, compile
 from contractlang.interpreter.events import ChipCounts, GameEnd, GoalReached, Holdings, MoveAttempt
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS
-from helpers import events, run
-from strategies import contractsim_irs, ctbench_irs
+from tests.helpers import events, run
+from tests.strategies import contractsim_irs, ctbench_irs
 
 streams = st.fixed_dictionaries({
     "payments": st.dictionaries(st.sampled_from(PAYMENT_WEEKS), st.integers(0, 80), max_size=6),

@@ -4,9 +4,7 @@ import json
 
 import pytest
 
-from conftest import compare_golden
-from helpers import run_cli
-from test_cli import GOLDEN
+from tests.helpers import GOLDEN, compare_golden, run_cli
 
 CONTRACT = "examples/worked-example-1.contract"
 

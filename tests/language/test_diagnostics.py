@@ -6,9 +6,8 @@ from pathlib import Path
 import pytest
 
 from contractlang import check_source
-from conftest import compare_golden
+from tests.helpers import INVALID, compare_golden
 
-INVALID = Path(__file__).parent / "invalid"
 FILES = sorted(INVALID.glob("*.contract"))
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import ast as pyast
 import re
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -21,9 +20,9 @@ from contractlang.render import render
 from contractlang.translate.llm import WORKED_EXAMPLE_DSL
 from contractlang.translate.rules import translate
 from games.ctbench.judge import judge_json, read_terms, terms_source
-from strategies import assert_terms, contract_irs, ctbench_irs
+from tests.helpers import ROOT
+from tests.strategies import assert_terms, contract_irs, ctbench_irs
 
-ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("contractlang", "games", "solver")
 PRINTER = ROOT / "contractlang" / "formatter.py"
 
@@ -39,6 +38,7 @@ DSL = re.compile(
     r"|^\s*(?:red|blue|\{\}): (?:red|blue|\{\}) transfers ",
     re.M,
 )
+
 # a hint may quote a one-line fragment in backticks (`add \`pay { weeks 1..11: $10 }\``): that is a message
 QUOTED = re.compile(r"`[^`\n]*(?:`|$)")
 

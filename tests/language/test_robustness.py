@@ -1,6 +1,5 @@
 """Any input gives diagnostics, never a traceback (issue #2, item 7)."""
 
-from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -9,9 +8,9 @@ from contractlang import check_source
 from contractlang.formatter import format_source
 from contractlang.parser import parse
 from contractlang.diagnostics import ContractError
-from helpers import run_cli
+from tests.helpers import EXAMPLES as EXAMPLES_DIR, run_cli
 
-EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.contract"))
+EXAMPLES = sorted(EXAMPLES_DIR.glob("*.contract"))
 EXAMPLE_TEXT = [p.read_text() for p in EXAMPLES]
 TOKENS = ["contract", '"x"', "{", "}", "game", "contractsim.catering", "ctbench", "prices", "pizza", ":", "$10",
           "$1,000", "-", "deliver", "week", "weeks", "2", "..", "10", ",", "pay", "assert", "total", "pay", "==",

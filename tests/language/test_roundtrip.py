@@ -1,6 +1,5 @@
 """parse ∘ format is the identity on IR, and format is idempotent (issue #2, item 5)."""
 
-from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -8,9 +7,11 @@ from hypothesis import strategies as st
 from contractlang import check_source
 from contractlang.formatter import format_ir, format_source
 from contractlang.parser import parse
-from strategies import contract_irs, contractsim_irs
+from tests.strategies import contract_irs, contractsim_irs
 
-EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.contract"))
+from tests.helpers import EXAMPLES as EXAMPLES_DIR
+
+EXAMPLES = sorted(EXAMPLES_DIR.glob("*.contract"))
 
 
 def reparse(text: str):

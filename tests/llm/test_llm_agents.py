@@ -9,14 +9,13 @@ import socket
 
 import pytest
 
-from conftest import ROOT
+from tests.helpers import ROOT, run_cli
 from contractlang.files import FileError
 from contractlang.llm import CallFailed, LlmClient, LlmSettings, MissingApiKey, Recordings, cost_of
 from games.ctbench.board import benchmark_boards
 from games.ctbench.play import play_game
 from games.agents import AgentError
-from helpers import run_cli
-from llm_server import ScriptedServer, message, overloaded, prompt_of, text_of
+from tests.llm_server import ScriptedServer, message, overloaded, prompt_of, text_of
 
 KEY = "sk-test-not-a-real-key"
 OFFER = (ROOT / "examples/agents/external_agent.py").read_text().split('OFFER = """')[1].split('"""')[0]

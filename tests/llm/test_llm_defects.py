@@ -8,13 +8,12 @@ import sqlite3
 
 import pytest
 
-from conftest import ROOT
+from tests.helpers import ROOT, run_cli
 from contractlang import check_source
 from contractlang.llm import REPLY_CAP, CallFailed, LlmClient, LlmSettings
 from contractlang.translate import TranslationCache, translate_text
-from helpers import run_cli
-from llm_server import ScriptedServer, message, prompt_of
-from test_llm_agents import KEY, CTBenchScript, closed_port_url, env_without_key, path_tiles, play
+from tests.llm_server import ScriptedServer, message, prompt_of
+from tests.llm.test_llm_agents import KEY, CTBenchScript, closed_port_url, env_without_key, path_tiles, play
 
 TEXT = (ROOT / "tests" / "nl" / "01-plain-lists.txt").read_text()
 SERVER_ERROR = {"type": "error", "error": {"type": "api_error", "message": "internal error"}}

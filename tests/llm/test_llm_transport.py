@@ -16,12 +16,11 @@ import time
 
 import pytest
 
-from conftest import ROOT
+from tests.helpers import ROOT, run_cli
 from contractlang.llm import TOKEN_COUNT_LIMIT, Recordings
 from contractlang.llm_transport import MAX_RESPONSE_BYTES
 from contractlang.translate import translate_text
-from helpers import run_cli
-from llm_server import RawServer, ScriptedServer, chat_completion, head, message, prompt_of
+from tests.llm_server import RawServer, ScriptedServer, chat_completion, head, message, prompt_of
 
 LONG_KEY = "sk-test-0123456789abcdefghijklmnopqrstuvwxyz"  # the length of a real key: redacted wherever written
 WORKED = ROOT / "examples" / "worked-example-1.contract"
@@ -118,7 +117,7 @@ def test_a_real_key_echoed_by_the_server_is_never_written_or_shown(tmp_path):
 def test_an_echoed_key_in_what_agents_say_is_never_written_or_shown(tmp_path):
     """What an LLM player says in a CT-Bench negotiation, and a ContractSim negotiator's reply, are shown to the
     other side and logged: a key in them is redacted there (the actions the game reads are untouched)."""
-    from test_llm_agents import BOARD, CONTRACTSIM_SCRIPT, CTBenchScript
+    from tests.llm.test_llm_agents import BOARD, CONTRACTSIM_SCRIPT, CTBenchScript
 
     class Echo(CTBenchScript):
         def __call__(self, body):

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from tests.helpers import ROOT, run_cli
 from contractlang.cli.render import usage_line
 from contractlang.llm import (
     ApiKeys,
@@ -22,8 +22,7 @@ from contractlang.llm import (
     agent_model,
     cost_of,
 )
-from helpers import run_cli
-from llm_server import ScriptedServer, chat_completion, message, prompt_of
+from tests.llm_server import ScriptedServer, chat_completion, message, prompt_of
 
 KEY = "sk-openai-test-not-a-real-key"
 ANTHROPIC_KEY = "sk-ant-test-not-a-real-key"
@@ -207,7 +206,7 @@ def test_an_openai_agent_without_its_key_says_how_to_set_it(args, tmp_path):
 
 
 def test_a_sweep_of_openai_players_prints_its_llm_total_and_replays(tmp_path):
-    from test_llm_agents import BOARD, CTBenchScript
+    from tests.llm.test_llm_agents import BOARD, CTBenchScript
 
     args = ["ctbench", "sweep", "--boards", str(BOARD.id), "--condition", "none", "--mode", "pfp", "--red",
             "llm:openai/scripted-model", "--blue", "planner", "--workers", "1"]
@@ -245,7 +244,7 @@ def test_negotiate_with_openai_agents_records_and_replays_offline(tmp_path):
     """Both negotiators and the performing Customer through the Chat Completions API (a 529 on the way is retried),
     then the same command replays from the recordings with no key and no server, to the same negotiation, game
     and metrics."""
-    from test_llm_agents import CONTRACTSIM_SCRIPT
+    from tests.llm.test_llm_agents import CONTRACTSIM_SCRIPT
 
     model = "llm:openai/scripted-model"
     with ScriptedServer(CONTRACTSIM_SCRIPT) as server:

@@ -13,7 +13,8 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers import ROOT
+
 
 
 class Session:

@@ -20,7 +20,7 @@ from contractlang.formatter import format_source
 from contractlang.lsp.analysis import MAX_LIVE_CHARS
 from contractlang.parser import parse
 from contractlang.render.prose import clause_sentences
-from tests.lsp_client import ROOT, session, uri_of
+from tests.lsp.lsp_client import ROOT, session, uri_of
 
 EXAMPLE = ROOT / "examples" / "catering-env5-a.contract"
 CTBENCH = ROOT / "examples" / "ctbench-board-24-swap.contract"

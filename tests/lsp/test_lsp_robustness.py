@@ -17,7 +17,7 @@ from pygls.exceptions import JsonRpcException
 from contractlang.files import MAX_CONTRACT_BYTES
 from contractlang.lsp.analysis import MAX_LIVE_CHARS
 from contractlang.lsp.text import MAX_CHANGE_WORK
-from tests.lsp_client import INITIALIZE, ROOT, frame, run_raw, session, unframe, uri_of
+from tests.lsp.lsp_client import INITIALIZE, ROOT, frame, run_raw, session, unframe, uri_of
 
 EXAMPLE = ROOT / "examples" / "catering-env5-a.contract"
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import ROOT
+
 
 FORBIDDEN = {"contractlang": ("solver", "games"), "solver": ("games",)}
 """Top-level package → the packages its modules may not import."""

@@ -1,11 +1,11 @@
 """The repository's front matter: a licence, a citation that matches the package, no build artefacts."""
 import subprocess
 import tomllib
-from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers import ROOT
+
 
 
 def test_licence_is_apache_2_and_declared():

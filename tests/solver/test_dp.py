@@ -10,17 +10,16 @@ import numba
 import numpy as np
 import pytest
 
-from conftest import ROOT, compare_golden
+from tests.helpers import ROOT, compare_golden, run_cli
 from contractlang.interpreter.rounds import RoundRules, evaluate_round
 from contractlang.ir import RolloverTerms
 from contractlang.render.prose import relabel
-from dp_helpers import CI_CASES, EXAMPLES, FULL, GOLDEN, example, solved
+from tests.dp_helpers import CI_CASES, EXAMPLES, FULL, GOLDEN, example, solved
 from games.contractsim.environments import environment
 from games.contractsim.crosscheck import cross_check
 from games.contractsim.game import ContractSimGame, Order, Pay, Produce
 from games.contractsim.run import play
 from games.contractsim.shocks import draw_shocks
-from helpers import run_cli
 from solver.dp import TableCache, build_problem, kernels, solve
 from solver.dp.cache import table_key
 from solver.dp.induction import UNSOLVED, backward, forward

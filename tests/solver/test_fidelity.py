@@ -4,7 +4,7 @@ variant solves differently from the default, the tied-price rule ([CS-34a]), and
 import math
 
 import pytest
-from helpers import run_cli
+from tests.helpers import run_cli
 
 from contractlang.formatter import format_ir
 from contractlang.interpreter.rounds import FLOOR_RULES

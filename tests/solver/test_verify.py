@@ -12,14 +12,13 @@ from contractlang import load
 from contractlang.interpreter.events import EVENT_ADAPTER
 from contractlang.interpreter.rounds import RoundRules, evaluate_round
 from contractlang.interpreter.trace import replay
-from conftest import ROOT
+from tests.helpers import ROOT, run_cli
 from games.contractsim.environments import ENVIRONMENTS, environment
 from games.ctbench.board import benchmark_board
 from games.ctbench.verify_board import board_spec
-from helpers import run_cli
 from solver.verify import translation_checks, verify
 from solver.verify.semantics import ZRound
-from strategies import contractsim_irs
+from tests.strategies import contractsim_irs
 
 EXAMPLES = sorted((ROOT / "examples").glob("*.contract"))
 BROKEN = sorted((ROOT / "tests" / "verify").glob("*.contract"))
@@ -111,7 +110,7 @@ def test_every_contractsim_counterexample_replays_and_agrees_with_the_dp(tables)
     figures in tests/golden/dp_examples.json (which the DP tests re-solve), for the broken contracts by
     solving them here (those without rollover, in Envs 1 and 5). CI checks Envs 1 and 5 (deterministic
     and stochastic); CONTRACTLANG_SLOW_SCALE=full all six."""
-    from dp_helpers import FULL, GOLDEN, solved
+    from tests.dp_helpers import FULL, GOLDEN, solved
 
     replayed = 0
     compared = set()

@@ -5,12 +5,11 @@ import os
 
 import pytest
 
-from conftest import ROOT
+from tests.helpers import ROOT, run_cli
 from contractlang.translate import MissingApiKey, TranslationCache, translate_text
 from contractlang.translate.cache import cache_key
 from contractlang.llm import LlmSettings
-from helpers import run_cli
-from llm_server import ScriptedServer, message, overloaded, prompt_of
+from tests.llm_server import ScriptedServer, message, overloaded, prompt_of
 
 TEXT = (ROOT / "tests" / "nl" / "01-plain-lists.txt").read_text()
 GOOD = """```contract
@@ -343,7 +342,7 @@ def test_bad_translate_options_are_usage_errors(tmp_path, args):
 
 def test_translate_cli_output_golden(tmp_path):
     """The person-facing output of a self-contradicting text: the faithful DSL, then the verdict and why."""
-    from conftest import compare_golden
+    from tests.helpers import compare_golden
 
     proc = _translate_cli(tmp_path, ROOT / "tests" / "nl" / "27-mismatched-total.txt")
     compare_golden(ROOT / "tests" / "golden" / "translate-mismatched.txt",

@@ -12,7 +12,7 @@ from contractlang.render import render
 from contractlang.render.prose import relabel
 from contractlang.translate.rules import translate
 from contractlang.vocab import SETTINGS
-from strategies import contractsim_irs, ctbench_irs
+from tests.strategies import contractsim_irs, ctbench_irs
 
 
 def back(text: str, name: str):

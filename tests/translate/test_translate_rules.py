@@ -1,7 +1,6 @@
 """The rules backend on hand-written prose: exact extraction, and parse-incomplete with the field named."""
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -9,7 +8,9 @@ from contractlang import check_source
 from contractlang.formatter import format_ir
 from contractlang.translate.rules import translate
 
-NL = Path(__file__).parent / "nl"
+from tests.helpers import ROOT
+
+NL = ROOT / "tests" / "nl"
 COMPLETE = sorted(p for p in NL.glob("*.txt") if (p.with_suffix(".contract")).exists())
 INCOMPLETE = sorted(p for p in NL.glob("*.txt") if (NL / f"{p.stem}.missing.json").exists())
 

@@ -20,10 +20,9 @@ import pytest
 
 from contractlang.api.view.options import ViewOptions
 from contractlang.api.view.site import Viewer, server
-from tests.helpers import run_cli
+from tests.helpers import ROOT, run_cli
 from tests.llm_server import ScriptedServer, message
 
-ROOT = Path(__file__).resolve().parents[1]
 MODEL = "claude-haiku-4-5"
 CHROMIUM = Path("/usr/bin/chromium")
 FIGURES = ROOT / "docs" / "figures"
