@@ -1,6 +1,8 @@
 """the identities of docs/rules/checks.md and worked example 1 (docs/rules/checks.md) with the rational Suppliers playing the DP table (issue #4),
 on every bundled example in every environment."""
 
+import json
+
 import pytest
 
 from contractlang.interpreter.events import Delivery
@@ -9,6 +11,7 @@ from games.contractsim.environments import environment
 from games.contractsim.log import OrderPlaced
 from games.contractsim.metrics import role_run, summarise
 from games.contractsim.run import play
+from tests.hardening.hostile import WORKED, cli
 
 # CI's reduced size: Envs 1, 3 and 5 (one deterministic and two stochastic, whose tables the DP and money tests
 # solve too), rollover examples (the slowest solves) in Env 1 only; CONTRACTLANG_SLOW_SCALE=full plays all 72
@@ -94,3 +97,9 @@ def test_batch_engine_plays_the_same_games_as_the_reference_engine(tables, name,
                 assert run == play(ir, env, customer, supplier, seed=seed, keep_log=False, tables=tables)
     with pytest.raises(KeyError, match="needs `play`"):
         play_batch(ir, env, "random", "rc", range(2), tables=tables)
+
+
+def test_the_rational_supplier_plays_a_customer_paying_off_schedule(tmp_path):
+    proc = cli("run", WORKED, "--env", "3", "--customer", "random", "--supplier", "rc", "--seed", "14", "--json",
+               cwd=tmp_path)
+    assert proc.returncode == 0 and json.loads(proc.stdout)["seed"] == 14

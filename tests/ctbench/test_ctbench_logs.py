@@ -11,7 +11,7 @@ import shutil
 import subprocess
 
 from tests.helpers import ROOT, assert_each_fails_in_one_line, compare_golden, run_cli
-from tests.cli.test_new_user import _pixels
+from tests.cli.test_figures import _pixels
 
 from contractlang.interpreter import Rules
 from games.ctbench.published import ImportedGame, game_directories, import_game

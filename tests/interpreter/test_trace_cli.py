@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from tests.helpers import GOLDEN, compare_golden, run_cli
+from tests.hardening.hostile import SWAP, WORKED, cli, one_json_failure
+from tests.helpers import GOLDEN, assert_each_fails_in_one_line, compare_golden, run_cli
 
 CONTRACT = "examples/worked-example-1.contract"
 
@@ -67,3 +68,41 @@ def test_malformed_logs(tmp_path, name):
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
     assert f"{log}:{line}: " in proc.stderr and message in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("line,message", [
+    ('{"type": "payment", "week": 1, "amount": true}', "amount: Input should be a valid integer"),
+    ('{"type": "payment", "week": 1, "amount": "18"}', "amount: Input should be a valid integer"),
+    ('{"type": "payment", "week": 1, "amount": 18.0}', "amount: Input should be a valid integer"),
+    ('{"type": "payment", "week": 1, "week": 3, "amount": 18}', "the key 'week' appears twice"),
+    ('{"type": "payment", "week": 1, "amount": 1' + "0" * 5000 + "}", "invalid event"),
+    ('{"type": "payment", "week": 1, "amount": 100000000000000000000}', "less than or equal to"),
+    ("[" * 100000 + "]" * 100000, "nested too deeply"),
+], ids=["bool", "string", "float", "duplicate-key", "5000-digits", "above-bound", "deep"])
+def test_trace_refuses_loose_values_with_file_and_line(tmp_path, line, message):
+    log = tmp_path / "events.jsonl"
+    log.write_text('{"type": "payment", "week": 1, "amount": 18}\n' + line + "\n")
+    proc = cli("trace", WORKED, log)
+    assert proc.returncode == 1 and f"{log}:2: " in proc.stderr and message in proc.stderr
+
+
+def test_trace_refuses_an_off_board_tile(tmp_path):
+    log = tmp_path / "events.jsonl"
+    log.write_text(json.dumps({"type": "move_attempt", "player": "blue", "tile": [9, 1], "tile_colour": "red",
+                               "holdings": {"red": {"red": 1}, "blue": {"blue": 1}}}) + "\n")
+    payload = one_json_failure(cli("trace", SWAP, log, "--json"))
+    assert payload["error"].startswith(f"{log}:1: bad move_attempt event: tile.0")
+
+
+def test_trace_replays_a_ctbench_run_log_and_names_a_game_log(tmp_path):
+    log = tmp_path / "run.jsonl"
+    assert cli("run", SWAP, "--board", "24", "--log", log).returncode == 0
+    traced = json.loads(cli("trace", SWAP, log, "--json").stdout)
+    assert traced["finished"] == ["red", "blue"] and traced["steps"][-1]["event"] == {"type": "game_end"}
+    game_log = tmp_path / "game.jsonl"
+    game_log.write_text(json.dumps({"type": "move_attempt", "round": 1, "player": "red", "tile": [0, 1],
+                                    "tile_colour": "red", "holdings": {"red": {"red": 14}, "blue": {"blue": 14}}})
+                        + "\n")
+    assert_each_fails_in_one_line(cli, [(("trace", SWAP, game_log), f"{game_log}:1: a move_attempt with fields "
+                                                                    "beyond the event's (round): a line of a game's "
+                                                                    "own log")])

@@ -9,12 +9,12 @@ import subprocess
 import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
 from tests.helpers import ROOT
-
 
 
 class Session:
@@ -117,7 +117,8 @@ INITIALIZE = ({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"ca
               {"jsonrpc": "2.0", "method": "initialized", "params": {}})
 
 
-def run_raw(data: bytes, timeout: float = 60) -> subprocess.CompletedProcess:
-    """`contractlang lsp` in a real process reading `data` and then the end of its input."""
-    return subprocess.run([sys.executable, "-m", "contractlang", "lsp"], input=data, capture_output=True, cwd=ROOT,
+def run_raw(data: bytes | BinaryIO, timeout: float = 60) -> subprocess.CompletedProcess:
+    """`contractlang lsp` in a real process reading `data` (bytes, or an open file) and then the end of its input."""
+    feed = {"input": data} if isinstance(data, bytes) else {"stdin": data}
+    return subprocess.run([sys.executable, "-m", "contractlang", "lsp"], **feed, capture_output=True, cwd=ROOT,
                           timeout=timeout, env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)

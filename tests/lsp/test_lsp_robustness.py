@@ -318,3 +318,39 @@ def test_the_limits_in_the_editors_page_are_the_code_s():
     page = (ROOT / "docs" / "how-to" / "editors.md").read_text()
     for figure in (f"{MAX_LIVE_CHARS:,}", f"{MAX_CHANGE_WORK:,}", "1 MiB", "64 MiB"):
         assert figure in page, figure
+
+
+def whole_session(*messages: dict) -> subprocess.CompletedProcess:
+    """A whole editor session around `messages`, in one stream: initialize, the messages, shutdown, exit."""
+    end = ({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}, {"jsonrpc": "2.0", "method": "exit"})
+    return run_raw(b"".join(frame(m) for m in (*INITIALIZE, *messages, *end)))
+
+
+def test_a_clean_language_server_session_exits_0():
+    """pygls closes stdout on `exit`; the CLI's flush after the command then failed: exit 3 after every session."""
+    clean = whole_session()
+    assert clean.returncode == 0 and clean.stderr == b"" and b'"id": 2' in clean.stdout
+
+
+def test_a_message_the_server_cannot_read_is_logged_without_a_traceback():
+    """pygls writes the traceback into the text of `Unable to deserialize message`."""
+    nowhere = whole_session({"jsonrpc": "2.0", "id": 7, "method": "textDocument/hover", "params": {
+        "textDocument": {"uri": "file:///nonexistent"}, "position": {"line": 10**12, "character": -1}}})
+    log = nowhere.stderr.decode()
+    assert nowhere.returncode == 0 and "Traceback" not in log and log.splitlines()[0] == \
+        "contractlang lsp ERROR pygls.protocol.json_rpc: Unable to deserialize message"
+
+
+def test_the_language_server_caps_its_stream_and_logs_a_bad_message_in_one_line():
+    with open("/dev/zero", "rb") as zero:  # an endless header line: it filled memory
+        endless = run_raw(zero)
+    assert endless.returncode == 1 and endless.stderr.decode().splitlines() == [
+        "error: stdin: a header line of more than 64 MiB; the client is not speaking the language server protocol"]
+    huge = run_raw(b"Content-Length: 99999999999999999999\r\n\r\n{}")  # was exit 3: OverflowError
+    assert huge.returncode == 1 and huge.stderr.decode().splitlines() == [
+        "error: stdin: a message of 99,999,999,999,999,999,999 bytes, more than 64 MiB; not read"]
+    garbage = run_raw(b"Content-Length: 10\r\n\r\n[[[[[[[[[[")  # pygls logged its traceback
+    log = garbage.stderr.decode()
+    assert garbage.returncode == 0 and "Traceback" not in log and log.splitlines() == [
+        "contractlang lsp ERROR contractlang.lsp: a message that is not JSON: Expecting value: line 1 column 11 "
+        "(char 10)"]

@@ -12,6 +12,7 @@ from contractlang import load
 from contractlang.interpreter.events import EVENT_ADAPTER
 from contractlang.interpreter.rounds import RoundRules, evaluate_round
 from contractlang.interpreter.trace import replay
+from tests.hardening.hostile import WORKED, cli
 from tests.helpers import ROOT, run_cli
 from games.contractsim.environments import ENVIRONMENTS, environment
 from games.ctbench.board import benchmark_board
@@ -199,3 +200,36 @@ def test_z3_giving_up_at_any_call_is_reported_unknown_never_refuted(monkeypatch,
                 assert outcome.counterexample["events"]
         monkeypatch.setattr(z3.Solver, "check", real_check)
     assert {"arithmetic.totals", "cashflow.best_case"} <= seen_unknown
+
+
+def test_verify_at_a_tiny_time_limit_says_unknown(tmp_path):
+    proc = cli("verify", ROOT / "examples" / "catering-env5-a.contract", "--env", "6", "--timeout-ms", "8", "--json")
+    assert proc.returncode == 0
+    statuses = {c["name"]: c["status"] for c in json.loads(proc.stdout)["checks"]}
+    assert statuses["cashflow.best_case"] in ("unknown", "proved") and "refuted" not in statuses.values()
+
+
+def test_check_refutes_a_false_closed_assert_and_verify_strict_exits_1(tmp_path):
+    false = tmp_path / "false.contract"
+    false.write_text(WORKED.read_text().replace("pizza 1,", "pizza 2,"))
+    proc = cli("check", false)
+    assert proc.returncode == 1 and "error[E703]: `total pay == total value` is false: the left side is $90, the " \
+                                    "right side $140" in proc.stderr
+    assert cli("check", WORKED).returncode == 0
+    mismatch = ROOT / "tests" / "verify" / "mismatch.contract"
+    assert cli("verify", mismatch).returncode == 0
+    strict = cli("verify", mismatch, "--strict", "--json")
+    assert strict.returncode == 1
+    assert "refuted" in {c["status"] for c in json.loads(strict.stdout)["checks"]}
+    assert cli("verify", WORKED, "--strict").returncode == 0
+
+
+def test_verify_hints_what_each_kind_of_contract_needs(tmp_path):
+    board = tmp_path / "board.contract"
+    board.write_text('contract "b" {\n  game ctbench\n  parties { red: P-Red  blue: P-Blue }\n  cover {\n'
+                     "    (1,2): red pays for blue with red chip\n  }\n}\n")
+    done = run_cli("verify", board)
+    assert done.returncode == 0 and "--board ID" in done.stderr and "ctbench boards" in done.stderr
+    assert "--env" not in done.stderr
+    done = run_cli("verify", ROOT / "examples" / "catering-base.contract")
+    assert "--env N" in done.stderr and "--board" not in done.stderr
