@@ -47,6 +47,7 @@ def contractsim_states():
         state = state.apply_action(action)
 
 
+@pytest.mark.e2e
 def test_every_observation_and_action_of_a_contractsim_game_validates():
     found = schemas("contractsim")
     seen = set()

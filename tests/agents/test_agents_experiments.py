@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 
 import contractlang as cl
 from examples.agents.stingy import Stingy
@@ -14,6 +15,8 @@ from tests.helpers import run_cli
 
 # the smallest synthetic set and its fresh copies, made once for both experiment test files
 from tests.contractsim.test_performance import VARIANTS, fresh, synthetic  # noqa: E402,F401  (`synthetic` is a fixture)
+
+pytestmark = pytest.mark.e2e  # experiments with workers on a synthetic set
 
 
 def performance(directory: Path, *args) -> dict:

@@ -17,6 +17,8 @@ from games.ctbench.engine import CTBenchGame, Move, Propose
 from games.agents import AgentError, closing_agents
 from games.external import ExternalAgent
 
+pytestmark = pytest.mark.e2e  # external agent programs in real processes
+
 EXAMPLE_AGENT = f"cmd:{sys.executable} examples/agents/external_agent.py"
 WORKED = "examples/worked-example-1.contract"
 SWAP = "examples/ctbench-board-24-swap.contract"

@@ -101,6 +101,7 @@ def test_an_illegal_ctbench_move_says_where_the_player_may_go(tmp_path):
            "(0, 1) or pass" in done.stderr
 
 
+@pytest.mark.e2e
 def test_a_ctbench_player_class_plays_a_paper_sweep(tmp_path):
     result = run_json("ctbench", "sweep", "--set", "paper", "--boards", "0,1", "--conditions", "none,prog_trading",
                       "--modes", "pfp", "--red", WALKER, "--blue", "planner", "--workers", "1", "--out", tmp_path)
@@ -123,6 +124,7 @@ def test_labels_split_before_any_colon():
     assert split_label("rcc") == ("rcc", "rcc")
 
 
+@pytest.mark.e2e
 def test_a_registered_agent_plays_by_name_and_an_instance_is_reset_before_each_game():
     from games.contractsim.environments import environment
     from games.contractsim.run import play
@@ -165,6 +167,7 @@ def installed_package(root: Path) -> Path:
     return root
 
 
+@pytest.mark.e2e
 def test_an_installed_packages_entry_point_is_found_by_name_by_the_cli(tmp_path):
     site = installed_package(tmp_path / "site")
     env = {**os.environ, "PYTHONPATH": f"{site}:{ROOT}"}

@@ -10,6 +10,8 @@ from itertools import combinations
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
 from tests.helpers import ROOT, run_cli
 
 
@@ -63,6 +65,7 @@ def _assert_legends_over_no_panel(fig) -> None:
         assert not any(box.overlaps(ax.bbox) for ax in fig.axes)
 
 
+@pytest.mark.e2e
 def test_ctbench_report_figures_fit_without_warnings(tmp_path):
     from games.ctbench.published import read_runs
     from games.ctbench.report import figure

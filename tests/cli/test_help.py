@@ -33,6 +33,7 @@ def test_help_reads_without_type_metavars():
             assert mark not in shown.stdout, f"`contractlang {' '.join(path)} --help` shows {mark}"
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("command", [("ctbench", "sweep"), ("experiment", "performance")])
 def test_help_into_a_pipe_cuts_no_option_name(command):
     done = run_process(*command, "--help")

@@ -31,6 +31,7 @@ def test_every_failure_under_json_is_one_object_on_stdout(tmp_path, args):
         assert payload["diagnostics"][0]["code"] == "E601"
 
 
+@pytest.mark.e2e
 def test_every_json_success_has_ok_true_at_the_top(tmp_path):
     """run, trace, verify, solve, ctbench boards and metrics printed their payload without it (metrics a bare list)."""
     record = run_cli("run", WORKED, "--env", "1", "--customer", "re", "--supplier", "re", "--json", cwd=tmp_path)

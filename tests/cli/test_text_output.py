@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import re
 
+import pytest
+
 from tests.helpers import EXAMPLES, ROOT, run_cli
 
 
@@ -17,6 +19,7 @@ def test_text_output_is_not_wrapped_and_ctbench_show_has_a_legend():
     assert len(legend[0]) > 80  # a pipe gets the whole line, not rich's 80-column wrap
 
 
+@pytest.mark.e2e
 def test_a_reader_that_leaves_the_pipe_early_gets_no_error_line():
     """`contractlang … | head` : the reader closed the pipe, which is nobody's mistake, so stderr stays silent
     (a full device is still one line, exit 1: tests/hardening/test_outputs.py)."""
@@ -75,6 +78,7 @@ def test_run_story_names_the_parties_and_what_each_amount_is_of(tmp_path):
     assert not any("[" in line for line in lines)
 
 
+@pytest.mark.e2e
 def test_negotiate_names_each_contract_offered():
     shown = run_cli("negotiate", "--env", "1")
     assert shown.returncode == 0, shown.stderr

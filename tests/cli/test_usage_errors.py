@@ -31,6 +31,7 @@ def test_options_that_do_not_apply_are_usage_errors(tmp_path, args):
     one_json_failure(cli(*args, "--json", cwd=tmp_path), code=2)
 
 
+@pytest.mark.e2e
 def test_an_unreachable_ray_cluster_is_one_line_at_once(tmp_path):
     start = time.monotonic()
     # a real process: an attempt to join a cluster leaves Ray's state behind in the process that made it

@@ -99,6 +99,7 @@ def test_batch_engine_plays_the_same_games_as_the_reference_engine(tables, name,
         play_batch(ir, env, "random", "rc", range(2), tables=tables)
 
 
+@pytest.mark.e2e
 def test_the_rational_supplier_plays_a_customer_paying_off_schedule(tmp_path):
     proc = cli("run", WORKED, "--env", "3", "--customer", "random", "--supplier", "rc", "--seed", "14", "--json",
                cwd=tmp_path)

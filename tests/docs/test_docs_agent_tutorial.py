@@ -17,6 +17,8 @@ import pytest
 
 from tests.helpers import ROOT, run_process
 
+pytestmark = pytest.mark.e2e  # the tutorial's commands in real processes
+
 PAGES = ("docs/tutorials/your-agent.md", "docs/reference/python-api.md")
 FENCE = re.compile(r"^```(\w*)\s*$")
 DIRECTIVE = re.compile(r"^<!--\s*test:\s*(.*?)\s*-->$")

@@ -17,6 +17,8 @@ import pytest
 from tests.hardening.hostile import LOGS, SWAP, WORKED, agent, capped_cli, cli, ended
 from tests.helpers import assert_each_fails_in_one_line, run_cli
 
+pytestmark = pytest.mark.e2e  # commands in memory-capped processes, on devices, pipes and live trees
+
 
 @pytest.mark.parametrize("command, cap", [(["check"], 1), (["trace", WORKED], 64), (["metrics"], 64),
                                           (["translate"], 1), (["fmt"], 1)])

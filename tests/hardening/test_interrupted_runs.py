@@ -16,6 +16,8 @@ import pytest
 from tests.hardening.hostile import agent, cli, ended, one_json_failure, sweep_under_way
 from tests.helpers import ROOT
 
+pytestmark = pytest.mark.e2e  # signals, workers and sweeps in real processes
+
 
 def sweep(out: Path, *extra, boards: str = "1,2", json_out: bool = True):
     return cli("ctbench", "sweep", "--boards", boards, "--conditions", "none,prog_trading,nl_trading", "--out", out,

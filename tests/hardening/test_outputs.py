@@ -16,6 +16,8 @@ import pytest
 from tests.hardening.hostile import SWAP, WORKED, cli, one_json_failure
 from tests.helpers import ROOT
 
+pytestmark = pytest.mark.e2e  # whole commands onto full disks and devices, in real processes
+
 
 def test_writes_refuse_symlinks_keep_modes_refuse_read_only_and_leave_no_temp_files(tmp_path):
     """Issue #49: an output is a new file renamed into place in its own folder; a link at the target is refused

@@ -12,6 +12,8 @@ import pytest
 from tests.hardening.hostile import WORKED, agent, capped_cli, cli, one_json_failure
 from tests.helpers import ROOT, assert_each_fails_in_one_line, run_cli
 
+pytestmark = pytest.mark.e2e  # records of real games, read in memory-capped processes
+
 
 @pytest.mark.parametrize("content", ["[" * 100000 + "]" * 100000, '{"contract": ' + "1" * 5000 + "}", "[1, 2]"],
                          ids=["deep", "5000-digits", "not-an-object"])

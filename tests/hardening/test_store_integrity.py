@@ -14,9 +14,14 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from contractlang.files import sealed_lines
 from games.contractsim.synth import SHIPPED, read_manifest
+from tests.hardening.hostile import ended
 from tests.helpers import ROOT, run_cli, run_process
+
+pytestmark = pytest.mark.e2e  # stores written by workers in real processes, and SIGKILL
 
 
 def sweep(out: Path, boards: str = "1", workers: int = 1):
@@ -202,13 +207,6 @@ def test_a_resumed_experiment_with_two_workers_writes_its_store_in_job_order(tmp
 
 # --- workers die with their parent ---------------------------------------------------------------------------
 
-def _running(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 def test_sigkill_of_the_main_process_ends_its_workers_and_their_agents(tmp_path):
     pids = tmp_path / "pids"
     agent = tmp_path / "stuck"
@@ -229,12 +227,12 @@ def test_sigkill_of_the_main_process_ends_its_workers_and_their_agents(tmp_path)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)
         deadline = time.monotonic() + 5
-        while time.monotonic() < deadline and any(_running(p) for p in [*workers, *agents]):
+        while time.monotonic() < deadline and not all(ended(p) for p in [*workers, *agents]):
             time.sleep(0.05)
-        left = [p for p in [*workers, *agents] if _running(p)]
+        left = [p for p in [*workers, *agents] if not ended(p)]
     finally:
         proc.kill()
         for pid in [*workers, *([int(p) for p in pids.read_text().split()] if pids.exists() else [])]:
-            if _running(pid):
+            if not ended(pid):
                 os.kill(pid, signal.SIGKILL)
     assert left == []

@@ -17,6 +17,7 @@ from tests.llm_server import ScriptedServer, message, prompt_of
 SERVER_ERROR = {"type": "error", "error": {"type": "api_error", "message": "internal error"}}
 
 
+@pytest.mark.e2e
 def test_a_retry_the_timeout_cuts_short_reports_the_error_that_caused_it():
     """No retry-after: the client's own backoff is not 'the API asked to wait'; the HTTP 500 is the news."""
     with ScriptedServer([(500, SERVER_ERROR, 0, {})] * 6) as server:
@@ -81,6 +82,7 @@ def test_a_performance_prompt_states_the_contract_in_words():
         and "Stated: the total payment equals $90." in system
 
 
+@pytest.mark.e2e
 def test_negotiate_sends_the_translator_and_performance_limits_of_translate_and_run(tmp_path):
     from contractlang.translate.rules import translate as rules_translate
     from games.contractsim.environments import environment

@@ -22,6 +22,8 @@ from contractlang.parser import parse
 from contractlang.render.prose import clause_sentences
 from tests.lsp.lsp_client import ROOT, session, uri_of
 
+pytestmark = pytest.mark.e2e  # the language server in a real process, and Neovim
+
 EXAMPLE = ROOT / "examples" / "catering-env5-a.contract"
 CTBENCH = ROOT / "examples" / "ctbench-board-24-swap.contract"
 

@@ -19,6 +19,8 @@ from contractlang.lsp.analysis import MAX_LIVE_CHARS
 from contractlang.lsp.text import MAX_CHANGE_WORK
 from tests.lsp.lsp_client import INITIALIZE, ROOT, frame, run_raw, session, unframe, uri_of
 
+pytestmark = pytest.mark.e2e  # the language server in a real process
+
 EXAMPLE = ROOT / "examples" / "catering-env5-a.contract"
 
 

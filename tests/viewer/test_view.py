@@ -29,7 +29,8 @@ FIGURES = ROOT / "docs" / "figures"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--no-first-run"]
 
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (.ci/run installs it)")
+pytestmark = [pytest.mark.e2e,  # a real browser
+              pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (.ci/run installs it)")]
 
 
 @pytest.fixture(scope="module")
