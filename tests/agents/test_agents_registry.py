@@ -32,6 +32,7 @@ def run_json(*args, **kwargs) -> dict:
     return json.loads(done.stdout)
 
 
+@pytest.mark.e2e
 def test_a_python_customer_in_a_file_plays_run_and_the_record_names_its_spec():
     game = run_json("run", WORKED, "--env", "1", "--customer", STINGY, "--supplier", "rcc")
     assert game["customer"] == STINGY
@@ -193,6 +194,7 @@ def test_metrics_imports_a_python_agent_a_record_names_only_when_allowed(tmp_pat
     assert {r["policy"] for r in allowed["roles"]} >= {"py:tests.agents.agent_modules:Stingy"}
 
 
+@pytest.mark.e2e
 def test_a_python_negotiator_and_performer_play_negotiate(tmp_path):
     """`negotiate` seats `py:` agents too: a Customer negotiator that accepts the first offer it may accept, and
     the Python Customer in the performance game on the agreed contract."""

@@ -13,6 +13,7 @@ from tests.helpers import ROOT, run_cli, run_process
 WORKED = "examples/worked-example-1.contract"
 
 
+@pytest.mark.e2e
 def test_in_process_and_a_real_process_report_a_failure_alike():
     for args in (("check", "no-such.contract", "--json"), ("run", WORKED, "--env", "9"), ("check", "--no-such")):
         here, there = run_cli(*args), run_process(*args)
