@@ -46,6 +46,7 @@ def test_identities_against_the_re_supplier():
                 assert re.compliance == 0.0 and re.defected  # E10: RE always breaches
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(contractsim_irs(), st.sampled_from(list(ENVIRONMENTS)), st.sampled_from(["rc", "re", "rcc", "random"]),
        st.sampled_from(["re", "random"]), st.integers(0, 10**6))
@@ -106,6 +107,7 @@ def test_micro_figures_carry_the_week_weighted_sd():
     assert s.compliance.mean == pytest.approx(0.75) and s.compliance.sd == pytest.approx(0.125 ** 0.5)  # macro, n−1
 
 
+@pytest.mark.e2e
 def test_metrics_cli_in_base_units_with_regret_for_every_setting(tmp_path):
     """Hotel (×100): utility and compliant utility in one unit (E12), regret from replayed RCC runs (E8)."""
     runs = tmp_path / "runs.jsonl"

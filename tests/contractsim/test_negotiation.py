@@ -110,6 +110,7 @@ def test_metrics_from_the_exact_dp(appraiser):
     assert m.acceptance_regret["customer"] is True
 
 
+@pytest.mark.e2e
 def test_negotiate_cli_cross_checks_the_dp_against_the_played_game():
     """Env 1 has no randomness: the agreed contract's DP expected utility is the utility of the played game."""
     proc = run_cli("negotiate", "--env", "1", "--json")
@@ -164,6 +165,7 @@ def test_negotiate_cli_hostile_input(tmp_path):
 EXAMPLE_AGENT = f"cmd:{sys.executable} examples/agents/external_agent.py"
 
 
+@pytest.mark.e2e
 def test_external_negotiators_over_json_lines(tmp_path):
     """The example program offers the base Catering terms once; in Env 1 they leave the Customer $5 short of
     walking away, so the scripted Customer never accepts, while the example Customer does."""
@@ -194,6 +196,7 @@ def outputs(out):
             and not p.name.endswith(".lock")}
 
 
+@pytest.mark.e2e
 def test_pairings_times_repeats_resume_byte_identically(tmp_path):
     """2 Customers × 1 Supplier × 2 repeats = 4 negotiations in Env 1, on worked example 1 (docs/rules/checks.md) (U_Cust 215, U_Supp
     50), which both Customers accept. A run cut after its first record (and half of its second line) plays the
@@ -228,6 +231,7 @@ def test_pairings_times_repeats_resume_byte_identically(tmp_path):
     assert outputs(cut) == outputs(whole)
 
 
+@pytest.mark.e2e
 def test_a_setting_scales_the_money_and_guidance_conditions_face_the_control(tmp_path):
     """Hotel Cleaning is Catering with money × 100 (ContractSim paper, App. A.1–A.2): offered worked example 1 (docs/rules/checks.md) alone (U_Cust 215, U_Supp 50
     in Env 1), the scripted pair agrees on it with every amount × 100. With --ablation the control and each
@@ -255,6 +259,7 @@ def test_a_setting_scales_the_money_and_guidance_conditions_face_the_control(tmp
     assert (row["setting"], row["customer"]["gain"], row["supplier"]["gain"]) == ("hotel", 15, 50)
 
 
+@pytest.mark.e2e
 def test_figure2_draws_a_synthetic_sets_frontiers_in_the_stochastic_environments(tmp_path):
     """Envs 1–2's frontiers are enumerated; Env 3's come from `--frontiers SET`, the frontiers.json
     `experiment frontier` wrote there. A set without one, or with a file that is not one, is one line before

@@ -55,6 +55,7 @@ def rows(directory: Path, folder: str, key: str) -> dict:
     return {(r["role"], r["counterparty"], r["policy"]): r["summary"] for r in report[key]}
 
 
+@pytest.mark.e2e
 def test_rcc_as_the_agent_reproduces_the_rational_rcc_rows_cell_for_cell(synthetic, tmp_path):
     """The agent runs need the rational records first, so a set without them plays them into the rational
     experiment's own store; `experiment rational` then plays nothing, and both give the same RCC rows."""
@@ -103,6 +104,7 @@ def test_rcc_as_the_agent_reproduces_the_rational_rcc_rows_cell_for_cell(synthet
     assert [r["summary"] for r in report["rows"]] == [r["summary"] for r in report["rational"] if r["policy"] == "rcc"]
 
 
+@pytest.mark.e2e
 def test_a_setting_changes_names_and_money_only(synthetic, tmp_path):
     """Table 11: RCC told in Hotel Cleaning (money × 100) and in AI Hosting (× 1,000) plays the games it plays in
     Catering, so in base units its rows are the rational RCC rows cell for cell, side by side in Table 11."""
@@ -123,6 +125,7 @@ def test_a_setting_changes_names_and_money_only(synthetic, tmp_path):
     assert {(r["job"]["setting"], r["run"]["multiplier"]) for r in store} == {("hotel", 100), ("ai-hosting", 1000)}
 
 
+@pytest.mark.e2e
 def test_an_external_program_is_an_agent_like_any_other(synthetic, tmp_path):
     """The example program pays what is due, which is what RC pays (eq. 7): the same games, so its rows are
     the rational RC Customer's, regret included."""
@@ -157,6 +160,7 @@ def llm_args(directory: Path, url: str, recordings: Path) -> list:
             url, "--recordings", recordings]
 
 
+@pytest.mark.e2e
 def test_an_llm_agent_is_scored_and_costed_and_resumes_after_the_api_fails(synthetic, tmp_path):
     """6 games of 6 payment weeks. Uninterrupted, then a run whose API refuses
     requests after the 15th (its third game fails, one line, the first two kept) and is rerun: the rerun plays
@@ -196,6 +200,7 @@ def test_an_llm_agent_is_scored_and_costed_and_resumes_after_the_api_fails(synth
         assert (cut / "performance" / name).read_bytes() == (whole / "performance" / name).read_bytes(), name
 
 
+@pytest.mark.e2e
 def test_llm_agents_play_eight_games_at_once_by_default():
     """Eight requests in flight (an LLM game waits on one call at a time), whatever the cores; --workers rules."""
     from contractlang.llm import LlmSettings
@@ -230,6 +235,7 @@ def test_a_directory_that_is_not_a_synthetic_set_is_one_line(tmp_path):
     assert "nowhere/manifest.json: no manifest there" in json.loads(done.stdout)["error"]
 
 
+@pytest.mark.e2e
 def test_a_cold_cache_is_announced_with_an_estimate_before_the_solving_phase(synthetic, tmp_path):
     """Issue #46 item 5: the run first says how many tables it must solve and about how long that takes; a warm
     rerun with nothing left to play says nothing of it."""

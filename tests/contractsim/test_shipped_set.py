@@ -30,6 +30,7 @@ def _outputs(directory) -> dict[str, bytes]:
             for p in [directory / "manifest.json", *sorted((directory / "contracts").rglob("*"))] if p.is_file()}
 
 
+@pytest.mark.e2e
 def test_the_shipped_manifest_and_contracts_are_its_variant_solves_written_out(tmp_path):
     """write_outputs on the committed solve records (the bases' terms as solved, their feasible-start counts as
     the manifest gives them) writes every committed file byte for byte: 180 contracts, E14 for all 20 bases."""
@@ -47,6 +48,7 @@ def test_the_shipped_manifest_and_contracts_are_its_variant_solves_written_out(t
     assert _outputs(tmp_path) == _outputs(SHIPPED)
 
 
+@pytest.mark.e2e
 def test_the_shipped_bases_are_the_best_ends_of_the_stored_searches():
     """For every environment whose 20 search jobs are all in the committed store, the bases chosen from them
     (ContractSim paper, App. C.4, [CS-34]) are the ones the manifest's contracts were written from, with the same feasible-start
@@ -63,6 +65,7 @@ def test_the_shipped_bases_are_the_best_ends_of_the_stored_searches():
     assert [(b.terms, b.feasible_starts) for b in bases] == [(solved[b.env, b.rho], e14[b.terms_env, b.rho]) for b in bases]
 
 
+@pytest.mark.e2e
 def test_the_shipped_tables_are_its_games_scored(tmp_path):
     """`experiment rational` on a copy of the set plays nothing (every game is in the committed store) and
     rewrites both conventions' tables byte for byte, with all 13 identities holding."""

@@ -27,6 +27,7 @@ from tests.helpers import ROOT, assert_each_fails_in_one_line, run_cli, run_proc
 
 
 
+@pytest.mark.slow
 def test_tail_cover_and_shared_rounds_give_the_schedule_solve_exactly():
     """The search's solves (cover `tail`, rounds shared through the memo) equal `solve` bit for bit, and a move
     of M_5 re-solves only rounds 1–2."""
@@ -46,6 +47,7 @@ def test_tail_cover_and_shared_rounds_give_the_schedule_solve_exactly():
     assert memo.hits == 3
 
 
+@pytest.mark.slow
 def test_a_round_solved_over_wider_cash_serves_a_narrower_one_bit_for_bit():
     """Issue #34: two schedules with the same later payments whose totals lie in different 16-dollar buckets
     (cover `tail`) have every cash bound 16 apart; the wider one's rounds, cut down, are the narrower one's own
@@ -159,6 +161,7 @@ def test_pareto_keeps_the_nondominated_satisfiable_points():
     assert [None if p is None else p.u_customer for _, p in best] == [300, 260, None]
 
 
+@pytest.mark.slow
 def test_deterministic_frontier_points_are_the_dp_values():
     """The closed form of `enumeration` against the DP on every 200th point of Envs 1 and 2, and one unit below
     a point's smallest total the contract is unsatisfiable."""
@@ -272,6 +275,7 @@ def test_synth_experiment_and_frontier_through_the_cli(tmp_path):
     assert (whole / "frontiers" / "env1.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.e2e
 def test_commands_default_to_the_shipped_set_and_say_how_far_it_is(tmp_path, monkeypatch):
     """Issue #34: without a directory, `experiment …` read the set shipped in the repository; while it is still
     being generated they say how many of its 80 search jobs are done (the store is read without its lock, so a
@@ -396,6 +400,7 @@ print("closed", flush=True)
 '''
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("worker", ["listening", "deaf"])
 def test_a_worker_ended_half_way_through_sending_does_not_hang_the_run(tmp_path, worker):
     """A run interrupted while a worker was sending its record (a SIGTERM, then Ctrl-Cs, once hung the
@@ -414,6 +419,7 @@ def _tree(root: Path) -> dict[str, tuple[int, int]]:
             for p in root.rglob("*") if p.is_file()}
 
 
+@pytest.mark.e2e
 def test_commands_on_the_shipped_set_write_only_into_the_working_directory(tmp_path):
     """Issue #45: the shipped set is read-only input. `experiment rational` without a directory reuses its 180
     finished games and writes the tables into ./contractlang-out/rational; `synth` without --out reuses its

@@ -10,6 +10,8 @@ import json
 import shutil
 import subprocess
 
+import pytest
+
 from tests.helpers import ROOT, assert_each_fails_in_one_line, compare_golden, run_cli
 from tests.cli.test_figures import _pixels
 
@@ -128,6 +130,7 @@ def test_replay_notices_a_tampered_score(tmp_path):
     assert v.first.rule == "other" and "logged [" in v.first.detail
 
 
+@pytest.mark.e2e
 def test_report_on_imported_logs_golden(tmp_path):
     out = tmp_path / "runs.jsonl"
     run_cli("ctbench", "import", str(LOGS), "--out", str(out))

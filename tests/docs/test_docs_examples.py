@@ -31,6 +31,7 @@ def test_commands_and_options_of_help_only_blocks_exist():
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(("page", "block"), RUN, ids=[f"{b.source}:{b.line}-{kind(b)}" for _, b in RUN])
 def test_block(page, block: Block, tmp_path, monkeypatch):
     run_block(block, BLOCKS[page], workdir(tmp_path), monkeypatch)

@@ -31,6 +31,7 @@ def test_commands_and_options_of_help_only_and_synopsis_blocks_exist():
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("block", RUN, ids=[f"line{b.line}-{kind(b)}" for b in RUN])
 def test_block(block: Block, tmp_path, monkeypatch):
     run_block(block, README_BLOCKS, workdir(tmp_path), monkeypatch)

@@ -17,6 +17,8 @@ from games.ctbench.play import play_game
 from games.agents import AgentError
 from tests.llm_server import ScriptedServer, message, overloaded, prompt_of, text_of
 
+pytestmark = pytest.mark.e2e  # whole games with LLM agents against a scripted server on 127.0.0.1
+
 KEY = "sk-test-not-a-real-key"
 OFFER = (ROOT / "examples/agents/external_agent.py").read_text().split('OFFER = """')[1].split('"""')[0]
 BOARD = next(b for b in benchmark_boards() if b.board_class == "mutually_dependent")

@@ -13,11 +13,12 @@ from tests.helpers import ROOT
 from tests.llm.test_llm_agents import KEY, CTBenchScript, closed_port_url, path_tiles, play
 from tests.llm_server import ScriptedServer, message, prompt_of
 
+pytestmark = pytest.mark.e2e  # games with LLM agents against scripted servers on 127.0.0.1
+
 
 SERVER_ERROR = {"type": "error", "error": {"type": "api_error", "message": "internal error"}}
 
 
-@pytest.mark.e2e
 def test_a_retry_the_timeout_cuts_short_reports_the_error_that_caused_it():
     """No retry-after: the client's own backoff is not 'the API asked to wait'; the HTTP 500 is the news."""
     with ScriptedServer([(500, SERVER_ERROR, 0, {})] * 6) as server:
@@ -82,7 +83,6 @@ def test_a_performance_prompt_states_the_contract_in_words():
         and "Stated: the total payment equals $90." in system
 
 
-@pytest.mark.e2e
 def test_negotiate_sends_the_translator_and_performance_limits_of_translate_and_run(tmp_path):
     from contractlang.translate.rules import translate as rules_translate
     from games.contractsim.environments import environment

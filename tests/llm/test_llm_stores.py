@@ -14,6 +14,8 @@ from tests.helpers import ROOT, run_cli
 from tests.llm.test_llm_agents import KEY, CTBenchScript, env_without_key
 from tests.llm_server import ScriptedServer, message
 
+pytestmark = pytest.mark.e2e  # recordings and caches written by runs against scripted servers on 127.0.0.1
+
 
 TEXT = (ROOT / "tests" / "nl" / "01-plain-lists.txt").read_text()
 

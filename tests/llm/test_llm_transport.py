@@ -22,6 +22,8 @@ from contractlang.llm_transport import MAX_RESPONSE_BYTES
 from contractlang.translate import translate_text
 from tests.llm_server import RawServer, ScriptedServer, chat_completion, head, message, prompt_of
 
+pytestmark = pytest.mark.e2e  # the real CLI and LLM clients against misbehaving servers on 127.0.0.1
+
 LONG_KEY = "sk-test-0123456789abcdefghijklmnopqrstuvwxyz"  # the length of a real key: redacted wherever written
 WORKED = ROOT / "examples" / "worked-example-1.contract"
 PROSE = ROOT / "tests" / "nl" / "01-plain-lists.txt"

@@ -24,6 +24,8 @@ from contractlang.llm import (
 )
 from tests.llm_server import ScriptedServer, chat_completion, message, prompt_of
 
+pytestmark = pytest.mark.e2e  # the real openai client against a scripted server on 127.0.0.1
+
 KEY = "sk-openai-test-not-a-real-key"
 ANTHROPIC_KEY = "sk-ant-test-not-a-real-key"
 

@@ -141,6 +141,7 @@ def _variant(name):
     return ir
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,env_id", [("worked-example-1", 5), ("catering-deduction", 3),
                                           ("catering-rollover", 1), ("catering-deduction+rollover", 1),
                                           ("catering-substitution", 4)])
@@ -177,6 +178,7 @@ def test_table_entries_match_an_independent_oracle(name, env_id):
 
 # --- reachable holdings: what is not solved, no play reaches -------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,env_id", [("catering-rollover", 5), ("catering-env5-a", 6), ("hotel-cleaning", 3),
                                           ("catering-substitution", 4)])
 def test_every_play_stays_in_the_solved_holdings(name, env_id):
@@ -222,6 +224,7 @@ def test_rollover_leaves_most_holdings_unreachable():
         assert 0.01 < share < 0.10, (t, share)
 
 
+@pytest.mark.slow
 def test_an_unsolved_state_has_no_order_and_the_enumeration_notices_one(tables):
     _, table = solved(tables, example("catering-rollover"), 5)
     problem = table.problem
@@ -264,6 +267,7 @@ def test_simulated_rcc_games_agree_with_the_dp(tables, name, env_id):
     assert check.u_supplier.agrees, check.u_supplier
 
 
+@pytest.mark.slow
 def test_cross_check_notices_a_wrong_table(tables):
     """The check can fail: figures off by a little (P_sat 0.03 high, U_customer $2 low) are caught."""
 
@@ -297,6 +301,7 @@ def test_tables_are_unchanged_entry_for_entry(tables):
     compare_golden(ROOT / "tests" / "golden" / "dp_tables.sha256", "\n".join(lines) + "\n")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,env_id", [("catering-deduction", 5), ("catering-rollover", 3)])
 def test_lazy_receipt_window_rows_change_the_work_not_the_tables(name, env_id):
     """Issue #34: with one numba thread a row of the last expectation stage is computed only when the selection
@@ -315,6 +320,7 @@ def test_lazy_receipt_window_rows_change_the_work_not_the_tables(name, env_id):
 
 # --- cache and tables ---------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_cache_hits_ignore_the_name_and_a_failed_write_leaves_nothing(tmp_path, monkeypatch):
     ir = example("worked-example-1")
     cache = TableCache(tmp_path)
@@ -342,6 +348,7 @@ def test_cache_hits_ignore_the_name_and_a_failed_write_leaves_nothing(tmp_path, 
     assert list((tmp_path / "other").glob("*")) == []  # no folder made, no temporary file
 
 
+@pytest.mark.slow
 def test_a_tampered_or_corrupt_cached_table_is_solved_again_and_replaced(tmp_path):
     """The cache is never trusted blindly (issue #15 item 4): a digest covers key, result and policies."""
     ir, env = example("worked-example-1"), environment(1)
@@ -375,6 +382,7 @@ def test_rc_supplier_switches_to_the_budget_table_when_paid_ahead(tables):
         sum(w.spend for w in run.weeks)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,env_id", [("worked-example-1", 3), ("catering-rollover", 5)])
 def test_any_legal_payment_sequence_is_playable_by_the_rational_supplier(tables, name, env_id):
     """Underpaying, then paying more than due, reaches (holding, cash) pairs the schedule table left

@@ -15,6 +15,8 @@ import pytest
 from solver.dp.cache import cache_secret, key_file, table_digest
 from tests.helpers import ROOT, run_cli
 
+pytestmark = pytest.mark.e2e  # the DP cache through `contractlang solve`, on links, FIFOs and forged tables
+
 WORKED = ROOT / "examples" / "worked-example-1.contract"
 
 

@@ -42,6 +42,7 @@ def test_the_default_key_does_not_change_with_the_rule_set_field():
     assert "floors" not in str(env.model_dump(mode="json", exclude={"floors"}))
 
 
+@pytest.mark.slow
 def test_a_variant_is_solved_into_its_own_cache_entry(tables):
     """Solving a PD contract under [CS-14] and under `no-deduction-floor` leaves two entries on disk; the variant
     only widens what the Supplier may deliver, so the RC Supplier's value can only rise (Env 1: deterministic)."""
@@ -82,6 +83,7 @@ def test_welch_from_summary_statistics():
     assert welch_p(5, 0, 180, 5, 0, 180) is None and welch_p(5, 0, 180, 6, 0, 180) == 0.0
 
 
+@pytest.mark.e2e
 def test_solve_takes_a_floor_rule_set_by_name(tmp_path):
     """`solve --floors` reaches the DP: a deduction contract is solved into a cache entry per rule set that floors
     it differently; an unknown name is one error line."""

@@ -43,6 +43,7 @@ def test_the_monitor_and_the_production_rule_are_tabulated_up_to_the_cap():
     assert compiled.production(0, (0, 0, 0), (CAP + 1, 0, 0)).violation
 
 
+@pytest.mark.slow
 def test_a_contract_within_the_cap_is_met_and_one_beyond_it_cannot_be(tables):
     fits, _, _ = tables.solve(FITS, capped(2))
     too_big, _, _ = tables.solve(TOO_BIG, capped(2))
@@ -68,6 +69,7 @@ def test_the_batch_engine_and_play_agree_under_a_smaller_cap(tables, customer, s
     assert len(kernels.solve_round.signatures) == 1 and len(kernels.forward_round.signatures) == 1
 
 
+@pytest.mark.slow
 def test_a_smaller_cap_changes_the_solution(tables):
     """The cap reaches the solver: in stochastic Env 3 a cap of 6 leaves less room to buy ahead than 10."""
     small, table, _ = tables.solve(FITS, capped(3))

@@ -177,6 +177,7 @@ def test_verify_cli_json_and_events(tmp_path):
 
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,env", [("starved", 1), ("late-crunch", 1), ("mismatch", 1)])
 def test_z3_giving_up_at_any_call_is_reported_unknown_never_refuted(monkeypatch, name, env):
     """Whichever solver call z3 gives up on, the check is unknown or keeps its true verdict (issue #15 item 5)."""
