@@ -19,7 +19,7 @@ CATERING = """contract "c" {
 }
 """
 
-
+# (what, contract source, the line:col the error points at, text the hint must hold)
 MISTAKES = [
     ("misspelt clause keyword", CATERING % "  delivr {\n    weeks 2..10: pizza 1, pasta 1, soup 1\n  }",
      "4:3", "did you mean `deliver`?"),
