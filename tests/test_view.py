@@ -393,7 +393,7 @@ def test_the_command_serves_on_loopback_and_prints_its_url(games):
     (["view", "no-such-dir"], "error: no-such-dir: no such file or directory"),
     (["view", "examples/agents"], "no games, tables or figures found"),
     (["view", "examples", "--board", "3"], "--board goes with --contract"),
-    (["view", "examples/traces/worked-example-1-late-breach.jsonl"], "is an event log (`run --log`), which names no contract: give --contract FILE"),
+    (["view", "examples/traces/worked-example-1-late-breach.jsonl"], "is an event log (`run --log`) without a header naming its contract: give --contract FILE"),
 ])
 def test_bad_input_is_one_line(args, message):
     done = run_cli(*args, cwd=ROOT)

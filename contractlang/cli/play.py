@@ -113,7 +113,7 @@ def _run_contractsim(checked, contract, env, customer, supplier, seed, log, json
     record = played.record
     if log is not None:
         _write_log(log, contract, checked, record.monitor_events(), env=env, seed=seed,
-                   agents={"customer": customer, "supplier": supplier})
+                   agents={"customer": customer, "supplier": supplier}, guidance=tuple(guidance) or None)
     if json_out:
         typer.echo(json.dumps({"ok": True, **record.to_json(played.p_sat)}))
         return

@@ -74,6 +74,7 @@ class LogHeader(Frozen):
     mode: Optional[str] = None  # CT-Bench: pfp | trade
     visible: Optional[bool] = None  # CT-Bench: each player sees the other's state
     rules: Optional[str] = None  # CT-Bench: the rule set the game was played and is replayed under [CT-24a]
+    guidance: Optional[tuple[str, ...]] = None  # ContractSim LLM agents: the prompt's guidance clauses
     contractlang: str  # the version that wrote the log
 
 

@@ -61,7 +61,7 @@ def game_page(index: ViewIndex, row: GameRow, options: ViewOptions, baselines: B
     """The page data of one game of the list."""
     raw = index.line(row)
     if row.line == 0:
-        return event_log_page(raw, row, options)
+        return event_log_page(raw, row, options, baselines)
     obj = unwrapped(json.loads(raw))
     if row.game == "ctbench":
         return ctbench_page(ctbench_record(obj), options)
@@ -287,30 +287,78 @@ def _action(action, m: int) -> dict:
     return {action.kind: list(action.quantities)}
 
 
-def event_log_page(raw: bytes, row: GameRow, options: ViewOptions) -> dict:
-    """A bare event log (`run --log`): the monitor's verdicts week by week against the contract given with
-    --contract; prices, stock and cash are not in such a log."""
-    from contractlang.interpreter.trace import TraceError, read_events, replay
+def event_log_page(raw: bytes, row: GameRow, options: ViewOptions, baselines: Baselines) -> dict:
+    """A `run --log` event log. One that starts with a header names its contract and game: the game is played
+    again from it and shown whole when its events are the log's. Otherwise the monitor's verdicts week by week
+    (or the board move by move) against the contract given with --contract; prices, stock and cash are not in
+    such a log."""
+    from contractlang.interpreter.trace import TraceError, header_contract, read_events, read_header, replay
 
+    name = row.contract
+    try:
+        header = read_header(raw, name)
+        if options.contract is None and header is not None:
+            checked, text = header_contract(header, name)
+            options = options.model_copy(update={"contract": checked, "source": text, "board": header.board})
+    except TraceError as exc:
+        raise PageError(str(exc)) from None
     if options.contract is None:
         raise PageError("an event log names no contract: run `contractlang view LOG --contract FILE` "
                         "(and --board ID for a CT-Bench log)")
     ir = options.contract.ir
     if row.game != ir.kind:
         raise PageError(f"this is a {row.game} event log and {options.contract.file} a {ir.kind} contract")
+    whole, why = _from_header(raw, header, ir, options, baselines) if header is not None else (None, "")
+    if whole is not None:
+        return whole
     if ir.kind == "ctbench":
-        return ctbench_events_page(raw, options)
+        page = ctbench_events_page(raw, options)
+    else:
+        try:
+            monitor, _ = replay(ir, read_events(raw, name, "contractsim"), name)
+        except TraceError as exc:
+            raise PageError(str(exc)) from None
+        verdict = monitor.verdict()
+        page = {"kind": "contractsim", "shown": "events of the log only (no prices, stock or cash)",
+                "contract": ir.name, "env": None, "seed": None, "customer": "", "supplier": "",
+                "setting": ir.setting, "products": list(ir.setting_info.products),
+                "inputs": list(ir.setting_info.inputs), "verdict": verdict.model_dump(),
+                "weeks": week_rows(monitor.weeks, ir, 1), "source": source_view(ir, options),
+                "contingencies": ir.contingencies.mode, "llm_calls": [], "llm_usage": None}
+    return {**page, "shown": page["shown"] + (f"; {why}" if why else "")}
+
+
+def _from_header(raw: bytes, header, ir, options: ViewOptions, baselines: Baselines) -> tuple[dict | None, str]:
+    """The whole game a header names, played again from its seed, when its monitor events are the log's; else
+    None and why not."""
+    logged = [json.loads(line) for line in raw.decode("utf-8").splitlines()[1:] if line.strip()]
+    agents = list(header.agents.values())
     try:
-        monitor, _ = replay(ir, read_events(raw, row.contract, "contractsim"), row.contract)
-    except TraceError as exc:
-        raise PageError(str(exc)) from None
-    verdict = monitor.verdict()
-    return {"kind": "contractsim", "shown": "events of the log only (no prices, stock or cash)",
-            "contract": ir.name, "env": None, "seed": None, "customer": "", "supplier": "", "setting": ir.setting,
-            "products": list(ir.setting_info.products), "inputs": list(ir.setting_info.inputs),
-            "verdict": verdict.model_dump(), "weeks": week_rows(monitor.weeks, ir, 1),
-            "source": source_view(ir, options), "contingencies": ir.contingencies.mode, "llm_calls": [],
-            "llm_usage": None}
+        _rebuildable(agents, options)
+        with rebuilding():
+            if ir.kind == "contractsim":
+                if header.env is None or set(header.agents) != {"customer", "supplier"}:
+                    return None, "the header names no environment and agents to play it again"
+                env = environment(header.env)
+                again = play(ir, env, header.agents["customer"], header.agents["supplier"], seed=header.seed,
+                             tables=baselines.tables, llm=_llm_client(agents, options),
+                             guidance=header.guidance or ())
+            else:
+                if header.board is None or set(header.agents) != {"red", "blue"}:
+                    return None, "the header names no board and agents to play it again"
+                bench = benchmark_board(header.board, header.board_set or "ours")
+                again = play_game(bench, "file", header.mode or "pfp", header.agents["red"], header.agents["blue"],
+                                  header.seed, contract=ir, visible=True if header.visible is None else header.visible,
+                                  keep_log=True, rules=header.rules or "authors",
+                                  llm=_llm_client(agents, options))
+    except PageError as exc:
+        return None, str(exc).replace("the record keeps no events", "the log keeps only the monitor's events")
+    except ValueError as exc:
+        return None, f"the game the header names cannot be played again: {str(exc).splitlines()[0]}"
+    if json.loads(json.dumps(again.monitor_events())) != logged:
+        return None, f"played again from seed {header.seed}, the game differs from the log"
+    page = contractsim_page(again, ir, options, baselines) if ir.kind == "contractsim" else ctbench_page(again, options)
+    return {**page, "shown": f"rebuilt from the log's header (seed {header.seed}); its events are the log's"}, ""
 
 
 # --- CT-Bench ---------------------------------------------------------------------------------------------------
