@@ -20,20 +20,22 @@ from contractlang.diagnostics import Span
 from contractlang.formatter import format_ir
 from contractlang.interpreter.contractsim import WeekStatus, breach_reason
 from contractlang.interpreter.events import Delivery, Payment
+from contractlang.vocab import PAYMENT_WEEKS
 from contractlang.ir import ContractSimIR, CTBenchIR
 from contractlang.llm import ApiKeys, LlmClient, agent_model
 from contractlang.render import relabel
 from games.contractsim.environments import environment
 from games.contractsim.game import ContractSimGame, Order, Pay, Produce, State
 from games.contractsim.log import OrderPlaced, WeekShocks
-from games.agents import Seat, make_agent
+from games.agents import Seat, make_agent, play_out
 from games.contractsim.run import RunRecord, play
 from games.contractsim.shocks import draw_shocks
 from games.ctbench.board import GOAL_BONUS, INITIAL_CHIPS, PLAYERS, START, benchmark_board
 from games.ctbench.play import GameRecord, play_game
 from games.agents import AgentError, names_code
 from solver.dp import TableCache
-from solver.dp.baseline import Values
+from solver.dp.baseline import Values, customer_to_come
+from solver.dp.problem import ROUNDS
 from solver.environment import SupplyEnvironment
 
 
@@ -235,6 +237,8 @@ def contractsim_page(record: RunRecord, ir: ContractSimIR, options: ViewOptions,
         if isinstance(action, Order) and baseline is not None and baseline != action and \
                 not observation.observed_breach:
             decision["expected"] = _expected(baselines, ir, env, observation, action, baseline, m)
+        elif isinstance(action, Pay) and baseline is not None and baseline != action:
+            decision["expected"] = _customer_expected(tables, ir, env, state, action, baseline, seat, m)
         decisions.setdefault(week, []).append(decision)
         state = state.apply_action(action)
         if not isinstance(action, Order):
@@ -279,6 +283,42 @@ def _expected(baselines: Baselines, ir: ContractSimIR, env: SupplyEnvironment, o
         return None
     return {"agent": agent.value * m, "rcc": rcc.value * m, "difference": (rcc.value - agent.value) * m,
             "p_agent": agent.p_sat, "p_rcc": rcc.p_sat}
+
+
+def _customer_expected(tables, ir: ContractSimIR, env: SupplyEnvironment, state: State, action: Pay, baseline: Pay,
+                       seat: Seat, m: int) -> dict | None:
+    """The agent's payment and RCC's in the same state, each followed by both players' RCC play ([CS-28]): the
+    Customer's expected utility still to come (value delivered less payments, this one included), in the
+    contract's dollars. A payment that meets the due leaves a breach-free state: the DP's exact enumeration from
+    it (`solver.dp.baseline.customer_to_come`). One short of it is a Customer breach: the RCC Supplier orders and
+    produces nothing from then on ([CS-27]), so the rest involves no chance and is played out. None where the DP
+    does not model the game: a breach already happened, or the budget left cannot pay the rest of the schedule
+    (the DP assumes it is paid)."""
+    if any(not s.compliant for s in state.monitor.weeks):
+        return None
+    due, k = state.payment_due(), PAYMENT_WEEKS.index(state.week)
+    mu = tables.solve(ir, env)[1].memory_index(state.monitor.memory)
+    scheduled_later = sum(ir.base_units().payments[k + 1:])
+    values = {}
+    for who, pay in (("agent", action), ("rcc", baseline)):
+        if pay.amount < due:
+            end = play_out(state.apply_action(pay), {r: make_agent("rcc", replace(seat, role=r))
+                                                     for r in ("customer", "supplier")})
+            values[who] = float(end.value_delivered - state.value_delivered - (end.paid_total - state.paid_total))
+            continue
+        if state.budget_left - pay.amount < scheduled_later:
+            return None
+        for cover in ("schedule", "budget"):  # RC's own switch: the wider table once the first leaves off
+            try:
+                later = customer_to_come(tables.solve(ir, env, cover)[1], k, mu, state.inventory,
+                                         state.cash + pay.amount) if k < ROUNDS else 0.0
+                break
+            except ValueError:
+                if cover == "budget":
+                    return None
+        values[who] = later - pay.amount
+    return {"who": "customer", "agent": values["agent"] * m, "rcc": values["rcc"] * m,
+            "difference": (values["rcc"] - values["agent"]) * m}
 
 
 def _action(action, m: int) -> dict:
