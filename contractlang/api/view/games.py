@@ -44,10 +44,32 @@ class Baselines:
     agent's order beside RC's; the last few are kept."""
 
     KEPT = 4
+    KEPT_STATES = 100_000  # the Customer's values of states already enumerated: games of one contract share many
 
     def __init__(self, tables: TableCache):
         self.tables = tables
         self._values: OrderedDict[tuple, Values] = OrderedDict()
+        self._customer: OrderedDict[tuple, float | None] = OrderedDict()
+
+    def customer(self, ir: ContractSimIR, env: SupplyEnvironment, t: int, memory, leftover, cash: int) -> float | None:
+        """The Customer's expected value delivered less payments from round t on, both players RCC, from a
+        breach-free state (`solver.dp.baseline.customer_to_come`): the table RC starts with, else the wider one it
+        turns to when the first has no order for a state; None when neither has."""
+        key = (ir.model_dump_json(exclude={"name", "parties", "asserts"}), env.id, t, tuple(memory), tuple(leftover),
+               cash)
+        if key not in self._customer:
+            value = None
+            for cover in ("schedule", "budget"):
+                table = self.tables.solve(ir, env, cover)[1]
+                try:
+                    value = customer_to_come(table, t, table.memory_index(memory), leftover, cash)
+                    break
+                except ValueError:  # the enumeration reached a state this table leaves unsolved
+                    continue
+            self._customer[key] = value
+            while len(self._customer) > self.KEPT_STATES:
+                self._customer.popitem(last=False)
+        return self._customer[key]
 
     def values(self, ir: ContractSimIR, env: SupplyEnvironment, cover: str) -> Values:
         key = (ir.model_dump_json(exclude={"name", "parties", "asserts"}), env.id, cover)
@@ -238,7 +260,7 @@ def contractsim_page(record: RunRecord, ir: ContractSimIR, options: ViewOptions,
                 not observation.observed_breach:
             decision["expected"] = _expected(baselines, ir, env, observation, action, baseline, m)
         elif isinstance(action, Pay) and baseline is not None and baseline != action:
-            decision["expected"] = _customer_expected(tables, ir, env, state, action, baseline, seat, m)
+            decision["expected"] = _customer_expected(baselines, ir, env, state, action, baseline, seat, m)
         decisions.setdefault(week, []).append(decision)
         state = state.apply_action(action)
         if not isinstance(action, Order):
@@ -281,23 +303,22 @@ def _expected(baselines: Baselines, ir: ContractSimIR, env: SupplyEnvironment, o
                   for a in (action, baseline))
     if agent is None or rcc is None:
         return None
-    return {"agent": agent.value * m, "rcc": rcc.value * m, "difference": (rcc.value - agent.value) * m,
+    return {"who": "supplier", "agent": agent.value * m, "rcc": rcc.value * m,
+            "difference": (rcc.value - agent.value) * m,
             "p_agent": agent.p_sat, "p_rcc": rcc.p_sat}
 
 
-def _customer_expected(tables, ir: ContractSimIR, env: SupplyEnvironment, state: State, action: Pay, baseline: Pay,
-                       seat: Seat, m: int) -> dict | None:
+def _customer_expected(baselines: Baselines, ir: ContractSimIR, env: SupplyEnvironment, state: State, action: Pay,
+                       baseline: Pay, seat: Seat, m: int) -> dict | None:
     """The agent's payment and RCC's in the same state, each followed by both players' RCC play ([CS-28]): the
     Customer's expected utility still to come (value delivered less payments, this one included), in the
     contract's dollars. A payment that meets the due leaves a breach-free state: the DP's exact enumeration from
-    it (`solver.dp.baseline.customer_to_come`). One short of it is a Customer breach: the RCC Supplier orders and
-    produces nothing from then on ([CS-27]), so the rest involves no chance and is played out. None where the DP
-    does not model the game: a breach already happened, or the budget left cannot pay the rest of the schedule
-    (the DP assumes it is paid)."""
+    it (`Baselines.customer`). One short of it is a Customer breach: the RCC Supplier orders and produces nothing
+    from then on, so the rest involves no chance and is played out. None where the DP does not model the game: a
+    breach already happened, or the budget left cannot pay the rest of the schedule (the DP assumes it is paid)."""
     if any(not s.compliant for s in state.monitor.weeks):
         return None
     due, k = state.payment_due(), PAYMENT_WEEKS.index(state.week)
-    mu = tables.solve(ir, env)[1].memory_index(state.monitor.memory)
     scheduled_later = sum(ir.base_units().payments[k + 1:])
     values = {}
     for who, pay in (("agent", action), ("rcc", baseline)):
@@ -308,14 +329,10 @@ def _customer_expected(tables, ir: ContractSimIR, env: SupplyEnvironment, state:
             continue
         if state.budget_left - pay.amount < scheduled_later:
             return None
-        for cover in ("schedule", "budget"):  # RC's own switch: the wider table once the first leaves off
-            try:
-                later = customer_to_come(tables.solve(ir, env, cover)[1], k, mu, state.inventory,
-                                         state.cash + pay.amount) if k < ROUNDS else 0.0
-                break
-            except ValueError:
-                if cover == "budget":
-                    return None
+        later = baselines.customer(ir, env, k, state.monitor.memory, state.inventory, state.cash + pay.amount) \
+            if k < ROUNDS else 0.0
+        if later is None:
+            return None
         values[who] = later - pay.amount
     return {"who": "customer", "agent": values["agent"] * m, "rcc": values["rcc"] * m,
             "difference": (values["rcc"] - values["agent"]) * m}

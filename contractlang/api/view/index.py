@@ -337,7 +337,8 @@ def _header_row(obj: dict, source: int, name: str) -> GameRow:
     except ValueError:
         return GameRow(**row)
     roles = ("customer", "supplier") if header.game == "contractsim" else ("red", "blue")
-    where = f"env {header.env}" if header.env is not None else f"board {header.board}" if header.board is not None else ""
+    where = f"env {header.env}" if header.env is not None else \
+        f"board {header.board}" if header.board is not None else ""
     return GameRow(**{**row, "contract": header.name, "where": where, "role": roles[0], "seed": header.seed,
                       "agent": header.agents.get(roles[0], ""), "counterparty": header.agents.get(roles[1], ""),
                       "variant": header.mode or ""})

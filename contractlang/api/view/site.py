@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import shutil
 import threading
+from collections.abc import Callable
 from collections import OrderedDict
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -15,7 +17,7 @@ from urllib.parse import unquote, urlsplit
 
 from contractlang.api.view.index import ViewIndex
 from contractlang.api.view.options import PageError, ViewOptions
-from contractlang.files import write_atomically
+from contractlang.files import FileError, make_folder
 from contractlang.vocab import Frozen
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -164,28 +166,65 @@ class Bundle(Frozen):
     figures: int
 
 
-def bundle(viewer: Viewer, out: Path) -> Bundle:
-    """The viewer as a static site under `out`: the page, and every data file it can ask for (a snapshot)."""
-    out.mkdir(parents=True, exist_ok=True)
-    for name in ASSETS:
-        target = out / ("index.html" if name == "index.html" else f"static/{name}")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(target, (STATIC / name).read_bytes())
-    index = viewer.index_json()
-    failed = 0
-    for k in range(max(1, -(-index["games"] // index["chunk"]))):
-        _write_json(out / "data" / "list" / f"{k}.json", viewer.data(f"list/{k}.json"))
-    for row in viewer.index.rows:
-        page = viewer.game(row.id)
-        failed += "error" in page
-        _write_json(out / "data" / "game" / f"{row.id}.json", page)
-    for k, _ in enumerate(index["figures"]):
-        (out / "files").mkdir(exist_ok=True)
-        shutil.copyfile(viewer.file(f"{k}.png"), out / "files" / f"{k}.png")
-    _write_json(out / "data" / "index.json", index)
+def bundle(viewer: Viewer, out: Path, progress: Callable[[str, int, int], None] | None = None) -> Bundle:
+    """The viewer as a static site under `out`: the page, and every data file it can ask for (a snapshot). It is
+    written into a new folder beside `out` and put in place whole at the end, so a bundle that fails or is
+    interrupted leaves no half site (and `out` as it was); `progress(phase, done, total)` hears each game page."""
+    if out.is_symlink() or (out.exists() and (not out.is_dir() or (any(out.iterdir()) and
+                                                                   not (out / "data" / "index.json").is_file()))):
+        raise FileError(f"cannot write the site into {out}: it exists and is not a viewer bundle (name a new folder)")
+    make_folder(out.parent)
+    work = out.parent / f".{out.name}.partial-{secrets.token_hex(6)}"
+    try:
+        work.mkdir()  # the folder's mode as any new one's (mkdtemp's is private)
+    except OSError as exc:
+        raise FileError(f"cannot write in {out.parent}: {exc.strerror or exc}") from None
+    try:
+        (work / "static").mkdir()
+        (work / "data" / "list").mkdir(parents=True)
+        (work / "data" / "game").mkdir()
+        for name in ASSETS:
+            shutil.copyfile(STATIC / name, work / ("index.html" if name == "index.html" else f"static/{name}"))
+        index = viewer.index_json()
+        for k in range(max(1, -(-index["games"] // index["chunk"]))):
+            _write_json(work / "data" / "list" / f"{k}.json", viewer.data(f"list/{k}.json"))
+        failed, rows = 0, viewer.index.rows
+        for done, row in enumerate(rows):
+            if progress is not None:
+                progress("game pages", done, len(rows))
+            page = viewer.game(row.id)
+            failed += "error" in page
+            _write_json(work / "data" / "game" / f"{row.id}.json", page)
+        if progress is not None:
+            progress("game pages", len(rows), len(rows))
+        if index["figures"]:
+            (work / "files").mkdir()
+        for k, _ in enumerate(index["figures"]):
+            shutil.copyfile(viewer.file(f"{k}.png"), work / "files" / f"{k}.png")
+        _write_json(work / "data" / "index.json", index)
+        _put_in_place(work, out)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
     return Bundle(out=str(out), games=index["games"], failed=failed, figures=len(index["figures"]))
 
 
+def _put_in_place(work: Path, out: Path) -> None:
+    """`work` renamed to `out`; a previous bundle there is set aside first and removed once the new one is in."""
+    old = None
+    if out.exists():
+        old = out.with_name(f".{out.name}.old-{secrets.token_hex(6)}")
+        out.rename(old)
+    try:
+        work.rename(out)
+    except OSError as exc:
+        if old is not None:
+            old.rename(out)
+        raise FileError(f"cannot write the site into {out}: {exc.strerror or exc}") from None
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
 def _write_json(path: Path, value) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(path, json.dumps(value))
+    """One data file of a site still being written in its own new folder: no other reader, so a plain write."""
+    path.write_text(json.dumps(value), "utf-8")
