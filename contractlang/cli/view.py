@@ -32,6 +32,8 @@ def view(
     = None,
     board: Annotated[Optional[int], typer.Option(min=0, max=79, help="The board of a bare CT-Bench event log.")]
     = None,
+    workers: Annotated[Optional[int], typer.Option(min=1, help="Processes that build a --bundle's game pages "
+                                                               "(default: one per core).")] = None,
     allow_commands: Annotated[bool, typer.Option("--allow-commands", help="Let a rebuild start the external agents "
                                                  "(cmd:PROGRAM) a record names; off by default.")] = False,
     json_out: JsonFlag = False,
@@ -70,7 +72,10 @@ def view(
         except TraceError as exc:
             raise InputError(str(exc)) from None
     if bundle is not None:
-        done = write_bundle(viewer, bundle)
+        from contractlang.cli.errors import runner_progress
+
+        with runner_progress(json_out) as advance:
+            done = write_bundle(viewer, bundle, advance, workers)
         if json_out:
             typer.echo(json.dumps({"ok": True, **done.model_dump()}))
         else:

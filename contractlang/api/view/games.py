@@ -10,11 +10,12 @@ import json
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import lru_cache
 
 import numpy as np
 
 from contractlang import check_source
-from contractlang.api.view.index import GameRow, ViewIndex, unwrapped
+from contractlang.api.view.index import GameRow, unwrapped
 from contractlang.api.view.options import PageError, ViewOptions
 from contractlang.diagnostics import Span
 from contractlang.formatter import format_ir
@@ -81,9 +82,8 @@ class Baselines:
         return self._values[key]
 
 
-def game_page(index: ViewIndex, row: GameRow, options: ViewOptions, baselines: Baselines) -> dict:
-    """The page data of one game of the list."""
-    raw = index.line(row)
+def game_page(raw: bytes, row: GameRow, options: ViewOptions, baselines: Baselines) -> dict:
+    """The page data of one game of the list, from its record's line (`ViewIndex.line`)."""
     if row.line == 0:
         return event_log_page(raw, row, options, baselines)
     obj = unwrapped(json.loads(raw))
@@ -131,11 +131,16 @@ def _span(span: Span) -> list[int]:
 def source_view(ir: ContractSimIR | CTBenchIR, options: ViewOptions) -> dict:
     """The contract's text and each clause's span: the file given with --contract, else the canonical form."""
     if options.contract is not None and options.contract.ir == ir and options.source is not None:
-        text, spans = options.source, options.contract.spans
-    else:
-        text = format_ir(ir)
-        checked = check_source(text, "<record>")
-        spans = checked.contracts[0].spans if checked.contracts else {}
+        return {"text": options.source, "spans": {k: _span(s) for k, s in options.contract.spans.items()}}
+    return dict(_canonical_view(type(ir), ir.model_dump_json()))
+
+
+@lru_cache(maxsize=64)
+def _canonical_view(kind: type, ir_json: str) -> dict:
+    """The canonical form's text and spans, parsed once per contract: the games of a store share a few."""
+    text = format_ir(kind.model_validate_json(ir_json))
+    checked = check_source(text, "<record>")
+    spans = checked.contracts[0].spans if checked.contracts else {}
     return {"text": text, "spans": {k: _span(s) for k, s in spans.items()}}
 
 
