@@ -434,6 +434,24 @@ def test_the_list_grows_while_a_run_is_still_writing(games, page, tmp_path):
         httpd.shutdown()
 
 
+def test_a_store_rewritten_when_its_run_ends_is_read_again(games, tmp_path):
+    """A finished run rewrites its store in job order (a new file renamed over it, the same size): the rows are
+    read again, so a game opens the record it lists, not the one now at its old offset."""
+    from contractlang.files import write_atomically
+
+    record = json.loads((games / "runs" / "g.jsonl").read_text())
+    first, second = (json.dumps({**record, "seed": seed}) + "\n" for seed in (11, 22))
+    store = tmp_path / "runs.jsonl"
+    store.write_text(first + second)
+    viewer = Viewer(tmp_path, live=False)
+    assert [r.seed for r in viewer.index.rows] == [11, 22]
+    before = viewer.index.version
+    write_atomically(store, second + first)
+    viewer.index.refresh()
+    assert [r.seed for r in viewer.index.rows] == [22, 11] and viewer.index.version > before
+    assert [json.loads(viewer.index.line(r))["seed"] for r in viewer.index.rows] == [22, 11]
+
+
 def test_the_command_serves_on_loopback_and_prints_its_url(games):
     process = subprocess.Popen([sys.executable, "-m", "contractlang", "view", str(games / "runs"), "--json"], cwd=ROOT,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -88,6 +88,7 @@ class _FileState:
         self.offset = 0
         self.line = 0
         self.mtime = 0.0
+        self.inode = 0
         self.kind: str | None = None
         self.games = 0
 
@@ -175,8 +176,12 @@ class ViewIndex:
         if state is None:
             state = self._files[path] = _FileState(len(self.paths))
             self.paths.append(path)
-        if stat.st_size < state.offset or path.suffix == ".json":  # rewritten (a store dropped a cut line), or a
-            self._forget(state)  # whole-file record: read it again
+        # a whole-file record, or a file rewritten — shorter (a store dropped a cut line), or a new file renamed
+        # over it (a finished run's store rewritten in job order: the same size, other records at the offsets
+        # read): read it again
+        if path.suffix == ".json" or stat.st_size < state.offset or (state.inode and stat.st_ino != state.inode):
+            self._forget(state)
+        state.inode = stat.st_ino
         with path.open("rb") as handle:
             handle.seek(state.offset)
             data = handle.read()
