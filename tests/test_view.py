@@ -452,6 +452,32 @@ def test_a_store_rewritten_when_its_run_ends_is_read_again(games, tmp_path):
     assert [json.loads(viewer.index.line(r))["seed"] for r in viewer.index.rows] == [22, 11]
 
 
+def test_a_bundle_is_put_in_place_whole_or_not_at_all(games, tmp_path, monkeypatch):
+    """A bundle replaces a previous one whole; one stopped midway leaves the previous as it was and no partial
+    folder; a folder that is not a bundle is refused in one line."""
+    import contractlang.api.view.site as site
+
+    out = tmp_path / "site"
+    ok("view", games / "runs", "--bundle", out, "--workers", "1")
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert Path("data/game/g0-1.json") in before
+
+    def stopped(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(site, "page_of", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        site.bundle(Viewer(games / "runs", live=False), out, workers=1)
+    assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me")
+    done = run_cli("view", games / "runs", "--bundle", tmp_path / "mine")
+    assert done.returncode == 1 and done.stderr.strip() == f"error: cannot write the site into {tmp_path / 'mine'}: " \
+        "it exists and is not a viewer bundle (name a new folder)"
+    assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
+
+
 def test_the_command_serves_on_loopback_and_prints_its_url(games):
     process = subprocess.Popen([sys.executable, "-m", "contractlang", "view", str(games / "runs"), "--json"], cwd=ROOT,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
