@@ -98,7 +98,8 @@ def bundled(tmp: Path, big: Path) -> dict:
     base = tmp / "baseline-tree"
     base.mkdir()
     archive = subprocess.run(["git", "archive", BASELINE_COMMIT], cwd=ROOT, capture_output=True, check=True).stdout
-    tarfile.open(fileobj=io.BytesIO(archive)).extractall(base, filter="data")
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tree:
+        tree.extractall(base, filter="data")
     if (ROOT / ".contractlang-cache" / "dp").is_dir():  # the same solved tables: neither run times a solve
         shutil.copytree(ROOT / ".contractlang-cache" / "dp", base / ".contractlang-cache" / "dp")
     warm = tmp / "warm"

@@ -455,7 +455,7 @@ def test_a_store_rewritten_when_its_run_ends_is_read_again(games, tmp_path):
 def test_a_bundle_is_put_in_place_whole_or_not_at_all(games, tmp_path, monkeypatch):
     """A bundle replaces a previous one whole; one stopped midway leaves the previous as it was and no partial
     folder; a folder that is not a bundle is refused in one line."""
-    import contractlang.api.view.site as site
+    from contractlang.api.view import site
 
     out = tmp_path / "site"
     ok("view", games / "runs", "--bundle", out, "--workers", "1")
