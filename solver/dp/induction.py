@@ -409,12 +409,12 @@ def evaluate(problem: DPProblem, memo: RoundMemo | None = None) -> Valuation:
 def stored_mass(problem: DPProblem, t: int, memory_index: int, leftover, cash: int) -> np.ndarray:
     """The breach-free mass of one state at the start of round t, as `forward` takes it: inventory `leftover` before
     the round's spoilage ([CS-06]), cash at ordering `cash` (capped as the table caps it) and memory state."""
-    side, n_mem = problem.side, problem.n_memory
     n_cash = int(problem.cash_max[t]) + 1
-    mid = np.zeros((2 * n_mem, side, side, side, n_cash))
-    mid[memory_index][tuple(int(v) for v in leftover)][min(int(cash), n_cash - 1)] = 1.0
-    mass = _through_spoilage(problem, t, mid, push=True)
-    return np.ascontiguousarray(mass.reshape((2, n_mem) + mass.shape[1:]))
+    # `_through_spoilage` pushed from one leftover holding: each input's row of T_x = S·E_x, their outer product
+    rows = [(problem.spoilage @ e)[int(n)] for n, e in zip(leftover, _expand(problem, t))]
+    mass = np.zeros((2, problem.n_memory, *(len(r) for r in rows), n_cash))
+    mass[0, memory_index, ..., min(int(cash), n_cash - 1)] = np.einsum("i,j,k->ijk", *rows)
+    return mass
 
 
 def _completeness(survival: tuple[float, ...]) -> float:
