@@ -103,21 +103,32 @@ def fmt(
 
 @app.command()
 def trace(
-    contract: Annotated[Path, typer.Argument(help="The contract the trajectory was played under.")],
-    events: Annotated[Path, typer.Argument(help="Event log: one JSON object per line.")],
+    contract: Annotated[Path, typer.Argument(help="The contract the trajectory was played under; leave it out for a "
+                                                  "log that starts with its header (`run --log` writes one).")],
+    events: Annotated[Optional[Path], typer.Argument(help="Event log: one JSON object per line.")] = None,
     rules: RulesOption = "authors",
     json_out: JsonFlag = False,
 ) -> None:
     """Replay a trajectory: dues, compliance, prefix status, memory, enforcement, and who breached first. A
     CT-Bench log is replayed under --rules, which must be the rule set it was played under (`run`'s default is
-    the same)."""
-    from contractlang.interpreter.trace import TraceError, read_events, replay, trace_json
+    the same; a log's header names it)."""
+    from contractlang.interpreter.trace import TraceError, header_contract, read_events, read_header, replay, trace_json
 
-    enforced = rule_set(rules)
-    checked = load_one(contract)
+    log = contract if events is None else events
+    raw = read_capped(log)
     try:
-        monitor, steps = replay(checked.ir, read_events(read_capped(events), str(events), checked.ir.kind), str(events),
-                                enforced)
+        header = read_header(raw, str(log))
+        if events is None:
+            if header is None:
+                raise InputError(f"{log} starts with no header naming its contract: give it, "
+                                 "`contractlang trace CONTRACT LOG`")
+            checked = header_contract(header, str(log))[0]
+        else:
+            checked = load_one(contract)
+        if header is not None and header.rules is not None and rules == "authors":
+            rules = header.rules
+        enforced = rule_set(rules)
+        monitor, steps = replay(checked.ir, read_events(raw, str(log), checked.ir.kind), str(log), enforced)
     except TraceError as exc:
         raise InputError(str(exc)) from None
     report = trace_json(monitor, steps)

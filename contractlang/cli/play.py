@@ -58,7 +58,7 @@ def run(
         from games.contractsim.llm_agents import guidance_for
 
         guidance_for(tuple(guidance or ()), "performance", "customer")
-        _run_contractsim(checked, env, customer, supplier, 42 if seed is None else seed, log, json_out,
+        _run_contractsim(checked, contract, env, customer, supplier, 42 if seed is None else seed, log, json_out,
                          llm_client(settings), tuple(guidance or ()))
         return
     if guidance:
@@ -82,7 +82,8 @@ def run(
         record = play(bench, "file", mode, red, blue, seed=seed or 0, contract=checked.ir, visible=not hidden,
                            keep_log=True, llm=client, rules=rules)
     if log is not None:
-        write_atomically(log, "".join(json.dumps(e) + "\n" for e in record.monitor_events()))
+        _write_log(log, contract, checked, record.monitor_events(), board=bench.id, board_set=bench.board_set,
+                   seed=seed or 0, agents={"red": red, "blue": blue}, mode=mode, visible=not hidden, rules=rules)
     if json_out:
         typer.echo(json.dumps({"ok": True, **record.to_json()}))
         return
@@ -93,7 +94,14 @@ def run(
         typer.echo(usage_line(record.llm_usage))
 
 
-def _run_contractsim(checked, env, customer, supplier, seed, log, json_out, llm=None, guidance=()) -> None:
+def _write_log(log: Path, contract: Path, checked, events: list[dict], **game) -> None:
+    """The game's monitor events behind a header naming the game, so `trace` and `view` need nothing else."""
+    from contractlang.interpreter.trace import game_log, log_header
+
+    write_atomically(log, game_log(log_header(checked, read(contract)[0], **game), events))
+
+
+def _run_contractsim(checked, contract, env, customer, supplier, seed, log, json_out, llm=None, guidance=()) -> None:
     from games.contractsim.play import play_run
     from solver.dp import TableCache
 
@@ -104,7 +112,8 @@ def _run_contractsim(checked, env, customer, supplier, seed, log, json_out, llm=
         played = play_run(checked.ir, env, customer, supplier, seed, tables, llm, guidance)
     record = played.record
     if log is not None:
-        write_atomically(log, "".join(json.dumps(e) + "\n" for e in record.monitor_events()))
+        _write_log(log, contract, checked, record.monitor_events(), env=env, seed=seed,
+                   agents={"customer": customer, "supplier": supplier}, guidance=tuple(guidance) or None)
     if json_out:
         typer.echo(json.dumps({"ok": True, **record.to_json(played.p_sat)}))
         return

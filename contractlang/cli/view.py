@@ -27,10 +27,13 @@ def view(
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port to serve on (0: a free one).")] = 0,
     host: Annotated[str, typer.Option(help="Address to bind; the default serves this machine only.")] = "127.0.0.1",
     open_browser: Annotated[bool, typer.Option("--open", help="Open the page in a browser.")] = False,
-    contract: Annotated[Optional[Path], typer.Option(help="The contract of a bare event log (`run --log` "
-                                                          "writes no terms).")] = None,
+    contract: Annotated[Optional[Path], typer.Option(help="The contract of an event log without a header "
+                                                          "(`run --log` files written before logs had one).")]
+    = None,
     board: Annotated[Optional[int], typer.Option(min=0, max=79, help="The board of a bare CT-Bench event log.")]
     = None,
+    workers: Annotated[Optional[int], typer.Option(min=1, help="Processes that build a --bundle's game pages "
+                                                               "(default: one per core).")] = None,
     allow_commands: Annotated[bool, typer.Option("--allow-commands", help="Let a rebuild start the external agents "
                                                  "(cmd:PROGRAM) a record names; off by default.")] = False,
     json_out: JsonFlag = False,
@@ -59,10 +62,20 @@ def view(
                          "experiment output)")
     rows = viewer.index.rows
     if checked is None and len(rows) == 1 and rows[0].line == 0 and path.is_file():
-        raise InputError(f"{path} is an event log (`run --log`), which names no contract: give --contract FILE"
-                         + (" and --board ID" if rows[0].game == "ctbench" else ""))
+        if not rows[0].header:
+            raise InputError(f"{path} is an event log (`run --log`) without a header naming its contract: give "
+                             "--contract FILE" + (" and --board ID" if rows[0].game == "ctbench" else ""))
+        from contractlang.interpreter.trace import TraceError, header_contract, read_header
+
+        try:  # a header that cannot be read is this command's error, not a page's
+            header_contract(read_header(viewer.index.line(rows[0]), str(path)), str(path))
+        except TraceError as exc:
+            raise InputError(str(exc)) from None
     if bundle is not None:
-        done = write_bundle(viewer, bundle)
+        from contractlang.cli.errors import runner_progress
+
+        with runner_progress(json_out) as advance:
+            done = write_bundle(viewer, bundle, advance, workers)
         if json_out:
             typer.echo(json.dumps({"ok": True, **done.model_dump()}))
         else:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
 import json
+from pathlib import Path
+from typing import Literal, Optional
 
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from contractlang.interpreter import compile
 from contractlang.interpreter.contractsim import ContractSimMonitor
@@ -16,8 +20,10 @@ from contractlang.interpreter.events import (
     EventError,
     extra_fields,
 )
-from contractlang.ir import ContractIR
+from contractlang.ir import CheckedContract, ContractIR
 from contractlang.vocab import Frozen
+
+MAX_HEADER_SOURCE = 1 << 20
 
 
 class TraceError(Exception):
@@ -48,8 +54,97 @@ def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
     return dict(pairs)
 
 
+class LogHeader(Frozen):
+    """The first line of a `run --log` file: the game the events came from — the contract (its file, SHA-256 and
+    text), the environment or board, the seed, the agents by role, the rule set — so the log can be replayed and
+    the game rebuilt without being told the contract. A log without it (older ones) still reads."""
+
+    type: Literal["header"] = "header"
+    format: Literal[1] = 1
+    game: Literal["contractsim", "ctbench"]
+    contract: str  # the contract file's path when the game was played
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")  # of the contract file's bytes
+    source: Optional[str] = Field(default=None, max_length=MAX_HEADER_SOURCE)  # the file's text
+    name: str  # the contract's name in that file
+    env: Optional[int] = Field(default=None, ge=1, le=6)
+    board: Optional[int] = Field(default=None, ge=0)
+    board_set: Optional[str] = None
+    seed: int = Field(ge=0)
+    agents: dict[str, str]  # role → agent (customer, supplier; red, blue)
+    mode: Optional[str] = None  # CT-Bench: pfp | trade
+    visible: Optional[bool] = None  # CT-Bench: each player sees the other's state
+    rules: Optional[str] = None  # CT-Bench: the rule set the game was played and is replayed under [CT-24a]
+    guidance: Optional[tuple[str, ...]] = None  # ContractSim LLM agents: the prompt's guidance clauses
+    contractlang: str  # the version that wrote the log
+
+
+def contractlang_version() -> str:
+    try:
+        return importlib.metadata.version("contractlang")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def log_header(checked: CheckedContract, data: bytes, **game) -> LogHeader:
+    """The header of a log of a game played under `checked`, read from the file bytes `data`."""
+    return LogHeader(game=checked.ir.kind, contract=str(Path(checked.file).resolve()),
+                     sha256=hashlib.sha256(data).hexdigest(), source=data.decode("utf-8"), name=checked.ir.name,
+                     contractlang=contractlang_version(), **game)
+
+
+def game_log(header: LogHeader, events: list[dict]) -> str:
+    """A log file's text: the header line, then one monitor event per line."""
+    return "".join(json.dumps(e) + "\n" for e in [header.model_dump(exclude_none=True), *events])
+
+
+def read_header(raw: bytes, file: str) -> LogHeader | None:
+    """The log's header, or None for a log that starts with an event (written before logs had headers)."""
+    first = raw.split(b"\n", 1)[0]
+    try:
+        obj = json.loads(first, object_pairs_hook=_unique_keys)
+    except (ValueError, RecursionError):
+        return None  # read_events reports it
+    if not isinstance(obj, dict) or obj.get("type") != "header":
+        return None
+    try:
+        return LogHeader.model_validate_json(first, strict=True)
+    except ValidationError as exc:
+        raise TraceError(file, 1, f"bad header: {_validation_message(exc)}") from None
+
+
+def header_contract(header: LogHeader, file: str) -> tuple[CheckedContract, str]:
+    """The contract a header names and its text: the text the header holds, else the file at its path; either
+    must have the header's SHA-256, so a log is never read against terms other than those it was played under."""
+    from contractlang import check_source
+
+    text = header.source
+    if text is None:
+        path = Path(header.contract)
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise TraceError(file, 1, f"the header's contract {header.contract} cannot be read "
+                             f"({exc.strerror or exc}); give the contract file") from None
+    else:
+        data = text.encode("utf-8")
+    if hashlib.sha256(data).hexdigest() != header.sha256:
+        what = "the contract text in the header" if text is not None else header.contract
+        raise TraceError(file, 1, f"{what} does not match the header's SHA-256 (changed since the game was played); "
+                         "give the contract file")
+    checked = check_source(data, header.contract)
+    found = [c for c in checked.contracts if c.ir.name == header.name]
+    if not checked.ok or not found:
+        raise TraceError(file, 1, f"the header's contract {header.contract} holds no valid contract "
+                         f"{header.name!r}; give the contract file")
+    if found[0].ir.kind != header.game:
+        raise TraceError(file, 1, f"the header names a {header.game} game and {header.name!r} is a "
+                         f"{found[0].ir.kind} contract")
+    return found[0], data.decode("utf-8", errors="replace")
+
+
 def read_events(raw: bytes, file: str, kind: str) -> list[tuple[int, object]]:
-    """Parse a JSON-lines event log for a contract of `kind`; the first problem raises `TraceError`.
+    """Parse a JSON-lines event log for a contract of `kind`; the first problem raises `TraceError`. A header on
+    the first line is checked and skipped.
 
     Values are taken strictly: an amount is a JSON integer (never `true`, `"18"` or `18.0`), a key
     appears once, and a tile lies on the board."""
@@ -58,9 +153,12 @@ def read_events(raw: bytes, file: str, kind: str) -> list[tuple[int, object]]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise TraceError(file, 1, "the event log is not UTF-8 text") from None
+    header = read_header(raw, file)
+    if header is not None and header.game != kind:
+        raise TraceError(file, 1, f"the log is of a {header.game} game, and the contract a {kind} one")
     events = []
     for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
+        if not line.strip() or (number == 1 and header is not None):
             continue
         try:
             obj = json.loads(line, object_pairs_hook=_unique_keys)

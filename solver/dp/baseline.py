@@ -1,5 +1,6 @@
 """The rational Supplier's view of any order (ContractSim paper, App. C.1, eq. 12): P̂ and V̂ of an order at one state, the
-quantities the order table was chosen by, so an agent's order can be set beside RC's in expected-utility terms."""
+quantities the order table was chosen by, so an agent's order can be set beside RC's in expected-utility terms; and
+the Customer's expected utility still to come after a payment, with both players RCC ([CS-28])."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from solver.dp.induction import _continuation, _through_spoilage, backward
+from solver.dp.induction import OrderTable, _continuation, _through_spoilage, backward, forward, stored_mass
 from solver.dp.problem import ROUNDS, DPProblem
 
 
@@ -54,3 +55,14 @@ class Values:
         receipts = [p.kernel[t, x, held[x], int(order[x])] for x in range(3)]
         expect = lambda g: float(np.einsum("i,j,k,ijk->", *receipts, g[..., left]))  # noqa: E731
         return OrderValue(expect(gp), expect(gv) - cost)
+
+
+def customer_to_come(table: OrderTable, t: int, memory_index: int, leftover, cash: int) -> float:
+    """E[value delivered − payments] from round t on (base units) with both players RCC ([CS-28]), from the state a
+    breach-free payment leaves: memory, inventory before round t's spoilage, the Supplier's cash at ordering. The
+    same exact enumeration that gives the DP's U_Cust (`induction.forward`), started there; 0 after the last round."""
+    if t >= ROUNDS:
+        return 0.0
+    p = table.problem
+    occupancy = forward(p, table.policies, t, stored_mass(p, t, memory_index, leftover, cash))
+    return occupancy.value - occupancy.paid

@@ -350,17 +350,20 @@ class Occupancy(NamedTuple):
     survival: tuple[float, ...]
 
 
-def forward(problem: DPProblem, policies) -> Occupancy:
+def forward(problem: DPProblem, policies, start: int = 0, mass: np.ndarray | None = None) -> Occupancy:
     """Exact occupancy through the five rounds with both players RCC ([CS-28]). The RC Customer's enumeration
-    (ContractSim paper, App. C.5: violations absorbed into DEAD) is the breach-free phase of the same mass, so one pass gives both."""
+    (ContractSim paper, App. C.5: violations absorbed into DEAD) is the breach-free phase of the same mass, so one pass gives both.
+    From round `start` with the stored-state `mass` (see `kernels.forward_round`) instead, the totals are those
+    of rounds start..5 only."""
     n_mem = problem.n_memory
-    mass = np.zeros((2, n_mem, 1, 1, 1, int(problem.cash_max[0]) + 1))
-    mass[0, 0, 0, 0, 0, min(problem.cash_at_ordering(), int(problem.cash_max[0]))] = 1.0
-    totals = np.zeros(5)
-    totals[2] = problem.payments[0]
     values = np.array(problem.env.values, dtype=np.int64)
+    totals = np.zeros(5)
+    if mass is None:
+        mass = np.zeros((2, n_mem, 1, 1, 1, int(problem.cash_max[0]) + 1))
+        mass[0, 0, 0, 0, 0, min(problem.cash_at_ordering(), int(problem.cash_max[0]))] = 1.0
+        totals[2] = problem.payments[0]
     survival = []
-    for t in range(ROUNDS):
+    for t in range(start, ROUNDS):
         n_cash_next = int(problem.cash_max[t + 1]) + 1 if t < ROUNDS - 1 else 1
         side = problem.side
         mid = np.zeros((2, n_mem, side**3, n_cash_next))
@@ -401,6 +404,17 @@ def evaluate(problem: DPProblem, memo: RoundMemo | None = None) -> Valuation:
     b = backward(problem, memo=memo)
     occupancy = forward(problem, b.policies)
     return Valuation(b.p_sat, *_utilities(problem, occupancy), _completeness(occupancy.survival))
+
+
+def stored_mass(problem: DPProblem, t: int, memory_index: int, leftover, cash: int) -> np.ndarray:
+    """The breach-free mass of one state at the start of round t, as `forward` takes it: inventory `leftover` before
+    the round's spoilage ([CS-06]), cash at ordering `cash` (capped as the table caps it) and memory state."""
+    n_cash = int(problem.cash_max[t]) + 1
+    # `_through_spoilage` pushed from one leftover holding: each input's row of T_x = S·E_x, their outer product
+    rows = [(problem.spoilage @ e)[int(n)] for n, e in zip(leftover, _expand(problem, t))]
+    mass = np.zeros((2, problem.n_memory, *(len(r) for r in rows), n_cash))
+    mass[0, memory_index, ..., min(int(cash), n_cash - 1)] = np.einsum("i,j,k->ijk", *rows)
+    return mass
 
 
 def _completeness(survival: tuple[float, ...]) -> float:

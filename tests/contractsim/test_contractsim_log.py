@@ -10,6 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from contractlang.interpreter.events import Delivery, Payment, WeekEnd, monitor_events
+from contractlang.interpreter.trace import LogHeader
 from tests.helpers import ROOT, compare_golden, contract, run_cli
 from games.contractsim.environments import environment
 from games.contractsim.log import LOG_ADAPTER, OrderPlaced, PaymentWeekEnd, ProductionWeekEnd, WeekShocks
@@ -31,8 +32,13 @@ def test_run_json_log_file_and_story_are_unchanged(name, tmp_path):
     played = run_cli(*args, "--json", "--log", str(tmp_path / "events.jsonl"), cwd=ROOT)
     told = run_cli(*args, cwd=ROOT)
     assert played.returncode == told.returncode == 0, played.stderr + told.stderr
+    header, events = (tmp_path / "events.jsonl").read_text().split("\n", 1)
+    # the header names this machine's path and this version: checked apart, the events byte for byte
+    header = LogHeader.model_validate_json(header)
+    assert (header.contract, header.env, header.seed, header.agents) == (
+        str(ROOT / path), int(env), int(seed), {"customer": customer, "supplier": supplier})
     compare_golden(GOLDEN / f"{name}.txt", "--- run --json ---\n" + played.stdout + "--- --log ---\n"
-                   + (tmp_path / "events.jsonl").read_text() + "--- story ---\n" + told.stdout)
+                   + events + "--- story ---\n" + told.stdout)
 
 
 def test_every_entry_kind_round_trips_through_json():

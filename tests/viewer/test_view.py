@@ -120,16 +120,22 @@ def experiment(tmp_path_factory, tables) -> Path:
     return out
 
 
-def test_a_game_log_bundle_shows_the_breach_week_and_the_clause_that_fired(games, page, tmp_path):
-    site = tmp_path / "site"
-    printed = ok("view", games / "g.jsonl", "--contract", ROOT / "examples" / "worked-example-1.contract",
-                 "--bundle", site)
-    assert "1 game(s)" in printed and (site / "index.html").exists() and (site / "data" / "index.json").exists()
+def static_site(site: Path):
     handler = partial(SimpleHTTPRequestHandler, directory=str(site))
     static = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=static.serve_forever, daemon=True).start()
+    return static, f"http://127.0.0.1:{static.server_address[1]}/"
+
+
+def test_a_game_log_bundle_shows_the_breach_week_and_the_clause_that_fired(games, page, tmp_path):
+    """The issue's acceptance: `run --log g.jsonl` then `view g.jsonl --bundle site`, nothing else given: the log's
+    header names the game, which is played again and checked against the log's events."""
+    site = tmp_path / "site"
+    printed = ok("view", games / "g.jsonl", "--bundle", site)
+    assert "1 game(s)" in printed and (site / "index.html").exists() and (site / "data" / "index.json").exists()
+    static, url = static_site(site)
     try:
-        tab = page.open(f"http://127.0.0.1:{static.server_address[1]}/#/game/g0")
+        tab = page.open(url + "#/game/g0")
         tab.wait_for_selector("#weeks")
         breach = tab.locator("#weeks tr.breach").first
         assert breach.get_attribute("data-week") == "5" and "BREACH" in breach.inner_text()
@@ -137,8 +143,45 @@ def test_a_game_log_bundle_shows_the_breach_week_and_the_clause_that_fired(games
         fired = tab.locator("#source mark.fired")
         assert fired.count() == 1 and fired.inner_text() == "weeks 1..9: $18"
         assert tab.locator("#source mark[data-clause='on_breach']").inner_text() == "on breach: terminate"
-        assert "events of the log only" in tab.inner_text("#shown")
+        assert tab.inner_text("#shown") == "rebuilt from the log's header (seed 42); its events are the log's"
         assert "snapshot" in tab.inner_text("#live")
+        week1 = tab.locator("#weeks tr[data-week='1']")
+        assert week1.locator("td.rcc").inner_text() == "pay $18 (E[U] +$110.00)"  # the random Customer paid $128
+        week1.click()
+        text = tab.inner_text("#week-detail .expected")
+        assert text.startswith("Expected Customer utility still to come") and "RCC's is +$110.00." in text
+    finally:
+        static.shutdown()
+
+
+def test_a_log_without_a_header_is_shown_against_the_contract_given(page, tmp_path):
+    site = tmp_path / "site"
+    ok("view", ROOT / "examples" / "traces" / "worked-example-1-late-breach.jsonl", "--contract",
+       ROOT / "examples" / "worked-example-1.contract", "--bundle", site)
+    static, url = static_site(site)
+    try:
+        tab = page.open(url + "#/game/g0")
+        tab.wait_for_selector("#weeks")
+        assert "events of the log only" in tab.inner_text("#shown")
+        assert tab.locator("#weeks tr.breach").first.get_attribute("data-week") == "6"
+    finally:
+        static.shutdown()
+
+
+def test_a_ctbench_game_log_bundle_replays_the_board_from_the_log_alone(page, tmp_path):
+    """The acceptance for CT-Bench: `run CONTRACT --board 24 --log` then `view LOG --bundle site`."""
+    ok("run", ROOT / "examples" / "ctbench-board-24-swap.contract", "--board", "24", "--log", tmp_path / "ct.jsonl")
+    ok("view", tmp_path / "ct.jsonl", "--bundle", tmp_path / "site")
+    static, url = static_site(tmp_path / "site")
+    try:
+        tab = page.open(url + "#/game/g0")
+        tab.wait_for_selector("#board")
+        assert tab.inner_text("#shown") == "rebuilt from the log's header (seed 0); its events are the log's"
+        assert "both players reached the goal" in tab.inner_text("#outcome")
+        tab.locator("#slider").fill("5")  # red onto (0,3), paid by blue's chip under the contract
+        assert tab.locator("#board circle[data-player='red']").get_attribute("data-tile") == "0,3"
+        assert tab.locator("#source mark[data-clause='cover.2']").inner_text() == "(0,3): blue pays for red with blue chip"
+        assert tab.locator("#events li.now", has_text="contract: blue gives red a blue chip for (0, 3)").count() == 1
     finally:
         static.shutdown()
 
@@ -152,7 +195,7 @@ def test_a_run_record_shows_each_week_beside_the_rcc_baseline(games, page):
         rows = {r.get_attribute("data-week"): r for r in tab.locator("#weeks tbody tr").all()}
         cells = lambda w: [c.inner_text() for c in rows[w].locator("td").all()]
         # week 1: RCC pays the $18 due where the random Customer paid $128; a production week shows the order
-        assert cells("1")[2:5] == ["$18", "paid $128", "pay $18"]
+        assert cells("1")[2:5] == ["$18", "paid $128", "pay $18 (E[U] +$110.00)"]
         assert "rcc-differs" in rows["1"].get_attribute("class")
         assert cells("2")[4].startswith("order ") and cells("2")[5]  # RCC's order, this round's input prices
         assert cells("2")[6].endswith("spoiled 0/0/0")
@@ -202,6 +245,23 @@ def test_the_order_values_reproduce_the_dp_value_of_the_game(tables):
         pytest.approx(result.v_supplier, abs=1e-9)
     assert sum(nu * q.p_sat for nu, q in zip(p.price_probs, chosen)) == pytest.approx(result.p_sat, abs=1e-12)
     assert values.order(0, 0, (0, 0, 0), cash, p.prices[0], (12, 12, 12)) is None or cash >= 12 * sum(p.prices[0])
+
+
+@pytest.mark.parametrize("env_id", [1, 5])
+def test_the_customers_value_after_rccs_first_payment_is_the_dp_expected_utility(tables, env_id):
+    """B − M_1 plus the value delivered less the payments still to come from the state M_1 leaves is U_Cust with
+    both players RCC ([CS-28]): the enumeration the page prices a Customer's payment with is the DP's own."""
+    from contractlang import load
+    from games.contractsim.environments import environment
+    from solver.dp.baseline import customer_to_come
+
+    ir = load(ROOT / "examples" / "worked-example-1.contract")[0].ir
+    env = environment(env_id)
+    result, table, _ = tables.solve(ir, env)
+    p = table.problem
+    later = customer_to_come(table, 0, 0, (0, 0, 0), p.cash_at_ordering())
+    assert env.budget - p.payments[0] + later == pytest.approx(result.u_customer / ir.setting_info.multiplier,
+                                                               abs=1e-9)
 
 
 def test_a_ctbench_game_replays_the_board_move_by_move(games, page):
@@ -374,6 +434,50 @@ def test_the_list_grows_while_a_run_is_still_writing(games, page, tmp_path):
         httpd.shutdown()
 
 
+def test_a_store_rewritten_when_its_run_ends_is_read_again(games, tmp_path):
+    """A finished run rewrites its store in job order (a new file renamed over it, the same size): the rows are
+    read again, so a game opens the record it lists, not the one now at its old offset."""
+    from contractlang.files import write_atomically
+
+    record = json.loads((games / "runs" / "g.jsonl").read_text())
+    first, second = (json.dumps({**record, "seed": seed}) + "\n" for seed in (11, 22))
+    store = tmp_path / "runs.jsonl"
+    store.write_text(first + second)
+    viewer = Viewer(tmp_path, live=False)
+    assert [r.seed for r in viewer.index.rows] == [11, 22]
+    before = viewer.index.version
+    write_atomically(store, second + first)
+    viewer.index.refresh()
+    assert [r.seed for r in viewer.index.rows] == [22, 11] and viewer.index.version > before
+    assert [json.loads(viewer.index.line(r))["seed"] for r in viewer.index.rows] == [22, 11]
+
+
+def test_a_bundle_is_put_in_place_whole_or_not_at_all(games, tmp_path, monkeypatch):
+    """A bundle replaces a previous one whole; one stopped midway leaves the previous as it was and no partial
+    folder; a folder that is not a bundle is refused in one line."""
+    from contractlang.api.view import site
+
+    out = tmp_path / "site"
+    ok("view", games / "runs", "--bundle", out, "--workers", "1")
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert Path("data/game/g0-1.json") in before
+
+    def stopped(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(site, "page_of", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        site.bundle(Viewer(games / "runs", live=False), out, workers=1)
+    assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me")
+    done = run_cli("view", games / "runs", "--bundle", tmp_path / "mine")
+    assert done.returncode == 1 and done.stderr.strip() == f"error: cannot write the site into {tmp_path / 'mine'}: " \
+        "it exists and is not a viewer bundle (name a new folder)"
+    assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
+
+
 def test_the_command_serves_on_loopback_and_prints_its_url(games):
     process = subprocess.Popen([sys.executable, "-m", "contractlang", "view", str(games / "runs"), "--json"], cwd=ROOT,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -393,15 +497,15 @@ def test_the_command_serves_on_loopback_and_prints_its_url(games):
     (["view", "no-such-dir"], "error: no-such-dir: no such file or directory"),
     (["view", "examples/agents"], "no games, tables or figures found"),
     (["view", "examples", "--board", "3"], "--board goes with --contract"),
-    (["view", "examples/traces/worked-example-1-late-breach.jsonl"], "is an event log (`run --log`), which names no contract: give --contract FILE"),
+    (["view", "examples/traces/worked-example-1-late-breach.jsonl"], "is an event log (`run --log`) without a header naming its contract: give --contract FILE"),
 ])
 def test_bad_input_is_one_line(args, message):
     done = run_cli(*args, cwd=ROOT)
     assert done.returncode in (1, 2) and message in done.stderr and "Traceback" not in done.stderr
 
 
-def test_an_event_log_without_its_contract_says_what_to_give(games, tmp_path):
-    shutil.copy(games / "g.jsonl", tmp_path / "g.jsonl")
+def test_an_event_log_without_a_header_or_its_contract_says_what_to_give(tmp_path):
+    shutil.copy(ROOT / "examples" / "traces" / "worked-example-1-late-breach.jsonl", tmp_path / "g.jsonl")
     page = Viewer(tmp_path).game("g0")
     assert "names no contract" in page["error"] and "--contract FILE" in page["error"]
 

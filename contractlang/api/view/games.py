@@ -10,30 +10,33 @@ import json
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import lru_cache
 
 import numpy as np
 
 from contractlang import check_source
-from contractlang.api.view.index import GameRow, ViewIndex, unwrapped
+from contractlang.api.view.index import GameRow, unwrapped
 from contractlang.api.view.options import PageError, ViewOptions
 from contractlang.diagnostics import Span
 from contractlang.formatter import format_ir
 from contractlang.interpreter.contractsim import WeekStatus, breach_reason
 from contractlang.interpreter.events import Delivery, Payment
+from contractlang.vocab import PAYMENT_WEEKS
 from contractlang.ir import ContractSimIR, CTBenchIR
 from contractlang.llm import ApiKeys, LlmClient, agent_model
 from contractlang.render import relabel
 from games.contractsim.environments import environment
 from games.contractsim.game import ContractSimGame, Order, Pay, Produce, State
 from games.contractsim.log import OrderPlaced, WeekShocks
-from games.agents import Seat, make_agent
+from games.agents import Seat, make_agent, play_out
 from games.contractsim.play import RunRecord, play
 from games.contractsim.shocks import draw_shocks
 from games.ctbench.board import GOAL_BONUS, INITIAL_CHIPS, PLAYERS, START, benchmark_board
 from games.ctbench.play import GameRecord, play as play_ctbench
 from games.agents import AgentError, names_code
 from solver.dp import TableCache
-from solver.dp.baseline import Values
+from solver.dp.baseline import Values, customer_to_come
+from solver.dp.problem import ROUNDS
 from solver.environment import SupplyEnvironment
 
 
@@ -42,10 +45,32 @@ class Baselines:
     agent's order beside RC's; the last few are kept."""
 
     KEPT = 4
+    KEPT_STATES = 100_000  # the Customer's values of states already enumerated: games of one contract share many
 
     def __init__(self, tables: TableCache):
         self.tables = tables
         self._values: OrderedDict[tuple, Values] = OrderedDict()
+        self._customer: OrderedDict[tuple, float | None] = OrderedDict()
+
+    def customer(self, ir: ContractSimIR, env: SupplyEnvironment, t: int, memory, leftover, cash: int) -> float | None:
+        """The Customer's expected value delivered less payments from round t on, both players RCC, from a
+        breach-free state (`solver.dp.baseline.customer_to_come`): the table RC starts with, else the wider one it
+        turns to when the first has no order for a state; None when neither has."""
+        key = (ir.model_dump_json(exclude={"name", "parties", "asserts"}), env.id, t, tuple(memory), tuple(leftover),
+               cash)
+        if key not in self._customer:
+            value = None
+            for cover in ("schedule", "budget"):
+                table = self.tables.solve(ir, env, cover)[1]
+                try:
+                    value = customer_to_come(table, t, table.memory_index(memory), leftover, cash)
+                    break
+                except ValueError:  # the enumeration reached a state this table leaves unsolved
+                    continue
+            self._customer[key] = value
+            while len(self._customer) > self.KEPT_STATES:
+                self._customer.popitem(last=False)
+        return self._customer[key]
 
     def values(self, ir: ContractSimIR, env: SupplyEnvironment, cover: str) -> Values:
         key = (ir.model_dump_json(exclude={"name", "parties", "asserts"}), env.id, cover)
@@ -57,11 +82,10 @@ class Baselines:
         return self._values[key]
 
 
-def game_page(index: ViewIndex, row: GameRow, options: ViewOptions, baselines: Baselines) -> dict:
-    """The page data of one game of the list."""
-    raw = index.line(row)
+def game_page(raw: bytes, row: GameRow, options: ViewOptions, baselines: Baselines) -> dict:
+    """The page data of one game of the list, from its record's line (`ViewIndex.line`)."""
     if row.line == 0:
-        return event_log_page(raw, row, options)
+        return event_log_page(raw, row, options, baselines)
     obj = unwrapped(json.loads(raw))
     if row.game == "ctbench":
         return ctbench_page(ctbench_record(obj), options)
@@ -107,11 +131,16 @@ def _span(span: Span) -> list[int]:
 def source_view(ir: ContractSimIR | CTBenchIR, options: ViewOptions) -> dict:
     """The contract's text and each clause's span: the file given with --contract, else the canonical form."""
     if options.contract is not None and options.contract.ir == ir and options.source is not None:
-        text, spans = options.source, options.contract.spans
-    else:
-        text = format_ir(ir)
-        checked = check_source(text, "<record>")
-        spans = checked.contracts[0].spans if checked.contracts else {}
+        return {"text": options.source, "spans": {k: _span(s) for k, s in options.contract.spans.items()}}
+    return dict(_canonical_view(type(ir), ir.model_dump_json()))
+
+
+@lru_cache(maxsize=64)
+def _canonical_view(kind: type, ir_json: str) -> dict:
+    """The canonical form's text and spans, parsed once per contract: the games of a store share a few."""
+    text = format_ir(kind.model_validate_json(ir_json))
+    checked = check_source(text, "<record>")
+    spans = checked.contracts[0].spans if checked.contracts else {}
     return {"text": text, "spans": {k: _span(s) for k, s in spans.items()}}
 
 
@@ -235,6 +264,8 @@ def contractsim_page(record: RunRecord, ir: ContractSimIR, options: ViewOptions,
         if isinstance(action, Order) and baseline is not None and baseline != action and \
                 not observation.observed_breach:
             decision["expected"] = _expected(baselines, ir, env, observation, action, baseline, m)
+        elif isinstance(action, Pay) and baseline is not None and baseline != action:
+            decision["expected"] = _customer_expected(baselines, ir, env, state, action, baseline, seat, m)
         decisions.setdefault(week, []).append(decision)
         state = state.apply_action(action)
         if not isinstance(action, Order):
@@ -277,8 +308,39 @@ def _expected(baselines: Baselines, ir: ContractSimIR, env: SupplyEnvironment, o
                   for a in (action, baseline))
     if agent is None or rcc is None:
         return None
-    return {"agent": agent.value * m, "rcc": rcc.value * m, "difference": (rcc.value - agent.value) * m,
+    return {"who": "supplier", "agent": agent.value * m, "rcc": rcc.value * m,
+            "difference": (rcc.value - agent.value) * m,
             "p_agent": agent.p_sat, "p_rcc": rcc.p_sat}
+
+
+def _customer_expected(baselines: Baselines, ir: ContractSimIR, env: SupplyEnvironment, state: State, action: Pay,
+                       baseline: Pay, seat: Seat, m: int) -> dict | None:
+    """The agent's payment and RCC's in the same state, each followed by both players' RCC play ([CS-28]): the
+    Customer's expected utility still to come (value delivered less payments, this one included), in the
+    contract's dollars. A payment that meets the due leaves a breach-free state: the DP's exact enumeration from
+    it (`Baselines.customer`). One short of it is a Customer breach: the RCC Supplier orders and produces nothing
+    from then on, so the rest involves no chance and is played out. None where the DP does not model the game: a
+    breach already happened, or the budget left cannot pay the rest of the schedule (the DP assumes it is paid)."""
+    if any(not s.compliant for s in state.monitor.weeks):
+        return None
+    due, k = state.payment_due(), PAYMENT_WEEKS.index(state.week)
+    scheduled_later = sum(ir.base_units().payments[k + 1:])
+    values = {}
+    for who, pay in (("agent", action), ("rcc", baseline)):
+        if pay.amount < due:
+            end = play_out(state.apply_action(pay), {r: make_agent("rcc", replace(seat, role=r))
+                                                     for r in ("customer", "supplier")})
+            values[who] = float(end.value_delivered - state.value_delivered - (end.paid_total - state.paid_total))
+            continue
+        if state.budget_left - pay.amount < scheduled_later:
+            return None
+        later = baselines.customer(ir, env, k, state.monitor.memory, state.inventory, state.cash + pay.amount) \
+            if k < ROUNDS else 0.0
+        if later is None:
+            return None
+        values[who] = later - pay.amount
+    return {"who": "customer", "agent": values["agent"] * m, "rcc": values["rcc"] * m,
+            "difference": (values["rcc"] - values["agent"]) * m}
 
 
 def _action(action, m: int) -> dict:
@@ -287,30 +349,78 @@ def _action(action, m: int) -> dict:
     return {action.kind: list(action.quantities)}
 
 
-def event_log_page(raw: bytes, row: GameRow, options: ViewOptions) -> dict:
-    """A bare event log (`run --log`): the monitor's verdicts week by week against the contract given with
-    --contract; prices, stock and cash are not in such a log."""
-    from contractlang.interpreter.trace import TraceError, read_events, replay
+def event_log_page(raw: bytes, row: GameRow, options: ViewOptions, baselines: Baselines) -> dict:
+    """A `run --log` event log. One that starts with a header names its contract and game: the game is played
+    again from it and shown whole when its events are the log's. Otherwise the monitor's verdicts week by week
+    (or the board move by move) against the contract given with --contract; prices, stock and cash are not in
+    such a log."""
+    from contractlang.interpreter.trace import TraceError, header_contract, read_events, read_header, replay
 
+    name = row.contract
+    try:
+        header = read_header(raw, name)
+        if options.contract is None and header is not None:
+            checked, text = header_contract(header, name)
+            options = options.model_copy(update={"contract": checked, "source": text, "board": header.board})
+    except TraceError as exc:
+        raise PageError(str(exc)) from None
     if options.contract is None:
         raise PageError("an event log names no contract: run `contractlang view LOG --contract FILE` "
                         "(and --board ID for a CT-Bench log)")
     ir = options.contract.ir
     if row.game != ir.kind:
         raise PageError(f"this is a {row.game} event log and {options.contract.file} a {ir.kind} contract")
+    whole, why = _from_header(raw, header, ir, options, baselines) if header is not None else (None, "")
+    if whole is not None:
+        return whole
     if ir.kind == "ctbench":
-        return ctbench_events_page(raw, options)
+        page = ctbench_events_page(raw, options)
+    else:
+        try:
+            monitor, _ = replay(ir, read_events(raw, name, "contractsim"), name)
+        except TraceError as exc:
+            raise PageError(str(exc)) from None
+        verdict = monitor.verdict()
+        page = {"kind": "contractsim", "shown": "events of the log only (no prices, stock or cash)",
+                "contract": ir.name, "env": None, "seed": None, "customer": "", "supplier": "",
+                "setting": ir.setting, "products": list(ir.setting_info.products),
+                "inputs": list(ir.setting_info.inputs), "verdict": verdict.model_dump(),
+                "weeks": week_rows(monitor.weeks, ir, 1), "source": source_view(ir, options),
+                "contingencies": ir.contingencies.mode, "llm_calls": [], "llm_usage": None}
+    return {**page, "shown": page["shown"] + (f"; {why}" if why else "")}
+
+
+def _from_header(raw: bytes, header, ir, options: ViewOptions, baselines: Baselines) -> tuple[dict | None, str]:
+    """The whole game a header names, played again from its seed, when its monitor events are the log's; else
+    None and why not."""
+    logged = [json.loads(line) for line in raw.decode("utf-8").splitlines()[1:] if line.strip()]
+    agents = list(header.agents.values())
     try:
-        monitor, _ = replay(ir, read_events(raw, row.contract, "contractsim"), row.contract)
-    except TraceError as exc:
-        raise PageError(str(exc)) from None
-    verdict = monitor.verdict()
-    return {"kind": "contractsim", "shown": "events of the log only (no prices, stock or cash)",
-            "contract": ir.name, "env": None, "seed": None, "customer": "", "supplier": "", "setting": ir.setting,
-            "products": list(ir.setting_info.products), "inputs": list(ir.setting_info.inputs),
-            "verdict": verdict.model_dump(), "weeks": week_rows(monitor.weeks, ir, 1),
-            "source": source_view(ir, options), "contingencies": ir.contingencies.mode, "llm_calls": [],
-            "llm_usage": None}
+        _rebuildable(agents, options)
+        with rebuilding():
+            if ir.kind == "contractsim":
+                if header.env is None or set(header.agents) != {"customer", "supplier"}:
+                    return None, "the header names no environment and agents to play it again"
+                env = environment(header.env)
+                again = play(ir, env, header.agents["customer"], header.agents["supplier"], seed=header.seed,
+                             tables=baselines.tables, llm=_llm_client(agents, options),
+                             guidance=header.guidance or ())
+            else:
+                if header.board is None or set(header.agents) != {"red", "blue"}:
+                    return None, "the header names no board and agents to play it again"
+                bench = benchmark_board(header.board, header.board_set or "ours")
+                again = play_game(bench, "file", header.mode or "pfp", header.agents["red"], header.agents["blue"],
+                                  header.seed, contract=ir, visible=True if header.visible is None else header.visible,
+                                  keep_log=True, rules=header.rules or "authors",
+                                  llm=_llm_client(agents, options))
+    except PageError as exc:
+        return None, str(exc).replace("the record keeps no events", "the log keeps only the monitor's events")
+    except ValueError as exc:
+        return None, f"the game the header names cannot be played again: {str(exc).splitlines()[0]}"
+    if json.loads(json.dumps(again.monitor_events())) != logged:
+        return None, f"played again from seed {header.seed}, the game differs from the log"
+    page = contractsim_page(again, ir, options, baselines) if ir.kind == "contractsim" else ctbench_page(again, options)
+    return {**page, "shown": f"rebuilt from the log's header (seed {header.seed}); its events are the log's"}, ""
 
 
 # --- CT-Bench ---------------------------------------------------------------------------------------------------

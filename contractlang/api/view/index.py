@@ -44,6 +44,7 @@ class GameRow(Frozen):
     utility: float | None = None  # the role's utility (ContractSim, base units) or score (CT-Bench)
     other_utility: float | None = None
     kept: bool  # the record holds the game's events; else its page rebuilds the game
+    header: bool = False  # an event log that starts with a header naming its contract and game
 
 
 class Source(Frozen):
@@ -87,6 +88,7 @@ class _FileState:
         self.offset = 0
         self.line = 0
         self.mtime = 0.0
+        self.inode = 0
         self.kind: str | None = None
         self.games = 0
 
@@ -174,8 +176,12 @@ class ViewIndex:
         if state is None:
             state = self._files[path] = _FileState(len(self.paths))
             self.paths.append(path)
-        if stat.st_size < state.offset or path.suffix == ".json":  # rewritten (a store dropped a cut line), or a
-            self._forget(state)  # whole-file record: read it again
+        # a whole-file record, or a file rewritten — shorter (a store dropped a cut line), or a new file renamed
+        # over it (a finished run's store rewritten in job order: the same size, other records at the offsets
+        # read): read it again
+        if path.suffix == ".json" or stat.st_size < state.offset or (state.inode and stat.st_ino != state.inode):
+            self._forget(state)
+        state.inode = stat.st_ino
         with path.open("rb") as handle:
             handle.seek(state.offset)
             data = handle.read()
@@ -210,6 +216,10 @@ class ViewIndex:
         if not isinstance(obj, dict):
             return
         if state.kind in ("contractsim-events", "ctbench-events"):
+            return
+        if state.line == 1 and obj.get("type") == "header" and obj.get("game") in ("contractsim", "ctbench"):
+            state.kind = f"{obj['game']}-events"
+            self._add(_header_row(obj, state.index, self.paths[state.index].name), state)
             return
         if obj.get("type") in CONTRACTSIM_TYPES + CTBENCH_TYPES and state.line == 1:
             state.kind = "contractsim-events" if obj["type"] in CONTRACTSIM_TYPES else "ctbench-events"
@@ -318,6 +328,25 @@ def _contractsim_row(run: dict, id: str, base: dict, role: str, agent: str, coun
                    outcome="breach" if firsts else "no breach", first_breach=first, breach_week=week,
                    utility=run.get(f"u_{role}"), other_utility=run.get(f"u_{other}"),
                    kept=bool(run.get("log") or run.get("trajectory")))
+
+
+def _header_row(obj: dict, source: int, name: str) -> GameRow:
+    """An event log's row from its header; what the header does not say well is left blank (its page checks it)."""
+    from contractlang.interpreter.trace import LogHeader
+
+    row = {"id": f"g{source}", "game": obj["game"], "source": source, "line": 0, "offset": 0, "contract": name,
+           "where": "", "role": "", "agent": "", "counterparty": "", "outcome": "events only", "kept": True,
+           "header": True}
+    try:
+        header = LogHeader.model_validate(obj, strict=True)
+    except ValueError:
+        return GameRow(**row)
+    roles = ("customer", "supplier") if header.game == "contractsim" else ("red", "blue")
+    where = f"env {header.env}" if header.env is not None else \
+        f"board {header.board}" if header.board is not None else ""
+    return GameRow(**{**row, "contract": header.name, "where": where, "role": roles[0], "seed": header.seed,
+                      "agent": header.agents.get(roles[0], ""), "counterparty": header.agents.get(roles[1], ""),
+                      "variant": header.mode or ""})
 
 
 def _ctbench_row(obj: dict, id: str, base: dict) -> GameRow:

@@ -4,18 +4,22 @@ served on loopback while a run is still writing, or written once as a static sit
 from __future__ import annotations
 
 import json
+import os
 import re
+import secrets
 import shutil
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
+from functools import lru_cache, partial
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from contractlang.api.view.index import ViewIndex
+from contractlang.api.view.index import GameRow, ViewIndex
 from contractlang.api.view.options import PageError, ViewOptions
-from contractlang.files import write_atomically
+from contractlang.files import FileError, make_folder
 from contractlang.vocab import Frozen
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -59,17 +63,13 @@ class Viewer:
         key = (game_id, self.index.version)
         with self._build:
             if key not in self._pages:
-                from contractlang.api.view.games import Baselines, game_page  # the games and solvers: only now
+                from contractlang.api.view.games import Baselines  # the games and solvers: only now
 
                 if self._baselines is None:
                     from solver.dp import TableCache
 
                     self._baselines = Baselines(self._tables or TableCache())
-                try:
-                    page = game_page(self.index, row, self.options, self._baselines)
-                except (PageError, ValueError, KeyError, OSError) as exc:
-                    page = {"error": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}
-                self._pages[key] = {"id": game_id, "row": row.model_dump(), **page}
+                self._pages[key] = page_of(self.index.line(row), row, self.options, self._baselines)
                 while len(self._pages) > PAGES_KEPT:
                     self._pages.popitem(last=False)
             self._pages.move_to_end(key)
@@ -91,6 +91,17 @@ class Viewer:
         """A figure under the viewed path, by its number in the index (`files/K.png`); never a path from a URL."""
         match = re.fullmatch(r"([0-9]{1,6})\.png", name)
         return self.index.figure(int(match[1])) if match else None
+
+
+def page_of(raw: bytes, row: GameRow, options: ViewOptions, baselines) -> dict:
+    """A game's page data as the page reads it: {"error": why} in place of the game when it cannot be shown."""
+    from contractlang.api.view.games import game_page
+
+    try:
+        page = game_page(raw, row, options, baselines)
+    except (PageError, ValueError, KeyError, OSError) as exc:
+        page = {"error": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}
+    return {"id": row.id, "row": row.model_dump(), **page}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -164,28 +175,99 @@ class Bundle(Frozen):
     figures: int
 
 
-def bundle(viewer: Viewer, out: Path) -> Bundle:
-    """The viewer as a static site under `out`: the page, and every data file it can ask for (a snapshot)."""
-    out.mkdir(parents=True, exist_ok=True)
-    for name in ASSETS:
-        target = out / ("index.html" if name == "index.html" else f"static/{name}")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(target, (STATIC / name).read_bytes())
-    index = viewer.index_json()
-    failed = 0
-    for k in range(max(1, -(-index["games"] // index["chunk"]))):
-        _write_json(out / "data" / "list" / f"{k}.json", viewer.data(f"list/{k}.json"))
-    for row in viewer.index.rows:
-        page = viewer.game(row.id)
-        failed += "error" in page
-        _write_json(out / "data" / "game" / f"{row.id}.json", page)
-    for k, _ in enumerate(index["figures"]):
-        (out / "files").mkdir(exist_ok=True)
-        shutil.copyfile(viewer.file(f"{k}.png"), out / "files" / f"{k}.png")
-    _write_json(out / "data" / "index.json", index)
+def bundle(viewer: Viewer, out: Path, progress: Callable[[str, int, int], None] | None = None,
+           workers: int | None = None) -> Bundle:
+    """The viewer as a static site under `out`: the page, and every data file it can ask for (a snapshot). It is
+    written into a new folder beside `out` and put in place whole at the end, so a bundle that fails or is
+    interrupted leaves no half site (and `out` as it was); `progress(phase, done, total)` hears each game page.
+    The game pages are built by `workers` forked processes (default: one per core; 1: this one, which must then
+    not have run the compiled kernels yet: a fork after their threads started can hang)."""
+    if out.is_symlink() or (out.exists() and (not out.is_dir() or (any(out.iterdir()) and
+                                                                   not (out / "data" / "index.json").is_file()))):
+        raise FileError(f"cannot write the site into {out}: it exists and is not a viewer bundle (name a new folder)")
+    make_folder(out.parent)
+    work = out.parent / f".{out.name}.partial-{secrets.token_hex(6)}"
+    try:
+        work.mkdir()  # the folder's mode as any new one's (mkdtemp's is private)
+    except OSError as exc:
+        raise FileError(f"cannot write in {out.parent}: {exc.strerror or exc}") from None
+    try:
+        (work / "static").mkdir()
+        (work / "data" / "list").mkdir(parents=True)
+        (work / "data" / "game").mkdir()
+        for name in ASSETS:
+            shutil.copyfile(STATIC / name, work / ("index.html" if name == "index.html" else f"static/{name}"))
+        index = viewer.index_json()
+        for k in range(max(1, -(-index["games"] // index["chunk"]))):
+            _write_json(work / "data" / "list" / f"{k}.json", viewer.data(f"list/{k}.json"))
+        rows, folder = viewer.index.rows, work / "data" / "game"
+        workers = min(workers or os.cpu_count() or 1, len(rows))
+        if progress is not None:
+            progress("game pages", 0, len(rows))
+        if workers <= 1:
+            pages = (_write_page(folder, viewer.game(row.id)) for row in rows)
+        else:
+            from games.runner import run_jobs
+
+            jobs = [(str(viewer.index.paths[r.source]), r) for r in rows]
+            pages = run_jobs(partial(_bundle_page, viewer.options, folder), jobs, workers,
+                             chunksize=max(1, min(50, len(jobs) // (4 * workers))))
+        failed = 0
+        for done, page_failed in enumerate(pages, start=1):
+            failed += page_failed
+            if progress is not None:
+                progress("game pages", done, len(rows))
+        if index["figures"]:
+            (work / "files").mkdir()
+        for k, _ in enumerate(index["figures"]):
+            shutil.copyfile(viewer.file(f"{k}.png"), work / "files" / f"{k}.png")
+        _write_json(work / "data" / "index.json", index)
+        _put_in_place(work, out)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
     return Bundle(out=str(out), games=index["games"], failed=failed, figures=len(index["figures"]))
 
 
+def _put_in_place(work: Path, out: Path) -> None:
+    """`work` renamed to `out`; a previous bundle there is set aside first and removed once the new one is in."""
+    old = None
+    if out.exists():
+        old = out.with_name(f".{out.name}.old-{secrets.token_hex(6)}")
+        out.rename(old)
+    try:
+        work.rename(out)
+    except OSError as exc:
+        if old is not None:
+            old.rename(out)
+        raise FileError(f"cannot write the site into {out}: {exc.strerror or exc}") from None
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _bundle_page(options: ViewOptions, folder: Path, job: tuple[str, GameRow]) -> bool:
+    """One game's page written into a site under way; whether it holds an error in place of the game."""
+    path, row = job
+    with open(path, "rb") as handle:
+        handle.seek(row.offset)
+        raw = handle.read() if row.line == 0 else handle.readline()
+    return _write_page(folder, page_of(raw, row, options, _process_baselines()))
+
+
+def _write_page(folder: Path, page: dict) -> bool:
+    _write_json(folder / f"{page['id']}.json", page)
+    return "error" in page
+
+
+@lru_cache(maxsize=1)
+def _process_baselines():
+    """The DP tables and values a bundling process keeps across the pages it builds."""
+    from contractlang.api.view.games import Baselines
+    from solver.dp import TableCache
+
+    return Baselines(TableCache())
+
+
 def _write_json(path: Path, value) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(path, json.dumps(value))
+    """One data file of a site still being written in its own new folder: no other reader, so a plain write."""
+    path.write_text(json.dumps(value), "utf-8")

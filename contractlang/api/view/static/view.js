@@ -308,7 +308,10 @@ function contractsimGame(g, shown) {
     for (const d of w.decisions || []) {
       parts.push(el("p", { class: "decision" }, d.phase + ": the agent chose " + actionText(d.action) + "; RCC in the same state: " + actionText(d.rcc) +
         (d.same ? " (the same)" : " (different)") + (d.note ? " — " + d.note : "")));
-      if (d.expected) parts.push(el("p", { class: "expected" }, "Expected Supplier utility still to come, each order followed by RC's play (exact DP, eq. 12): " +
+      if (d.expected && d.expected.who === "customer") parts.push(el("p", { class: "expected" }, "Expected Customer utility still to come " +
+        "(value delivered less payments, this one included), each payment followed by both sides' RCC play (exact DP enumeration): " +
+        "the agent's " + money2(d.expected.agent) + ", RCC's " + money2(d.expected.rcc) + ": RCC's is " + signed(d.expected.difference) + "."));
+      else if (d.expected) parts.push(el("p", { class: "expected" }, "Expected Supplier utility still to come, each order followed by RC's play (exact DP, eq. 12): " +
         "the agent's " + money2(d.expected.agent) + " (P̂ " + fmt(d.expected.p_agent, 3) + "), RCC's " + money2(d.expected.rcc) +
         " (P̂ " + fmt(d.expected.p_rcc, 3) + "): RCC's is " + signed(d.expected.difference) + "."));
     }
