@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.e2e  # runs the CLI in subprocesses
+
 from contractlang.interpreter.trace import LogHeader, contractlang_version
 from tests.helpers import ROOT, run_cli
 
