@@ -14,6 +14,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from contractlang.files import make_folder, write_atomically
+from contractlang.interpreter.rounds import DEFAULT_FLOORS, RecordedFloors
 from contractlang.ir import ContractSimIR
 from contractlang.vocab import Frozen
 from games.contractsim.batch import play_batch
@@ -30,6 +31,7 @@ from games.contractsim.paper import cell_text, paper_tables
 from games.contractsim.run import RunRecord
 from games.runner import Progress, run_phase, stored_records
 from solver.dp import TableCache
+from solver.environment import SupplyEnvironment
 
 SEED = 42
 POLICIES = ("rc", "rcc", "re")
@@ -69,11 +71,18 @@ class ContractSlice(Frozen):
 
 
 class RationalJob(Frozen):
-    """The nine pairings on one contract."""
+    """The nine pairings on one contract, under the floor rule set `floors` ([CS-14a]): a part of the job, so a
+    store never answers one rule set's job with another's games."""
 
     contract: ContractSimIR
     env: int
     seed: int = SEED
+    floors: RecordedFloors = DEFAULT_FLOORS
+
+    @property
+    def environment(self) -> SupplyEnvironment:
+        """The environment the games are played in, under the job's floor rule set ([CS-14a])."""
+        return environment(self.env, self.floors)
 
 
 class RationalRecord(Frozen):
@@ -87,8 +96,7 @@ class RationalRecord(Frozen):
 def run_rational(job: RationalJob, tables: TableCache | None = None) -> RationalRecord:
     """Tables come from the on-disk cache `synth` filled, so nothing is solved twice."""
     cache = tables or TableCache()
-    env = environment(job.env)
-    runs = tuple(play_batch(job.contract, env, c, s, [job.seed], cache)[0] for c, s in PAIRINGS)
+    runs = tuple(play_batch(job.contract, job.environment, c, s, [job.seed], cache)[0] for c, s in PAIRINGS)
     return RationalRecord(job=job, runs=runs)
 
 
@@ -119,8 +127,7 @@ def solving_plan(jobs: list[RationalJob], store_path: Path, tables: TableCache) 
     """How many of `jobs` are not in the store yet, and how many of those need a DP solve first."""
     done = stored_records(store_path, RationalRecord, lambda r: r.job, "games")
     todo = [j for j in jobs if j not in done]
-    return SolvingPlan(to_play=len(todo), to_solve=sum(not tables.holds(j.contract, environment(j.env))
-                                                       for j in todo))
+    return SolvingPlan(to_play=len(todo), to_solve=sum(not tables.holds(j.contract, j.environment) for j in todo))
 
 
 def rational_records(jobs: list[RationalJob], store_path: Path, workers: int | None, ray_address: str | None,
@@ -198,10 +205,11 @@ def counterparty_name(role: str) -> str:
     return "Supplier" if role == "customer" else "Customer"
 
 
-def tables_markdown(rows: list[TableRow], convention: str = "cs19", covers: str = "") -> str:
+def tables_markdown(rows: list[TableRow], convention: str = "cs19", covers: str = "",
+                    floors: str = DEFAULT_FLOORS) -> str:
     """Tables 7–10 in the paper's layout, then the macro tables beside ContractSim paper, App. D.3 (ours / paper,
     cell by cell)."""
-    out = [convention_line(convention), *([f"Contracts: {covers}."] if covers else []), ""]
+    out = [convention_line(convention, floors), *([f"Contracts: {covers}."] if covers else []), ""]
     for micro in (False, True):
         for role in ROLES:
             out += table_lines(f"## {TITLES[role, micro]}", role, f"{counterparty_name(role)} (counterparty)",
@@ -339,17 +347,20 @@ class RationalReport(Frozen):
     identities: tuple[Identity, ...]
     convention: str = "cs19"  # how a breach bears on later weeks (metrics.CONVENTIONS)
     covers: str = ""  # which contracts of the set (`ContractSlice.describe`)
+    floors: RecordedFloors = DEFAULT_FLOORS  # the floor rule set the games were played under ([CS-14a])
 
 
-def report_paths(out: Path, convention: str) -> tuple[Path, Path]:
-    """`out/rational/tables.{json,md}` (`tables.paper-tables.*` under that convention)."""
-    json_path, md_path = (out / "rational" / output_name(name, convention) for name in ("tables.json", "tables.md"))
+def report_paths(out: Path, convention: str, floors: str = DEFAULT_FLOORS) -> tuple[Path, Path]:
+    """`out/rational/tables.{json,md}` (`tables.paper-tables.*` under that convention, `tables.FLOORS.*` under
+    another floor rule set: `output_name`)."""
+    json_path, md_path = (out / "rational" / output_name(name, convention, floors)
+                          for name in ("tables.json", "tables.md"))
     return json_path, md_path
 
 
 def write_report(out: Path, report: RationalReport, markdown: str) -> Path:
     """The report at its `report_paths`; returns the .md file."""
-    json_path, md_path = report_paths(out, report.convention)
+    json_path, md_path = report_paths(out, report.convention, report.floors)
     make_folder(md_path.parent)
     # a whole-set report leaves `covers` out, so its file reads as before slices existed
     dump = report.model_dump_json(indent=1, exclude={"covers"} if not report.covers else None)
