@@ -5,6 +5,7 @@ answers one rule set's job with another's games, and every table says which rule
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -105,3 +106,15 @@ def test_a_synthetic_contracts_refuted_totals_point_to_the_reason():
     assert (ROOT / "docs/explanation/fidelity.md").read_text().count("## Prices that disagree with payments") == 1
     copy = json.loads(run_cli("verify", DEDUCTION, "--json").stdout)
     assert "notes" not in copy
+
+
+def test_a_clone_with_the_rational_games_but_no_tables_hears_of_the_agent_phase_solves(synthetic, tmp_path):  # noqa: F811
+    """Issue #46 item 5: on a clone the shipped set's rational games are on disk and no DP table is; the agent
+    games solve every table, so the announcement counts them although the rational phase plays nothing."""
+    directory = fresh(synthetic, tmp_path)
+    _experiment("rational", directory)  # into the set's own store, with the test run's tables
+    env = {**os.environ, "CONTRACTLANG_DP_CACHE": str(tmp_path / "clone-cache")}
+    done = run_cli("experiment", "performance", directory, "--agent", "rcc", "--workers", "1", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "2 of 2 contracts to play have no solved DP table in " in done.stderr
+    assert "(12 agent games and 0 rational jobs played now)" in done.stdout

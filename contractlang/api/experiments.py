@@ -178,18 +178,23 @@ def performance(agent=None, agents=(), directory: str | Path | None = None, out:
     rational_jobs = list(dict.fromkeys(c.rational for c in cases))
     jobs = out / "jobs"
     check_outputs(report_paths(out, convention, floors))  # refused now, not after the games
+    agent_jobs = jobs_of(cases, names, roles, game_settings)
     if notice is not None:
-        from games.contractsim.experiments import solving_plan
+        # a clone holds the shipped set's rational games but no table: the agent games solve them, so both count
+        from games.contractsim.experiments import RationalRecord, solving_plan, unplayed
+        from games.contractsim.performance import PerformanceRecord
         from solver.dp import TableCache
 
         tables = TableCache()
-        store = shared_store(directory, out, "rational.jsonl") or jobs / "rational.jsonl"
-        plan = solving_plan(rational_jobs, store, tables)
+        rational_stores, agent_stores = ([p for p in (jobs / name, shared_store(directory, out, name)) if p]
+                                         for name in ("rational.jsonl", "performance.jsonl"))
+        plan = solving_plan([*unplayed(rational_jobs, rational_stores, RationalRecord),
+                             *unplayed(agent_jobs, agent_stores, PerformanceRecord)], tables)
         if plan.to_solve:
             notice(plan.text(tables.directory))
     records, rational_now = rational_records(rational_jobs, jobs / "rational.jsonl", workers, ray, progress,
                                              shared_store(directory, out, "rational.jsonl"))
-    games, played_now = performance_records(jobs_of(cases, names, roles, game_settings), jobs / "performance.jsonl",
+    games, played_now = performance_records(agent_jobs, jobs / "performance.jsonl",
                                             agent_workers(workers, llm), ray, llm, progress,
                                             shared_store(directory, out, "performance.jsonl"), objects)
     rational_by_job = dict(zip(rational_jobs, records))

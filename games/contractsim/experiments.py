@@ -84,6 +84,11 @@ class RationalJob(Frozen):
         """The environment the games are played in, under the job's floor rule set ([CS-14a])."""
         return environment(self.env, self.floors)
 
+    @property
+    def needs_table(self) -> bool:
+        """RC and RCC Suppliers play in the nine pairings: the contract's DP table is needed (ContractSim paper, App. C.1)."""
+        return True
+
 
 class RationalRecord(Frozen):
     job: RationalJob
@@ -106,8 +111,8 @@ issue #46); under load we measured 20-30 s (docs/explanation/fidelity.md)."""
 
 
 class SolvingPlan(Frozen):
-    """What the first phase of a run must solve before it plays: the jobs still to play whose tables are not on
-    disk, and a quiet-machine estimate of the time."""
+    """What a run must solve before it plays: of the contracts with games still to play (in any phase), those whose
+    DP tables are needed and not on disk, and a quiet-machine estimate of the time."""
 
     to_play: int
     to_solve: int
@@ -117,17 +122,26 @@ class SolvingPlan(Frozen):
         return self.to_solve * QUIET_SECONDS_PER_TABLE / 60
 
     def text(self, cache_dir: Path) -> str:
-        return (f"{self.to_solve} of {self.to_play} contracts to play have no solved DP table in {cache_dir}: they "
-                f"are solved first, about {self.quiet_minutes:.0f} min on an idle 2-core machine "
+        return (f"{self.to_solve} of {self.to_play} contracts to play have no solved DP table in {cache_dir}: each "
+                f"is solved before its games, about {self.quiet_minutes:.0f} min in all on an idle 2-core machine "
                 f"({QUIET_SECONDS_PER_TABLE} s a table), several times that under load; the progress line below "
                 "keeps the running estimate")
 
 
-def solving_plan(jobs: list[RationalJob], store_path: Path, tables: TableCache) -> SolvingPlan:
-    """How many of `jobs` are not in the store yet, and how many of those need a DP solve first."""
-    done = stored_records(store_path, RationalRecord, lambda r: r.job, "games")
-    todo = [j for j in jobs if j not in done]
-    return SolvingPlan(to_play=len(todo), to_solve=sum(not tables.holds(j.contract, j.environment) for j in todo))
+def unplayed(jobs: list, stores: list[Path], record_type: type) -> list:
+    """The jobs that none of `stores` holds a record of yet (read without their locks; a missing store holds none)."""
+    done: set = set()
+    for path in stores:
+        done |= stored_records(path, record_type, lambda r: r.job, "games").keys()
+    return [j for j in jobs if j not in done]
+
+
+def solving_plan(todo: list, tables: TableCache) -> SolvingPlan:
+    """Over jobs still to play (anything with `contract`, `environment` and `needs_table`): how many contracts,
+    each in its environment and floor rule set, they play, and how many of those need a DP solve first."""
+    cases = {(j.contract, j.environment) for j in todo}
+    needed = {(j.contract, j.environment) for j in todo if j.needs_table}
+    return SolvingPlan(to_play=len(cases), to_solve=sum(not tables.holds(ir, env) for ir, env in needed))
 
 
 def rational_records(jobs: list[RationalJob], store_path: Path, workers: int | None, ray_address: str | None,

@@ -44,6 +44,7 @@ from games.contractsim.run import RunRecord, play
 from games.figures import pyplot, save_png, write_json
 from games.runner import Progress, run_phase
 from solver.dp import TableCache
+from solver.environment import SupplyEnvironment
 
 LLM_WORKERS = 8
 
@@ -100,6 +101,18 @@ class PerformanceJob(Frozen):
     setting: str | None = None  # the setting the game is told in (Table 11); None: the contract's own
     floors: RecordedFloors = DEFAULT_FLOORS  # the floor rule set the game is played under ([CS-14a])
 
+    @property
+    def environment(self) -> SupplyEnvironment:
+        """The environment the game is played in, under the job's floor rule set ([CS-14a])."""
+        return environment(self.env, self.floors)
+
+    @property
+    def needs_table(self) -> bool:
+        """Whether a rational Supplier (RC or RCC, ContractSim paper, App. C.1) plays: the counterparty of an
+        agent Customer, or the agent itself."""
+        supplier = self.counterparty if self.role == "customer" else split_label(self.agent)[1]
+        return supplier in ("rc", "rcc")
+
     @classmethod
     def of(cls, case: Case, role: str, counterparty: str, agent: str, setting: str | None = None) -> PerformanceJob:
         return cls(contract=case.contract, env=case.env, seed=case.seed, role=role, counterparty=counterparty,
@@ -119,7 +132,7 @@ def run_performance(job: PerformanceJob, llm: LlmSettings | None = None, tables:
     record's amounts stay in base units, so its rows compare with the Catering ones. `objects` are Python agents
     by label: the job names one by its label."""
     cache = tables or process_tables()
-    env = environment(job.env, job.floors)
+    env = job.environment
     contract = job.contract if job.setting in (None, job.contract.setting) else relabel(job.contract, job.setting)
     agent = (objects or {}).get(job.agent, job.agent)
     customer, supplier = pairing(job.role, agent, job.counterparty)
