@@ -108,7 +108,8 @@ def test_a_synthetic_contracts_refuted_totals_point_to_the_reason():
     assert "notes" not in copy
 
 
-def test_a_clone_with_the_rational_games_but_no_tables_hears_of_the_agent_phase_solves(synthetic, tmp_path):  # noqa: F811
+def test_a_clone_with_the_rational_games_but_no_tables_hears_of_the_agent_phase_solves(
+        synthetic, tmp_path):  # noqa: F811
     """Issue #46 item 5: on a clone the shipped set's rational games are on disk and no DP table is; the agent
     games solve every table, so the announcement counts them although the rational phase plays nothing."""
     directory = fresh(synthetic, tmp_path)

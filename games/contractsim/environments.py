@@ -36,3 +36,12 @@ def environment(env_id: int, floors: str = DEFAULT_FLOORS) -> SupplyEnvironment:
         raise UnknownName(f"unknown floor rule set {floors!r}; choose from {', '.join(FLOOR_RULES)}")
     env = ENVIRONMENTS[env_id]
     return env if floors == DEFAULT_FLOORS else env.model_copy(update={"floors": FLOOR_RULES[floors]})
+
+
+class PlayedIn:
+    """For a job or record with the fields `env` and `floors`: the environment its games are played in, under its
+    floor rule set ([CS-14a])."""
+
+    @property
+    def environment(self) -> SupplyEnvironment:
+        return environment(self.env, self.floors)

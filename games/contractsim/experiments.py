@@ -18,7 +18,7 @@ from contractlang.interpreter.rounds import DEFAULT_FLOORS, RecordedFloors
 from contractlang.ir import ContractSimIR
 from contractlang.vocab import Frozen
 from games.contractsim.batch import play_batch
-from games.contractsim.environments import environment
+from games.contractsim.environments import PlayedIn, environment
 from games.contractsim.metrics import (
     RoleSummary,
     Stat,
@@ -31,7 +31,6 @@ from games.contractsim.paper import cell_text, paper_tables
 from games.contractsim.run import RunRecord
 from games.runner import Progress, run_phase, stored_records
 from solver.dp import TableCache
-from solver.environment import SupplyEnvironment
 
 SEED = 42
 POLICIES = ("rc", "rcc", "re")
@@ -70,7 +69,7 @@ class ContractSlice(Frozen):
         return f"a slice ({'; '.join(parts)}): {kept} of the set's {total} contracts"
 
 
-class RationalJob(Frozen):
+class RationalJob(Frozen, PlayedIn):
     """The nine pairings on one contract, under the floor rule set `floors` ([CS-14a]): a part of the job, so a
     store never answers one rule set's job with another's games."""
 
@@ -78,11 +77,6 @@ class RationalJob(Frozen):
     env: int
     seed: int = SEED
     floors: RecordedFloors = DEFAULT_FLOORS
-
-    @property
-    def environment(self) -> SupplyEnvironment:
-        """The environment the games are played in, under the job's floor rule set ([CS-14a])."""
-        return environment(self.env, self.floors)
 
     @property
     def needs_table(self) -> bool:

@@ -21,7 +21,7 @@ from contractlang.llm import ApiKeys, LlmClient, LlmSettings, LlmUsage, agent_mo
 from contractlang.render import relabel
 from contractlang.vocab import Frozen
 from games.contractsim.batch import play_batch
-from games.contractsim.environments import environment
+from games.contractsim.environments import PlayedIn
 from games.contractsim.experiments import (
     COUNTERPARTIES,
     POLICIES,
@@ -44,7 +44,6 @@ from games.contractsim.run import RunRecord, play
 from games.figures import pyplot, save_png, write_json
 from games.runner import Progress, run_phase
 from solver.dp import TableCache
-from solver.environment import SupplyEnvironment
 
 LLM_WORKERS = 8
 
@@ -89,7 +88,7 @@ class Case(Frozen):
         return RationalJob(contract=self.contract, env=self.env, seed=self.seed, floors=self.floors)
 
 
-class PerformanceJob(Frozen):
+class PerformanceJob(Frozen, PlayedIn):
     """One game: `agent` plays `role` against the rational `counterparty`."""
 
     contract: ContractSimIR
@@ -100,11 +99,6 @@ class PerformanceJob(Frozen):
     agent: str
     setting: str | None = None  # the setting the game is told in (Table 11); None: the contract's own
     floors: RecordedFloors = DEFAULT_FLOORS  # the floor rule set the game is played under ([CS-14a])
-
-    @property
-    def environment(self) -> SupplyEnvironment:
-        """The environment the game is played in, under the job's floor rule set ([CS-14a])."""
-        return environment(self.env, self.floors)
 
     @property
     def needs_table(self) -> bool:

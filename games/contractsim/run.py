@@ -13,7 +13,7 @@ from contractlang.ir import ContractSimIR
 from contractlang.llm import LlmCall, LlmClient, LlmUsage
 from contractlang.progress import Advance as Progress
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, SETTINGS, WEEKS, Frozen
-from games.contractsim.environments import ENVIRONMENTS, environment
+from games.contractsim.environments import ENVIRONMENTS, PlayedIn, environment
 from games.contractsim.game import ContractSimGame, State
 from games.contractsim.llm_agents import LlmPerformer
 from games.contractsim.log import LogEntry, monitor_events
@@ -46,7 +46,7 @@ def money_unit(multiplier: int) -> dict:
             "trajectory": "setting dollars", "multiplier": multiplier}
 
 
-class RunRecord(Frozen):
+class RunRecord(Frozen, PlayedIn):
     """One game, every amount in Catering base units (the paper's tables are in them for all settings);
     `multiplier` turns them into the contract's own dollars."""
 
@@ -85,11 +85,6 @@ class RunRecord(Frozen):
         ir = ContractSimIR.from_json_value(self.contract_ir)
         customer, supplier = ("rcc", self.supplier) if role == "customer" else (self.customer, "rcc")
         return play(ir, self.environment, customer, supplier, seed=self.seed, keep_log=False, tables=tables)
-
-    @property
-    def environment(self) -> SupplyEnvironment:
-        """The environment the game was played in, under its floor rule set."""
-        return environment(self.env, self.floors)
 
     def violation_count(self, role: str) -> int:
         """The weeks in which `role` was not compliant (c = 0, ContractSim paper, App. C.6; a week that owes nothing never is)."""
