@@ -12,7 +12,7 @@ import pytest
 
 import contractlang as cl
 from contractlang.errors import UnknownName
-from tests.helpers import ROOT, run_cli
+from helpers import ROOT, run_cli
 # the smallest synthetic set (one Env 1 base and its S+PD variant) and its fresh copies
 from tests.test_performance import fresh, synthetic  # noqa: F401  (`synthetic` is a fixture)
 
