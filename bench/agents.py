@@ -18,9 +18,9 @@ from _common import ROOT, write_result  # noqa: E402
 
 from contractlang import load  # noqa: E402
 from games.contractsim.environments import environment  # noqa: E402
-from games.contractsim.run import play  # noqa: E402
+from games.contractsim.play import play  # noqa: E402
 from games.ctbench.board import benchmark_board  # noqa: E402
-from games.ctbench.play import play_game  # noqa: E402
+from games.ctbench.play import play as play_ctbench  # noqa: E402
 
 STINGY = ROOT / "examples" / "agents" / "stingy.py"
 
@@ -53,11 +53,11 @@ def main() -> None:
     bench = benchmark_board(24)
 
     def ctbench(red: str):
-        return lambda seed: play_game(bench, "file", "pfp", red, "planner", seed=seed, contract=swap)
+        return lambda seed: play_ctbench(bench, "file", "pfp", red, "planner", seed=seed, contract=swap)
 
     configs = {
         "contractsim_builtin_rcc": contractsim("rcc"),
-        "contractsim_py_rcc": contractsim("py:games.contractsim.policies:RCCCustomer"),
+        "contractsim_py_rcc": contractsim("py:games.contractsim.agents:RCCCustomer"),
         "contractsim_py_stingy": contractsim(f"py:{STINGY}:Stingy"),
         "contractsim_cmd_stingy": contractsim(f"cmd:{sys.executable} {STINGY}"),
         "ctbench_builtin_planner": ctbench("planner"),

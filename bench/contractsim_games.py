@@ -17,7 +17,7 @@ from _common import ROOT, write_result  # noqa: E402
 from contractlang import load  # noqa: E402
 from games.contractsim.batch import play_batch  # noqa: E402
 from games.contractsim.environments import environment  # noqa: E402
-from games.contractsim.run import play  # noqa: E402
+from games.contractsim.play import play  # noqa: E402
 
 
 def main() -> None:

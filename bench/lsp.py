@@ -27,7 +27,7 @@ from lsprotocol import types  # noqa: E402
 
 from contractlang.lsp.analysis import analyse  # noqa: E402
 from contractlang.lsp.server import DEBOUNCE_S  # noqa: E402
-from tests.lsp_client import ROOT, session  # noqa: E402
+from tests.lsp.lsp_client import ROOT, session  # noqa: E402
 
 EDITS = 30
 TARGET_MS = 100

@@ -96,7 +96,7 @@ class Registration:
 
 
 _REGISTRY: list[Registration] = []  # filled as modules register; a later entry replaces one it overlaps
-BUILTIN_MODULES = ("games.contractsim.policies", "games.contractsim.session", "games.ctbench.agents")
+BUILTIN_MODULES = ("games.contractsim.agents", "games.contractsim.session", "games.ctbench.agents")
 
 
 def register_agent(name: str, *, game: str, roles: Iterable[str] | None = None, builtin: bool = False,
@@ -352,6 +352,12 @@ def agent_name(agent) -> str:
     return str(getattr(agent, "name", None) or getattr(agent, "__name__", None) or type(agent).__name__)
 
 
+def spec_of(agent) -> str:
+    """How a record names an agent: its spec as given (so a replay can seat it again), or a Python object's
+    name."""
+    return agent if isinstance(agent, str) else agent_name(agent)
+
+
 def make_agent(agent, seat: Seat) -> Agent:
     """The agent `agent` names (a spec, `LABEL=SPEC`, or a Python class, factory or instance), seated at `seat`;
     a user's agent is guarded, so that whatever it does wrong ends the game with one line naming it."""
@@ -454,6 +460,22 @@ def play_out(state, agents: Mapping[str, Agent], step: Callable[[Any, Any], None
 def _action_text(action) -> str:
     dump = getattr(action, "model_dump", None)
     return json.dumps(dump(mode="json")) if dump is not None else repr(action)[:200]
+
+
+@contextmanager
+def seated(agents: Mapping[str, Any], **context) -> Iterator[dict[str, Agent]]:
+    """Both games' seating: each role's agent (`make_agent`, its `Seat` holding the role and the game's
+    `context`: game, rng, contract, …), in the mapping's order, and every one closed when the game ends however
+    it ends (`closing_agents`), those already started included when a later one fails to start."""
+    made: dict[str, Agent] = {}
+    try:
+        for role, agent in agents.items():
+            made[role] = make_agent(agent, Seat(role=role, **context))
+    except BaseException:
+        with closing_agents(made.values()):
+            raise
+    with closing_agents(made.values()):
+        yield made
 
 
 @contextmanager

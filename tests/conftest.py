@@ -4,6 +4,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from tests.helpers import EXAMPLES
+
 # CI explores the same examples on every run, so a red build is reproducible; elsewhere they are fresh each run
 settings.register_profile("ci", derandomize=True)
 if os.environ.get("CI"):
@@ -12,20 +14,6 @@ if os.environ.get("CI"):
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # each of the two test workers has a core; compiled kernels with a thread per core would oversubscribe it
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT / "examples"
-UPDATE_GOLDEN = os.environ.get("UPDATE_GOLDEN") == "1"
-
-
-def compare_golden(path: Path, actual: str) -> None:
-    """Compare with a golden file; `UPDATE_GOLDEN=1 pytest` rewrites it instead."""
-    if UPDATE_GOLDEN or not path.exists():
-        if not UPDATE_GOLDEN:
-            pytest.fail(f"missing golden file {path}; run UPDATE_GOLDEN=1 pytest to create it")
-        path.write_text(actual, encoding="utf-8")
-        return
-    assert actual == path.read_text(encoding="utf-8"), f"output differs from {path}"
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@
 import json
 import os
 
-from conftest import ROOT
+from tests.helpers import ROOT
 from contractlang import load
 from games.contractsim.environments import environment
 

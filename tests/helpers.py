@@ -62,6 +62,23 @@ def week(monitor, w):
 
 
 ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+# the tests' data folders, reached from any test folder through these names
+GOLDEN = ROOT / "tests" / "golden"
+INVALID = ROOT / "tests" / "invalid"
+UPDATE_GOLDEN = os.environ.get("UPDATE_GOLDEN") == "1"
+
+
+def compare_golden(path: Path, actual: str) -> None:
+    """Compare with a golden file; `UPDATE_GOLDEN=1 pytest` rewrites it instead."""
+    import pytest
+
+    if UPDATE_GOLDEN or not path.exists():
+        if not UPDATE_GOLDEN:
+            pytest.fail(f"missing golden file {path}; run UPDATE_GOLDEN=1 pytest to create it")
+        path.write_text(actual, encoding="utf-8")
+        return
+    assert actual == path.read_text(encoding="utf-8"), f"output differs from {path}"
 
 
 class CliTimeout(BaseException):

@@ -48,16 +48,16 @@ def play(contract, env: int | None = None, board: int | str | None = None, agent
     if unknown:
         raise ValueError(f"{kind} has the roles {', '.join(DEFAULT_AGENTS[kind])}, not {', '.join(sorted(unknown))}")
     if kind == "contractsim":
-        from games.contractsim.run import play_run
+        from games.contractsim.play import play_run
         from solver.dp import TableCache
 
         played = play_run(checked.ir, env, seats["customer"], seats["supplier"], 42 if seed is None else seed,
                           TableCache(), llm, tuple(guidance), floors)
         return Played(game=kind, record=played.record, p_sat=played.p_sat)
     from games.ctbench.board import board_ref
-    from games.ctbench.play import play_game
+    from games.ctbench.play import play as play_ctbench
 
     bench = board_ref(str(board), header=checked.ir.board_set)
-    record = play_game(bench, "file", mode, seats["red"], seats["blue"], seed=seed or 0, contract=checked.ir,
+    record = play_ctbench(bench, "file", mode, seats["red"], seats["blue"], seed=seed or 0, contract=checked.ir,
                        visible=visible, keep_log=True, llm=llm, rules=rules)
     return Played(game=kind, record=record)

@@ -157,7 +157,7 @@ class CTBenchEnv(_ContractEnv):
                  visible: bool = True, render_mode: str | None = None):
         from contractlang.interpreter import Rules
         from games.ctbench.board import board_ref
-        from games.ctbench.engine import CTBenchGame
+        from games.ctbench.game import CTBenchGame
 
         checked = as_checked(contract)
         bench = board_ref(str(board), header=checked.ir.board_set)
@@ -174,7 +174,7 @@ class CTBenchEnv(_ContractEnv):
         return self.game.new_initial_state()
 
     def _features(self, agent) -> np.ndarray:
-        from games.ctbench.engine import other
+        from games.ctbench.game import other
 
         s = self.state_
         partner = other(agent)
@@ -187,7 +187,7 @@ class CTBenchEnv(_ContractEnv):
                          agent in s.finished, *self.colours], np.float64)
 
     def _actions(self) -> list:
-        from games.ctbench.engine import Honour, Move, Propose, Respond
+        from games.ctbench.game import Honour, Move, Propose, Respond
 
         s = self.state_
         here = s.position(s.current_player()) if s.phase == "move" else (0, 0)

@@ -43,7 +43,7 @@ def _types(game: str, role: str) -> tuple[Any, Any]:
 
         return NegotiationObservation, NegotiationTurn
     from games.ctbench.agents import AnyAction
-    from games.ctbench.engine import CTBenchObservation
+    from games.ctbench.game import CTBenchObservation
     from games.ctbench.negotiation import NegotiationObservation as TalkObservation
 
     return Union[CTBenchObservation, TalkObservation], Annotated[AnyAction, Field(discriminator="kind")]

@@ -228,7 +228,7 @@ def metrics(
     rule set, [CS-14a], which each record names); records of two floor rule sets are refused together."""
     from contractlang.progress import job_progress
     from games.contractsim.metrics import CONVENTIONS, performance_metrics
-    from games.contractsim.run import read_run_records
+    from games.contractsim.play import read_run_records
     from solver.dp import TableCache
 
     choice(convention, tuple(CONVENTIONS), "convention")

@@ -70,7 +70,7 @@ def run(
         raise InputError("a CT-Bench contract needs --board ID (0..79; see `contractlang ctbench boards`)")
     from contractlang.checker import check_board
     from games.agents import check
-    from games.ctbench.play import play_game
+    from games.ctbench.play import play
 
     rule_set(rules)
     bench = ctbench_board(board, board_set, checked.ir.board_set)
@@ -82,7 +82,7 @@ def run(
     check(blue, "ctbench", "blue")
     client = llm_client(settings)
     with llm_status(client, json_out), playing():
-        record = play_game(bench, "file", mode, red, blue, seed=seed or 0, contract=checked.ir, visible=not hidden,
+        record = play(bench, "file", mode, red, blue, seed=seed or 0, contract=checked.ir, visible=not hidden,
                            keep_log=True, llm=client, rules=rules)
     if log is not None:
         write_atomically(log, "".join(json.dumps(e) + "\n" for e in record.monitor_events()))
@@ -98,7 +98,7 @@ def run(
 
 def _run_contractsim(checked, env, customer, supplier, seed, log, json_out, llm=None, guidance=(),
                      floors="cs14") -> None:
-    from games.contractsim.run import play_run
+    from games.contractsim.play import play_run
     from solver.dp import TableCache
 
     if env is None:

@@ -1,4 +1,9 @@
-"""Typed events the monitors consume; one JSON object per line in a trajectory log."""
+"""Typed events the monitors consume; one JSON object per line in a trajectory log.
+
+Every event of both games is an `EventBase`: a JSON object whose `type` names it. A game's log entries are these
+classes too: an entry of a wire type the monitors consume subclasses the monitor's event (adding what the game
+knows about it, such as a CT-Bench round), so one set of classes serves the monitors, the logs and `trace`.
+"""
 
 from __future__ import annotations
 
@@ -15,28 +20,37 @@ Week = Annotated[int, Field(ge=1, le=11)]
 BoardIndex = Annotated[int, Field(ge=0, le=BOARD_SIZE - 1)]
 
 
-class Payment(Frozen):
+class EventBase(Frozen):
+    """The envelope of every event and log entry of both games: `type` names it (the JSON's first key)."""
+
+    type: str
+
+
+class WeekEvent(EventBase):
+    """A ContractSim event of week `week`, 1..11 (ContractSim paper, Sec. 3)."""
+
+    week: Week
+
+
+class Payment(WeekEvent):
     """The Customer pays `amount` (setting dollars) in payment week `week`."""
 
     type: Literal["payment"] = "payment"
-    week: Week
     amount: NonNegative
 
 
-class Delivery(Frozen):
+class Delivery(WeekEvent):
     """The Supplier delivers `qty` units of `product` in production week `week`."""
 
     type: Literal["delivery"] = "delivery"
-    week: Week
     product: str
     qty: NonNegative
 
 
-class WeekEnd(Frozen):
+class WeekEnd(WeekEvent):
     """Closes week `week`: the monitor evaluates it and opens the next."""
 
     type: Literal["week_end"] = "week_end"
-    week: Week
 
 
 class ChipCounts(Frozen):
@@ -56,7 +70,7 @@ class Holdings(Frozen):
         return getattr(self, player)
 
 
-class MoveAttempt(Frozen):
+class MoveAttempt(EventBase):
     """`player` tries to move onto `tile` (of colour `tile_colour`), holding `holdings` before paying."""
 
     type: Literal["move_attempt"] = "move_attempt"
@@ -66,12 +80,12 @@ class MoveAttempt(Frozen):
     holdings: Holdings
 
 
-class GoalReached(Frozen):
+class GoalReached(EventBase):
     type: Literal["goal_reached"] = "goal_reached"
     player: Literal["red", "blue"]
 
 
-class GameEnd(Frozen):
+class GameEnd(EventBase):
     type: Literal["game_end"] = "game_end"
 
 
@@ -82,14 +96,21 @@ Event = Annotated[Union[Payment, Delivery, WeekEnd, MoveAttempt, GoalReached, Ga
 EVENT_ADAPTER: TypeAdapter = TypeAdapter(Event)
 CONTRACTSIM_TYPES = ("payment", "delivery", "week_end")
 CTBENCH_TYPES = ("move_attempt", "goal_reached", "game_end")
-EVENT_MODELS: dict[str, type[Frozen]] = {m.model_fields["type"].default: m for m in
-                                         (Payment, Delivery, WeekEnd, MoveAttempt, GoalReached, GameEnd)}
+EVENT_MODELS: dict[str, type[EventBase]] = {m.model_fields["type"].default: m for m in
+                                             (Payment, Delivery, WeekEnd, MoveAttempt, GoalReached, GameEnd)}
 
 
-def monitor_events(log: Iterable[dict]) -> list[dict]:
+def monitor_events(log: Iterable[EventBase]) -> list[EventBase]:
     """A game's own log in the monitors' event schema (what `trace` replays): the events a monitor consumes,
-    each with its own fields; the game's annotations (dues, shocks, orders, rounds, who paid a move) are left out."""
-    return [{k: e[k] for k in EVENT_MODELS[e["type"]].model_fields} for e in log if e.get("type") in EVENT_MODELS]
+    each as the monitor's own class with its own fields; the game's annotations (dues, shocks, orders, rounds,
+    who paid a move) are left out."""
+    events = []
+    for entry in log:
+        model = EVENT_MODELS.get(entry.type)
+        if model is not None:
+            events.append(entry if type(entry) is model else
+                          model(**{k: getattr(entry, k) for k in model.model_fields}))
+    return events
 
 
 def extra_fields(entry: dict) -> list[str]:

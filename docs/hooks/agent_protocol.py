@@ -19,7 +19,7 @@ def _schemas() -> list[tuple[str, dict]]:
 
     from games.contractsim import game as contractsim
     from games.contractsim.negotiation import NegotiationObservation as ContractSimNegotiation
-    from games.ctbench import engine as ctbench
+    from games.ctbench import game as ctbench
     from games.ctbench.agents import AnyAction
     from games.ctbench.negotiation import NegotiationObservation as CTBenchNegotiation
 

@@ -14,7 +14,7 @@ from numba import njit
 from contractlang.interpreter.contractsim import CompiledContractSim
 from contractlang.ir import ContractSimIR
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS
-from games.contractsim.run import SESSION_TABLES, RunRecord, WeekRecord
+from games.contractsim.play import SESSION_TABLES, RunRecord, WeekRecord
 from games.contractsim.shocks import draw_shocks
 from solver.dp import TableCache
 from solver.dp.induction import scenario_index

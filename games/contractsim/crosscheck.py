@@ -10,7 +10,7 @@ import numpy as np
 from contractlang.ir import ContractSimIR
 from contractlang.vocab import Frozen
 from games.contractsim.batch import play_batch
-from games.contractsim.run import SESSION_TABLES
+from games.contractsim.play import SESSION_TABLES
 from solver.dp import TableCache
 from solver.environment import SupplyEnvironment
 

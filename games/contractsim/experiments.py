@@ -28,7 +28,7 @@ from games.contractsim.metrics import (
     summarise,
 )
 from games.contractsim.paper import cell_text, paper_tables
-from games.contractsim.run import RunRecord
+from games.contractsim.play import RunRecord
 from games.runner import Progress, run_phase, stored_records
 from solver.dp import TableCache
 

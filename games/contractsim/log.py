@@ -1,7 +1,8 @@
 """The log of a ContractSim game: typed entries, discriminated by `type`, in the order they happened.
 
 Payments and deliveries are the monitor's own events (`contractlang.interpreter.events`); a week end carries
-what the monitor found for the week; shocks and orders are the simulator's annotations. Money is in the
+what the monitor found for the week; shocks and orders are the simulator's annotations. Every entry is a
+`WeekEvent`; `contractlang.interpreter.events.monitor_events` picks out the monitor's own. Money is in the
 setting's dollars except the shocks' input prices, which are base units ([CS-01]). The JSON of an entry is
 the object a `run --json` trajectory holds, so records written before the log was typed load unchanged.
 """
@@ -12,9 +13,8 @@ from typing import Annotated, Literal, Union
 
 from pydantic import Discriminator, Tag, TypeAdapter
 
-from contractlang.interpreter.events import ContractSimEvent, Delivery, Payment, WeekEnd
+from contractlang.interpreter.events import Delivery, Payment, WeekEnd, WeekEvent
 from contractlang.ir import Triple
-from contractlang.vocab import Frozen
 
 
 class PaymentWeekEnd(WeekEnd):
@@ -32,21 +32,19 @@ class ProductionWeekEnd(WeekEnd):
     compliant: bool
 
 
-class WeekShocks(Frozen):
+class WeekShocks(WeekEvent):
     """A production week opens: what spoiled from the leftover inventory ([CS-06]) and this round's input
     prices (base units)."""
 
     type: Literal["shocks"] = "shocks"
-    week: int
     spoiled: Triple
     prices: Triple
 
 
-class OrderPlaced(Frozen):
+class OrderPlaced(WeekEvent):
     """The Supplier's order, what it cost, what arrived, and the inventory after the receipts (capped, [CS-07])."""
 
     type: Literal["order"] = "order"
-    week: int
     order: Triple
     cost: int
     received: Triple
@@ -69,12 +67,6 @@ LogEntry = Annotated[
     Discriminator(_type),
 ]
 LOG_ADAPTER: TypeAdapter = TypeAdapter(tuple[LogEntry, ...])
-
-
-def monitor_events(log: tuple[LogEntry, ...]) -> list[ContractSimEvent]:
-    """The payments, deliveries and week ends as the monitor consumed them (the input of `trace`)."""
-    return [WeekEnd(week=e.week) if isinstance(e, WeekEnd) else e for e in log
-            if isinstance(e, (Payment, Delivery, WeekEnd))]
 
 
 def delivered(log: tuple[LogEntry, ...], week: int) -> list[int]:

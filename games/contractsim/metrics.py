@@ -10,7 +10,7 @@ from contractlang.interpreter.rounds import DEFAULT_FLOORS
 from contractlang.llm import agent_model
 from contractlang.progress import Advance
 from contractlang.vocab import Frozen
-from games.contractsim.run import RunRecord, regret_replays, week_utility_deltas
+from games.contractsim.play import RunRecord, regret_replays, week_utility_deltas
 from solver.dp import TableCache
 
 

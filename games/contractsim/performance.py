@@ -40,7 +40,7 @@ from games.contractsim.experiments import (
 from games.contractsim.metrics import convention_line, output_name, summarise
 from games.agents import AgentError, agent_name, check, split_label
 from games.contractsim.paper import PAPER_N, cell_text, paper_tables, welch_p
-from games.contractsim.run import RunRecord, play
+from games.contractsim.play import RunRecord, play
 from games.figures import pyplot, save_png, write_json
 from games.runner import Progress, run_phase
 from solver.dp import TableCache

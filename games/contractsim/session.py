@@ -14,7 +14,7 @@ from games.contractsim.llm_agents import PERFORMANCE_MAX_TOKENS, LlmNegotiator
 from games.contractsim.negotiation import NegotiationMetrics, NegotiationRecord, negotiate, negotiation_metrics
 from games.agents import AgentError, Seat, check, closing_agents, make_agent, register_agent
 from games.contractsim.negotiators import Appraiser, ExternalNegotiator, ScriptedCustomer, ScriptedSupplier
-from games.contractsim.run import RunRecord, play
+from games.contractsim.play import RunRecord, play
 from solver.dp import TableCache
 from solver.environment import SupplyEnvironment
 

@@ -9,7 +9,7 @@ from contractlang.formatter import money
 from contractlang.interpreter.events import Payment
 from contractlang.ir import ContractSimIR
 from games.contractsim.log import OrderPlaced, PaymentWeekEnd, ProductionWeekEnd, WeekShocks, delivered
-from games.contractsim.run import RunRecord
+from games.contractsim.play import RunRecord
 
 
 def _named(names: tuple[str, ...], values, show=str) -> str:

@@ -15,7 +15,7 @@ from contractlang.interpreter.events import ChipCounts
 from contractlang.llm import agent_model
 from games.agents import AgentError, Seat, register_agent
 from games.ctbench.board import COLOUR_ORDER, GOAL, Board, Player, Tile, simple_paths
-from games.ctbench.engine import (
+from games.ctbench.game import (
     Action,
     Arrangement,
     CTBenchObservation,
@@ -27,7 +27,7 @@ from games.ctbench.engine import (
     other,
 )
 from games.ctbench.judge import agreed_terms
-from games.ctbench.llm_player import LlmPlayer
+from games.ctbench.llm_agents import LlmPlayer
 from games.ctbench.negotiation import SPEAKER, Confirm, NegotiationObservation, PathInfo, Say
 from games.external import ExternalAgent
 

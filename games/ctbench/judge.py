@@ -20,7 +20,7 @@ from contractlang.ir import CTBenchIR
 from contractlang.llm import CallFailed, LlmClient, json_object_in
 from contractlang.translate.rules import translate as rules_translate
 from games.ctbench.board import GOAL_BONUS, Player, Tile
-from games.ctbench.engine import JudgeDecision
+from games.ctbench.game import JudgeDecision
 from games.ctbench.negotiation import SPEAKER, ContractCondition
 from games.agents import AgentError
 

@@ -1,7 +1,9 @@
 """A CT-Bench game's log: typed events, one per thing that happened, told apart by `type`.
 
 Their JSON is the log's line format (`run --log`, a sweep record's `log`); the fields and their order are the
-format, so a log written before these types existed reads back unchanged.
+format, so a log written before these types existed reads back unchanged. Every event is an `EventBase`; those
+of a wire type the CT-Bench monitor consumes (`move_attempt`, `goal_reached`, `game_end`) are the monitor's own
+event with what the game adds (the round, why the game ended).
 """
 
 from __future__ import annotations
@@ -11,9 +13,15 @@ from typing import Annotated, Literal, Union
 from pydantic import Field, TypeAdapter
 
 from contractlang.interpreter import ChipTransfer, ContractBlocked, Enforcement, Forfeit
-from contractlang.interpreter.events import ChipCounts, Holdings
+from contractlang.interpreter.events import ChipCounts, EventBase, GameEnd, GoalReached, MoveAttempt
 from contractlang.vocab import Frozen
 from games.ctbench.board import Colour, Player, Tile
+
+
+class RoundEvent(EventBase):
+    """A CT-Bench event of round `round` ([CT-07])."""
+
+    round: int
 
 
 class Trade(Frozen):
@@ -30,41 +38,32 @@ class Arrangement(Frozen):
     you_cover: ChipCounts
 
 
-class Proposal(Frozen):
+class Proposal(RoundEvent):
     type: Literal["proposal"] = "proposal"
-    round: int
     player: Player
     offer: Trade | Arrangement
 
 
-class Response(Frozen):
+class Response(RoundEvent):
     """The partner's answer; `executed` is false for an accepted trade that the chips could not cover ([CT-16])."""
 
     type: Literal["response"] = "response"
-    round: int
     player: Player
     accept: bool
     executed: bool
 
 
-class Pass(Frozen):
+class Pass(RoundEvent):
     type: Literal["pass"] = "pass"
-    round: int
     player: Player
 
 
-class MoveTried(Frozen):
-    """`player` tries to enter `tile`, both players holding `holdings` before anything is paid."""
-
-    type: Literal["move_attempt"] = "move_attempt"
-    round: int
-    player: Player
-    tile: Tile
-    tile_colour: Colour
-    holdings: Holdings
+class RoundMoveAttempt(MoveAttempt, RoundEvent):
+    """`player` tries to enter `tile`, both players holding `holdings` before anything is paid; the monitor's
+    `move_attempt` in round `round` (its fields after `type` and `round`, as logs have always written them)."""
 
 
-class ContractTransfer(Frozen):
+class ContractTransfer(EventBase):
     """A contract entry moved a chip from giver to receiver; `pays_move` when it was spent on the move ([CT-23])."""
 
     type: Literal["contract_transfer"] = "contract_transfer"
@@ -76,7 +75,7 @@ class ContractTransfer(Frozen):
     pays_move: bool
 
 
-class ContractForfeit(Frozen):
+class ContractForfeit(EventBase):
     """The giver lacked the chip an entry asked for: its score is 0 ([CT-24], `paper` rules)."""
 
     type: Literal["forfeit"] = "forfeit"
@@ -86,7 +85,7 @@ class ContractForfeit(Frozen):
     colour: Colour
 
 
-class ContractPaymentBlocked(Frozen):
+class ContractPaymentBlocked(EventBase):
     """The giver lacked the chip: the entry did not pay and stays open ([CT-24a], `authors` rules)."""
 
     type: Literal["contract_blocked"] = "contract_blocked"
@@ -97,52 +96,47 @@ class ContractPaymentBlocked(Frozen):
     tile: Tile
 
 
-class CoverageHonoured(Frozen):
+class CoverageHonoured(RoundEvent):
     type: Literal["coverage_honoured"] = "coverage_honoured"
-    round: int
     payer: Player
 
 
-class CoverageUnfulfilled(Frozen):
+class CoverageUnfulfilled(RoundEvent):
     """A Pay-for-Partner coverage not given: `why` is `refused` or `no chip` ([CT-18])."""
 
     type: Literal["coverage_unfulfilled"] = "coverage_unfulfilled"
-    round: int
     payer: Player
     why: Literal["refused", "no chip"]
 
 
-class MoveFailed(Frozen):
+class MoveFailed(RoundEvent):
     type: Literal["move_failed"] = "move_failed"
-    round: int
     player: Player
     tile: Tile
 
 
-class Moved(Frozen):
+class Moved(RoundEvent):
     """`player` entered `tile`, paid by its own chip, its partner's coverage or the contract ([CT-08])."""
 
     type: Literal["moved"] = "moved"
-    round: int
     player: Player
     tile: Tile
     paid_by: Literal["own", "pfp", "contract"]
 
 
-class GoalEntered(Frozen):
-    type: Literal["goal_reached"] = "goal_reached"
-    round: int
-    player: Player
+class RoundGoalReached(GoalReached, RoundEvent):
+    """The monitor's `goal_reached` in round `round`."""
 
 
-class GameOver(Frozen):
-    type: Literal["game_end"] = "game_end"
+class ExplainedGameEnd(GameEnd):
+    """The monitor's `game_end`, and why the game ended ([CT-13]-[CT-15])."""
+
     reason: str
 
 
-LogEvent = Annotated[Union[Proposal, Response, Pass, MoveTried, ContractTransfer, ContractForfeit,
+LogEvent = Annotated[Union[Proposal, Response, Pass, RoundMoveAttempt, ContractTransfer, ContractForfeit,
                            ContractPaymentBlocked, CoverageHonoured, CoverageUnfulfilled, MoveFailed, Moved,
-                           GoalEntered, GameOver], Field(discriminator="type")]
+                           RoundGoalReached, ExplainedGameEnd], Field(discriminator="type")]
 LOG_EVENT: TypeAdapter = TypeAdapter(LogEvent)
 
 

@@ -2,27 +2,31 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
 from contractlang.interpreter import Rules
 from contractlang.errors import UnknownName
-from contractlang.interpreter.events import monitor_events
 from contractlang.ir import CTBenchIR
-from contractlang.llm import LlmCall, LlmClient, LlmUsage, agent_model
-from contractlang.vocab import BoardSet, Frozen, RuleSet
-from games.agents import AgentError, Seat, agent_name, closing_agents, make_agent, play_out
+from contractlang.llm import LlmCall, LlmClient, agent_model
+from contractlang.vocab import BoardSet, RuleSet
+from games.agents import AgentError, play_out, seated, spec_of
 from games.ctbench.board import PLAYERS, BenchmarkBoard
-from games.ctbench.engine import Condition, CTBenchGame, Mode, Stats
+from games.ctbench.game import Condition, CTBenchGame, Mode, Stats
 from games.ctbench.judge import LlmJudge, OfflineJudge
-from games.ctbench.llm_player import LlmPlayer
+from games.ctbench.llm_agents import LlmPlayer
 from games.ctbench.log import ContractForfeit, ContractTransfer, CoverageHonoured, CoverageUnfulfilled, LogEvent
 from games.ctbench.negotiation import NegotiationOutcome, negotiate_contract
+from games.log import Record
 
 CONDITIONS: tuple[Condition, ...] = ("none", "prog_trading", "prog_points", "nl_trading")
 
 
-class GameRecord(Frozen):
+class GameRecord(Record):
     """Everything the metrics need from one game; the full log rides along for replay."""
+
+    game: ClassVar[str] = "ctbench"
 
     board_id: int
     board_set: BoardSet = "ours"  # which 80-board set board_id indexes: ours or the authors' ("paper")
@@ -56,21 +60,21 @@ class GameRecord(Frozen):
     llm_null_actions: dict[str, int] = {}  # per LLM player: decisions that fell back to the null action [CT-12]
 
     @property
-    def llm_usage(self) -> LlmUsage:
-        return LlmUsage.of(self.llm_calls)
+    def agents(self) -> dict[str, str]:
+        return {"red": self.red_agent, "blue": self.blue_agent}
 
-    def monitor_events(self) -> list[dict]:
-        """The log's move attempts, goals and end in the interpreter's event schema (for `trace`)."""
-        return monitor_events(e.model_dump(mode="json") for e in self.log)
+    @property
+    def outcome(self) -> dict[str, int]:
+        return dict(zip(PLAYERS, self.scores))
 
     def to_json(self) -> dict:
         """The `run --json` object: the record without its log, the scores also by player."""
         payload = self.model_dump(mode="json", exclude={"log"})
-        payload["scores"] = {"red": self.scores[0], "blue": self.scores[1]}
+        payload["scores"] = self.outcome
         return payload
 
 
-def play_game(bench: BenchmarkBoard, condition: Condition, mode: Mode, red, blue, seed: int = 0,
+def play(bench: BenchmarkBoard, condition: Condition, mode: Mode, red, blue, seed: int = 0,
               contract: CTBenchIR | None = None, visible: bool = True, keep_log: bool = False,
               repeat: int = 0, llm: LlmClient | None = None, judge: str = "rules",
               rules: RuleSet = "authors") -> GameRecord:
@@ -81,17 +85,15 @@ def play_game(bench: BenchmarkBoard, condition: Condition, mode: Mode, red, blue
     `red` and `blue` are agent specs (games/agents.py) or Python agents."""
     rng = np.random.default_rng(seed if repeat == 0 else [seed, repeat])
     players = {"red": red, "blue": blue}
-    red, blue = _recorded(red), _recorded(blue)
+    red, blue = spec_of(red), spec_of(blue)
     board = bench.board
     client = llm.for_game(f"ctbench/{bench.ref}/{condition}/{mode}/{red}/{blue}/seed{seed}/repeat{repeat}/"
                           f"{'visible' if visible else 'hidden'}") if llm is not None else None
     enforced = Rules.named(rules)
     referee = OfflineJudge(enforced) if judge == "rules" else LlmJudge(_judge_client(client, judge), enforced)
-    agents = {p: make_agent(agent, Seat(game="ctbench", role=p, rng=rng, contract=contract, env=bench, llm=client))
-              for p, agent in players.items()}
     negotiation = None
     transcript = ""
-    with closing_agents(agents.values()):
+    with seated(players, game="ctbench", rng=rng, contract=contract, env=bench, llm=client) as agents:
         if contract is not None:
             condition = "file"
         elif condition in ("prog_trading", "prog_points", "nl_trading"):
@@ -113,10 +115,6 @@ def play_game(bench: BenchmarkBoard, condition: Condition, mode: Mode, red, blue
         llm_calls=tuple(client.calls) if client is not None else (),
         llm_null_actions={p: a.nulls for p, a in agents.items() if isinstance(a, LlmPlayer)},
     )
-
-
-def _recorded(agent) -> str:
-    return agent if isinstance(agent, str) else agent_name(agent)
 
 
 def coverage_counts(log: tuple[LogEvent, ...]) -> dict[str, dict[str, int]]:

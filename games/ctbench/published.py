@@ -26,7 +26,7 @@ from contractlang.progress import Advance
 from contractlang.vocab import Frozen
 from games.ctbench.board import BOARD_SIZE, GOAL, GOAL_BONUS, CHIP_VALUE, PLAYERS, Player, Tile, benchmark_boards, \
     board_from_rows
-from games.ctbench.engine import Arrangement, Stats, Trade, total
+from games.ctbench.game import Arrangement, Stats, Trade, total
 from games.ctbench.judge import colour_of, read_terms
 from games.ctbench.play import GameRecord
 from games.ctbench.sweep import GameSpec

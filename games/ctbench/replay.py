@@ -18,7 +18,7 @@ from contractlang.interpreter import Rules
 from contractlang.ir import CTBenchIR
 from contractlang.vocab import Frozen
 from games.ctbench.board import PLAYERS, Player, Tile, benchmark_boards, neighbours
-from games.ctbench.engine import (
+from games.ctbench.game import (
     Action,
     CTBenchGame,
     Honour,

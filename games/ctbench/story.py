@@ -14,13 +14,13 @@ from games.ctbench.log import (
     ContractTransfer,
     CoverageHonoured,
     CoverageUnfulfilled,
-    GameOver,
-    GoalEntered,
+    ExplainedGameEnd,
     LogEvent,
     Moved,
     MoveFailed,
     Proposal,
     Response,
+    RoundGoalReached,
     Trade,
 )
 from games.ctbench.metrics import TITLES, TableRow
@@ -62,9 +62,9 @@ def _line(e: LogEvent) -> str | None:
         return f"  contract: {e.player} lacks a {e.colour} chip for {e.tile}: forfeits (score 0)"
     if isinstance(e, ContractPaymentBlocked):
         return f"  contract: {e.giver} lacks a {e.colour} chip for {e.tile}: the contract does not pay this move"
-    if isinstance(e, GoalEntered):
+    if isinstance(e, RoundGoalReached):
         return f"round {e.round}: {e.player} reaches the goal"
-    if isinstance(e, GameOver):
+    if isinstance(e, ExplainedGameEnd):
         return f"game over: {e.reason}"
     return None
 

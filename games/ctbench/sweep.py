@@ -18,7 +18,7 @@ from contractlang.vocab import BoardSet, Frozen, RuleSet
 from games.agents import check as check_agent
 from games.ctbench.board import benchmark_board
 from games.ctbench.metrics import TableRow, summarise
-from games.ctbench.play import GameRecord, check_judge, play_game
+from games.ctbench.play import GameRecord, check_judge, play
 from games.runner import JobStore, run_jobs
 
 
@@ -67,7 +67,7 @@ def run_spec(spec: GameSpec, llm: LlmSettings | None = None, objects: dict | Non
     `objects` are Python agents by label: a spec names one by its label."""
     client = LlmClient(llm, ApiKeys.from_environment()) if llm is not None else None
     red, blue = ((objects or {}).get(name, name) for name in (spec.red, spec.blue))
-    return play_game(benchmark_board(spec.board_id, spec.board_set), spec.condition, spec.mode, red, blue,
+    return play(benchmark_board(spec.board_id, spec.board_set), spec.condition, spec.mode, red, blue,
                      spec.seed, visible=spec.visible, keep_log=True, repeat=spec.repeat, llm=client, judge=spec.judge,
                      rules=spec.rules)
 
@@ -87,7 +87,7 @@ def record_store(directory: Path) -> JobStore[GameSpec, GameRecord]:
 
 def check_names(pairs: list[tuple[str, str]], judge: str, objects: dict | None = None) -> None:
     """`UnknownName` unless every agent of the (red, blue) `pairs` (but the Python `objects`, by label) and the
-    `judge` name ones `play_game` plays."""
+    `judge` name ones `play` plays."""
     for name in dict.fromkeys(n for pair in pairs for n in pair if n not in (objects or {})):
         check_agent(name, "ctbench")
     check_judge(judge)

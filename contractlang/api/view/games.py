@@ -27,10 +27,10 @@ from games.contractsim.environments import environment
 from games.contractsim.game import ContractSimGame, Order, Pay, Produce, State
 from games.contractsim.log import OrderPlaced, WeekShocks
 from games.agents import Seat, make_agent
-from games.contractsim.run import RunRecord, play
+from games.contractsim.play import RunRecord, play
 from games.contractsim.shocks import draw_shocks
 from games.ctbench.board import GOAL_BONUS, INITIAL_CHIPS, PLAYERS, START, benchmark_board
-from games.ctbench.play import GameRecord, play_game
+from games.ctbench.play import GameRecord, play as play_ctbench
 from games.agents import AgentError, names_code
 from solver.dp import TableCache
 from solver.dp.baseline import Values
@@ -329,7 +329,7 @@ def ctbench_page(record: GameRecord, options: ViewOptions) -> dict:
     if not log:
         _rebuildable([record.red_agent, record.blue_agent], options)
         with rebuilding():
-            again = play_game(bench, record.condition, record.mode, record.red_agent, record.blue_agent, record.seed,
+            again = play_ctbench(bench, record.condition, record.mode, record.red_agent, record.blue_agent, record.seed,
                               contract=terms if record.condition == "file" else None, visible=record.visible,
                               keep_log=True, repeat=record.repeat, judge=record.judge, rules=record.rules,
                               llm=_llm_client([record.red_agent, record.blue_agent, record.judge], options))

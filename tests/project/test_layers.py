@@ -1,0 +1,88 @@
+"""The packages' dependency rules, read from the source: `games` and `solver` build on `contractlang`, never the
+reverse, and `solver` never reaches into `games`. Only the face — `contractlang/cli/` and the Python facade
+`contractlang/api/` — wires all three together."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from tests.helpers import ROOT
+
+
+FORBIDDEN = {"contractlang": ("solver", "games"), "solver": ("games",)}
+"""Top-level package → the packages its modules may not import."""
+
+FACE = (("contractlang", "cli"), ("contractlang", "api"))
+"""The face: the two packages allowed to import everything."""
+
+
+def imported_modules(path: Path, package: tuple[str, ...]) -> list[tuple[int, str]]:
+    """(line, module) of every import in the file, at any depth (function-local imports included); a relative
+    import is resolved against `package`, the file's own."""
+    tree = ast.parse(path.read_bytes(), str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                found.append((node.lineno, ".".join([*base, *([node.module] if node.module else [])])))
+            else:
+                found.append((node.lineno, node.module))
+    return found
+
+
+def violations(root: Path) -> list[str]:
+    """`file:line: A imports B` for every import under `root` that breaks a rule of FORBIDDEN."""
+    found = []
+    for top, banned in FORBIDDEN.items():
+        for path in sorted((root / top).rglob("*.py")):
+            parts = path.relative_to(root).parts
+            if any(parts[: len(face)] == face for face in FACE):
+                continue
+            for line, module in imported_modules(path, parts[:-1]):
+                if module.split(".")[0] in banned:
+                    found.append(f"{path.relative_to(root)}:{line}: {top} imports {module}")
+    return found
+
+
+def test_the_packages_keep_their_layers():
+    assert all((ROOT.joinpath(*face) / "__init__.py").exists() for face in FACE)
+    assert violations(ROOT) == []
+
+
+def test_the_face_is_the_cli_and_the_python_facade_and_nothing_else():
+    """`contractlang/__init__.py` reaches the facade only lazily (a module `__getattr__`), so importing the language
+    alone never imports a game or a solver."""
+    assert FACE == (("contractlang", "cli"), ("contractlang", "api"))
+    import subprocess
+    import sys
+
+    probe = "import contractlang, sys; print(any(m.split('.')[0] in ('games', 'solver') for m in sys.modules))"
+    assert subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True).stdout == "False\n"
+
+
+def test_the_checker_reports_a_planted_violation(tmp_path):
+    files = {
+        "contractlang/__init__.py": "",
+        "contractlang/ok.py": "import json\nfrom contractlang import vocab\n",
+        "contractlang/bad.py": "def late():\n    from games.ctbench import board\n    return board\n",
+        "contractlang/cli/__init__.py": "import games\nimport solver.dp\n",
+        "contractlang/api/__init__.py": "from games import agents\n",
+        "contractlang/apis.py": "import games\n",
+        "contractlang/interpreter/deep.py": "from . import rounds\nfrom ..vocab import Frozen\nimport solver\n",
+        "solver/__init__.py": "",
+        "solver/dp.py": "import contractlang.vocab\nif True:\n    import games.runner as runner\n",
+        "games/__init__.py": "import solver\nimport contractlang\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert violations(tmp_path) == [
+        "contractlang/apis.py:1: contractlang imports games",
+        "contractlang/bad.py:2: contractlang imports games.ctbench",
+        "contractlang/interpreter/deep.py:3: contractlang imports solver",
+        "solver/dp.py:3: solver imports games.runner",
+    ]
