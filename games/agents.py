@@ -25,7 +25,7 @@ import json
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -184,7 +184,7 @@ def load_py(spec: str):
     """The object `py:...` names, imported once per process; any failure to import it is an `AgentError` naming
     the spec and why."""
     where, attr = _py_target(spec)
-    try:
+    with user_code(f"agent {spec!r}: cannot import {where}:"):
         if _is_file(where):
             path = Path(where)
             if not path.is_file():
@@ -192,10 +192,6 @@ def load_py(spec: str):
             module = _import_file(path)
         else:
             module = importlib.import_module(where)
-    except AgentError:
-        raise
-    except Exception as exc:
-        raise AgentError(f"agent {spec!r}: cannot import {where}: {type(exc).__name__}: {_line(exc)}") from None
     target = module
     for part in attr.split("."):
         if not hasattr(target, part):
@@ -208,6 +204,18 @@ def load_py(spec: str):
 
 def _line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [""])[0][:200]
+
+
+@contextmanager
+def user_code(what: str) -> Iterator[None]:
+    """Whatever a user's agent code raises inside, as one `AgentError` line, `what` then the exception's type and
+    first line, so it ends the game naming the agent, never with a traceback; an `AgentError` passes as it is."""
+    try:
+        yield
+    except AgentError:
+        raise
+    except Exception as exc:
+        raise AgentError(f"{what} {type(exc).__name__}: {_line(exc)}") from None
 
 
 def _is_agent(obj) -> bool:
@@ -250,11 +258,8 @@ def _installed(name: str, game: str):
     ep = _entry_point(name)
     if ep is None:
         return None
-    try:
+    with user_code(f"agent {name!r}: cannot load the entry point {ep.value}:"):
         target = ep.load()
-    except Exception as exc:
-        raise AgentError(f"agent {name!r}: cannot load the entry point {ep.value}: {type(exc).__name__}: "
-                         f"{_line(exc)}") from None
     return _named(name, game, None) or Registration(name, game, None, _factory_of(target, name))
 
 
@@ -364,14 +369,8 @@ def make_agent(agent, seat: Seat) -> Agent:
         spec = name
         entry = Registration(name, seat.game, None, _factory_of(agent, name))
     seat = replace(seat, spec=spec)
-    try:
+    with nullcontext() if entry.builtin else user_code(f"agent {name!r} ({seat.role}) failed to start:"):
         agent = entry.factory(seat)
-    except AgentError:
-        raise
-    except Exception as exc:
-        if entry.builtin:
-            raise
-        raise AgentError(f"agent {name!r} ({seat.role}) failed to start: {type(exc).__name__}: {_line(exc)}") from None
     if entry.builtin:
         return agent
     if not _is_agent(agent):
@@ -411,19 +410,12 @@ class Guarded:
     def _call(self, method: str) -> None:
         hook = getattr(self.agent, method, None)
         if callable(hook):
-            try:
+            with user_code(f"agent {self.name!r} ({self.role}) raised in {method}:"):
                 hook()
-            except Exception as exc:
-                raise AgentError(f"agent {self.name!r} ({self.role}) raised in {method}: {type(exc).__name__}: "
-                                 f"{_line(exc)}") from None
 
     def act(self, observation):
-        try:
+        with user_code(f"agent {self.name!r} ({self.role}) raised"):
             action = self._act(observation)
-        except AgentError:
-            raise
-        except Exception as exc:
-            raise AgentError(f"agent {self.name!r} ({self.role}) raised {type(exc).__name__}: {_line(exc)}") from None
         if isinstance(action, dict) and self._actions is not None:
             from pydantic import ValidationError
 

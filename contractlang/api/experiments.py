@@ -57,6 +57,16 @@ def sliced_contracts(directory: Path, chosen) -> tuple[list, str]:
     return [by_name[entry.name] for entry in kept], covers
 
 
+def check_choices(convention: str, floors: str) -> None:
+    """`UnknownName` for a scoring convention ([CS-19], [CS-19a]) or a floor rule set ([CS-14a]) with no such name."""
+    from contractlang.interpreter.rounds import FLOOR_RULES
+    from games.contractsim.metrics import CONVENTIONS
+
+    for value, allowed, what in ((convention, CONVENTIONS, "convention"), (floors, FLOOR_RULES, "floor rule set")):
+        if value not in allowed:
+            raise UnknownName(f"unknown {what} {value!r}; choose from {', '.join(allowed)}")
+
+
 class RationalResult(Rows):
     """`experiment rational`: Tables 7–10 rows, the identities E1–E13, where the tables were written."""
 
@@ -73,29 +83,28 @@ class RationalResult(Rows):
 
 def rational(directory: str | Path | None = None, out: str | Path | None = None, contracts: str | None = None, envs=None, variants=None,
              rhos=None, limit: int | None = None, convention: str = "cs19", workers: int | None = None,
-             ray: str | None = None, progress: Progress = None) -> RationalResult:
+             ray: str | None = None, progress: Progress = None, floors: str = "cs14") -> RationalResult:
     """All nine RC/RCC/RE pairings on every contract of the set (or the slice) with seed 42 (ContractSim paper,
-    App. C.6, D.3); outputs in `out` (`output_dir`), finished games of the set's own store reused read-only."""
+    App. C.6, D.3) under the floor rule set `floors` ([CS-14a]); outputs in `out` (`output_dir`), finished games
+    of the set's own store reused read-only (those of the same rule set only: it is part of every job)."""
     from contractlang.files import check_outputs
     from games.contractsim.experiments import (RationalJob, RationalReport, identities, rational_records,
                                                report_paths, tables, tables_markdown, write_report)
-    from games.contractsim.metrics import CONVENTIONS
     from games.runner import shared_store
 
-    if convention not in CONVENTIONS:
-        raise UnknownName(f"unknown convention {convention!r}; choose from {', '.join(CONVENTIONS)}")
+    check_choices(convention, floors)
     out = output_dir(out, directory, "rational")
     directory = synthetic_set(directory)
     chosen, covers = sliced_contracts(directory, contract_slice(contracts, envs, variants, rhos, limit))
-    jobs = [RationalJob(contract=ir, env=entry.env) for entry, ir in chosen]
-    check_outputs(report_paths(out, convention))  # refused now, not after the games
+    jobs = [RationalJob(contract=ir, env=entry.env, floors=floors) for entry, ir in chosen]
+    check_outputs(report_paths(out, convention, floors))  # refused now, not after the games
     records, played = rational_records(jobs, out / "jobs" / "rational.jsonl", workers, ray, progress,
                                        shared_store(directory, out, "rational.jsonl"))
     rows = tables(records, convention)
     checks = identities(records, rows, {ir.name: entry.p_sat for entry, ir in chosen}, convention)
     report = RationalReport(contracts=len(records), rows=tuple(rows), identities=tuple(checks), convention=convention,
-                            covers=covers)
-    markdown = tables_markdown(rows, convention, covers)
+                            covers=covers, floors=floors)
+    markdown = tables_markdown(rows, convention, covers, floors)
     return RationalResult(report=report, played_now=played, tables=write_report(out, report, markdown),
                           markdown=markdown)
 
@@ -124,15 +133,16 @@ def performance(agent=None, agents=(), directory: str | Path | None = None, out:
                 seeds=(42,), settings=None, contracts: str | None = None, envs=None, variants=None, rhos=None,
                 limit: int | None = None, convention: str = "cs19", workers: int | None = None,
                 ray: str | None = None, llm=None, progress: Progress = None,
-                notice: Callable[[str], None] | None = None) -> PerformanceResult:
+                notice: Callable[[str], None] | None = None, floors: str = "cs14") -> PerformanceResult:
     """Each agent (`agent`, and every one of `agents`: an object with `act`, a class, a factory, a built-in name
     or a spec, `LABEL=SPEC` to label it) in `role` (with "both", the roles every agent plays: an agent may say
     which in its `roles` attribute) against RCC, RC and RE on every contract of the set or the
-    slice (ContractSim paper, App. B.2, C.6): Tables 7–10 with the rational rows of the same cases, Figure 4, the LLM account. An
+    slice (ContractSim paper, App. B.2, C.6), every game under the floor rule set `floors` ([CS-14a]): Tables
+    7–10 with the rational rows of the same cases, Figure 4, the LLM account. An
     object is labelled by its `name` and must pickle for `workers` > 1. `llm` is an `LlmSettings` for `llm:`
     agents; `notice` hears, before a cold start, how many DP tables must be solved and an estimate. Resumable: the games are jobs in `DIRECTORY/jobs/`, shared with the CLI."""
     from games.contractsim.experiments import ROLES, rational_records
-    from games.contractsim.metrics import CONVENTIONS, output_name
+    from games.contractsim.metrics import output_name
     from contractlang.files import check_outputs
     from games.contractsim.performance import (Case, agent_workers, check_agents, figure4, jobs_of, markdown,
                                                performance_records, report, report_paths, write_report)
@@ -143,8 +153,7 @@ def performance(agent=None, agents=(), directory: str | Path | None = None, out:
     given = ([agent] if agent is not None else []) + list(agents)
     if not given:
         raise ValueError("name an agent: agent=... or agents=[...]")
-    if convention not in CONVENTIONS:
-        raise UnknownName(f"unknown convention {convention!r}; choose from {', '.join(CONVENTIONS)}")
+    check_choices(convention, floors)
     if role not in (*ROLES, "both"):
         raise UnknownName(f"unknown role {role!r}; choose from customer, supplier, both")
     roles = [r for r in (ROLES if role == "both" else (role,))
@@ -164,30 +173,36 @@ def performance(agent=None, agents=(), directory: str | Path | None = None, out:
     out = output_dir(out, directory, "performance")
     directory = synthetic_set(directory)
     chosen, covers = sliced_contracts(directory, contract_slice(contracts, envs, variants, rhos, limit))
-    cases = [Case(contract=ir, env=entry.env, p_sat=entry.p_sat, seed=s) for s in seed_list for entry, ir in chosen]
+    cases = [Case(contract=ir, env=entry.env, p_sat=entry.p_sat, seed=s, floors=floors) for s in seed_list
+             for entry, ir in chosen]
     rational_jobs = list(dict.fromkeys(c.rational for c in cases))
     jobs = out / "jobs"
-    check_outputs(report_paths(out, convention))  # refused now, not after the games
+    check_outputs(report_paths(out, convention, floors))  # refused now, not after the games
+    agent_jobs = jobs_of(cases, names, roles, game_settings)
     if notice is not None:
-        from games.contractsim.experiments import solving_plan
+        # a clone holds the shipped set's rational games but no table: the agent games solve them, so both count
+        from games.contractsim.experiments import RationalRecord, solving_plan, unplayed
+        from games.contractsim.performance import PerformanceRecord
         from solver.dp import TableCache
 
         tables = TableCache()
-        store = shared_store(directory, out, "rational.jsonl") or jobs / "rational.jsonl"
-        plan = solving_plan(rational_jobs, store, tables)
+        rational_stores, agent_stores = ([p for p in (jobs / name, shared_store(directory, out, name)) if p]
+                                         for name in ("rational.jsonl", "performance.jsonl"))
+        plan = solving_plan([*unplayed(rational_jobs, rational_stores, RationalRecord),
+                             *unplayed(agent_jobs, agent_stores, PerformanceRecord)], tables)
         if plan.to_solve:
             notice(plan.text(tables.directory))
     records, rational_now = rational_records(rational_jobs, jobs / "rational.jsonl", workers, ray, progress,
                                              shared_store(directory, out, "rational.jsonl"))
-    games, played_now = performance_records(jobs_of(cases, names, roles, game_settings), jobs / "performance.jsonl",
+    games, played_now = performance_records(agent_jobs, jobs / "performance.jsonl",
                                             agent_workers(workers, llm), ray, llm, progress,
                                             shared_store(directory, out, "performance.jsonl"), objects)
     rational_by_job = dict(zip(rational_jobs, records))
-    rep = report(cases, names, roles, games, rational_by_job, game_settings, convention, covers)
+    rep = report(cases, names, roles, games, rational_by_job, game_settings, convention, covers, floors)
     folder = write_report(out, rep, figure4(cases, rep, games, rational_by_job))
     return PerformanceResult(report=rep, played_rational=rational_now, played_agents=played_now, folder=folder,
-                             tables=folder / output_name("tables.md", convention),
-                             figure=folder / output_name("figure4.png", convention), markdown=markdown(rep))
+                             tables=folder / output_name("tables.md", convention, floors),
+                             figure=folder / output_name("figure4.png", convention, floors), markdown=markdown(rep))
 
 
 def negotiate(env: int, customer: str = "scripted", supplier: str = "scripted", offers=None,

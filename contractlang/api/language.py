@@ -28,10 +28,11 @@ def as_checked(contract) -> CheckedContract:
 
 
 def verify(contract, env: int | None = None, board: int | str | None = None, rules: str = "authors",
-           timeout_ms: int = 5000):
+           timeout_ms: int = 5000, floors: str = "cs14"):
     """z3's verdict on every check of the contract (a file or a checked contract), against ContractSim
-    environment `env` or CT-Bench board `board` (ID or SET:ID) when given; CT-Bench entries are enforced by
-    `rules` (the authors' engine by default, as `contractlang verify`)."""
+    environment `env` (its plans under the floor rule set `floors`, [CS-14a]) or CT-Bench board `board` (ID or
+    SET:ID) when given; CT-Bench entries are enforced by `rules` (the authors' engine by default, as
+    `contractlang verify`)."""
     from contractlang.interpreter import Rules
     from games.contractsim.environments import environment
     from games.ctbench.board import board_ref
@@ -43,14 +44,15 @@ def verify(contract, env: int | None = None, board: int | str | None = None, rul
     if board is not None:
         bench = board_ref(str(board), header=getattr(checked.ir, "board_set", None))
         spec = board_spec(bench.board, f"board {bench.ref}")
-    return run_verify(checked, env=environment(env) if env is not None else None, board=spec,
+    return run_verify(checked, env=environment(env, floors) if env is not None else None, board=spec,
                       timeout_ms=timeout_ms, rules=Rules.named(rules))
 
 
-def solve(contract, env: int, cache_dir: str | Path | None = None, cache: bool = True):
+def solve(contract, env: int, cache_dir: str | Path | None = None, cache: bool = True, floors: str = "cs14"):
     """The `SolveResult` (P_sat, expected utilities, completeness) of a ContractSim contract in environment `env`
-    (the exact DP, ContractSim paper, App. C.1), with the CLI's disk cache: `$CONTRACTLANG_DP_CACHE`, else .contractlang-cache/dp
-    (`cache_dir` to choose, `cache=False` to keep nothing)."""
+    under the floor rule set `floors` ([CS-14a]) (the exact DP, ContractSim paper, App. C.1), with the CLI's
+    disk cache: `$CONTRACTLANG_DP_CACHE`, else .contractlang-cache/dp (`cache_dir` to choose, `cache=False` to
+    keep nothing)."""
     from games.contractsim.environments import environment
     from solver.dp import TableCache
     from solver.dp.cache import default_dir
@@ -59,4 +61,4 @@ def solve(contract, env: int, cache_dir: str | Path | None = None, cache: bool =
     if checked.ir.kind != "contractsim":
         raise ValueError(f"{checked.ir.name}: solve needs a ContractSim contract; this one is for CT-Bench")
     tables = TableCache((Path(cache_dir) if cache_dir else default_dir()) if cache else None)
-    return tables.solve(checked.ir, environment(env))[0]
+    return tables.solve(checked.ir, environment(env, floors))[0]

@@ -33,11 +33,12 @@ class Played(Rows):
 
 def play(contract, env: int | None = None, board: int | str | None = None, agents: dict | None = None,
          seed: int | None = None, mode: str = "pfp", visible: bool = True, rules: str = "authors",
-         llm=None, guidance: tuple[str, ...] = ()) -> Played:
+         llm=None, guidance: tuple[str, ...] = (), floors: str = "cs14") -> Played:
     """Play `contract` (a file or a checked contract) in ContractSim environment `env` or on CT-Bench board
     `board`, with `agents` {role: agent} where an agent is an object with `act`, a class, a factory, a built-in
     name or a spec (`py:`, `cmd:`, `llm:`); unnamed roles are RCC (ContractSim) or the planner (CT-Bench). The
-    seed defaults as `contractlang run`'s (42 and 0). `llm` is an `LlmClient` for `llm:` agents."""
+    seed defaults as `contractlang run`'s (42 and 0). `llm` is an `LlmClient` for `llm:` agents; a ContractSim
+    game is played under the floor rule set `floors` ([CS-14a])."""
     checked = as_checked(contract)
     kind = checked.ir.kind
     if (env is None) == (board is None) or (kind == "contractsim") != (env is not None):
@@ -51,7 +52,7 @@ def play(contract, env: int | None = None, board: int | str | None = None, agent
         from solver.dp import TableCache
 
         played = play_run(checked.ir, env, seats["customer"], seats["supplier"], 42 if seed is None else seed,
-                          TableCache(), llm, tuple(guidance))
+                          TableCache(), llm, tuple(guidance), floors)
         return Played(game=kind, record=played.record, p_sat=played.p_sat)
     from games.ctbench.board import board_ref
     from games.ctbench.play import play as play_ctbench

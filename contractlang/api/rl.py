@@ -86,14 +86,15 @@ class _ContractEnv(AECEnv):
 
 class ContractSimEnv(_ContractEnv):
     """ContractSim (ContractSim paper, Sec. 3; [CS-05]-[CS-07]): the Customer pays an amount 0..budget; the Supplier orders or produces a
-    triple, each quantity 0..order cap, as one index (q1·(cap+1)² + q2·(cap+1) + q3)."""
+    triple, each quantity 0..order cap, as one index (q1·(cap+1)² + q2·(cap+1) + q3); played under the floor rule
+    set `floors` ([CS-14a])."""
 
-    def __init__(self, contract, env: int, seed: int = 42, render_mode: str | None = None):
+    def __init__(self, contract, env: int, seed: int = 42, render_mode: str | None = None, floors: str = "cs14"):
         from games.contractsim.environments import environment
         from games.contractsim.game import ContractSimGame
 
         ir = as_checked(contract).ir
-        self.env = environment(env)
+        self.env = environment(env, floors)
         self.game = ContractSimGame.make(ir, self.env)
         self.default_seed = seed
         side = self.env.order_cap + 1
@@ -204,10 +205,11 @@ class CTBenchEnv(_ContractEnv):
         return self._actions()[index]
 
 
-def contractsim_env(contract, env: int, seed: int = 42, render_mode: str | None = None) -> ContractSimEnv:
-    """The ContractSim game of `contract` (a file or a checked contract) in environment `env`; `reset(seed)`
-    draws the shocks from the seed ([CS-11]), `seed` when none is given."""
-    return ContractSimEnv(contract, env, seed, render_mode)
+def contractsim_env(contract, env: int, seed: int = 42, render_mode: str | None = None,
+                    floors: str = "cs14") -> ContractSimEnv:
+    """The ContractSim game of `contract` (a file or a checked contract) in environment `env` under the floor rule
+    set `floors` ([CS-14a]); `reset(seed)` draws the shocks from the seed ([CS-11]), `seed` when none is given."""
+    return ContractSimEnv(contract, env, seed, render_mode, floors)
 
 
 def ctbench_env(contract, board: int | str, mode: str = "pfp", rules: str = "authors", visible: bool = True,

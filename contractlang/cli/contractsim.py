@@ -224,7 +224,8 @@ def metrics(
     """ContractSim performance metrics (ContractSim paper, App. C.6) over run records: a row per role and policy (Tables 7–10).
 
     Amounts are in Catering base units for every setting, as in the paper's tables. Regret and compliant
-    regret replay each run with the role played by RCC (same contract, environment, counterparty and seed)."""
+    regret replay each run with the role played by RCC (same contract, environment, counterparty, seed and floor
+    rule set, [CS-14a], which each record names); records of two floor rule sets are refused together."""
     from contractlang.progress import job_progress
     from games.contractsim.metrics import CONVENTIONS, performance_metrics
     from games.contractsim.play import read_run_records
@@ -234,6 +235,10 @@ def metrics(
     runs = [r for path in logs for r in read_run_records(read_capped(path), str(path))]
     if not runs:
         raise InputError("no run records found")
+    floors = sorted({r.floors for r in runs})
+    if len(floors) > 1:
+        raise InputError(f"the records were played under different floor rule sets [CS-14a]: {', '.join(floors)}; "
+                         "summarise each rule set's records apart")
     if convention != "cs19" and any(r.contract_ir is None for r in runs):
         raise InputError(f"--convention {convention} needs the contract's terms in every record; records from "
                          "`run --json` of this version hold them")
@@ -242,9 +247,10 @@ def metrics(
         summaries = performance_metrics(runs, tables, advance, lambda note: typer.echo(note, err=True),
                                         allow_commands, convention)
     if json_out:
-        typer.echo(json.dumps({"ok": True, "roles": [s.model_dump() for s in summaries]}))
+        typer.echo(json.dumps({"ok": True, "floors": floors[0], "roles": [s.model_dump() for s in summaries]}))
         return
     from games.contractsim.story import print_metrics
 
     print_metrics(summaries, stdout_console())  # whole rows into a pipe, like every table
+    typer.echo(f"Played under the {floors[0]} floor rule set [CS-14a]; regret replays under the same.")
 

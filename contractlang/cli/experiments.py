@@ -12,8 +12,8 @@ from contractlang.cli.app import app, experiment_app
 from contractlang.cli.errors import InputError, playing, runner_progress
 from contractlang.cli.inputs import output_dir, synthetic_set
 from contractlang.cli.llm_options import LlmFlags, llm_client, llm_options, llm_settings
-from contractlang.cli.options import (ConventionOption, JsonFlag, LlmWorkers, Ray, Workers, float_set, int_list,
-                                     items)
+from contractlang.cli.options import (ConventionOption, FloorsOption, JsonFlag, LlmWorkers, Ray, Workers, float_set,
+                                     int_list, items)
 
 app.add_typer(experiment_app, name="experiment")
 
@@ -105,6 +105,7 @@ def experiment_rational(
     rhos: RhosOption = None,
     limit: LimitOption = None,
     convention: ConventionOption = "cs19",
+    floors: FloorsOption = "cs14",
     workers: Workers = None,
     ray: Ray = None,
     json_out: JsonFlag = False,
@@ -115,12 +116,13 @@ def experiment_rational(
 
     with runner_progress(json_out) as advance:
         result = rational(directory, out=out, **_slice(contracts, envs, variants, rhos, limit), convention=convention,
-                          workers=workers, ray=ray, progress=advance)
+                          workers=workers, ray=ray, progress=advance, floors=floors)
     checks, records = result.report.identities, result.report.contracts
     held = sum(i.holds for i in checks)
     if json_out:
         typer.echo(json.dumps({"ok": True, "contracts": records, "played_now": result.played_now,
-                               "convention": convention, "covers": result.report.covers, "identities_hold": held,
+                               "convention": convention, "floors": floors, "covers": result.report.covers,
+                               "identities_hold": held,
                                "identities": [i.model_dump(mode="json") for i in checks],
                                "tables": str(result.tables)}))
         return
@@ -129,8 +131,8 @@ def experiment_rational(
     for i in checks:
         status = "holds" if i.holds else "FAILS: " + ", ".join(i.failures)
         typer.echo(f"{i.id:>4}  {status:5s}  ({i.checked} checked)  {i.statement}")
-    typer.echo(f"{records} contracts × 9 pairings ({result.played_now} contracts played now); {held} of "
-               f"{len(checks)} identities hold; tables in {result.tables}")
+    typer.echo(f"{records} contracts × 9 pairings under the {floors} floor rule set ({result.played_now} contracts "
+               f"played now); {held} of {len(checks)} identities hold; tables in {result.tables}")
 
 
 AgentOption = Annotated[list[str], typer.Option(
@@ -159,6 +161,7 @@ def experiment_performance(
     rhos: RhosOption = None,
     limit: LimitOption = None,
     convention: ConventionOption = "cs19",
+    floors: FloorsOption = "cs14",
     workers: LlmWorkers = None,
     ray: Ray = None,
     json_out: JsonFlag = False,
@@ -181,7 +184,7 @@ def experiment_performance(
         result = performance(agents=agents, directory=directory, out=out, role=role, seeds=seed_list, settings=setting,
                              **_slice(contracts, envs, variants, rhos, limit), convention=convention,
                              workers=workers, ray=ray, llm=settings, progress=advance,
-                             notice=None if json_out else lambda text: typer.echo(text, err=True))
+                             notice=None if json_out else lambda text: typer.echo(text, err=True), floors=floors)
     rep = result.report
     if json_out:
         typer.echo(json.dumps({"ok": True, "contracts": rep.contracts, "seeds": list(rep.seeds), "agents": agents,
@@ -189,7 +192,8 @@ def experiment_performance(
                                "played_now": {"rational": result.played_rational, "agents": result.played_agents},
                                "llm": [u.model_dump(mode="json") | {"total_tokens": u.total_tokens}
                                        for u in rep.llm],
-                               "convention": convention, "tables": str(result.tables), "figure": str(result.figure)}))
+                               "convention": convention, "floors": floors, "tables": str(result.tables),
+                               "figure": str(result.figure)}))
         return
     typer.echo(result.markdown, nl=False)
     typer.echo("")
@@ -199,8 +203,8 @@ def experiment_performance(
                    f"({u.input_tokens:,} input, {u.output_tokens:,} output, prompt cache {u.cache_read_tokens:,} "
                    f"read and {u.cache_write_tokens:,} written), {cost}")
     typer.echo(f"{rep.contracts} contracts × {len(rep.seeds)} seed(s) × {len(agents)} agent(s) × "
-               f"{len(rep.settings)} setting(s) × {len(rep.roles)} role(s) × 3 counterparties "
-               f"({result.played_agents} agent games and {result.played_rational} rational jobs played now); tables "
+               f"{len(rep.settings)} setting(s) × {len(rep.roles)} role(s) × 3 counterparties under the {floors} "
+               f"floor rule set ({result.played_agents} agent games and {result.played_rational} rational jobs played now); tables "
                f"and Figure 4 in {result.folder}")
 
 

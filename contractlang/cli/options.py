@@ -20,10 +20,21 @@ ConventionOption = Annotated[str, typer.Option(
 FloorsOption = Annotated[str, typer.Option(
     "--floors", help="Which written minimums are hard floors ([CS-14a]): cs14 (the default: substitution's and "
                      "deduction's), no-deduction-floor, rollover-lifts-floors, or "
-                     "no-deduction-floor+rollover-lifts-floors.")]
+                     "no-deduction-floor+rollover-lifts-floors. A game rule: part of every job and record, so runs "
+                     "under different rule sets never share games.")]
 LlmWorkers = Annotated[Optional[int], typer.Option(
     min=1, help="Local worker processes (default: all cores; with an LLM agent 8, the number of model requests in "
                 "flight).")]
+
+
+def floors_for_env(floors: str, env: int | None) -> None:
+    """A floor rule set ([CS-14a]) is a rule of ContractSim games in an environment: naming one other than the
+    default without `--env` is a usage error, never silently ignored; an unknown name is refused."""
+    from contractlang.interpreter.rounds import DEFAULT_FLOORS, FLOOR_RULES
+
+    choice(floors, tuple(FLOOR_RULES), "floor rule set")
+    if floors != DEFAULT_FLOORS and env is None:
+        raise UsageProblem("--floors is a rule of ContractSim games in an environment; give --env N")
 
 
 def seconds(value: float) -> float:

@@ -12,7 +12,8 @@ from contractlang.cli.app import app
 from contractlang.cli.errors import CheckFailed, InputError, UsageProblem, playing
 from contractlang.cli.inputs import game_options, load_one, read, source_text
 from contractlang.cli.llm_options import GuidanceOption, LlmFlags, llm_client, llm_options, llm_settings, llm_status
-from contractlang.cli.options import BoardSetOption, JsonFlag, RulesOption, choice, ctbench_board, rule_set
+from contractlang.cli.options import (BoardSetOption, FloorsOption, JsonFlag, RulesOption, choice, ctbench_board,
+                                     floors_for_env, rule_set)
 from contractlang.cli.render import usage_line
 from contractlang.files import write_atomically
 
@@ -46,12 +47,14 @@ def run(
                                                             "CT-Bench random agents (default 0).")] = None,
     log: Annotated[Optional[Path], typer.Option(help="Write the game's events as JSON lines here.")] = None,
     guidance: GuidanceOption = None,
+    floors: FloorsOption = "cs14",
     json_out: JsonFlag = False,
     llm_flags: LlmFlags | None = None,
 ) -> None:
     """Play one game under a contract (ContractSim with --env, CT-Bench with --board): story and scores."""
     checked = load_one(contract)
     game_options([checked], env, board, contract)
+    floors_for_env(floors, env)
     players = [customer, supplier] if checked.ir.kind == "contractsim" else [red, blue]
     settings = llm_settings(players, llm_flags)
     if checked.ir.kind == "contractsim":
@@ -59,7 +62,7 @@ def run(
 
         guidance_for(tuple(guidance or ()), "performance", "customer")
         _run_contractsim(checked, contract, env, customer, supplier, 42 if seed is None else seed, log, json_out,
-                         llm_client(settings), tuple(guidance or ()))
+                         llm_client(settings), tuple(guidance or ()), floors)
         return
     if guidance:
         raise UsageProblem("--guidance applies to ContractSim LLM agents")
@@ -101,7 +104,8 @@ def _write_log(log: Path, contract: Path, checked, events: list[dict], **game) -
     write_atomically(log, game_log(log_header(checked, read(contract)[0], **game), events))
 
 
-def _run_contractsim(checked, contract, env, customer, supplier, seed, log, json_out, llm=None, guidance=()) -> None:
+def _run_contractsim(checked, contract, env, customer, supplier, seed, log, json_out, llm=None, guidance=(),
+                     floors="cs14") -> None:
     from games.contractsim.play import play_run
     from solver.dp import TableCache
 
@@ -109,7 +113,7 @@ def _run_contractsim(checked, contract, env, customer, supplier, seed, log, json
         raise UsageProblem("a ContractSim contract needs --env N (1..6)")
     tables = TableCache()
     with llm_status(llm, json_out), playing():
-        played = play_run(checked.ir, env, customer, supplier, seed, tables, llm, guidance)
+        played = play_run(checked.ir, env, customer, supplier, seed, tables, llm, guidance, floors)
     record = played.record
     if log is not None:
         _write_log(log, contract, checked, record.monitor_events(), env=env, seed=seed,
@@ -120,6 +124,8 @@ def _run_contractsim(checked, contract, env, customer, supplier, seed, log, json
     from games.contractsim.story import story
 
     typer.echo(story(record, checked.ir))
+    if record.floors != "cs14":
+        typer.echo(f"Played under the {record.floors} floor rule set [CS-14a].")
     if played.p_sat is not None:
         typer.echo(f"P_sat of this contract here (exact DP): {played.p_sat:.6f}")
     if record.llm_calls:

@@ -11,7 +11,7 @@ import typer
 from contractlang.cli.app import app
 from contractlang.cli.errors import InputError
 from contractlang.cli.inputs import load_one
-from contractlang.cli.options import FloorsOption, JsonFlag, choice
+from contractlang.cli.options import FloorsOption, JsonFlag
 
 
 @app.command()
@@ -36,10 +36,7 @@ def solve(
     checked = load_one(contract)
     if checked.ir.kind != "contractsim":
         raise InputError(f"{contract}: `solve` needs a ContractSim contract; this one is for CT-Bench")
-    from contractlang.interpreter import FLOOR_RULES
-
-    rules = FLOOR_RULES[choice(floors, tuple(FLOOR_RULES), "floor rule set")]
-    environment = get_env(env).model_copy(update={"floors": rules})
+    environment = get_env(env, floors)
     directory = None if no_cache else (cache_dir or default_dir())
     cache = TableCache(directory)
     from rich.progress import Progress

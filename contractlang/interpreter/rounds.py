@@ -7,9 +7,10 @@ deficits under rollover (RO, PDRO), `(flag, 0, 0)` under payment deduction (PD),
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Annotated, Literal, NamedTuple
 
 import numpy as np
+from pydantic import Field
 
 from contractlang.ir import ContractSimIR, Mode, Triple
 from contractlang.vocab import PRODUCTION_WEEKS, SUBSTITUTION_WEIGHTS, Frozen
@@ -29,11 +30,17 @@ class FloorRules(Frozen):
         return next(name for name, rules in FLOOR_RULES.items() if rules == self)
 
 
-FLOOR_RULES = {"cs14": FloorRules(), "no-deduction-floor": FloorRules(deduction_floor=False),
-               "rollover-lifts-floors": FloorRules(rollover_lifts_floors=True),
-               "no-deduction-floor+rollover-lifts-floors": FloorRules(deduction_floor=False,
-                                                                      rollover_lifts_floors=True)}
+FloorsName = Literal["cs14", "no-deduction-floor", "rollover-lifts-floors", "no-deduction-floor+rollover-lifts-floors"]
+DEFAULT_FLOORS: FloorsName = "cs14"
+FLOOR_RULES: dict[FloorsName, FloorRules] = {
+    "cs14": FloorRules(), "no-deduction-floor": FloorRules(deduction_floor=False),
+    "rollover-lifts-floors": FloorRules(rollover_lifts_floors=True),
+    "no-deduction-floor+rollover-lifts-floors": FloorRules(deduction_floor=False, rollover_lifts_floors=True)}
 """Every floor rule set by the name the CLI and the conformance table give it; `cs14` is the default."""
+
+RecordedFloors = Annotated[FloorsName, Field(exclude_if=lambda name: name == DEFAULT_FLOORS)]
+"""The floor rule set a job or a record was played under ([CS-14a]), by name; left out of its JSON under the
+default, so the stores and records of `cs14` read (and are written) as they were before rule sets existed."""
 
 
 class RoundRules(Frozen):

@@ -138,7 +138,7 @@ def play_batch(ir: ContractSimIR, env: SupplyEnvironment, customer: str, supplie
     terms = ir.model_dump(mode="json")  # one copy shared by every record of the batch
     return [RunRecord(contract=ir.name, env=env.id, customer=customer, supplier=supplier, seed=seed,
                       u_customer=int(u[0]), u_supplier=int(u[1]), budget=env.budget,
-                      multiplier=ir.setting_info.multiplier, contract_ir=terms,
+                      multiplier=ir.setting_info.multiplier, contract_ir=terms, floors=env.floors.name,
                       customer_first_violation=int(first[0]) or None, supplier_first_violation=int(first[1]) or None,
                       weeks=tuple(WeekRecord(week=w, role="customer" if w in PAYMENT_WEEKS else "supplier",
                                              compliant=bool(row[w - 1, 0]), excluded=bool(row[w - 1, 1]),

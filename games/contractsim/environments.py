@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from contractlang.errors import UnknownName
+from contractlang.interpreter.rounds import DEFAULT_FLOORS, FLOOR_RULES
 
 from solver.environment import SupplyEnvironment
 
@@ -27,7 +28,20 @@ ENVIRONMENTS: dict[int, SupplyEnvironment] = {
 }
 
 
-def environment(env_id: int) -> SupplyEnvironment:
+def environment(env_id: int, floors: str = DEFAULT_FLOORS) -> SupplyEnvironment:
+    """Environment `env_id` played under the floor rule set named `floors` ([CS-14a])."""
     if env_id not in ENVIRONMENTS:
         raise UnknownName(f"unknown environment {env_id}; environments are 1..6")
-    return ENVIRONMENTS[env_id]
+    if floors not in FLOOR_RULES:
+        raise UnknownName(f"unknown floor rule set {floors!r}; choose from {', '.join(FLOOR_RULES)}")
+    env = ENVIRONMENTS[env_id]
+    return env if floors == DEFAULT_FLOORS else env.model_copy(update={"floors": FLOOR_RULES[floors]})
+
+
+class PlayedIn:
+    """For a job or record with the fields `env` and `floors`: the environment its games are played in, under its
+    floor rule set ([CS-14a])."""
+
+    @property
+    def environment(self) -> SupplyEnvironment:
+        return environment(self.env, self.floors)

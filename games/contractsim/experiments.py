@@ -14,10 +14,11 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from contractlang.files import make_folder, write_atomically
+from contractlang.interpreter.rounds import DEFAULT_FLOORS, RecordedFloors
 from contractlang.ir import ContractSimIR
 from contractlang.vocab import Frozen
 from games.contractsim.batch import play_batch
-from games.contractsim.environments import environment
+from games.contractsim.environments import PlayedIn, environment
 from games.contractsim.metrics import (
     RoleSummary,
     Stat,
@@ -68,12 +69,19 @@ class ContractSlice(Frozen):
         return f"a slice ({'; '.join(parts)}): {kept} of the set's {total} contracts"
 
 
-class RationalJob(Frozen):
-    """The nine pairings on one contract."""
+class RationalJob(Frozen, PlayedIn):
+    """The nine pairings on one contract, under the floor rule set `floors` ([CS-14a]): a part of the job, so a
+    store never answers one rule set's job with another's games."""
 
     contract: ContractSimIR
     env: int
     seed: int = SEED
+    floors: RecordedFloors = DEFAULT_FLOORS
+
+    @property
+    def needs_table(self) -> bool:
+        """RC and RCC Suppliers play in the nine pairings: the contract's DP table is needed (ContractSim paper, App. C.1)."""
+        return True
 
 
 class RationalRecord(Frozen):
@@ -87,8 +95,7 @@ class RationalRecord(Frozen):
 def run_rational(job: RationalJob, tables: TableCache | None = None) -> RationalRecord:
     """Tables come from the on-disk cache `synth` filled, so nothing is solved twice."""
     cache = tables or TableCache()
-    env = environment(job.env)
-    runs = tuple(play_batch(job.contract, env, c, s, [job.seed], cache)[0] for c, s in PAIRINGS)
+    runs = tuple(play_batch(job.contract, job.environment, c, s, [job.seed], cache)[0] for c, s in PAIRINGS)
     return RationalRecord(job=job, runs=runs)
 
 
@@ -98,8 +105,8 @@ issue #46); under load we measured 20-30 s (docs/explanation/fidelity.md)."""
 
 
 class SolvingPlan(Frozen):
-    """What the first phase of a run must solve before it plays: the jobs still to play whose tables are not on
-    disk, and a quiet-machine estimate of the time."""
+    """What a run must solve before it plays: of the contracts with games still to play (in any phase), those whose
+    DP tables are needed and not on disk, and a quiet-machine estimate of the time."""
 
     to_play: int
     to_solve: int
@@ -109,18 +116,26 @@ class SolvingPlan(Frozen):
         return self.to_solve * QUIET_SECONDS_PER_TABLE / 60
 
     def text(self, cache_dir: Path) -> str:
-        return (f"{self.to_solve} of {self.to_play} contracts to play have no solved DP table in {cache_dir}: they "
-                f"are solved first, about {self.quiet_minutes:.0f} min on an idle 2-core machine "
+        return (f"{self.to_solve} of {self.to_play} contracts to play have no solved DP table in {cache_dir}: each "
+                f"is solved before its games, about {self.quiet_minutes:.0f} min in all on an idle 2-core machine "
                 f"({QUIET_SECONDS_PER_TABLE} s a table), several times that under load; the progress line below "
                 "keeps the running estimate")
 
 
-def solving_plan(jobs: list[RationalJob], store_path: Path, tables: TableCache) -> SolvingPlan:
-    """How many of `jobs` are not in the store yet, and how many of those need a DP solve first."""
-    done = stored_records(store_path, RationalRecord, lambda r: r.job, "games")
-    todo = [j for j in jobs if j not in done]
-    return SolvingPlan(to_play=len(todo), to_solve=sum(not tables.holds(j.contract, environment(j.env))
-                                                       for j in todo))
+def unplayed(jobs: list, stores: list[Path], record_type: type) -> list:
+    """The jobs that none of `stores` holds a record of yet (read without their locks; a missing store holds none)."""
+    done: set = set()
+    for path in stores:
+        done |= stored_records(path, record_type, lambda r: r.job, "games").keys()
+    return [j for j in jobs if j not in done]
+
+
+def solving_plan(todo: list, tables: TableCache) -> SolvingPlan:
+    """Over jobs still to play (anything with `contract`, `environment` and `needs_table`): how many contracts,
+    each in its environment and floor rule set, they play, and how many of those need a DP solve first."""
+    cases = {(j.contract, j.environment) for j in todo}
+    needed = {(j.contract, j.environment) for j in todo if j.needs_table}
+    return SolvingPlan(to_play=len(cases), to_solve=sum(not tables.holds(ir, env) for ir, env in needed))
 
 
 def rational_records(jobs: list[RationalJob], store_path: Path, workers: int | None, ray_address: str | None,
@@ -198,10 +213,11 @@ def counterparty_name(role: str) -> str:
     return "Supplier" if role == "customer" else "Customer"
 
 
-def tables_markdown(rows: list[TableRow], convention: str = "cs19", covers: str = "") -> str:
+def tables_markdown(rows: list[TableRow], convention: str = "cs19", covers: str = "",
+                    floors: str = DEFAULT_FLOORS) -> str:
     """Tables 7–10 in the paper's layout, then the macro tables beside ContractSim paper, App. D.3 (ours / paper,
     cell by cell)."""
-    out = [convention_line(convention), *([f"Contracts: {covers}."] if covers else []), ""]
+    out = [convention_line(convention, floors), *([f"Contracts: {covers}."] if covers else []), ""]
     for micro in (False, True):
         for role in ROLES:
             out += table_lines(f"## {TITLES[role, micro]}", role, f"{counterparty_name(role)} (counterparty)",
@@ -339,17 +355,20 @@ class RationalReport(Frozen):
     identities: tuple[Identity, ...]
     convention: str = "cs19"  # how a breach bears on later weeks (metrics.CONVENTIONS)
     covers: str = ""  # which contracts of the set (`ContractSlice.describe`)
+    floors: RecordedFloors = DEFAULT_FLOORS  # the floor rule set the games were played under ([CS-14a])
 
 
-def report_paths(out: Path, convention: str) -> tuple[Path, Path]:
-    """`out/rational/tables.{json,md}` (`tables.paper-tables.*` under that convention)."""
-    json_path, md_path = (out / "rational" / output_name(name, convention) for name in ("tables.json", "tables.md"))
+def report_paths(out: Path, convention: str, floors: str = DEFAULT_FLOORS) -> tuple[Path, Path]:
+    """`out/rational/tables.{json,md}` (`tables.paper-tables.*` under that convention, `tables.FLOORS.*` under
+    another floor rule set: `output_name`)."""
+    json_path, md_path = (out / "rational" / output_name(name, convention, floors)
+                          for name in ("tables.json", "tables.md"))
     return json_path, md_path
 
 
 def write_report(out: Path, report: RationalReport, markdown: str) -> Path:
     """The report at its `report_paths`; returns the .md file."""
-    json_path, md_path = report_paths(out, report.convention)
+    json_path, md_path = report_paths(out, report.convention, report.floors)
     make_folder(md_path.parent)
     # a whole-set report leaves `covers` out, so its file reads as before slices existed
     dump = report.model_dump_json(indent=1, exclude={"covers"} if not report.covers else None)

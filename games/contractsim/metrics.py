@@ -6,6 +6,7 @@ import math
 from collections.abc import Callable
 
 from contractlang.files import FileError
+from contractlang.interpreter.rounds import DEFAULT_FLOORS
 from contractlang.llm import agent_model
 from contractlang.progress import Advance
 from contractlang.vocab import Frozen
@@ -40,15 +41,18 @@ CONVENTIONS = {
 """How a breach bears on the weeks after it, by the name `--convention` takes."""
 
 
-def convention_line(convention: str) -> str:
-    """The sentence a report opens with, saying how it was scored."""
-    return f"Scored under the {convention} convention, {CONVENTIONS[convention]}."
+def convention_line(convention: str, floors: str = DEFAULT_FLOORS) -> str:
+    """The sentences a report opens with, saying how its games were scored and under which floor rule set
+    ([CS-14a]) they were played."""
+    return (f"Scored under the {convention} convention, {CONVENTIONS[convention]}. Played under the {floors} floor "
+            "rule set [CS-14a].")
 
 
-def output_name(stem: str, convention: str) -> str:
-    """A report file's name: `tables.md` under the default convention, `tables.paper-tables.md` under the other,
-    so the two sit side by side."""
-    return stem if convention == "cs19" else stem.replace(".", f".{convention}.", 1)
+def output_name(stem: str, convention: str, floors: str = DEFAULT_FLOORS) -> str:
+    """A report file's name: `tables.md` under the default convention and floor rule set, with the others' names
+    inserted (`tables.paper-tables.md`, `tables.no-deduction-floor.md`), so every combination sits side by side."""
+    tags = [tag for tag, default in ((convention, "cs19"), (floors, DEFAULT_FLOORS)) if tag != default]
+    return stem.replace(".", "".join(f".{tag}" for tag in tags) + ".", 1) if tags else stem
 
 
 def customer_void_after(run: RunRecord, convention: str) -> int | None:

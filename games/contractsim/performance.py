@@ -15,12 +15,13 @@ from functools import lru_cache, partial
 from pathlib import Path
 
 from contractlang.files import make_folder, write_atomically
+from contractlang.interpreter.rounds import DEFAULT_FLOORS, RecordedFloors
 from contractlang.ir import ContractSimIR
 from contractlang.llm import ApiKeys, LlmClient, LlmSettings, LlmUsage, agent_model
 from contractlang.render import relabel
 from contractlang.vocab import Frozen
 from games.contractsim.batch import play_batch
-from games.contractsim.environments import environment
+from games.contractsim.environments import PlayedIn
 from games.contractsim.experiments import (
     COUNTERPARTIES,
     POLICIES,
@@ -72,20 +73,22 @@ def _model(agent: str):
 
 
 class Case(Frozen):
-    """One environment–contract case of ContractSim paper, App. C.6 under one seed; `p_sat` is the manifest's (Figure 4's bins)."""
+    """One environment–contract case of ContractSim paper, App. C.6 under one seed and floor rule set ([CS-14a]);
+    `p_sat` is the manifest's (Figure 4's bins)."""
 
     contract: ContractSimIR
     env: int
     p_sat: float
     seed: int = SEED
+    floors: RecordedFloors = DEFAULT_FLOORS
 
     @property
     def rational(self) -> RationalJob:
         """The rational experiment's job on this case: its nine games hold every τ^RCC this case needs."""
-        return RationalJob(contract=self.contract, env=self.env, seed=self.seed)
+        return RationalJob(contract=self.contract, env=self.env, seed=self.seed, floors=self.floors)
 
 
-class PerformanceJob(Frozen):
+class PerformanceJob(Frozen, PlayedIn):
     """One game: `agent` plays `role` against the rational `counterparty`."""
 
     contract: ContractSimIR
@@ -95,11 +98,19 @@ class PerformanceJob(Frozen):
     counterparty: str
     agent: str
     setting: str | None = None  # the setting the game is told in (Table 11); None: the contract's own
+    floors: RecordedFloors = DEFAULT_FLOORS  # the floor rule set the game is played under ([CS-14a])
+
+    @property
+    def needs_table(self) -> bool:
+        """Whether a rational Supplier (RC or RCC, ContractSim paper, App. C.1) plays: the counterparty of an
+        agent Customer, or the agent itself."""
+        supplier = self.counterparty if self.role == "customer" else split_label(self.agent)[1]
+        return supplier in ("rc", "rcc")
 
     @classmethod
     def of(cls, case: Case, role: str, counterparty: str, agent: str, setting: str | None = None) -> PerformanceJob:
         return cls(contract=case.contract, env=case.env, seed=case.seed, role=role, counterparty=counterparty,
-                   agent=agent, setting=setting)
+                   agent=agent, setting=setting, floors=case.floors)
 
 
 class PerformanceRecord(Frozen):
@@ -115,7 +126,7 @@ def run_performance(job: PerformanceJob, llm: LlmSettings | None = None, tables:
     record's amounts stay in base units, so its rows compare with the Catering ones. `objects` are Python agents
     by label: the job names one by its label."""
     cache = tables or process_tables()
-    env = environment(job.env)
+    env = job.environment
     contract = job.contract if job.setting in (None, job.contract.setting) else relabel(job.contract, job.setting)
     agent = (objects or {}).get(job.agent, job.agent)
     customer, supplier = pairing(job.role, agent, job.counterparty)
@@ -202,6 +213,7 @@ class PerformanceReport(Frozen):
     settings: tuple[str | None, ...] = (None,)  # each agent plays in each; None: the contracts' own
     convention: str = "cs19"  # how a breach bears on later weeks (metrics.CONVENTIONS)
     covers: str = ""  # which contracts of the set (`ContractSlice.describe`)
+    floors: RecordedFloors = DEFAULT_FLOORS  # the floor rule set every game was played under ([CS-14a])
 
     def entries(self) -> list[tuple[str, str, str | None]]:
         return entries(list(self.agents), self.settings)
@@ -217,7 +229,8 @@ def entries(agents: list[str], settings: tuple[str | None, ...]) -> list[tuple[s
 def report(cases: list[Case], agents: list[str], roles: list[str],
            games: dict[PerformanceJob, PerformanceRecord],
            rational: dict[RationalJob, RationalRecord],
-           settings: tuple[str | None, ...] = (None,), convention: str = "cs19", covers: str = "") -> PerformanceReport:
+           settings: tuple[str | None, ...] = (None,), convention: str = "cs19", covers: str = "",
+           floors: str = DEFAULT_FLOORS) -> PerformanceReport:
     """Each agent row summarises its runs over the cases (ContractSim paper, App. C.6: equal case weight), with
     regret against the RCC runs of the rational records (ContractSim paper, App. C.6). Only this run's games count, in job order (the store may hold
     others, and holds them in the order they finished). Regret in another setting is against the same RCC games:
@@ -241,7 +254,7 @@ def report(cases: list[Case], agents: list[str], roles: list[str],
         paper=tuple(PaperRow(table=t.table, micro=t.aggregation == "micro", role=t.role, counterparty=r.counterparty,
                              policy=r.agent, cells=tuple(cell_text(c) for c in r.cells), stats=r.cells)
                     for t in paper_tables() if t.role in roles for r in t.rows),
-        llm=tuple(llm), settings=settings, convention=convention, covers=covers)
+        llm=tuple(llm), settings=settings, convention=convention, covers=covers, floors=floors)
 
 
 def _label(agent: str) -> str:
@@ -280,7 +293,7 @@ def markdown(rep: PerformanceReport) -> str:
     on the same cases, and the paper's published rows (its three LLM agents and the rational policies); under
     each table, Welch's test of every agent row against every published row of its block; then the LLM agents'
     account."""
-    out = [convention_line(rep.convention), *([f"Contracts: {rep.covers}."] if rep.covers else []), ""]
+    out = [convention_line(rep.convention, rep.floors), *([f"Contracts: {rep.covers}."] if rep.covers else []), ""]
     for micro in (False, True):
         for role in rep.roles:
             lines, tests = [], []
@@ -459,17 +472,17 @@ def figure4_plot(series: list[FigureSeries], counterparty: str = "rcc"):
     return fig
 
 
-def report_paths(out: Path, convention: str) -> tuple[Path, Path, Path, Path]:
+def report_paths(out: Path, convention: str, floors: str = DEFAULT_FLOORS) -> tuple[Path, Path, Path, Path]:
     """`out/performance/`: tables.json, tables.md, figure4.json and figure4.png (named `tables.paper-tables.md`
-    and so on under that convention)."""
-    return tuple(out / "performance" / output_name(name, convention)
+    and so on under that convention or another floor rule set: `output_name`)."""
+    return tuple(out / "performance" / output_name(name, convention, floors)
                  for name in ("tables.json", "tables.md", "figure4.json", "figure4.png"))
 
 
 def write_report(out: Path, rep: PerformanceReport, series: list[FigureSeries]) -> Path:
     """The report at its `report_paths`, each file written whole from the records in job order, so a resumed run
     writes the same bytes; returns the folder."""
-    tables_json, tables_md, figure_json, figure_png = report_paths(out, rep.convention)
+    tables_json, tables_md, figure_json, figure_png = report_paths(out, rep.convention, rep.floors)
     make_folder(tables_json.parent)
     write_json(tables_json, rep)
     write_atomically(tables_md, markdown(rep))

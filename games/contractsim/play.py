@@ -8,11 +8,12 @@ import numpy as np
 from pydantic import ValidationError
 
 from contractlang.files import FileError, parse_json
+from contractlang.interpreter.rounds import DEFAULT_FLOORS, RecordedFloors
 from contractlang.ir import ContractSimIR
 from contractlang.llm import LlmCall, LlmClient
 from contractlang.progress import Advance as Progress
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, SETTINGS, WEEKS, Frozen
-from games.contractsim.environments import ENVIRONMENTS, environment
+from games.contractsim.environments import ENVIRONMENTS, PlayedIn, environment
 from games.contractsim.game import ContractSimGame, State
 from games.contractsim.llm_agents import LlmPerformer
 from games.contractsim.log import LogEntry
@@ -45,7 +46,7 @@ def money_unit(multiplier: int) -> dict:
             "trajectory": "setting dollars", "multiplier": multiplier}
 
 
-class RunRecord(Record):
+class RunRecord(Record, PlayedIn):
     """One game, every amount in Catering base units (the paper's tables are in them for all settings);
     `multiplier` turns them into the contract's own dollars."""
 
@@ -64,6 +65,7 @@ class RunRecord(Record):
     supplier_first_violation: int | None
     multiplier: int = 1
     contract_ir: dict | None = None  # the contract's terms, so a counterfactual run can be re-played
+    floors: RecordedFloors = DEFAULT_FLOORS  # the floor rule set it was played under ([CS-14a]), for its replays
     log: tuple[LogEntry, ...] = ()
     llm_calls: tuple[LlmCall, ...] = ()  # every model call of an LLM agent, in order: the game's transcript
     llm_defaults: dict[str, int] = {}  # per LLM role: requests that ran out of attempts and defaulted to zero
@@ -88,7 +90,7 @@ class RunRecord(Record):
             raise ValueError(f"the record of {self.contract!r} holds no contract terms; re-run it to get regret")
         ir = ContractSimIR.from_json_value(self.contract_ir)
         customer, supplier = ("rcc", self.supplier) if role == "customer" else (self.customer, "rcc")
-        return play(ir, environment(self.env), customer, supplier, seed=self.seed, keep_log=False, tables=tables)
+        return play(ir, self.environment, customer, supplier, seed=self.seed, keep_log=False, tables=tables)
 
     def violation_count(self, role: str) -> int:
         """The weeks in which `role` was not compliant (c = 0, ContractSim paper, App. C.6; a week that owes nothing never is)."""
@@ -96,13 +98,14 @@ class RunRecord(Record):
 
     def to_json(self, p_sat: float | None) -> dict:
         """The `run --json` object: the record in base units (what `metrics` reads back) with its trajectory,
-        the utilities in the contract's dollars, the contract's `p_sat`, and per role its first violation week
+        the floor rule set it was played under ([CS-14a], named even when it is the default), the utilities in
+        the contract's dollars, the contract's `p_sat`, and per role its first violation week
         (f_i of ContractSim paper, App. C.6, null for none) and how many weeks it violated. `money_unit` says which amounts are in
         which unit: the record's own (`u_customer`, `weeks`, `budget`) in Catering base units, as the paper's
         tables; `dollars`, `contract_ir` and the trajectory (the interpreter's events) in the setting's dollars,
         `multiplier` × base (ContractSim paper, App. A.1–A.2)."""
         payload = self.model_dump(exclude={"log"})
-        payload.update(money_unit=money_unit(self.multiplier),
+        payload.update(floors=self.floors, money_unit=money_unit(self.multiplier),
                        dollars={"u_customer": self.u_customer * self.multiplier,
                                 "u_supplier": self.u_supplier * self.multiplier},
                        p_sat=p_sat,
@@ -163,7 +166,7 @@ def run_record(obj: object) -> RunRecord:
         if record.multiplier != SETTINGS[ir.setting].multiplier:
             raise ValueError(f"multiplier: {record.multiplier} is not the {ir.setting} setting's "
                              f"{SETTINGS[ir.setting].multiplier}")
-    _check_amounts(record, environment(record.env))
+    _check_amounts(record, record.environment)
     return record
 
 
@@ -256,10 +259,10 @@ class PlayedRun(Frozen):
 
 
 def play_run(ir: ContractSimIR, env_id: int, customer: str, supplier: str, seed: int, tables: TableCache,
-             llm: LlmClient | None = None, guidance: tuple[str, ...] = ()) -> PlayedRun:
-    """One game in environment `env_id` (see `play`); a rational (rc, rcc) Supplier solved the contract's DP
-    table for it, so its P_sat comes with the game."""
-    env = environment(env_id)
+             llm: LlmClient | None = None, guidance: tuple[str, ...] = (), floors: str = DEFAULT_FLOORS) -> PlayedRun:
+    """One game in environment `env_id` under the floor rule set `floors` (see `play`); a rational (rc, rcc)
+    Supplier solved the contract's DP table for it, so its P_sat comes with the game."""
+    env = environment(env_id, floors)
     record = play(ir, env, customer, supplier, seed=seed, tables=tables, llm=llm, guidance=guidance)
     p_sat = tables.solve(ir, env)[0].p_sat if supplier in ("rc", "rcc") else None
     return PlayedRun(record=record, p_sat=p_sat)
@@ -302,7 +305,7 @@ def play(ir: ContractSimIR, env: SupplyEnvironment, customer, supplier, seed: in
                      customer_first_violation=state.monitor.first_violation("customer"),
                      supplier_first_violation=state.monitor.first_violation("supplier"),
                      multiplier=ir.setting_info.multiplier, contract_ir=ir.model_dump(mode="json"),
-                     log=state.log if keep_log else (),
+                     floors=env.floors.name, log=state.log if keep_log else (),
                      llm_calls=tuple(game_client.calls) if game_client is not None else (),
                      llm_defaults={r: p.defaulted for r, p in policies.items() if isinstance(p, LlmPerformer)})
 

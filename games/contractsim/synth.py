@@ -523,6 +523,23 @@ def is_shipped(out: Path) -> bool:
     return out.resolve() == SHIPPED.resolve()
 
 
+UNTIED_PRICES_NOTE = (
+    "expected of a synthetic contract: the search keeps its start's prices while the payments move ([CS-34a]); "
+    "the paper's synthetic contracts are parse-complete by construction, which \"does not mean that the terms are "
+    "necessarily economically feasible or arithmetically consistent\" (ContractSim paper, App. C.1), and such "
+    "disagreements are \"retained as contract outcomes rather than silently repaired\" (App. C.3). Why the set "
+    "keeps them: docs/explanation/fidelity.md, \"Prices that disagree with payments\".")
+"""What `verify` adds to a refuted `arithmetic.totals` ([CS-31]) of a contract `synth` wrote."""
+
+
+def in_synthetic_set(path: Path) -> bool:
+    """Whether `path` is a contract file of a set `synth` wrote (the shipped one or another): `contracts/NAME/
+    contract.contract` in a folder with a manifest."""
+    path = path.resolve()
+    return (path.name == "contract.contract" and path.parent.parent.name == "contracts"
+            and (path.parent.parent.parent / "manifest.json").is_file())
+
+
 def searches_done(out: Path, plan: SynthPlan) -> int:
     """How many of the plan's search jobs are in `out`'s store."""
     done = stored_records(out / "jobs" / "search.jsonl", SearchRecord, lambda r: r.job, "search")

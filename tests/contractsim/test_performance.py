@@ -244,6 +244,6 @@ def test_a_cold_cache_is_announced_with_an_estimate_before_the_solving_phase(syn
     first = run_cli("experiment", "performance", directory, "--agent", "rcc", "--workers", "1", env=env)
     assert first.returncode == 0, first.stderr
     assert "2 of 2 contracts to play have no solved DP table in " in first.stderr
-    assert "about 0 min on an idle 2-core machine (3.3 s a table)" in first.stderr
+    assert "about 0 min in all on an idle 2-core machine (3.3 s a table)" in first.stderr
     again = run_cli("experiment", "performance", directory, "--agent", "rcc", "--workers", "1", env=env)
     assert again.returncode == 0 and "no solved DP table" not in again.stderr

@@ -200,28 +200,22 @@ def test_a_chat_completion_of_the_wrong_types_is_one_line(tmp_path, reply, field
 
 # --- #48: --llm-timeout and --timeout are deadlines for the whole call -------------------------------------
 
-def trickled_headers(out, body):
-    out.write(b"HTTP/1.1 200 OK\r\nX-Slow: ")
-    while True:
-        out.write(b"a")
-        out.flush()
-        time.sleep(0.2)
+def endless_reply(first: bytes, drip: bytes):
+    """A raw handler that sends `first`, then `drip` every 0.2 s for ever: each read gets bytes, the reply never
+    ends."""
+    def handler(out, body):
+        out.write(first)
+        while True:
+            out.write(drip)
+            out.flush()
+            time.sleep(0.2)
+    return handler
 
 
-def trickled_body(out, body):
-    out.write(head(200, "content-type: application/json", "content-length: 1000000"))
-    while True:
-        out.write(b" ")
-        out.flush()
-        time.sleep(0.2)
-
-
-def trickled_chunks(out, body):
-    out.write(head(200, "content-type: application/json", "transfer-encoding: chunked"))
-    while True:
-        out.write(b"1\r\n \r\n")
-        out.flush()
-        time.sleep(0.2)
+trickled_headers = endless_reply(b"HTTP/1.1 200 OK\r\nX-Slow: ", b"a")
+trickled_body = endless_reply(head(200, "content-type: application/json", "content-length: 1000000"), b" ")
+trickled_chunks = endless_reply(head(200, "content-type: application/json", "transfer-encoding: chunked"),
+                                b"1\r\n \r\n")
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
