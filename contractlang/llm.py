@@ -1062,7 +1062,8 @@ class LlmClient:
         return hashlib.sha256(json.dumps([self.namespace, request], sort_keys=True).encode()).hexdigest()
 
     def _legacy_key(self, request: dict) -> str:
-        """The key recordings made before keys left the endpoint out were stored under: they still replay."""
+        """The key recordings made before keys left the endpoint out were stored under: they still replay (through
+        their endpoint, then through any, as `complete` stores them under the new key too)."""
         s = self.settings
         return self._key({**request, "endpoint": endpoint(s.provider, s.base_url)})
 
@@ -1079,10 +1080,13 @@ class LlmClient:
         self._game.occurrences[digest] += 1
         prompt = _text_of(messages[-1]["content"]) if messages else ""
         start = time.perf_counter()
-        recorded = None
-        if self.recordings is not None:
-            recorded = self.recordings.get(digest, occurrence) or self.recordings.get(self._legacy_key(request),
-                                                                                      occurrence)
+        recorded = self.recordings.get(digest, occurrence) if self.recordings is not None else None
+        if recorded is None and self.recordings is not None:
+            recorded = self.recordings.get(self._legacy_key(request), occurrence)
+            if recorded is not None:  # kept under the new key too, so any endpoint replays it from now on
+                self.recordings.put(digest, occurrence, self.namespace, purpose, s.model,
+                                    {**request, "endpoint": endpoint(s.provider, s.base_url)}, *recorded,
+                                    self.connection.keys)
         if recorded is not None:
             reply, usage = recorded
             self._log(purpose, prompt, reply, usage, time.perf_counter() - start, replayed=True)
