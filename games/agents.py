@@ -34,6 +34,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from contractlang.errors import UnknownName
+from contractlang.llm import RunInterrupted
 
 GAMES = ("contractsim", "contractsim-negotiation", "ctbench")
 ENTRY_POINT_GROUP = "contractlang.agents"
@@ -414,7 +415,7 @@ class Guarded:
     def act(self, observation):
         try:
             action = self._act(observation)
-        except AgentError:
+        except (AgentError, RunInterrupted):  # a stopped or limited run ends the game unfinished, not errored
             raise
         except Exception as exc:
             raise AgentError(f"agent {self.name!r} ({self.role}) raised {type(exc).__name__}: {_line(exc)}") from None

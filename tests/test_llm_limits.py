@@ -340,3 +340,21 @@ def test_the_flags_reach_the_settings(monkeypatch):
     with pytest.raises(UsageProblem, match="--max-connections applies to LLM agents"):
         llm_settings(["rational"], LlmFlags(max_tokens=100, llm_timeout=30, max_connections=3))
     assert llm_settings(["rational"], LlmFlags(max_tokens=100, llm_timeout=30)) is None
+
+
+def test_a_user_agent_s_stopped_call_ends_the_game_unfinished_not_as_its_error():
+    """A Python agent that calls the model when the run stops: RunStopped passes the guard that turns what a
+    user's agent raises into an AgentError, so the game is left to resume."""
+    from games.agents import AgentError, Guarded
+
+    class Asks:
+        def __init__(self, error):
+            self.error = error
+
+        def act(self, observation):
+            raise self.error
+
+    with pytest.raises(RunStopped):
+        Guarded(Asks(RunStopped("stopping")), "py:asks", "customer", "contractsim").act(None)
+    with pytest.raises(AgentError, match="raised CallFailed"):
+        Guarded(Asks(CallFailed("API error 400")), "py:asks", "customer", "contractsim").act(None)
