@@ -145,22 +145,29 @@ class MissingSdk(LlmUnavailable):
 
 class CallFailed(Exception):
     """A model call that gave no usable reply in the time allowed: one line, the key never in it. The game's
-    agents end the game on it (`AgentError`); the runner records the game as errored."""
+    agents end the game on it (as an `AgentError`); the runner records the game as errored."""
 
 
-class GameLimitReached(CallFailed):
-    """A call one game's view would start after that game's limit (`GameLimits`) is reached: the game ends as
-    on any failed call, and the runner records it as limited, not errored: the view's `limit_reached` holds
-    this exception (the agents rewrap a CallFailed as an AgentError, so its type does not reach the runner)."""
+class CallRefused(Exception):
+    """A call refused before it starts, by a limit or a stop: not a CallFailed, so it passes the agents untouched
+    and ends the game, and its type tells the runner how to record the game."""
+
+
+class GameLimitReached(CallRefused):
+    """A call one game's view would start after that game's limit (`GameLimits`) is reached: the game ends and
+    the runner records it as limited (not errored). The view's `limit_reached` holds it too."""
 
     def __init__(self, kind: Literal["tokens", "seconds", "messages"], limit: float):
+        super().__init__(kind, limit)  # the arguments, so it pickles across worker processes
         self.kind, self.limit = kind, limit
-        super().__init__(f"the game's {kind} limit ({limit:g}) is reached")
+
+    def __str__(self) -> str:
+        return f"the game's {self.kind} limit ({self.limit:g}) is reached"
 
 
-class RunInterrupted(Exception):
-    """A call refused because the whole run must stop: not a CallFailed, so it passes the agents untouched and
-    ends the game unfinished (neither errored nor limited); rerunning the command resumes it."""
+class RunInterrupted(CallRefused):
+    """A call refused because the whole run must stop: the game ends unfinished (neither errored nor limited),
+    and rerunning the command resumes it."""
 
 
 class RunLimitReached(RunInterrupted):

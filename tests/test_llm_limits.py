@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pickle
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -218,7 +219,8 @@ def test_each_game_limit_ends_that_game_only(limits, calls, kind):
         with pytest.raises(GameLimitReached) as reached:
             game.complete("test", "S", ASK)
         assert (reached.value.kind, reached.value.limit) == (kind, getattr(limits, kind))
-        assert isinstance(reached.value, CallFailed)  # the agents end the game as on any failed call
+        assert not isinstance(reached.value, CallFailed)  # passes the agents: the runner sees it, not an AgentError
+        assert pickle.loads(pickle.dumps(reached.value)).kind == kind  # it crosses from a worker process whole
         assert game.limit_reached is not None and game.limit_reached.kind == kind  # the runner records "limited"
         assert game.with_model(LlmModel(model="other")).limit_reached is game.limit_reached
         assert len(game.calls) == calls  # the refused call was never made
@@ -342,9 +344,9 @@ def test_the_flags_reach_the_settings(monkeypatch):
     assert llm_settings(["rational"], LlmFlags(max_tokens=100, llm_timeout=30)) is None
 
 
-def test_a_user_agent_s_stopped_call_ends_the_game_unfinished_not_as_its_error():
-    """A Python agent that calls the model when the run stops: RunStopped passes the guard that turns what a
-    user's agent raises into an AgentError, so the game is left to resume."""
+def test_a_user_agent_s_refused_call_ends_the_game_as_refused_not_as_its_error():
+    """A Python agent that calls the model when the run stops or its game's limit is reached: the refusal passes
+    the guard that turns what a user's agent raises into an AgentError, so the runner records what happened."""
     from games.agents import AgentError, Guarded
 
     class Asks:
@@ -356,5 +358,7 @@ def test_a_user_agent_s_stopped_call_ends_the_game_unfinished_not_as_its_error()
 
     with pytest.raises(RunStopped):
         Guarded(Asks(RunStopped("stopping")), "py:asks", "customer", "contractsim").act(None)
+    with pytest.raises(GameLimitReached):
+        Guarded(Asks(GameLimitReached("messages", 3)), "py:asks", "customer", "contractsim").act(None)
     with pytest.raises(AgentError, match="raised CallFailed"):
         Guarded(Asks(CallFailed("API error 400")), "py:asks", "customer", "contractsim").act(None)
