@@ -1060,19 +1060,8 @@ class LlmClient:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def _request(self, system: str, messages: list[dict]) -> dict:
-        s = self.settings
-        return {"provider": s.provider, "model": s.model, "max_tokens": s.max_tokens, "effort": s.effort,
-                "thinking": s.thinking, "system": system, "messages": messages}
-
     def _key(self, request: dict) -> str:
         return hashlib.sha256(json.dumps([self.namespace, request], sort_keys=True).encode()).hexdigest()
-
-    def _legacy_key(self, request: dict) -> str:
-        """The key recordings made before keys left the endpoint out were stored under: they still replay (through
-        their endpoint, then through any, as `complete` stores them under the new key too)."""
-        s = self.settings
-        return self._key({**request, "endpoint": endpoint(s.provider, s.base_url)})
 
     def complete(self, purpose: str, system: str, messages: list[dict], deadline: float | None = None) -> str:
         """The model's text reply to `messages` under `system`; every call lands in the ledger. Before it
@@ -1081,18 +1070,21 @@ class LlmClient:
         s = self.settings
         self.connection.check_run_limits()
         self._game.check()
-        request = self._request(system, messages)
+        request = {"provider": s.provider, "model": s.model, "max_tokens": s.max_tokens, "effort": s.effort,
+                   "thinking": s.thinking, "system": system, "messages": messages}
         digest = self._key(request)
+        stored = {**request, "endpoint": endpoint(s.provider, s.base_url)}  # as recorded: where it was sent
         occurrence = self._game.occurrences[digest]
         self._game.occurrences[digest] += 1
         prompt = _text_of(messages[-1]["content"]) if messages else ""
         start = time.perf_counter()
         recorded = self.recordings.get(digest, occurrence) if self.recordings is not None else None
         if recorded is None and self.recordings is not None:
-            recorded = self.recordings.get(self._legacy_key(request), occurrence)
-            if recorded is not None:  # kept under the new key too, so any endpoint replays it from now on
-                self.recordings.put(digest, occurrence, self.namespace, purpose, s.model,
-                                    {**request, "endpoint": endpoint(s.provider, s.base_url)}, *recorded,
+            # Recordings made when the key hashed the endpoint too still replay through it, and from then on
+            # through any endpoint: they are stored under the key without it as well.
+            recorded = self.recordings.get(self._key(stored), occurrence)
+            if recorded is not None:
+                self.recordings.put(digest, occurrence, self.namespace, purpose, s.model, stored, *recorded,
                                     self.connection.keys)
         if recorded is not None:
             reply, usage = recorded
@@ -1108,8 +1100,7 @@ class LlmClient:
             text, usage = self._create(system, messages, deadline, retries)
             reply = capped(text)
             if self.recordings is not None:
-                self.recordings.put(digest, occurrence, self.namespace, purpose, s.model,
-                                    {**request, "endpoint": endpoint(s.provider, s.base_url)}, reply, usage,
+                self.recordings.put(digest, occurrence, self.namespace, purpose, s.model, stored, reply, usage,
                                     self.connection.keys)
         except CallFailed as exc:
             if self.connection.stopped.is_set():  # cut by the stop, not the model's doing: the game resumes
