@@ -399,6 +399,13 @@ class LimitChange(Frozen):
     reason: str
 
 
+class Ticket(NamedTuple):
+    """A place under a rate limiter: when its request went out, and how long it waited for the place (pauses apart)."""
+
+    sent_at: float
+    queued: float
+
+
 class RateLimiter:
     """The in-flight limit of one provider and model across every game and thread of a connection: additive
     increase, multiplicative decrease (AIMD), starting at `max_connections`. An overloaded answer (429, 503,
@@ -433,22 +440,25 @@ class RateLimiter:
         with self._ready:
             return list(self._history)
 
-    def acquire(self, until: float | None = None) -> float | None:
-        """Wait for a free place under the limit and the end of any pause; the request's send time, to give back
-        to `release`. None when the wait would pass `until` (time.monotonic()); RunStopped after `stop`."""
+    def acquire(self, until: float | None = None) -> Ticket | None:
+        """Wait for the end of any pause and a free place under the limit; the request's ticket, whose send time
+        goes back to `release`. None when a pause lasts past `until` (time.monotonic()): a place is waited for
+        however long it takes. RunStopped after `stop`."""
+        queued = 0.0
         with self._ready:
             while True:
                 if self._stopped:
                     raise RunStopped("the run is stopping: no new LLM call starts")
                 now = time.monotonic()
-                wait = self._paused_until - now if self._paused_until > now else None
-                if wait is None and self._in_flight < self._limit:
+                paused = self._paused_until > now
+                if not paused and self._in_flight < self._limit:
                     self._in_flight += 1
-                    return now
-                if until is not None and (self._paused_until > until or now >= until):
+                    return Ticket(sent_at=now, queued=queued)
+                if paused and until is not None and self._paused_until > until:
                     return None
-                self._ready.wait(min(x for x in (wait, None if until is None else until - now, 1.0)
-                                     if x is not None))
+                self._ready.wait(min(self._paused_until - now, 1.0) if paused else 1.0)
+                if not paused:
+                    queued += time.monotonic() - now
 
     def release(self, sent_at: float, status: int | None = None, headers: Mapping[str, str] | None = None) -> None:
         """The request sent at `sent_at` is answered with `status` (None: no answer) and `headers`: the limit
@@ -1134,22 +1144,28 @@ class LlmClient:
     def _create(self, system: str, messages: list[dict], deadline: float | None, retries: list[int]
                 ) -> tuple[str, dict]:
         """One call: each attempt within timeout_seconds (and `deadline`) under the model's rate limiter;
-        transient errors retried up to `max_retries` times, every retry starting within retry_seconds (and
-        `deadline`): a retry that cannot ends the call at once, with the error that caused it."""
+        transient errors retried up to `max_retries` times, every retry starting within retry_seconds of the
+        first attempt (and before `deadline`), time spent waiting for a place under the limit not counted: a retry
+        that cannot ends the call at once, with the error that caused it."""
         from contractlang.llm_transport import ResponseRefused
 
         s = self.settings
         wire, errors = _WIRES[s.provider], _sdk_module(s.provider)
         client = self.connection.client(s.provider)
         limiter = self.connection.limiter(s.llm_model)
-        first = time.monotonic()
-        budget = first + s.retry_seconds if deadline is None else min(deadline, first + s.retry_seconds)
-        cause, retry = None, 0
+        cause, retry, first, budget = None, 0, 0.0, deadline
         while True:
-            sent_at = limiter.acquire(deadline if retry == 0 else budget)
-            if sent_at is None:
+            ticket = limiter.acquire(budget)
+            if ticket is None:
                 raise CallFailed(f"{cause}; the API's rate limit held the retry past the {s.retry_seconds:g} s retry "
                                  "budget" if cause else f"the model did not answer within {s.timeout_seconds:g} s")
+            sent_at = ticket.sent_at
+            if retry == 0:
+                first = sent_at
+                budget = sent_at + s.retry_seconds
+            else:  # queueing behind other games is no retrying
+                budget += ticket.queued
+            budget = budget if deadline is None else min(deadline, budget)
             end = sent_at + s.timeout_seconds if deadline is None else min(deadline, sent_at + s.timeout_seconds)
             status, headers = None, {}
             try:
@@ -1182,7 +1198,7 @@ class LlmClient:
                 why = (f"the API asked to wait {asked:g} s before retrying" if asked is not None
                        else f"the next retry would wait {wait:.2g} s")
                 raise CallFailed(f"{cause}; {why}, more than the {max(left, 0):.1f} s left of the "
-                                 f"{budget - first:.3g} s retry budget") from None
+                                 f"{s.retry_seconds:g} s retry budget") from None
             self.connection.sleep(wait)
             retry = retries[0] = retry + 1
 

@@ -75,37 +75,40 @@ def in_threads(count: int, work) -> list:
 
 def test_the_limit_halves_once_per_round_trip_and_grows_by_one_per_limit_s_worth_of_successes():
     limiter = RateLimiter(8)
-    early = [limiter.acquire() for _ in range(3)]
+    early = [limiter.acquire().sent_at for _ in range(3)]
     limiter.release(early[0], 429)
     assert limiter.limit == 4
     limiter.release(early[1], 429)  # sent before the decrease: the same congestion, not a new one
     assert limiter.limit == 4
-    late = limiter.acquire()
+    late = limiter.acquire().sent_at
     limiter.release(late, 529)
     assert limiter.limit == 2
     limiter.release(early[2], 200)
     assert limiter.limit == 2 and limiter.in_flight == 0
-    limiter.release(limiter.acquire(), 200)
+    limiter.release(limiter.acquire().sent_at, 200)
     assert limiter.limit == 3  # two successes at a limit of 2
     for _ in range(3):
-        limiter.release(limiter.acquire(), 200)
+        limiter.release(limiter.acquire().sent_at, 200)
     assert limiter.limit == 4
     assert [(c.limit, c.reason) for c in limiter.history] == [(8, "start"), (4, "HTTP 429"), (2, "HTTP 529"),
                                                               (3, "success"), (4, "success")]
     for _ in range(5):
-        limiter.release(limiter.acquire(), 429)
+        limiter.release(limiter.acquire().sent_at, 429)
     assert limiter.limit == 1  # the floor
 
 
 def test_a_place_is_waited_for_and_a_pause_holds_new_requests():
     limiter = RateLimiter(1)
     held = limiter.acquire()
-    assert limiter.acquire(until=time.monotonic() + 0.05) is None  # no place before `until`
-    limiter.release(held, 429, {"retry-after": "0.3"})
+    threading.Timer(0.2, lambda: limiter.release(held.sent_at, 200)).start()
+    waited = limiter.acquire(until=time.monotonic() + 0.05)  # a place is waited for past `until`: queueing
+    assert waited.queued >= 0.15 and waited.sent_at - held.sent_at >= 0.15
+    limiter.release(waited.sent_at, 429, {"retry-after": "0.3"})
     start = time.monotonic()
     assert limiter.acquire(until=start + 0.1) is None  # the pause outlasts `until`: no wait at all
     assert time.monotonic() - start < 0.05
-    assert limiter.acquire() - start >= 0.25
+    resumed = limiter.acquire()
+    assert resumed.sent_at - start >= 0.25 and resumed.queued == 0  # a pause is not queueing
 
 
 @pytest.mark.parametrize("value, seconds", [("6m0s", 360.0), ("20ms", 0.02), ("1.5s", 1.5), ("1h2m", 3720.0),
