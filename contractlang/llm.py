@@ -337,6 +337,15 @@ def cost_of(model: str, input_tokens: int, output_tokens: int, cache_read: int =
             + cache_write * price.cache_write) / 1e6
 
 
+def priced(model: LlmModel) -> bool:
+    """Whether the prices table knows `model` (a cost limit can be kept only for such models)."""
+    return (model.provider, model.model) in PRICES_PER_MTOK
+
+
+def unpriced_for_cost_limit(model: LlmModel) -> str:
+    return f"--cost-limit cannot be kept for {model.label}: no price is known for it; set --token-limit instead"
+
+
 def redact(text: str, keys: ApiKeys) -> str:
     """`text` as it may be written or shown: every key of MIN_REDACTED_KEY characters or more replaced."""
     for key in (keys.anthropic, keys.openai):
@@ -868,9 +877,8 @@ class _Connection:
     def require(self, model: LlmModel) -> None:
         """Fail now, in one line, when `model` will have to be called and cannot be: no key, no SDK, or a cost
         limit it has no price for."""
-        if self.run_limits.cost_usd is not None and cost_of(model.model, 0, 0, provider=model.provider) is None:
-            raise LlmUnavailable(f"--cost-limit cannot be kept for {model.label}: no price is known for it; set "
-                                 "--token-limit instead")
+        if self.run_limits.cost_usd is not None and not priced(model):
+            raise LlmUnavailable(unpriced_for_cost_limit(model))
         if not self.replay:
             self.client(model.provider)
 

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from contractlang.cli.errors import UsageProblem
+from contractlang.cli.errors import InputError, UsageProblem
 from contractlang.cli.llm_options import LlmFlags, llm_settings
 from contractlang.llm import (ESTIMATE_INPUT_TOKENS, CallFailed, GameLimitReached, GameLimits, LlmClient, LlmModel,
                               LlmSettings, LlmUnavailable, LlmUsage, RateLimiter, Recordings, RunLimitReached,
@@ -345,6 +345,8 @@ def test_the_flags_reach_the_settings(monkeypatch):
     with pytest.raises(UsageProblem, match="--max-connections applies to LLM agents"):
         llm_settings(["rational"], LlmFlags(max_tokens=100, llm_timeout=30, max_connections=3))
     assert llm_settings(["rational"], LlmFlags(max_tokens=100, llm_timeout=30)) is None
+    with pytest.raises(InputError, match="--cost-limit cannot be kept for claude-unknown: no price"):  # any agent's
+        llm_settings(["llm:claude-haiku-4-5", "llm:claude-unknown"], flags)
 
 
 def test_a_user_agent_s_refused_call_ends_the_game_as_refused_not_as_its_error():
@@ -365,3 +367,19 @@ def test_a_user_agent_s_refused_call_ends_the_game_as_refused_not_as_its_error()
         Guarded(Asks(GameLimitReached("messages", 3)), "py:asks", "customer", "contractsim").act(None)
     with pytest.raises(AgentError, match="raised CallFailed"):
         Guarded(Asks(CallFailed("API error 400")), "py:asks", "customer", "contractsim").act(None)
+
+
+def test_the_commands_refuse_limits_they_cannot_keep_in_one_line(tmp_path):
+    from conftest import ROOT
+    from helpers import run_cli
+
+    env = {"ANTHROPIC_API_KEY": KEY, "PATH": "/usr/bin:/bin"}
+    worked = ROOT / "examples" / "worked-example-1.contract"
+    unpriced = run_cli("run", worked, "--env", "5", "--customer", "llm:claude-unknown", "--cost-limit", "1",
+                       "--recordings", tmp_path / "r.sqlite", cwd=tmp_path, env=env)
+    assert unpriced.returncode == 1 and unpriced.stderr.strip().splitlines() == [
+        "error: --cost-limit cannot be kept for claude-unknown: no price is known for it; set --token-limit instead"]
+    for bad in (["--max-connections", "0"], ["--max-connections", "1001"], ["--cost-limit", "nan"],
+                ["--game-time-limit", "inf"]):
+        proc = run_cli("run", worked, "--env", "5", "--customer", "llm:claude-haiku-4-5", *bad, cwd=tmp_path, env=env)
+        assert proc.returncode == 2 and bad[0] in proc.stderr and "Traceback" not in proc.stderr, (bad, proc.stderr)
