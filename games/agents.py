@@ -34,6 +34,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from contractlang.errors import UnknownName
+from contractlang.llm import CallRefused
 
 GAMES = ("contractsim", "contractsim-negotiation", "ctbench")
 ENTRY_POINT_GROUP = "contractlang.agents"
@@ -209,10 +210,11 @@ def _line(exc: BaseException) -> str:
 @contextmanager
 def user_code(what: str) -> Iterator[None]:
     """Whatever a user's agent code raises inside, as one `AgentError` line, `what` then the exception's type and
-    first line, so it ends the game naming the agent, never with a traceback; an `AgentError` passes as it is."""
+    first line, so it ends the game naming the agent, never with a traceback; an `AgentError` passes as it is, and
+    so does a `CallRefused` (a game or run limit, or a stop, ends the game recorded as such, not as an error)."""
     try:
         yield
-    except AgentError:
+    except (AgentError, CallRefused):
         raise
     except Exception as exc:
         raise AgentError(f"{what} {type(exc).__name__}: {_line(exc)}") from None
