@@ -618,6 +618,8 @@ class _Run:
     def play(self) -> list[Played]:
         todo, kept = [], []
         for i, phase in enumerate(self.phases):
+            if self.stores[i].dropped_cut_line:
+                self.notice(f"{self.stores[i].path}: dropped its last line, cut short by an interrupted run")
             left = self.unfinished[i].records if self.unfinished[i] is not None else {}
             jobs = [j for j in dict.fromkeys(phase.jobs) if not self.finished(i, j)]
             limited = {j for j in jobs if j in left and left[j].status == "limited"}
