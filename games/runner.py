@@ -827,14 +827,14 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
 
 def _outcome(exc: BaseException) -> tuple[str, Any]:
     """How a game that raised `exc` ended: (kind, reason) — see `_attempt`."""
-    from contractlang import llm
+    from contractlang.llm import CallFailed, GameLimitReached, RunLimitReached, RunStopped
 
     chain = list(_chain(exc))
-    for kind, name in (("run-limit", "RunLimitReached"), ("stopped", "RunStopped"), ("limited", "GameLimitReached"),
-                       ("errored", "CallFailed")):
-        wanted = getattr(llm, name, None)
-        if wanted is not None and any(isinstance(e, wanted) for e in chain):
-            return kind, str(exc)
+    for kind, wanted in (("run-limit", RunLimitReached), ("stopped", RunStopped), ("limited", GameLimitReached),
+                         ("errored", CallFailed)):
+        found = next((e for e in chain if isinstance(e, wanted)), None)
+        if found is not None:
+            return kind, str(found) if kind == "run-limit" else str(exc)
     return "failed", exc
 
 
