@@ -790,8 +790,9 @@ class _Run:
             unfinished.put_in_order(self.phases[i].jobs, drop=[*self.stores[i].records, *self.reused[i]])
 
     def _stored_text(self) -> str:
-        done = sum(len(s.records) for s in self.stores)
-        return f"{sum(self.played)} games played now, {done} stored in {self.stores[-1].path.parent}"
+        """What the run stored, in the terms of its last phase (the games; those before prepare them)."""
+        name, store = self.phases[-1].name, self.stores[-1]
+        return f"{self.played[-1]} {name} played now, {len(store.records)} stored in {store.path}"
 
     def _advance(self, i: int) -> None:
         if self.progress is None:
