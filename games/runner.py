@@ -455,6 +455,11 @@ class Phase(NamedTuple):
     needs: Callable[[Any], Any] | None = None
     job_of: Callable[[Any], Any] = attrgetter("job")
     calls: Callable[[Any], Any] | None = None  # a record's LLM calls (its ledger), which count toward run limits
+    what: str | None = None  # what a record is called in a store's errors (default: `name`)
+
+    @property
+    def records_of(self) -> str:
+        return self.what or self.name
 
 
 class Played(NamedTuple):
@@ -478,7 +483,7 @@ class RunPlan(Frozen):
 
 def plan(phase: Phase) -> tuple[RunPlan, list]:
     """`phase`'s `RunPlan` and the jobs a run would play, read from its stores without taking their locks."""
-    finished = _reused(phase) | stored_records(phase.path, phase.record_type, phase.job_of, phase.name)
+    finished = _reused(phase) | stored_records(phase.path, phase.record_type, phase.job_of, phase.records_of)
     jobs = [j for j in dict.fromkeys(phase.jobs)]
     left = {j: u for j, u in _unfinished_records(phase).items() if j not in finished}
     status = [left[j].status for j in jobs if j in left]
@@ -534,7 +539,7 @@ def estimate(phase: Phase, calls_of: Callable[[Any], list], llm: Any) -> RunEsti
 
 
 def _reused(phase: Phase) -> dict:
-    return stored_records(phase.shared, phase.record_type, phase.job_of, phase.name) if phase.shared else {}
+    return stored_records(phase.shared, phase.record_type, phase.job_of, phase.records_of) if phase.shared else {}
 
 
 def _unfinished_type(phase: Phase) -> type:
@@ -543,7 +548,7 @@ def _unfinished_type(phase: Phase) -> type:
 
 def _unfinished_records(phase: Phase) -> dict:
     path = unfinished_path(phase.path)
-    return stored_records(path, _unfinished_type(phase), attrgetter("job"), f"{phase.name} unfinished") \
+    return stored_records(path, _unfinished_type(phase), attrgetter("job"), f"unfinished {phase.records_of}") \
         if phase.network is not None else {}
 
 
@@ -597,9 +602,9 @@ class _Run:
         try:
             for phase in self.phases:
                 self.reused.append(_reused(phase))
-                self.stores.append(JobStore(phase.path, phase.record_type, phase.job_of, phase.name))
+                self.stores.append(JobStore(phase.path, phase.record_type, phase.job_of, phase.records_of))
                 self.unfinished.append(JobStore(unfinished_path(phase.path), _unfinished_type(phase),
-                                                attrgetter("job"), f"{phase.name} unfinished")
+                                                attrgetter("job"), f"unfinished {phase.records_of}")
                                        if phase.network is not None else None)
         except BaseException:
             self.__exit__()
