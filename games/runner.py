@@ -1092,18 +1092,22 @@ class _RayRun:
         for slot, queued in self.waiting.items():
             while queued and self.running[slot] < limits[slot]:
                 i, job = queued.pop(0)
+                actor = None
                 if slot == "cpu":
                     ref = self.task.remote(self.works[i], job)
                 else:
                     if not self.actors:
                         share = -(-self.options.connections // self.workers)
-                        actor = self.ray.remote(max_concurrency=share)(_RayPlayer)
+                        player = self.ray.remote(max_concurrency=share)(_RayPlayer)
                         # the usage of earlier games counts once, toward the first actor's run limits
-                        self.actors = [actor.remote(self.options, self.works, self.earlier if n == 0 else None)
+                        self.actors = [player.remote(self.options, self.works, self.earlier if n == 0 else None)
                                        for n in range(self.workers)]
-                    ref = self.actors[len(self.pending) % len(self.actors)].play.remote(i, job)
+                        self.busy = [0] * self.workers
+                    actor = self.busy.index(min(self.busy))  # the least busy: its threads are free
+                    self.busy[actor] += 1
+                    ref = self.actors[actor].play.remote(i, job)
                 self.running[slot] += 1
-                self.pending[ref] = (slot, i, job)
+                self.pending[ref] = (slot, actor, i, job)
 
     def _pump(self) -> None:
         while not self.ended.is_set():
@@ -1115,8 +1119,10 @@ class _RayRun:
             done, _ = self.ray.wait(refs, num_returns=1, timeout=0.2)
             for ref in done:
                 with self.lock:
-                    slot, i, job = self.pending.pop(ref)
+                    slot, actor, i, job = self.pending.pop(ref)
                     self.running[slot] -= 1
+                    if actor is not None:
+                        self.busy[actor] -= 1
                 try:
                     kind, payload, *totals = self.ray.get(ref)
                 except Exception as exc:  # the task's process died, or Ray itself failed
@@ -1140,7 +1146,7 @@ class _RayRun:
         self.pump.join()
         with self.lock:
             running = len(self.pending)
-            for ref, (slot, _, _) in self.pending.items():
+            for ref, (slot, *_) in self.pending.items():
                 if slot == "cpu":
                     self.ray.cancel(ref, force=True)
             self.pending.clear()
