@@ -735,7 +735,7 @@ class _Run:
                 self.last_error = payload
                 self._check_errors()
         elif kind == "run-limit":
-            self._stop(RunEnded(f"{payload}; {self._stored_text()}; rerun with a higher limit to resume", 3))
+            self._stop(RunEnded(f"{payload} ({self._stored_text()})", 3))  # it says how to go on
         elif kind == "failed":
             raise payload
         elif kind == "lost":
