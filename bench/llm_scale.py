@@ -325,7 +325,8 @@ def main() -> None:
             contracts, seeds = shape(args.fault_games)
             seconds = args.burst if kind == "burst429" else args.outage
             fault_cases[kind] = run_case(args.fault_n, contracts, seeds, env, work, connections, args.delay,
-                                         Fault(kind, args.fault_at, seconds), label=kind)
+                                         Fault(kind, args.fault_at, seconds, 2.0 if kind == "burst429" else None),
+                                         label=kind)
     base = "N=10" if "N=10" in cases else next(iter(cases), None)
     payload = {
         "note": args.note or (f"{time.strftime('%Y-%m-%d')}: loopback Messages API answering in {args.delay:g} s, "

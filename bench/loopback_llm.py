@@ -37,23 +37,23 @@ def zero_action(prompt: str) -> str:
 
 @dataclass(frozen=True)
 class Fault:
-    """`kind` from FAULTS, played from `at` to `at + seconds` after the first request; a 429 says
-    `retry_after` seconds."""
+    """`kind` from FAULTS, played from `at` to `at + seconds` after the first request; its answers say
+    `retry_after` seconds (None: no retry-after header, as the API's 529s)."""
 
     kind: str = "none"
     at: float = 0.0
     seconds: float = 0.0
-    retry_after: float = 2.0
+    retry_after: float | None = None
 
     def reply(self, since_first: float) -> tuple[int, dict, dict] | None:
         """The fault's answer at `since_first` seconds into the run, or None outside it."""
         if self.kind == "none" or not self.at <= since_first < self.at + self.seconds:
             return None
+        headers = {} if self.retry_after is None else {"retry-after": f"{self.retry_after:g}"}
         if self.kind == "burst429":
-            return 429, {"type": "error", "error": {"type": "rate_limit_error", "message": "Rate limited"}}, \
-                {"retry-after": f"{self.retry_after:g}"}
+            return 429, {"type": "error", "error": {"type": "rate_limit_error", "message": "Rate limited"}}, headers
         status, body = overloaded()
-        return status, body, {}
+        return status, body, headers
 
 
 @dataclass
@@ -202,8 +202,11 @@ def main() -> None:
     parser.add_argument("--fault", choices=FAULTS, default="none")
     parser.add_argument("--at", type=float, default=10.0, help="seconds after the first request the fault starts")
     parser.add_argument("--for", dest="seconds", type=float, default=30.0, help="seconds the fault lasts")
+    parser.add_argument("--retry-after", type=float, help="seconds the fault's answers ask to wait (default: 2 for "
+                                                           "a 429, none for a 529)")
     args = parser.parse_args()
-    with LoopbackLlm(args.delay, Fault(args.fault, args.at, args.seconds)) as server:
+    retry_after = args.retry_after if args.retry_after is not None or args.fault != "burst429" else 2.0
+    with LoopbackLlm(args.delay, Fault(args.fault, args.at, args.seconds, retry_after)) as server:
         print(f"export ANTHROPIC_BASE_URL={server.url} ANTHROPIC_API_KEY=sk-loopback", flush=True)
         try:
             while True:
