@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import LOCAL, RESULTS, ROOT, write_result  # noqa: E402
+from _common import LOCAL, ROOT, write_result  # noqa: E402
 from loopback_llm import Fault, LoopbackLlm  # noqa: E402
 
 MODEL = "claude-haiku-4-5"
@@ -182,7 +182,7 @@ def run_case(n: int, contracts: int, seeds: int, env: dict, work: Path, connecti
         process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=stderr, text=True)
         samples, at_game, peak = [], {}, (0, 0, 0)
         tail_from = None
-        last_note = start
+        last_note = 0.0
         while process.poll() is None:
             time.sleep(SAMPLE_SECONDS)
             pss, rss, count = tree_memory(process.pid)
@@ -292,6 +292,7 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=2.0, help="seconds the server takes to answer")
     parser.add_argument("--workers", action="store_true",
                         help="N is --workers even when the CLI has --max-connections (the processes model)")
+    parser.add_argument("--name", default="llm_scale", help="the results' file name (e.g. llm_scale_before)")
     parser.add_argument("--note", default="", help="a line kept with the figures")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON on stdout")
     args = parser.parse_args()
@@ -309,6 +310,7 @@ def main() -> None:
         seeds = -(-games // (3 * SHIPPED_CONTRACTS))
         return games // (3 * seeds), seeds
 
+    load_before = os.getloadavg()[0]  # the machine is shared: the figures say how busy it was
     with tempfile.TemporaryDirectory(prefix="llm-scale-") as tmp:
         work = Path(tmp)
         widest = max((shape(g) for g in shapes), key=lambda s: s[0] * s[1])
@@ -334,19 +336,20 @@ def main() -> None:
                               f"set; N = {'--max-connections' if connections else '--workers (before issue #47)'}; "
                               f"tables solved first ({warm_seconds:.0f} s)."),
         "agent": AGENT, "delay_seconds": args.delay, "model": "connections" if connections else "workers",
-        "warm_seconds": round(warm_seconds, 1),
+        "warm_seconds": round(warm_seconds, 1), "load_average_before_after": [round(load_before, 1),
+                                                                             round(os.getloadavg()[0], 1)],
         "summary": {f"{name}.{k}": c[k] for name, c in cases.items()
                     for k in ("in_flight_to_n", "pss_peak_mb", "rss_growth_100_to_1000", "wall_seconds")}
         | {f"{name}.completed": c.get("every_game_completed") for name, c in fault_cases.items()}
         | {f"{name}.limit_recovered": c.get("limit_lowered_then_recovered") for name, c in fault_cases.items()},
         "cases": cases, "ratios": ratios(cases, base) if base else {}, "faults": fault_cases,
     }
-    path = write_result("llm_scale", payload)
-    (path.parent / "llm_scale.md").write_text(markdown(payload))
+    path = write_result(args.name, payload)
+    path.with_suffix(".md").write_text(markdown(payload))
     if args.json:
         print(json.dumps(payload, indent=2))
     else:
-        print(f"-> {path} and {path.parent / 'llm_scale.md'}")
+        print(f"-> {path} and {path.with_suffix('.md')}")
 
 
 if __name__ == "__main__":
