@@ -289,6 +289,8 @@ def main() -> None:
     parser.add_argument("--fault-at", type=float, default=10.0, help="seconds after the first request")
     parser.add_argument("--burst", type=float, default=30.0, help="seconds of 429s")
     parser.add_argument("--outage", type=float, default=60.0, help="seconds of 529s")
+    parser.add_argument("--max-contracts", type=int, default=SHIPPED_CONTRACTS,
+                        help="the first contracts of the shipped set to use at most (more seeds instead)")
     parser.add_argument("--delay", type=float, default=2.0, help="seconds the server takes to answer")
     parser.add_argument("--workers", action="store_true",
                         help="N is --workers even when the CLI has --max-connections (the processes model)")
@@ -307,7 +309,7 @@ def main() -> None:
     shapes = [*plan.values(), *([args.fault_games] if faults else [])]
 
     def shape(games: int) -> tuple[int, int]:
-        seeds = -(-games // (3 * SHIPPED_CONTRACTS))
+        seeds = -(-games // (3 * min(args.max_contracts, SHIPPED_CONTRACTS)))
         return games // (3 * seeds), seeds
 
     load_before = os.getloadavg()[0]  # the machine is shared: the figures say how busy it was
