@@ -3,15 +3,23 @@ API (`anthropic`) and any OpenAI-compatible Chat Completions API (`openai`, the 
 OpenAI's models, Gemini's OpenAI-compatible endpoint, local servers such as vLLM, Ollama or llama.cpp's).
 
 - Retries: transient errors (408, 409, 429, 5xx, 529, connection) are retried with the server's
-  retry-after (else exponential backoff), all within one deadline; anything else fails the call in one line
-  that names the cause.
+  retry-after (else exponential backoff with full jitter from the connection's seeded generator) up to
+  `max_retries` times, all starting within `retry_seconds` of the first attempt; anything else, and a
+  transient error past that budget, fails the call in one line that names the cause. `timeout_seconds` bounds
+  one attempt; an attempt that runs out of it is not retried (the provider may still bill it).
+- Rate limits: one `RateLimiter` per provider and model for the whole connection (every game and thread of
+  a process): an in-flight limit that halves on 429/529 at most once per round trip and grows back by one
+  per limit's worth of successes up to `max_connections`, and a pause of new requests until the reset the
+  server names (retry-after, or its remaining-requests headers at zero).
+- Limits: `RunLimits` (cost, tokens) are checked before every call of the connection (`RunLimitReached`);
+  `GameLimits` (tokens, seconds, messages) before every call of one game's view (`GameLimitReached`);
+  `stop()` makes every later call raise `RunStopped` while calls in flight finish and are recorded.
 - Prompt caching: the system prompt and the newest message (the end of the append-only prefix the next
   request repeats) are marked for caching where the API takes marks (Anthropic); OpenAI caches prefixes itself.
-- Bounded concurrency: at most `concurrency` requests in flight through one client and its per-game views.
 - A ledger per game: every call with its purpose, provider, prompt, reply, tokens (cache reads and writes
   apart), cost and time (the run's transcript).
 - Record/replay: every provider response is stored in SQLite under a hash of the request (provider and
-  endpoint included), the game it belongs to and how many identical requests that game made before it; a
+  model included, the endpoint not: the same model through a proxy replays), the game it belongs to and how many identical requests that game made before it; a
   rerun serves the stored responses, and `replay=True` never calls the provider, so any recorded run replays
   offline exactly.
 - Transport: both SDKs send through `contractlang.llm_transport` (a deadline for the whole call, a cap on the
@@ -28,12 +36,17 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import math
 import os
+import random
 import threading
 import time
 from collections import Counter
+from collections.abc import Mapping
+from datetime import datetime
+from email.utils import parsedate_to_datetime
 from pathlib import Path
-from typing import Annotated, Literal, NamedTuple
+from typing import Annotated, Literal, NamedTuple, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -47,6 +60,12 @@ REPLY_CAP = 16_384  # characters: every answer the prompts ask for (an action, a
 # more is redacted, while a placeholder for a local server (`a`, `EMPTY`) is no secret and would only corrupt text.
 MIN_REDACTED_KEY = 20
 TOKEN_COUNT_LIMIT = 10**9  # tokens one reply can report: far above any context window; more is not a count
+MAX_BACKOFF_SECONDS = 30.0  # the longest a retry waits of its own accord (a server may ask for longer)
+OVERLOADED = (429, 503, 529)  # statuses that say "fewer requests": the in-flight limit is lowered on them
+# A call of unknown size, for estimates when no recordings say better: a performance decision's prompt (rules,
+# contract, history) is a few thousand tokens, its JSON answer a few hundred.
+ESTIMATE_INPUT_TOKENS = 4000
+ESTIMATE_OUTPUT_TOKENS = 400
 Effort = Literal["low", "medium", "high", "xhigh", "max"]
 Provider = Literal["anthropic", "openai"]
 
@@ -125,7 +144,32 @@ class MissingSdk(LlmUnavailable):
 
 
 class CallFailed(Exception):
-    """A model call that gave no usable reply in the time allowed: one line, the key never in it."""
+    """A model call that gave no usable reply in the time allowed: one line, the key never in it. The game's
+    agents end the game on it (`AgentError`); the runner records the game as errored."""
+
+
+class GameLimitReached(CallFailed):
+    """A call one game's view would start after that game's limit (`GameLimits`) is reached: the game ends as
+    on any failed call, and the runner records it as limited, not errored: the view's `limit_reached` holds
+    this exception (the agents rewrap a CallFailed as an AgentError, so its type does not reach the runner)."""
+
+    def __init__(self, kind: Literal["tokens", "seconds", "messages"], limit: float):
+        self.kind, self.limit = kind, limit
+        super().__init__(f"the game's {kind} limit ({limit:g}) is reached")
+
+
+class RunInterrupted(Exception):
+    """A call refused because the whole run must stop: not a CallFailed, so it passes the agents untouched and
+    ends the game unfinished (neither errored nor limited); rerunning the command resumes it."""
+
+
+class RunLimitReached(RunInterrupted):
+    """The run's cost or token limit (`RunLimits`) is reached: no call starts after it; a rerun with a higher
+    limit resumes (recorded replies replay free)."""
+
+
+class RunStopped(RunInterrupted):
+    """The connection was stopped (`LlmClient.stop`, Ctrl-C): no call starts after it."""
 
 
 def key_hint(provider: str, can_replay: bool = True) -> str:
@@ -188,16 +232,39 @@ class ApiKeys(Frozen):
         return getattr(self, provider)
 
 
+class RunLimits(Frozen):
+    """Limits of a whole run (every game of one connection), checked before each call starts: calls already in
+    flight finish, so the total can pass a limit by what they cost. None: no limit."""
+
+    cost_usd: float | None = Field(None, ge=0)  # the run's calls' cost (replayed ones and `count_earlier` included)
+    tokens: int | None = Field(None, ge=0)  # input (cached or not) plus output tokens, counted the same way
+
+
+class GameLimits(Frozen):
+    """Limits of one game (its view's ledger), checked before each of its calls starts. None: no limit."""
+
+    tokens: int | None = Field(None, ge=0)  # input (cached or not) plus output tokens of the game's calls
+    seconds: float | None = Field(None, ge=0)  # since the game's view was made (`for_game`)
+    messages: int | None = Field(None, ge=0)  # calls the game has made (each one request to the model)
+
+
 class LlmSettings(Frozen):
     provider: Provider = "anthropic"
     model: str = DEFAULT_MODEL
     max_tokens: int = 4096
     effort: Effort | None = None  # Anthropic output_config.effort / OpenAI reasoning_effort, for models that take it
     thinking: bool = False  # adaptive thinking (Anthropic)
-    timeout_seconds: float = 60.0  # one call, every retry and wait included (translation: the whole loop)
-    max_retries: int = 3  # transient API errors, within timeout_seconds
+    timeout_seconds: float = 60.0  # one attempt, a deadline (translation: its whole loop of attempts)
+    # Transient errors retried, every retry starting within retry_seconds of the call's first attempt: the
+    # defaults outlast a 30 s burst of 429s and a 60 s outage of 529s (backoffs of up to 1, 2, 4, ... 30 s).
+    max_retries: int = Field(20, ge=0)
+    retry_seconds: float = Field(300.0, ge=0)
+    backoff_seconds: float = Field(1.0, gt=0)  # the first retry's backoff ceiling; doubled per retry
     base_url: str | None = None  # every provider's; None: each SDK's environment variable, else its default
-    concurrency: int = 4  # requests in flight at once through one client
+    max_connections: int = Field(10, ge=1, le=1000)  # requests in flight per provider and model, at most
+    run_limits: RunLimits = RunLimits()
+    game_limits: GameLimits = GameLimits()  # every game's, unless `for_game` is given others
+    jitter_seed: int = 0  # the seed of the connection's backoff jitter generator
     recordings: Path | None = None  # the SQLite file responses are recorded in and replayed from
     replay: bool = False  # serve recorded responses only; never call the provider
 
@@ -245,6 +312,11 @@ class LlmUsage(Frozen):
                    **{name: sum(getattr(c, name) for c in calls) for name in _USAGE_FIELDS},
                    cost_usd=None if any(c is None for c in costs) else round(sum(costs), 6))
 
+    @property
+    def tokens(self) -> int:
+        """Input (cached or not) plus output tokens: what the token limits count."""
+        return sum(getattr(self, name) for name in _USAGE_FIELDS)
+
 
 _USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 
@@ -271,18 +343,6 @@ def capped(reply: str) -> str:
     if len(reply) <= REPLY_CAP:
         return reply
     return reply[:REPLY_CAP] + f"\n[reply cut at {REPLY_CAP:,} characters]"
-
-
-def _retry_after(exc, attempt: int) -> tuple[float, bool]:
-    """The wait the server asked for (retry-after-ms or retry-after), else exponential backoff from 0.5 s;
-    and whether the server asked."""
-    headers = getattr(getattr(exc, "response", None), "headers", None) or {}
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        try:
-            return max(0.0, float(headers[name]) * scale), True
-        except (KeyError, TypeError, ValueError):
-            continue
-    return min(0.5 * 2 ** attempt, 8.0), False
 
 
 def _sdk_module(provider: str, who: str | None = None):
@@ -322,6 +382,161 @@ def _transient(exc, errors) -> bool:
     if isinstance(exc, errors.APIConnectionError):
         return True
     return isinstance(exc, errors.APIStatusError) and (exc.status_code in (408, 409, 429) or exc.status_code >= 500)
+
+
+class LimitChange(Frozen):
+    """One change of a rate limiter's in-flight limit: when (seconds since the limiter was made), to what, why."""
+
+    t: float
+    limit: int
+    reason: str
+
+
+class RateLimiter:
+    """The in-flight limit of one provider and model across every game and thread of a connection: additive
+    increase, multiplicative decrease (AIMD), starting at `max_connections`. An overloaded answer (429, 503,
+    529) halves the limit (floor 1), at most once per round trip: only a request sent after the last decrease
+    lowers it again. Each success adds 1/limit, so the limit grows by one per limit's worth of successes, up to
+    `max_connections`. A server that names when to come back (retry-after, or its remaining-requests headers at
+    zero) pauses every new request until then. Thread-safe."""
+
+    def __init__(self, max_connections: int, longest_pause: float = 300.0):
+        self.max_connections = max_connections
+        self.longest_pause = longest_pause
+        self._limit = max_connections
+        self._in_flight = 0
+        self._credit = 0.0
+        self._paused_until = 0.0
+        self._last_decrease = -math.inf
+        self._stopped = False
+        self._start = time.monotonic()
+        self._history = [LimitChange(t=0.0, limit=max_connections, reason="start")]
+        self._ready = threading.Condition()
+
+    @property
+    def limit(self) -> int:
+        return self._limit
+
+    @property
+    def in_flight(self) -> int:
+        return self._in_flight
+
+    @property
+    def history(self) -> list[LimitChange]:
+        with self._ready:
+            return list(self._history)
+
+    def acquire(self, until: float | None = None) -> float | None:
+        """Wait for a free place under the limit and the end of any pause; the request's send time, to give back
+        to `release`. None when the wait would pass `until` (time.monotonic()); RunStopped after `stop`."""
+        with self._ready:
+            while True:
+                if self._stopped:
+                    raise RunStopped("the run is stopping: no new LLM call starts")
+                now = time.monotonic()
+                wait = self._paused_until - now if self._paused_until > now else None
+                if wait is None and self._in_flight < self._limit:
+                    self._in_flight += 1
+                    return now
+                if until is not None and (self._paused_until > until or now >= until):
+                    return None
+                self._ready.wait(min(x for x in (wait, None if until is None else until - now, 1.0)
+                                     if x is not None))
+
+    def release(self, sent_at: float, status: int | None = None, headers: Mapping[str, str] | None = None) -> None:
+        """The request sent at `sent_at` is answered with `status` (None: no answer) and `headers`: the limit
+        and the pause follow what the server said."""
+        headers = headers or {}
+        with self._ready:
+            self._in_flight -= 1
+            now = time.monotonic()
+            if status in OVERLOADED and sent_at >= self._last_decrease:
+                self._last_decrease = now
+                if self._limit > 1:
+                    self._change(max(1, int(self._limit * 0.5)), f"HTTP {status}", now)
+            elif status is not None and 200 <= status < 300 and self._limit < self.max_connections:
+                self._credit += 1 / self._limit
+                if self._credit >= 1:
+                    self._credit = 0.0
+                    self._change(self._limit + 1, "success", now)
+            resume = _resume_at(headers, status, now)
+            if resume is not None:
+                self._paused_until = max(self._paused_until, min(resume, now + self.longest_pause))
+            self._ready.notify_all()
+
+    def stop(self) -> None:
+        """Every request waiting for a place, and every later one, raises RunStopped."""
+        with self._ready:
+            self._stopped = True
+            self._ready.notify_all()
+
+    def _change(self, limit: int, reason: str, now: float) -> None:
+        self._limit = limit
+        self._credit = 0.0
+        self._history.append(LimitChange(t=round(now - self._start, 3), limit=limit, reason=reason))
+
+
+def _asked_wait(headers: Mapping[str, str]) -> float | None:
+    """The seconds the server asked to wait before retrying (retry-after-ms, else retry-after in seconds or as an
+    HTTP date); None when it did not ask."""
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            seconds = float(value) * scale
+        except ValueError:
+            try:
+                seconds = parsedate_to_datetime(value).timestamp() - time.time()
+            except (TypeError, ValueError):
+                continue
+        if math.isfinite(seconds):
+            return max(0.0, seconds)
+    return None
+
+
+# The providers' rate-limit headers: (remaining, reset) pairs, each a budget that pauses new requests when spent.
+_ANTHROPIC_BUDGETS = tuple((f"anthropic-ratelimit-{kind}-remaining", f"anthropic-ratelimit-{kind}-reset")
+                           for kind in ("requests", "tokens", "input-tokens", "output-tokens"))
+_OPENAI_BUDGETS = tuple((f"x-ratelimit-remaining-{kind}", f"x-ratelimit-reset-{kind}") for kind in ("requests", "tokens"))
+_DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def _reset_in(value: str) -> float | None:
+    """Seconds until a rate-limit reset: an RFC 3339 time (Anthropic's) or a duration such as `6m0s` or `20ms`
+    (OpenAI's); None for anything else."""
+    try:
+        return datetime.fromisoformat(value.strip()).timestamp() - time.time()
+    except ValueError:
+        pass
+    total, number = 0.0, ""
+    rest = value.strip()
+    while rest:
+        if rest[0].isdigit() or rest[0] == ".":
+            number, rest = number + rest[0], rest[1:]
+            continue
+        unit = "ms" if rest.startswith("ms") else rest[0]
+        if unit not in _DURATION_UNITS or not number:
+            return None
+        try:
+            total += float(number) * _DURATION_UNITS[unit]
+        except ValueError:
+            return None
+        number, rest = "", rest[len(unit):]
+    return total if not number else None
+
+
+def _resume_at(headers: Mapping[str, str], status: int | None, now: float) -> float | None:
+    """When (time.monotonic()) new requests may go again by what the server said: its retry-after on an
+    overloaded answer, else the latest reset of a rate-limit budget it reports spent; None: no pause."""
+    asked = _asked_wait(headers) if status in OVERLOADED else None
+    resets = [asked] if asked is not None else []
+    for remaining, reset in (*_ANTHROPIC_BUDGETS, *_OPENAI_BUDGETS):
+        if headers.get(remaining, "").strip() == "0" and headers.get(reset) is not None:
+            seconds = _reset_in(headers[reset])
+            if seconds is not None and math.isfinite(seconds):
+                resets.append(max(0.0, seconds))
+    return now + max(resets) if resets else None
 
 
 def _not_a_message(detail: str = "") -> CallFailed:
@@ -518,10 +733,91 @@ class Recordings:
         with self._db() as db:
             return db.execute("SELECT COUNT(*) FROM llm_recordings_v1").fetchone()[0]
 
+    def averages(self, model: LlmModel, purpose: str | None = None) -> tuple[int, dict] | None:
+        """How many calls of `model` (of `purpose`, when given) are recorded and their mean token counts; None
+        when there are none."""
+        fields = ", ".join(f"AVG(json_extract(usage_json, '$.{name}'))" for name in _USAGE_FIELDS)
+        query = (f"SELECT COUNT(*), {fields} FROM llm_recordings_v1 WHERE model = ? AND "
+                 "COALESCE(json_extract(request_json, '$.provider'), 'anthropic') = ?")
+        args: tuple = (model.model, model.provider)
+        if purpose is not None:
+            query, args = query + " AND purpose = ?", (*args, purpose)
+        with self._db() as db:
+            count, *means = db.execute(query, args).fetchone()
+        if not count:
+            return None
+        return count, dict(zip(_USAGE_FIELDS, (m or 0.0 for m in means)))
+
+
+class LlmTotals(Frozen):
+    """What a connection's calls came to so far, for the progress line and the run limits."""
+
+    calls: int = 0  # answered, replayed and failed
+    replayed: int = 0
+    failed: int = 0
+    retries: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float = 0.0  # of the calls of priced models (replayed ones and `count_earlier` included)
+    unpriced: int = 0  # answered calls of models without a known price, not in cost_usd
+    in_flight: int = 0
+    limits: dict[str, int] = Field(default_factory=dict)  # the current in-flight limit of each model called (its label)
+    max_connections: int = 10
+
+    @property
+    def tokens(self) -> int:
+        """Input (cached or not) plus output tokens: what `RunLimits.tokens` counts."""
+        return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+    @property
+    def line(self) -> str:
+        """The progress line's part: `$1.23 spent · 5 in flight · limit 37/64`."""
+        limits = ", ".join(f"{v}/{self.max_connections}" if len(self.limits) == 1 else f"{k} {v}/{self.max_connections}"
+                           for k, v in self.limits.items())
+        return (f"${self.cost_usd:,.2f} spent" + (f" (+{self.unpriced} unpriced calls)" if self.unpriced else "")
+                + f" · {self.in_flight} in flight" + (f" · limit {limits}" if limits else ""))
+
+
+class CostEstimate(NamedTuple):
+    """Tokens and cost expected of a number of calls, and where the per-call figures come from."""
+
+    input_tokens: int  # cached or not
+    output_tokens: int
+    cost_usd: float | None  # None for a model without a known price
+    source: str
+
+
+def estimate_cost(model: LlmModel | str, calls: int, recordings: Recordings | None = None,
+                  purpose: str | None = None) -> CostEstimate:
+    """What `calls` calls of `model` (an Anthropic model's name, or an LlmModel) are expected to cost: the
+    averages of its recorded calls (of `purpose`, when given and recorded) when `recordings` has any, else
+    ESTIMATE_INPUT_TOKENS and ESTIMATE_OUTPUT_TOKENS a call, priced by `cost_of`."""
+    model = model if isinstance(model, LlmModel) else LlmModel(model=model)
+    averages = None
+    if recordings is not None:
+        averages = (purpose is not None and recordings.averages(model, purpose)) or recordings.averages(model)
+    if averages:
+        count, usage = averages
+        what = f"{purpose} calls" if purpose is not None and recordings.averages(model, purpose) else "calls"
+        source = f"the average of {count:,} recorded {what} of {model.label} in {recordings.path}"
+    else:
+        usage = {"input_tokens": ESTIMATE_INPUT_TOKENS, "output_tokens": ESTIMATE_OUTPUT_TOKENS,
+                 "cache_read_tokens": 0, "cache_write_tokens": 0}
+        source = (f"no recorded calls of {model.label}: {ESTIMATE_INPUT_TOKENS:,} input and {ESTIMATE_OUTPUT_TOKENS:,} "
+                  "output tokens a call assumed")
+    cost = cost_of(model.model, *(usage[name] * calls for name in _USAGE_FIELDS), provider=model.provider)
+    return CostEstimate(input_tokens=round(calls * (usage["input_tokens"] + usage["cache_read_tokens"]
+                                                    + usage["cache_write_tokens"])),
+                        output_tokens=round(calls * usage["output_tokens"]),
+                        cost_usd=None if cost is None else round(cost, 6), source=source)
+
 
 class _Connection:
-    """What every view of one client shares: the SDK clients (one per provider, made at first use), the
-    concurrency gate, the recordings and the keys."""
+    """What every view of one client shares: the SDK clients (one per provider, made at first use, over one
+    pooled transport), a rate limiter per provider and model, the run limits and totals, the stop signal, the
+    recordings, the keys and the jitter generator."""
 
     def __init__(self, settings: LlmSettings, keys: ApiKeys):
         if settings.replay and settings.recordings is None:
@@ -529,13 +825,19 @@ class _Connection:
         self.keys = keys
         self.base_url = settings.base_url
         self.replay = settings.replay
-        self.gate = threading.BoundedSemaphore(max(1, settings.concurrency))
+        self.max_connections = settings.max_connections
+        self.retry_seconds = settings.retry_seconds
+        self.run_limits = settings.run_limits
         self.recordings = Recordings(settings.recordings, settings.replay) if settings.recordings is not None \
             else None
+        self.stopped = threading.Event()
+        self._jitter = random.Random(settings.jitter_seed)
+        self._limiters: dict[LlmModel, RateLimiter] = {}
         self._clients: dict[str, object] = {}
         self._lock = threading.Lock()
+        self._totals = LlmTotals(max_connections=settings.max_connections).model_dump()
         self._transport = None
-        self.require(settings.provider)
+        self.require(settings.llm_model)
 
     @property
     def transport(self):
@@ -543,13 +845,17 @@ class _Connection:
         if self._transport is None:
             from contractlang.llm_transport import Transport
 
-            self._transport = Transport()
+            self._transport = Transport(keepalive=self.max_connections)
         return self._transport
 
-    def require(self, provider: str) -> None:
-        """Fail now, in one line, when `provider` will have to be called and cannot be: no key, no SDK."""
+    def require(self, model: LlmModel) -> None:
+        """Fail now, in one line, when `model` will have to be called and cannot be: no key, no SDK, or a cost
+        limit it has no price for."""
+        if self.run_limits.cost_usd is not None and cost_of(model.model, 0, 0, provider=model.provider) is None:
+            raise LlmUnavailable(f"--cost-limit cannot be kept for {model.label}: no price is known for it; set "
+                                 "--token-limit instead")
         if not self.replay:
-            self.client(provider)
+            self.client(model.provider)
 
     def client(self, provider: str):
         with self._lock:
@@ -564,63 +870,223 @@ class _Connection:
                                                                   http_client(self.transport))
             return self._clients[provider]
 
+    def limiter(self, model: LlmModel) -> RateLimiter:
+        with self._lock:
+            if model not in self._limiters:
+                self._limiters[model] = RateLimiter(self.max_connections, self.retry_seconds)
+                if self.stopped.is_set():
+                    self._limiters[model].stop()
+            return self._limiters[model]
+
+    def backoff(self, retry: int, base: float) -> float:
+        """A retry's own wait: full jitter, uniform up to `base` doubled per retry (at most MAX_BACKOFF_SECONDS)."""
+        with self._lock:
+            return self._jitter.uniform(0.0, min(MAX_BACKOFF_SECONDS, base * 2 ** retry))
+
+    def sleep(self, seconds: float) -> None:
+        """Wait `seconds`, or raise RunStopped as soon as the connection is stopped."""
+        if self.stopped.wait(seconds):
+            raise RunStopped("the run is stopping: no LLM call is retried")
+
+    def check_run_limits(self) -> None:
+        """RunStopped after `stop`; RunLimitReached once the run's calls reach a limit of `run_limits`."""
+        if self.stopped.is_set():
+            raise RunStopped("the run is stopping: no new LLM call starts")
+        totals, limits = self.totals(), self.run_limits
+        if limits.cost_usd is not None and totals.cost_usd >= limits.cost_usd:
+            raise RunLimitReached(f"the run's cost limit (${limits.cost_usd:,.2f}) is reached: ${totals.cost_usd:,.2f}"
+                                  " spent; rerun with a higher --cost-limit to go on")
+        if limits.tokens is not None and totals.tokens >= limits.tokens:
+            raise RunLimitReached(f"the run's token limit ({limits.tokens:,}) is reached: {totals.tokens:,} tokens "
+                                  "used; rerun with a higher --token-limit to go on")
+
+    def count(self, call: LlmCall | LlmUsage, retries: int = 0) -> None:
+        """Add a call (or an earlier process's usage) to the totals."""
+        usage = call if isinstance(call, LlmUsage) else LlmUsage.of([call])
+        with self._lock:
+            t = self._totals
+            for name in ("calls", "replayed", "failed", *_USAGE_FIELDS):
+                t[name] += getattr(usage, name)
+            t["retries"] += retries
+            if usage.cost_usd is None:
+                t["unpriced"] += usage.calls - usage.failed
+            else:
+                t["cost_usd"] += usage.cost_usd
+
+    def totals(self) -> LlmTotals:
+        with self._lock:
+            limiters = dict(self._limiters)
+            totals = dict(self._totals)
+        return LlmTotals(**{**totals, "in_flight": sum(lim.in_flight for lim in limiters.values()),
+                            "limits": {model.label: lim.limit for model, lim in limiters.items()}})
+
+    def in_flight(self) -> int:
+        with self._lock:
+            return sum(lim.in_flight for lim in self._limiters.values())
+
+    def stop(self, grace_seconds: float = 5.0) -> int:
+        """No call starts from now on (each raises RunStopped); calls in flight may finish, and be recorded, for
+        up to `grace_seconds`. How many were still in flight when the grace ran out."""
+        self.stopped.set()
+        with self._lock:
+            limiters = list(self._limiters.values())
+        for limiter in limiters:
+            limiter.stop()
+        end = time.monotonic() + grace_seconds
+        while self.in_flight() and time.monotonic() < end:
+            time.sleep(0.02)
+        return self.in_flight()
+
+    def close(self) -> None:
+        """Close the SDK clients and the pooled connections under them."""
+        with self._lock:
+            clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            client.close()
+        if self._transport is not None:
+            self._transport.close()
+
+
+class _Game:
+    """One game's state every view of it shares: the ledger, the replay positions, the limits and when it began."""
+
+    def __init__(self, limits: GameLimits):
+        self.limits = limits
+        self.calls: list[LlmCall] = []
+        self.occurrences: Counter[str] = Counter()
+        self.started = time.monotonic()
+        self.limit_reached: GameLimitReached | None = None
+
+    def check(self) -> None:
+        """GameLimitReached (kept in `limit_reached`) when a limit of the game is reached."""
+        if self.limit_reached is None:
+            limits, usage = self.limits, LlmUsage.of(self.calls)
+            if limits.messages is not None and usage.calls >= limits.messages:
+                self.limit_reached = GameLimitReached("messages", limits.messages)
+            elif limits.tokens is not None and usage.tokens >= limits.tokens:
+                self.limit_reached = GameLimitReached("tokens", limits.tokens)
+            elif limits.seconds is not None and time.monotonic() - self.started >= limits.seconds:
+                self.limit_reached = GameLimitReached("seconds", limits.seconds)
+        if self.limit_reached is not None:
+            raise GameLimitReached(self.limit_reached.kind, self.limit_reached.limit)
+
 
 class LlmClient:
-    """The shared client; `for_game(namespace)` gives a view with its own ledger and replay positions. `api_key`
-    is the key of `settings.provider`, or every provider's keys."""
+    """The shared client; `for_game(namespace)` gives a view with its own ledger, replay positions and game
+    limits. One client (one connection: pooled HTTP clients, rate limiters, run limits, totals) serves every
+    game and thread of a process. `api_key` is the key of `settings.provider`, or every provider's keys."""
 
     def __init__(self, settings: LlmSettings, api_key: str | ApiKeys | None = None, namespace: str = "",
-                 connection: _Connection | None = None):
+                 connection: _Connection | None = None, game: _Game | None = None):
         self.settings = settings
         self.namespace = namespace
         keys = api_key if isinstance(api_key, ApiKeys) else ApiKeys(**{settings.provider: api_key})
         self.connection = connection or _Connection(settings, keys)
-        self.calls: list[LlmCall] = []
-        self._occurrences: Counter[str] = Counter()
+        self._game = game or _Game(settings.game_limits)
 
     @property
     def recordings(self) -> Recordings | None:
         return self.connection.recordings
 
-    def for_game(self, namespace: str) -> LlmClient:
-        """A view for one game: same connection, concurrency limit and store; its own ledger."""
-        return LlmClient(self.settings, namespace=namespace, connection=self.connection)
+    @property
+    def calls(self) -> list[LlmCall]:
+        """This game's ledger (every view of the game shares it)."""
+        return self._game.calls
+
+    @property
+    def limit_reached(self) -> GameLimitReached | None:
+        """The game limit this game's calls reached (then the game ended: record it as limited), else None."""
+        return self._game.limit_reached
+
+    def for_game(self, namespace: str, limits: GameLimits | None = None) -> LlmClient:
+        """A view for one game: same connection, rate limiters, run limits and store; its own ledger, and
+        `limits` (default: the settings' `game_limits`) counted from now."""
+        return LlmClient(self.settings, namespace=namespace, connection=self.connection,
+                         game=_Game(self.settings.game_limits if limits is None else limits))
 
     def with_model(self, model: LlmModel) -> LlmClient:
         """This view with another model (of any provider); its calls join the same ledger."""
         if model == self.settings.llm_model:
             return self
-        self.connection.require(model.provider)
-        view = LlmClient(self.settings.model_copy(update={"provider": model.provider, "model": model.model}),
-                         namespace=self.namespace, connection=self.connection)
-        view.calls, view._occurrences = self.calls, self._occurrences
-        return view
+        self.connection.require(model)
+        return LlmClient(self.settings.model_copy(update={"provider": model.provider, "model": model.model}),
+                         namespace=self.namespace, connection=self.connection, game=self._game)
 
     def with_max_tokens(self, max_tokens: int) -> LlmClient:
         """This view with another output limit (a stage of a run that asks for shorter answers)."""
         if max_tokens == self.settings.max_tokens:
             return self
-        view = LlmClient(self.settings.model_copy(update={"max_tokens": max_tokens}), namespace=self.namespace,
-                         connection=self.connection)
-        view.calls, view._occurrences = self.calls, self._occurrences
-        return view
+        return LlmClient(self.settings.model_copy(update={"max_tokens": max_tokens}), namespace=self.namespace,
+                         connection=self.connection, game=self._game)
 
     @property
     def usage(self) -> LlmUsage:
         return LlmUsage.of(self.calls)
 
-    def complete(self, purpose: str, system: str, messages: list[dict], deadline: float | None = None) -> str:
-        """The model's text reply to `messages` under `system`; every call lands in the ledger."""
+    def totals(self) -> LlmTotals:
+        """The whole connection's totals (every game's calls), thread-safe."""
+        return self.connection.totals()
+
+    def history(self) -> dict[str, list[LimitChange]]:
+        """Each model's in-flight limit changes (its label: its history)."""
+        with self.connection._lock:
+            limiters = dict(self.connection._limiters)
+        return {model.label: lim.history for model, lim in limiters.items()}
+
+    def count_earlier(self, usage: LlmUsage) -> None:
+        """Count usage an earlier process of this run spent (games it finished, which this one will not play
+        again) toward the run limits and totals."""
+        self.connection.count(usage)
+
+    def stop(self, grace_seconds: float = 5.0) -> int:
+        """Stop the connection: every later call raises RunStopped; calls in flight may finish (and are recorded)
+        for up to `grace_seconds`. How many were still in flight after it."""
+        return self.connection.stop(grace_seconds)
+
+    def close(self) -> None:
+        """Close the pooled HTTP clients of the connection (every view's)."""
+        self.connection.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _request(self, system: str, messages: list[dict]) -> dict:
         s = self.settings
-        request = {"provider": s.provider, "endpoint": endpoint(s.provider, s.base_url), "model": s.model,
-                   "max_tokens": s.max_tokens, "effort": s.effort, "thinking": s.thinking, "system": system,
-                   "messages": messages}
-        digest = hashlib.sha256(json.dumps([self.namespace, request], sort_keys=True).encode()).hexdigest()
-        occurrence = self._occurrences[digest]
-        self._occurrences[digest] += 1
+        return {"provider": s.provider, "model": s.model, "max_tokens": s.max_tokens, "effort": s.effort,
+                "thinking": s.thinking, "system": system, "messages": messages}
+
+    def _key(self, request: dict) -> str:
+        return hashlib.sha256(json.dumps([self.namespace, request], sort_keys=True).encode()).hexdigest()
+
+    def _legacy_key(self, request: dict) -> str:
+        """The key recordings made before keys left the endpoint out were stored under: they still replay (through
+        their endpoint, then through any, as `complete` stores them under the new key too)."""
+        s = self.settings
+        return self._key({**request, "endpoint": endpoint(s.provider, s.base_url)})
+
+    def complete(self, purpose: str, system: str, messages: list[dict], deadline: float | None = None) -> str:
+        """The model's text reply to `messages` under `system`; every call lands in the ledger. Before it
+        starts: RunStopped, RunLimitReached, GameLimitReached (see each); `deadline` (time.monotonic()) bounds
+        every attempt and retry of the call besides the settings' own bounds."""
+        s = self.settings
+        self.connection.check_run_limits()
+        self._game.check()
+        request = self._request(system, messages)
+        digest = self._key(request)
+        occurrence = self._game.occurrences[digest]
+        self._game.occurrences[digest] += 1
         prompt = _text_of(messages[-1]["content"]) if messages else ""
         start = time.perf_counter()
         recorded = self.recordings.get(digest, occurrence) if self.recordings is not None else None
+        if recorded is None and self.recordings is not None:
+            recorded = self.recordings.get(self._legacy_key(request), occurrence)
+            if recorded is not None:  # kept under the new key too, so any endpoint replays it from now on
+                self.recordings.put(digest, occurrence, self.namespace, purpose, s.model,
+                                    {**request, "endpoint": endpoint(s.provider, s.base_url)}, *recorded,
+                                    self.connection.keys)
         if recorded is not None:
             reply, usage = recorded
             self._log(purpose, prompt, reply, usage, time.perf_counter() - start, replayed=True)
@@ -630,18 +1096,21 @@ class LlmClient:
                      f"{self.recordings.path}; run once without --replay to record it")
             self._log(purpose, prompt, "", {}, 0.0, error=error)
             raise CallFailed(error)
+        retries = [0]
         try:
-            with self.connection.gate:
-                text, usage = self._create(system, messages, deadline or time.monotonic() + s.timeout_seconds)
+            text, usage = self._create(system, messages, deadline, retries)
             reply = capped(text)
             if self.recordings is not None:
-                self.recordings.put(digest, occurrence, self.namespace, purpose, s.model, request, reply, usage,
+                self.recordings.put(digest, occurrence, self.namespace, purpose, s.model,
+                                    {**request, "endpoint": endpoint(s.provider, s.base_url)}, reply, usage,
                                     self.connection.keys)
         except CallFailed as exc:
+            if self.connection.stopped.is_set():  # cut by the stop, not the model's doing: the game resumes
+                raise RunStopped("the run is stopping: an LLM call in flight was cut") from None
             message = self.redact(str(exc))
-            self._log(purpose, prompt, "", {}, time.perf_counter() - start, error=message)
+            self._log(purpose, prompt, "", {}, time.perf_counter() - start, error=message, retries=retries[0])
             raise CallFailed(message) from None
-        self._log(purpose, prompt, reply, usage, time.perf_counter() - start)
+        self._log(purpose, prompt, reply, usage, time.perf_counter() - start, retries=retries[0])
         return reply
 
     def redact(self, value):
@@ -654,51 +1123,70 @@ class LlmClient:
             return [self.redact(v) for v in value]
         return value
 
-    def _log(self, purpose, prompt, reply, usage, seconds, replayed=False, error=None) -> None:
-        """The call into the ledger, which runs write out: its texts redacted."""
+    def _log(self, purpose, prompt, reply, usage, seconds, replayed=False, error=None, retries=0) -> None:
+        """The call into the ledger, which runs write out (its texts redacted), and into the connection's totals."""
         s = self.settings
         cost = cost_of(s.model, *(usage.get(name, 0) for name in _USAGE_FIELDS), provider=s.provider)
-        self.calls.append(LlmCall(purpose=purpose, provider=s.provider, model=s.model, prompt=self.redact(prompt),
-                                  reply=self.redact(reply), cost_usd=cost if error is None else 0.0, seconds=seconds,
-                                  replayed=replayed, error=error, **usage))
+        call = LlmCall(purpose=purpose, provider=s.provider, model=s.model, prompt=self.redact(prompt),
+                       reply=self.redact(reply), cost_usd=cost if error is None else 0.0, seconds=seconds,
+                       replayed=replayed, error=error, **usage)
+        self.calls.append(call)
+        self.connection.count(call, retries)
 
-    def _create(self, system: str, messages: list[dict], deadline: float) -> tuple[str, dict]:
-        """One call, retried on transient errors up to `max_retries`, all within `deadline`: a retry that cannot
-        happen in the time left ends the call at once, with the error that caused it."""
+    def _create(self, system: str, messages: list[dict], deadline: float | None, retries: list[int]
+                ) -> tuple[str, dict]:
+        """One call: each attempt within timeout_seconds (and `deadline`) under the model's rate limiter;
+        transient errors retried up to `max_retries` times, every retry starting within retry_seconds (and
+        `deadline`): a retry that cannot ends the call at once, with the error that caused it."""
         from contractlang.llm_transport import ResponseRefused
 
         s = self.settings
         wire, errors = _WIRES[s.provider], _sdk_module(s.provider)
         client = self.connection.client(s.provider)
-        cause = None
-        for retry in range(s.max_retries + 1):
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
+        limiter = self.connection.limiter(s.llm_model)
+        first = time.monotonic()
+        budget = first + s.retry_seconds if deadline is None else min(deadline, first + s.retry_seconds)
+        cause, retry = None, 0
+        while True:
+            sent_at = limiter.acquire(deadline if retry == 0 else budget)
+            if sent_at is None:
+                raise CallFailed(f"{cause}; the API's rate limit held the retry past the {s.retry_seconds:g} s retry "
+                                 "budget" if cause else f"the model did not answer within {s.timeout_seconds:g} s")
+            end = sent_at + s.timeout_seconds if deadline is None else min(deadline, sent_at + s.timeout_seconds)
+            status, headers = None, {}
             try:
-                with self.connection.transport.until(deadline):
-                    response = wire.send(client, s, system, messages, left)
-            except errors.APITimeoutError:
-                break
+                with self.connection.transport.until(end):
+                    response = wire.send(client, s, system, messages, max(end - sent_at, 0.001))
+                status, headers = response.http_response.status_code, response.http_response.headers
+            except errors.APITimeoutError:  # not retried: the provider may still be working on it, and bill it
+                raise CallFailed(f"the model did not answer within {s.timeout_seconds:g} s"
+                                 + (f" (the attempt before failed: {cause})" if cause else "")) from None
             except (ResponseRefused, errors.APIError) as exc:
                 refused = exc if isinstance(exc, ResponseRefused) else exc.__cause__  # an SDK may wrap it
                 if isinstance(refused, ResponseRefused):  # the server's doing: asking again gets the same
                     raise CallFailed(str(refused)) from None
+                status = getattr(exc, "status_code", None)
+                headers = getattr(getattr(exc, "response", None), "headers", None) or {}
                 cause = _cause(exc, errors)
-                if not _transient(exc, errors) or retry == s.max_retries:
+                if not _transient(exc, errors):
                     raise CallFailed(cause) from None
-                wait, asked = _retry_after(exc, retry)
-                left = deadline - time.monotonic()
-                if wait >= left:
-                    why = (f"the API asked to wait {wait:g} s before retrying" if asked
-                           else f"the next retry would wait {wait:g} s")
-                    raise CallFailed(f"{cause}; {why}, more than the {max(left, 0):.1f} s left of the "
-                                     f"{s.timeout_seconds:g} s timeout") from None
-                time.sleep(wait)
-                continue
-            return wire.read(response.http_response.content)
-        raise CallFailed(f"the model did not answer within {s.timeout_seconds:g} s"
-                         + (f" (the attempt before failed: {cause})" if cause else ""))
+                if retry == s.max_retries:
+                    raise CallFailed(f"{cause} (after {retry} retries in {time.monotonic() - first:.1f} s)") from None
+            finally:
+                limiter.release(sent_at, status, headers)
+            if status is not None and 200 <= status < 300:
+                return wire.read(response.http_response.content)
+            asked = _asked_wait(headers)
+            jitter = self.connection.backoff(retry, s.backoff_seconds)
+            wait = jitter if asked is None else asked + min(asked, jitter)  # spread those told the same time
+            left = budget - time.monotonic()
+            if wait >= left:
+                why = (f"the API asked to wait {asked:g} s before retrying" if asked is not None
+                       else f"the next retry would wait {wait:.2g} s")
+                raise CallFailed(f"{cause}; {why}, more than the {max(left, 0):.1f} s left of the "
+                                 f"{budget - first:.3g} s retry budget") from None
+            self.connection.sleep(wait)
+            retry = retries[0] = retry + 1
 
 
 def _text_of(content) -> str:

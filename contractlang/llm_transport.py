@@ -9,6 +9,8 @@ ends by its deadline, holds at most MAX_RESPONSE_BYTES of decoded body, and neve
   only to the address the user named, and the refusal names the address the server pointed to.
 - Proxies: the environment's HTTP_PROXY / HTTPS_PROXY / NO_PROXY are applied here, over the same sockets, so a
   proxied call keeps the deadline, the cap and the redirect rule.
+- Pooling: one transport serves every SDK client, game and thread of a connection; the pool sets no cap of its
+  own on connections (the rate limiters above it bound the requests in flight) and keeps `keepalive` of them open.
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ import httpx2 as httpx
 
 MAX_RESPONSE_BYTES = 8 * 2**20  # decoded; a reply of the largest output limit (128k tokens) is about 0.5 MiB of JSON
 _DECODED_CODINGS = "gzip, deflate"  # the codings asked for, and the only ones read
-_POOL_LIMITS = {"max_connections": 100, "max_keepalive_connections": 20, "keepalive_expiry": 5.0}  # httpx's defaults
 
 
 class ResponseRefused(Exception):
@@ -142,7 +143,8 @@ class Transport(httpx.BaseTransport):
     """The httpx transport of both SDKs' clients: the deadline set by `until`, the size cap and the redirect rule
     of this module."""
 
-    def __init__(self):
+    def __init__(self, keepalive: int = 20):
+        self._limits = {"max_connections": None, "max_keepalive_connections": keepalive, "keepalive_expiry": 5.0}
         self.deadlines = _Deadlines()
         self._backend = _network_backend(self.deadlines)
         self._ssl = httpx.create_ssl_context()
@@ -156,7 +158,7 @@ class Transport(httpx.BaseTransport):
         with self._lock:
             if proxy not in self._pools:
                 self._pools[proxy] = self._through(proxy) if proxy else core.ConnectionPool(
-                    ssl_context=self._ssl, network_backend=self._backend, **_POOL_LIMITS)
+                    ssl_context=self._ssl, network_backend=self._backend, **self._limits)
             return self._pools[proxy]
 
     def _through(self, address: str):
@@ -172,7 +174,7 @@ class Transport(httpx.BaseTransport):
             proxy_url=core.URL(scheme=proxy.url.raw_scheme, host=proxy.url.raw_host, port=proxy.url.port,
                                target=proxy.url.raw_path),
             proxy_auth=proxy.raw_auth, proxy_headers=proxy.headers.raw, ssl_context=self._ssl,
-            proxy_ssl_context=proxy.ssl_context, network_backend=self._backend, **_POOL_LIMITS)
+            proxy_ssl_context=proxy.ssl_context, network_backend=self._backend, **self._limits)
 
     def until(self, deadline: float):
         """Every request this thread makes inside the block ends by `deadline` (time.monotonic())."""

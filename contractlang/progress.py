@@ -20,9 +20,10 @@ if TYPE_CHECKING:
 LINE_EVERY = 30.0
 """Seconds between progress lines in a log: a job of an experiment takes minutes, a sweep's game a second."""
 
-Advance = Callable[[str, int, int], None]
-"""(phase, jobs finished, jobs in the phase): called before the phase's first job and after every one (the
-job runner's progress callback too)."""
+Advance = Callable[..., None]
+"""(phase, jobs finished, jobs in the phase[, note]): called before the phase's first job and after every one
+(the job runner's progress callback too); a run of LLM games adds a note (spend, tokens, requests in flight and
+their current limit)."""
 
 
 def clock(seconds: float) -> str:
@@ -52,7 +53,7 @@ def job_progress(quiet: bool, console: Console | None = None,
                   TextColumn("{task.fields[left]}"), console=console, transient=True,
                   disable=quiet or lines) as bar:
 
-        def advance(phase: str, done: int, total: int) -> None:
+        def advance(phase: str, done: int, total: int, note: str = "") -> None:
             t = now()
             if phase not in phases:
                 phases[phase] = (bar.add_task(phase, total=total, completed=done, left=""), t, done)
@@ -62,6 +63,7 @@ def job_progress(quiet: bool, console: Console | None = None,
             task, since, before = phases[phase]
             left = time_left(t - since, done - before, total - done)
             left_text = "" if left is None or done == total else f"about {clock(left)} left"
+            left_text = ", ".join(t for t in (left_text, note) if t)
             bar.update(task, completed=done, left=left_text)
             if lines and done > before and (done == total or t - printed.get(phase, since) >= LINE_EVERY):
                 printed[phase] = t

@@ -15,6 +15,8 @@ import json
 import multiprocessing
 import multiprocessing.connection
 import os
+import pickle
+import queue
 import signal
 import socket
 import stat
@@ -22,18 +24,22 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Hashable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import ExitStack
 from functools import partial
+from operator import attrgetter
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, Literal, NamedTuple, TypeVar
 
 import threadpoolctl
 from pydantic import BaseModel
 
+from contractlang.errors import RunEnded
 from contractlang.files import (FileError, make_folder, open_for_appending, open_sealed_line, read_capped,
                                 read_lines_capped, refuse_link, sealed_line, sealed_lines, write_atomically)
 from contractlang.progress import Advance as Progress
+from contractlang.vocab import Frozen
 from games.external import kill_tree
 
 Job = TypeVar("Job", bound=Hashable)
@@ -86,7 +92,7 @@ def _end_worker(signum, frame) -> None:
 
 
 def run_jobs(work: Callable[[Job], Record], jobs: list[Job], workers: int | None = None,
-             ray_address: str | None = None, chunksize: int | None = None) -> Iterator[Record]:
+             chunksize: int | None = None) -> Iterator[Record]:
     """Yield `work(job)` for every job as it finishes (order not guaranteed). `workers=1` runs them in this
     process; otherwise they run in forked worker processes, even a single job, so that this process never
     starts the compiled kernels' threads (a fork after that can hang) and can fork again for a later phase.
@@ -96,9 +102,6 @@ def run_jobs(work: Callable[[Job], Record], jobs: list[Job], workers: int | None
 
     Closing the iterator (or an interrupt while it waits) terminates the worker processes at once; a worker
     that dies (killed, out of memory) ends the run with a RuntimeError instead of leaving it waiting forever."""
-    if ray_address is not None:
-        yield from _run_ray(work, jobs, ray_address)
-        return
     workers = workers or os.cpu_count() or 1
     if workers == 1:
         for job in jobs:
@@ -171,30 +174,6 @@ def _reachable(address: str, seconds: float = 5.0) -> None:
         socket.create_connection((host, int(port)), timeout=seconds).close()
     except OSError as exc:
         raise RuntimeError(f"cannot reach a Ray cluster at {address}: {exc.strerror or exc}") from None
-
-
-def _call(work: Callable, job):
-    return work(job)
-
-
-def _run_ray(work: Callable, jobs: list, address: str) -> Iterator:
-    try:
-        import ray
-    except ImportError:
-        raise RuntimeError("--ray needs Ray: pip install 'contractlang[ray]'") from None
-    if address not in ("local", "auto"):
-        _reachable(address)
-    ray.init(address=None if address == "local" else address, ignore_reinit_error=True,
-             include_dashboard=False, log_to_driver=False)
-    remote = ray.remote(_call)
-    pending = [remote.remote(work, job) for job in jobs]
-    try:
-        while pending:
-            done, pending = ray.wait(pending, num_returns=1)
-            yield ray.get(done[0])
-    finally:
-        for ref in pending:
-            ray.cancel(ref, force=True)
 
 
 class StoreLock:
@@ -300,10 +279,15 @@ class JobStore(Generic[Job, Record]):
     def missing(self, jobs: Iterable[Job]) -> list[Job]:
         return [j for j in dict.fromkeys(jobs) if j not in self.records]
 
-    def add(self, record: Record) -> None:
+    def add(self, record: Record, replace: bool = False) -> None:
+        """Append `record`; a job is stored once, its first record, unless `replace` (the store is rewritten
+        with the new one in its place)."""
         job = self._job_of(record)
         if job in self.records:
-            return  # a job is stored once: its first record
+            if replace and record != self.records[job]:
+                self.records[job] = record
+                self._rewrite()
+            return
         data, check = sealed_line(record.model_dump(mode="json"), self._check)
         created = False
         try:
@@ -326,19 +310,28 @@ class JobStore(Generic[Job, Record]):
         self.records[job] = record
         self._check = check
 
-    def put_in_order(self, jobs: Iterable[Job]) -> None:
+    def put_in_order(self, jobs: Iterable[Job], drop: Iterable[Job] = ()) -> None:
         """Rewrite the store with the records of `jobs` first, in that order, then any others it holds, as they
-        were: once every job has ended, its bytes no longer depend on which worker finished first."""
+        were, leaving out those of `drop`: once every job has ended, its bytes no longer depend on which worker
+        finished first."""
+        gone = set(drop)
         order = [*dict.fromkeys(j for j in jobs if j in self.records), *self.records]
-        ordered = {j: self.records[j] for j in dict.fromkeys(order)}
+        ordered = {j: self.records[j] for j in dict.fromkeys(order) if j not in gone}
         if list(ordered) == list(self.records):
             return
+        self.records = ordered
+        self._rewrite()
+
+    def _rewrite(self) -> None:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
-        data, self._check = sealed_lines(r.model_dump(mode="json") for r in ordered.values())
+        if not self.records:
+            self.path.unlink(missing_ok=True)  # no empty store is left behind
+            self._check = ""
+            return
+        data, self._check = sealed_lines(r.model_dump(mode="json") for r in self.records.values())
         write_atomically(self.path, data)
-        self.records = ordered
 
     def close(self) -> None:
         if self._fd is not None:
@@ -407,32 +400,743 @@ def shared_store(source: Path | None, out: Path, name: str) -> Path | None:
     return source / "jobs" / name
 
 
+
+# --- runs of games: CPU work in worker processes, network waits in threads around one client ------------------
+
+Status = Literal["errored", "limited"]
+
+
+class Unfinished(Frozen, Generic[Job]):
+    """A game that ended without a result: `errored` when its model calls still failed after the client's
+    retries, `limited` when it reached a per-game limit (the reason names which). Kept in a store of its own
+    beside the finished games (`unfinished_path`), so tables count the finished ones only and say how many
+    did not finish, and a rerun retries the errored ones."""
+
+    job: Job
+    status: Status
+    reason: str
+
+
+def unfinished_path(path: Path) -> Path:
+    """`jobs/performance.jsonl` → `jobs/performance.unfinished.jsonl`."""
+    return path.with_name(f"{path.stem}.unfinished{path.suffix}")
+
+
+class RunOptions(Frozen):
+    """How a run plays its jobs: CPU work in `workers` processes (1: in this one), the games that wait on an LLM
+    `llm.max_connections` at once in threads of one process sharing one client; or on Ray."""
+
+    model_config = Frozen.model_config | {"arbitrary_types_allowed": True}
+
+    workers: int | None = None  # None: every core
+    ray: str | None = None
+    llm: Any = None  # LlmSettings of the LLM players and judges (connections, run and game limits); None: no LLM
+    fail_on_error: float | None = None  # errored games the run allows: a count (0, 1, 2, …) or a share (0 < s < 1)
+    grace_seconds: float = 5.0  # how long replies in flight at an interrupt are waited for, to be recorded
+
+    @property
+    def connections(self) -> int:
+        return max(1, getattr(self.llm, "max_connections", 10))
+
+
+class Phase(NamedTuple):
+    """One kind of job of a run. `network(job)` says which jobs wait on an LLM (played `work(job, client=…)` in
+    threads); the others are CPU work (`work(job)` in the worker processes). A job whose `needs(job)` (a job of
+    the phase before) is still to run starts once that job's record is stored: games play while the tables of
+    later contracts are being solved."""
+
+    name: str
+    path: Path
+    record_type: type
+    work: Callable
+    jobs: list
+    shared: Path | None = None
+    network: Callable[[Any], bool] | None = None
+    needs: Callable[[Any], Any] | None = None
+    job_of: Callable[[Any], Any] = attrgetter("job")
+    calls: Callable[[Any], Any] | None = None  # a record's LLM calls (its ledger), which count toward run limits
+
+
+class Played(NamedTuple):
+    """A phase's finished records by job (stored before, reused or played now), how many were played now, and
+    the games that did not finish (errored or limited) by job."""
+
+    records: dict
+    played: int
+    unfinished: dict
+
+
+class RunPlan(Frozen):
+    """What a phase has to do: its jobs, those already finished (stored or reused), the errored ones a run
+    retries, and the limited ones it keeps."""
+
+    jobs: int
+    stored: int
+    errored: int
+    limited: int
+
+
+def plan(phase: Phase) -> tuple[RunPlan, list]:
+    """`phase`'s `RunPlan` and the jobs a run would play, read from its stores without taking their locks."""
+    finished = _reused(phase) | stored_records(phase.path, phase.record_type, phase.job_of, phase.name)
+    jobs = [j for j in dict.fromkeys(phase.jobs)]
+    left = {j: u for j, u in _unfinished_records(phase).items() if j not in finished}
+    status = [left[j].status for j in jobs if j in left]
+    return (RunPlan(jobs=len(jobs), stored=sum(j in finished for j in jobs), errored=status.count("errored"),
+                    limited=status.count("limited")),
+            [j for j in jobs if j not in finished and (j not in left or left[j].status == "errored")])
+
+
+class RunEstimate(Frozen):
+    """What a run would do (`--estimate`): its games (stored, errored to retry, limited and kept, to play now),
+    the LLM calls those to play are expected to make, and their tokens and cost, with where the per-call
+    figures come from."""
+
+    games: int
+    stored: int
+    errored: int
+    limited: int
+    to_play: int
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None  # None when a model's price is unknown
+    source: str  # recorded averages or the prices table, per model
+
+    def text(self) -> str:
+        cost = "cost unknown (no price for the model)" if self.cost_usd is None else f"about ${self.cost_usd:,.2f}"
+        return (f"{self.games} games: {self.stored} stored, {self.errored} errored to retry, {self.limited} stopped "
+                f"at a per-game limit (kept); {self.to_play} to play now, about {self.calls:,} LLM calls, "
+                f"{self.input_tokens:,} input and {self.output_tokens:,} output tokens, {cost} ({self.source})")
+
+
+def estimate(phase: Phase, calls_of: Callable[[Any], list], llm: Any) -> RunEstimate:
+    """`phase`'s `RunEstimate`: `calls_of(job)` lists (model, calls) of the game's LLM players and judges (the
+    decisions a game of its length takes); the tokens and cost per call come from `contractlang.llm.
+    estimate_cost` (the recordings' averages, else its defaults priced by the prices table)."""
+    from contractlang.llm import Recordings, estimate_cost
+
+    counts, todo = plan(phase)
+    calls: dict = {}
+    for job in todo:
+        for model, n in calls_of(job):
+            calls[model] = calls.get(model, 0) + n
+    path = getattr(llm, "recordings", None)
+    recordings = Recordings(path) if path is not None and Path(path).exists() else None
+    costs = {model: estimate_cost(model, n, recordings) for model, n in calls.items()}
+    prices = [c.cost_usd for c in costs.values()]
+    return RunEstimate(games=counts.jobs, stored=counts.stored, errored=counts.errored, limited=counts.limited,
+                       to_play=len(todo), calls=sum(calls.values()),
+                       input_tokens=sum(c.input_tokens for c in costs.values()),
+                       output_tokens=sum(c.output_tokens for c in costs.values()),
+                       cost_usd=None if None in prices else round(sum(prices), 6),
+                       source="; ".join(f"{m.label}: {c.source}" for m, c in costs.items()) or "no LLM calls")
+
+
+def _reused(phase: Phase) -> dict:
+    return stored_records(phase.shared, phase.record_type, phase.job_of, phase.name) if phase.shared else {}
+
+
+def _unfinished_type(phase: Phase) -> type:
+    return Unfinished[type(phase.jobs[0])] if phase.jobs else Unfinished[Any]
+
+
+def _unfinished_records(phase: Phase) -> dict:
+    path = unfinished_path(phase.path)
+    return stored_records(path, _unfinished_type(phase), attrgetter("job"), f"{phase.name} unfinished") \
+        if phase.network is not None else {}
+
+
 def run_phase(name: str, path: Path, record_type: type[Record], work: Callable[[Job], Record], jobs: list[Job],
               workers: int | None = None, ray_address: str | None = None,
               progress: Progress | None = None, shared: Path | None = None) -> tuple[dict[Job, Record], int]:
     """Every job's record — read from the store at `path` or from the read-only store `shared` (the shipped
-    set's, when a run on it writes elsewhere), or run now and appended to `path` — and how many ran now.
-    Records carry their job as `.job`."""
-    reused = stored_records(shared, record_type, lambda r: r.job, name) if shared is not None else {}
-    store: JobStore = JobStore(path, record_type, lambda r: r.job, name)
-    todo = [job for job in store.missing(jobs) if job not in reused]
-    done = len(jobs) - len(todo)
-    try:
-        if progress is not None:
-            progress(name, done, len(jobs))
-        # one job at a time: these jobs take seconds to minutes, and each record should reach the store (and
-        # the progress line) when its job ends, not wait in a worker for its chunk and be lost with it
-        results = run_jobs(work, todo, workers, ray_address, chunksize=1)
+    set's, when a run on it writes elsewhere), or run now in worker processes and appended to `path` — and how
+    many ran now (`run_games` with one CPU phase). Records carry their job as `.job`."""
+    [played] = run_games([Phase(name, path, record_type, work, jobs, shared)],
+                         RunOptions(workers=workers, ray=ray_address), progress)
+    return played.records, played.played
+
+
+def run_games(phases: list[Phase], options: RunOptions = RunOptions(), progress: Progress | None = None,
+              notice: Callable[[str], None] | None = None) -> list[Played]:
+    """Play every job of `phases` not finished yet, storing each record as its job ends, and return each phase's
+    `Played`. CPU jobs run in `options.workers` processes; jobs that wait on an LLM run `max_connections` at once
+    in threads of one process around one client (a forked process when there are workers, so that this one
+    never starts the compiled kernels' threads; this process itself with one worker). A game whose calls fail
+    is stored as errored and the run goes on (`fail_on_error` ends it); a game that reaches a per-game limit as
+    limited; a run limit or an interrupt stops starting games, lets the replies in flight arrive (for up to
+    `grace_seconds`), stores what finished and raises `RunEnded`. Stores are rewritten in job order at the end,
+    so any number of workers or connections, or an interrupted and resumed run, writes the same bytes."""
+    with ExitStack() as stack:
+        run = stack.enter_context(_Run(phases, options, progress, notice))
+        return run.play()
+
+
+class _Run:
+    """The state of one `run_games` call: the stores, what is left to do, what is in flight."""
+
+    def __init__(self, phases: list[Phase], options: RunOptions, progress: Progress | None,
+                 notice: Callable[[str], None] | None):
+        self.phases, self.options, self.progress = phases, options, progress
+        self.notice = notice or (lambda text: None)
+        self.stores: list[JobStore] = []
+        self.unfinished: list[JobStore | None] = []
+        self.reused: list[dict] = []
+        self.events: queue.Queue = queue.Queue()
+        self.in_flight = 0
+        self.played = [0] * len(phases)
+        self.retried: list[set] = [set() for _ in phases]
+        self.errored_now = 0
+        self.stopping: RunEnded | None = None
+        self.last_error = ""
+        self.totals = None
+        self.cpu = self.host = None
+
+    def __enter__(self) -> _Run:
         try:
-            for record in results:
-                store.add(record)
-                done += 1
-                if progress is not None:
-                    progress(name, done, len(jobs))
-        finally:
-            results.close()
-        if todo:  # a run that played nothing leaves the store as it found it
-            store.put_in_order(jobs)
+            for phase in self.phases:
+                self.reused.append(_reused(phase))
+                self.stores.append(JobStore(phase.path, phase.record_type, phase.job_of, phase.name))
+                self.unfinished.append(JobStore(unfinished_path(phase.path), _unfinished_type(phase),
+                                                attrgetter("job"), f"{phase.name} unfinished")
+                                       if phase.network is not None else None)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for part in {id(p): p for p in (self.host, self.cpu) if p is not None}.values():
+            part.close()
+        for store in [*self.stores, *(u for u in self.unfinished if u is not None)]:
+            store.close()
+
+    def finished(self, i: int, job) -> bool:
+        return job in self.stores[i].records or job in self.reused[i]
+
+    def play(self) -> list[Played]:
+        todo, kept = [], []
+        for i, phase in enumerate(self.phases):
+            if self.stores[i].dropped_cut_line:
+                self.notice(f"{self.stores[i].path}: dropped its last line, cut short by an interrupted run")
+            left = self.unfinished[i].records if self.unfinished[i] is not None else {}
+            jobs = [j for j in dict.fromkeys(phase.jobs) if not self.finished(i, j)]
+            limited = {j for j in jobs if j in left and left[j].status == "limited"}
+            retry = [j for j in jobs if j in left and left[j].status == "errored"]
+            if retry:
+                self.notice(f"retrying {len(retry)} errored {phase.name}")
+            if limited:
+                self.notice(f"{len(limited)} {phase.name} stopped at a per-game limit before are kept as they are")
+            todo.append([j for j in jobs if j not in limited])
+            kept.append(limited)
+        self.to_play = [len(t) for t in todo]
+        for i, phase in enumerate(self.phases):
+            self._advance(i)
+        self._start(todo)
+        waiting: dict[tuple[int, Any], list] = {}
+        try:
+            for i, jobs in enumerate(todo):
+                before = set(todo[i - 1]) if i else set()
+                for job in jobs:
+                    need = self.phases[i].needs(job) if self.phases[i].needs is not None else None
+                    if need is not None and need in before:
+                        waiting.setdefault((i - 1, need), []).append((i, job))
+                    else:
+                        self._submit(i, job)
+            while self.in_flight:
+                self._handle(self._next(), waiting)
+        except KeyboardInterrupt:
+            self._wind_down(waiting)
+            raise RunEnded(f"interrupted; {self._stored_text()}; rerun the same command to resume", 130) from None
+        if self.stopping is not None:
+            self._wind_down(waiting)
+            raise self.stopping
+        out = []
+        for i, phase in enumerate(self.phases):
+            self._put_in_order(i)
+            left = self.unfinished[i].records if self.unfinished[i] is not None else {}
+            out.append(Played(records={j: self.reused[i][j] for j in phase.jobs if j in self.reused[i]}
+                               | self.stores[i].records, played=self.played[i],
+                               unfinished={j: left[j] for j in phase.jobs if j in left}))
+        return out
+
+    def _start(self, todo: list[list]) -> None:
+        network = sum(1 for i, jobs in enumerate(todo) for j in jobs if self._networked(i, j))
+        cpu = sum(len(jobs) for jobs in todo) - network
+        workers = self.options.workers or os.cpu_count() or 1
+        earlier = self._earlier_usage()
+        if self.options.ray is not None:
+            if network or cpu:
+                self.cpu = self.host = _RayRun(self.options, self.events, self.works, workers, earlier)
+            return
+        if network:  # before the worker processes: it forks from a process that has run nothing compiled
+            make = _Threads if workers == 1 else _GameProcess
+            self.host = make(self.options, self.events, self.works, earlier)
+        if cpu:
+            self.cpu = _Processes(min(workers, cpu), self.events)
+
+    @property
+    def works(self) -> list[Callable]:
+        return [phase.work for phase in self.phases]
+
+    def _earlier_usage(self):
+        """What the LLM games this run finished before spent (they count toward its limits), or None."""
+        if self.options.llm is None:
+            return None
+        from contractlang.llm import LlmUsage
+
+        calls = [c for i, phase in enumerate(self.phases) if phase.calls is not None
+                 for j in dict.fromkeys(phase.jobs) if self.finished(i, j)
+                 for c in phase.calls(self.stores[i].records.get(j) or self.reused[i][j])]
+        return LlmUsage.of(calls)
+
+    def _networked(self, i: int, job) -> bool:
+        network = self.phases[i].network
+        return network is not None and bool(network(job))
+
+    def _submit(self, i: int, job) -> None:
+        self.in_flight += 1
+        if self._networked(i, job):
+            self.host.play(i, job)
+        else:
+            self.cpu.run(i, job, self.phases[i].work)
+
+    def _next(self):
+        while True:
+            try:
+                return self.events.get(timeout=0.5)  # a timeout, so an interrupt is seen at once
+            except queue.Empty:
+                continue
+
+    def _handle(self, event, waiting: dict) -> None:
+        kind, i, job, payload, totals = event
+        self.in_flight -= 1
+        if totals is not None:
+            self.totals = totals
+        if kind == "done":
+            self.stores[i].add(payload)
+            self.played[i] += 1
+            if self.unfinished[i] is not None and job in self.unfinished[i].records:
+                self.retried[i].add(job)
+            for later in waiting.pop((i, job), []):
+                if self.stopping is None:
+                    self._submit(*later)
+        elif kind in ("errored", "limited"):
+            self.unfinished[i].add(_unfinished_type(self.phases[i])(job=job, status=kind, reason=payload),
+                                   replace=True)
+            if kind == "errored":
+                self.errored_now += 1
+                self.last_error = payload
+                self._check_errors()
+        elif kind == "run-limit":
+            self._stop(RunEnded(f"{payload}; {self._stored_text()}; rerun with a higher limit to resume", 3))
+        elif kind == "failed":
+            raise payload
+        elif kind == "lost":
+            raise RuntimeError(payload)
+        self._advance(i)
+
+    def _check_errors(self) -> None:
+        limit = self.options.fail_on_error
+        if limit is None or self.stopping is not None:
+            return
+        games = sum(n for n, phase in zip(self.to_play, self.phases) if phase.network is not None)
+        count = limit == 0 or limit >= 1
+        allowed = limit if count else limit * games
+        if self.errored_now > allowed:
+            what = f"{limit:g}" if count else f"{limit:.0%} of the {games} games to play"
+            self._stop(RunEnded(f"{self.errored_now} games errored, more than --fail-on-error {what} allows (the "
+                                f"last: {self.last_error}); {self._stored_text()}; rerun the same command to retry "
+                                "the errored games", 1))
+
+    def _stop(self, ended: RunEnded) -> None:
+        if self.stopping is None:
+            self.stopping = ended
+            if self.host is not None:
+                self.host.halt(self.options.grace_seconds)
+            if self.cpu is not None and self.cpu is not self.host:
+                self.cpu.halt(self.options.grace_seconds)
+
+    def _wind_down(self, waiting: dict) -> None:
+        """Stop starting jobs; let the games in flight end (the client lets their replies arrive for up to the
+        grace period, then fails their next calls), storing those that finish; CPU jobs are ended at once."""
+        if self.host is not None:
+            self.host.halt(self.options.grace_seconds)
+        if self.cpu is not None and self.cpu is not self.host:
+            self.in_flight -= self.cpu.close()
+            self.cpu = None
+        deadline = time.monotonic() + self.options.grace_seconds + WORKER_END_SECONDS
+        try:
+            while self.in_flight > 0 and time.monotonic() < deadline:
+                try:
+                    event = self.events.get(timeout=0.2)
+                except queue.Empty:
+                    continue
+                if event[0] in ("failed", "lost", "run-limit"):
+                    self.in_flight -= 1
+                    continue
+                self._handle(event, {})
+        except KeyboardInterrupt:
+            pass  # a second interrupt: stop waiting
+        for i in range(len(self.phases)):
+            self._put_in_order(i)
+
+    def _put_in_order(self, i: int) -> None:
+        if self.played[i] or self.retried[i]:
+            self.stores[i].put_in_order(self.phases[i].jobs)
+        unfinished = self.unfinished[i]
+        if unfinished is not None and unfinished.records:
+            unfinished.put_in_order(self.phases[i].jobs, drop=[*self.stores[i].records, *self.reused[i]])
+
+    def _stored_text(self) -> str:
+        done = sum(len(s.records) for s in self.stores)
+        return f"{sum(self.played)} games played now, {done} stored in {self.stores[-1].path.parent}"
+
+    def _advance(self, i: int) -> None:
+        if self.progress is None:
+            return
+        left = self.unfinished[i].records if self.unfinished[i] is not None else {}
+        jobs = self.phases[i].jobs
+        done = sum(self.finished(i, j) or j in left for j in jobs)
+        note = spend_note(self.totals) if i == len(self.phases) - 1 else ""
+        if note:
+            self.progress(self.phases[i].name, done, len(jobs), note)
+        else:
+            self.progress(self.phases[i].name, done, len(jobs))
+
+
+def spend_note(totals) -> str:
+    """The LLM part of a progress line: spend, tokens and requests in flight against the current limit."""
+    if totals is None:
+        return ""
+    limits = ", ".join(str(limit) for limit in totals.limits.values()) or str(totals.max_connections)
+    return (f"${totals.cost_usd:,.2f}" + (f" (+{totals.unpriced} calls unpriced)" if totals.unpriced else "")
+            + f", {totals.tokens:,} tokens, {totals.in_flight} in flight (limit {limits})")
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """`exc` and the exceptions it was raised from or while handling (agents re-raise a failed call as their
+    own error, `from None`, which still keeps it as the context)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+
+
+def _outcome(exc: BaseException) -> tuple[str, Any]:
+    """How a game that raised `exc` ended: (kind, reason) — see `_attempt`."""
+    from contractlang import llm
+
+    chain = list(_chain(exc))
+    for kind, name in (("run-limit", "RunLimitReached"), ("stopped", "RunStopped"), ("limited", "GameLimitReached"),
+                       ("errored", "CallFailed")):
+        wanted = getattr(llm, name, None)
+        if wanted is not None and any(isinstance(e, wanted) for e in chain):
+            return kind, str(exc)
+    return "failed", exc
+
+
+def _attempt(work: Callable, job, client=None, networked: bool = False) -> tuple[str, Any]:
+    """One job: ("done", record), or how it ended without one — ("errored" | "limited", reason) for a game,
+    ("run-limit", reason) when the run reached its limit, ("stopped", reason) when the run was stopped under
+    it, ("failed", exception) for anything else (a broken agent, a bug), which ends the run."""
+    try:
+        return "done", work(job, client=client) if networked else work(job)
+    except Exception as exc:
+        return _outcome(exc)
+
+
+def _sendable(kind: str, payload):
+    """An exception that cannot cross the pipe becomes a RuntimeError with its message."""
+    if kind == "failed":
+        try:
+            pickle.dumps(payload)
+        except Exception:
+            return RuntimeError(f"{type(payload).__name__}: {payload}")
+    return payload
+
+
+class _Processes:
+    """The CPU jobs: `workers` forked worker processes (one: a thread of this process), one job at a time each,
+    every result an event."""
+
+    def __init__(self, workers: int, events: queue.Queue):
+        self.events = events
+        self.futures: set = set()
+        if workers == 1:
+            self.pool = ThreadPoolExecutor(1, thread_name_prefix="job")
+        else:
+            threads = max(1, (os.cpu_count() or 1) // workers)
+            self.pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
+                                            initializer=_worker_init, initargs=(threads, os.getpid()))
+
+    def run(self, i: int, job, work: Callable) -> None:
+        future = self.pool.submit(_attempt, work, job)
+        self.futures.add(future)
+        future.add_done_callback(partial(self._done, i, job))
+
+    def _done(self, i: int, job, future) -> None:
+        self.futures.discard(future)
+        if future.cancelled():
+            return
+        try:
+            kind, payload = future.result()
+        except BrokenProcessPool:
+            kind, payload = "lost", ("a worker process died in the middle of its jobs (killed, or out of memory); "
+                                     "the finished jobs are kept, and a rerun runs the rest")
+        self.events.put((kind, i, job, payload, None))
+
+    def halt(self, grace: float) -> None:
+        for future in list(self.futures):
+            if future.cancel():
+                self.futures.discard(future)
+                self.events.put(("stopped", None, None, None, None))
+
+    def close(self) -> int:
+        """End the jobs at once; how many were still running."""
+        running = len(self.futures)
+        if isinstance(self.pool, ProcessPoolExecutor):
+            _end_pool(self.pool)
+        else:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+        return running
+
+
+def process_client(options: RunOptions, earlier: Any = None):
+    """The one LLM client of this process's games (None without LLM settings), told what the games this run
+    finished before spent (`earlier`, an LlmUsage), so the run's limits count them."""
+    if options.llm is None:
+        return None
+    from contractlang.llm import ApiKeys, LlmClient
+
+    client = LlmClient(options.llm, ApiKeys.from_environment())
+    if earlier is not None and earlier.calls:
+        client.count_earlier(earlier)
+    return client
+
+
+class _Threads:
+    """The games that wait on an LLM: `connections` at once in threads of this process, sharing one client (one
+    pooled HTTP client per provider). Every game submitted gives one event, a stopped one included."""
+
+    def __init__(self, options: RunOptions, events, works: list[Callable], earlier: Any = None):
+        self.events, self.works = events, works
+        self.client = process_client(options, earlier)
+        self.pool = ThreadPoolExecutor(options.connections, thread_name_prefix="game")
+        self.halted = threading.Event()
+
+    def play(self, i: int, job) -> None:
+        self.pool.submit(self._play, i, job)
+
+    def _play(self, i: int, job) -> None:
+        if self.halted.is_set():
+            kind, payload = "stopped", None
+        else:
+            kind, payload = _attempt(self.works[i], job, self.client, networked=True)
+        self.events.put((kind, i, job, payload, self.client.totals() if self.client is not None else None))
+
+    def halt(self, grace: float) -> None:
+        """Start no game more; the client lets the replies in flight arrive for up to `grace` seconds."""
+        self.halted.set()
+        if self.client is not None:
+            self.client.stop(grace)
+
+    def close(self) -> None:
+        self.halted.set()
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        if self.client is not None:
+            self.client.close()
+
+
+class _Sender:
+    """A pipe end several threads send on."""
+
+    def __init__(self, connection):
+        self.connection, self.lock = connection, threading.Lock()
+
+    def put(self, message) -> None:
+        kind, i, job, payload, totals = message
+        with self.lock:
+            self.connection.send((kind, i, job, _sendable(kind, payload), totals))
+
+
+def _serve(connection, options: RunOptions, works: list[Callable], earlier: Any, parent: int) -> None:
+    """The game process: plays what the parent sends it in `_Threads`, sending back every game's event."""
+    _worker_init(1, parent)
+    threads = _Threads(options, _Sender(connection), works, earlier)
+    try:
+        while True:
+            try:
+                command, *args = connection.recv()
+            except (EOFError, OSError):
+                break
+            if command == "play":
+                threads.play(*args)
+            elif command == "halt":
+                threads.halt(*args)
+            else:
+                break
     finally:
-        store.close()
-    return {job: reused[job] for job in jobs if job in reused} | store.records, len(todo)
+        threads.close()
+        os._exit(0)  # the game threads still waiting are the parent's to forget, not to join
+
+
+class _GameProcess:
+    """`_Threads` in one forked process, so this one starts no compiled-kernel threads before forking workers
+    (a fork after that can hang); its events are read back by a thread."""
+
+    def __init__(self, options: RunOptions, events: queue.Queue, works: list[Callable], earlier: Any = None):
+        mine, theirs = multiprocessing.Pipe()
+        self.process = multiprocessing.get_context("fork").Process(
+            target=_serve, args=(theirs, options, works, earlier, os.getpid()), daemon=True)
+        self.process.start()
+        theirs.close()
+        self.sender = _Sender(mine)
+        self.connection = mine
+        threading.Thread(target=self._read, args=(events,), daemon=True).start()
+
+    def _read(self, events: queue.Queue) -> None:
+        while True:
+            try:
+                events.put(self.connection.recv())
+            except (EOFError, OSError):
+                events.put(("lost", None, None, "the process playing the LLM games died (killed, or out of "
+                            "memory); the finished games are kept, and a rerun plays the rest", None))
+                return
+
+    def _send(self, *message) -> None:
+        with self.sender.lock:
+            self.connection.send(message)
+
+    def play(self, i: int, job) -> None:
+        self._send("play", i, job)
+
+    def halt(self, grace: float) -> None:
+        self._send("halt", grace)
+
+    def close(self) -> None:
+        try:
+            self._send("end")
+        except OSError:
+            pass
+        if _still_running([self.process], WORKER_END_SECONDS):
+            kill_tree(self.process.pid)
+        self.process.join()
+
+
+class _RayPlayer:
+    """A Ray actor playing LLM games in threads (a threaded actor) around one client of its own."""
+
+    def __init__(self, options: RunOptions, works: list[Callable], earlier: Any = None):
+        self.client, self.works, self.halted = process_client(options, earlier), works, False
+
+    def play(self, i: int, job) -> tuple:
+        if self.halted:
+            return "stopped", None, None
+        kind, payload = _attempt(self.works[i], job, self.client, networked=True)
+        return kind, _sendable(kind, payload), self.client.totals() if self.client is not None else None
+
+    def halt(self, grace: float) -> None:
+        self.halted = True
+        if self.client is not None:
+            self.client.stop(grace)
+
+
+class _RayRun:
+    """The jobs on Ray: CPU jobs as tasks, at most `workers` at once; LLM games on `workers` threaded actors,
+    `max_connections` at once over them all. Ray is shut down at the end, an interrupt included, so a local
+    cluster this run started leaves no process behind."""
+
+    def __init__(self, options: RunOptions, events: queue.Queue, works: list[Callable], workers: int,
+                 earlier: Any = None):
+        try:
+            import ray
+        except ImportError:
+            raise RuntimeError("--ray needs Ray: pip install 'contractlang[ray]'") from None
+        if options.ray not in ("local", "auto"):
+            _reachable(options.ray)
+        self.ray, self.events, self.works, self.workers = ray, events, works, workers
+        self.options, self.earlier = options, earlier
+        ray.init(address=None if options.ray == "local" else options.ray, ignore_reinit_error=True,
+                 include_dashboard=False, log_to_driver=False)
+        self.task = ray.remote(_attempt)
+        self.actors: list = []
+        self.waiting: dict[str, list] = {"cpu": [], "game": []}
+        self.running: dict[str, int] = {"cpu": 0, "game": 0}
+        self.pending: dict = {}  # object ref → (kind of slot, phase, job)
+        self.lock = threading.Lock()
+        self.ended = threading.Event()
+        self.pump = threading.Thread(target=self._pump, daemon=True)
+        self.pump.start()
+
+    def run(self, i: int, job, work: Callable) -> None:
+        with self.lock:
+            self.waiting["cpu"].append((i, job))
+            self._fill()
+
+    def play(self, i: int, job) -> None:
+        with self.lock:
+            self.waiting["game"].append((i, job))
+            self._fill()
+
+    def _fill(self) -> None:
+        limits = {"cpu": self.workers, "game": self.options.connections}
+        for slot, queued in self.waiting.items():
+            while queued and self.running[slot] < limits[slot]:
+                i, job = queued.pop(0)
+                if slot == "cpu":
+                    ref = self.task.remote(self.works[i], job)
+                else:
+                    if not self.actors:
+                        share = -(-self.options.connections // self.workers)
+                        actor = self.ray.remote(max_concurrency=share)(_RayPlayer)
+                        # the usage of earlier games counts once, toward the first actor's run limits
+                        self.actors = [actor.remote(self.options, self.works, self.earlier if n == 0 else None)
+                                       for n in range(self.workers)]
+                    ref = self.actors[len(self.pending) % len(self.actors)].play.remote(i, job)
+                self.running[slot] += 1
+                self.pending[ref] = (slot, i, job)
+
+    def _pump(self) -> None:
+        while not self.ended.is_set():
+            with self.lock:
+                refs = list(self.pending)
+            if not refs:
+                time.sleep(0.05)
+                continue
+            done, _ = self.ray.wait(refs, num_returns=1, timeout=0.2)
+            for ref in done:
+                with self.lock:
+                    slot, i, job = self.pending.pop(ref)
+                    self.running[slot] -= 1
+                try:
+                    kind, payload, *totals = self.ray.get(ref)
+                except Exception as exc:  # the task's process died, or Ray itself failed
+                    kind, payload, totals = "lost", f"a Ray task failed: {str(exc).splitlines()[0]}", []
+                self.events.put((kind, i, job, payload, totals[0] if totals else None))
+                with self.lock:
+                    self._fill()
+
+    def halt(self, grace: float) -> None:
+        with self.lock:
+            stopped = [item for queued in self.waiting.values() for item in queued]
+            for queued in self.waiting.values():
+                queued.clear()
+        for i, job in stopped:
+            self.events.put(("stopped", i, job, None, None))
+        for actor in self.actors:
+            actor.halt.remote(grace)
+
+    def close(self) -> int:
+        self.ended.set()
+        self.pump.join()
+        with self.lock:
+            running = len(self.pending)
+            for ref, (slot, _, _) in self.pending.items():
+                if slot == "cpu":
+                    self.ray.cancel(ref, force=True)
+            self.pending.clear()
+        self.ray.shutdown()
+        return running

@@ -64,7 +64,8 @@ def overloaded() -> tuple[int, dict]:
 class ScriptedServer:
     """Each request pops the next scripted reply: (status, body[, delay_seconds[, headers]]); a bytes body is
     sent as it is (garbage), and `headers` replace the default retry-after-ms of 10. `replies` may instead be a
-    function of the request body that returns the reply (a scripted player that reads its prompt)."""
+    function of the request body that returns the reply (a scripted player that reads its prompt). `arrivals`
+    holds when each request was read (time.monotonic()); `peak_in_flight` the most requests it held at once."""
 
     def __init__(self, replies):
         self.respond = replies if callable(replies) else None
@@ -72,12 +73,33 @@ class ScriptedServer:
         self.requests: list[dict] = []
         self.paths: list[str] = []
         self.headers: list[dict] = []
+        self.arrivals: list[float] = []
+        self.in_flight = self.peak_in_flight = 0
+        self._lock = threading.Lock()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):  # noqa: N802 - http.server's naming
+                with server._lock:
+                    server.in_flight += 1
+                    server.peak_in_flight = max(server.peak_in_flight, server.in_flight)
+                self.counted = True
+                try:
+                    self.answer()
+                finally:
+                    self.answered()
+
+            def answered(self):
+                """The request leaves the count before its answer is sent: the client may send the next at once."""
+                if self.counted:
+                    self.counted = False
+                    with server._lock:
+                        server.in_flight -= 1
+
+            def answer(self):
                 body = json.loads(self.rfile.read(int(self.headers["content-length"])))
                 chat = self.path.rstrip("/").endswith("/chat/completions")
+                server.arrivals.append(time.monotonic())
                 server.requests.append(body)
                 server.paths.append(self.path)
                 server.headers.append({k.lower(): v for k, v in self.headers.items()})
@@ -91,6 +113,7 @@ class ScriptedServer:
                     time.sleep(reply[2])
                 headers = reply[3] if len(reply) > 3 else {"retry-after-ms": "10"}
                 data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+                self.answered()
                 try:
                     self.send_response(status)
                     self.send_header("content-type", "application/json")

@@ -3,6 +3,7 @@ translation caches that cannot be read (issue #30, item 3): the real clients aga
 127.0.0.1, and the real CLI."""
 
 import json
+import re
 import shutil
 import sqlite3
 
@@ -33,15 +34,17 @@ def one_line_error(proc, *needles) -> None:
 
 # --- retries report their cause ------------------------------------------------------------------------
 
-def test_a_retry_the_timeout_cuts_short_reports_the_error_that_caused_it():
+def test_a_retry_the_retry_budget_cuts_short_reports_the_error_that_caused_it():
     """No retry-after: the client's own backoff is not 'the API asked to wait'; the HTTP 500 is the news."""
-    with ScriptedServer([(500, SERVER_ERROR, 0, {})] * 6) as server:
-        client = LlmClient(LlmSettings(base_url=server.url, model="m", timeout_seconds=1.2, max_retries=5), KEY)
+    with ScriptedServer([(500, SERVER_ERROR, 0, {})] * 30) as server:
+        client = LlmClient(LlmSettings(base_url=server.url, model="m", retry_seconds=1.2, max_retries=30), KEY)
         with pytest.raises(CallFailed) as failed:
             client.complete("test", "S", [{"role": "user", "content": "x"}])
     assert "API error 500" in str(failed.value) and "internal error" in str(failed.value)
-    assert "asked" not in str(failed.value) and "the next retry would wait 1 s" in str(failed.value)
-    client = LlmClient(LlmSettings(base_url=closed_port_url(), model="m", timeout_seconds=1.2, max_retries=5), KEY)
+    assert "asked" not in str(failed.value)
+    assert re.search(r"the next retry would wait [\d.]+ s, more than the [\d.]+ s left of the 1.2 s retry budget",
+                     str(failed.value)), str(failed.value)
+    client = LlmClient(LlmSettings(base_url=closed_port_url(), model="m", retry_seconds=1.2, max_retries=5), KEY)
     with pytest.raises(CallFailed, match="connection error") as failed:
         client.complete("test", "S", [{"role": "user", "content": "x"}])
     assert "asked" not in str(failed.value)

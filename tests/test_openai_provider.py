@@ -69,11 +69,14 @@ def test_chat_completions_record_and_replay_offline(tmp_path):
     assert KEY not in (tmp_path / "llm.sqlite").read_bytes().decode("latin-1")
 
 
-def test_the_provider_and_endpoint_are_part_of_the_recording_key(tmp_path):
-    with ScriptedServer([(200, chat_completion("openai"))]) as a, ScriptedServer([(200, chat_completion("b"))]) as b:
+def test_the_provider_is_part_of_the_recording_key_and_the_endpoint_is_not(tmp_path):
+    """The same provider and model through another endpoint (a proxy, a mirror) replays: it is paid once."""
+    replies = [(200, chat_completion("openai")), (200, chat_completion("other"))]
+    with ScriptedServer(replies) as a, ScriptedServer([(200, chat_completion("b"))]) as b:
         assert ask(LlmClient(settings(a.url, tmp_path), KEY)) == "openai"
-        assert ask(LlmClient(settings(b.url, tmp_path), KEY)) == "b"  # another endpoint: asked, not served
-        assert ask(LlmClient(settings(a.url, tmp_path), KEY)) == "openai" and len(a.requests) == 1
+        assert ask(LlmClient(settings(b.url, tmp_path), KEY)) == "openai" and b.requests == []  # served
+        assert ask(LlmClient(settings(a.url, tmp_path, model="other-model"), KEY)) == "other"  # another model: asked
+        assert len(a.requests) == 2
     anthropic = LlmClient(settings(a.url, tmp_path, provider="anthropic", replay=True))
     with pytest.raises(CallFailed, match="no recorded response"):  # the same request to the other provider
         ask(anthropic)

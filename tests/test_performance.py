@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from contractlang.llm import cost_of
-from games.contractsim.performance import LLM_WORKERS, agent_workers
 from games.contractsim.synth import BaseChoice, SolveJob, SynthPlan, Terms, run_solve, write_outputs
 from tests.helpers import run_cli
 from tests.llm_server import ScriptedServer, message, prompt_of
@@ -194,14 +193,6 @@ def test_an_llm_agent_is_scored_and_costed_and_resumes_after_the_api_fails(synth
     assert f"llm:{MODEL}: 6 games, 36 LLM calls (0 failed), 7,200 tokens" in resumed.stdout
     for name in ("tables.json", "tables.md", "figure4.json", "figure4.png"):
         assert (cut / "performance" / name).read_bytes() == (whole / "performance" / name).read_bytes(), name
-
-
-def test_llm_agents_play_eight_games_at_once_by_default():
-    """Eight requests in flight (an LLM game waits on one call at a time), whatever the cores; --workers rules."""
-    from contractlang.llm import LlmSettings
-
-    assert agent_workers(None, LlmSettings()) == LLM_WORKERS == 8
-    assert agent_workers(3, LlmSettings()) == 3 and agent_workers(None, None) is None
 
 
 @pytest.mark.parametrize("args, code, message", [

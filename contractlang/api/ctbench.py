@@ -22,16 +22,21 @@ class Sweep(Rows):
 def sweep(out: str | Path, boards="all", board_set: str | None = None, conditions=("none",), modes=("pfp",),
           pairs=(("planner", "planner"),), repeats: int = 1, seed: int = 0, hidden: bool = False,
           judge: str = "rules", rules: str = "authors", workers: int | None = None, ray: str | None = None,
-          llm=None, progress: Callable[[str, int, int], None] | None = None,
-          notice: Callable[[str], None] = lambda note: None) -> Sweep:
-    """Play every game of the sweep that `out/games.jsonl` does not hold yet. `boards` is "all" (of `board_set`,
-    default ours) or board refs (IDs or SET:ID, in `board_set` when given); `pairs` are (red, blue) agent specs
-    (built-in names, `py:`, `cmd:`, `llm:`) or Python agents (labelled by their `name`; they must pickle for
-    `workers` > 1); `llm` is an `LlmSettings` for LLM players and judges."""
+          llm=None, progress: Callable[..., None] | None = None,
+          notice: Callable[[str], None] = lambda note: None, fail_on_error: float | None = None,
+          estimate: bool = False):
+    """Play every game of the sweep that `out/games.jsonl` does not hold yet, storing each as it ends. `boards`
+    is "all" (of `board_set`, default ours) or board refs (IDs or SET:ID, in `board_set` when given); `pairs`
+    are (red, blue) agent specs (built-in names, `py:`, `cmd:`, `llm:`) or Python agents (labelled by their
+    `name`; they must pickle for `workers` > 1); `llm` is an `LlmSettings` for LLM players and judges (its
+    `max_connections` games wait on the model at once, in threads). A game whose model calls fail is stored
+    as errored and the run goes on (`fail_on_error`: a count, or a share under 1, that ends it with
+    `RunEnded`). `estimate`: return the `games.runner.RunEstimate` instead, playing nothing."""
     from contractlang.vocab import BOARD_SETS, RULE_SETS
     from games.ctbench.board import benchmark_boards, board_ref
     from games.ctbench.play import CONDITIONS
-    from games.ctbench.sweep import check_names, sweep as run_sweep, sweep_specs
+    from games.ctbench.sweep import check_names, decisions, sweep as run_sweep, sweep_phase, sweep_specs
+    from games.runner import RunOptions, estimate as run_estimate
     from contractlang.errors import UnknownName
 
     if rules not in RULE_SETS:
@@ -53,5 +58,7 @@ def sweep(out: str | Path, boards="all", board_set: str | None = None, condition
     check_names(pairs, judge, objects)
     specs = sweep_specs([(b.board_set, b.id) for b in chosen], list(conditions), list(modes), pairs, repeats, seed,
                         not hidden, judge, rules)
-    return Sweep(result=run_sweep(specs, Path(out), workers, ray, llm, progress or (lambda *a: None), notice,
-                                  objects))
+    if estimate:
+        return run_estimate(sweep_phase(specs, Path(out), objects), decisions, llm)
+    options = RunOptions(workers=workers, ray=ray, llm=llm, fail_on_error=fail_on_error)
+    return Sweep(result=run_sweep(specs, Path(out), options, progress or (lambda *a: None), notice, objects))

@@ -124,20 +124,27 @@ def performance(agent=None, agents=(), directory: str | Path | None = None, out:
                 seeds=(42,), settings=None, contracts: str | None = None, envs=None, variants=None, rhos=None,
                 limit: int | None = None, convention: str = "cs19", workers: int | None = None,
                 ray: str | None = None, llm=None, progress: Progress = None,
-                notice: Callable[[str], None] | None = None) -> PerformanceResult:
+                notice: Callable[[str], None] | None = None, fail_on_error: float | None = None,
+                estimate: bool = False):
     """Each agent (`agent`, and every one of `agents`: an object with `act`, a class, a factory, a built-in name
     or a spec, `LABEL=SPEC` to label it) in `role` (with "both", the roles every agent plays: an agent may say
     which in its `roles` attribute) against RCC, RC and RE on every contract of the set or the
     slice (ContractSim paper, App. B.2, C.6): Tables 7–10 with the rational rows of the same cases, Figure 4, the LLM account. An
     object is labelled by its `name` and must pickle for `workers` > 1. `llm` is an `LlmSettings` for `llm:`
-    agents; `notice` hears, before a cold start, how many DP tables must be solved and an estimate. Resumable: the games are jobs in `DIRECTORY/jobs/`, shared with the CLI."""
-    from games.contractsim.experiments import ROLES, rational_records
+    agents (its `max_connections` games wait on the model at once, in threads; `workers` processes solve and
+    play the rational games meanwhile); `notice` hears, before a cold start, how many DP tables must be solved
+    and an estimate, and which errored games are retried. A game whose model calls fail is left out as errored
+    (`fail_on_error`: a count, or a share under 1, of errored games that ends the run with `RunEnded`).
+    `estimate`: return the run's `games.runner.RunEstimate` instead, playing nothing. Resumable: the games are
+    jobs in `DIRECTORY/jobs/`, shared with the CLI."""
+    from games.contractsim.experiments import ROLES, rational_phase
     from games.contractsim.metrics import CONVENTIONS, output_name
     from contractlang.files import check_outputs
-    from games.contractsim.performance import (Case, agent_workers, check_agents, figure4, jobs_of, markdown,
-                                               performance_records, report, report_paths, write_report)
-    from games.runner import shared_store
+    from games.contractsim.performance import (Case, check_agents, decisions, figure4, jobs_of, markdown,
+                                               performance_phase, report, report_paths, write_report)
+    from games.runner import RunOptions, estimate as run_estimate, run_games, shared_store
     from games.agents import agent_name, roles_of
+    from contractlang.llm import agent_model
     from contractlang.vocab import SETTINGS
 
     given = ([agent] if agent is not None else []) + list(agents)
@@ -167,25 +174,29 @@ def performance(agent=None, agents=(), directory: str | Path | None = None, out:
     cases = [Case(contract=ir, env=entry.env, p_sat=entry.p_sat, seed=s) for s in seed_list for entry, ir in chosen]
     rational_jobs = list(dict.fromkeys(c.rational for c in cases))
     jobs = out / "jobs"
+    games_phase = performance_phase(jobs_of(cases, names, roles, game_settings), jobs / "performance.jsonl",
+                                    shared_store(directory, out, "performance.jsonl"), objects)
+    if estimate:
+        return run_estimate(games_phase, lambda job: [(agent_model(job.agent), decisions(job))]
+                            if decisions(job) else [], llm)
     check_outputs(report_paths(out, convention))  # refused now, not after the games
+    rational_store = shared_store(directory, out, "rational.jsonl")
     if notice is not None:
         from games.contractsim.experiments import solving_plan
         from solver.dp import TableCache
 
         tables = TableCache()
-        store = shared_store(directory, out, "rational.jsonl") or jobs / "rational.jsonl"
-        plan = solving_plan(rational_jobs, store, tables)
+        plan = solving_plan(rational_jobs, rational_store or jobs / "rational.jsonl", tables)
         if plan.to_solve:
             notice(plan.text(tables.directory))
-    records, rational_now = rational_records(rational_jobs, jobs / "rational.jsonl", workers, ray, progress,
-                                             shared_store(directory, out, "rational.jsonl"))
-    games, played_now = performance_records(jobs_of(cases, names, roles, game_settings), jobs / "performance.jsonl",
-                                            agent_workers(workers, llm), ray, llm, progress,
-                                            shared_store(directory, out, "performance.jsonl"), objects)
-    rational_by_job = dict(zip(rational_jobs, records))
-    rep = report(cases, names, roles, games, rational_by_job, game_settings, convention, covers)
-    folder = write_report(out, rep, figure4(cases, rep, games, rational_by_job))
-    return PerformanceResult(report=rep, played_rational=rational_now, played_agents=played_now, folder=folder,
+    rational, games = run_games([rational_phase(rational_jobs, jobs / "rational.jsonl", rational_store), games_phase],
+                                RunOptions(workers=workers, ray=ray, llm=llm, fail_on_error=fail_on_error),
+                                progress, notice)
+    rational_by_job = {job: rational.records[job] for job in rational_jobs}
+    rep = report(cases, names, roles, games.records, rational_by_job, game_settings, convention, covers,
+                 games.unfinished)
+    folder = write_report(out, rep, figure4(cases, rep, games.records, rational_by_job))
+    return PerformanceResult(report=rep, played_rational=rational.played, played_agents=games.played, folder=folder,
                              tables=folder / output_name("tables.md", convention),
                              figure=folder / output_name("figure4.png", convention), markdown=markdown(rep))
 

@@ -12,7 +12,8 @@ from contractlang.cli.app import app
 from contractlang.cli.errors import InputError, UsageProblem, playing, runner_progress
 from contractlang.cli.inputs import load_contracts, synthetic_set
 from contractlang.cli.llm_options import GuidanceOption, LlmFlags, llm_client, llm_options, llm_settings
-from contractlang.cli.options import ConventionOption, JsonFlag, LlmWorkers, Ray, choice, int_list
+from contractlang.cli.options import (ConventionOption, EstimateFlag, FailOnErrorOption, JsonFlag, LlmWorkers, Ray,
+                                      choice, fail_on_error, int_list)
 from contractlang.cli.render import stdout_console, usage_line
 from contractlang.files import check_outputs, read_capped
 from contractlang.vocab import SETTINGS
@@ -76,6 +77,8 @@ def negotiate(
                             "1–2's are exact).", show_default=False)] = None,
     workers: LlmWorkers = None,
     ray: Ray = None,
+    fail_on_errors: FailOnErrorOption = None,
+    estimate: EstimateFlag = False,
     json_out: JsonFlag = False,
     llm_flags: LlmFlags | None = None,
 ) -> None:
@@ -85,7 +88,6 @@ def negotiate(
     from games.contractsim.environments import ENVIRONMENTS, environment
     from games.contractsim.llm_agents import guidance_for
     from games.contractsim.negotiation_experiment import MAX_NEGOTIATIONS, Plan, play_job
-    from games.contractsim.performance import agent_workers
     from games.contractsim.session import NegotiationSummary, check_names
     from solver.dp import TableCache
 
@@ -118,23 +120,38 @@ def negotiate(
     if plan.size > MAX_NEGOTIATIONS:
         raise InputError(f"{plan.size:,} negotiations asked for; one command plays at most {MAX_NEGOTIATIONS:,}")
     jobs = plan.jobs()
+    allowed = fail_on_error(fail_on_errors)
+    if estimate:
+        from contractlang.cli.experiments import echo_estimate
+        from games.contractsim.negotiation_experiment import decisions, negotiation_phase
+        from games.runner import estimate as run_estimate
+
+        if out is None:
+            raise UsageProblem("--estimate applies to a run into --out (a stored sweep)")
+        echo_estimate(run_estimate(negotiation_phase(jobs, out / "jobs" / "negotiations.jsonl"), decisions,
+                                   settings), json_out)
+        return
     client = llm_client(settings)  # a recordings file that cannot be used stops the run here, before any game
     drawn = () if out is None else _frontiers(frontiers)
-    played_now = None
+    played_now = unfinished = None
     tables = TableCache()
     with runner_progress(json_out) as advance, playing():
         if out is None:
             runs = []
             advance("negotiating", 0, len(jobs))
             for job in jobs:
-                runs.append(play_job(job, tables=tables, client=client).run)
+                runs.append(play_job(job, client=client, tables=tables).run)
                 advance("negotiating", len(runs), len(jobs))
         else:
             from games.contractsim.negotiation_experiment import negotiation_records, report_paths
+            from games.runner import RunOptions
 
             check_outputs(report_paths(out))  # refused now, not after the negotiations
-            runs, played_now = negotiation_records(jobs, out / "jobs" / "negotiations.jsonl",
-                                                   agent_workers(workers, settings), ray, settings, advance)
+            options = RunOptions(workers=workers, ray=ray, llm=settings, fail_on_error=allowed)
+            done, played_now, unfinished = negotiation_records(
+                jobs, out / "jobs" / "negotiations.jsonl", options, advance,
+                None if json_out else lambda text: typer.echo(text, err=True))
+            jobs, runs = [j for j, _ in done], [r for _, r in done]
     summary = NegotiationSummary.of(runs)
     folder = None
     if out is not None:
@@ -142,7 +159,7 @@ def negotiate(
 
         folder = write_report(out, report(plan, jobs, runs, drawn), setting is not None)
     if json_out:
-        extra = {} if folder is None else {"out": str(folder), "played_now": played_now}
+        extra = {} if folder is None else {"out": str(folder), "played_now": played_now, "unfinished": unfinished}
         typer.echo(json.dumps({"ok": True, "runs": [r.model_dump(mode="json") for r in runs],
                                "summary": summary.model_dump(), **extra}))
         return
@@ -153,7 +170,8 @@ def negotiate(
                    f"{summary.mean_gain_customer}, Supplier {summary.mean_gain_supplier}; mean P_sat "
                    f"{summary.mean_p_sat}; {summary.performance_games} performance game(s)")
     if folder is not None:
-        typer.echo(f"{played_now} negotiation(s) played now; tables and Figures 2, 3"
+        left_out = f"; {unfinished} errored or limited left out of the tables" if unfinished else ""
+        typer.echo(f"{played_now} negotiation(s) played now{left_out}; tables and Figures 2, 3"
                    f"{' and 5' if ablation else ''} in {folder}")
 
 

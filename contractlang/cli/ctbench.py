@@ -11,8 +11,8 @@ import typer
 from contractlang.cli.app import app, ctbench_app
 from contractlang.cli.errors import InputError, UsageProblem, playing
 from contractlang.cli.llm_options import LlmFlags, llm_client, llm_options, llm_settings
-from contractlang.cli.options import (BoardSetOption, JsonFlag, RulesOption, Workers, choice, ctbench_board, items,
-                                      rule_set)
+from contractlang.cli.options import (BoardSetOption, EstimateFlag, FailOnErrorOption, JsonFlag, LlmWorkers,
+                                      RulesOption, choice, ctbench_board, fail_on_error, items, rule_set)
 from contractlang.cli.play import AGENT_HELP
 from contractlang.cli.render import usage_line
 from contractlang.files import write_atomically
@@ -87,15 +87,18 @@ def ctbench_sweep(
     repeats: Annotated[int, typer.Option(min=1, max=1000, help="Games per (board, condition, mode, pairing); repeat r "
                                                      "draws agent randomness from (seed, r).")] = 1,
     hidden: Annotated[bool, typer.Option("--hidden", help="Hide each player's state from the other.")] = False,
-    workers: Workers = None,
+    workers: LlmWorkers = None,
     ray: Annotated[Optional[str], typer.Option(help="Run on Ray instead: a cluster address, or 'local'.")] = None,
     out: Annotated[Path, typer.Option(help="Directory for games.jsonl and summary.json; a rerun into it resumes.")]
     = Path("ctbench-sweep"),
+    fail_on_errors: FailOnErrorOption = None,
+    estimate: EstimateFlag = False,
     json_out: JsonFlag = False,
     llm_flags: LlmFlags | None = None,
 ) -> None:
-    """Run boards × contract conditions × modes × pairings × repeats; resumable. Offline agents by default;
-    LLM players and judges (llm[:MODEL]) and external agents (cmd:PROGRAM) too."""
+    """Run boards × contract conditions × modes × pairings × repeats, each game stored as it ends; resumable.
+    Offline agents by default; LLM players and judges (llm[:MODEL]) and external agents (cmd:PROGRAM) too. A
+    game whose model calls fail is stored as errored and the sweep goes on; a rerun retries it."""
     from contractlang.api.ctbench import sweep
     from contractlang.progress import job_progress
     from contractlang.vocab import BOARD_SETS
@@ -107,18 +110,31 @@ def ctbench_sweep(
     if (red is None) != (blue is None):
         raise UsageProblem("--red and --blue go together (or give --agents)")
     pairs = [(red, blue)] if red is not None else [_pairing(pair) for pair in items(agents, "--agents")]
+    allowed = fail_on_error(fail_on_errors)
     settings = llm_settings([n for pair in pairs for n in pair] + [judge], llm_flags)
+    if estimate:
+        from contractlang.cli.experiments import echo_estimate
+
+        try:
+            plan = sweep(out, refs, board_set, conds, mode_list, pairs, repeats, seed, hidden, judge, rules,
+                         llm=settings, estimate=True)
+        except ValueError as exc:
+            raise UsageProblem(str(exc)) from None
+        echo_estimate(plan, json_out)
+        return
     llm_client(settings)  # a recordings file that cannot be used stops the sweep here, before any game
     try:
         with job_progress(json_out) as advance, playing():
             result = sweep(out, refs, board_set, conds, mode_list, pairs, repeats, seed, hidden, judge, rules,
-                           workers, ray, settings, advance, lambda note: typer.echo(note, err=True)).result
+                           workers, ray, settings, advance, lambda note: typer.echo(note, err=True),
+                           fail_on_error=allowed).result
     except RuntimeError as exc:
         raise InputError(str(exc)) from None
     except ValueError as exc:
         raise UsageProblem(str(exc)) from None
     if json_out:
         typer.echo(json.dumps({"ok": True, "games": len(result.records), "played": result.played, "out": str(out),
+                               "errored": result.errored, "limited": result.limited,
                                "rows": [r.model_dump(mode="json") for r in result.rows],
                                "llm": result.llm_usage.model_dump()}))
         return
@@ -127,7 +143,9 @@ def ctbench_sweep(
     print_summary(list(result.rows))
     if result.llm_usage.calls:
         typer.echo(usage_line(result.llm_usage))
-    typer.echo(f"{len(result.records)} games ({result.played} played now); results in {result.store} and "
+    left_out = (f"; {result.errored} errored and {result.limited} limited games left out of the summary"
+                if result.errored or result.limited else "")
+    typer.echo(f"{len(result.records)} games ({result.played} played now{left_out}); results in {result.store} and "
                f"{result.summary}")
 
 

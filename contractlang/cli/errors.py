@@ -18,7 +18,7 @@ from typer._click.exceptions import ClickException, NoArgsIsHelpError  # typer 0
 from typer.core import TyperGroup
 
 from contractlang.diagnostics import ContractError, printable
-from contractlang.errors import UnknownName
+from contractlang.errors import RunEnded, UnknownName
 from contractlang.files import FileError, GuardedOutput, OutputError
 
 
@@ -88,6 +88,8 @@ def exit_code(command: Callable[[], int | None], json_mode: bool) -> int:
         return _report(str(exc), 1, False, lost_stdout=True, quiet=exc.reader_left)
     except KeyboardInterrupt:
         return _report("interrupted", 130, json_mode)
+    except RunEnded as exc:
+        return _report(str(exc), exc.code, json_mode)
     except CheckFailed as exc:
         return _report(str(exc), 1, json_mode, exc.diagnostics, exc.source)
     except ContractError as exc:

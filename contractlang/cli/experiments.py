@@ -12,8 +12,8 @@ from contractlang.cli.app import app, experiment_app
 from contractlang.cli.errors import InputError, playing, runner_progress
 from contractlang.cli.inputs import output_dir, synthetic_set
 from contractlang.cli.llm_options import LlmFlags, llm_client, llm_options, llm_settings
-from contractlang.cli.options import (ConventionOption, JsonFlag, LlmWorkers, Ray, Workers, float_set, int_list,
-                                     items)
+from contractlang.cli.options import (ConventionOption, EstimateFlag, FailOnErrorOption, JsonFlag, LlmWorkers, Ray,
+                                     Workers, fail_on_error, float_set, int_list, items)
 
 app.add_typer(experiment_app, name="experiment")
 
@@ -161,13 +161,16 @@ def experiment_performance(
     convention: ConventionOption = "cs19",
     workers: LlmWorkers = None,
     ray: Ray = None,
+    fail_on_errors: FailOnErrorOption = None,
+    estimate: EstimateFlag = False,
     json_out: JsonFlag = False,
     llm_flags: LlmFlags | None = None,
 ) -> None:
     """Each agent in each role against RCC, RC and RE on every synthetic contract (ContractSim paper, App. B.2, App. C.6): Tables 7–10
     (macro and micro) with the rational rows of the same cases and the paper's beside them, Figure 4 (compliance
     and unilateral defection against P_sat and the number of contingencies), and the LLM agents' tokens and
-    cost. Regret's RCC games are the rational experiment's, played once into the same job store. Resumable."""
+    cost. Regret's RCC games are the rational experiment's, played once into the same job store. A game whose
+    model calls fail is stored as errored and the run goes on; a rerun retries it. Resumable."""
     from contractlang.api.experiments import performance
     from games.agents import split_label
 
@@ -175,17 +178,26 @@ def experiment_performance(
     seed_list = int_list(seeds, "seed", "--seeds")
     if any(s < 0 for s in seed_list):
         raise InputError(f"--seeds takes seeds of 0 or more, not {seeds!r}")
+    allowed = fail_on_error(fail_on_errors)
     settings = llm_settings([split_label(a)[1] for a in agents], llm_flags)
+    slice_options = _slice(contracts, envs, variants, rhos, limit)
+    if estimate:
+        with runner_progress(True):
+            plan = performance(agents=agents, directory=directory, out=out, role=role, seeds=seed_list,
+                               settings=setting, **slice_options, llm=settings, estimate=True)
+        echo_estimate(plan, json_out)
+        return
     llm_client(settings)  # a recordings file that cannot be used stops the run here, before any game
     with runner_progress(json_out) as advance, playing():
         result = performance(agents=agents, directory=directory, out=out, role=role, seeds=seed_list, settings=setting,
-                             **_slice(contracts, envs, variants, rhos, limit), convention=convention,
-                             workers=workers, ray=ray, llm=settings, progress=advance,
-                             notice=None if json_out else lambda text: typer.echo(text, err=True))
+                             **slice_options, convention=convention, workers=workers, ray=ray, llm=settings,
+                             progress=advance, notice=None if json_out else lambda text: typer.echo(text, err=True),
+                             fail_on_error=allowed)
     rep = result.report
     if json_out:
         typer.echo(json.dumps({"ok": True, "contracts": rep.contracts, "seeds": list(rep.seeds), "agents": agents,
-                               "roles": list(rep.roles), "covers": rep.covers,
+                               "roles": list(rep.roles), "covers": rep.covers, "errored": rep.errored,
+                               "limited": rep.limited,
                                "played_now": {"rational": result.played_rational, "agents": result.played_agents},
                                "llm": [u.model_dump(mode="json") | {"total_tokens": u.total_tokens}
                                        for u in rep.llm],
@@ -198,10 +210,20 @@ def experiment_performance(
         typer.echo(f"{u.agent}: {u.games} games, {u.calls} LLM calls ({u.failed} failed), {u.total_tokens:,} tokens "
                    f"({u.input_tokens:,} input, {u.output_tokens:,} output, prompt cache {u.cache_read_tokens:,} "
                    f"read and {u.cache_write_tokens:,} written), {cost}")
+    left_out = (f"; {rep.errored} errored and {rep.limited} limited games left out of the tables"
+                if rep.errored or rep.limited else "")
     typer.echo(f"{rep.contracts} contracts × {len(rep.seeds)} seed(s) × {len(agents)} agent(s) × "
                f"{len(rep.settings)} setting(s) × {len(rep.roles)} role(s) × 3 counterparties "
-               f"({result.played_agents} agent games and {result.played_rational} rational jobs played now); tables "
-               f"and Figure 4 in {result.folder}")
+               f"({result.played_agents} agent games and {result.played_rational} rational jobs played now"
+               f"{left_out}); tables and Figure 4 in {result.folder}")
+
+
+def echo_estimate(plan, json_out: bool) -> None:
+    """`--estimate`'s answer: one line, or its JSON."""
+    if json_out:
+        typer.echo(json.dumps({"ok": True, "estimate": plan.model_dump(mode="json")}))
+    else:
+        typer.echo(plan.text())
 
 
 @experiment_app.command("frontier")

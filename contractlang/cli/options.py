@@ -22,8 +22,30 @@ FloorsOption = Annotated[str, typer.Option(
                      "deduction's), no-deduction-floor, rollover-lifts-floors, or "
                      "no-deduction-floor+rollover-lifts-floors.")]
 LlmWorkers = Annotated[Optional[int], typer.Option(
-    min=1, help="Local worker processes (default: all cores; with an LLM agent 8, the number of model requests in "
-                "flight).")]
+    min=1, help="Local worker processes for the CPU work, DP solves and rational games (default: all cores). LLM "
+                "games do not take one each: --max-connections of them wait on the model at once, in threads of "
+                "one process, while the workers solve the next contracts.")]
+FailOnErrorOption = Annotated[Optional[str], typer.Option(
+    "--fail-on-error", help="End the run with exit 1 once more games than this have errored (their model calls "
+                            "failed after the client's retries): a count such as 5, or a share of the games to "
+                            "play such as 0.1. Default: never; errored games are stored as such, left out of the "
+                            "tables, and a rerun of the same command retries them.")]
+EstimateFlag = Annotated[bool, typer.Option(
+    "--estimate", help="Print the games (to play now, stored, errored to retry), the expected LLM calls, tokens "
+                       "and cost, then exit without playing.")]
+
+
+def fail_on_error(text: str | None) -> float | None:
+    """--fail-on-error's value: a count of games (a whole number) or a share of them (0 < share < 1)."""
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0 or (value >= 1 and not value.is_integer()):
+        raise UsageProblem(f"--fail-on-error takes a count of games (0, 5) or a share of them (0.1), not {text!r}")
+    return value
 
 
 def seconds(value: float) -> float:

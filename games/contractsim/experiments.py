@@ -28,7 +28,7 @@ from games.contractsim.metrics import (
 )
 from games.contractsim.paper import cell_text, paper_tables
 from games.contractsim.run import RunRecord
-from games.runner import Progress, run_phase, stored_records
+from games.runner import Phase, Progress, run_phase, stored_records
 from solver.dp import TableCache
 
 SEED = 42
@@ -127,9 +127,14 @@ def rational_records(jobs: list[RationalJob], store_path: Path, workers: int | N
                      progress: Progress | None = None, shared: Path | None = None) -> tuple[list[RationalRecord], int]:
     """Every job's record, from the store (or the read-only `shared` one) or played now (and appended to the
     store); and how many were played now."""
-    records, ran = run_phase("games", store_path, RationalRecord, run_rational, jobs, workers, ray_address, progress,
-                             shared)
+    records, ran = run_phase(*rational_phase(jobs, store_path, shared)[:5], workers, ray_address, progress, shared)
     return [records[j] for j in jobs], ran
+
+
+def rational_phase(jobs: list[RationalJob], store_path: Path, shared: Path | None = None) -> Phase:
+    """The rational jobs as a phase of `games.runner.run_games`: CPU work (each solves its contract's DP table,
+    then plays the nine pairings)."""
+    return Phase("games", store_path, RationalRecord, run_rational, jobs, shared)
 
 
 class TableRow(Frozen):

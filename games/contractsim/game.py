@@ -8,13 +8,13 @@ log are in the setting's dollars, so `contractlang trace` replays a log against 
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Literal, Union
 
 from contractlang.interpreter.contractsim import CompiledContractSim, ContractSimMonitor, compile_contractsim
 from contractlang.interpreter.rounds import FloorRules
 from contractlang.interpreter.events import Delivery, Payment, WeekEnd
 from contractlang.ir import ContractSimIR, Triple
+from contractlang.memo import ByteLru
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, Frozen
 from games.contractsim.log import LogEntry, OrderPlaced, PaymentWeekEnd, ProductionWeekEnd, WeekShocks
 from games.contractsim.shocks import Shocks
@@ -89,10 +89,17 @@ class SupplierObservation(Frozen):
 Observation = Union[CustomerObservation, SupplierObservation]
 
 
-@lru_cache(maxsize=64)
-def _compiled(base_ir: ContractSimIR, inventory_cap: int, floors: FloorRules) -> CompiledContractSim:
+COMPILED_BYTES = 96 * 2**20
+"""The compiled contracts one process keeps: a contract's outcome tables take up to ~7 MB (issue #47 measured a
+worker at 590 MB with 64 of them), and consecutive games play the same contract (`performance.jobs_of`)."""
+
+
+def _compile(base_ir: ContractSimIR, inventory_cap: int, floors: FloorRules) -> CompiledContractSim:
     """Compiling tabulates every week outcome (~50 ms); a sweep plays each contract many times."""
     return compile_contractsim(base_ir, inventory_cap, floors)
+
+
+_compiled = ByteLru(_compile, COMPILED_BYTES)
 
 
 class ContractSimGame(Frozen):

@@ -2,30 +2,29 @@
 ordered Customer × Supplier pairing of the given agents, in every environment, `repeats` times (the paper: 3 ×
 3 × 3 × 6 = 162 negotiations), under each prompt-guidance condition and setting asked for.
 
-Every negotiation is a job of `games.runner.run_phase`, so a run written into a directory resumes where it
+Every negotiation is a job of `games.runner.run_games`, so a run written into a directory resumes where it
 stopped and a rerun plays nothing twice; the tables and figures are computed from the records in job order, so
 a resumed run writes the same bytes as an uninterrupted one.
 """
 
 from __future__ import annotations
 
-from functools import partial
 from pathlib import Path
 
 from pydantic import computed_field
 
 from contractlang.files import make_folder, write_atomically
 from contractlang.ir import ContractSimIR
-from contractlang.llm import ApiKeys, LlmClient, LlmSettings
+from contractlang.llm import LlmClient, agent_model
 from contractlang.render import relabel
-from contractlang.vocab import SETTINGS, Frozen
+from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, SETTINGS, Frozen
 from games.contractsim.environments import environment
 from games.contractsim.frontier import DETERMINISTIC, Frontier, draw, frontiers
-from games.contractsim.negotiation import EPS
+from games.contractsim.negotiation import EPS, MAX_ROUNDS
 from games.contractsim.performance import process_tables
 from games.contractsim.session import NegotiatedRun, negotiate_and_perform
 from games.figures import pyplot, save_png, write_json
-from games.runner import Progress, run_phase
+from games.runner import Phase, Progress, RunOptions, run_games
 from solver.dp import TableCache
 
 ROLES = ("customer", "supplier")
@@ -91,25 +90,50 @@ class Plan(Frozen):
         return out
 
 
-def play_job(job: NegotiationJob, llm: LlmSettings | None = None, tables: TableCache | None = None,
-             client: LlmClient | None = None) -> NegotiationJobRecord:
-    """The negotiation of `job`. In a worker process the LLM client is made here from `llm` (a client does not
-    cross a fork); in this process the caller's `client` serves every job."""
-    if client is None and llm is not None:
-        client = LlmClient(llm, ApiKeys.from_environment())
+def play_job(job: NegotiationJob, client: LlmClient | None = None, tables: TableCache | None = None) -> NegotiationJobRecord:
+    """The negotiation of `job`; LLM negotiators, translators and performers call the model through `client`,
+    the one client its process's games share."""
     run = negotiate_and_perform(environment(job.env), job.customer, job.supplier, list(job.offers),
                                 tables or process_tables(), job.translator, job.perform, job.seeds, client,
                                 job.guidance, job.repeat)
     return NegotiationJobRecord(job=job, run=run)
 
 
-def negotiation_records(jobs: list[NegotiationJob], store_path: Path, workers: int | None, ray_address: str | None,
-                        llm: LlmSettings | None, progress: Progress | None) -> tuple[list[NegotiatedRun], int]:
-    """Every job's run in job order, from the store or played now (and appended to it); and how many were
-    played now."""
-    records, played = run_phase("negotiations", store_path, NegotiationJobRecord, partial(play_job, llm=llm), jobs,
-                                workers, ray_address, progress)
-    return [records[j].run for j in jobs], played
+def calls_model(job: NegotiationJob) -> bool:
+    """Whether the negotiation waits on an LLM (a negotiator, the translator or a performer is one)."""
+    return any(agent_model(name) is not None for name in (job.customer, job.supplier, job.translator, *job.perform))
+
+
+def llm_calls(record: NegotiationJobRecord) -> tuple:
+    """Every model call of a negotiation and of the performance games on its agreement."""
+    return record.run.negotiation.llm_calls + tuple(c for r in record.run.performances for c in r.llm_calls)
+
+
+def negotiation_phase(jobs: list[NegotiationJob], store_path: Path) -> Phase:
+    """The negotiations as a phase of `games.runner.run_games`, the LLM ones waiting on the network."""
+    return Phase("negotiations", store_path, NegotiationJobRecord, play_job, jobs, network=calls_model,
+                 calls=llm_calls)
+
+
+def decisions(job: NegotiationJob) -> list:
+    """(model, calls) of each LLM of the negotiation, from its length: a negotiator speaks in every other of up
+    to MAX_ROUNDS rounds, half of which an agreement usually leaves unplayed; the translator reads each
+    proposal (about one a turn of the Supplier's); a performer decides once a week it acts in."""
+    turns = MAX_ROUNDS // 4
+    models = [(job.customer, turns), (job.supplier, turns), (job.translator, turns),
+              (job.perform[0], len(PAYMENT_WEEKS) * len(job.seeds)),
+              (job.perform[1], len(PRODUCTION_WEEKS) * len(job.seeds))]
+    return [(agent_model(name), n) for name, n in models if agent_model(name) is not None]
+
+
+def negotiation_records(jobs: list[NegotiationJob], store_path: Path, options: RunOptions,
+                        progress: Progress | None, notice=None) -> tuple[list[tuple[NegotiationJob, NegotiatedRun]],
+                                                                        int, int]:
+    """Every completed job and its run, in job order, from the store or played now (and appended to it); how
+    many were played now; how many errored or were limited (left out, see `games.runner.run_games`)."""
+    [played] = run_games([negotiation_phase(jobs, store_path)], options, progress, notice)
+    return ([(j, played.records[j].run) for j in jobs if j in played.records], played.played,
+            len(played.unfinished))
 
 
 # --- ContractSim paper, App. C.5 metrics by role --------------------------------------------------------------------------------------

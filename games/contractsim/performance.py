@@ -16,9 +16,9 @@ from pathlib import Path
 
 from contractlang.files import make_folder, write_atomically
 from contractlang.ir import ContractSimIR
-from contractlang.llm import ApiKeys, LlmClient, LlmSettings, LlmUsage, agent_model
+from contractlang.llm import LlmClient, LlmUsage, agent_model
 from contractlang.render import relabel
-from contractlang.vocab import Frozen
+from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, Frozen
 from games.contractsim.batch import play_batch
 from games.contractsim.environments import environment
 from games.contractsim.experiments import (
@@ -41,18 +41,8 @@ from games.agents import AgentError, agent_name, check, split_label
 from games.contractsim.paper import PAPER_N, cell_text, paper_tables, welch_p
 from games.contractsim.run import RunRecord, play
 from games.figures import pyplot, save_png, write_json
-from games.runner import Progress, run_phase
+from games.runner import Phase
 from solver.dp import TableCache
-
-LLM_WORKERS = 8
-
-
-def agent_workers(workers: int | None, llm: LlmSettings | None) -> int | None:
-    """Worker processes for the agent games: as asked; else, with an LLM agent, LLM_WORKERS — each game waits on
-    one model call at a time, so this is the number of requests in flight, not a share of the cores; else
-    None (every core)."""
-    return workers or (LLM_WORKERS if llm is not None else None)
-
 
 def check_agents(agents: list[str], roles: list[str]) -> None:
     """`UnknownName` (or `AgentError`) for the first agent `play` cannot seat in one of `roles` (see
@@ -107,13 +97,13 @@ class PerformanceRecord(Frozen):
     run: RunRecord
 
 
-def run_performance(job: PerformanceJob, llm: LlmSettings | None = None, tables: TableCache | None = None,
+def run_performance(job: PerformanceJob, client: LlmClient | None = None, tables: TableCache | None = None,
                     objects: dict | None = None) -> PerformanceRecord:
     """The game of `job`: by the batch engine when both players are rational (the same game `play` plays,
-    faster), else by `play`; an LLM agent gets a client of its own made from `llm` (in whichever process). A
-    `setting` relabels the contract (`contractlang.render.relabel`: names, and money × the multiplier); the
-    record's amounts stay in base units, so its rows compare with the Catering ones. `objects` are Python agents
-    by label: the job names one by its label."""
+    faster), else by `play`; an LLM agent calls the model through `client`, the one client its process's games
+    share. A `setting` relabels the contract (`contractlang.render.relabel`: names, and money × the multiplier);
+    the record's amounts stay in base units, so its rows compare with the Catering ones. `objects` are Python
+    agents by label: the job names one by its label."""
     cache = tables or process_tables()
     env = environment(job.env)
     contract = job.contract if job.setting in (None, job.contract.setting) else relabel(job.contract, job.setting)
@@ -122,9 +112,14 @@ def run_performance(job: PerformanceJob, llm: LlmSettings | None = None, tables:
     if job.agent in POLICIES and agent == job.agent:
         run = play_batch(contract, env, customer, supplier, [job.seed], cache)[0]
     else:
-        client = LlmClient(llm, ApiKeys.from_environment()) if llm is not None and _model(job.agent) else None
-        run = play(contract, env, customer, supplier, seed=job.seed, keep_log=False, tables=cache, llm=client)
+        run = play(contract, env, customer, supplier, seed=job.seed, keep_log=False, tables=cache,
+                   llm=client if calls_model(job) else None)
     return PerformanceRecord(job=job, run=run)
+
+
+def calls_model(job: PerformanceJob) -> bool:
+    """Whether the game waits on an LLM (its agent is one)."""
+    return _model(job.agent) is not None
 
 
 @lru_cache(maxsize=1)
@@ -142,14 +137,20 @@ def jobs_of(cases: list[Case], agents: list[str], roles: list[str],
             for setting in settings for role in roles for other in COUNTERPARTIES]
 
 
-def performance_records(jobs: list[PerformanceJob], store_path: Path, workers: int | None,
-                        ray_address: str | None, llm: LlmSettings | None = None, progress: Progress | None = None,
-                        shared: Path | None = None,
-                        objects: dict | None = None) -> tuple[dict[PerformanceJob, PerformanceRecord], int]:
-    """Every job's record, from the store (or the read-only `shared` one) or played now (and appended to the
-    store); and how many were played now. `objects` (Python agents by label) travel to the workers by pickle."""
-    return run_phase("agent games", store_path, PerformanceRecord, partial(run_performance, llm=llm, objects=objects),
-                     jobs, workers, ray_address, progress, shared)
+def performance_phase(jobs: list[PerformanceJob], store_path: Path, shared: Path | None = None,
+                      objects: dict | None = None) -> Phase:
+    """The agent games as a phase of `games.runner.run_games`: the LLM ones wait on the network, and each
+    starts once its case's rational job (its τ^RCC games and the contract's DP table) is stored. `objects`
+    (Python agents by label) travel to the workers by pickle."""
+    return Phase("agent games", store_path, PerformanceRecord, partial(run_performance, objects=objects), jobs,
+                 shared, network=calls_model, calls=lambda record: record.run.llm_calls,
+                 needs=lambda job: RationalJob(contract=job.contract, env=job.env, seed=job.seed))
+
+
+def decisions(job: PerformanceJob) -> int:
+    """Model calls the game's LLM agent makes, one per week it acts in (ContractSim paper, App. B.2): 6 as the
+    Customer (the payment weeks), 5 as the Supplier; an answer it must repeat adds calls."""
+    return len(PAYMENT_WEEKS if job.role == "customer" else PRODUCTION_WEEKS) if calls_model(job) else 0
 
 
 class AgentUsage(Frozen):
@@ -202,6 +203,8 @@ class PerformanceReport(Frozen):
     settings: tuple[str | None, ...] = (None,)  # each agent plays in each; None: the contracts' own
     convention: str = "cs19"  # how a breach bears on later weeks (metrics.CONVENTIONS)
     covers: str = ""  # which contracts of the set (`ContractSlice.describe`)
+    errored: int = 0  # games left out: their model calls failed (a rerun retries them)
+    limited: int = 0  # games left out: they reached a per-game limit
 
     def entries(self) -> list[tuple[str, str, str | None]]:
         return entries(list(self.agents), self.settings)
@@ -217,20 +220,29 @@ def entries(agents: list[str], settings: tuple[str | None, ...]) -> list[tuple[s
 def report(cases: list[Case], agents: list[str], roles: list[str],
            games: dict[PerformanceJob, PerformanceRecord],
            rational: dict[RationalJob, RationalRecord],
-           settings: tuple[str | None, ...] = (None,), convention: str = "cs19", covers: str = "") -> PerformanceReport:
+           settings: tuple[str | None, ...] = (None,), convention: str = "cs19", covers: str = "",
+           unfinished: dict | None = None) -> PerformanceReport:
     """Each agent row summarises its runs over the cases (ContractSim paper, App. C.6: equal case weight), with
-    regret against the RCC runs of the rational records (ContractSim paper, App. C.6). Only this run's games count, in job order (the store may hold
-    others, and holds them in the order they finished). Regret in another setting is against the same RCC games:
-    a setting changes names and money only (ContractSim paper, App. A.1–A.2), and the records are in base units."""
-    per_case = [rational[c.rational] for c in cases]
+    regret against the RCC runs of the rational records (ContractSim paper, App. C.6). Only this run's completed
+    games count, in job order (the store may hold others, and holds them in the order they finished); the
+    `unfinished` ones (errored, limited: `games.runner.Unfinished`) are counted apart. Regret in another setting
+    is against the same RCC games: a setting changes names and money only (ContractSim paper, App. A.1–A.2), and
+    the records are in base units."""
     labelled = entries(agents, settings)
+    left = list((unfinished or {}).values())
+
+    def played(role: str, other: str, agent: str, setting: str | None) -> list[tuple[Case, RunRecord]]:
+        keys = [(c, PerformanceJob.of(c, role, other, agent, setting)) for c in cases]
+        return [(c, games[k].run) for c, k in keys if k in games]
 
     def runs(role: str, other: str, agent: str, setting: str | None) -> list[RunRecord]:
-        return [games[PerformanceJob.of(c, role, other, agent, setting)].run for c in cases]
+        return [run for _, run in played(role, other, agent, setting)]
 
     rows = [table_row(role, other, label, runs(role, other, agent, setting),
-                      [r.run(*pairing(role, "rcc", other)) for r in per_case], convention)
+                      [rational[c.rational].run(*pairing(role, "rcc", other))
+                       for c, _ in played(role, other, agent, setting)], convention)
             for role in roles for other in COUNTERPARTIES for label, agent, setting in labelled]
+    per_case = [rational[c.rational] for c in cases]
     llm = [AgentUsage.of(label, [run for role in roles for other in COUNTERPARTIES
                                  for run in runs(role, other, agent, setting)])
            for label, agent, setting in labelled if _model(agent) is not None]
@@ -241,7 +253,8 @@ def report(cases: list[Case], agents: list[str], roles: list[str],
         paper=tuple(PaperRow(table=t.table, micro=t.aggregation == "micro", role=t.role, counterparty=r.counterparty,
                              policy=r.agent, cells=tuple(cell_text(c) for c in r.cells), stats=r.cells)
                     for t in paper_tables() if t.role in roles for r in t.rows),
-        llm=tuple(llm), settings=settings, convention=convention, covers=covers)
+        llm=tuple(llm), settings=settings, convention=convention, covers=covers,
+        errored=sum(u.status == "errored" for u in left), limited=sum(u.status == "limited" for u in left))
 
 
 def _label(agent: str) -> str:
@@ -306,6 +319,9 @@ def markdown(rep: PerformanceReport) -> str:
                f"(each row's mean and SD, n = its runs against the paper's n = {PAPER_N}; for a rate defined on "
                f"fewer runs this n overstates both sides); * marks p < {SIGNIFICANCE}, and '–' a cell either side "
                "leaves undefined or where neither varies.")
+    if rep.errored or rep.limited:
+        out.append(f"Completed games only: {rep.errored} errored (their model calls failed; a rerun of the same "
+                   f"command retries them) and {rep.limited} stopped at a per-game limit are left out of every row.")
     if rep.settings != (None,):
         out += setting_table(rep)
     if rep.llm:
@@ -384,15 +400,16 @@ def figure4(cases: list[Case], rep: PerformanceReport, games: dict[PerformanceJo
     out = []
     for role in rep.roles:
         for other in COUNTERPARTIES:
-            runs = {label: (False, [games[PerformanceJob.of(c, role, other, agent, setting)].run for c in cases])
+            runs = {label: (False, [games.get(PerformanceJob.of(c, role, other, agent, setting)) for c in cases])
                     for label, agent, setting in rep.entries()}
             runs.update({own.upper(): (True, [rational[c.rational].run(*pairing(role, own, other)) for c in cases])
                          for own in POLICIES})
             for policy, (is_rational, played) in runs.items():
+                played = [r.run if isinstance(r, PerformanceRecord) else r for r in played]
                 for axis, key in keys.items():
                     bins = []
                     for label in order[axis]:
-                        chosen = [r for r, k in zip(played, key) if k == label]
+                        chosen = [r for r, k in zip(played, key) if k == label and r is not None]
                         if chosen:
                             s = summarise(chosen, role, convention=rep.convention)
                             bins.append(FigureBin(label=label, runs=len(chosen), compliance=s.compliance_micro.mean,

@@ -9,17 +9,19 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from functools import partial
+from operator import attrgetter
 from pathlib import Path
 
 from contractlang.files import check_writable, write_atomically
-from contractlang.llm import ApiKeys, LlmClient, LlmSettings, LlmUsage
+from contractlang.llm import LlmClient, LlmModel, LlmUsage, agent_model
 from contractlang.progress import Advance
 from contractlang.vocab import BoardSet, Frozen, RuleSet
 from games.agents import check as check_agent
-from games.ctbench.board import benchmark_board
+from games.ctbench.board import SHORTEST_PATH, benchmark_board
 from games.ctbench.metrics import TableRow, summarise
 from games.ctbench.play import GameRecord, check_judge, play_game
-from games.runner import JobStore, run_jobs
+from games.ctbench.negotiation import MAX_MESSAGES
+from games.runner import Phase, RunOptions, plan, run_games, run_jobs
 
 
 class GameSpec(Frozen):
@@ -62,27 +64,41 @@ def sweep_specs(boards: list[tuple[str, int]], conditions: list[str], modes: lis
         for board_set, i in boards for c in conditions for m in modes for r, b in pairs for k in range(repeats)))
 
 
-def run_spec(spec: GameSpec, llm: LlmSettings | None = None, objects: dict | None = None) -> GameRecord:
-    """One game; LLM players and judges get a client of their own made from `llm` (in whichever process).
-    `objects` are Python agents by label: a spec names one by its label."""
-    client = LlmClient(llm, ApiKeys.from_environment()) if llm is not None else None
+def run_spec(spec: GameSpec, client: LlmClient | None = None, objects: dict | None = None) -> GameRecord:
+    """One game; LLM players and judges call the model through `client`, the one client its process's games
+    share. `objects` are Python agents by label: a spec names one by its label."""
     red, blue = ((objects or {}).get(name, name) for name in (spec.red, spec.blue))
     return play_game(benchmark_board(spec.board_id, spec.board_set), spec.condition, spec.mode, red, blue,
                      spec.seed, visible=spec.visible, keep_log=True, repeat=spec.repeat, llm=client, judge=spec.judge,
                      rules=spec.rules)
 
 
-def run_specs(specs: list[GameSpec], workers: int | None = None, ray_address: str | None = None,
-              llm: LlmSettings | None = None, objects: dict | None = None) -> Iterator[GameRecord]:
-    """Yield records as games finish (order not guaranteed); `workers=1` runs in this process. With LLM
-    agents, `workers` also bounds the requests in flight. `objects` (Python agents by label) travel to the
-    workers by pickle."""
-    return run_jobs(partial(run_spec, llm=llm, objects=objects), specs, workers, ray_address)
+def run_specs(specs: list[GameSpec], workers: int | None = None) -> Iterator[GameRecord]:
+    """Yield the records of games without LLM players or judges as they finish (order not guaranteed), storing
+    none: the benchmarks' timing runs; `workers=1` runs in this process."""
+    return run_jobs(run_spec, specs, workers)
 
 
-def record_store(directory: Path) -> JobStore[GameSpec, GameRecord]:
-    """`games.jsonl` of a sweep directory: the games already finished, and an append-only writer."""
-    return JobStore(directory / "games.jsonl", GameRecord, GameSpec.of, "game")
+def calls_model(spec: GameSpec) -> bool:
+    """Whether the game waits on an LLM (a player or the judge is one)."""
+    return any(agent_model(name) is not None for name in (spec.red, spec.blue, spec.judge))
+
+
+def decisions(spec: GameSpec) -> list[tuple[LlmModel, int]]:
+    """(model, calls) of each LLM player and judge of the game, from its length: a player moves about once a
+    turn along a shortest path (SHORTEST_PATH turns), and under a contract condition speaks about half of a
+    negotiation's MAX_MESSAGES and confirms once; the judge reads each of those messages and moves."""
+    talk = MAX_MESSAGES // 2 + 1 if spec.condition != "none" else 0
+    players = [(agent_model(name), SHORTEST_PATH + talk) for name in (spec.red, spec.blue)]
+    judge = [(agent_model(spec.judge), 2 * (SHORTEST_PATH + talk))]
+    return [(model, n) for model, n in players + judge if model is not None]
+
+
+def sweep_phase(specs: list[GameSpec], directory: Path, objects: dict | None = None) -> Phase:
+    """A sweep's games as a phase of `games.runner.run_games`, stored in `directory/games.jsonl` one by one as
+    each ends. `objects` (Python agents by label) travel to the workers by pickle."""
+    return Phase("games", directory / "games.jsonl", GameRecord, partial(run_spec, objects=objects), specs,
+                 network=calls_model, job_of=GameSpec.of, calls=attrgetter("llm_calls"))
 
 
 def check_names(pairs: list[tuple[str, str]], judge: str, objects: dict | None = None) -> None:
@@ -94,7 +110,8 @@ def check_names(pairs: list[tuple[str, str]], judge: str, objects: dict | None =
 
 
 class SweepResult(Frozen):
-    """A sweep's records in the order of its specs, how many were played now, and where they are kept."""
+    """A sweep's completed records in the order of its specs, how many were played now, how many did not
+    finish, and where they are kept."""
 
     records: tuple[GameRecord, ...]
     rows: tuple[TableRow, ...]
@@ -102,43 +119,29 @@ class SweepResult(Frozen):
     store: Path
     summary: Path
     llm_usage: LlmUsage  # every game's LLM calls, those of the games played before included
+    errored: int = 0  # games left out of `records`: their model calls failed (a rerun retries them)
+    limited: int = 0  # games left out of `records`: they reached a per-game limit
 
 
-def sweep(specs: list[GameSpec], out: Path, workers: int | None, ray_address: str | None,
-          llm: LlmSettings | None, progress: Advance, notice: Callable[[str], None],
+def sweep(specs: list[GameSpec], out: Path, options: RunOptions, progress: Advance, notice: Callable[[str], None],
           objects: dict | None = None) -> SweepResult:
-    """Play the games of `specs` that `out/games.jsonl` does not hold yet, appending each as it ends, and write
-    the summary rows of all of them to `out/summary.json`; `notice` hears what the store held before."""
-    store = record_store(out)
-    todo = store.missing(specs)
+    """Play the games of `specs` that `out/games.jsonl` does not hold yet, appending each as it ends (see
+    `games.runner.run_games` for how, and what a failed call or a limit does), and write the summary rows of the
+    completed ones to `out/summary.json`; `notice` hears what the store held before."""
+    phase = sweep_phase(specs, out, objects)
+    counts, todo = plan(phase)
     summary_path = out / "summary.json"
-    try:
-        check_writable(summary_path)  # refused now, not after the games
-        if todo:
-            summary_path.unlink(missing_ok=True)  # it would describe a record set this run is about to change
-    except BaseException:
-        store.close()
-        raise
-    if store.dropped_cut_line:
-        notice(f"{store.path}: dropped its last line, cut short by an interrupted run")
-    if len(todo) < len(specs):
-        notice(f"{len(specs) - len(todo)} of {len(specs)} games already in {store.path}; playing {len(todo)}")
-    try:
-        games = run_specs(todo, workers=workers, ray_address=ray_address, llm=llm, objects=objects)
-        try:
-            if todo:
-                progress("games", 0, len(todo))
-            for played, record in enumerate(games, 1):
-                store.add(record)
-                progress("games", played, len(todo))
-        finally:
-            games.close()
-        if todo:  # a run that played nothing leaves the store as it found it
-            store.put_in_order(specs)
-    finally:
-        store.close()
-    records = tuple(store.records[s] for s in specs)
+    check_writable(summary_path)  # refused now, not after the games
+    if todo:
+        summary_path.unlink(missing_ok=True)  # it would describe a record set this run is about to change
+    if counts.stored:
+        notice(f"{counts.stored} of {len(specs)} games already in {phase.path}; playing {len(todo)}")
+    [played] = run_games([phase], options, progress, notice)
+    records = tuple(played.records[s] for s in specs if s in played.records)
     rows = tuple(summarise(list(records)))
     write_atomically(summary_path, json.dumps([r.model_dump(mode="json") for r in rows], indent=1) + "\n")
-    return SweepResult(records=records, rows=rows, played=len(todo), store=store.path, summary=summary_path,
-                       llm_usage=LlmUsage.of(c for r in records for c in r.llm_calls))
+    left = list(played.unfinished.values())
+    return SweepResult(records=records, rows=rows, played=played.played, store=phase.path, summary=summary_path,
+                       llm_usage=LlmUsage.of(c for r in records for c in r.llm_calls),
+                       errored=sum(u.status == "errored" for u in left),
+                       limited=sum(u.status == "limited" for u in left))

@@ -21,13 +21,13 @@ import secrets
 import stat
 import zipfile
 import zlib
-from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
 
 from contractlang.files import FileError, make_folder, read_capped, write_atomically
+from contractlang.memo import ByteLru
 from contractlang.interpreter.rounds import RoundRules
 from contractlang.ir import ContractSimIR
 from solver.dp.induction import (POLICY_DTYPE, UNSOLVED, OrderTable, Progress, SolveResult, in_setting, policy_shape,
@@ -40,6 +40,7 @@ DEFAULT_DIR = Path(".contractlang-cache") / "dp"
 MAX_RESULT_BYTES = 2**22  # a result's JSON or a digest: a few kB, kept as a UTF-32 string
 MAX_TABLE_BYTES = 2**30  # a compressed table is kilobytes to a few megabytes; /dev/zero or a runaway file is not one
 KEY_ENV = "CONTRACTLANG_DP_CACHE_KEY"
+TABLE_BYTES = 192 * 2**20  # the solved tables one cache keeps in memory: those of the last few contracts played
 
 
 def default_dir() -> Path:
@@ -170,7 +171,7 @@ class TableCache:
 
     def __init__(self, directory: Path | None | Literal["default"] = "default"):
         self.directory = default_dir() if directory == "default" else directory
-        self._memory = lru_cache(maxsize=16)(self._load_or_solve)
+        self._memory = ByteLru(self._load_or_solve, TABLE_BYTES)
         # held here rather than passed through, so a progress callback never becomes part of the cache key
         self._progress: Progress = None
         self._key: bytes | None = None  # the digests' secret, read when the disk is first used
@@ -179,9 +180,9 @@ class TableCache:
               progress: Progress = None) -> tuple[SolveResult, OrderTable, bool]:
         """(result, table, hit): hit is True when the table came from disk or memory."""
         self._progress = progress
-        before = self._memory.cache_info().hits
+        before = self._memory.hits
         result, table, from_disk = self._memory(ir, env, cover)
-        return result, table, from_disk or self._memory.cache_info().hits > before
+        return result, table, from_disk or self._memory.hits > before
 
     def holds(self, ir: ContractSimIR, env: SupplyEnvironment, cover: Cover = "schedule") -> bool:
         """Whether a solved table for these terms is on disk (not checked against its digest: a hint only)."""
