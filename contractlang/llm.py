@@ -145,22 +145,29 @@ class MissingSdk(LlmUnavailable):
 
 class CallFailed(Exception):
     """A model call that gave no usable reply in the time allowed: one line, the key never in it. The game's
-    agents end the game on it (`AgentError`); the runner records the game as errored."""
+    agents end the game on it (as an `AgentError`); the runner records the game as errored."""
 
 
-class GameLimitReached(CallFailed):
-    """A call one game's view would start after that game's limit (`GameLimits`) is reached: the game ends as
-    on any failed call, and the runner records it as limited, not errored: the view's `limit_reached` holds
-    this exception (the agents rewrap a CallFailed as an AgentError, so its type does not reach the runner)."""
+class CallRefused(Exception):
+    """A call refused before it starts, by a limit or a stop: not a CallFailed, so it passes the agents untouched
+    and ends the game, and its type tells the runner how to record the game."""
+
+
+class GameLimitReached(CallRefused):
+    """A call one game's view would start after that game's limit (`GameLimits`) is reached: the game ends and
+    the runner records it as limited (not errored). The view's `limit_reached` holds it too."""
 
     def __init__(self, kind: Literal["tokens", "seconds", "messages"], limit: float):
+        super().__init__(kind, limit)  # the arguments, so it pickles across worker processes
         self.kind, self.limit = kind, limit
-        super().__init__(f"the game's {kind} limit ({limit:g}) is reached")
+
+    def __str__(self) -> str:
+        return f"the game's {self.kind} limit ({self.limit:g}) is reached"
 
 
-class RunInterrupted(Exception):
-    """A call refused because the whole run must stop: not a CallFailed, so it passes the agents untouched and
-    ends the game unfinished (neither errored nor limited); rerunning the command resumes it."""
+class RunInterrupted(CallRefused):
+    """A call refused because the whole run must stop: the game ends unfinished (neither errored nor limited),
+    and rerunning the command resumes it."""
 
 
 class RunLimitReached(RunInterrupted):
@@ -330,6 +337,15 @@ def cost_of(model: str, input_tokens: int, output_tokens: int, cache_read: int =
             + cache_write * price.cache_write) / 1e6
 
 
+def priced(model: LlmModel) -> bool:
+    """Whether the prices table knows `model` (a cost limit can be kept only for such models)."""
+    return (model.provider, model.model) in PRICES_PER_MTOK
+
+
+def unpriced_for_cost_limit(model: LlmModel) -> str:
+    return f"--cost-limit cannot be kept for {model.label}: no price is known for it; set --token-limit instead"
+
+
 def redact(text: str, keys: ApiKeys) -> str:
     """`text` as it may be written or shown: every key of MIN_REDACTED_KEY characters or more replaced."""
     for key in (keys.anthropic, keys.openai):
@@ -392,6 +408,13 @@ class LimitChange(Frozen):
     reason: str
 
 
+class Ticket(NamedTuple):
+    """A place under a rate limiter: when its request went out, and how long it waited for the place (pauses apart)."""
+
+    sent_at: float
+    queued: float
+
+
 class RateLimiter:
     """The in-flight limit of one provider and model across every game and thread of a connection: additive
     increase, multiplicative decrease (AIMD), starting at `max_connections`. An overloaded answer (429, 503,
@@ -426,22 +449,25 @@ class RateLimiter:
         with self._ready:
             return list(self._history)
 
-    def acquire(self, until: float | None = None) -> float | None:
-        """Wait for a free place under the limit and the end of any pause; the request's send time, to give back
-        to `release`. None when the wait would pass `until` (time.monotonic()); RunStopped after `stop`."""
+    def acquire(self, until: float | None = None) -> Ticket | None:
+        """Wait for the end of any pause and a free place under the limit; the request's ticket, whose send time
+        goes back to `release`. None when a pause lasts past `until` (time.monotonic()): a place is waited for
+        however long it takes. RunStopped after `stop`."""
+        queued = 0.0
         with self._ready:
             while True:
                 if self._stopped:
                     raise RunStopped("the run is stopping: no new LLM call starts")
                 now = time.monotonic()
-                wait = self._paused_until - now if self._paused_until > now else None
-                if wait is None and self._in_flight < self._limit:
+                paused = self._paused_until > now
+                if not paused and self._in_flight < self._limit:
                     self._in_flight += 1
-                    return now
-                if until is not None and (self._paused_until > until or now >= until):
+                    return Ticket(sent_at=now, queued=queued)
+                if paused and until is not None and self._paused_until > until:
                     return None
-                self._ready.wait(min(x for x in (wait, None if until is None else until - now, 1.0)
-                                     if x is not None))
+                self._ready.wait(min(self._paused_until - now, 1.0) if paused else 1.0)
+                if not paused:
+                    queued += time.monotonic() - now
 
     def release(self, sent_at: float, status: int | None = None, headers: Mapping[str, str] | None = None) -> None:
         """The request sent at `sent_at` is answered with `status` (None: no answer) and `headers`: the limit
@@ -851,9 +877,8 @@ class _Connection:
     def require(self, model: LlmModel) -> None:
         """Fail now, in one line, when `model` will have to be called and cannot be: no key, no SDK, or a cost
         limit it has no price for."""
-        if self.run_limits.cost_usd is not None and cost_of(model.model, 0, 0, provider=model.provider) is None:
-            raise LlmUnavailable(f"--cost-limit cannot be kept for {model.label}: no price is known for it; set "
-                                 "--token-limit instead")
+        if self.run_limits.cost_usd is not None and not priced(model):
+            raise LlmUnavailable(unpriced_for_cost_limit(model))
         if not self.replay:
             self.client(model.provider)
 
@@ -1053,19 +1078,8 @@ class LlmClient:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def _request(self, system: str, messages: list[dict]) -> dict:
-        s = self.settings
-        return {"provider": s.provider, "model": s.model, "max_tokens": s.max_tokens, "effort": s.effort,
-                "thinking": s.thinking, "system": system, "messages": messages}
-
     def _key(self, request: dict) -> str:
         return hashlib.sha256(json.dumps([self.namespace, request], sort_keys=True).encode()).hexdigest()
-
-    def _legacy_key(self, request: dict) -> str:
-        """The key recordings made before keys left the endpoint out were stored under: they still replay (through
-        their endpoint, then through any, as `complete` stores them under the new key too)."""
-        s = self.settings
-        return self._key({**request, "endpoint": endpoint(s.provider, s.base_url)})
 
     def complete(self, purpose: str, system: str, messages: list[dict], deadline: float | None = None) -> str:
         """The model's text reply to `messages` under `system`; every call lands in the ledger. Before it
@@ -1074,18 +1088,21 @@ class LlmClient:
         s = self.settings
         self.connection.check_run_limits()
         self._game.check()
-        request = self._request(system, messages)
+        request = {"provider": s.provider, "model": s.model, "max_tokens": s.max_tokens, "effort": s.effort,
+                   "thinking": s.thinking, "system": system, "messages": messages}
         digest = self._key(request)
+        stored = {**request, "endpoint": endpoint(s.provider, s.base_url)}  # as recorded: where it was sent
         occurrence = self._game.occurrences[digest]
         self._game.occurrences[digest] += 1
         prompt = _text_of(messages[-1]["content"]) if messages else ""
         start = time.perf_counter()
         recorded = self.recordings.get(digest, occurrence) if self.recordings is not None else None
         if recorded is None and self.recordings is not None:
-            recorded = self.recordings.get(self._legacy_key(request), occurrence)
-            if recorded is not None:  # kept under the new key too, so any endpoint replays it from now on
-                self.recordings.put(digest, occurrence, self.namespace, purpose, s.model,
-                                    {**request, "endpoint": endpoint(s.provider, s.base_url)}, *recorded,
+            # Recordings made when the key hashed the endpoint too still replay through it, and from then on
+            # through any endpoint: they are stored under the key without it as well.
+            recorded = self.recordings.get(self._key(stored), occurrence)
+            if recorded is not None:
+                self.recordings.put(digest, occurrence, self.namespace, purpose, s.model, stored, *recorded,
                                     self.connection.keys)
         if recorded is not None:
             reply, usage = recorded
@@ -1101,8 +1118,7 @@ class LlmClient:
             text, usage = self._create(system, messages, deadline, retries)
             reply = capped(text)
             if self.recordings is not None:
-                self.recordings.put(digest, occurrence, self.namespace, purpose, s.model,
-                                    {**request, "endpoint": endpoint(s.provider, s.base_url)}, reply, usage,
+                self.recordings.put(digest, occurrence, self.namespace, purpose, s.model, stored, reply, usage,
                                     self.connection.keys)
         except CallFailed as exc:
             if self.connection.stopped.is_set():  # cut by the stop, not the model's doing: the game resumes
@@ -1136,22 +1152,28 @@ class LlmClient:
     def _create(self, system: str, messages: list[dict], deadline: float | None, retries: list[int]
                 ) -> tuple[str, dict]:
         """One call: each attempt within timeout_seconds (and `deadline`) under the model's rate limiter;
-        transient errors retried up to `max_retries` times, every retry starting within retry_seconds (and
-        `deadline`): a retry that cannot ends the call at once, with the error that caused it."""
+        transient errors retried up to `max_retries` times, every retry starting within retry_seconds of the
+        first attempt (and before `deadline`), time spent waiting for a place under the limit not counted: a retry
+        that cannot ends the call at once, with the error that caused it."""
         from contractlang.llm_transport import ResponseRefused
 
         s = self.settings
         wire, errors = _WIRES[s.provider], _sdk_module(s.provider)
         client = self.connection.client(s.provider)
         limiter = self.connection.limiter(s.llm_model)
-        first = time.monotonic()
-        budget = first + s.retry_seconds if deadline is None else min(deadline, first + s.retry_seconds)
-        cause, retry = None, 0
+        cause, retry, first, budget = None, 0, 0.0, deadline
         while True:
-            sent_at = limiter.acquire(deadline if retry == 0 else budget)
-            if sent_at is None:
+            ticket = limiter.acquire(budget)
+            if ticket is None:
                 raise CallFailed(f"{cause}; the API's rate limit held the retry past the {s.retry_seconds:g} s retry "
                                  "budget" if cause else f"the model did not answer within {s.timeout_seconds:g} s")
+            sent_at = ticket.sent_at
+            if retry == 0:
+                first = sent_at
+                budget = sent_at + s.retry_seconds
+            else:  # queueing behind other games is no retrying
+                budget += ticket.queued
+            budget = budget if deadline is None else min(deadline, budget)
             end = sent_at + s.timeout_seconds if deadline is None else min(deadline, sent_at + s.timeout_seconds)
             status, headers = None, {}
             try:
@@ -1184,7 +1206,7 @@ class LlmClient:
                 why = (f"the API asked to wait {asked:g} s before retrying" if asked is not None
                        else f"the next retry would wait {wait:.2g} s")
                 raise CallFailed(f"{cause}; {why}, more than the {max(left, 0):.1f} s left of the "
-                                 f"{budget - first:.3g} s retry budget") from None
+                                 f"{s.retry_seconds:g} s retry budget") from None
             self.connection.sleep(wait)
             retry = retries[0] = retry + 1
 

@@ -34,6 +34,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from contractlang.errors import UnknownName
+from contractlang.llm import CallRefused
 
 GAMES = ("contractsim", "contractsim-negotiation", "ctbench")
 ENTRY_POINT_GROUP = "contractlang.agents"
@@ -414,7 +415,7 @@ class Guarded:
     def act(self, observation):
         try:
             action = self._act(observation)
-        except AgentError:
+        except (AgentError, CallRefused):  # a limit or a stop ends the game, recorded as such, not as an error
             raise
         except Exception as exc:
             raise AgentError(f"agent {self.name!r} ({self.role}) raised {type(exc).__name__}: {_line(exc)}") from None

@@ -790,8 +790,9 @@ class _Run:
             unfinished.put_in_order(self.phases[i].jobs, drop=[*self.stores[i].records, *self.reused[i]])
 
     def _stored_text(self) -> str:
-        done = sum(len(s.records) for s in self.stores)
-        return f"{sum(self.played)} games played now, {done} stored in {self.stores[-1].path.parent}"
+        """What the run stored, in the terms of its last phase (the games; those before prepare them)."""
+        name, store = self.phases[-1].name, self.stores[-1]
+        return f"{self.played[-1]} {name} played now, {len(store.records)} stored in {store.path}"
 
     def _advance(self, i: int) -> None:
         if self.progress is None:
@@ -827,14 +828,14 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
 
 def _outcome(exc: BaseException) -> tuple[str, Any]:
     """How a game that raised `exc` ended: (kind, reason) — see `_attempt`."""
-    from contractlang import llm
+    from contractlang.llm import CallFailed, GameLimitReached, RunLimitReached, RunStopped
 
     chain = list(_chain(exc))
-    for kind, name in (("run-limit", "RunLimitReached"), ("stopped", "RunStopped"), ("limited", "GameLimitReached"),
-                       ("errored", "CallFailed")):
-        wanted = getattr(llm, name, None)
-        if wanted is not None and any(isinstance(e, wanted) for e in chain):
-            return kind, str(exc)
+    for kind, wanted in (("run-limit", RunLimitReached), ("stopped", RunStopped), ("limited", GameLimitReached),
+                         ("errored", CallFailed)):
+        found = next((e for e in chain if isinstance(e, wanted)), None)
+        if found is not None:
+            return kind, str(found) if kind == "run-limit" else str(exc)
     return "failed", exc
 
 

@@ -57,7 +57,7 @@ def test_client_records_and_replays_offline(tmp_path):
     headers = server.headers[0]
     assert (headers.get("x-api-key") or headers["authorization"].removeprefix("Bearer ")) == KEY
     assert client.usage.calls == 2 and client.usage.input_tokens == 200 and client.usage.cost_usd is None
-    # the endpoint is part of the key: the replay names the (now closed) server the run was recorded from
+    # the replay names the (now closed) server the run was recorded from: nothing is asked of it
     replay = LlmClient(settings(server.url, tmp_path, effort="high", thinking=True, replay=True)).for_game("g1")
     assert [replay.complete("test", "SYSTEM", [{"role": "user", "content": "same"}]) for _ in range(2)] == answers
     assert replay.usage.replayed == 2 and replay.usage.input_tokens == 200
@@ -428,7 +428,7 @@ def test_a_run_cut_short_by_the_api_resumes_from_its_recordings_to_the_same_game
     total = len(server.requests)
     script = steady()
     failing = (400, {"type": "error", "error": {"type": "invalid_request_error", "message": "quota"}})
-    quota = [10]  # the endpoint is part of the recordings' key: the rerun goes to the same server, quota lifted
+    quota = [10]  # the rerun goes to the same server, its quota lifted
     with ScriptedServer(lambda body: script(body) if len(cut.requests) <= quota[0] else failing) as cut:
         with pytest.raises(AgentError, match="API error 400"):
             play_game(BOARD, "nl_trading", "pfp", "llm", "llm", judge="llm",

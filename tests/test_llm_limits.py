@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pickle
 import threading
 import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from contractlang.cli.errors import UsageProblem
+from contractlang.cli.errors import InputError, UsageProblem
 from contractlang.cli.llm_options import LlmFlags, llm_settings
 from contractlang.llm import (ESTIMATE_INPUT_TOKENS, CallFailed, GameLimitReached, GameLimits, LlmClient, LlmModel,
                               LlmSettings, LlmUnavailable, LlmUsage, RateLimiter, Recordings, RunLimitReached,
@@ -74,37 +75,40 @@ def in_threads(count: int, work) -> list:
 
 def test_the_limit_halves_once_per_round_trip_and_grows_by_one_per_limit_s_worth_of_successes():
     limiter = RateLimiter(8)
-    early = [limiter.acquire() for _ in range(3)]
+    early = [limiter.acquire().sent_at for _ in range(3)]
     limiter.release(early[0], 429)
     assert limiter.limit == 4
     limiter.release(early[1], 429)  # sent before the decrease: the same congestion, not a new one
     assert limiter.limit == 4
-    late = limiter.acquire()
+    late = limiter.acquire().sent_at
     limiter.release(late, 529)
     assert limiter.limit == 2
     limiter.release(early[2], 200)
     assert limiter.limit == 2 and limiter.in_flight == 0
-    limiter.release(limiter.acquire(), 200)
+    limiter.release(limiter.acquire().sent_at, 200)
     assert limiter.limit == 3  # two successes at a limit of 2
     for _ in range(3):
-        limiter.release(limiter.acquire(), 200)
+        limiter.release(limiter.acquire().sent_at, 200)
     assert limiter.limit == 4
     assert [(c.limit, c.reason) for c in limiter.history] == [(8, "start"), (4, "HTTP 429"), (2, "HTTP 529"),
                                                               (3, "success"), (4, "success")]
     for _ in range(5):
-        limiter.release(limiter.acquire(), 429)
+        limiter.release(limiter.acquire().sent_at, 429)
     assert limiter.limit == 1  # the floor
 
 
 def test_a_place_is_waited_for_and_a_pause_holds_new_requests():
     limiter = RateLimiter(1)
     held = limiter.acquire()
-    assert limiter.acquire(until=time.monotonic() + 0.05) is None  # no place before `until`
-    limiter.release(held, 429, {"retry-after": "0.3"})
+    threading.Timer(0.2, lambda: limiter.release(held.sent_at, 200)).start()
+    waited = limiter.acquire(until=time.monotonic() + 0.05)  # a place is waited for past `until`: queueing
+    assert waited.queued >= 0.15 and waited.sent_at - held.sent_at >= 0.15
+    limiter.release(waited.sent_at, 429, {"retry-after": "0.3"})
     start = time.monotonic()
     assert limiter.acquire(until=start + 0.1) is None  # the pause outlasts `until`: no wait at all
     assert time.monotonic() - start < 0.05
-    assert limiter.acquire() - start >= 0.25
+    resumed = limiter.acquire()
+    assert resumed.sent_at - start >= 0.25 and resumed.queued == 0  # a pause is not queueing
 
 
 @pytest.mark.parametrize("value, seconds", [("6m0s", 360.0), ("20ms", 0.02), ("1.5s", 1.5), ("1h2m", 3720.0),
@@ -218,7 +222,8 @@ def test_each_game_limit_ends_that_game_only(limits, calls, kind):
         with pytest.raises(GameLimitReached) as reached:
             game.complete("test", "S", ASK)
         assert (reached.value.kind, reached.value.limit) == (kind, getattr(limits, kind))
-        assert isinstance(reached.value, CallFailed)  # the agents end the game as on any failed call
+        assert not isinstance(reached.value, CallFailed)  # passes the agents: the runner sees it, not an AgentError
+        assert pickle.loads(pickle.dumps(reached.value)).kind == kind  # it crosses from a worker process whole
         assert game.limit_reached is not None and game.limit_reached.kind == kind  # the runner records "limited"
         assert game.with_model(LlmModel(model="other")).limit_reached is game.limit_reached
         assert len(game.calls) == calls  # the refused call was never made
@@ -340,3 +345,41 @@ def test_the_flags_reach_the_settings(monkeypatch):
     with pytest.raises(UsageProblem, match="--max-connections applies to LLM agents"):
         llm_settings(["rational"], LlmFlags(max_tokens=100, llm_timeout=30, max_connections=3))
     assert llm_settings(["rational"], LlmFlags(max_tokens=100, llm_timeout=30)) is None
+    with pytest.raises(InputError, match="--cost-limit cannot be kept for claude-unknown: no price"):  # any agent's
+        llm_settings(["llm:claude-haiku-4-5", "llm:claude-unknown"], flags)
+
+
+def test_a_user_agent_s_refused_call_ends_the_game_as_refused_not_as_its_error():
+    """A Python agent that calls the model when the run stops or its game's limit is reached: the refusal passes
+    the guard that turns what a user's agent raises into an AgentError, so the runner records what happened."""
+    from games.agents import AgentError, Guarded
+
+    class Asks:
+        def __init__(self, error):
+            self.error = error
+
+        def act(self, observation):
+            raise self.error
+
+    with pytest.raises(RunStopped):
+        Guarded(Asks(RunStopped("stopping")), "py:asks", "customer", "contractsim").act(None)
+    with pytest.raises(GameLimitReached):
+        Guarded(Asks(GameLimitReached("messages", 3)), "py:asks", "customer", "contractsim").act(None)
+    with pytest.raises(AgentError, match="raised CallFailed"):
+        Guarded(Asks(CallFailed("API error 400")), "py:asks", "customer", "contractsim").act(None)
+
+
+def test_the_commands_refuse_limits_they_cannot_keep_in_one_line(tmp_path):
+    from conftest import ROOT
+    from helpers import run_cli
+
+    env = {"ANTHROPIC_API_KEY": KEY, "PATH": "/usr/bin:/bin"}
+    worked = ROOT / "examples" / "worked-example-1.contract"
+    unpriced = run_cli("run", worked, "--env", "5", "--customer", "llm:claude-unknown", "--cost-limit", "1",
+                       "--recordings", tmp_path / "r.sqlite", cwd=tmp_path, env=env)
+    assert unpriced.returncode == 1 and unpriced.stderr.strip().splitlines() == [
+        "error: --cost-limit cannot be kept for claude-unknown: no price is known for it; set --token-limit instead"]
+    for bad in (["--max-connections", "0"], ["--max-connections", "1001"], ["--cost-limit", "nan"],
+                ["--game-time-limit", "inf"]):
+        proc = run_cli("run", worked, "--env", "5", "--customer", "llm:claude-haiku-4-5", *bad, cwd=tmp_path, env=env)
+        assert proc.returncode == 2 and bad[0] in proc.stderr and "Traceback" not in proc.stderr, (bad, proc.stderr)

@@ -157,9 +157,10 @@ def llm_args(directory: Path, url: str, recordings: Path) -> list:
 
 
 def test_an_llm_agent_is_scored_and_costed_and_resumes_after_the_api_fails(synthetic, tmp_path):
-    """6 games of 6 payment weeks. Uninterrupted, then a run whose API refuses
-    requests after the 15th (its third game fails, one line, the first two kept) and is rerun: the rerun plays
-    the other 4, serving the third game's 3 recorded answers, and writes the same bytes."""
+    """6 games of 6 payment weeks. Uninterrupted, then a run one game at a time whose API refuses requests
+    after the 15th: its third game errors, which --fail-on-error 0 does not allow (one line, the first two
+    kept, the third stored as errored); the rerun retries it and plays the other 3, serving the third game's 3
+    recorded answers, and writes the same bytes."""
     env = {**os.environ, "ANTHROPIC_API_KEY": KEY}
     whole = fresh(synthetic, tmp_path / "whole")
     requests: list = []
@@ -181,14 +182,20 @@ def test_an_llm_agent_is_scored_and_costed_and_resumes_after_the_api_fails(synth
     cut = fresh(synthetic, tmp_path / "cut")
     requests, quota = [], [15]
     with ScriptedServer(scripted_customer(requests, quota)) as server:
-        failed = run_cli(*llm_args(cut, server.url, tmp_path / "cut.sqlite"), "--workers", "1", "--json", env=env)
+        failed = run_cli(*llm_args(cut, server.url, tmp_path / "cut.sqlite"), "--workers", "1", "--max-connections",
+                         "1", "--fail-on-error", "0", "--json", env=env)
         assert failed.returncode == 1 and "Traceback" not in failed.stderr, failed.stderr
-        assert "API error 400" in json.loads(failed.stdout)["error"] and len(failed.stdout.splitlines()) == 1
+        error = json.loads(failed.stdout)["error"]
+        assert "API error 400" in error and "more than --fail-on-error 0" in error, error
+        assert len(failed.stdout.splitlines()) == 1
         assert (cut / "jobs" / "performance.jsonl").read_text().count("\n") == 2
+        assert (cut / "jobs" / "performance.unfinished.jsonl").read_text().count('"status": "errored"') == 1
         assert not (cut / "performance").exists()
         quota[0], asked = None, len(requests)
         resumed = run_cli(*llm_args(cut, server.url, tmp_path / "cut.sqlite"), "--workers", "1", env=env)
     assert resumed.returncode == 0, resumed.stderr
+    assert "retrying 1 errored agent games" in resumed.stderr
+    assert not (cut / "jobs" / "performance.unfinished.jsonl").exists()
     assert len(requests) - asked == 36 - 15  # the 3 answers of the game cut short come from the recordings
     assert f"llm:{MODEL}: 6 games, 36 LLM calls (0 failed), 7,200 tokens" in resumed.stdout
     for name in ("tables.json", "tables.md", "figure4.json", "figure4.png"):

@@ -123,16 +123,8 @@ def check_base_url(base_url: str | None) -> None:
 def llm_settings(names: list[str], flags: LlmFlags):
     """LLM settings when any of `names` (agents, judge, translator) is `llm[:[PROVIDER/]MODEL]`; None otherwise.
     Without its provider's key or SDK, and not replaying, an LLM option is bad input that says what to do."""
-    from contractlang.llm import (
-        DEFAULT_RECORDINGS,
-        ApiKeys,
-        GameLimits,
-        LlmSettings,
-        LlmUnavailable,
-        RunLimits,
-        agent_model,
-        check_providers,
-    )
+    from contractlang.llm import (DEFAULT_RECORDINGS, ApiKeys, GameLimits, LlmSettings, LlmUnavailable, RunLimits,
+                                  agent_model, check_providers, priced, unpriced_for_cost_limit)
 
     uses = [n for n in names if agent_model(n) is not None]
     if not uses:
@@ -156,6 +148,9 @@ def llm_settings(names: list[str], flags: LlmFlags):
         check_providers(uses, ApiKeys.from_environment(), flags.replay)
     except LlmUnavailable as exc:
         raise InputError(str(exc)) from None
+    unpriced = [m for m in map(agent_model, uses) if not priced(m)]
+    if flags.cost_limit is not None and unpriced:
+        raise InputError(unpriced_for_cost_limit(unpriced[0]))
     first = agent_model(uses[0])
     return LlmSettings(provider=first.provider, model=first.model, max_tokens=flags.max_tokens, effort=flags.effort, thinking=flags.thinking,
                        timeout_seconds=flags.llm_timeout, base_url=flags.base_url,

@@ -12,7 +12,7 @@ from functools import partial
 from operator import attrgetter
 from pathlib import Path
 
-from contractlang.files import check_writable, write_atomically
+from contractlang.files import check_writable, make_folder, write_atomically
 from contractlang.llm import LlmClient, LlmModel, LlmUsage, agent_model
 from contractlang.progress import Advance
 from contractlang.vocab import BoardSet, Frozen, RuleSet
@@ -131,6 +131,7 @@ def sweep(specs: list[GameSpec], out: Path, options: RunOptions, progress: Advan
     phase = sweep_phase(specs, out, objects)
     counts, todo = plan(phase)
     summary_path = out / "summary.json"
+    make_folder(out)
     check_writable(summary_path)  # refused now, not after the games
     if todo:
         summary_path.unlink(missing_ok=True)  # it would describe a record set this run is about to change
