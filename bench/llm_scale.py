@@ -165,9 +165,10 @@ def lowered_then_recovered(values: list[float]) -> bool:
 
 
 def run_case(n: int, contracts: int, seeds: int, env: dict, work: Path, connections: bool, delay: float,
-             fault: Fault = Fault(), label: str = "", quiet: bool = False) -> dict:
+             fault: Fault = Fault(), label: str = "", quiet: bool = False, recordings_dir: Path | None = None) -> dict:
     """One run of the agent's games against a fresh loopback server; its figures."""
-    out, recordings = work / f"run-{label or n}", work / f"run-{label or n}.sqlite"
+    out, recordings = work / f"run-{label or n}", (recordings_dir or work) / f"run-{label or n}.sqlite"
+    recordings.unlink(missing_ok=True)
     if (work / "warm" / "jobs" / "rational.jsonl").exists():  # the rational games of seeds the set lacks
         (out / "jobs").mkdir(parents=True, exist_ok=True)
         shutil.copy(work / "warm" / "jobs" / "rational.jsonl", out / "jobs" / "rational.jsonl")
@@ -294,6 +295,11 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=2.0, help="seconds the server takes to answer")
     parser.add_argument("--workers", action="store_true",
                         help="N is --workers even when the CLI has --max-connections (the processes model)")
+    parser.add_argument("--no-warm", action="store_true",
+                        help="the tables are in CONTRACTLANG_DP_CACHE already: each run plays its rational games")
+    parser.add_argument("--recordings-dir", type=Path,
+                        help="where the runs' recordings files go (default: the temporary directory; /dev/shm "
+                             "takes the disk's commit latency out)")
     parser.add_argument("--name", default="llm_scale", help="the results' file name (e.g. llm_scale_before)")
     parser.add_argument("--note", default="", help="a line kept with the figures")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON on stdout")
@@ -319,24 +325,27 @@ def main() -> None:
         seeds_needed = max(shape(g)[1] for g in shapes)
         print(f"solving the tables and rational games of {widest[0]} contracts × {seeds_needed} seed(s)",
               file=sys.stderr, flush=True)
-        warm_seconds = warm(max(s[0] for s in map(shape, shapes)), seeds_needed, env, work)
+        warm_seconds = 0.0 if args.no_warm else warm(max(s[0] for s in map(shape, shapes)), seeds_needed, env, work)
         cases = {}
         for n, games in plan.items():
             contracts, seeds = shape(games)
-            cases[f"N={n}"] = run_case(n, contracts, seeds, env, work, connections, args.delay)
+            cases[f"N={n}"] = run_case(n, contracts, seeds, env, work, connections, args.delay,
+                                       recordings_dir=args.recordings_dir)
         fault_cases = {}
         for kind in faults:
             contracts, seeds = shape(args.fault_games)
             seconds = args.burst if kind == "burst429" else args.outage
             fault_cases[kind] = run_case(args.fault_n, contracts, seeds, env, work, connections, args.delay,
                                          Fault(kind, args.fault_at, seconds, 2.0 if kind == "burst429" else None),
-                                         label=kind)
+                                         label=kind, recordings_dir=args.recordings_dir)
     base = "N=10" if "N=10" in cases else next(iter(cases), None)
     payload = {
         "note": args.note or (f"{time.strftime('%Y-%m-%d')}: loopback Messages API answering in {args.delay:g} s, "
                               f"`experiment performance --agent {AGENT} --role supplier` on the shipped synthetic "
                               f"set; N = {'--max-connections' if connections else '--workers (before issue #47)'}; "
-                              f"tables solved first ({warm_seconds:.0f} s)."),
+                              + ("tables solved before (CONTRACTLANG_DP_CACHE), rational games played by each run"
+                                 if args.no_warm else f"tables solved first ({warm_seconds:.0f} s)")
+                              + (f"; recordings in {args.recordings_dir}" if args.recordings_dir else "") + "."),
         "agent": AGENT, "delay_seconds": args.delay, "model": "connections" if connections else "workers",
         "warm_seconds": round(warm_seconds, 1), "load_average_before_after": [round(load_before, 1),
                                                                              round(os.getloadavg()[0], 1)],
