@@ -45,7 +45,7 @@ SHIPPED_CONTRACTS = 180  # the shipped synthetic set, in the order --limit takes
 def has_connections() -> bool:
     """Whether this CLI has issue #47's --max-connections (else concurrency is --workers processes)."""
     done = subprocess.run([sys.executable, "-m", "contractlang", "experiment", "performance", "--help"], cwd=ROOT,
-                          capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"})
+                          capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"}, check=False)
     return "--max-connections" in done.stdout
 
 
@@ -165,8 +165,9 @@ def lowered_then_recovered(values: list[float]) -> bool:
 
 
 def run_case(n: int, contracts: int, seeds: int, env: dict, work: Path, connections: bool, delay: float,
-             fault: Fault = Fault(), label: str = "", quiet: bool = False, recordings_dir: Path | None = None) -> dict:
-    """One run of the agent's games against a fresh loopback server; its figures."""
+             fault: Fault | None = None, label: str = "", quiet: bool = False, recordings_dir: Path | None = None) -> dict:
+    """One run of the agent's games against a fresh loopback server (playing `fault`, if any); its figures."""
+    fault = fault or Fault()
     out, recordings = work / f"run-{label or n}", (recordings_dir or work) / f"run-{label or n}.sqlite"
     recordings.unlink(missing_ok=True)
     if (work / "warm" / "jobs" / "rational.jsonl").exists():  # the rational games of seeds the set lacks
@@ -235,12 +236,26 @@ def run_case(n: int, contracts: int, seeds: int, env: dict, work: Path, connecti
         values = limits_of(history)
         figures["limit_lowered_then_recovered"] = lowered_then_recovered(values) if values else None
         figures["every_game_completed"] = figures["games_completed"] == games and process.returncode == 0
+        figures["server_side"] = recovery(figures["in_flight_per_second"], figures["fault"], n)
     if not quiet:
         print(f"N={n}{' ' + label if label else ''}: {figures['games_completed']}/{games} games, exit "
               f"{process.returncode}, {wall:.0f} s; in flight {figures['in_flight_mean_steady']} steady (max "
               f"{counts.max_in_flight}); PSS peak {figures['pss_peak_mb']:,} MB over {peak[2]} processes; RSS at "
               f"games 100/1000 {figures['rss_at_game_mb']}", file=sys.stderr, flush=True)
     return figures
+
+
+def recovery(series: list[int], fault: dict, n: int) -> dict:
+    """What the server saw around a fault, from its in-flight count each second: the most in flight before it,
+    the mean during it, and the seconds from its end until N/2 and 0.9 N were in flight again (None: never)."""
+    start, end = int(fault["at_seconds"]), int(fault["at_seconds"] + fault["seconds"])
+    during = series[start:end]
+
+    def back_to(level: float):
+        return next((i - end for i in range(end, len(series)) if series[i] >= level), None)
+    return {"in_flight_max_before": max(series[:start], default=0),
+            "in_flight_mean_during": round(sum(during) / len(during), 1) if during else None,
+            "seconds_to_half_n_after": back_to(n / 2), "seconds_to_0.9n_after": back_to(0.9 * n)}
 
 
 def ratios(cases: dict, base: str) -> dict:
@@ -258,8 +273,8 @@ def ratios(cases: dict, base: str) -> dict:
 
 def markdown(payload: dict) -> str:
     lines = ["# LLM runs at scale (issue #47)", "", payload["note"], "",
-             "| case | games (completed) | exit | wall s | in flight (steady mean / N) | max | req/s | PSS peak MB "
-             "| processes | RSS game 100 → 1,000 MB | × N=10: in flight | req/s | PSS |", "|" + "---|" * 13]
+             ("| case | games (completed) | exit | wall s | in flight (steady mean / N) | max | req/s | PSS peak MB "
+              "| processes | RSS game 100 → 1,000 MB | × N=10: in flight | req/s | PSS |"), "|" + "---|" * 13]
     for name, c in payload["cases"].items():
         r = payload["ratios"].get(name, {})
         rss = c["rss_at_game_mb"]
@@ -274,8 +289,11 @@ def markdown(payload: dict) -> str:
                       f"{c['games_completed']}/{c['games']} games, exit {c['exit_code']}"
                       + (f" ({c['error']})" if c["error"] else "")
                       + f"; every game completed: {c['every_game_completed']}; limit lowered then recovered: "
-                      f"{c['limit_lowered_then_recovered']}; requests {c['requests']}; in flight each second: "
-                      f"{c['in_flight_per_second']}"]
+                      f"{c['limit_lowered_then_recovered']} (the run's limit history: "
+                      f"{'none written' if c['limit_history'] is None else len(c['limit_history'])}); requests "
+                      f"{c['requests']}; at the server: "
+                      f"{c.get('server_side') or recovery(c['in_flight_per_second'], c['fault'], c['n'])}; "
+                      f"in flight each second: {c['in_flight_per_second']}"]
     return "\n".join(lines) + "\n"
 
 
@@ -323,8 +341,9 @@ def main() -> None:
         work = Path(tmp)
         widest = max((shape(g) for g in shapes), key=lambda s: s[0] * s[1])
         seeds_needed = max(shape(g)[1] for g in shapes)
-        print(f"solving the tables and rational games of {widest[0]} contracts × {seeds_needed} seed(s)",
-              file=sys.stderr, flush=True)
+        if not args.no_warm:
+            print(f"solving the tables and rational games of {widest[0]} contracts × {seeds_needed} seed(s)",
+                  file=sys.stderr, flush=True)
         warm_seconds = 0.0 if args.no_warm else warm(max(s[0] for s in map(shape, shapes)), seeds_needed, env, work)
         cases = {}
         for n, games in plan.items():
