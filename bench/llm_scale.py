@@ -165,14 +165,16 @@ def lowered_then_recovered(values: list[float]) -> bool:
 
 
 def run_case(n: int, contracts: int, seeds: int, env: dict, work: Path, connections: bool, delay: float,
-             fault: Fault | None = None, label: str = "", quiet: bool = False, recordings_dir: Path | None = None) -> dict:
+             fault: Fault | None = None, label: str = "", quiet: bool = False, recordings_dir: Path | None = None,
+             rational: Path | None = None) -> dict:
     """One run of the agent's games against a fresh loopback server (playing `fault`, if any); its figures."""
     fault = fault or Fault()
     out, recordings = work / f"run-{label or n}", (recordings_dir or work) / f"run-{label or n}.sqlite"
     recordings.unlink(missing_ok=True)
-    if (work / "warm" / "jobs" / "rational.jsonl").exists():  # the rational games of seeds the set lacks
+    rational = rational or work / "warm" / "jobs" / "rational.jsonl"
+    if rational.exists():  # the rational games of seeds the set lacks, played already: the run only waits on the API
         (out / "jobs").mkdir(parents=True, exist_ok=True)
-        shutil.copy(work / "warm" / "jobs" / "rational.jsonl", out / "jobs" / "rational.jsonl")
+        shutil.copy(rational, out / "jobs" / "rational.jsonl")
     games = 3 * contracts * seeds
     concurrency = ["--max-connections", str(n)] if connections else ["--workers", str(n)]
     with LoopbackLlm(delay, fault) as server:
@@ -314,7 +316,10 @@ def main() -> None:
     parser.add_argument("--workers", action="store_true",
                         help="N is --workers even when the CLI has --max-connections (the processes model)")
     parser.add_argument("--no-warm", action="store_true",
-                        help="the tables are in CONTRACTLANG_DP_CACHE already: each run plays its rational games")
+                        help="the tables are in CONTRACTLANG_DP_CACHE already: each run plays its rational games "
+                             "(unless --rational gives them)")
+    parser.add_argument("--rational", type=Path, help="a job store (jsonl) holding the slice's rational games, "
+                                                      "copied into each run's store")
     parser.add_argument("--recordings-dir", type=Path,
                         help="where the runs' recordings files go (default: the temporary directory; /dev/shm "
                              "takes the disk's commit latency out)")
@@ -349,20 +354,21 @@ def main() -> None:
         for n, games in plan.items():
             contracts, seeds = shape(games)
             cases[f"N={n}"] = run_case(n, contracts, seeds, env, work, connections, args.delay,
-                                       recordings_dir=args.recordings_dir)
+                                       recordings_dir=args.recordings_dir, rational=args.rational)
         fault_cases = {}
         for kind in faults:
             contracts, seeds = shape(args.fault_games)
             seconds = args.burst if kind == "burst429" else args.outage
             fault_cases[kind] = run_case(args.fault_n, contracts, seeds, env, work, connections, args.delay,
                                          Fault(kind, args.fault_at, seconds, 2.0 if kind == "burst429" else None),
-                                         label=kind, recordings_dir=args.recordings_dir)
+                                         label=kind, recordings_dir=args.recordings_dir, rational=args.rational)
     base = "N=10" if "N=10" in cases else next(iter(cases), None)
     payload = {
         "note": args.note or (f"{time.strftime('%Y-%m-%d')}: loopback Messages API answering in {args.delay:g} s, "
                               f"`experiment performance --agent {AGENT} --role supplier` on the shipped synthetic "
                               f"set; N = {'--max-connections' if connections else '--workers (before issue #47)'}; "
-                              + ("tables solved before (CONTRACTLANG_DP_CACHE), rational games played by each run"
+                              + ("tables solved before (CONTRACTLANG_DP_CACHE), rational games "
+                                 + ("copied into each run's store" if args.rational else "played by each run")
                                  if args.no_warm else f"tables solved first ({warm_seconds:.0f} s)")
                               + (f"; recordings in {args.recordings_dir}" if args.recordings_dir else "") + "."),
         "agent": AGENT, "delay_seconds": args.delay, "model": "connections" if connections else "workers",
