@@ -14,6 +14,9 @@ agent's run of the same games (into CONTRACTLANG_DP_CACHE, default bench/results
 network phase differs between cases. Writes llm_scale.json and llm_scale.md (bench/results/ with
 BENCH_UPDATE=1, else bench/results/local/).
 Usage: python3 bench/llm_scale.py [--connections 10,64,256] [--faults burst429,outage529] [--json]
+The committed figures: the first 90 contracts × 4 seeds, tables and rational games from an earlier run —
+  CONTRACTLANG_DP_CACHE=DIR python3 bench/llm_scale.py --max-contracts 90 --no-warm --rational RATIONAL.jsonl \
+      --recordings-dir /dev/shm/bench-llm
 """
 
 from __future__ import annotations
