@@ -455,6 +455,11 @@ class Phase(NamedTuple):
     needs: Callable[[Any], Any] | None = None
     job_of: Callable[[Any], Any] = attrgetter("job")
     calls: Callable[[Any], Any] | None = None  # a record's LLM calls (its ledger), which count toward run limits
+    what: str | None = None  # what a record is called in a store's errors (default: `name`)
+
+    @property
+    def records_of(self) -> str:
+        return self.what or self.name
 
 
 class Played(NamedTuple):
@@ -478,7 +483,7 @@ class RunPlan(Frozen):
 
 def plan(phase: Phase) -> tuple[RunPlan, list]:
     """`phase`'s `RunPlan` and the jobs a run would play, read from its stores without taking their locks."""
-    finished = _reused(phase) | stored_records(phase.path, phase.record_type, phase.job_of, phase.name)
+    finished = _reused(phase) | stored_records(phase.path, phase.record_type, phase.job_of, phase.records_of)
     jobs = [j for j in dict.fromkeys(phase.jobs)]
     left = {j: u for j, u in _unfinished_records(phase).items() if j not in finished}
     status = [left[j].status for j in jobs if j in left]
@@ -534,7 +539,7 @@ def estimate(phase: Phase, calls_of: Callable[[Any], list], llm: Any) -> RunEsti
 
 
 def _reused(phase: Phase) -> dict:
-    return stored_records(phase.shared, phase.record_type, phase.job_of, phase.name) if phase.shared else {}
+    return stored_records(phase.shared, phase.record_type, phase.job_of, phase.records_of) if phase.shared else {}
 
 
 def _unfinished_type(phase: Phase) -> type:
@@ -543,7 +548,7 @@ def _unfinished_type(phase: Phase) -> type:
 
 def _unfinished_records(phase: Phase) -> dict:
     path = unfinished_path(phase.path)
-    return stored_records(path, _unfinished_type(phase), attrgetter("job"), f"{phase.name} unfinished") \
+    return stored_records(path, _unfinished_type(phase), attrgetter("job"), f"unfinished {phase.records_of}") \
         if phase.network is not None else {}
 
 
@@ -597,9 +602,9 @@ class _Run:
         try:
             for phase in self.phases:
                 self.reused.append(_reused(phase))
-                self.stores.append(JobStore(phase.path, phase.record_type, phase.job_of, phase.name))
+                self.stores.append(JobStore(phase.path, phase.record_type, phase.job_of, phase.records_of))
                 self.unfinished.append(JobStore(unfinished_path(phase.path), _unfinished_type(phase),
-                                                attrgetter("job"), f"{phase.name} unfinished")
+                                                attrgetter("job"), f"unfinished {phase.records_of}")
                                        if phase.network is not None else None)
         except BaseException:
             self.__exit__()
@@ -1087,18 +1092,22 @@ class _RayRun:
         for slot, queued in self.waiting.items():
             while queued and self.running[slot] < limits[slot]:
                 i, job = queued.pop(0)
+                actor = None
                 if slot == "cpu":
                     ref = self.task.remote(self.works[i], job)
                 else:
                     if not self.actors:
                         share = -(-self.options.connections // self.workers)
-                        actor = self.ray.remote(max_concurrency=share)(_RayPlayer)
+                        player = self.ray.remote(max_concurrency=share)(_RayPlayer)
                         # the usage of earlier games counts once, toward the first actor's run limits
-                        self.actors = [actor.remote(self.options, self.works, self.earlier if n == 0 else None)
+                        self.actors = [player.remote(self.options, self.works, self.earlier if n == 0 else None)
                                        for n in range(self.workers)]
-                    ref = self.actors[len(self.pending) % len(self.actors)].play.remote(i, job)
+                        self.busy = [0] * self.workers
+                    actor = self.busy.index(min(self.busy))  # the least busy: its threads are free
+                    self.busy[actor] += 1
+                    ref = self.actors[actor].play.remote(i, job)
                 self.running[slot] += 1
-                self.pending[ref] = (slot, i, job)
+                self.pending[ref] = (slot, actor, i, job)
 
     def _pump(self) -> None:
         while not self.ended.is_set():
@@ -1110,8 +1119,10 @@ class _RayRun:
             done, _ = self.ray.wait(refs, num_returns=1, timeout=0.2)
             for ref in done:
                 with self.lock:
-                    slot, i, job = self.pending.pop(ref)
+                    slot, actor, i, job = self.pending.pop(ref)
                     self.running[slot] -= 1
+                    if actor is not None:
+                        self.busy[actor] -= 1
                 try:
                     kind, payload, *totals = self.ray.get(ref)
                 except Exception as exc:  # the task's process died, or Ray itself failed
@@ -1135,7 +1146,7 @@ class _RayRun:
         self.pump.join()
         with self.lock:
             running = len(self.pending)
-            for ref, (slot, _, _) in self.pending.items():
+            for ref, (slot, *_) in self.pending.items():
                 if slot == "cpu":
                     self.ray.cancel(ref, force=True)
             self.pending.clear()

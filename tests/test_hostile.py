@@ -71,13 +71,19 @@ def test_a_cut_line_is_dropped_and_a_stale_summary_never_survives(tmp_path):
     (tmp_path / "summary.json").write_text("[]\n")
     proc = sweep(tmp_path, boards="1", json_out=False)
     assert "dropped its last line, cut short" in proc.stderr and "5 of 6 games already" in proc.stderr
-    assert "games: 1/1 done" in proc.stderr  # progress as a line: stderr is not a terminal
+    assert "games: 6/6 done" in proc.stderr  # progress as a line: stderr is not a terminal
     assert all(json.loads(line) for line in games.read_text().splitlines())
     assert json.loads((tmp_path / "summary.json").read_text())
     before = games.read_text()
     games.write_text('{"not": "a game"}\n' + before)  # a foreign line is never silently thrown away
     payload = one_json_failure(sweep(tmp_path, boards="1"))
     assert "games.jsonl:1: not a game record" in payload["error"] and games.read_text().startswith('{"not"')
+
+
+def interrupted(stdout: str) -> bool:
+    """One JSON failure saying the run was interrupted (and what it stored, and how to resume)."""
+    payload = json.loads(stdout)
+    return payload["ok"] is False and payload["error"].startswith("interrupted") and "\n" not in payload["error"]
 
 
 def test_sigterm_ends_the_sweep_and_its_workers_and_the_rerun_completes_it(tmp_path):
@@ -95,7 +101,7 @@ def test_sigterm_ends_the_sweep_and_its_workers_and_the_rerun_completes_it(tmp_p
             break
         proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=30)
-    assert proc.returncode == 130 and json.loads(stdout) == {"ok": False, "error": "interrupted"}
+    assert proc.returncode == 130 and interrupted(stdout)
     assert "Traceback" not in stderr and not (out / "summary.json").exists()
     time.sleep(0.5)
     alive = [pid for pid in children if Path(f"/proc/{pid}").exists()
@@ -348,7 +354,7 @@ def test_an_interrupted_sweep_ends_the_external_agents_its_workers_started(tmp_p
         stdout, _ = proc.communicate(timeout=30)
     finally:
         proc.kill()
-    assert proc.returncode == 130 and json.loads(stdout) == {"ok": False, "error": "interrupted"}
+    assert proc.returncode == 130 and interrupted(stdout)
     stuck = [int(pid) for pid in pids.read_text().split()]
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and any(_running(pid) for pid in stuck):
@@ -387,4 +393,4 @@ def test_ctrl_c_reaches_a_run_started_with_sigint_blocked_or_ignored(tmp_path, i
     assert proc.poll() is None, "the sweep should still be running"
     proc.send_signal(signal.SIGINT)
     stdout, _ = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and json.loads(stdout) == {"ok": False, "error": "interrupted"}
+    assert proc.returncode == 130 and interrupted(stdout)

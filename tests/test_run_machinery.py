@@ -265,3 +265,36 @@ def test_a_ctbench_sweep_with_an_llm_player_stores_each_game_as_it_ends(tmp_path
                        tmp_path / "held.sqlite", env=ENV)
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads(done.stdout)["played"] == 2 and games.read_text().count("\n") == 2
+
+
+def ray_processes() -> set[int]:
+    """The pids of Ray's processes on this machine (its cluster daemons and workers)."""
+    found = subprocess.run(["pgrep", "-f", "raylet|gcs_server|ray::|default_worker.py|dashboard/agent"],
+                           capture_output=True, text=True).stdout.split()
+    return {int(pid) for pid in found}
+
+
+@pytest.mark.slow  # a local Ray cluster takes 10-20 s to start
+def test_ray_local_honours_the_counts_and_leaves_no_process_after_ctrl_c(synthetic, tmp_path):
+    """--ray local --workers 2 --max-connections 4: 4 requests in flight at the server (2 threaded actors);
+    Ctrl-C ends the run with 130 and no Ray process is left running."""
+    pytest.importorskip("ray", reason="Ray is an optional extra")
+    before = ray_processes()
+    directory = fresh(synthetic, tmp_path)
+    server = Customer(delay=1.0)
+    with ScriptedServer(server) as http:
+        run = subprocess.Popen([sys.executable, "-m", "contractlang",
+                                *map(str, args(directory, http.url, tmp_path / "r.sqlite", "--seeds", "42,43",
+                                               "--max-connections", "4", "--workers", "2", "--ray", "local"))],
+                               cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while len(server.requests) < 12 and time.monotonic() < deadline and run.poll() is None:
+            time.sleep(0.05)
+        assert server.most == 4, (server.most, run.poll())
+        run.send_signal(signal.SIGINT)
+        _, err = run.communicate(timeout=120)
+    assert run.returncode == 130, err
+    deadline = time.monotonic() + 10
+    while ray_processes() - before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert ray_processes() - before == set()

@@ -98,7 +98,7 @@ def sweep_phase(specs: list[GameSpec], directory: Path, objects: dict | None = N
     """A sweep's games as a phase of `games.runner.run_games`, stored in `directory/games.jsonl` one by one as
     each ends. `objects` (Python agents by label) travel to the workers by pickle."""
     return Phase("games", directory / "games.jsonl", GameRecord, partial(run_spec, objects=objects), specs,
-                 network=calls_model, job_of=GameSpec.of, calls=attrgetter("llm_calls"))
+                 network=calls_model, job_of=GameSpec.of, calls=attrgetter("llm_calls"), what="game")
 
 
 def check_names(pairs: list[tuple[str, str]], judge: str, objects: dict | None = None) -> None:
