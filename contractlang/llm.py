@@ -790,6 +790,7 @@ class LlmTotals(Frozen):
     unpriced: int = 0  # answered calls of models without a known price, not in cost_usd
     in_flight: int = 0
     limits: dict[str, int] = Field(default_factory=dict)  # the current in-flight limit of each model called (its label)
+    history: dict[str, list[LimitChange]] = Field(default_factory=dict)  # each model's limit changes so far
     max_connections: int = 10
 
     @property
@@ -943,7 +944,8 @@ class _Connection:
             limiters = dict(self._limiters)
             totals = dict(self._totals)
         return LlmTotals(**{**totals, "in_flight": sum(lim.in_flight for lim in limiters.values()),
-                            "limits": {model.label: lim.limit for model, lim in limiters.items()}})
+                            "limits": {model.label: lim.limit for model, lim in limiters.items()},
+                            "history": {model.label: lim.history for model, lim in limiters.items()}})
 
     def in_flight(self) -> int:
         with self._lock:

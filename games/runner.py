@@ -417,6 +417,11 @@ class Unfinished(Frozen, Generic[Job]):
     reason: str
 
 
+def limits_path(path: Path) -> Path:
+    """`jobs/performance.jsonl` → `jobs/performance.limits.json`: the in-flight limit's history of its games."""
+    return path.with_name(f"{path.stem}.limits.json")
+
+
 def unfinished_path(path: Path) -> Path:
     """`jobs/performance.jsonl` → `jobs/performance.unfinished.jsonl`."""
     return path.with_name(f"{path.stem}.unfinished{path.suffix}")
@@ -788,6 +793,11 @@ class _Run:
             self._put_in_order(i)
 
     def _put_in_order(self, i: int) -> None:
+        if self.phases[i].network is not None and self.totals is not None and self.totals.history:
+            # the adaptive limit's changes, lowered on 429/529 and raised on success, for a person or a benchmark
+            history = {model: [change.model_dump() for change in changes]
+                       for model, changes in self.totals.history.items()}
+            write_atomically(limits_path(self.phases[i].path), json.dumps({"limit_history": history}, indent=1) + "\n")
         if self.played[i] or self.retried[i]:
             self.stores[i].put_in_order(self.phases[i].jobs)
         unfinished = self.unfinished[i]
