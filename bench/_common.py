@@ -32,8 +32,7 @@ def write_result(name: str, payload: dict, partial: bool = False) -> Path:
     benchmark (a chosen contract or environment) goes to <name>.partial.json, never replacing the full figures."""
     folder = RESULTS if os.environ.get("BENCH_UPDATE") == "1" else LOCAL
     folder.mkdir(parents=True, exist_ok=True)
-    payload = {"machine": platform.machine(), "python": platform.python_version(), "cpus": os.cpu_count(),
-               **payload}
+    payload = {"machine": platform.machine(), "python": platform.python_version(), "cpus": os.cpu_count(), **payload}
     path = folder / f"{name}{'.partial' if partial else ''}.json"
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(payload, indent=2) + "\n")
@@ -45,5 +44,9 @@ def contractsim_examples(only: str | None = None) -> list:
     """The IR of every bundled ContractSim example (or just the one named `only`), in file order."""
     from contractlang import load
 
-    return [c.ir for path in sorted((ROOT / "examples").glob("*.contract")) for c in load(path)
-            if c.ir.kind == "contractsim" and only in (None, c.ir.name)]
+    return [
+        c.ir
+        for path in sorted((ROOT / "examples").glob("*.contract"))
+        for c in load(path)
+        if c.ir.kind == "contractsim" and only in (None, c.ir.name)
+    ]

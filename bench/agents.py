@@ -70,18 +70,23 @@ def main() -> None:
         "ctbench_builtin_over_py": figures["ctbench_builtin_planner"] / figures["ctbench_py_planner"],
         "contractsim_py_over_cmd": figures["contractsim_py_stingy"] / figures["contractsim_cmd_stingy"],
     }
-    payload = {"games_per_second": {k: round(v, 1) for k, v in figures.items()},
-               "ratios": {k: round(v, 2) for k, v in ratios.items()},
-               "targets": {"builtin_over_py_at_most": 1.5, "py_over_cmd_at_least": 10},
-               "holds": ratios["contractsim_builtin_over_py"] <= 1.5 and ratios["ctbench_builtin_over_py"] <= 1.5
-               and ratios["contractsim_py_over_cmd"] >= 10}
+    payload = {
+        "games_per_second": {k: round(v, 1) for k, v in figures.items()},
+        "ratios": {k: round(v, 2) for k, v in ratios.items()},
+        "targets": {"builtin_over_py_at_most": 1.5, "py_over_cmd_at_least": 10},
+        "holds": ratios["contractsim_builtin_over_py"] <= 1.5
+        and ratios["ctbench_builtin_over_py"] <= 1.5
+        and ratios["contractsim_py_over_cmd"] >= 10,
+    }
     path = write_result("agents", payload, partial=quick)
-    print(f"ContractSim: built-in RCC {figures['contractsim_builtin_rcc']:,.0f} games/s, the same class as py: "
-          f"{figures['contractsim_py_rcc']:,.0f} ({ratios['contractsim_builtin_over_py']:.2f}x); Stingy as py: "
-          f"{figures['contractsim_py_stingy']:,.0f}, as cmd: {figures['contractsim_cmd_stingy']:,.1f} "
-          f"({ratios['contractsim_py_over_cmd']:.0f}x). CT-Bench: built-in planner "
-          f"{figures['ctbench_builtin_planner']:,.1f} games/s, as py: {figures['ctbench_py_planner']:,.1f} "
-          f"({ratios['ctbench_builtin_over_py']:.2f}x). Targets hold: {payload['holds']} -> {path}")
+    print(
+        f"ContractSim: built-in RCC {figures['contractsim_builtin_rcc']:,.0f} games/s, the same class as py: "
+        f"{figures['contractsim_py_rcc']:,.0f} ({ratios['contractsim_builtin_over_py']:.2f}x); Stingy as py: "
+        f"{figures['contractsim_py_stingy']:,.0f}, as cmd: {figures['contractsim_cmd_stingy']:,.1f} "
+        f"({ratios['contractsim_py_over_cmd']:.0f}x). CT-Bench: built-in planner "
+        f"{figures['ctbench_builtin_planner']:,.1f} games/s, as py: {figures['ctbench_py_planner']:,.1f} "
+        f"({ratios['ctbench_builtin_over_py']:.2f}x). Targets hold: {payload['holds']} -> {path}"
+    )
 
 
 if __name__ == "__main__":

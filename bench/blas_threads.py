@@ -30,8 +30,15 @@ def _solve(ir, env_id: int, blas_threads: int | None, out) -> None:
         result, table = solve(ir, environment(env_id))
         seconds = time.perf_counter() - start
     policy = hashlib.sha256(b"".join(p.tobytes() for p in table.policies)).hexdigest()
-    out.put({"seconds": seconds, "p_sat": result.p_sat.hex(), "v_supplier": result.v_supplier.hex(),
-             "u_supplier": None if result.u_supplier is None else result.u_supplier.hex(), "policy": policy})
+    out.put(
+        {
+            "seconds": seconds,
+            "p_sat": result.p_sat.hex(),
+            "v_supplier": result.v_supplier.hex(),
+            "u_supplier": None if result.u_supplier is None else result.u_supplier.hex(),
+            "policy": policy,
+        }
+    )
 
 
 def side_by_side(ir, env_id: int, blas_threads: int | None) -> list[dict]:
@@ -60,17 +67,25 @@ def main() -> None:
         for name, threads in (("default", None), ("one", 1)):
             runs[name] += side_by_side(ir, args.env, threads)
     results = {name: {"seconds": sorted(round(r["seconds"], 2) for r in rs)} for name, rs in runs.items()}
-    identical = len({(r["p_sat"], r["v_supplier"], r["u_supplier"], r["policy"]) for rs in runs.values()
-                     for r in rs}) == 1
+    identical = (
+        len({(r["p_sat"], r["v_supplier"], r["u_supplier"], r["policy"]) for rs in runs.values() for r in rs}) == 1
+    )
     best = {name: min(r["seconds"] for r in rs) for name, rs in runs.items()}
-    payload = {"contract": args.contract, "env": args.env, "blas_default": results["default"],
-               "blas_one_thread": results["one"], "speedup_best": round(best["default"] / best["one"], 2),
-               "tables_bit_identical": identical,
-               "blas": [i["internal_api"] + " " + i["version"] for i in threadpoolctl.threadpool_info()]}
+    payload = {
+        "contract": args.contract,
+        "env": args.env,
+        "blas_default": results["default"],
+        "blas_one_thread": results["one"],
+        "speedup_best": round(best["default"] / best["one"], 2),
+        "tables_bit_identical": identical,
+        "blas": [i["internal_api"] + " " + i["version"] for i in threadpoolctl.threadpool_info()],
+    }
     path = write_result("blas_threads", payload)
-    print(f"{args.contract} Env {args.env}, two solves side by side: default BLAS pool {results['default']['seconds']} s, "
-          f"one thread {results['one']['seconds']} s ({payload['speedup_best']}× on the best); tables bit-identical: "
-          f"{identical} → {path}")
+    print(
+        f"{args.contract} Env {args.env}, two solves side by side: default BLAS pool {results['default']['seconds']} s, "
+        f"one thread {results['one']['seconds']} s ({payload['speedup_best']}× on the best); tables bit-identical: "
+        f"{identical} → {path}"
+    )
 
 
 if __name__ == "__main__":

@@ -11,10 +11,9 @@ import sys
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
 
 from _common import ROOT, best_of, write_result  # noqa: E402
-
-from contractlang import check_source  # noqa: E402
 from lark import Lark  # noqa: E402
 
+from contractlang import check_source  # noqa: E402
 from contractlang.parser import grammar_text  # noqa: E402
 
 
@@ -50,8 +49,10 @@ def main() -> None:
         "meets_target": check_s < 1.0,
     }
     path = write_result("check", payload)
-    print(f"check: {n_lines} lines, {payload['contracts']} contracts in {check_s:.3f} s "
-          f"({payload['ratio_check_to_lark_parse']}x a bare lark parse of {lark_s:.3f} s); target < 1 s -> {path}")
+    print(
+        f"check: {n_lines} lines, {payload['contracts']} contracts in {check_s:.3f} s "
+        f"({payload['ratio_check_to_lark_parse']}x a bare lark parse of {lark_s:.3f} s); target < 1 s -> {path}"
+    )
 
 
 if __name__ == "__main__":

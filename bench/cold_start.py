@@ -38,15 +38,38 @@ def timed_run(slice_args: list[str], out: Path, cache: Path, workers: int) -> di
     before = len(list(cache.rglob("*"))) if cache.exists() else 0
     env = {**os.environ, "CONTRACTLANG_DP_CACHE": str(cache)}
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "contractlang", "experiment", "performance", "--agent", "rcc",
-                           *slice_args, "--out", str(out), "--workers", str(workers), "--json"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "contractlang",
+            "experiment",
+            "performance",
+            "--agent",
+            "rcc",
+            *slice_args,
+            "--out",
+            str(out),
+            "--workers",
+            str(workers),
+            "--json",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     seconds = time.perf_counter() - start
     report = json.loads(done.stdout)
-    return {"seconds": round(seconds, 1), "load_average_1min": round(os.getloadavg()[0], 2),
-            "contracts": report["contracts"], "agent_games": report["played_now"]["agents"],
-            "rational_jobs": report["played_now"]["rational"],
-            "cache_files_added": len(list(cache.rglob("*"))) - before}
+    return {
+        "seconds": round(seconds, 1),
+        "load_average_1min": round(os.getloadavg()[0], 2),
+        "contracts": report["contracts"],
+        "agent_games": report["played_now"]["agents"],
+        "rational_jobs": report["played_now"]["rational"],
+        "cache_files_added": len(list(cache.rglob("*"))) - before,
+    }
 
 
 def main() -> None:
@@ -65,22 +88,34 @@ def main() -> None:
 
     n = cold["contracts"]
     quiet_warm = json.loads((RESULTS / "performance.json").read_text())["performance"]["seconds"]
-    payload = {"slice": " ".join(slice_args), "workers": args.workers, "cold": cold, "warm": warm,
-               "solve_seconds_per_contract": round((cold["seconds"] - warm["seconds"]) / n, 1),
-               "full_set_at_this_load": {"contracts": SET_SIZE,
-                                         "cold_seconds": round(SET_SIZE * cold["seconds"] / n),
-                                         "warm_seconds": round(SET_SIZE * warm["seconds"] / n)},
-               "full_set_quiet": {"warm_seconds": quiet_warm,
-                                  "cold_seconds": round(quiet_warm + SET_SIZE * QUIET_SECONDS_PER_TABLE),
-                                  "note": "warm measured (bench/results/performance.json); cold = warm + 180 tables "
-                                          f"at {QUIET_SECONDS_PER_TABLE} s (issue #46's quiet figure)"},
-               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    payload = {
+        "slice": " ".join(slice_args),
+        "workers": args.workers,
+        "cold": cold,
+        "warm": warm,
+        "solve_seconds_per_contract": round((cold["seconds"] - warm["seconds"]) / n, 1),
+        "full_set_at_this_load": {
+            "contracts": SET_SIZE,
+            "cold_seconds": round(SET_SIZE * cold["seconds"] / n),
+            "warm_seconds": round(SET_SIZE * warm["seconds"] / n),
+        },
+        "full_set_quiet": {
+            "warm_seconds": quiet_warm,
+            "cold_seconds": round(quiet_warm + SET_SIZE * QUIET_SECONDS_PER_TABLE),
+            "note": "warm measured (bench/results/performance.json); cold = warm + 180 tables "
+            f"at {QUIET_SECONDS_PER_TABLE} s (issue #46's quiet figure)",
+        },
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    }
     path = write_result("cold_start", payload)
     full = payload["full_set_at_this_load"]
-    print(json.dumps(payload, indent=1) if args.json else
-          f"{n} contracts: cold {cold['seconds']} s, warm {warm['seconds']} s (load {cold['load_average_1min']}, "
-          f"{warm['load_average_1min']}); the full set at this load ≈ {full['cold_seconds']} s cold, "
-          f"{full['warm_seconds']} s warm; quiet ≈ {payload['full_set_quiet']['cold_seconds']} s cold; {path}")
+    print(
+        json.dumps(payload, indent=1)
+        if args.json
+        else f"{n} contracts: cold {cold['seconds']} s, warm {warm['seconds']} s (load {cold['load_average_1min']}, "
+        f"{warm['load_average_1min']}); the full set at this load ≈ {full['cold_seconds']} s cold, "
+        f"{full['warm_seconds']} s warm; quiet ≈ {payload['full_set_quiet']['cold_seconds']} s cold; {path}"
+    )
 
 
 if __name__ == "__main__":

@@ -32,12 +32,20 @@ def main() -> None:
     for seed in range(n_ref):
         play(ir, env, "rcc", "rcc", seed=seed, keep_log=False)
     reference = n_ref / (time.perf_counter() - start)
-    payload = {"contract": ir.name, "env": 5, "pairing": "rcc vs rcc", "batch_games_per_second": round(batch),
-               "reference_games_per_second": round(reference), "batch_to_reference": round(batch / reference, 1),
-               "target_games_per_second": 2000}
+    payload = {
+        "contract": ir.name,
+        "env": 5,
+        "pairing": "rcc vs rcc",
+        "batch_games_per_second": round(batch),
+        "reference_games_per_second": round(reference),
+        "batch_to_reference": round(batch / reference, 1),
+        "target_games_per_second": 2000,
+    }
     path = write_result("contractsim_games", payload)
-    print(f"contractsim games: RCC vs RCC in Env 5, batch engine {batch:,.0f} games/s, reference engine "
-          f"{reference:,.0f} games/s ({payload['batch_to_reference']}x); target 2,000/s -> {path}")
+    print(
+        f"contractsim games: RCC vs RCC in Env 5, batch engine {batch:,.0f} games/s, reference engine "
+        f"{reference:,.0f} games/s ({payload['batch_to_reference']}x); target 2,000/s -> {path}"
+    )
 
 
 if __name__ == "__main__":

@@ -26,9 +26,12 @@ TARGET_SECONDS = 120
 
 
 def sweep(rules: str) -> dict:
-    specs = [GameSpec(board_id=b.id, board_set="paper", condition=c, mode=m, red="planner", blue="planner",
-                      rules=rules)
-             for b in benchmark_boards("paper") for c in CONDITIONS for m in ("pfp", "trade")]
+    specs = [
+        GameSpec(board_id=b.id, board_set="paper", condition=c, mode=m, red="planner", blue="planner", rules=rules)
+        for b in benchmark_boards("paper")
+        for c in CONDITIONS
+        for m in ("pfp", "trade")
+    ]
     start, cpu = time.perf_counter(), _cpu_seconds()
     records = list(run_specs(specs))
     seconds, cpu = time.perf_counter() - start, _cpu_seconds() - cpu
@@ -40,8 +43,7 @@ def sweep(rules: str) -> dict:
         "cpu_seconds": round(cpu, 2),  # all processes: the wall time of an unloaded machine is about this / cores
         "meets_target": seconds < TARGET_SECONDS,
         "forfeits": sum(len(r.forfeited) for r in records),
-        "rows": [{"condition": r.condition, "mode": r.mode, **{k: v.text() for k, v in r.cells.items()}}
-                 for r in rows],
+        "rows": [{"condition": r.condition, "mode": r.mode, **{k: v.text() for k, v in r.cells.items()}} for r in rows],
     }
 
 
@@ -56,12 +58,15 @@ def main() -> None:
     parser.add_argument("--rules", choices=RULE_SETS, help="one rule set only (default: both)")
     args = parser.parse_args()
     runs = [sweep(r) for r in ([args.rules] if args.rules else RULE_SETS)]
-    path = write_result("ctbench_paper_sweep", {"target_seconds": TARGET_SECONDS, "runs": runs},
-                        partial=args.rules is not None)
+    path = write_result(
+        "ctbench_paper_sweep", {"target_seconds": TARGET_SECONDS, "runs": runs}, partial=args.rules is not None
+    )
     for run in runs:
-        print(f"ctbench paper sweep, {run['rules']} rules: {run['games']} games in {run['seconds_all_cores']:.1f} s "
-              f"on all cores ({run['cpu_seconds']:.1f} CPU s); target < {TARGET_SECONDS} s -> "
-              f"{'met' if run['meets_target'] else 'MISSED'}")
+        print(
+            f"ctbench paper sweep, {run['rules']} rules: {run['games']} games in {run['seconds_all_cores']:.1f} s "
+            f"on all cores ({run['cpu_seconds']:.1f} CPU s); target < {TARGET_SECONDS} s -> "
+            f"{'met' if run['meets_target'] else 'MISSED'}"
+        )
     print(f"-> {path}")
 
 

@@ -18,8 +18,12 @@ from games.ctbench.sweep import GameSpec, run_specs  # noqa: E402
 
 
 def main() -> None:
-    specs = [GameSpec(board_id=b.id, condition=c, mode=m, red="planner", blue="planner")
-             for b in benchmark_boards() for c in CONDITIONS for m in ("pfp", "trade")]
+    specs = [
+        GameSpec(board_id=b.id, condition=c, mode=m, red="planner", blue="planner")
+        for b in benchmark_boards()
+        for c in CONDITIONS
+        for m in ("pfp", "trade")
+    ]
     start = time.perf_counter()
     records = list(run_specs(specs))
     parallel_s = time.perf_counter() - start
@@ -40,9 +44,11 @@ def main() -> None:
         "rows": [{"condition": r.condition, "mode": r.mode, **{k: v.text() for k, v in r.cells.items()}} for r in rows],
     }
     path = write_result("ctbench_sweep", payload)
-    print(f"ctbench sweep: {len(records)} games in {parallel_s:.1f} s on all cores ({payload['speedup_vs_one_process']}x "
-          f"one process, est. {serial_s:.1f} s); Both Finished on Independent boards {both_finished_independent:.2f}; "
-          f"target < 120 s -> {path}")
+    print(
+        f"ctbench sweep: {len(records)} games in {parallel_s:.1f} s on all cores ({payload['speedup_vs_one_process']}x "
+        f"one process, est. {serial_s:.1f} s); Both Finished on Independent boards {both_finished_independent:.2f}; "
+        f"target < 120 s -> {path}"
+    )
 
 
 if __name__ == "__main__":

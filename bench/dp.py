@@ -33,10 +33,19 @@ def _solve_one(ir, env_id: int) -> dict:
     seconds = time.perf_counter() - start
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     c = ir.contingencies
-    return {"contract": ir.name, "env": env_id, "mode": c.mode + ("+sub" if c.substitution else ""),
-            "p_sat": result.p_sat, "p_sat_forward": result.p_sat_forward, "u_customer": result.u_customer,
-            "u_supplier": result.u_supplier, "completeness": result.completeness, "states": result.states,
-            "seconds": round(seconds, 3), "peak_mb": round(peak_mb, 1)}
+    return {
+        "contract": ir.name,
+        "env": env_id,
+        "mode": c.mode + ("+sub" if c.substitution else ""),
+        "p_sat": result.p_sat,
+        "p_sat_forward": result.p_sat_forward,
+        "u_customer": result.u_customer,
+        "u_supplier": result.u_supplier,
+        "completeness": result.completeness,
+        "states": result.states,
+        "seconds": round(seconds, 3),
+        "peak_mb": round(peak_mb, 1),
+    }
 
 
 ALL_ENVS = "1,2,3,4,5,6"
@@ -64,22 +73,31 @@ def main() -> None:
                 row = pool.apply(_solve_one, (ir, env_id))
                 row["x_reference"] = round(row["seconds"] / unit, 1)
                 rows.append(row)
-                print(f"{row['contract']:24s} env {env_id}  {row['mode']:9s} P_sat {row['p_sat']:.6f}  "
-                      f"U {row['u_customer']:10.2f} / {row['u_supplier']:9.2f}  states {row['states']:>10,}  "
-                      f"{row['seconds']:7.2f} s  {row['peak_mb']:7.1f} MB", flush=True)
+                print(
+                    f"{row['contract']:24s} env {env_id}  {row['mode']:9s} P_sat {row['p_sat']:.6f}  "
+                    f"U {row['u_customer']:10.2f} / {row['u_supplier']:9.2f}  states {row['states']:>10,}  "
+                    f"{row['seconds']:7.2f} s  {row['peak_mb']:7.1f} MB",
+                    flush=True,
+                )
     times = [r["seconds"] for r in rows]
     worst = max(rows, key=lambda r: r["seconds"])
-    summary = {"solves": len(rows), "median_seconds": statistics.median(times), "max_seconds": worst["seconds"],
-               "slowest": f"{worst['contract']} env {worst['env']} ({worst['mode']})",
-               "peak_mb": max(r["peak_mb"] for r in rows), "reference_seconds": unit,
-               "targets": {"median_seconds": 2, "max_seconds": 20, "peak_mb": 2048}}
+    summary = {
+        "solves": len(rows),
+        "median_seconds": statistics.median(times),
+        "max_seconds": worst["seconds"],
+        "slowest": f"{worst['contract']} env {worst['env']} ({worst['mode']})",
+        "peak_mb": max(r["peak_mb"] for r in rows),
+        "reference_seconds": unit,
+        "targets": {"median_seconds": 2, "max_seconds": 20, "peak_mb": 2048},
+    }
     path = write_result("dp", {"summary": summary, "rows": rows}, partial)
     if args.golden:
-        golden = {f"{r['contract']}/{r['env']}": {k: r[k] for k in ("p_sat", "u_customer", "u_supplier")}
-                  for r in rows}
+        golden = {f"{r['contract']}/{r['env']}": {k: r[k] for k in ("p_sat", "u_customer", "u_supplier")} for r in rows}
         (ROOT / "tests" / "golden" / "dp_examples.json").write_text(json.dumps(golden, indent=1, sort_keys=True) + "\n")
-    print(f"dp: {len(rows)} solves, median {summary['median_seconds']:.2f} s, max {summary['max_seconds']:.2f} s "
-          f"({summary['slowest']}), peak {summary['peak_mb']:.0f} MB; reference {unit:.2f} s -> {path}")
+    print(
+        f"dp: {len(rows)} solves, median {summary['median_seconds']:.2f} s, max {summary['max_seconds']:.2f} s "
+        f"({summary['slowest']}), peak {summary['peak_mb']:.0f} MB; reference {unit:.2f} s -> {path}"
+    )
 
 
 if __name__ == "__main__":

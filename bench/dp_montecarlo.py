@@ -47,18 +47,33 @@ def main() -> None:
         for env_id in (int(e) for e in args.envs.split(",")):
             check = cross_check(ir, environment(env_id), args.games, tables)
             rows.append(check.model_dump() | {"agrees": check.agrees})
-            print(f"{ir.name:24s} {env_id:3d}  {check.violation_free.exact:8.4f} {check.violation_free.sample:8.4f} "
-                  f"{_z(check.violation_free)} {_z(check.u_customer)} {_z(check.u_supplier)}"
-                  f"{'' if check.agrees else '  DISAGREES'}", flush=True)
-    zs = [abs(a["z"]) for r in rows for a in (r["violation_free"], r["u_customer"], r["u_supplier"])
-          if a is not None and a["z"] is not None]
-    summary = {"pairs": len(rows), "games_per_pair": args.games, "agree": sum(r["agrees"] for r in rows),
-               "max_abs_z": max(zs, default=0.0), "over_2_se": sum(z > 2 for z in zs), "figures": len(zs),
-               "seconds": round(time.perf_counter() - start, 1)}
+            print(
+                f"{ir.name:24s} {env_id:3d}  {check.violation_free.exact:8.4f} {check.violation_free.sample:8.4f} "
+                f"{_z(check.violation_free)} {_z(check.u_customer)} {_z(check.u_supplier)}"
+                f"{'' if check.agrees else '  DISAGREES'}",
+                flush=True,
+            )
+    zs = [
+        abs(a["z"])
+        for r in rows
+        for a in (r["violation_free"], r["u_customer"], r["u_supplier"])
+        if a is not None and a["z"] is not None
+    ]
+    summary = {
+        "pairs": len(rows),
+        "games_per_pair": args.games,
+        "agree": sum(r["agrees"] for r in rows),
+        "max_abs_z": max(zs, default=0.0),
+        "over_2_se": sum(z > 2 for z in zs),
+        "figures": len(zs),
+        "seconds": round(time.perf_counter() - start, 1),
+    }
     partial = args.only is not None or args.envs != STOCHASTIC_ENVS or args.games != FULL_GAMES
     path = write_result("dp_montecarlo", {"summary": summary, "rows": rows}, partial)
-    print(f"dp_montecarlo: {summary['agree']}/{summary['pairs']} pairs within 3 SE, max |z| {summary['max_abs_z']:.2f}, "
-          f"{summary['over_2_se']} of {summary['figures']} figures beyond 2 SE; {summary['seconds']} s -> {path}")
+    print(
+        f"dp_montecarlo: {summary['agree']}/{summary['pairs']} pairs within 3 SE, max |z| {summary['max_abs_z']:.2f}, "
+        f"{summary['over_2_se']} of {summary['figures']} figures beyond 2 SE; {summary['seconds']} s -> {path}"
+    )
 
 
 if __name__ == "__main__":

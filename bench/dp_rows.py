@@ -48,8 +48,9 @@ def _problems() -> list[tuple[str, object]]:
 
 
 def _same(a, b) -> bool:
-    return all(np.array_equal(x, y) for x, y in zip(a.policies, b.policies)) and \
-        all(np.array_equal(x, y) for pair in zip(a.values, b.values) for x, y in zip(*pair))
+    return all(np.array_equal(x, y) for x, y in zip(a.policies, b.policies)) and all(
+        np.array_equal(x, y) for pair in zip(a.values, b.values) for x, y in zip(*pair)
+    )
 
 
 def main() -> None:
@@ -68,14 +69,31 @@ def main() -> None:
                 solved[lazy] = backward(problem, keep_values=True, lazy_rows=lazy)
                 best[lazy] = min(best[lazy], time.perf_counter() - start)
         assert _same(solved[True], solved[False]), f"{name}: lazy rows changed the table"
-        rows.append({"case": name, "eager_seconds": round(best[False], 3), "lazy_seconds": round(best[True], 3),
-                     "ratio": round(best[False] / best[True], 3)})
-        print(f"{name:44s} eager {best[False]:6.2f} s  lazy {best[True]:6.2f} s  {best[False] / best[True]:.2f}x",
-              flush=True)
+        rows.append(
+            {
+                "case": name,
+                "eager_seconds": round(best[False], 3),
+                "lazy_seconds": round(best[True], 3),
+                "ratio": round(best[False] / best[True], 3),
+            }
+        )
+        print(
+            f"{name:44s} eager {best[False]:6.2f} s  lazy {best[True]:6.2f} s  {best[False] / best[True]:.2f}x",
+            flush=True,
+        )
     eager, lazy = sum(r["eager_seconds"] for r in rows), sum(r["lazy_seconds"] for r in rows)
     print(f"all {len(rows)} solves: eager {eager:.1f} s, lazy {lazy:.1f} s: {eager / lazy:.2f}x, tables identical")
-    write_result("dp_rows", {"cases": rows, "eager_seconds": round(eager, 2), "lazy_seconds": round(lazy, 2),
-                             "ratio": round(eager / lazy, 3), "tables_identical": True, "numba_threads": 1})
+    write_result(
+        "dp_rows",
+        {
+            "cases": rows,
+            "eager_seconds": round(eager, 2),
+            "lazy_seconds": round(lazy, 2),
+            "ratio": round(eager / lazy, 3),
+            "tables_identical": True,
+            "numba_threads": 1,
+        },
+    )
 
 
 if __name__ == "__main__":

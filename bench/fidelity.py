@@ -51,10 +51,15 @@ from games.contractsim.synth import (
 from games.runner import run_phase, stored_records
 from solver.dp import TableCache
 
-COMBOS = {"cs14": ("cs14", False), "a": ("no-deduction-floor", False),
-          "a+b": ("no-deduction-floor+rollover-lifts-floors", False), "b": ("rollover-lifts-floors", False),
-          "tied": ("cs14", True), "a+b+tied": ("no-deduction-floor+rollover-lifts-floors", True),
-          "a+tied": ("no-deduction-floor", True)}
+COMBOS = {
+    "cs14": ("cs14", False),
+    "a": ("no-deduction-floor", False),
+    "a+b": ("no-deduction-floor+rollover-lifts-floors", False),
+    "b": ("rollover-lifts-floors", False),
+    "tied": ("cs14", True),
+    "a+b+tied": ("no-deduction-floor+rollover-lifts-floors", True),
+    "a+tied": ("no-deduction-floor", True),
+}
 """Combination name → (floor rule set, prices tied to payments): the issue's most telling first, then those that
 reuse their tables (`b` solves nothing `a+b` has not)."""
 DEFAULT_OUT = Path("/tmp/fidelity")
@@ -90,9 +95,16 @@ def _tables(out: Path) -> TableCache:
 
 def run_solve(job: FidelitySolveJob, out: Path = DEFAULT_OUT) -> FidelitySolveRecord:
     result, _, _ = _tables(out).solve(job.solve.contract(), _env(job.solve.env, job.combo))
-    return FidelitySolveRecord(job=job, record=SolveRecord(
-        job=job.solve, p_sat=result.p_sat, u_customer=result.u_customer, u_supplier=result.u_supplier,
-        completeness=result.completeness))
+    return FidelitySolveRecord(
+        job=job,
+        record=SolveRecord(
+            job=job.solve,
+            p_sat=result.p_sat,
+            u_customer=result.u_customer,
+            u_supplier=result.u_supplier,
+            completeness=result.completeness,
+        ),
+    )
 
 
 def run_games(job: FidelityGameJob, out: Path = DEFAULT_OUT) -> FidelityGameRecord:
@@ -137,11 +149,14 @@ def evaluate(combo: str, out: Path, workers: int, screen_only: bool = False) -> 
     bases = choose_bases(search_records(SHIPPED, plan), plan)
     if tied:
         bases = [b if b.terms is None else b.model_copy(update={"terms": with_tied_prices(b.terms)}) for b in bases]
-    shipped_solves = {r.job.name: r for r in stored_records(SHIPPED / "jobs" / "solve.jsonl", SolveRecord,
-                                                            lambda r: r.job, "solve").values()}
-    shipped_games = {r.job.contract.name: r for r in stored_records(SHIPPED / "jobs" / "rational.jsonl",
-                                                                    RationalRecord, lambda r: r.job,
-                                                                    "games").values()}
+    shipped_solves = {
+        r.job.name: r
+        for r in stored_records(SHIPPED / "jobs" / "solve.jsonl", SolveRecord, lambda r: r.job, "solve").values()
+    }
+    shipped_games = {
+        r.job.contract.name: r
+        for r in stored_records(SHIPPED / "jobs" / "rational.jsonl", RationalRecord, lambda r: r.job, "games").values()
+    }
     work = Work(out)
     solves: dict[str, SolveRecord] = {}
     todo, jobs = [], solve_jobs(bases)
@@ -153,8 +168,9 @@ def evaluate(combo: str, out: Path, workers: int, screen_only: bool = False) -> 
             solves[job.name] = shipped
         else:
             todo.append(FidelitySolveJob(combo=combo, solve=job))
-    done, solved_now = run_phase(f"{combo} solves", out / "jobs" / "solve.jsonl", FidelitySolveRecord, work.solve,
-                                 todo, workers)
+    done, solved_now = run_phase(
+        f"{combo} solves", out / "jobs" / "solve.jsonl", FidelitySolveRecord, work.solve, todo, workers
+    )
     solves.update({j.solve.name: done[j].record for j in todo})
     records, games_todo = {}, []
     for name, s in solves.items():
@@ -164,24 +180,33 @@ def evaluate(combo: str, out: Path, workers: int, screen_only: bool = False) -> 
         if name not in {j.solve.name for j in todo} and shipped is not None:
             records[name] = shipped
         else:
-            games_todo.append(FidelityGameJob(combo=combo, rational=RationalJob(contract=s.job.contract(),
-                                                                                env=s.job.env)))
-    played, games_now = run_phase(f"{combo} games", out / "jobs" / "games.jsonl", FidelityGameRecord, work.games,
-                                  games_todo, workers)
+            games_todo.append(
+                FidelityGameJob(combo=combo, rational=RationalJob(contract=s.job.contract(), env=s.job.env))
+            )
+    played, games_now = run_phase(
+        f"{combo} games", out / "jobs" / "games.jsonl", FidelityGameRecord, work.games, games_todo, workers
+    )
     records.update({j.rational.contract.name: played[j].record for j in games_todo})
     ordered = [records[k] for k in sorted(records)]
-    not_mb = {v: sum(1 for s in solves.values() if s.job.variant == v and not s.mutually_beneficial)
-              for v in (*VARIANTS, *EXCLUDED_VARIANTS)}
-    result = {"combo": combo, "floors": floors, "tied_prices": tied, "screen_only": screen_only,
-              "solved_now": solved_now,
-              "games_jobs_now": games_now, "changed_contracts": len(todo), "contracts": len(ordered),
-              "not_mutually_beneficial": not_mb,
-              "not_mutually_beneficial_pd_pdro": not_mb["PD"] + not_mb["PD+RO"],
-              "prices_agree": sum(1 for j in jobs
-                                  if j.variant in VARIANTS and _price_total(j) == sum(j.terms.payments)),
-              "conventions": {} if screen_only else {c: compare(ordered, c)
-                                                     for c in ("cs19", "paper-tables")},
-              "seconds": round(time.time() - started, 1)}
+    not_mb = {
+        v: sum(1 for s in solves.values() if s.job.variant == v and not s.mutually_beneficial)
+        for v in (*VARIANTS, *EXCLUDED_VARIANTS)
+    }
+    result = {
+        "combo": combo,
+        "floors": floors,
+        "tied_prices": tied,
+        "screen_only": screen_only,
+        "solved_now": solved_now,
+        "games_jobs_now": games_now,
+        "changed_contracts": len(todo),
+        "contracts": len(ordered),
+        "not_mutually_beneficial": not_mb,
+        "not_mutually_beneficial_pd_pdro": not_mb["PD"] + not_mb["PD+RO"],
+        "prices_agree": sum(1 for j in jobs if j.variant in VARIANTS and _price_total(j) == sum(j.terms.payments)),
+        "conventions": {} if screen_only else {c: compare(ordered, c) for c in ("cs19", "paper-tables")},
+        "seconds": round(time.time() - started, 1),
+    }
     path = out / "results" / f"{combo}{'.screen' if screen_only else ''}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
@@ -231,23 +256,32 @@ def compare(records: list[RationalRecord], convention: str) -> dict:
 
 
 def report(out: Path) -> str:
-    lines = [("| combination | floors | prices tied | PD, PD+RO not MB (paper 46) | prices agree (of 180) | "
-             "T7 eq/2SE/1SD/far/undef | T8 | T9 | T10 | convention |"), "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        (
+            "| combination | floors | prices tied | PD, PD+RO not MB (paper 46) | prices agree (of 180) | "
+            "T7 eq/2SE/1SD/far/undef | T8 | T9 | T10 | convention |"
+        ),
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for combo in COMBOS:
         path = out / "results" / f"{combo}.json"
         screen = path.with_name(f"{combo}.screen.json")
         if not path.exists() and screen.exists():
             r = json.loads(screen.read_text())
-            lines.append(f"| {combo} | {r['floors']} | {'yes' if r['tied_prices'] else 'no'} | "
-                         f"{r['not_mutually_beneficial_pd_pdro']} | {r['prices_agree']} | not run | | | | |")
+            lines.append(
+                f"| {combo} | {r['floors']} | {'yes' if r['tied_prices'] else 'no'} | "
+                f"{r['not_mutually_beneficial_pd_pdro']} | {r['prices_agree']} | not run | | | | |"
+            )
         if not path.exists():
             continue
         r = json.loads(path.read_text())
         for conv, tabs in r["conventions"].items():
             cells = [f"{t['equal']}/{t['2se']}/{t['1sd']}/{t['far']}/{t['undef']}" for t in tabs.values()]
-            lines.append(f"| {combo} | {r['floors']} | {'yes' if r['tied_prices'] else 'no'} | "
-                         f"{r['not_mutually_beneficial_pd_pdro']} | {r['prices_agree']} | {' | '.join(cells)} | "
-                         f"{conv} |")
+            lines.append(
+                f"| {combo} | {r['floors']} | {'yes' if r['tied_prices'] else 'no'} | "
+                f"{r['not_mutually_beneficial_pd_pdro']} | {r['prices_agree']} | {' | '.join(cells)} | "
+                f"{conv} |"
+            )
     return "\n".join(lines)
 
 

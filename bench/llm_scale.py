@@ -47,8 +47,14 @@ SHIPPED_CONTRACTS = 180  # the shipped synthetic set, in the order --limit takes
 
 def has_connections() -> bool:
     """Whether this CLI has issue #47's --max-connections (else concurrency is --workers processes)."""
-    done = subprocess.run([sys.executable, "-m", "contractlang", "experiment", "performance", "--help"], cwd=ROOT,
-                          capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"}, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "contractlang", "experiment", "performance", "--help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+        check=False,
+    )
     return "--max-connections" in done.stdout
 
 
@@ -102,15 +108,35 @@ def slice_args(contracts: int, seeds: int) -> list[str]:
 def warm(contracts: int, seeds: int, env: dict, work: Path) -> float:
     """Solve the tables of the slice (and play its rational games) by a run of the rational RCC as the agent."""
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "contractlang", "experiment", "performance", "--agent", "rcc", "--role",
-                    "supplier", "--out", str(work / "warm"), *slice_args(contracts, seeds), "--json"], cwd=ROOT,
-                   env=env, capture_output=True, text=True, check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "contractlang",
+            "experiment",
+            "performance",
+            "--agent",
+            "rcc",
+            "--role",
+            "supplier",
+            "--out",
+            str(work / "warm"),
+            *slice_args(contracts, seeds),
+            "--json",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return time.perf_counter() - start
 
 
 def find_limit_history(report, out: Path):
     """The in-flight limit's history the run wrote: a `limit_history` (or similar) entry of its JSON report,
     else of a JSON file under its output directory; None when the run writes none."""
+
     def search(value):
         if isinstance(value, dict):
             for k, v in value.items():
@@ -125,6 +151,7 @@ def find_limit_history(report, out: Path):
                 if found is not None:
                     return found
         return None
+
     found = search(report)
     for path in sorted(out.rglob("*.json")) if found is None else []:
         try:
@@ -167,9 +194,20 @@ def lowered_then_recovered(values: list[float]) -> bool:
     return False
 
 
-def run_case(n: int, contracts: int, seeds: int, env: dict, work: Path, connections: bool, delay: float,
-             fault: Fault | None = None, label: str = "", quiet: bool = False, recordings_dir: Path | None = None,
-             rational: Path | None = None) -> dict:
+def run_case(
+    n: int,
+    contracts: int,
+    seeds: int,
+    env: dict,
+    work: Path,
+    connections: bool,
+    delay: float,
+    fault: Fault | None = None,
+    label: str = "",
+    quiet: bool = False,
+    recordings_dir: Path | None = None,
+    rational: Path | None = None,
+) -> dict:
     """One run of the agent's games against a fresh loopback server (playing `fault`, if any); its figures."""
     fault = fault or Fault()
     out, recordings = work / f"run-{label or n}", (recordings_dir or work) / f"run-{label or n}.sqlite"
@@ -181,9 +219,26 @@ def run_case(n: int, contracts: int, seeds: int, env: dict, work: Path, connecti
     games = 3 * contracts * seeds
     concurrency = ["--max-connections", str(n)] if connections else ["--workers", str(n)]
     with LoopbackLlm(delay, fault) as server:
-        command = [sys.executable, "-m", "contractlang", "experiment", "performance", "--agent", AGENT, "--role",
-                   "supplier", "--out", str(out), "--recordings", str(recordings), "--base-url", server.url,
-                   *slice_args(contracts, seeds), *concurrency, "--json"]
+        command = [
+            sys.executable,
+            "-m",
+            "contractlang",
+            "experiment",
+            "performance",
+            "--agent",
+            AGENT,
+            "--role",
+            "supplier",
+            "--out",
+            str(out),
+            "--recordings",
+            str(recordings),
+            "--base-url",
+            server.url,
+            *slice_args(contracts, seeds),
+            *concurrency,
+            "--json",
+        ]
         stderr = (work / f"run-{label or n}.stderr").open("w")
         start = time.perf_counter()
         process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=stderr, text=True)
@@ -205,8 +260,12 @@ def run_case(n: int, contracts: int, seeds: int, env: dict, work: Path, connecti
             if not quiet and now - last_note >= 10:
                 last_note = now
                 eta = f", ETA {(now / done) * (games - done):.0f} s" if done else ""
-                print(f"  N={n}{' ' + label if label else ''}: {done}/{games} games, {server.counts.in_flight} in "
-                      f"flight, {pss / 2**20:,.0f} MB PSS, {now:.0f} s{eta}", file=sys.stderr, flush=True)
+                print(
+                    f"  N={n}{' ' + label if label else ''}: {done}/{games} games, {server.counts.in_flight} in "
+                    f"flight, {pss / 2**20:,.0f} MB PSS, {now:.0f} s{eta}",
+                    file=sys.stderr,
+                    flush=True,
+                )
         wall = time.perf_counter() - start
         stdout = process.stdout.read()
         stderr.close()
@@ -220,17 +279,24 @@ def run_case(n: int, contracts: int, seeds: int, env: dict, work: Path, connecti
     history = find_limit_history(report, out)
     counts = server.counts
     figures = {
-        "n": n, "concurrency": "--max-connections" if connections else "--workers", "games": games,
-        "games_completed": lines_of(out / STORE), "exit_code": process.returncode,
+        "n": n,
+        "concurrency": "--max-connections" if connections else "--workers",
+        "games": games,
+        "games_completed": lines_of(out / STORE),
+        "exit_code": process.returncode,
         "error": report.get("error") if isinstance(report, dict) else None,
-        "wall_seconds": round(wall, 1), "busy_seconds": round(busy, 1),
+        "wall_seconds": round(wall, 1),
+        "busy_seconds": round(busy, 1),
         "steady_seconds": [WARMUP, round(steady_end, 1)],
         "in_flight_mean_steady": round(steady, 1) if steady is not None else None,
         "in_flight_to_n": round(steady / n, 3) if steady is not None else None,
-        "in_flight_mean_busy": round(server.mean_in_flight(0, busy), 1), "in_flight_max": counts.max_in_flight,
+        "in_flight_mean_busy": round(server.mean_in_flight(0, busy), 1),
+        "in_flight_max": counts.max_in_flight,
         "requests": dict(sorted((str(k), v) for k, v in counts.by_status.items())),
         "requests_per_second": round(counts.by_status.get(200, 0) / busy, 1) if busy else None,
-        "pss_peak_mb": round(peak[0] / 2**20), "rss_peak_mb": round(peak[1] / 2**20), "processes_peak": peak[2],
+        "pss_peak_mb": round(peak[0] / 2**20),
+        "rss_peak_mb": round(peak[1] / 2**20),
+        "processes_peak": peak[2],
         "rss_at_game_mb": {str(k): round(v / 2**20) for k, v in at_game.items()},
         "rss_growth_100_to_1000": round(at_game[1000] / at_game[100] - 1, 3) if len(at_game) == 2 else None,
         "in_flight_per_second": server.series(1.0),
@@ -243,10 +309,14 @@ def run_case(n: int, contracts: int, seeds: int, env: dict, work: Path, connecti
         figures["every_game_completed"] = figures["games_completed"] == games and process.returncode == 0
         figures["server_side"] = recovery(figures["in_flight_per_second"], figures["fault"], n)
     if not quiet:
-        print(f"N={n}{' ' + label if label else ''}: {figures['games_completed']}/{games} games, exit "
-              f"{process.returncode}, {wall:.0f} s; in flight {figures['in_flight_mean_steady']} steady (max "
-              f"{counts.max_in_flight}); PSS peak {figures['pss_peak_mb']:,} MB over {peak[2]} processes; RSS at "
-              f"games 100/1000 {figures['rss_at_game_mb']}", file=sys.stderr, flush=True)
+        print(
+            f"N={n}{' ' + label if label else ''}: {figures['games_completed']}/{games} games, exit "
+            f"{process.returncode}, {wall:.0f} s; in flight {figures['in_flight_mean_steady']} steady (max "
+            f"{counts.max_in_flight}); PSS peak {figures['pss_peak_mb']:,} MB over {peak[2]} processes; RSS at "
+            f"games 100/1000 {figures['rss_at_game_mb']}",
+            file=sys.stderr,
+            flush=True,
+        )
     return figures
 
 
@@ -258,9 +328,13 @@ def recovery(series: list[int], fault: dict, n: int) -> dict:
 
     def back_to(level: float):
         return next((i - end for i in range(end, len(series)) if series[i] >= level), None)
-    return {"in_flight_max_before": max(series[:start], default=0),
-            "in_flight_mean_during": round(sum(during) / len(during), 1) if during else None,
-            "seconds_to_half_n_after": back_to(n / 2), "seconds_to_0.9n_after": back_to(0.9 * n)}
+
+    return {
+        "in_flight_max_before": max(series[:start], default=0),
+        "in_flight_mean_during": round(sum(during) / len(during), 1) if during else None,
+        "seconds_to_half_n_after": back_to(n / 2),
+        "seconds_to_0.9n_after": back_to(0.9 * n),
+    }
 
 
 def ratios(cases: dict, base: str) -> dict:
@@ -268,64 +342,98 @@ def ratios(cases: dict, base: str) -> dict:
     b = cases[base]
     out = {}
     for name, c in cases.items():
-        out[name] = {"n": c["n"] / b["n"],
-                     "in_flight": (c["in_flight_mean_steady"] or 0) / (b["in_flight_mean_steady"] or 1),
-                     "requests_per_second": (c["requests_per_second"] or 0) / (b["requests_per_second"] or 1),
-                     "pss_peak": c["pss_peak_mb"] / max(b["pss_peak_mb"], 1)}
+        out[name] = {
+            "n": c["n"] / b["n"],
+            "in_flight": (c["in_flight_mean_steady"] or 0) / (b["in_flight_mean_steady"] or 1),
+            "requests_per_second": (c["requests_per_second"] or 0) / (b["requests_per_second"] or 1),
+            "pss_peak": c["pss_peak_mb"] / max(b["pss_peak_mb"], 1),
+        }
         out[name] = {k: round(v, 2) for k, v in out[name].items()}
     return out
 
 
 def markdown(payload: dict) -> str:
-    lines = ["# LLM runs at scale (issue #47)", "", payload["note"], "",
-             ("| case | games (completed) | exit | wall s | in flight (steady mean / N) | max | req/s | PSS peak MB "
-              "| processes | RSS game 100 → 1,000 MB | × N=10: in flight | req/s | PSS |"), "|" + "---|" * 13]
+    lines = [
+        "# LLM runs at scale (issue #47)",
+        "",
+        payload["note"],
+        "",
+        (
+            "| case | games (completed) | exit | wall s | in flight (steady mean / N) | max | req/s | PSS peak MB "
+            "| processes | RSS game 100 → 1,000 MB | × N=10: in flight | req/s | PSS |"
+        ),
+        "|" + "---|" * 13,
+    ]
     for name, c in payload["cases"].items():
         r = payload["ratios"].get(name, {})
         rss = c["rss_at_game_mb"]
-        lines.append(f"| {name} | {c['games']} ({c['games_completed']}) | {c['exit_code']} | {c['wall_seconds']} | "
-                     f"{c['in_flight_mean_steady']} / {c['n']} = {c['in_flight_to_n']} | {c['in_flight_max']} | "
-                     f"{c['requests_per_second']} | {c['pss_peak_mb']:,} | {c['processes_peak']} | "
-                     f"{rss.get('100', '–')} → {rss.get('1000', '–')} | {r.get('in_flight', '–')} | "
-                     f"{r.get('requests_per_second', '–')} | {r.get('pss_peak', '–')} |")
+        lines.append(
+            f"| {name} | {c['games']} ({c['games_completed']}) | {c['exit_code']} | {c['wall_seconds']} | "
+            f"{c['in_flight_mean_steady']} / {c['n']} = {c['in_flight_to_n']} | {c['in_flight_max']} | "
+            f"{c['requests_per_second']} | {c['pss_peak_mb']:,} | {c['processes_peak']} | "
+            f"{rss.get('100', '–')} → {rss.get('1000', '–')} | {r.get('in_flight', '–')} | "
+            f"{r.get('requests_per_second', '–')} | {r.get('pss_peak', '–')} |"
+        )
     for name, c in payload["faults"].items():
-        lines += ["", f"**{name}** ({c['fault']['kind']} for {c['fault']['seconds']:g} s from "
-                      f"{c['fault']['at_seconds']:g} s, N = {c['n']} by {c['concurrency']}): "
-                      f"{c['games_completed']}/{c['games']} games, exit {c['exit_code']}"
-                      + (f" ({c['error']})" if c["error"] else "")
-                      + f"; every game completed: {c['every_game_completed']}; limit lowered then recovered: "
-                      f"{c['limit_lowered_then_recovered']} (the run's limit history: "
-                      f"{'none written' if c['limit_history'] is None else len(c['limit_history'])}); requests "
-                      f"{c['requests']}; at the server: "
-                      f"{c.get('server_side') or recovery(c['in_flight_per_second'], c['fault'], c['n'])}; "
-                      f"in flight each second: {c['in_flight_per_second']}"]
+        lines += [
+            "",
+            f"**{name}** ({c['fault']['kind']} for {c['fault']['seconds']:g} s from "
+            f"{c['fault']['at_seconds']:g} s, N = {c['n']} by {c['concurrency']}): "
+            f"{c['games_completed']}/{c['games']} games, exit {c['exit_code']}"
+            + (f" ({c['error']})" if c["error"] else "")
+            + f"; every game completed: {c['every_game_completed']}; limit lowered then recovered: "
+            f"{c['limit_lowered_then_recovered']} (the run's limit history: "
+            f"{'none written' if c['limit_history'] is None else len(c['limit_history'])}); requests "
+            f"{c['requests']}; at the server: "
+            f"{c.get('server_side') or recovery(c['in_flight_per_second'], c['fault'], c['n'])}; "
+            f"in flight each second: {c['in_flight_per_second']}",
+        ]
     return "\n".join(lines) + "\n"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--connections", default="10,64,256", help="the N to measure (comma-separated)")
-    parser.add_argument("--games", default="10:60,64:192,256:1080",
-                        help="games per N as N:GAMES (a multiple of 3: contracts × 3 counterparties × seeds)")
+    parser.add_argument(
+        "--games",
+        default="10:60,64:192,256:1080",
+        help="games per N as N:GAMES (a multiple of 3: contracts × 3 counterparties × seeds)",
+    )
     parser.add_argument("--faults", default="burst429,outage529", help="fault cases to run ('' for none)")
     parser.add_argument("--fault-n", type=int, default=64, help="N of the fault cases")
     parser.add_argument("--fault-games", type=int, default=192, help="games of each fault case")
     parser.add_argument("--fault-at", type=float, default=10.0, help="seconds after the first request")
     parser.add_argument("--burst", type=float, default=30.0, help="seconds of 429s")
     parser.add_argument("--outage", type=float, default=60.0, help="seconds of 529s")
-    parser.add_argument("--max-contracts", type=int, default=SHIPPED_CONTRACTS,
-                        help="the first contracts of the shipped set to use at most (more seeds instead)")
+    parser.add_argument(
+        "--max-contracts",
+        type=int,
+        default=SHIPPED_CONTRACTS,
+        help="the first contracts of the shipped set to use at most (more seeds instead)",
+    )
     parser.add_argument("--delay", type=float, default=2.0, help="seconds the server takes to answer")
-    parser.add_argument("--workers", action="store_true",
-                        help="N is --workers even when the CLI has --max-connections (the processes model)")
-    parser.add_argument("--no-warm", action="store_true",
-                        help="the tables are in CONTRACTLANG_DP_CACHE already: each run plays its rational games "
-                             "(unless --rational gives them)")
-    parser.add_argument("--rational", type=Path, help="a job store (jsonl) holding the slice's rational games, "
-                                                      "copied into each run's store")
-    parser.add_argument("--recordings-dir", type=Path,
-                        help="where the runs' recordings files go (default: the temporary directory; /dev/shm "
-                             "takes the disk's commit latency out)")
+    parser.add_argument(
+        "--workers",
+        action="store_true",
+        help="N is --workers even when the CLI has --max-connections (the processes model)",
+    )
+    parser.add_argument(
+        "--no-warm",
+        action="store_true",
+        help="the tables are in CONTRACTLANG_DP_CACHE already: each run plays its rational games "
+        "(unless --rational gives them)",
+    )
+    parser.add_argument(
+        "--rational",
+        type=Path,
+        help="a job store (jsonl) holding the slice's rational games, copied into each run's store",
+    )
+    parser.add_argument(
+        "--recordings-dir",
+        type=Path,
+        help="where the runs' recordings files go (default: the temporary directory; /dev/shm "
+        "takes the disk's commit latency out)",
+    )
     parser.add_argument("--name", default="llm_scale", help="the results' file name (e.g. llm_scale_before)")
     parser.add_argument("--note", default="", help="a line kept with the figures")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON on stdout")
@@ -333,8 +441,13 @@ def main() -> None:
     connections = has_connections() and not args.workers
     per_n = dict(tuple(map(int, item.split(":"))) for item in args.games.split(","))
     ns = [int(n) for n in args.connections.split(",") if n]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "ANTHROPIC_API_KEY": KEY, "NUMBA_NUM_THREADS": "1",
-           "CONTRACTLANG_DP_CACHE": os.environ.get("CONTRACTLANG_DP_CACHE") or str(LOCAL / "dp")}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "ANTHROPIC_API_KEY": KEY,
+        "NUMBA_NUM_THREADS": "1",
+        "CONTRACTLANG_DP_CACHE": os.environ.get("CONTRACTLANG_DP_CACHE") or str(LOCAL / "dp"),
+    }
     env.pop("ANTHROPIC_BASE_URL", None)
     plan = {n: per_n.get(n, 3 * n) for n in ns}
     faults = [f for f in args.faults.split(",") if f]
@@ -350,38 +463,74 @@ def main() -> None:
         widest = max((shape(g) for g in shapes), key=lambda s: s[0] * s[1])
         seeds_needed = max(shape(g)[1] for g in shapes)
         if not args.no_warm:
-            print(f"solving the tables and rational games of {widest[0]} contracts × {seeds_needed} seed(s)",
-                  file=sys.stderr, flush=True)
+            print(
+                f"solving the tables and rational games of {widest[0]} contracts × {seeds_needed} seed(s)",
+                file=sys.stderr,
+                flush=True,
+            )
         warm_seconds = 0.0 if args.no_warm else warm(max(s[0] for s in map(shape, shapes)), seeds_needed, env, work)
         cases = {}
         for n, games in plan.items():
             contracts, seeds = shape(games)
-            cases[f"N={n}"] = run_case(n, contracts, seeds, env, work, connections, args.delay,
-                                       recordings_dir=args.recordings_dir, rational=args.rational)
+            cases[f"N={n}"] = run_case(
+                n,
+                contracts,
+                seeds,
+                env,
+                work,
+                connections,
+                args.delay,
+                recordings_dir=args.recordings_dir,
+                rational=args.rational,
+            )
         fault_cases = {}
         for kind in faults:
             contracts, seeds = shape(args.fault_games)
             seconds = args.burst if kind == "burst429" else args.outage
-            fault_cases[kind] = run_case(args.fault_n, contracts, seeds, env, work, connections, args.delay,
-                                         Fault(kind, args.fault_at, seconds, 2.0 if kind == "burst429" else None),
-                                         label=kind, recordings_dir=args.recordings_dir, rational=args.rational)
+            fault_cases[kind] = run_case(
+                args.fault_n,
+                contracts,
+                seeds,
+                env,
+                work,
+                connections,
+                args.delay,
+                Fault(kind, args.fault_at, seconds, 2.0 if kind == "burst429" else None),
+                label=kind,
+                recordings_dir=args.recordings_dir,
+                rational=args.rational,
+            )
     base = "N=10" if "N=10" in cases else next(iter(cases), None)
     payload = {
-        "note": args.note or (f"{time.strftime('%Y-%m-%d')}: loopback Messages API answering in {args.delay:g} s, "
-                              f"`experiment performance --agent {AGENT} --role supplier` on the shipped synthetic "
-                              f"set; N = {'--max-connections' if connections else '--workers (before issue #47)'}; "
-                              + ("tables solved before (CONTRACTLANG_DP_CACHE), rational games "
-                                 + ("copied into each run's store" if args.rational else "played by each run")
-                                 if args.no_warm else f"tables solved first ({warm_seconds:.0f} s)")
-                              + (f"; recordings in {args.recordings_dir}" if args.recordings_dir else "") + "."),
-        "agent": AGENT, "delay_seconds": args.delay, "model": "connections" if connections else "workers",
-        "warm_seconds": round(warm_seconds, 1), "load_average_before_after": [round(load_before, 1),
-                                                                             round(os.getloadavg()[0], 1)],
-        "summary": {f"{name}.{k}": c[k] for name, c in cases.items()
-                    for k in ("in_flight_to_n", "pss_peak_mb", "rss_growth_100_to_1000", "wall_seconds")}
+        "note": args.note
+        or (
+            f"{time.strftime('%Y-%m-%d')}: loopback Messages API answering in {args.delay:g} s, "
+            f"`experiment performance --agent {AGENT} --role supplier` on the shipped synthetic "
+            f"set; N = {'--max-connections' if connections else '--workers (before issue #47)'}; "
+            + (
+                "tables solved before (CONTRACTLANG_DP_CACHE), rational games "
+                + ("copied into each run's store" if args.rational else "played by each run")
+                if args.no_warm
+                else f"tables solved first ({warm_seconds:.0f} s)"
+            )
+            + (f"; recordings in {args.recordings_dir}" if args.recordings_dir else "")
+            + "."
+        ),
+        "agent": AGENT,
+        "delay_seconds": args.delay,
+        "model": "connections" if connections else "workers",
+        "warm_seconds": round(warm_seconds, 1),
+        "load_average_before_after": [round(load_before, 1), round(os.getloadavg()[0], 1)],
+        "summary": {
+            f"{name}.{k}": c[k]
+            for name, c in cases.items()
+            for k in ("in_flight_to_n", "pss_peak_mb", "rss_growth_100_to_1000", "wall_seconds")
+        }
         | {f"{name}.completed": c.get("every_game_completed") for name, c in fault_cases.items()}
         | {f"{name}.limit_recovered": c.get("limit_lowered_then_recovered") for name, c in fault_cases.items()},
-        "cases": cases, "ratios": ratios(cases, base) if base else {}, "faults": fault_cases,
+        "cases": cases,
+        "ratios": ratios(cases, base) if base else {},
+        "faults": fault_cases,
     }
     path = write_result(args.name, payload)
     path.with_suffix(".md").write_text(markdown(payload))

@@ -90,8 +90,7 @@ class LoopbackLlm:
                 chat = self.path.rstrip("/").endswith("/chat/completions")
                 since_first, status = server._arrive(), 0
                 try:
-                    status, payload, headers = server._answer(as_messages_request(body) if chat else body,
-                                                              since_first)
+                    status, payload, headers = server._answer(as_messages_request(body) if chat else body, since_first)
                     payload = as_chat_reply(status, payload) if chat else payload
                     data = json.dumps(payload).encode()
                     self.send_response(status)
@@ -202,8 +201,11 @@ def main() -> None:
     parser.add_argument("--fault", choices=FAULTS, default="none")
     parser.add_argument("--at", type=float, default=10.0, help="seconds after the first request the fault starts")
     parser.add_argument("--for", dest="seconds", type=float, default=30.0, help="seconds the fault lasts")
-    parser.add_argument("--retry-after", type=float, help="seconds the fault's answers ask to wait (default: 2 for "
-                                                           "a 429, none for a 529)")
+    parser.add_argument(
+        "--retry-after",
+        type=float,
+        help="seconds the fault's answers ask to wait (default: 2 for a 429, none for a 529)",
+    )
     args = parser.parse_args()
     retry_after = args.retry_after if args.retry_after is not None or args.fault != "burst429" else 2.0
     with LoopbackLlm(args.delay, Fault(args.fault, args.at, args.seconds, retry_after)) as server:

@@ -22,7 +22,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _common import best_of, write_result  # noqa: E402
 from check import big_file  # noqa: E402
-
 from lsprotocol import types  # noqa: E402
 
 from contractlang.lsp.analysis import analyse  # noqa: E402
@@ -72,18 +71,24 @@ async def many_edits(text: str) -> dict:
         line = k % len(lines)
         at = types.Position(line=line, character=k % (len(lines[line]) + 1))
         after = types.Position(line=at.line, character=at.character + 1)
-        changes += [types.TextDocumentContentChangePartial(range=types.Range(start=at, end=at), text="x"),
-                    types.TextDocumentContentChangePartial(range=types.Range(start=at, end=after), text="")]
+        changes += [
+            types.TextDocumentContentChangePartial(range=types.Range(start=at, end=at), text="x"),
+            types.TextDocumentContentChangePartial(range=types.Range(start=at, end=after), text=""),
+        ]
     uri = "file:///bench/many-edits.contract"
     async with session() as s:
         s.open(uri, text)
         await s.diagnostics(uri, 1)
         start = time.perf_counter()
-        s.client.text_document_did_change(types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2), content_changes=changes))
+        s.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2), content_changes=changes
+            )
+        )
         sent = time.perf_counter()
-        await s.client.text_document_hover_async(types.HoverParams(text_document=s.doc(uri),
-                                                                   position=types.Position(line=0, character=0)))
+        await s.client.text_document_hover_async(
+            types.HoverParams(text_document=s.doc(uri), position=types.Position(line=0, character=0))
+        )
         answered = time.perf_counter()
         assert await s.diagnostics(uri, 2) == []  # the text came back to what it was
     return {"edits": MANY_EDITS, "client_send_s": round(sent - start, 2), "server_answer_s": round(answered - sent, 2)}
@@ -103,12 +108,18 @@ async def open_and_close(text: str) -> dict:
             s.open(uri, text)
             s.client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=s.doc(uri)))
         # answered on the checking worker once the analysis that had started is done (the others were cancelled)
-        await s.client.text_document_completion_async(types.CompletionParams(
-            text_document=s.doc(kept), position=types.Position(line=0, character=0)))
+        await s.client.text_document_completion_async(
+            types.CompletionParams(text_document=s.doc(kept), position=types.Position(line=0, character=0))
+        )
         seconds = time.perf_counter() - start
         after = rss_mb(pid)
-    return {"documents": DOCUMENTS, "document_bytes": len(text.encode()), "rss_before_mb": round(before),
-            "rss_after_mb": round(after), "seconds": round(seconds, 1)}
+    return {
+        "documents": DOCUMENTS,
+        "document_bytes": len(text.encode()),
+        "rss_before_mb": round(before),
+        "rss_after_mb": round(after),
+        "seconds": round(seconds, 1),
+    }
 
 
 def two_hundred_kb() -> str:
@@ -120,7 +131,7 @@ def three_hundred_lines() -> str:
     """bench/check.py's file cut at the last contract that ends by line 300."""
     text = big_file(300)
     cut = text.rfind('\ncontract "', 0, len("\n".join(text.split("\n")[:300])))
-    return text[:cut + 1]
+    return text[: cut + 1]
 
 
 def main() -> None:
@@ -132,8 +143,12 @@ def main() -> None:
         "lines": text.count("\n") + 1,
         "edits": EDITS,
         "debounce_ms": DEBOUNCE_S * 1000,
-        "after_debounce_ms": {"median": round(statistics.median(ms), 1), "p90": round(ms[int(0.9 * len(ms)) - 1], 1),
-                              "max": round(ms[-1], 1), "min": round(ms[0], 1)},
+        "after_debounce_ms": {
+            "median": round(statistics.median(ms), 1),
+            "p90": round(ms[int(0.9 * len(ms)) - 1], 1),
+            "max": round(ms[-1], 1),
+            "min": round(ms[0], 1),
+        },
         "full_check_ms": round(full_ms, 1),
         "target_ms": TARGET_MS,
         # the machine is shared: the figures mean little without how busy it was
@@ -143,15 +158,19 @@ def main() -> None:
         "documents_opened_and_closed": asyncio.run(open_and_close(two_hundred_kb())),
     }
     path = write_result("lsp", payload)
-    print(f"lsp: diagnostics for an edit of a {payload['lines']}-line file {payload['after_debounce_ms']['median']} ms "
-          f"after the {payload['debounce_ms']:.0f} ms debounce (median of {EDITS}; max "
-          f"{payload['after_debounce_ms']['max']} ms; a full check in-process {full_ms:.1f} ms); target < {TARGET_MS} ms "
-          f"-> {path}")
+    print(
+        f"lsp: diagnostics for an edit of a {payload['lines']}-line file {payload['after_debounce_ms']['median']} ms "
+        f"after the {payload['debounce_ms']:.0f} ms debounce (median of {EDITS}; max "
+        f"{payload['after_debounce_ms']['max']} ms; a full check in-process {full_ms:.1f} ms); target < {TARGET_MS} ms "
+        f"-> {path}"
+    )
     edits, opened = payload["one_notification_of_many_edits"], payload["documents_opened_and_closed"]
-    print(f"lsp: {MANY_EDITS:,} edits in one notification answered {edits['server_answer_s']} s after sending "
-          f"(the client took {edits['client_send_s']} s to send them); {DOCUMENTS:,} documents of "
-          f"{opened['document_bytes']:,} bytes opened and closed: RSS {opened['rss_before_mb']} -> "
-          f"{opened['rss_after_mb']} MB")
+    print(
+        f"lsp: {MANY_EDITS:,} edits in one notification answered {edits['server_answer_s']} s after sending "
+        f"(the client took {edits['client_send_s']} s to send them); {DOCUMENTS:,} documents of "
+        f"{opened['document_bytes']:,} bytes opened and closed: RSS {opened['rss_before_mb']} -> "
+        f"{opened['rss_after_mb']} MB"
+    )
 
 
 if __name__ == "__main__":

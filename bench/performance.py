@@ -50,17 +50,26 @@ def build_set(out: Path) -> None:
 
 def timed(*args: str, cwd: Path, env: dict) -> tuple[float, dict]:
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "contractlang", *args, "--json"], cwd=cwd, env=env,
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "contractlang", *args, "--json"],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return time.perf_counter() - start, json.loads(done.stdout)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--set", type=Path, help="a directory `contractlang synth` wrote (default: a small one "
-                                                 "built here)")
+    parser.add_argument(
+        "--set", type=Path, help="a directory `contractlang synth` wrote (default: a small one built here)"
+    )
     parser.add_argument("--agent", default="rcc", help="a built-in agent: rc, rcc, re or random")
-    parser.add_argument("--record", action="store_true", help="a full run: write performance.json, not performance.partial.json")
+    parser.add_argument(
+        "--record", action="store_true", help="a full run: write performance.json, not performance.partial.json"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp) / "set"
@@ -79,21 +88,36 @@ def main() -> None:
         agent_fixed, _ = timed("experiment", "performance", str(work), "--agent", args.agent, cwd=Path(tmp), env=env)
     assert p["played_now"]["rational"] == 0, "the rational records were not reused"
     rational_games, agent_games = 9 * r["played_now"], p["played_now"]["agents"]
-    rate = {"rational": rational_games / max(rational - rational_fixed, 1e-9),
-            "performance": agent_games / max(agent - agent_fixed, 1e-9)}
-    payload = {"set": str(args.set) if args.set else f"built: Env 1, {len(PAYMENTS)} bases × {VARIANTS}",
-               "contracts": p["contracts"], "agent": args.agent,
-               "setup_seconds": round(setup, 1),
-               "rational": {"games": rational_games, "seconds": round(rational, 2),
-                            "fixed_seconds": round(rational_fixed, 2), "games_per_second": round(rate["rational"], 1)},
-               "performance": {"games": agent_games, "seconds": round(agent, 2), "fixed_seconds": round(agent_fixed, 2),
-                               "games_per_second": round(rate["performance"], 1)},
-               "performance_to_rational": round(rate["performance"] / rate["rational"], 2)}
+    rate = {
+        "rational": rational_games / max(rational - rational_fixed, 1e-9),
+        "performance": agent_games / max(agent - agent_fixed, 1e-9),
+    }
+    payload = {
+        "set": str(args.set) if args.set else f"built: Env 1, {len(PAYMENTS)} bases × {VARIANTS}",
+        "contracts": p["contracts"],
+        "agent": args.agent,
+        "setup_seconds": round(setup, 1),
+        "rational": {
+            "games": rational_games,
+            "seconds": round(rational, 2),
+            "fixed_seconds": round(rational_fixed, 2),
+            "games_per_second": round(rate["rational"], 1),
+        },
+        "performance": {
+            "games": agent_games,
+            "seconds": round(agent, 2),
+            "fixed_seconds": round(agent_fixed, 2),
+            "games_per_second": round(rate["performance"], 1),
+        },
+        "performance_to_rational": round(rate["performance"] / rate["rational"], 2),
+    }
     path = write_result("performance", payload, partial=not args.record)
-    print(f"{p['contracts']} contracts: experiment rational {rational_games} games in {rational:.1f} s "
-          f"({rational_fixed:.1f} s with nothing to play) = {rate['rational']:.1f} games/s; experiment performance "
-          f"--agent {args.agent} {agent_games} games in {agent:.1f} s ({agent_fixed:.1f} s fixed) = "
-          f"{rate['performance']:.1f} games/s ({payload['performance_to_rational']}x) -> {path}")
+    print(
+        f"{p['contracts']} contracts: experiment rational {rational_games} games in {rational:.1f} s "
+        f"({rational_fixed:.1f} s with nothing to play) = {rate['rational']:.1f} games/s; experiment performance "
+        f"--agent {args.agent} {agent_games} games in {agent:.1f} s ({agent_fixed:.1f} s fixed) = "
+        f"{rate['performance']:.1f} games/s ({payload['performance_to_rational']}x) -> {path}"
+    )
 
 
 if __name__ == "__main__":

@@ -18,8 +18,14 @@ from contractlang.interpreter.rounds import RoundRules, evaluate_round  # noqa: 
 
 
 def main() -> None:
-    rules = RoundRules(mode="PDRO", substitution_min=(1, 1, 1), deduction_min=(1, 1, 1), max_deficit=2,
-                       prices=(10, 5, 3), schedule=((2, 2, 2),) * 5)
+    rules = RoundRules(
+        mode="PDRO",
+        substitution_min=(1, 1, 1),
+        deduction_min=(1, 1, 1),
+        max_deficit=2,
+        prices=(10, 5, 3),
+        schedule=((2, 2, 2),) * 5,
+    )
     memory = rules.memory_states()
     axis = np.arange(11)
     y = np.stack(np.meshgrid(axis, axis, axis, indexing="ij"), axis=-1).reshape(-1, 3)
@@ -38,8 +44,10 @@ def main() -> None:
         "meets_target": vec_rate >= 1_000_000,
     }
     path = write_result("rounds", payload)
-    print(f"rounds: {vec_rate:,.0f} evaluations/s vectorised ({payload['ratio_vectorised_to_single_call']}x the "
-          f"one-call-per-week path at {one_rate:,.0f}/s); target >= 1,000,000/s -> {path}")
+    print(
+        f"rounds: {vec_rate:,.0f} evaluations/s vectorised ({payload['ratio_vectorised_to_single_call']}x the "
+        f"one-call-per-week path at {one_rate:,.0f}/s); target >= 1,000,000/s -> {path}"
+    )
 
 
 if __name__ == "__main__":

@@ -49,8 +49,15 @@ class Customer:
         prompt = prompt if isinstance(prompt, str) else "".join(b.get("text", "") for b in prompt)
         week = int(re.findall(r"Week (\d+) \(a payment week\)", prompt)[-1])
         text = json.dumps({"payment": 18 if week <= 9 else 0})
-        return {"id": "m", "type": "message", "role": "assistant", "model": MODEL, "stop_reason": "end_turn",
-                "content": [{"type": "text", "text": text}], "usage": {"input_tokens": 100, "output_tokens": 50}}
+        return {
+            "id": "m",
+            "type": "message",
+            "role": "assistant",
+            "model": MODEL,
+            "stop_reason": "end_turn",
+            "content": [{"type": "text", "text": text}],
+            "usage": {"input_tokens": 100, "output_tokens": 50},
+        }
 
 
 def serve(customer: Customer) -> ThreadingHTTPServer:
@@ -80,20 +87,39 @@ def tree_rss(pid: int) -> int:
         try:
             status = Path(f"/proc/{p}/status").read_text()
             total += int(re.search(r"VmRSS:\s+(\d+) kB", status).group(1)) * 1024
-            todo += [int(c) for t in Path(f"/proc/{p}/task").iterdir()
-                     for c in (t / "children").read_text().split()]
+            todo += [int(c) for t in Path(f"/proc/{p}/task").iterdir() for c in (t / "children").read_text().split()]
         except (OSError, AttributeError):
             continue
     return total
 
 
 def run(work: Path, env: dict, url: str, connections: int, seeds: int, watch=None) -> None:
-    command = [sys.executable, "-m", "contractlang", "experiment", "performance", str(work), "--agent", f"llm:{MODEL}",
-               "--role", "customer", "--seeds", ",".join(map(str, range(seeds))), "--base-url", url,
-               "--recordings", str(work.parent / f"r{connections}.sqlite"), "--max-connections", str(connections),
-               "--workers", "2", "--json"]
-    proc = subprocess.Popen(command, cwd=work.parent, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    command = [
+        sys.executable,
+        "-m",
+        "contractlang",
+        "experiment",
+        "performance",
+        str(work),
+        "--agent",
+        f"llm:{MODEL}",
+        "--role",
+        "customer",
+        "--seeds",
+        ",".join(map(str, range(seeds))),
+        "--base-url",
+        url,
+        "--recordings",
+        str(work.parent / f"r{connections}.sqlite"),
+        "--max-connections",
+        str(connections),
+        "--workers",
+        "2",
+        "--json",
+    ]
+    proc = subprocess.Popen(
+        command, cwd=work.parent, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     while proc.poll() is None:
         if watch is not None:
             watch(proc.pid)
@@ -110,8 +136,12 @@ def main() -> None:
     args = parser.parse_args()
     results: dict = {"set": f"15 Env-1 contracts ({', '.join(VARIANTS)}), LLM Customer", "in_flight": {}}
     with tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "ANTHROPIC_API_KEY": "sk-bench-not-a-real-key",
-               "CONTRACTLANG_DP_CACHE": str(Path(tmp) / "dp")}
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "ANTHROPIC_API_KEY": "sk-bench-not-a-real-key",
+            "CONTRACTLANG_DP_CACHE": str(Path(tmp) / "dp"),
+        }
         os.environ["CONTRACTLANG_DP_CACHE"] = env["CONTRACTLANG_DP_CACHE"]
         build_set(Path(tmp) / "set")
         for n in map(int, args.connections.split(",")):
@@ -123,9 +153,13 @@ def main() -> None:
             start = time.perf_counter()
             run(work, env, f"http://127.0.0.1:{httpd.server_address[1]}", n, seeds)
             httpd.shutdown()
-            results["in_flight"][str(n)] = {"most": customer.most, "ratio": round(customer.most / n, 3),
-                                            "requests": customer.requests, "games": seeds * GAMES_A_SEED,
-                                            "seconds": round(time.perf_counter() - start, 1)}
+            results["in_flight"][str(n)] = {
+                "most": customer.most,
+                "ratio": round(customer.most / n, 3),
+                "requests": customer.requests,
+                "games": seeds * GAMES_A_SEED,
+                "seconds": round(time.perf_counter() - start, 1),
+            }
             print(n, results["in_flight"][str(n)], flush=True)
         work = Path(tmp) / "rss" / "set"
         shutil.copytree(Path(tmp) / "set", work)

@@ -32,7 +32,9 @@ from games.runner import stored_records  # noqa: E402
 def _capped_bound(env_id: int, terms: Terms) -> float:
     env = environment(env_id)
     low = env.price_bounds()[0]
-    unit_cost = np.array([low[0] + low[1] + low[2], low[0] + low[1], low[2]])  # recipes A, B, C (ContractSim paper, App. A.1–A.2)
+    unit_cost = np.array(
+        [low[0] + low[1] + low[2], low[0] + low[1], low[2]]
+    )  # recipes A, B, C (ContractSim paper, App. A.1–A.2)
     margin = np.maximum(np.array(env.values) - unit_cost, 0)
     return env.budget + 5 * float(np.dot(terms.quantities, margin))
 
@@ -48,8 +50,13 @@ def _reuse(records: list[SearchRecord]) -> dict:
         rounds, repeated_rounds = rounds + len(suffixes), repeated_rounds + len(suffixes & seen_rounds)
         seen_points |= keys
         seen_rounds |= suffixes
-    return {"starts": len(records), "contracts_valued": points, "valued_by_an_earlier_start": repeated_points,
-            "round_keys": rounds, "round_keys_of_an_earlier_start": repeated_rounds}
+    return {
+        "starts": len(records),
+        "contracts_valued": points,
+        "valued_by_an_earlier_start": repeated_points,
+        "round_keys": rounds,
+        "round_keys_of_an_earlier_start": repeated_rounds,
+    }
 
 
 def _neighbour_bound(env_id: int, records: list[SearchRecord]) -> dict:
@@ -67,8 +74,12 @@ def _neighbour_bound(env_id: int, records: list[SearchRecord]) -> dict:
                     continue
                 tried += 1
                 pruned += _capped_bound(env_id, Terms.of(q + list(a.terms.prices + a.terms.payments))) <= incumbent
-    return {"feasible_ends": len(shares), "quantity_lowering_neighbours": tried, "bound_at_most_incumbent": pruned,
-            "surplus_share_of_bound_median": round(float(np.median(shares)), 3)}
+    return {
+        "feasible_ends": len(shares),
+        "quantity_lowering_neighbours": tried,
+        "bound_at_most_incumbent": pruned,
+        "surplus_share_of_bound_median": round(float(np.median(shares)), 3),
+    }
 
 
 def main() -> None:
@@ -80,11 +91,13 @@ def main() -> None:
             continue
         rows[env_id] = {**_reuse(records), **_neighbour_bound(env_id, records)}
         r = rows[env_id]
-        print(f"Env {env_id} ({r['starts']} starts): {r['valued_by_an_earlier_start']} of {r['contracts_valued']} "
-              f"valued contracts and {r['round_keys_of_an_earlier_start']} of {r['round_keys']} round keys seen by "
-              f"an earlier start; the capped bound is at most the end's U_C + U_S for "
-              f"{r['bound_at_most_incumbent']} of {r['quantity_lowering_neighbours']} quantity-lowering neighbours of "
-              f"{r['feasible_ends']} feasible ends (median surplus {r['surplus_share_of_bound_median']:.0%} of the bound)")
+        print(
+            f"Env {env_id} ({r['starts']} starts): {r['valued_by_an_earlier_start']} of {r['contracts_valued']} "
+            f"valued contracts and {r['round_keys_of_an_earlier_start']} of {r['round_keys']} round keys seen by "
+            f"an earlier start; the capped bound is at most the end's U_C + U_S for "
+            f"{r['bound_at_most_incumbent']} of {r['quantity_lowering_neighbours']} quantity-lowering neighbours of "
+            f"{r['feasible_ends']} feasible ends (median surplus {r['surplus_share_of_bound_median']:.0%} of the bound)"
+        )
     write_result("search_reuse", {"envs": rows})
 
 

@@ -27,8 +27,14 @@ def main() -> None:
                 start = time.perf_counter()
                 report = verify(checked, env=env)
                 seconds = time.perf_counter() - start
-                rows.append({"contract": checked.ir.name, "env": env.id, "seconds": round(seconds, 4),
-                             "statuses": {c.name: c.status for c in report.checks}})
+                rows.append(
+                    {
+                        "contract": checked.ir.name,
+                        "env": env.id,
+                        "seconds": round(seconds, 4),
+                        "statuses": {c.name: c.status for c in report.checks},
+                    }
+                )
     text = (ROOT / "examples" / "catering-env5-a.contract").read_text()
     check_s = best_of(lambda: check_source(text, "x"), repeat=20)
     times = [r["seconds"] for r in rows]
@@ -43,9 +49,11 @@ def main() -> None:
         "rows": rows,
     }
     path = write_result("verify", payload)
-    print(f"verify: {len(rows)} (contract, env) pairs, median {payload['median_seconds']} s, max "
-          f"{payload['max_seconds']} s ({payload['ratio_median_to_parse_and_check']}x parse+check of one contract); "
-          f"{payload['unknown']} unknown; target <= 0.5 s -> {path}")
+    print(
+        f"verify: {len(rows)} (contract, env) pairs, median {payload['median_seconds']} s, max "
+        f"{payload['max_seconds']} s ({payload['ratio_median_to_parse_and_check']}x parse+check of one contract); "
+        f"{payload['unknown']} unknown; target <= 0.5 s -> {path}"
+    )
 
 
 if __name__ == "__main__":

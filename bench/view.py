@@ -34,8 +34,14 @@ from _common import ROOT, write_result
 GAMES = int(os.environ.get("VIEW_GAMES", "10000"))
 BASELINE_COMMIT = "dc4a4db"  # the viewer before the bundle wrote its site in worker processes into a new folder
 TARGET_S, TARGET_MB = 2.0, 500
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
 
 
 def store(directory: Path, games: int) -> Path:
@@ -44,8 +50,11 @@ def store(directory: Path, games: int) -> Path:
     from games.contractsim.performance import PerformanceJob, run_performance
 
     ir = load(ROOT / "examples" / "worked-example-1.contract")[0].ir
-    line = json.loads(run_performance(PerformanceJob(contract=ir, env=1, seed=0, role="customer",
-                                                     counterparty="rcc", agent="random")).model_dump_json())
+    line = json.loads(
+        run_performance(
+            PerformanceJob(contract=ir, env=1, seed=0, role="customer", counterparty="rcc", agent="random")
+        ).model_dump_json()
+    )
     agents, others = ("random", "rc", "re", "rcc"), ("rcc", "rc", "re")
     path = directory / "jobs" / "performance.jsonl"
     path.parent.mkdir(parents=True)
@@ -62,8 +71,9 @@ def cold(browser, root: Path) -> dict:
     """From `contractlang view DIR` started to its URL printed, to the first rows drawn, and to every game listed
     (the directory is read in the background while the page is open)."""
     start = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-m", "contractlang", "view", str(root), "--json"], cwd=ROOT,
-                               stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "contractlang", "view", str(root), "--json"], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
     try:
         url = json.loads(process.stdout.readline())["url"]
         printed = time.perf_counter() - start
@@ -77,15 +87,22 @@ def cold(browser, root: Path) -> dict:
     finally:
         process.terminate()
         process.wait()
-    return {"url_printed_seconds": round(printed, 3), "first_rows_seconds": round(first, 3),
-            "all_listed_seconds": round(every, 3)}
+    return {
+        "url_printed_seconds": round(printed, 3),
+        "first_rows_seconds": round(first, 3),
+        "all_listed_seconds": round(every, 3),
+    }
 
 
 def _bundle_seconds(tree: Path, root: Path, out: Path, *options: str) -> float:
     """`contractlang view ROOT --bundle OUT` run from `tree`'s code (a fresh process, as a person runs it)."""
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "contractlang", "view", str(root), "--bundle", str(out), "--json",
-                           *options], cwd=tree, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "contractlang", "view", str(root), "--bundle", str(out), "--json", *options],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
         raise RuntimeError(f"bundle from {tree} failed: {done.stderr.strip()[-500:]}")
     return round(time.perf_counter() - start, 2)
@@ -106,10 +123,14 @@ def bundled(tmp: Path, store_root: Path) -> dict:
     _bundle_seconds(base, warm, tmp / "warm-base")  # compiled kernels and tables on disk before any timing
     _bundle_seconds(ROOT, warm, tmp / "warm-this")
     site = tmp / "site"
-    result = {"games": GAMES, "baseline_commit": BASELINE_COMMIT,
-              "baseline_seconds": _bundle_seconds(base, store_root, tmp / "site-base"),
-              "one_process_seconds": _bundle_seconds(ROOT, store_root, tmp / "site-1", "--workers", "1"),
-              "workers": os.cpu_count() or 1, "workers_seconds": _bundle_seconds(ROOT, store_root, site)}
+    result = {
+        "games": GAMES,
+        "baseline_commit": BASELINE_COMMIT,
+        "baseline_seconds": _bundle_seconds(base, store_root, tmp / "site-base"),
+        "one_process_seconds": _bundle_seconds(ROOT, store_root, tmp / "site-1", "--workers", "1"),
+        "workers": os.cpu_count() or 1,
+        "workers_seconds": _bundle_seconds(ROOT, store_root, site),
+    }
     files = [p for p in site.rglob("*") if p.is_file()]
     result["site_files"] = len(files)
     result["site_mb"] = round(sum(p.stat().st_size for p in files) / 2**20, 1)
@@ -163,11 +184,16 @@ def main() -> None:
         httpd.shutdown()
         heap_mb = metrics["JSHeapUsedSize"] / 2**20
         result = {
-            "games": GAMES, "store_mb": round(path.stat().st_size / 2**20, 1),
-            "index_seconds": round(index_s, 3), "cold_start": started,
-            "open_seconds_best_of_3": round(min(opens), 3), "open_seconds": [round(s, 3) for s in opens],
-            "js_heap_used_mb": round(heap_mb, 1), "js_heap_total_mb": round(metrics["JSHeapTotalSize"] / 2**20, 1),
-            "dom_nodes": int(metrics["Nodes"]), "filter_seconds": round(filter_s, 3),
+            "games": GAMES,
+            "store_mb": round(path.stat().st_size / 2**20, 1),
+            "index_seconds": round(index_s, 3),
+            "cold_start": started,
+            "open_seconds_best_of_3": round(min(opens), 3),
+            "open_seconds": [round(s, 3) for s in opens],
+            "js_heap_used_mb": round(heap_mb, 1),
+            "js_heap_total_mb": round(metrics["JSHeapTotalSize"] / 2**20, 1),
+            "dom_nodes": int(metrics["Nodes"]),
+            "filter_seconds": round(filter_s, 3),
             "open_one_game_seconds": round(game_s, 3),
             "target": f"open ≤ {TARGET_S} s, browser memory < {TARGET_MB} MB",
             "met": min(opens) <= TARGET_S and heap_mb < TARGET_MB,

@@ -10,8 +10,19 @@ from contractlang.diagnostics import ContractError, Diagnostic, Span
 from contractlang.ir import CheckedContract, ContractIR, ContractSimIR, CTBenchIR
 from contractlang.parser import parse
 
-FACE = ("Agent", "AgentError", "Played", "Seat", "ctbench", "experiments", "load_one", "play", "register_agent",
-        "solve", "verify")
+FACE = (
+    "Agent",
+    "AgentError",
+    "Played",
+    "Seat",
+    "ctbench",
+    "experiments",
+    "load_one",
+    "play",
+    "register_agent",
+    "solve",
+    "verify",
+)
 """The verbs of the Python face (`contractlang.api`), imported on first use: they need the games and solvers."""
 
 __all__ = [

@@ -30,6 +30,7 @@ class Comment(Node):
 
 # --- expressions (assert lines) -------------------------------------------------------
 
+
 class MoneyAtom(Node):
     kind: Literal["money"] = "money"
     value: int
@@ -85,9 +86,7 @@ class Compare(Node):
     right: Expr
 
 
-Expr = Union[
-    MoneyAtom, IntAtom, PriceRef, TotalPay, TotalDeliver, TotalValue, Budget, Capital, Negate, Binary, Compare
-]
+Expr = Union[MoneyAtom, IntAtom, PriceRef, TotalPay, TotalDeliver, TotalValue, Budget, Capital, Negate, Binary, Compare]
 
 # --- schedule pieces -----------------------------------------------------------------
 
@@ -200,9 +199,7 @@ class OnGoal(Node):
     entries: tuple[GoalEntry, ...]
 
 
-Clause = Union[
-    Parties, Prices, Deliver, Pay, Assert, Substitution, PaymentDeduction, Rollover, OnBreach, Cover, OnGoal
-]
+Clause = Union[Parties, Prices, Deliver, Pay, Assert, Substitution, PaymentDeduction, Rollover, OnBreach, Cover, OnGoal]
 
 
 class GameRef(Node):

@@ -52,35 +52,55 @@ def quantities(items: Mapping[str, int]) -> tuple[ast.Quantity, ...]:
 
 
 def contract(contract_name: str, game_id: str, clauses: Iterable[ast.Clause]) -> ast.Contract:
-    return ast.Contract(name=contract_name, name_span=NOWHERE,
-                        game=ast.GameRef(parts=tuple(game_id.split(".")), span=NOWHERE),
-                        clauses=tuple(clauses), span=NOWHERE)
+    return ast.Contract(
+        name=contract_name,
+        name_span=NOWHERE,
+        game=ast.GameRef(parts=tuple(game_id.split(".")), span=NOWHERE),
+        clauses=tuple(clauses),
+        span=NOWHERE,
+    )
 
 
 def parties(labels: Mapping[str, str]) -> ast.Parties:
     """One entry per role (customer/supplier, red/blue), in the mapping's order."""
-    return ast.Parties(entries=tuple(ast.PartyEntry(role=name(role), label=label, span=NOWHERE)
-                                     for role, label in labels.items()), span=NOWHERE)
+    return ast.Parties(
+        entries=tuple(ast.PartyEntry(role=name(role), label=label, span=NOWHERE) for role, label in labels.items()),
+        span=NOWHERE,
+    )
 
 
 def prices(amounts: Mapping[str, int]) -> ast.Prices:
-    return ast.Prices(entries=tuple(ast.PriceEntry(product=name(d), amount=ast.MoneyLit(value=p, span=NOWHERE),
-                                                   span=NOWHERE) for d, p in amounts.items()), span=NOWHERE)
+    return ast.Prices(
+        entries=tuple(
+            ast.PriceEntry(product=name(d), amount=ast.MoneyLit(value=p, span=NOWHERE), span=NOWHERE)
+            for d, p in amounts.items()
+        ),
+        span=NOWHERE,
+    )
 
 
 def deliver(schedule: Iterable[tuple[Sequence[int], Mapping[str, int]]]) -> ast.Deliver:
     """Entries (production weeks, product → quantity); an entry may leave products out."""
-    return ast.Deliver(entries=tuple(
-        ast.DeliveryEntry(weeks=week_spec(ws, PRODUCTION_WEEKS), items=quantities(items), span=NOWHERE)
-        for ws, items in schedule), span=NOWHERE)
+    return ast.Deliver(
+        entries=tuple(
+            ast.DeliveryEntry(weeks=week_spec(ws, PRODUCTION_WEEKS), items=quantities(items), span=NOWHERE)
+            for ws, items in schedule
+        ),
+        span=NOWHERE,
+    )
 
 
 def pay(schedule: Iterable[tuple[Sequence[int], int]]) -> ast.Pay:
     """Entries (payment weeks, amount due in each)."""
-    return ast.Pay(entries=tuple(
-        ast.PaymentEntry(weeks=week_spec(ws, PAYMENT_WEEKS), amount=ast.MoneyLit(value=m, span=NOWHERE),
-                         span=NOWHERE)
-        for ws, m in schedule), span=NOWHERE)
+    return ast.Pay(
+        entries=tuple(
+            ast.PaymentEntry(
+                weeks=week_spec(ws, PAYMENT_WEEKS), amount=ast.MoneyLit(value=m, span=NOWHERE), span=NOWHERE
+            )
+            for ws, m in schedule
+        ),
+        span=NOWHERE,
+    )
 
 
 def expression(e: IrExpr, products: tuple[str, ...]) -> ast.Expr:
@@ -89,8 +109,12 @@ def expression(e: IrExpr, products: tuple[str, ...]) -> ast.Expr:
         cls = ast.MoneyAtom if e.unit == "money" else ast.IntAtom
         return cls(value=e.value, span=NOWHERE)
     if isinstance(e, Ref):
-        simple = {"total_pay": ast.TotalPay, "total_value": ast.TotalValue, "budget": ast.Budget,
-                  "capital": ast.Capital}
+        simple = {
+            "total_pay": ast.TotalPay,
+            "total_value": ast.TotalValue,
+            "budget": ast.Budget,
+            "capital": ast.Capital,
+        }
         if e.name in simple:
             return simple[e.name](span=NOWHERE)
         cls = ast.PriceRef if e.name == "price" else ast.TotalDeliver
@@ -98,8 +122,7 @@ def expression(e: IrExpr, products: tuple[str, ...]) -> ast.Expr:
     if isinstance(e, Neg):
         return ast.Negate(operand=expression(e.operand, products), span=NOWHERE)
     assert isinstance(e, BinOp)
-    return ast.Binary(op=e.op, left=expression(e.left, products), right=expression(e.right, products),
-                      span=NOWHERE)
+    return ast.Binary(op=e.op, left=expression(e.left, products), right=expression(e.right, products), span=NOWHERE)
 
 
 def assertion(expr: ast.Expr) -> ast.Assert:
@@ -136,15 +159,20 @@ def on_breach() -> ast.OnBreach:
 
 def cover_entry(tile: tuple[int, int], giver: str, receiver: str, colour: str | None = None) -> ast.CoverEntry:
     """`(r,c): giver pays for receiver [with colour chip]` ([CT-22])."""
-    return ast.CoverEntry(tile=ast.Tile(row=integer(tile[0]), col=integer(tile[1]), span=NOWHERE),
-                          giver=name(giver), receiver=name(receiver), colour=name(colour) if colour else None,
-                          span=NOWHERE)
+    return ast.CoverEntry(
+        tile=ast.Tile(row=integer(tile[0]), col=integer(tile[1]), span=NOWHERE),
+        giver=name(giver),
+        receiver=name(receiver),
+        colour=name(colour) if colour else None,
+        span=NOWHERE,
+    )
 
 
 def goal_entry(trigger: str, giver: str, amount: int, receiver: str) -> ast.GoalEntry:
     """`trigger: giver transfers amount points to receiver` ([CT-26])."""
-    return ast.GoalEntry(trigger=name(trigger), giver=name(giver), amount=integer(amount), receiver=name(receiver),
-                         span=NOWHERE)
+    return ast.GoalEntry(
+        trigger=name(trigger), giver=name(giver), amount=integer(amount), receiver=name(receiver), span=NOWHERE
+    )
 
 
 def cover(entries: Iterable[ast.CoverEntry]) -> ast.Cover:

@@ -52,8 +52,18 @@ Unit = Literal["money", "count"]
 CONTRACTSIM_ONLY = (ast.Prices, ast.Deliver, ast.Pay, ast.Assert)
 CONTINGENCY_CLAUSES = (ast.Substitution, ast.PaymentDeduction, ast.Rollover, ast.OnBreach)
 CTBENCH_ONLY = (ast.Cover, ast.OnGoal)
-SINGLE_CLAUSES = (ast.Parties, ast.Prices, ast.Deliver, ast.Pay, ast.Substitution, ast.PaymentDeduction,
-                  ast.Rollover, ast.OnBreach, ast.Cover, ast.OnGoal)
+SINGLE_CLAUSES = (
+    ast.Parties,
+    ast.Prices,
+    ast.Deliver,
+    ast.Pay,
+    ast.Substitution,
+    ast.PaymentDeduction,
+    ast.Rollover,
+    ast.OnBreach,
+    ast.Cover,
+    ast.OnGoal,
+)
 
 
 class CheckResult(Frozen):
@@ -77,8 +87,12 @@ class _Reporter:
         """Names reach terminals and file names: control and bidi-formatting characters are refused."""
         bad = unsafe_characters(name)
         if bad:
-            self.error("E107", span, f"{what} contains a control or formatting character (U+{ord(bad[0]):04X})",
-                       "names may hold letters, digits, spaces and punctuation only")
+            self.error(
+                "E107",
+                span,
+                f"{what} contains a control or formatting character (U+{ord(bad[0]):04X})",
+                "names may hold letters, digits, spaces and punctuation only",
+            )
 
 
 def _listing(items) -> str:
@@ -96,8 +110,7 @@ class _ContractChecker:
 
     def number(self, lit: ast.IntLit | ast.MoneyLit, what: str, allow_negative: bool = False) -> int:
         if abs(lit.value) > MAX_NUMBER:
-            self.r.error("E003", lit.span, f"{what} is too large",
-                         f"numbers in a contract are at most {MAX_NUMBER:,}")
+            self.r.error("E003", lit.span, f"{what} is too large", f"numbers in a contract are at most {MAX_NUMBER:,}")
             return 0
         if lit.value < 0 and not allow_negative:
             self.r.error("E301", lit.span, f"{what} must not be negative", "write a whole number of 0 or more")
@@ -110,8 +123,12 @@ class _ContractChecker:
             if isinstance(clause, SINGLE_CLAUSES):
                 if type(clause) in seen:
                     first = seen[type(clause)].span
-                    self.r.error("E104", clause.span, f"a second `{clause.kind}` clause",
-                                 f"merge it with the one on line {first.line}")
+                    self.r.error(
+                        "E104",
+                        clause.span,
+                        f"a second `{clause.kind}` clause",
+                        f"merge it with the one on line {first.line}",
+                    )
                 else:
                     seen[type(clause)] = clause
 
@@ -132,8 +149,12 @@ class _ContractChecker:
         for entry in block.entries:
             role = entry.role.value
             if role not in roles:
-                self.r.error("E103", entry.role.span, f"unknown party role `{role}`",
-                             f"{did_you_mean(role, roles)}this game's roles are {_listing(roles)}")
+                self.r.error(
+                    "E103",
+                    entry.role.span,
+                    f"unknown party role `{role}`",
+                    f"{did_you_mean(role, roles)}this game's roles are {_listing(roles)}",
+                )
             elif role in seen:
                 self.r.error("E104", entry.role.span, f"party `{role}` is named twice", "name each role once")
             else:
@@ -147,15 +168,23 @@ class _ContractChecker:
     def product(self, name: ast.Name, setting: Setting) -> int | None:
         idx = setting.product_index(name.value)
         if idx is None:
-            self.r.error("E102", name.span, f"unknown product `{name.value}` in {setting.title}",
-                         f"{did_you_mean(name.value, setting.products)}the products are {_listing(setting.products)}")
+            self.r.error(
+                "E102",
+                name.span,
+                f"unknown product `{name.value}` in {setting.title}",
+                f"{did_you_mean(name.value, setting.products)}the products are {_listing(setting.products)}",
+            )
         return idx
 
     def money_amount(self, lit: ast.MoneyLit, setting: Setting, what: str) -> int:
         value = self.number(lit, what)
         if value % setting.granularity:
-            self.r.error("E302", lit.span, f"{what} {money(value)} is not a multiple of {money(setting.granularity)}",
-                         f"{setting.title} amounts are whole multiples of {money(setting.granularity)}")
+            self.r.error(
+                "E302",
+                lit.span,
+                f"{what} {money(value)} is not a multiple of {money(setting.granularity)}",
+                f"{setting.title} amounts are whole multiples of {money(setting.granularity)}",
+            )
         return value
 
     def weeks(self, spec: ast.WeekSpec, kind_weeks: tuple[int, ...], kind: str, block: str) -> list[int]:
@@ -166,12 +195,20 @@ class _ContractChecker:
         for lit in spec.weeks:
             w = lit.value
             if w not in WEEKS:
-                self.r.error("E201", lit.span, f"week {w} is outside the contract's weeks 1..11",
-                             f"{kind} weeks are {_listing(kind_weeks)}")
+                self.r.error(
+                    "E201",
+                    lit.span,
+                    f"week {w} is outside the contract's weeks 1..11",
+                    f"{kind} weeks are {_listing(kind_weeks)}",
+                )
             elif w not in kind_weeks:
                 verb = "payment" if kind == "payment" else "delivery"
-                self.r.error(other_code, lit.span, f"{verb} scheduled in {other_kind} week {w}",
-                             f"{block} entries go in {kind} weeks {_listing(kind_weeks)}")
+                self.r.error(
+                    other_code,
+                    lit.span,
+                    f"{verb} scheduled in {other_kind} week {w}",
+                    f"{block} entries go in {kind} weeks {_listing(kind_weeks)}",
+                )
             else:
                 nums.append(w)
         if spec.form == "range":
@@ -193,8 +230,12 @@ class _ContractChecker:
                 if w in out:
                     prev_value, prev = out[w]
                     same = "again" if prev_value == value else "with different terms"
-                    self.r.error("E204", entry.weeks.span, f"week {w} is scheduled {same} (first on line "
-                                 f"{prev.span.line})", "give each week exactly one entry")
+                    self.r.error(
+                        "E204",
+                        entry.weeks.span,
+                        f"week {w} is scheduled {same} (first on line {prev.span.line})",
+                        "give each week exactly one entry",
+                    )
                     continue
                 out[w] = (value, entry)
                 self.spans[f"{block}.{w}"] = entry.span
@@ -208,8 +249,9 @@ class _ContractChecker:
             if idx is None:
                 continue
             if idx in got:
-                self.r.error("E104", q.span, f"{q.product.value} is listed twice in one entry",
-                             "list each product once")
+                self.r.error(
+                    "E104", q.span, f"{q.product.value} is listed twice in one entry", "list each product once"
+                )
             got[idx] = amount
         return got
 
@@ -217,8 +259,12 @@ class _ContractChecker:
         before = len(self.r.items)
         for clause in self.c.clauses:
             if isinstance(clause, CTBENCH_ONLY):
-                self.r.error("E505", clause.span, f"`{clause.kind}` is a CT-Bench clause",
-                             f"{setting.game_id} contracts use prices, deliver, pay and contingency clauses")
+                self.r.error(
+                    "E505",
+                    clause.span,
+                    f"`{clause.kind}` is a CT-Bench clause",
+                    f"{setting.game_id} contracts use prices, deliver, pay and contingency clauses",
+                )
         parties = self.parties(CONTRACTSIM_ROLES, (setting.customer_title, setting.supplier_title))
 
         prices: dict[int, int] = {}
@@ -237,9 +283,14 @@ class _ContractChecker:
         missing_prices = [setting.products[i] for i in range(3) if i not in prices]
         if missing_prices:
             where = block.span if block else self.c.name_span
-            self.r.error("E401", where, f"parse-incomplete: no price for {_listing(missing_prices)}",
-                         "state every product's unit price, e.g. `prices { "
-                         + "  ".join(f"{d}: $1" for d in setting.products) + " }`")
+            self.r.error(
+                "E401",
+                where,
+                f"parse-incomplete: no price for {_listing(missing_prices)}",
+                "state every product's unit price, e.g. `prices { "
+                + "  ".join(f"{d}: $1" for d in setting.products)
+                + " }`",
+            )
 
         deliveries, whole = self.deliveries(setting)
         payments = self.payments(setting)
@@ -263,8 +314,12 @@ class _ContractChecker:
         known weeks are checked against the minimums even when others are missing, so one run reports both)."""
         block = self.first(ast.Deliver)
         if block is None:
-            self.r.error("E402", self.c.name_span, "parse-incomplete: no `deliver` schedule",
-                         f"add `deliver {{ weeks 2..10: {', '.join(d + ' 1' for d in setting.products)} }}`")
+            self.r.error(
+                "E402",
+                self.c.name_span,
+                "parse-incomplete: no `deliver` schedule",
+                f"add `deliver {{ weeks 2..10: {', '.join(d + ' 1' for d in setting.products)} }}`",
+            )
             return {}, False
         self.spans["deliver"] = block.span
         partial: set[int] = set()
@@ -274,33 +329,48 @@ class _ContractChecker:
             absent = [setting.products[i] for i in range(3) if i not in got]
             if absent:
                 partial.add(id(entry))
-                self.r.error("E404", entry.span, f"parse-incomplete: this delivery entry does not state "
-                             f"{_listing(absent)}", "write every product, using 0 for none")
+                self.r.error(
+                    "E404",
+                    entry.span,
+                    f"parse-incomplete: this delivery entry does not state {_listing(absent)}",
+                    "write every product, using 0 for none",
+                )
             return tuple(got.get(i, 0) for i in range(3))
 
         sched = self.schedule(block.entries, PRODUCTION_WEEKS, "production", "deliver", value_of)
         missing = [w for w in PRODUCTION_WEEKS if w not in sched]
         if missing:
-            self.r.error("E402", block.span, f"parse-incomplete: no delivery for week{'s' * (len(missing) > 1)} "
-                         f"{_listing(missing)}", "every production week 2, 4, 6, 8, 10 needs an entry "
-                         "(write zeros for a week with no delivery)")
+            self.r.error(
+                "E402",
+                block.span,
+                f"parse-incomplete: no delivery for week{'s' * (len(missing) > 1)} {_listing(missing)}",
+                "every production week 2, 4, 6, 8, 10 needs an entry (write zeros for a week with no delivery)",
+            )
         known = {w: v for w, (v, entry) in sched.items() if id(entry) not in partial}
         return known, not missing and not partial
 
     def payments(self, setting: Setting) -> dict[int, int] | None:
         block = self.first(ast.Pay)
         if block is None:
-            self.r.error("E403", self.c.name_span, "parse-incomplete: no `pay` schedule",
-                         "add `pay { weeks 1..11: $10 }` with the amount due in each payment week")
+            self.r.error(
+                "E403",
+                self.c.name_span,
+                "parse-incomplete: no `pay` schedule",
+                "add `pay { weeks 1..11: $10 }` with the amount due in each payment week",
+            )
             return None
         self.spans["pay"] = block.span
-        sched = self.schedule(block.entries, PAYMENT_WEEKS, "payment", "pay",
-                              lambda e: self.money_amount(e.amount, setting, "payment"))
+        sched = self.schedule(
+            block.entries, PAYMENT_WEEKS, "payment", "pay", lambda e: self.money_amount(e.amount, setting, "payment")
+        )
         missing = [w for w in PAYMENT_WEEKS if w not in sched]
         if missing:
-            self.r.error("E403", block.span, f"parse-incomplete: no payment for week{'s' * (len(missing) > 1)} "
-                         f"{_listing(missing)}", "every payment week 1, 3, 5, 7, 9, 11 needs an entry "
-                         "(write $0 for a week with no payment)")
+            self.r.error(
+                "E403",
+                block.span,
+                f"parse-incomplete: no payment for week{'s' * (len(missing) > 1)} {_listing(missing)}",
+                "every payment week 1, 3, 5, 7, 9, 11 needs an entry (write $0 for a week with no payment)",
+            )
             return None
         return {w: v for w, (v, _) in sched.items()}
 
@@ -315,9 +385,13 @@ class _ContractChecker:
                 continue
             for w in sorted(deliveries):
                 if mins[idx] > deliveries[w][idx]:
-                    self.r.error("E502", q.span, f"minimum {mins[idx]} {q.product.value} is above the "
-                                 f"{deliveries[w][idx]} scheduled in week {w}",
-                                 "a minimum cannot exceed the scheduled quantity in any production week")
+                    self.r.error(
+                        "E502",
+                        q.span,
+                        f"minimum {mins[idx]} {q.product.value} is above the "
+                        f"{deliveries[w][idx]} scheduled in week {w}",
+                        "a minimum cannot exceed the scheduled quantity in any production week",
+                    )
                     break
         return mins
 
@@ -340,8 +414,12 @@ class _ContractChecker:
                 k = self.number(roll.max_deficit, "max_deficit", allow_negative=True)
                 lo, hi = MAX_DEFICIT_RANGE
                 if not lo <= k <= hi:
-                    self.r.error("E501", roll.max_deficit.span, f"rollover max_deficit {k} is outside {lo}..{hi}",
-                                 f"at most {hi} missed units per product can be carried forward")
+                    self.r.error(
+                        "E501",
+                        roll.max_deficit.span,
+                        f"rollover max_deficit {k} is outside {lo}..{hi}",
+                        f"at most {hi} missed units per product can be carried forward",
+                    )
                     k = 2
             terms["rollover"] = RolloverTerms(max_deficit=k)
         if grim is not None:
@@ -354,8 +432,12 @@ class _ContractChecker:
             self.spans[f"assert.{k}"] = clause.span
             expr = clause.expr
             if not isinstance(expr, ast.Compare):
-                self.r.error("E702", expr.span, "an `assert` must compare two amounts",
-                             "write a comparison such as `assert total pay == $125`")
+                self.r.error(
+                    "E702",
+                    expr.span,
+                    "an `assert` must compare two amounts",
+                    "write a comparison such as `assert total pay == $125`",
+                )
                 continue
             lowered_left = self.lower(expr.left, setting)
             lowered_right = self.lower(expr.right, setting)
@@ -363,8 +445,12 @@ class _ContractChecker:
                 continue
             (left, lu), (right, ru) = lowered_left, lowered_right
             if lu != ru:
-                self.r.error("E701", expr.span, f"cannot compare {lu} with {ru}",
-                             "both sides of a comparison must be money, or both counts")
+                self.r.error(
+                    "E701",
+                    expr.span,
+                    f"cannot compare {lu} with {ru}",
+                    "both sides of a comparison must be money, or both counts",
+                )
                 continue
             out.append(AssertTerm(op=expr.op, left=left, right=right, unit=lu, text=format_expr(expr)))
         return out
@@ -383,16 +469,21 @@ class _ContractChecker:
             if isinstance(e, ast.PriceRef):
                 return Ref(name="price", product=idx), "money"
             return Ref(name="total_deliver", product=idx), "count"
-        simple = {ast.TotalPay: "total_pay", ast.TotalValue: "total_value", ast.Budget: "budget",
-                  ast.Capital: "capital"}
+        simple = {
+            ast.TotalPay: "total_pay",
+            ast.TotalValue: "total_value",
+            ast.Budget: "budget",
+            ast.Capital: "capital",
+        }
         if type(e) in simple:
             return Ref(name=simple[type(e)]), "money"
         if isinstance(e, ast.Negate):
             inner = self.lower(e.operand, setting)
             return None if inner is None else (Neg(operand=inner[0]), inner[1])
         if isinstance(e, ast.Compare):
-            self.r.error("E701", e.span, "a comparison cannot be used as an amount",
-                         "an `assert` holds exactly one comparison")
+            self.r.error(
+                "E701", e.span, "a comparison cannot be used as an amount", "an `assert` holds exactly one comparison"
+            )
             return None
         assert isinstance(e, ast.Binary)
         left, right = self.lower(e.left, setting), self.lower(e.right, setting)
@@ -401,13 +492,21 @@ class _ContractChecker:
         (le, lu), (re_, ru) = left, right
         if e.op == "*":
             if lu == ru == "money":
-                self.r.error("E701", e.span, "cannot multiply money by money",
-                             "multiply a price by a count, e.g. `price(pizza) * total deliver pizza`")
+                self.r.error(
+                    "E701",
+                    e.span,
+                    "cannot multiply money by money",
+                    "multiply a price by a count, e.g. `price(pizza) * total deliver pizza`",
+                )
                 return None
             unit: Unit = "money" if "money" in (lu, ru) else "count"
         elif lu != ru:
-            self.r.error("E701", e.span, f"cannot {'add' if e.op == '+' else 'subtract'} {ru} "
-                         f"{'to' if e.op == '+' else 'from'} {lu}", "both operands must be money, or both counts")
+            self.r.error(
+                "E701",
+                e.span,
+                f"cannot {'add' if e.op == '+' else 'subtract'} {ru} {'to' if e.op == '+' else 'from'} {lu}",
+                "both operands must be money, or both counts",
+            )
             return None
         else:
             unit = lu
@@ -417,8 +516,12 @@ class _ContractChecker:
 
     def player(self, name: ast.Name) -> str | None:
         if name.value not in CTBENCH_PARTIES:
-            self.r.error("E103", name.span, f"unknown player `{name.value}`",
-                         f"{did_you_mean(name.value, CTBENCH_PARTIES)}the players are red and blue")
+            self.r.error(
+                "E103",
+                name.span,
+                f"unknown player `{name.value}`",
+                f"{did_you_mean(name.value, CTBENCH_PARTIES)}the players are red and blue",
+            )
             return None
         return name.value
 
@@ -426,11 +529,19 @@ class _ContractChecker:
         before = len(self.r.items)
         for clause in self.c.clauses:
             if isinstance(clause, CONTINGENCY_CLAUSES):
-                self.r.error("E504", clause.span, f"`{clause.kind}` is a ContractSim contingency clause",
-                             "CT-Bench contracts hold `cover` and `on goal` clauses only")
+                self.r.error(
+                    "E504",
+                    clause.span,
+                    f"`{clause.kind}` is a ContractSim contingency clause",
+                    "CT-Bench contracts hold `cover` and `on goal` clauses only",
+                )
             elif isinstance(clause, CONTRACTSIM_ONLY):
-                self.r.error("E506", clause.span, f"`{clause.kind}` is a ContractSim clause",
-                             "CT-Bench contracts hold `cover` and `on goal` clauses only")
+                self.r.error(
+                    "E506",
+                    clause.span,
+                    f"`{clause.kind}` is a ContractSim clause",
+                    "CT-Bench contracts hold `cover` and `on goal` clauses only",
+                )
         parties = self.parties(CTBENCH_PARTIES, ("P-Red", "P-Blue"))
         coverage = []
         cover = self.first(ast.Cover)
@@ -439,18 +550,30 @@ class _ContractChecker:
             row = self.number(e.tile.row, "row", allow_negative=True)
             col = self.number(e.tile.col, "column", allow_negative=True)
             if not (0 <= row < BOARD_SIZE and 0 <= col < BOARD_SIZE):
-                self.r.error("E601", e.tile.span, f"tile ({row},{col}) is off the {BOARD_SIZE}x{BOARD_SIZE} board",
-                             f"rows and columns run 0..{BOARD_SIZE - 1}")
+                self.r.error(
+                    "E601",
+                    e.tile.span,
+                    f"tile ({row},{col}) is off the {BOARD_SIZE}x{BOARD_SIZE} board",
+                    f"rows and columns run 0..{BOARD_SIZE - 1}",
+                )
             giver, receiver = self.player(e.giver), self.player(e.receiver)
             if giver and giver == receiver:
-                self.r.error("E602", e.span, f"{giver} cannot pay for its own move",
-                             "the giver and the receiver must be different players")
+                self.r.error(
+                    "E602",
+                    e.span,
+                    f"{giver} cannot pay for its own move",
+                    "the giver and the receiver must be different players",
+                )
             colour = None
             if e.colour is not None:
                 colour = e.colour.value
                 if colour not in COLOURS:
-                    self.r.error("E105", e.colour.span, f"unknown chip colour `{colour}`",
-                                 f"{did_you_mean(colour, COLOURS)}chip colours are {_listing(COLOURS)}")
+                    self.r.error(
+                        "E105",
+                        e.colour.span,
+                        f"unknown chip colour `{colour}`",
+                        f"{did_you_mean(colour, COLOURS)}chip colours are {_listing(COLOURS)}",
+                    )
             if giver and receiver:
                 coverage.append((row, col, giver, receiver, colour))
         points = []
@@ -462,14 +585,26 @@ class _ContractChecker:
             amount = self.number(e.amount, "points", allow_negative=True)
             lo, hi = POINTS_RANGE
             if not lo <= amount <= hi:
-                self.r.error("E603", e.amount.span, f"{amount} points is outside {lo}..{hi}",
-                             f"a player may promise {lo} to {hi} points")
+                self.r.error(
+                    "E603",
+                    e.amount.span,
+                    f"{amount} points is outside {lo}..{hi}",
+                    f"a player may promise {lo} to {hi} points",
+                )
             if trigger and giver and trigger != giver:
-                self.r.error("E604", e.giver.span, f"points promised on {trigger}'s finish must come from {trigger}",
-                             f"write `{trigger}: {trigger} transfers ...`")
+                self.r.error(
+                    "E604",
+                    e.giver.span,
+                    f"points promised on {trigger}'s finish must come from {trigger}",
+                    f"write `{trigger}: {trigger} transfers ...`",
+                )
             if giver and giver == receiver:
-                self.r.error("E602", e.span, f"{giver} cannot transfer points to itself",
-                             "the giver and the receiver must be different players")
+                self.r.error(
+                    "E602",
+                    e.span,
+                    f"{giver} cannot transfer points to itself",
+                    "the giver and the receiver must be different players",
+                )
             if giver in seen:
                 self.r.error("E104", e.span, f"a second points promise from {giver}", "merge the two promises")
             if giver:
@@ -489,8 +624,12 @@ class _ContractChecker:
     def run(self) -> CheckedContract | None:
         game_id = self.c.game.game_id
         if game_id not in GAME_IDS:
-            self.r.error("E101", self.c.game.span, f"unknown game `{game_id}`",
-                         f"{did_you_mean(game_id, GAME_IDS)}use one of {_listing(GAME_IDS)}")
+            self.r.error(
+                "E101",
+                self.c.game.span,
+                f"unknown game `{game_id}`",
+                f"{did_you_mean(game_id, GAME_IDS)}use one of {_listing(GAME_IDS)}",
+            )
             return None
         self.clause_once()
         before = len(self.r.items)
@@ -509,13 +648,21 @@ def check(file: ast.SourceFile) -> CheckResult:
     checked = []
     names: dict[str, ast.Contract] = {}
     if not file.contracts:
-        report.error("E005", Span(1, 1, 1, 2), "the file holds no contract",
-                     'a file holds one or more contracts: contract "name" { game ... }')
+        report.error(
+            "E005",
+            Span(1, 1, 1, 2),
+            "the file holds no contract",
+            'a file holds one or more contracts: contract "name" { game ... }',
+        )
     for contract in file.contracts:
         report.safe_name(contract.name, contract.name_span, "the contract name")
         if contract.name in names:
-            report.error("E106", contract.name_span, f"a second contract named \"{contract.name}\"",
-                         f"the first is on line {names[contract.name].span.line}; contract names are unique in a file")
+            report.error(
+                "E106",
+                contract.name_span,
+                f'a second contract named "{contract.name}"',
+                f"the first is on line {names[contract.name].span.line}; contract names are unique in a file",
+            )
         names.setdefault(contract.name, contract)
         result = _ContractChecker(contract, report).run()
         if result is not None:
@@ -541,9 +688,12 @@ def check_board(checked: CheckedContract, colour_of, board_name: str) -> tuple[D
     for k, entry in enumerate(checked.ir.coverage):
         tile_colour = colour_of(entry.tile)
         if entry.colour is not None and entry.colour != tile_colour:
-            report.error("E611", checked.span(f"cover.{k}"),
-                         f"tile {entry.tile} is {tile_colour} on {board_name}, but this entry pays with a "
-                         f"{entry.colour} chip", f"write `with {tile_colour} chip`, or leave the colour out")
+            report.error(
+                "E611",
+                checked.span(f"cover.{k}"),
+                f"tile {entry.tile} is {tile_colour} on {board_name}, but this entry pays with a {entry.colour} chip",
+                f"write `with {tile_colour} chip`, or leave the colour out",
+            )
     return tuple(report.items)
 
 
@@ -559,7 +709,10 @@ def check_asserts(checked: CheckedContract) -> tuple[Diagnostic, ...]:
         holds, left, right = term.decide(checked.ir)
         if not holds:
             unit = money if term.unit == "money" else str
-            report.error("E703", checked.span(f"assert.{k}"), f"`{term.text}` is false: the left side is "
-                         f"{unit(left)}, the right side {unit(right)}",
-                         "correct the terms or the stated amount: an assert is checked, never repaired")
+            report.error(
+                "E703",
+                checked.span(f"assert.{k}"),
+                f"`{term.text}` is false: the left side is {unit(left)}, the right side {unit(right)}",
+                "correct the terms or the stated amount: an assert is checked, never repaired",
+            )
     return tuple(report.items)

@@ -82,14 +82,19 @@ class Diagnostic(Frozen):
     @classmethod
     def from_json(cls, data: dict) -> Diagnostic:
         """The inverse of `to_json` (diagnostics kept in caches and records come back this way)."""
-        return cls(code=data["code"], severity=data["severity"], message=data["message"], file=data["file"],
-                   span=Span(data["line"], data["column"], data["end_line"], data["end_column"]), hint=data["hint"])
+        return cls(
+            code=data["code"],
+            severity=data["severity"],
+            message=data["message"],
+            file=data["file"],
+            span=Span(data["line"], data["column"], data["end_line"], data["end_column"]),
+            hint=data["hint"],
+        )
 
     def render(self, source: str | None) -> str:
         """`file:line:col: error[CODE]: message`, the source line, a caret under the span, the hint."""
         head = printable(
-            f"{self.file}:{self.span.line}:{self.span.column}: "
-            f"{self.severity}[{self.code}]: {self.message}"
+            f"{self.file}:{self.span.line}:{self.span.column}: {self.severity}[{self.code}]: {self.message}"
         )
         out = [head]
         lines = source_lines(source) if source is not None else ()

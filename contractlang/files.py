@@ -74,8 +74,10 @@ def read_lines_capped(path: Path, line_limit: int = MAX_INPUT_BYTES, limit: int 
             while line := handle.readline(line_limit + 1):
                 total += len(line)
                 if len(line) > line_limit:
-                    raise FileError(f"{path}:{len(lines) + 1}: a line of more than {line_limit // 2**20} MiB; not "
-                                    "read (is it the file you meant?)")
+                    raise FileError(
+                        f"{path}:{len(lines) + 1}: a line of more than {line_limit // 2**20} MiB; not "
+                        "read (is it the file you meant?)"
+                    )
                 if total > limit:
                     raise FileError(f"{path}: more than {limit // 2**20} MiB; not read (is it the file you meant?)")
                 lines.append(line)
@@ -117,8 +119,9 @@ def sealed_lines(records: Iterable[dict]) -> tuple[bytes, str]:
     return b"".join(lines), check
 
 
-def open_sealed_line(line: bytes, previous: str, where: str, what: str, read: Callable[[dict], T],
-                     unsealed: bool = False) -> tuple[T, str]:
+def open_sealed_line(
+    line: bytes, previous: str, where: str, what: str, read: Callable[[dict], T], unsealed: bool = False
+) -> tuple[T, str]:
     """`read` of the record a store line holds (a ValueError from it: not such a record) and the line's check,
     when that follows from `previous` (`unsealed`: a line without a check is taken as it is, and given one);
     else one line at `where` saying what is wrong."""
@@ -137,11 +140,15 @@ def open_sealed_line(line: bytes, previous: str, where: str, what: str, read: Ca
     if check is None and unsealed:
         return value, expected
     if check is None:
-        raise FileError(f"{where}: a {what} without its check (a store from before checks); if you trust the file, "
-                        "seal it with `contractlang seal FILE`, else move it away")
+        raise FileError(
+            f"{where}: a {what} without its check (a store from before checks); if you trust the file, "
+            "seal it with `contractlang seal FILE`, else move it away"
+        )
     if check != expected:
-        raise FileError(f"{where}: the {what} does not match its check (edited, or lines repeated, swapped or "
-                        "removed); move the file away or choose another --out")
+        raise FileError(
+            f"{where}: the {what} does not match its check (edited, or lines repeated, swapped or "
+            "removed); move the file away or choose another --out"
+        )
     return value, check
 
 
@@ -162,8 +169,10 @@ def _open_folder(path: Path) -> int:
         return os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError as exc:
         if folder.is_symlink():
-            raise FileError(f"cannot write {path}: its folder {folder} is a symbolic link; {LINK_RULE} (name the "
-                            "folder it points to)") from None
+            raise FileError(
+                f"cannot write {path}: its folder {folder} is a symbolic link; {LINK_RULE} (name the "
+                "folder it points to)"
+            ) from None
         if exc.errno == errno.ENOTDIR:
             raise FileError(f"cannot write {path}: {folder} is a file, not a folder") from None
         raise FileError(f"cannot write {path}: {exc.strerror or exc}") from None
@@ -179,8 +188,9 @@ def _replaceable(path: Path, folder: int) -> os.stat_result | None:
     except OSError as exc:
         raise FileError(f"cannot write {path}: {exc.strerror or exc}") from None
     if stat.S_ISLNK(current.st_mode):
-        raise FileError(f"cannot write {path}: it is a symbolic link; {LINK_RULE} (remove the link or choose "
-                        "another path)")
+        raise FileError(
+            f"cannot write {path}: it is a symbolic link; {LINK_RULE} (remove the link or choose another path)"
+        )
     if stat.S_ISDIR(current.st_mode):
         raise FileError(f"cannot write {path}: it is a directory, not a file")
     if not stat.S_ISREG(current.st_mode):
@@ -264,21 +274,20 @@ def refuse_link(path: Path) -> None:
     a write would land in whatever it points to."""
     os.close(_open_folder(path))
     if path.is_symlink():
-        raise FileError(f"cannot write {path}: it is a symbolic link; {LINK_RULE} (remove the link or choose "
-                        "another path)")
+        raise FileError(
+            f"cannot write {path}: it is a symbolic link; {LINK_RULE} (remove the link or choose another path)"
+        )
 
 
 def check_folder(folder: Path) -> None:
     """Refuse now, creating nothing, a folder `make_folder` would refuse: the folder a link, or a part of it a
     file."""
     if folder.is_symlink():
-        raise FileError(f"cannot write in {folder}: it is a symbolic link; {LINK_RULE} (name the folder it points "
-                        "to)")
+        raise FileError(f"cannot write in {folder}: it is a symbolic link; {LINK_RULE} (name the folder it points to)")
     for part in (folder, *folder.parents):
         if part.exists():
             if not part.is_dir():
-                raise FileError(f"cannot write in {folder}: {'it' if part == folder else part} is a file, not a "
-                                "folder")
+                raise FileError(f"cannot write in {folder}: {'it' if part == folder else part} is a file, not a folder")
             return
 
 
@@ -309,8 +318,9 @@ def open_sqlite_store(path: Path, ours: set[str], ddl: str, what: str, option: s
         with sqlite3.connect(path, timeout=30) as db:
             tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             if tables and not tables & ours:
-                raise FileError(f"{path}: an SQLite database of something else, not a {what}; pass {option} with "
-                                "another file")
+                raise FileError(
+                    f"{path}: an SQLite database of something else, not a {what}; pass {option} with another file"
+                )
             db.executescript(ddl)
     except sqlite3.DatabaseError as exc:
         raise FileError(f"{path}: not a usable {what} ({exc}); pass {option} with another file") from None

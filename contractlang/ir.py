@@ -19,6 +19,7 @@ Mode = Literal["GRIM", "PD", "RO", "PDRO"]
 
 # --- assert expressions (no spans: equal IR means equal meaning) -------------------------
 
+
 class Lit(Frozen):
     kind: Literal["lit"] = "lit"
     value: int
@@ -50,8 +51,14 @@ Neg.model_rebuild()
 BinOp.model_rebuild()
 
 CompareOp = Literal["==", "!=", "<=", ">=", "<", ">"]
-RELATIONS = {"==": operator.eq, "!=": operator.ne, "<=": operator.le, ">=": operator.ge, "<": operator.lt,
-             ">": operator.gt}
+RELATIONS = {
+    "==": operator.eq,
+    "!=": operator.ne,
+    "<=": operator.le,
+    ">=": operator.ge,
+    "<": operator.lt,
+    ">": operator.gt,
+}
 
 
 class AssertTerm(Frozen):
@@ -106,6 +113,7 @@ def _mentions_env(e: IrExpr) -> bool:
 
 
 # --- ContractSim ---------------------------------------------------------------------
+
 
 class SubstitutionTerms(Frozen):
     """Substitution above named minimums at 4:2:1 ([CS-13]); default minimum (1,1,1)."""
@@ -272,10 +280,15 @@ class CTBenchIR(Frozen):
     @classmethod
     def from_terms_json(cls, terms: dict) -> CTBenchIR:
         """The inverse of `terms_json` (run records keep contracts in that form)."""
-        return cls(name=terms["name"], parties=(terms["parties"]["red"], terms["parties"]["blue"]),
-                   coverage=tuple(CoverageTerm(tile=tuple(c["tile"]), giver=c["giver"], receiver=c["receiver"],
-                                               colour=c["color"]) for c in terms["coverage"]),
-                   points=tuple(PointsTerm(**p) for p in terms["points"]))
+        return cls(
+            name=terms["name"],
+            parties=(terms["parties"]["red"], terms["parties"]["blue"]),
+            coverage=tuple(
+                CoverageTerm(tile=tuple(c["tile"]), giver=c["giver"], receiver=c["receiver"], colour=c["color"])
+                for c in terms["coverage"]
+            ),
+            points=tuple(PointsTerm(**p) for p in terms["points"]),
+        )
 
 
 ContractIR = Union[ContractSimIR, CTBenchIR]

@@ -86,14 +86,26 @@ class ProviderInfo(Frozen):
 
 PROVIDERS: dict[str, ProviderInfo] = {
     "anthropic": ProviderInfo(
-        name="anthropic", title="the Anthropic API", package="anthropic", key_variable="ANTHROPIC_API_KEY",
-        key_example="sk-ant-...", key_source="https://console.anthropic.com", base_url_variable="ANTHROPIC_BASE_URL",
-        default_base_url="https://api.anthropic.com"),
+        name="anthropic",
+        title="the Anthropic API",
+        package="anthropic",
+        key_variable="ANTHROPIC_API_KEY",
+        key_example="sk-ant-...",
+        key_source="https://console.anthropic.com",
+        base_url_variable="ANTHROPIC_BASE_URL",
+        default_base_url="https://api.anthropic.com",
+    ),
     "openai": ProviderInfo(
-        name="openai", title="an OpenAI-compatible API", package="openai", key_variable="OPENAI_API_KEY",
-        key_example="sk-...", key_source="https://platform.openai.com/api-keys, or any value for a local server",
-        base_url_variable="OPENAI_BASE_URL", default_base_url="https://api.openai.com/v1",
-        install="pip install 'contractlang[openai]' (in a checkout: pip install -e '.[openai]')"),
+        name="openai",
+        title="an OpenAI-compatible API",
+        package="openai",
+        key_variable="OPENAI_API_KEY",
+        key_example="sk-...",
+        key_source="https://platform.openai.com/api-keys, or any value for a local server",
+        base_url_variable="OPENAI_BASE_URL",
+        default_base_url="https://api.openai.com/v1",
+        install="pip install 'contractlang[openai]' (in a checkout: pip install -e '.[openai]')",
+    ),
 }
 
 
@@ -182,8 +194,9 @@ class RunStopped(RunInterrupted):
 def key_hint(provider: str, can_replay: bool = True) -> str:
     """How to set the provider's key (and, where recordings exist to replay, that --replay needs none)."""
     p = PROVIDERS[provider]
-    return (f"{p.key_variable} is not set: export {p.key_variable}={p.key_example} (a key from {p.key_source})"
-            + (", or pass --replay to serve recorded responses offline" if can_replay else ""))
+    return f"{p.key_variable} is not set: export {p.key_variable}={p.key_example} (a key from {p.key_source})" + (
+        ", or pass --replay to serve recorded responses offline" if can_replay else ""
+    )
 
 
 KEY_HINT = key_hint("anthropic")
@@ -314,10 +327,13 @@ class LlmUsage(Frozen):
     def of(cls, calls) -> LlmUsage:
         calls = list(calls)
         costs = [c.cost_usd for c in calls if c.error is None]
-        return cls(calls=len(calls), failed=sum(c.error is not None for c in calls),
-                   replayed=sum(c.replayed for c in calls),
-                   **{name: sum(getattr(c, name) for c in calls) for name in _USAGE_FIELDS},
-                   cost_usd=None if any(c is None for c in costs) else round(sum(costs), 6))
+        return cls(
+            calls=len(calls),
+            failed=sum(c.error is not None for c in calls),
+            replayed=sum(c.replayed for c in calls),
+            **{name: sum(getattr(c, name) for c in calls) for name in _USAGE_FIELDS},
+            cost_usd=None if any(c is None for c in costs) else round(sum(costs), 6),
+        )
 
     @property
     def tokens(self) -> int:
@@ -328,13 +344,23 @@ class LlmUsage(Frozen):
 _USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 
 
-def cost_of(model: str, input_tokens: int, output_tokens: int, cache_read: int = 0, cache_write: int = 0,
-            provider: str = "anthropic") -> float | None:
+def cost_of(
+    model: str,
+    input_tokens: int,
+    output_tokens: int,
+    cache_read: int = 0,
+    cache_write: int = 0,
+    provider: str = "anthropic",
+) -> float | None:
     price = PRICES_PER_MTOK.get((provider, model))
     if price is None:
         return None
-    return (input_tokens * price.input + output_tokens * price.output + cache_read * price.cache_read
-            + cache_write * price.cache_write) / 1e6
+    return (
+        input_tokens * price.input
+        + output_tokens * price.output
+        + cache_read * price.cache_read
+        + cache_write * price.cache_write
+    ) / 1e6
 
 
 def priced(model: LlmModel) -> bool:
@@ -366,8 +392,9 @@ def _sdk_module(provider: str, who: str | None = None):
     try:
         return importlib.import_module(p.package)
     except ImportError:
-        raise MissingSdk(f"{who or f'llm:{provider}/MODEL'} needs the {p.package} package, which is not "
-                         f"installed: {p.install}") from None
+        raise MissingSdk(
+            f"{who or f'llm:{provider}/MODEL'} needs the {p.package} package, which is not installed: {p.install}"
+        ) from None
 
 
 def check_providers(names: list[str], keys: ApiKeys, replay: bool = False) -> None:
@@ -522,9 +549,13 @@ def _asked_wait(headers: Mapping[str, str]) -> float | None:
 
 
 # The providers' rate-limit headers: (remaining, reset) pairs, each a budget that pauses new requests when spent.
-_ANTHROPIC_BUDGETS = tuple((f"anthropic-ratelimit-{kind}-remaining", f"anthropic-ratelimit-{kind}-reset")
-                           for kind in ("requests", "tokens", "input-tokens", "output-tokens"))
-_OPENAI_BUDGETS = tuple((f"x-ratelimit-remaining-{kind}", f"x-ratelimit-reset-{kind}") for kind in ("requests", "tokens"))
+_ANTHROPIC_BUDGETS = tuple(
+    (f"anthropic-ratelimit-{kind}-remaining", f"anthropic-ratelimit-{kind}-reset")
+    for kind in ("requests", "tokens", "input-tokens", "output-tokens")
+)
+_OPENAI_BUDGETS = tuple(
+    (f"x-ratelimit-remaining-{kind}", f"x-ratelimit-reset-{kind}") for kind in ("requests", "tokens")
+)
 _DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
@@ -548,7 +579,7 @@ def _reset_in(value: str) -> float | None:
             total += float(number) * _DURATION_UNITS[unit]
         except ValueError:
             return None
-        number, rest = "", rest[len(unit):]
+        number, rest = "", rest[len(unit) :]
     return total if not number else None
 
 
@@ -566,8 +597,9 @@ def _resume_at(headers: Mapping[str, str], status: int | None, now: float) -> fl
 
 
 def _not_a_message(detail: str = "") -> CallFailed:
-    return CallFailed("the API answered with something that is not a message" + (f" ({detail[:120]})" if detail
-                                                                                   else ""))
+    return CallFailed(
+        "the API answered with something that is not a message" + (f" ({detail[:120]})" if detail else "")
+    )
 
 
 TokenCount = Annotated[int, Field(ge=0, le=TOKEN_COUNT_LIMIT)]
@@ -667,17 +699,20 @@ class _AnthropicWire:
             content = last["content"]
             content = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
             marked[-1] = {**last, "content": [*content[:-1], {**content[-1], "cache_control": mark}]}
-        return client.messages.with_raw_response.create(model=s.model, max_tokens=s.max_tokens, timeout=timeout,
-                                                        system=blocks, messages=marked, **extra)
+        return client.messages.with_raw_response.create(
+            model=s.model, max_tokens=s.max_tokens, timeout=timeout, system=blocks, messages=marked, **extra
+        )
 
     @staticmethod
     def read(body: bytes) -> tuple[str, dict]:
         reply = _validated(_MessagesReply, body)
         u = reply.usage
         return "".join(b.text for b in reply.content if b.type == "text"), {
-            "input_tokens": u.input_tokens or 0, "output_tokens": u.output_tokens or 0,
+            "input_tokens": u.input_tokens or 0,
+            "output_tokens": u.output_tokens or 0,
             "cache_read_tokens": u.cache_read_input_tokens or 0,
-            "cache_write_tokens": u.cache_creation_input_tokens or 0}
+            "cache_write_tokens": u.cache_creation_input_tokens or 0,
+        }
 
 
 class _ChatCompletionsWire:
@@ -692,8 +727,9 @@ class _ChatCompletionsWire:
     def send(client, s: LlmSettings, system: str, messages: list[dict], timeout: float):
         extra = {"reasoning_effort": "xhigh" if s.effort == "max" else s.effort} if s.effort is not None else {}
         wire = ([{"role": "system", "content": system}] if system else []) + list(messages)
-        return client.chat.completions.with_raw_response.create(model=s.model, max_completion_tokens=s.max_tokens,
-                                                                timeout=timeout, messages=wire, **extra)
+        return client.chat.completions.with_raw_response.create(
+            model=s.model, max_completion_tokens=s.max_tokens, timeout=timeout, messages=wire, **extra
+        )
 
     @staticmethod
     def read(body: bytes) -> tuple[str, dict]:
@@ -701,8 +737,11 @@ class _ChatCompletionsWire:
         u = reply.usage
         prompt, cached = u.prompt_tokens or 0, (u.prompt_tokens_details and u.prompt_tokens_details.cached_tokens) or 0
         return reply.choices[0].message.content or "", {
-            "input_tokens": max(prompt - cached, 0), "output_tokens": u.completion_tokens or 0,
-            "cache_read_tokens": cached, "cache_write_tokens": 0}
+            "input_tokens": max(prompt - cached, 0),
+            "output_tokens": u.completion_tokens or 0,
+            "cache_read_tokens": cached,
+            "cache_write_tokens": 0,
+        }
 
 
 _WIRES = {"anthropic": _AnthropicWire, "openai": _ChatCompletionsWire}
@@ -720,10 +759,13 @@ class Recordings:
     def __init__(self, path: Path, replay: bool = False):
         self.path = Path(path)
         if replay and not self.path.exists():
-            raise FileError(f"{self.path}: no such recordings file to replay from; record the run first (without "
-                            "--replay) or pass --recordings with the file it was recorded in")
-        open_sqlite_store(self.path, {"llm_recordings_v1"}, self._DDL, "recordings file of LLM responses",
-                          "--recordings")
+            raise FileError(
+                f"{self.path}: no such recordings file to replay from; record the run first (without "
+                "--replay) or pass --recordings with the file it was recorded in"
+            )
+        open_sqlite_store(
+            self.path, {"llm_recordings_v1"}, self._DDL, "recordings file of LLM responses", "--recordings"
+        )
 
     def _db(self):
         return sqlite_session(self.path, "recordings file", "--recordings")
@@ -733,27 +775,48 @@ class Recordings:
 
     def get(self, key: str, occurrence: int) -> tuple[str, dict] | None:
         with self._db() as db:
-            row = db.execute("SELECT reply, usage_json FROM llm_recordings_v1 WHERE key = ? AND occurrence = ?",
-                             (key, occurrence)).fetchone()
+            row = db.execute(
+                "SELECT reply, usage_json FROM llm_recordings_v1 WHERE key = ? AND occurrence = ?", (key, occurrence)
+            ).fetchone()
         if row is None:
             return None
         reply, usage_json = row
         if not isinstance(reply, str):
-            raise self._unusable(f"a recorded reply is {'NULL' if reply is None else type(reply).__name__}, not "
-                                 "text")
+            raise self._unusable(f"a recorded reply is {'NULL' if reply is None else type(reply).__name__}, not text")
         try:
             usage = _RecordedUsage.model_validate_json(usage_json, strict=True)
         except (TypeError, ValidationError):
             raise self._unusable("a recorded response's token counts are unreadable") from None
         return capped(reply), usage.model_dump()
 
-    def put(self, key: str, occurrence: int, namespace: str, purpose: str, model: str, request: dict, reply: str,
-            usage: dict, keys: ApiKeys) -> None:
+    def put(
+        self,
+        key: str,
+        occurrence: int,
+        namespace: str,
+        purpose: str,
+        model: str,
+        request: dict,
+        reply: str,
+        usage: dict,
+        keys: ApiKeys,
+    ) -> None:
         """Record one response; the request and reply are written with `keys` redacted."""
         with self._db() as db:
-            db.execute("INSERT OR REPLACE INTO llm_recordings_v1 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                       (key, occurrence, namespace, purpose, model, time.time(), redact(json.dumps(request), keys),
-                        redact(reply, keys), json.dumps(usage)))
+            db.execute(
+                "INSERT OR REPLACE INTO llm_recordings_v1 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    key,
+                    occurrence,
+                    namespace,
+                    purpose,
+                    model,
+                    time.time(),
+                    redact(json.dumps(request), keys),
+                    redact(reply, keys),
+                    json.dumps(usage),
+                ),
+            )
 
     def count(self) -> int:
         with self._db() as db:
@@ -763,8 +826,10 @@ class Recordings:
         """How many calls of `model` (of `purpose`, when given) are recorded and their mean token counts; None
         when there are none."""
         fields = ", ".join(f"AVG(json_extract(usage_json, '$.{name}'))" for name in _USAGE_FIELDS)
-        query = (f"SELECT COUNT(*), {fields} FROM llm_recordings_v1 WHERE model = ? AND "
-                 "COALESCE(json_extract(request_json, '$.provider'), 'anthropic') = ?")
+        query = (
+            f"SELECT COUNT(*), {fields} FROM llm_recordings_v1 WHERE model = ? AND "
+            "COALESCE(json_extract(request_json, '$.provider'), 'anthropic') = ?"
+        )
         args: tuple = (model.model, model.provider)
         if purpose is not None:
             query, args = query + " AND purpose = ?", (*args, purpose)
@@ -801,10 +866,16 @@ class LlmTotals(Frozen):
     @property
     def line(self) -> str:
         """The progress line's part: `$1.23 spent · 5 in flight · limit 37/64`."""
-        limits = ", ".join(f"{v}/{self.max_connections}" if len(self.limits) == 1 else f"{k} {v}/{self.max_connections}"
-                           for k, v in self.limits.items())
-        return (f"${self.cost_usd:,.2f} spent" + (f" (+{self.unpriced} unpriced calls)" if self.unpriced else "")
-                + f" · {self.in_flight} in flight" + (f" · limit {limits}" if limits else ""))
+        limits = ", ".join(
+            f"{v}/{self.max_connections}" if len(self.limits) == 1 else f"{k} {v}/{self.max_connections}"
+            for k, v in self.limits.items()
+        )
+        return (
+            f"${self.cost_usd:,.2f} spent"
+            + (f" (+{self.unpriced} unpriced calls)" if self.unpriced else "")
+            + f" · {self.in_flight} in flight"
+            + (f" · limit {limits}" if limits else "")
+        )
 
 
 class CostEstimate(NamedTuple):
@@ -816,8 +887,9 @@ class CostEstimate(NamedTuple):
     source: str
 
 
-def estimate_cost(model: LlmModel | str, calls: int, recordings: Recordings | None = None,
-                  purpose: str | None = None) -> CostEstimate:
+def estimate_cost(
+    model: LlmModel | str, calls: int, recordings: Recordings | None = None, purpose: str | None = None
+) -> CostEstimate:
     """What `calls` calls of `model` (an Anthropic model's name, or an LlmModel) are expected to cost: the
     averages of its recorded calls (of `purpose`, when given and recorded) when `recordings` has any, else
     ESTIMATE_INPUT_TOKENS and ESTIMATE_OUTPUT_TOKENS a call, priced by `cost_of`."""
@@ -830,15 +902,23 @@ def estimate_cost(model: LlmModel | str, calls: int, recordings: Recordings | No
         what = f"{purpose} calls" if purpose is not None and recordings.averages(model, purpose) else "calls"
         source = f"the average of {count:,} recorded {what} of {model.label} in {recordings.path}"
     else:
-        usage = {"input_tokens": ESTIMATE_INPUT_TOKENS, "output_tokens": ESTIMATE_OUTPUT_TOKENS,
-                 "cache_read_tokens": 0, "cache_write_tokens": 0}
-        source = (f"no recorded calls of {model.label}: {ESTIMATE_INPUT_TOKENS:,} input and {ESTIMATE_OUTPUT_TOKENS:,} "
-                  "output tokens a call assumed")
+        usage = {
+            "input_tokens": ESTIMATE_INPUT_TOKENS,
+            "output_tokens": ESTIMATE_OUTPUT_TOKENS,
+            "cache_read_tokens": 0,
+            "cache_write_tokens": 0,
+        }
+        source = (
+            f"no recorded calls of {model.label}: {ESTIMATE_INPUT_TOKENS:,} input and {ESTIMATE_OUTPUT_TOKENS:,} "
+            "output tokens a call assumed"
+        )
     cost = cost_of(model.model, *(usage[name] * calls for name in _USAGE_FIELDS), provider=model.provider)
-    return CostEstimate(input_tokens=round(calls * (usage["input_tokens"] + usage["cache_read_tokens"]
-                                                    + usage["cache_write_tokens"])),
-                        output_tokens=round(calls * usage["output_tokens"]),
-                        cost_usd=None if cost is None else round(cost, 6), source=source)
+    return CostEstimate(
+        input_tokens=round(calls * (usage["input_tokens"] + usage["cache_read_tokens"] + usage["cache_write_tokens"])),
+        output_tokens=round(calls * usage["output_tokens"]),
+        cost_usd=None if cost is None else round(cost, 6),
+        source=source,
+    )
 
 
 class _Connection:
@@ -855,8 +935,7 @@ class _Connection:
         self.max_connections = settings.max_connections
         self.retry_seconds = settings.retry_seconds
         self.run_limits = settings.run_limits
-        self.recordings = Recordings(settings.recordings, settings.replay) if settings.recordings is not None \
-            else None
+        self.recordings = Recordings(settings.recordings, settings.replay) if settings.recordings is not None else None
         self.stopped = threading.Event()
         self._jitter = random.Random(settings.jitter_seed)
         self._limiters: dict[LlmModel, RateLimiter] = {}
@@ -892,8 +971,9 @@ class _Connection:
                 sdk = _sdk_module(provider)
                 from contractlang.llm_transport import http_client
 
-                self._clients[provider] = _WIRES[provider].client(sdk, key, endpoint(provider, self.base_url),
-                                                                  http_client(self.transport))
+                self._clients[provider] = _WIRES[provider].client(
+                    sdk, key, endpoint(provider, self.base_url), http_client(self.transport)
+                )
             return self._clients[provider]
 
     def limiter(self, model: LlmModel) -> RateLimiter:
@@ -907,7 +987,7 @@ class _Connection:
     def backoff(self, retry: int, base: float) -> float:
         """A retry's own wait: full jitter, uniform up to `base` doubled per retry (at most MAX_BACKOFF_SECONDS)."""
         with self._lock:
-            return self._jitter.uniform(0.0, min(MAX_BACKOFF_SECONDS, base * 2 ** retry))
+            return self._jitter.uniform(0.0, min(MAX_BACKOFF_SECONDS, base * 2**retry))
 
     def sleep(self, seconds: float) -> None:
         """Wait `seconds`, or raise RunStopped as soon as the connection is stopped."""
@@ -920,11 +1000,15 @@ class _Connection:
             raise RunStopped("the run is stopping: no new LLM call starts")
         totals, limits = self.totals(), self.run_limits
         if limits.cost_usd is not None and totals.cost_usd >= limits.cost_usd:
-            raise RunLimitReached(f"the run's cost limit (${limits.cost_usd:,.2f}) is reached: ${totals.cost_usd:,.2f}"
-                                  " spent; rerun with a higher --cost-limit to go on")
+            raise RunLimitReached(
+                f"the run's cost limit (${limits.cost_usd:,.2f}) is reached: ${totals.cost_usd:,.2f}"
+                " spent; rerun with a higher --cost-limit to go on"
+            )
         if limits.tokens is not None and totals.tokens >= limits.tokens:
-            raise RunLimitReached(f"the run's token limit ({limits.tokens:,}) is reached: {totals.tokens:,} tokens "
-                                  "used; rerun with a higher --token-limit to go on")
+            raise RunLimitReached(
+                f"the run's token limit ({limits.tokens:,}) is reached: {totals.tokens:,} tokens "
+                "used; rerun with a higher --token-limit to go on"
+            )
 
     def count(self, call: LlmCall | LlmUsage, retries: int = 0) -> None:
         """Add a call (or an earlier process's usage) to the totals."""
@@ -943,9 +1027,14 @@ class _Connection:
         with self._lock:
             limiters = dict(self._limiters)
             totals = dict(self._totals)
-        return LlmTotals(**{**totals, "in_flight": sum(lim.in_flight for lim in limiters.values()),
-                            "limits": {model.label: lim.limit for model, lim in limiters.items()},
-                            "history": {model.label: lim.history for model, lim in limiters.items()}})
+        return LlmTotals(
+            **{
+                **totals,
+                "in_flight": sum(lim.in_flight for lim in limiters.values()),
+                "limits": {model.label: lim.limit for model, lim in limiters.items()},
+                "history": {model.label: lim.history for model, lim in limiters.items()},
+            }
+        )
 
     def in_flight(self) -> int:
         with self._lock:
@@ -1003,8 +1092,14 @@ class LlmClient:
     limits. One client (one connection: pooled HTTP clients, rate limiters, run limits, totals) serves every
     game and thread of a process. `api_key` is the key of `settings.provider`, or every provider's keys."""
 
-    def __init__(self, settings: LlmSettings, api_key: str | ApiKeys | None = None, namespace: str = "",
-                 connection: _Connection | None = None, game: _Game | None = None):
+    def __init__(
+        self,
+        settings: LlmSettings,
+        api_key: str | ApiKeys | None = None,
+        namespace: str = "",
+        connection: _Connection | None = None,
+        game: _Game | None = None,
+    ):
         self.settings = settings
         self.namespace = namespace
         keys = api_key if isinstance(api_key, ApiKeys) else ApiKeys(**{settings.provider: api_key})
@@ -1028,23 +1123,35 @@ class LlmClient:
     def for_game(self, namespace: str, limits: GameLimits | None = None) -> LlmClient:
         """A view for one game: same connection, rate limiters, run limits and store; its own ledger, and
         `limits` (default: the settings' `game_limits`) counted from now."""
-        return LlmClient(self.settings, namespace=namespace, connection=self.connection,
-                         game=_Game(self.settings.game_limits if limits is None else limits))
+        return LlmClient(
+            self.settings,
+            namespace=namespace,
+            connection=self.connection,
+            game=_Game(self.settings.game_limits if limits is None else limits),
+        )
 
     def with_model(self, model: LlmModel) -> LlmClient:
         """This view with another model (of any provider); its calls join the same ledger."""
         if model == self.settings.llm_model:
             return self
         self.connection.require(model)
-        return LlmClient(self.settings.model_copy(update={"provider": model.provider, "model": model.model}),
-                         namespace=self.namespace, connection=self.connection, game=self._game)
+        return LlmClient(
+            self.settings.model_copy(update={"provider": model.provider, "model": model.model}),
+            namespace=self.namespace,
+            connection=self.connection,
+            game=self._game,
+        )
 
     def with_max_tokens(self, max_tokens: int) -> LlmClient:
         """This view with another output limit (a stage of a run that asks for shorter answers)."""
         if max_tokens == self.settings.max_tokens:
             return self
-        return LlmClient(self.settings.model_copy(update={"max_tokens": max_tokens}), namespace=self.namespace,
-                         connection=self.connection, game=self._game)
+        return LlmClient(
+            self.settings.model_copy(update={"max_tokens": max_tokens}),
+            namespace=self.namespace,
+            connection=self.connection,
+            game=self._game,
+        )
 
     @property
     def usage(self) -> LlmUsage:
@@ -1090,8 +1197,15 @@ class LlmClient:
         s = self.settings
         self.connection.check_run_limits()
         self._game.check()
-        request = {"provider": s.provider, "model": s.model, "max_tokens": s.max_tokens, "effort": s.effort,
-                   "thinking": s.thinking, "system": system, "messages": messages}
+        request = {
+            "provider": s.provider,
+            "model": s.model,
+            "max_tokens": s.max_tokens,
+            "effort": s.effort,
+            "thinking": s.thinking,
+            "system": system,
+            "messages": messages,
+        }
         digest = self._key(request)
         stored = {**request, "endpoint": endpoint(s.provider, s.base_url)}  # as recorded: where it was sent
         occurrence = self._game.occurrences[digest]
@@ -1104,15 +1218,18 @@ class LlmClient:
             # through any endpoint: they are stored under the key without it as well.
             recorded = self.recordings.get(self._key(stored), occurrence)
             if recorded is not None:
-                self.recordings.put(digest, occurrence, self.namespace, purpose, s.model, stored, *recorded,
-                                    self.connection.keys)
+                self.recordings.put(
+                    digest, occurrence, self.namespace, purpose, s.model, stored, *recorded, self.connection.keys
+                )
         if recorded is not None:
             reply, usage = recorded
             self._log(purpose, prompt, reply, usage, time.perf_counter() - start, replayed=True)
             return reply
         if s.replay:
-            error = (f"no recorded response for this {purpose} request (game {self.namespace or '-'}) in "
-                     f"{self.recordings.path}; run once without --replay to record it")
+            error = (
+                f"no recorded response for this {purpose} request (game {self.namespace or '-'}) in "
+                f"{self.recordings.path}; run once without --replay to record it"
+            )
             self._log(purpose, prompt, "", {}, 0.0, error=error)
             raise CallFailed(error)
         retries = [0]
@@ -1120,8 +1237,9 @@ class LlmClient:
             text, usage = self._create(system, messages, deadline, retries)
             reply = capped(text)
             if self.recordings is not None:
-                self.recordings.put(digest, occurrence, self.namespace, purpose, s.model, stored, reply, usage,
-                                    self.connection.keys)
+                self.recordings.put(
+                    digest, occurrence, self.namespace, purpose, s.model, stored, reply, usage, self.connection.keys
+                )
         except CallFailed as exc:
             if self.connection.stopped.is_set():  # cut by the stop, not the model's doing: the game resumes
                 raise RunStopped("the run is stopping: an LLM call in flight was cut") from None
@@ -1145,14 +1263,24 @@ class LlmClient:
         """The call into the ledger, which runs write out (its texts redacted), and into the connection's totals."""
         s = self.settings
         cost = cost_of(s.model, *(usage.get(name, 0) for name in _USAGE_FIELDS), provider=s.provider)
-        call = LlmCall(purpose=purpose, provider=s.provider, model=s.model, prompt=self.redact(prompt),
-                       reply=self.redact(reply), cost_usd=cost if error is None else 0.0, seconds=seconds,
-                       replayed=replayed, error=error, **usage)
+        call = LlmCall(
+            purpose=purpose,
+            provider=s.provider,
+            model=s.model,
+            prompt=self.redact(prompt),
+            reply=self.redact(reply),
+            cost_usd=cost if error is None else 0.0,
+            seconds=seconds,
+            replayed=replayed,
+            error=error,
+            **usage,
+        )
         self.calls.append(call)
         self.connection.count(call, retries)
 
-    def _create(self, system: str, messages: list[dict], deadline: float | None, retries: list[int]
-                ) -> tuple[str, dict]:
+    def _create(
+        self, system: str, messages: list[dict], deadline: float | None, retries: list[int]
+    ) -> tuple[str, dict]:
         """One call: each attempt within timeout_seconds (and `deadline`) under the model's rate limiter;
         transient errors retried up to `max_retries` times, every retry starting within retry_seconds of the
         first attempt (and before `deadline`), time spent waiting for a place under the limit not counted: a retry
@@ -1167,8 +1295,11 @@ class LlmClient:
         while True:
             ticket = limiter.acquire(budget)
             if ticket is None:
-                raise CallFailed(f"{cause}; the API's rate limit held the retry past the {s.retry_seconds:g} s retry "
-                                 "budget" if cause else f"the model did not answer within {s.timeout_seconds:g} s")
+                raise CallFailed(
+                    f"{cause}; the API's rate limit held the retry past the {s.retry_seconds:g} s retry budget"
+                    if cause
+                    else f"the model did not answer within {s.timeout_seconds:g} s"
+                )
             sent_at = ticket.sent_at
             if retry == 0:
                 first = sent_at
@@ -1183,8 +1314,10 @@ class LlmClient:
                     response = wire.send(client, s, system, messages, max(end - sent_at, 0.001))
                 status, headers = response.http_response.status_code, response.http_response.headers
             except errors.APITimeoutError:  # not retried: the provider may still be working on it, and bill it
-                raise CallFailed(f"the model did not answer within {s.timeout_seconds:g} s"
-                                 + (f" (the attempt before failed: {cause})" if cause else "")) from None
+                raise CallFailed(
+                    f"the model did not answer within {s.timeout_seconds:g} s"
+                    + (f" (the attempt before failed: {cause})" if cause else "")
+                ) from None
             except (ResponseRefused, errors.APIError) as exc:
                 refused = exc if isinstance(exc, ResponseRefused) else exc.__cause__  # an SDK may wrap it
                 if isinstance(refused, ResponseRefused):  # the server's doing: asking again gets the same
@@ -1205,10 +1338,14 @@ class LlmClient:
             wait = jitter if asked is None else asked + min(asked, jitter)  # spread those told the same time
             left = budget - time.monotonic()
             if wait >= left:
-                why = (f"the API asked to wait {asked:g} s before retrying" if asked is not None
-                       else f"the next retry would wait {wait:.2g} s")
-                raise CallFailed(f"{cause}; {why}, more than the {max(left, 0):.1f} s left of the "
-                                 f"{s.retry_seconds:g} s retry budget") from None
+                why = (
+                    f"the API asked to wait {asked:g} s before retrying"
+                    if asked is not None
+                    else f"the next retry would wait {wait:.2g} s"
+                )
+                raise CallFailed(
+                    f"{cause}; {why}, more than the {max(left, 0):.1f} s left of the {s.retry_seconds:g} s retry budget"
+                ) from None
             self.connection.sleep(wait)
             retry = retries[0] = retry + 1
 
@@ -1235,6 +1372,6 @@ def json_object_in(text: str, flat: bool = False) -> dict | None:
             value, end = decoder.raw_decode(text, start)
         except (ValueError, RecursionError):
             continue
-        if isinstance(value, dict) and not (flat and any(ch in "{}" for ch in text[start + 1:end - 1])):
+        if isinstance(value, dict) and not (flat and any(ch in "{}" for ch in text[start + 1 : end - 1])):
             return value
     return None

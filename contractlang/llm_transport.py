@@ -77,8 +77,9 @@ def _network_backend(deadlines: _Deadlines):
             self._stream.close()
 
         def start_tls(self, ssl_context, server_hostname=None, timeout=None):
-            return Stream(self._stream.start_tls(ssl_context, server_hostname,
-                                                 deadlines.left(timeout, core.ConnectTimeout)))
+            return Stream(
+                self._stream.start_tls(ssl_context, server_hostname, deadlines.left(timeout, core.ConnectTimeout))
+            )
 
         def get_extra_info(self, info):
             return self._stream.get_extra_info(info)
@@ -88,12 +89,16 @@ def _network_backend(deadlines: _Deadlines):
             self._sync = core.SyncBackend()
 
         def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
-            return Stream(self._sync.connect_tcp(host, port, deadlines.left(timeout, core.ConnectTimeout),
-                                                 local_address, socket_options))
+            return Stream(
+                self._sync.connect_tcp(
+                    host, port, deadlines.left(timeout, core.ConnectTimeout), local_address, socket_options
+                )
+            )
 
         def connect_unix_socket(self, path, timeout=None, socket_options=None):
-            return Stream(self._sync.connect_unix_socket(path, deadlines.left(timeout, core.ConnectTimeout),
-                                                         socket_options))
+            return Stream(
+                self._sync.connect_unix_socket(path, deadlines.left(timeout, core.ConnectTimeout), socket_options)
+            )
 
         def sleep(self, seconds):
             self._sync.sleep(seconds)
@@ -157,8 +162,11 @@ class Transport(httpx.BaseTransport):
         proxy = None if proxy_bypass(url.host) else getproxies().get(url.scheme)
         with self._lock:
             if proxy not in self._pools:
-                self._pools[proxy] = self._through(proxy) if proxy else core.ConnectionPool(
-                    ssl_context=self._ssl, network_backend=self._backend, **self._limits)
+                self._pools[proxy] = (
+                    self._through(proxy)
+                    if proxy
+                    else core.ConnectionPool(ssl_context=self._ssl, network_backend=self._backend, **self._limits)
+                )
             return self._pools[proxy]
 
     def _through(self, address: str):
@@ -168,13 +176,21 @@ class Transport(httpx.BaseTransport):
         except (ValueError, httpx.InvalidURL):
             proxy = None
         if proxy is None or proxy.url.scheme not in ("http", "https"):
-            raise ResponseRefused(f"the proxy the environment names ({address[:80]}) is not an http:// or https:// "
-                                  "proxy; unset HTTP_PROXY / HTTPS_PROXY, or add the API's host to NO_PROXY")
+            raise ResponseRefused(
+                f"the proxy the environment names ({address[:80]}) is not an http:// or https:// "
+                "proxy; unset HTTP_PROXY / HTTPS_PROXY, or add the API's host to NO_PROXY"
+            )
         return core.HTTPProxy(
-            proxy_url=core.URL(scheme=proxy.url.raw_scheme, host=proxy.url.raw_host, port=proxy.url.port,
-                               target=proxy.url.raw_path),
-            proxy_auth=proxy.raw_auth, proxy_headers=proxy.headers.raw, ssl_context=self._ssl,
-            proxy_ssl_context=proxy.ssl_context, network_backend=self._backend, **self._limits)
+            proxy_url=core.URL(
+                scheme=proxy.url.raw_scheme, host=proxy.url.raw_host, port=proxy.url.port, target=proxy.url.raw_path
+            ),
+            proxy_auth=proxy.raw_auth,
+            proxy_headers=proxy.headers.raw,
+            ssl_context=self._ssl,
+            proxy_ssl_context=proxy.ssl_context,
+            network_backend=self._backend,
+            **self._limits,
+        )
 
     def until(self, deadline: float):
         """Every request this thread makes inside the block ends by `deadline` (time.monotonic())."""
@@ -183,11 +199,20 @@ class Transport(httpx.BaseTransport):
     def handle_request(self, request):
         request.headers["accept-encoding"] = _DECODED_CODINGS
         try:
-            response = self._pool(request.url).handle_request(core.Request(
-                method=request.method,
-                url=core.URL(scheme=request.url.raw_scheme, host=request.url.raw_host, port=request.url.port,
-                             target=request.url.raw_path),
-                headers=request.headers.raw, content=request.stream, extensions=request.extensions))
+            response = self._pool(request.url).handle_request(
+                core.Request(
+                    method=request.method,
+                    url=core.URL(
+                        scheme=request.url.raw_scheme,
+                        host=request.url.raw_host,
+                        port=request.url.port,
+                        target=request.url.raw_path,
+                    ),
+                    headers=request.headers.raw,
+                    content=request.stream,
+                    extensions=request.extensions,
+                )
+            )
             try:
                 headers = httpx.Headers(response.headers)
                 if 300 <= response.status < 400:
@@ -196,7 +221,8 @@ class Transport(httpx.BaseTransport):
                         f"the API at {_origin(str(request.url))} answered {response.status}, a redirect"
                         + (f" to {_origin(str(request.url), where)}" if where else "")
                         + "; redirects are not followed (the key and the prompt go only to the address named): "
-                          "name the address it points to with --base-url")
+                        "name the address it points to with --base-url"
+                    )
                 body = self._body(response.stream, headers.get("content-encoding", ""))
             finally:
                 response.close()
@@ -206,10 +232,18 @@ class Transport(httpx.BaseTransport):
             raise httpx.NetworkError(str(exc), request=request) from exc
         except core.ProtocolError as exc:
             raise httpx.ProtocolError(str(exc), request=request) from exc
-        kept = [(k, v) for k, v in headers.multi_items()
-                if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
-        return httpx.Response(response.status, headers=kept, content=body, request=request,
-                              extensions={k: v for k, v in response.extensions.items() if k != "network_stream"})
+        kept = [
+            (k, v)
+            for k, v in headers.multi_items()
+            if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")
+        ]
+        return httpx.Response(
+            response.status,
+            headers=kept,
+            content=body,
+            request=request,
+            extensions={k: v for k, v in response.extensions.items() if k != "network_stream"},
+        )
 
     @staticmethod
     def _body(stream, content_encoding: str) -> bytes:

@@ -46,8 +46,9 @@ def grammar_text() -> str:
 @lru_cache(maxsize=2)
 def _lark(start: str = "start") -> Lark:
     # one parser per start rule: a shared table would merge states and change the files' syntax errors
-    return Lark(grammar_text(), parser="lalr", keep_all_tokens=True, maybe_placeholders=False,
-                transformer=_ToAst(), start=start)
+    return Lark(
+        grammar_text(), parser="lalr", keep_all_tokens=True, maybe_placeholders=False, transformer=_ToAst(), start=start
+    )
 
 
 @lru_cache(maxsize=1)
@@ -191,8 +192,9 @@ class _ToAst(Transformer):
 
     def goal_entry(self, c):
         ops = _operands(c)
-        return _node(ast.GoalEntry, c, trigger=_name(ops[0]), giver=_name(ops[1]), amount=ops[2],
-                     receiver=_name(ops[3]))
+        return _node(
+            ast.GoalEntry, c, trigger=_name(ops[0]), giver=_name(ops[1]), amount=ops[2], receiver=_name(ops[3])
+        )
 
     # clauses
     def parties(self, c):
@@ -237,8 +239,9 @@ class _ToAst(Transformer):
 
     def contract(self, c):
         ops = _operands(c)
-        return _node(ast.Contract, c, name=str(ops[0])[1:-1], name_span=_span_of(ops[0]), game=ops[1],
-                     clauses=tuple(ops[2:]))
+        return _node(
+            ast.Contract, c, name=str(ops[0])[1:-1], name_span=_span_of(ops[0]), game=ops[1], clauses=tuple(ops[2:])
+        )
 
     def start(self, c):
         return tuple(c)
@@ -264,8 +267,7 @@ def _too_deep(exprs, path: str) -> Diagnostic | None:
                     span=expr.span,
                     hint="split the assertion into several simpler `assert` lines",
                 )
-            for child in (getattr(node, "left", None), getattr(node, "right", None),
-                          getattr(node, "operand", None)):
+            for child in (getattr(node, "left", None), getattr(node, "right", None), getattr(node, "operand", None)):
                 if child is not None:
                     stack.append((child, depth + 1))
     return None
@@ -337,14 +339,17 @@ def _unclosed_block(text: str, before: int) -> tuple[int, int, str] | None:
         return None
     offset = open_at[-1]
     line = _line_of(line_starts, offset)
-    opening = text[line_starts[line - 1]:offset + 1].strip()
+    opening = text[line_starts[line - 1] : offset + 1].strip()
     return line, offset - line_starts[line - 1] + 1, opening
 
 
 def _keyword_suggestion(word: str, acceptable: set[str]) -> str:
     """'did you mean `deliver`? ' when a misspelt word is close to a keyword the parser could take here."""
-    keywords = [t.pattern.value for t in _lark().terminals
-                if t.name in acceptable and isinstance(t.pattern, PatternStr) and t.pattern.value.isidentifier()]
+    keywords = [
+        t.pattern.value
+        for t in _lark().terminals
+        if t.name in acceptable and isinstance(t.pattern, PatternStr) and t.pattern.value.isidentifier()
+    ]
     return did_you_mean(word, keywords)
 
 
@@ -400,15 +405,17 @@ def decode_source(data: bytes, path: str) -> str:
         before = data[: exc.start]
         line = before.count(b"\n") + 1
         col = exc.start - (before.rfind(b"\n") + 1) + 1
-        raise ContractError([
-            Diagnostic(
-                code="E002",
-                message=f"the file is not valid UTF-8 (byte 0x{data[exc.start]:02x})",
-                file=path,
-                span=Span.point(line, col),
-                hint="save the contract as UTF-8 text",
-            )
-        ]) from None
+        raise ContractError(
+            [
+                Diagnostic(
+                    code="E002",
+                    message=f"the file is not valid UTF-8 (byte 0x{data[exc.start]:02x})",
+                    file=path,
+                    span=Span.point(line, col),
+                    hint="save the contract as UTF-8 text",
+                )
+            ]
+        ) from None
 
 
 class Prefix(NamedTuple):

@@ -38,8 +38,9 @@ def time_left(elapsed: float, finished_now: int, remaining: int) -> float | None
 
 
 @contextmanager
-def job_progress(quiet: bool, console: Console | None = None,
-                 now: Callable[[], float] = time.monotonic) -> Iterator[Advance]:
+def job_progress(
+    quiet: bool, console: Console | None = None, now: Callable[[], float] = time.monotonic
+) -> Iterator[Advance]:
     """Yields the callback a run calls as jobs finish; `quiet` (under --json) shows nothing. rich is imported
     here, not with the module: the job runner's worker processes import this module for `Advance` only."""
     from rich.console import Console
@@ -49,17 +50,27 @@ def job_progress(quiet: bool, console: Console | None = None,
     lines = not quiet and not console.is_terminal
     phases: dict[str, tuple[int, float, int]] = {}  # phase → (bar task, when its first call came, jobs done before)
     printed: dict[str, float] = {}  # phase → when its last line was written
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.fields[left]}"), console=console, transient=True,
-                  disable=quiet or lines) as bar:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[left]}"),
+        console=console,
+        transient=True,
+        disable=quiet or lines,
+    ) as bar:
 
         def advance(phase: str, done: int, total: int, note: str = "") -> None:
             t = now()
             if phase not in phases:
                 phases[phase] = (bar.add_task(phase, total=total, completed=done, left=""), t, done)
                 if lines and done and done < total:
-                    console.print(f"{phase}: {done} of {total} done before this run; {total - done} to run",
-                                  highlight=False, soft_wrap=True)
+                    console.print(
+                        f"{phase}: {done} of {total} done before this run; {total - done} to run",
+                        highlight=False,
+                        soft_wrap=True,
+                    )
             task, since, before = phases[phase]
             left = time_left(t - since, done - before, total - done)
             left_text = "" if left is None or done == total else f"about {clock(left)} left"
@@ -67,7 +78,11 @@ def job_progress(quiet: bool, console: Console | None = None,
             bar.update(task, completed=done, left=left_text)
             if lines and done > before and (done == total or t - printed.get(phase, since) >= LINE_EVERY):
                 printed[phase] = t
-                console.print(f"{phase}: {done}/{total} done, {clock(t - since)} elapsed"
-                              + (f", {left_text}" if left_text else ""), highlight=False, soft_wrap=True)
+                console.print(
+                    f"{phase}: {done}/{total} done, {clock(t - since)} elapsed"
+                    + (f", {left_text}" if left_text else ""),
+                    highlight=False,
+                    soft_wrap=True,
+                )
 
         yield advance

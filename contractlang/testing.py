@@ -55,8 +55,10 @@ def check_game_api(game: GameUnderTest, seeds: Sequence[int] = (0, 1, 2)) -> Gam
     for seed in seeds:
         first = _play(game, seed, report)
         if first != _play(game, seed, None):
-            report.fail(f"seed {seed}: two plays with the same seed differ (the game or its initial state is not "
-                        "determined by the seed)")
+            report.fail(
+                f"seed {seed}: two plays with the same seed differ (the game or its initial state is not "
+                "determined by the seed)"
+            )
         report.games += 1
     if report.failures:
         raise GameApiError("the game breaks the API:\n" + "\n".join(f"- {f}" for f in report.failures))
@@ -84,8 +86,10 @@ def _play(game: GameUnderTest, seed: int, report: GameApiReport | None) -> list[
         action = game.random_action(state, rng) if game.random_action else _pick(state.legal_actions(), rng)
         state = state.apply_action(action)
         if game.conserved is not None and game.conserved(state) != conserved and report is not None:
-            report.fail(f"seed {seed}, step {step}: {action!r} changed the conserved quantity from {conserved} to "
-                        f"{game.conserved(state)}")
+            report.fail(
+                f"seed {seed}, step {step}: {action!r} changed the conserved quantity from {conserved} to "
+                f"{game.conserved(state)}"
+            )
     if report is not None:
         report.fail(f"seed {seed}: a random game did not end within {game.max_steps} steps")
     return transcript
@@ -95,8 +99,9 @@ def _pick(actions: list, rng: np.random.Generator):
     return actions[int(rng.integers(len(actions)))]
 
 
-def _check_state(game: GameUnderTest, state, observation, where: str, report: GameApiReport,
-                 rng: np.random.Generator) -> None:
+def _check_state(
+    game: GameUnderTest, state, observation, where: str, report: GameApiReport, rng: np.random.Generator
+) -> None:
     try:
         if type(observation).model_validate_json(observation.model_dump_json()) != observation:
             report.fail(f"{where}: the observation does not read back equal from its JSON")
@@ -105,8 +110,11 @@ def _check_state(game: GameUnderTest, state, observation, where: str, report: Ga
     offered = state.legal_actions()
     if not offered:
         report.fail(f"{where}: a state that is not terminal offers no action")
-    sample = offered if len(offered) <= game.offered_per_state else \
-        [offered[i] for i in rng.choice(len(offered), game.offered_per_state, replace=False)]
+    sample = (
+        offered
+        if len(offered) <= game.offered_per_state
+        else [offered[i] for i in rng.choice(len(offered), game.offered_per_state, replace=False)]
+    )
     for action in sample:
         why = state.why_illegal(action)
         if why is not None:
@@ -129,7 +137,9 @@ def _applies(state, action, legal: bool, where: str, report: GameApiReport) -> N
     except ValueError:
         applied = False
     if applied != legal:
-        report.fail(f"{where}: {action!r} is {'legal' if legal else 'illegal'} but apply_action "
-                    f"{'refuses' if legal else 'takes'} it")
+        report.fail(
+            f"{where}: {action!r} is {'legal' if legal else 'illegal'} but apply_action "
+            f"{'refuses' if legal else 'takes'} it"
+        )
     if state.observe(state.current_player()).model_dump_json() != before:
         report.fail(f"{where}: applying {action!r} changed the state it was applied to")

@@ -27,7 +27,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -100,8 +100,14 @@ _REGISTRY: list[Registration] = []  # filled as modules register; a later entry 
 BUILTIN_MODULES = ("games.contractsim.agents", "games.contractsim.session", "games.ctbench.agents")
 
 
-def register_agent(name: str, *, game: str, roles: Iterable[str] | None = None, builtin: bool = False,
-                   accepts: Callable[[str], bool] | None = None):
+def register_agent(
+    name: str,
+    *,
+    game: str,
+    roles: Iterable[str] | None = None,
+    builtin: bool = False,
+    accepts: Callable[[str], bool] | None = None,
+):
     """Decorator: register a class, factory or agent instance under `name` for `game` (and only `roles`, if
     given), so `--agent name` (or `--customer name`, `--red name`, …) seats it. A name ending in ':' registers
     a family of specs (`cmd:`), `accepts` saying which are well formed."""
@@ -111,8 +117,15 @@ def register_agent(name: str, *, game: str, roles: Iterable[str] | None = None, 
         raise ValueError(f"{name!r} cannot name an agent (empty, py:, or holding '=')")
 
     def register(target):
-        entry = Registration(name, game, tuple(roles) if roles is not None else None, _factory_of(target, name),
-                             builtin, (inspect.getdoc(target) or "").split("\n")[0], accepts)
+        entry = Registration(
+            name,
+            game,
+            tuple(roles) if roles is not None else None,
+            _factory_of(target, name),
+            builtin,
+            (inspect.getdoc(target) or "").split("\n")[0],
+            accepts,
+        )
         _REGISTRY[:] = [r for r in _REGISTRY if (r.name, r.game) != (name, game) or not _overlap(r, entry)]
         _REGISTRY.append(entry)
         return target
@@ -138,6 +151,7 @@ def registered(game: str, role: str | None = None) -> list[Registration]:
 
 # --- labels -------------------------------------------------------------------------------------------------
 
+
 def split_label(text: str) -> tuple[str, str]:
     """(label, spec) of `LABEL=SPEC`; a plain spec is its own label. The '=' must come before any ':', so a
     program's arguments (`cmd:prog --x=1`) are never taken for a label."""
@@ -148,6 +162,7 @@ def split_label(text: str) -> tuple[str, str]:
 
 
 # --- py: specs ----------------------------------------------------------------------------------------------
+
 
 def _py_target(spec: str) -> tuple[str, str]:
     """(module or file, attribute) of `py:MODULE:ATTR` / `py:path/to/file.py:ATTR`."""
@@ -246,6 +261,7 @@ def _factory_of(target, name: str) -> Factory:
 
 # --- entry points -------------------------------------------------------------------------------------------
 
+
 def _entry_point(name: str):
     """The installed entry point `name` of the group `contractlang.agents`, or None."""
     for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
@@ -271,6 +287,7 @@ def _named(name: str, game: str, role: str | None) -> Registration | None:
 
 # --- resolving a spec ---------------------------------------------------------------------------------------
 
+
 def resolve(spec: str, game: str, role: str | None = None, what: str | None = None) -> Registration:
     """The entry that makes `spec`'s agent in `game` (for `role`); `UnknownName` when none does. A `py:` spec
     is imported now (an `AgentError` if it cannot be)."""
@@ -278,17 +295,19 @@ def resolve(spec: str, game: str, role: str | None = None, what: str | None = No
         return _py_registration(spec, game)
     _load_builtins()
     for entry in _REGISTRY:
-        if entry.name.endswith(":") and entry.plays(game, role) and \
-                (spec.startswith(entry.name) or spec == entry.name[:-1]) and \
-                (entry.accepts is None or entry.accepts(spec)):
+        if (
+            entry.name.endswith(":")
+            and entry.plays(game, role)
+            and (spec.startswith(entry.name) or spec == entry.name[:-1])
+            and (entry.accepts is None or entry.accepts(spec))
+        ):
             return entry
     entry = _named(spec, game, role)
     if entry is None and _named(spec, game, None) is None:
         entry = _installed(spec, game)
     if entry is not None and entry.plays(game, role):
         return entry
-    raise UnknownName(f"unknown {what or _who(game, role)} {spec[:60]!r}; choose from "
-                      f"{', '.join(choices(game, role))}")
+    raise UnknownName(f"unknown {what or _who(game, role)} {spec[:60]!r}; choose from {', '.join(choices(game, role))}")
 
 
 @lru_cache(maxsize=256)
@@ -307,8 +326,10 @@ def _who(game: str, role: str | None) -> str:
 
 def choices(game: str, role: str | None = None) -> list[str]:
     """The names and spec forms `resolve` takes for `role` in `game`, for error messages and help."""
-    names = [f"{r.name}PROGRAM" if r.name == "cmd:" else f"{r.name}[PROVIDER/]MODEL" if r.name == "llm:" else r.name
-             for r in registered(game, role)]
+    names = [
+        f"{r.name}PROGRAM" if r.name == "cmd:" else f"{r.name}[PROVIDER/]MODEL" if r.name == "llm:" else r.name
+        for r in registered(game, role)
+    ]
     return [*dict.fromkeys(names), "py:MODULE:ATTR", "py:FILE.py:ATTR"]
 
 
@@ -326,8 +347,11 @@ def roles_of(agent, game: str) -> tuple[str, ...] | None:
         spec = split_label(agent)[1]
         if not spec.startswith(PY_PREFIX):
             entries = [r for r in registered(game) if r.name == spec]
-            return None if not entries or any(r.roles is None for r in entries) else \
-                tuple(dict.fromkeys(x for r in entries for x in r.roles))
+            return (
+                None
+                if not entries or any(r.roles is None for r in entries)
+                else tuple(dict.fromkeys(x for r in entries for x in r.roles))
+            )
         agent = load_py(spec)
     roles = getattr(agent, "roles", None)
     return tuple(roles) if isinstance(roles, (tuple, list)) else None
@@ -343,8 +367,9 @@ def refuse_code(specs: Iterable[str], where: str = "these records") -> None:
     for spec in specs:
         if names_code(spec):
             what = "start the program" if split_label(spec)[1].startswith("cmd:") else "import the Python agent"
-            raise CommandRefused(f"replaying {where} would {what} {spec!r} named in them; pass "
-                                 "--allow-commands to let it run")
+            raise CommandRefused(
+                f"replaying {where} would {what} {spec!r} named in them; pass --allow-commands to let it run"
+            )
 
 
 def agent_name(agent) -> str:
@@ -376,8 +401,7 @@ def make_agent(agent, seat: Seat) -> Agent:
     if entry.builtin:
         return agent
     if not _is_agent(agent):
-        raise AgentError(f"agent {name!r} ({seat.role}): {type(agent).__name__} is not an agent (it has no act "
-                         "method)")
+        raise AgentError(f"agent {name!r} ({seat.role}): {type(agent).__name__} is not an agent (it has no act method)")
     return Guarded(agent, name, seat.role, seat.game)
 
 
@@ -385,7 +409,7 @@ ACTION_TYPES = {"contractsim": ("games.contractsim.game", "Action"), "ctbench": 
 """Where each game's action union lives: a user's agent may answer with its JSON form (a dict) instead."""
 
 
-@lru_cache(maxsize=None)
+@cache
 def action_adapter(game: str):
     """The pydantic adapter that reads `game`'s actions from their JSON form (`kind` plus fields)."""
     from typing import Annotated
@@ -426,8 +450,10 @@ class Guarded:
             except ValidationError as exc:
                 first = exc.errors()[0]
                 where = ".".join(str(x) for x in first["loc"])
-                raise AgentError(f"agent {self.name!r} ({self.role}) answered {json.dumps(action)[:120]}, not a "
-                                 f"{self.game} action ({where}: {first['msg']})") from None
+                raise AgentError(
+                    f"agent {self.name!r} ({self.role}) answered {json.dumps(action)[:120]}, not a "
+                    f"{self.game} action ({where}: {first['msg']})"
+                ) from None
         return action
 
     def close(self, grace: float = 0.0) -> None:
@@ -436,14 +462,14 @@ class Guarded:
 
 # --- playing ------------------------------------------------------------------------------------------------
 
+
 def checked_action(agent, state, role: str):
     """Ask `agent` for `role`'s action in `state`; an illegal answer is the agent's error, saying why it is
     illegal (`state.why_illegal`), never a crash."""
     action = agent.act(state.observe(role))
     why = state.why_illegal(action)
     if why is not None:
-        raise AgentError(f"agent {agent.name!r} ({role}) chose an illegal action: {why} "
-                         f"({_action_text(action)})")
+        raise AgentError(f"agent {agent.name!r} ({role}) chose an illegal action: {why} ({_action_text(action)})")
     return action
 
 

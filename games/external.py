@@ -44,8 +44,9 @@ class ExternalAgent:
         self.game = game
         self.actions = TypeAdapter(Annotated[action_type, Field(discriminator="kind")]) if action_type else None
         # read when the agent starts, not at import, so a run (or an in-process test) can set it
-        self.reply_seconds = reply_seconds if reply_seconds is not None else \
-            float(os.environ.get("CONTRACTLANG_AGENT_TIMEOUT", "60"))
+        self.reply_seconds = (
+            reply_seconds if reply_seconds is not None else float(os.environ.get("CONTRACTLANG_AGENT_TIMEOUT", "60"))
+        )
         self.requests = 0
         self.process: subprocess.Popen | None = None
         self.lines: queue.Queue[bytes] = queue.Queue(maxsize=2)  # each start makes its own (`_start`)
@@ -93,47 +94,55 @@ class ExternalAgent:
             self.process = self._start()
         self.requests += 1
         role = getattr(observation, "role", None) or observation.player
-        request = {"game": self.game, "role": role, "request": self.requests,
-                   "observation": observation.model_dump(mode="json")}
+        request = {
+            "game": self.game,
+            "role": role,
+            "request": self.requests,
+            "observation": observation.model_dump(mode="json"),
+        }
         try:
             self.process.stdin.write((json.dumps(request) + "\n").encode())
             self.process.stdin.flush()
         except (BrokenPipeError, OSError):
-            raise AgentError(f"agent {self.name!r} {self._exited()} before request "
-                             f"{self.requests}") from None
+            raise AgentError(f"agent {self.name!r} {self._exited()} before request {self.requests}") from None
         try:
             line = self.lines.get(timeout=self.reply_seconds)
         except queue.Empty:
-            raise AgentError(f"agent {self.name!r} gave no answer to request {self.requests} within "
-                             f"{self.reply_seconds:g} s") from None
+            raise AgentError(
+                f"agent {self.name!r} gave no answer to request {self.requests} within {self.reply_seconds:g} s"
+            ) from None
         if not line:
-            raise AgentError(f"agent {self.name!r} {self._exited()} without answering request "
-                             f"{self.requests}")
+            raise AgentError(f"agent {self.name!r} {self._exited()} without answering request {self.requests}")
         if len(line) > MAX_ANSWER_BYTES:
-            raise AgentError(f"agent {self.name!r}: answer to request {self.requests} is longer than "
-                             f"{MAX_ANSWER_BYTES // 2**20} MiB")
+            raise AgentError(
+                f"agent {self.name!r}: answer to request {self.requests} is longer than {MAX_ANSWER_BYTES // 2**20} MiB"
+            )
         try:
             return line.decode("utf-8")
         except UnicodeDecodeError:
-            raise AgentError(f"agent {self.name!r}: answer to request {self.requests} is not UTF-8 text: "
-                             f"{line[:40]!r}") from None
+            raise AgentError(
+                f"agent {self.name!r}: answer to request {self.requests} is not UTF-8 text: {line[:40]!r}"
+            ) from None
 
     def act(self, observation):
         line = self.exchange(observation)
         try:
             reply = parse_json(line)
         except ValueError:
-            raise AgentError(f"agent {self.name!r}: answer to request {self.requests} is not JSON: "
-                             f"{line.strip()[:80]!r}") from None
+            raise AgentError(
+                f"agent {self.name!r}: answer to request {self.requests} is not JSON: {line.strip()[:80]!r}"
+            ) from None
         if not isinstance(reply, dict) or "action" not in reply:
-            raise AgentError(f"agent {self.name!r}: answer to request {self.requests} has no \"action\" field")
+            raise AgentError(f'agent {self.name!r}: answer to request {self.requests} has no "action" field')
         try:
             return self.actions.validate_python(reply["action"])
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(x) for x in first["loc"])
-            raise AgentError(f"agent {self.name!r}: answer to request {self.requests} is not a {self.game} action "
-                             f"({where}: {first['msg']})") from None
+            raise AgentError(
+                f"agent {self.name!r}: answer to request {self.requests} is not a {self.game} action "
+                f"({where}: {first['msg']})"
+            ) from None
 
     def close(self, grace: float = EXIT_SECONDS) -> None:
         """Close the program's stdin, let it exit within `grace` seconds, then kill it and everything it started."""

@@ -36,8 +36,18 @@ import threadpoolctl
 from pydantic import BaseModel
 
 from contractlang.errors import RunEnded
-from contractlang.files import (FileError, make_folder, open_for_appending, open_sealed_line, read_capped,
-                                read_lines_capped, refuse_link, sealed_line, sealed_lines, write_atomically)
+from contractlang.files import (
+    FileError,
+    make_folder,
+    open_for_appending,
+    open_sealed_line,
+    read_capped,
+    read_lines_capped,
+    refuse_link,
+    sealed_line,
+    sealed_lines,
+    write_atomically,
+)
 from contractlang.progress import Advance as Progress
 from contractlang.vocab import Frozen
 from games.external import kill_tree
@@ -91,8 +101,9 @@ def _end_worker(signum, frame) -> None:
     os._exit(128 + signum)
 
 
-def run_jobs(work: Callable[[Job], Record], jobs: list[Job], workers: int | None = None,
-             chunksize: int | None = None) -> Iterator[Record]:
+def run_jobs(
+    work: Callable[[Job], Record], jobs: list[Job], workers: int | None = None, chunksize: int | None = None
+) -> Iterator[Record]:
     """Yield `work(job)` for every job as it finishes (order not guaranteed). `workers=1` runs them in this
     process; otherwise they run in forked worker processes, even a single job, so that this process never
     starts the compiled kernels' threads (a fork after that can hang) and can fork again for a later phase.
@@ -112,16 +123,19 @@ def run_jobs(work: Callable[[Job], Record], jobs: list[Job], workers: int | None
     size = min(workers, len(jobs))
     threads = max(1, (os.cpu_count() or 1) // size)
     chunk = chunksize or max(1, len(jobs) // (size * 8))
-    pool = ProcessPoolExecutor(size, mp_context=multiprocessing.get_context("fork"), initializer=_worker_init,
-                               initargs=(threads, os.getpid()))
+    pool = ProcessPoolExecutor(
+        size, mp_context=multiprocessing.get_context("fork"), initializer=_worker_init, initargs=(threads, os.getpid())
+    )
     try:
-        chunks = [pool.submit(_run_chunk, work, jobs[i:i + chunk]) for i in range(0, len(jobs), chunk)]
+        chunks = [pool.submit(_run_chunk, work, jobs[i : i + chunk]) for i in range(0, len(jobs), chunk)]
         for done in as_completed(chunks):
             try:
                 records = done.result()
             except BrokenProcessPool:
-                raise RuntimeError("a worker process died in the middle of its jobs (killed, or out of memory); "
-                                   "the finished jobs are kept, and a rerun runs the rest") from None
+                raise RuntimeError(
+                    "a worker process died in the middle of its jobs (killed, or out of memory); "
+                    "the finished jobs are kept, and a rerun runs the rest"
+                ) from None
             yield from records
     finally:
         _end_pool(pool)
@@ -190,8 +204,10 @@ class StoreLock:
             except FileExistsError:
                 owner = self._owner()
                 if owner is not None and owner != os.getpid() and _alive(owner):
-                    raise FileError(f"{path.parent}: another run (pid {owner}) is writing {what} there; wait for "
-                                    "it to end or choose another --out") from None
+                    raise FileError(
+                        f"{path.parent}: another run (pid {owner}) is writing {what} there; wait for "
+                        "it to end or choose another --out"
+                    ) from None
                 path.unlink(missing_ok=True)  # its owner is gone: a stale lock
                 continue
             except OSError as exc:
@@ -297,7 +313,7 @@ class JobStore(Generic[Job, Record]):
             try:
                 view = memoryview(data)
                 while view:
-                    view = view[os.write(self._fd, view):]
+                    view = view[os.write(self._fd, view) :]
             except OSError:
                 os.ftruncate(self._fd, before)
                 if created and before == 0:
@@ -340,8 +356,9 @@ class JobStore(Generic[Job, Record]):
         self._lock.release()
 
 
-def read_records(path: Path, lines: list[bytes], record_type: type[Record], job_of: Callable[[Record], Job],
-             what: str) -> tuple[dict[Job, Record], str, bool]:
+def read_records(
+    path: Path, lines: list[bytes], record_type: type[Record], job_of: Callable[[Record], Job], what: str
+) -> tuple[dict[Job, Record], str, bool]:
     """A store's records, the check of its last line and whether that line is cut short (an interrupted write,
     or one still under way: a line without its end that starts as every record does); any other line that is
     not a sealed record of this version, or that repeats a job, stops the reader with its number."""
@@ -355,8 +372,10 @@ def read_records(path: Path, lines: list[bytes], record_type: type[Record], job_
         record, check = open_sealed_line(line, check, where, f"{what} record", read)
         job = job_of(record)
         if job in records:
-            raise FileError(f"{where}: a second record of the same job; the store was edited or joined from two "
-                            "runs (move it away, or remove the line)")
+            raise FileError(
+                f"{where}: a second record of the same job; the store was edited or joined from two "
+                "runs (move it away, or remove the line)"
+            )
         records[job] = record
     return records, check, False
 
@@ -365,8 +384,9 @@ def _validated(record_type: type[Record], data: dict) -> Record:
     return record_type.model_validate_json(json.dumps(data), strict=True)  # JSON's types, not Python's
 
 
-def stored_records(path: Path, record_type: type[Record], job_of: Callable[[Record], Job],
-                   what: str) -> dict[Job, Record]:
+def stored_records(
+    path: Path, record_type: type[Record], job_of: Callable[[Record], Job], what: str
+) -> dict[Job, Record]:
     """The records a store holds now, checked but read without its lock or any repair, so a running generation
     can be watched and read: a line still being appended is left out."""
     lines = read_lines_capped(path) if path.exists() else []
@@ -398,7 +418,6 @@ def shared_store(source: Path | None, out: Path, name: str) -> Path | None:
     if source is None or source.resolve() == out.resolve():
         return None
     return source / "jobs" / name
-
 
 
 # --- runs of games: CPU work in worker processes, network waits in threads around one client ------------------
@@ -492,9 +511,15 @@ def plan(phase: Phase) -> tuple[RunPlan, list]:
     jobs = [j for j in dict.fromkeys(phase.jobs)]
     left = {j: u for j, u in _unfinished_records(phase).items() if j not in finished}
     status = [left[j].status for j in jobs if j in left]
-    return (RunPlan(jobs=len(jobs), stored=sum(j in finished for j in jobs), errored=status.count("errored"),
-                    limited=status.count("limited")),
-            [j for j in jobs if j not in finished and (j not in left or left[j].status == "errored")])
+    return (
+        RunPlan(
+            jobs=len(jobs),
+            stored=sum(j in finished for j in jobs),
+            errored=status.count("errored"),
+            limited=status.count("limited"),
+        ),
+        [j for j in jobs if j not in finished and (j not in left or left[j].status == "errored")],
+    )
 
 
 class RunEstimate(Frozen):
@@ -515,9 +540,11 @@ class RunEstimate(Frozen):
 
     def text(self) -> str:
         cost = "cost unknown (no price for the model)" if self.cost_usd is None else f"about ${self.cost_usd:,.2f}"
-        return (f"{self.games} games: {self.stored} stored, {self.errored} errored to retry, {self.limited} stopped "
-                f"at a per-game limit (kept); {self.to_play} to play now, about {self.calls:,} LLM calls, "
-                f"{self.input_tokens:,} input and {self.output_tokens:,} output tokens, {cost} ({self.source})")
+        return (
+            f"{self.games} games: {self.stored} stored, {self.errored} errored to retry, {self.limited} stopped "
+            f"at a per-game limit (kept); {self.to_play} to play now, about {self.calls:,} LLM calls, "
+            f"{self.input_tokens:,} input and {self.output_tokens:,} output tokens, {cost} ({self.source})"
+        )
 
 
 def estimate(phase: Phase, calls_of: Callable[[Any], list], llm: Any) -> RunEstimate:
@@ -535,12 +562,18 @@ def estimate(phase: Phase, calls_of: Callable[[Any], list], llm: Any) -> RunEsti
     recordings = Recordings(path) if path is not None and Path(path).exists() else None
     costs = {model: estimate_cost(model, n, recordings) for model, n in calls.items()}
     prices = [c.cost_usd for c in costs.values()]
-    return RunEstimate(games=counts.jobs, stored=counts.stored, errored=counts.errored, limited=counts.limited,
-                       to_play=len(todo), calls=sum(calls.values()),
-                       input_tokens=sum(c.input_tokens for c in costs.values()),
-                       output_tokens=sum(c.output_tokens for c in costs.values()),
-                       cost_usd=None if None in prices else round(sum(prices), 6),
-                       source="; ".join(f"{m.label}: {c.source}" for m, c in costs.items()) or "no LLM calls")
+    return RunEstimate(
+        games=counts.jobs,
+        stored=counts.stored,
+        errored=counts.errored,
+        limited=counts.limited,
+        to_play=len(todo),
+        calls=sum(calls.values()),
+        input_tokens=sum(c.input_tokens for c in costs.values()),
+        output_tokens=sum(c.output_tokens for c in costs.values()),
+        cost_usd=None if None in prices else round(sum(prices), 6),
+        source="; ".join(f"{m.label}: {c.source}" for m, c in costs.items()) or "no LLM calls",
+    )
 
 
 def _reused(phase: Phase) -> dict:
@@ -553,23 +586,39 @@ def _unfinished_type(phase: Phase) -> type:
 
 def _unfinished_records(phase: Phase) -> dict:
     path = unfinished_path(phase.path)
-    return stored_records(path, _unfinished_type(phase), attrgetter("job"), f"unfinished {phase.records_of}") \
-        if phase.network is not None else {}
+    return (
+        stored_records(path, _unfinished_type(phase), attrgetter("job"), f"unfinished {phase.records_of}")
+        if phase.network is not None
+        else {}
+    )
 
 
-def run_phase(name: str, path: Path, record_type: type[Record], work: Callable[[Job], Record], jobs: list[Job],
-              workers: int | None = None, ray_address: str | None = None,
-              progress: Progress | None = None, shared: Path | None = None) -> tuple[dict[Job, Record], int]:
+def run_phase(
+    name: str,
+    path: Path,
+    record_type: type[Record],
+    work: Callable[[Job], Record],
+    jobs: list[Job],
+    workers: int | None = None,
+    ray_address: str | None = None,
+    progress: Progress | None = None,
+    shared: Path | None = None,
+) -> tuple[dict[Job, Record], int]:
     """Every job's record — read from the store at `path` or from the read-only store `shared` (the shipped
     set's, when a run on it writes elsewhere), or run now in worker processes and appended to `path` — and how
     many ran now (`run_games` with one CPU phase). Records carry their job as `.job`."""
-    [played] = run_games([Phase(name, path, record_type, work, jobs, shared)],
-                         RunOptions(workers=workers, ray=ray_address), progress)
+    [played] = run_games(
+        [Phase(name, path, record_type, work, jobs, shared)], RunOptions(workers=workers, ray=ray_address), progress
+    )
     return played.records, played.played
 
 
-def run_games(phases: list[Phase], options: RunOptions = RunOptions(), progress: Progress | None = None,
-              notice: Callable[[str], None] | None = None) -> list[Played]:
+def run_games(
+    phases: list[Phase],
+    options: RunOptions = RunOptions(),
+    progress: Progress | None = None,
+    notice: Callable[[str], None] | None = None,
+) -> list[Played]:
     """Play every job of `phases` not finished yet, storing each record as its job ends, and return each phase's
     `Played`. CPU jobs run in `options.workers` processes; jobs that wait on an LLM run `max_connections` at once
     in threads of one process around one client (a forked process when there are workers, so that this one
@@ -586,8 +635,9 @@ def run_games(phases: list[Phase], options: RunOptions = RunOptions(), progress:
 class _Run:
     """The state of one `run_games` call: the stores, what is left to do, what is in flight."""
 
-    def __init__(self, phases: list[Phase], options: RunOptions, progress: Progress | None,
-                 notice: Callable[[str], None] | None):
+    def __init__(
+        self, phases: list[Phase], options: RunOptions, progress: Progress | None, notice: Callable[[str], None] | None
+    ):
         self.phases, self.options, self.progress = phases, options, progress
         self.notice = notice or (lambda text: None)
         self.stores: list[JobStore] = []
@@ -608,9 +658,16 @@ class _Run:
             for phase in self.phases:
                 self.reused.append(_reused(phase))
                 self.stores.append(JobStore(phase.path, phase.record_type, phase.job_of, phase.records_of))
-                self.unfinished.append(JobStore(unfinished_path(phase.path), _unfinished_type(phase),
-                                                attrgetter("job"), f"unfinished {phase.records_of}")
-                                       if phase.network is not None else None)
+                self.unfinished.append(
+                    JobStore(
+                        unfinished_path(phase.path),
+                        _unfinished_type(phase),
+                        attrgetter("job"),
+                        f"unfinished {phase.records_of}",
+                    )
+                    if phase.network is not None
+                    else None
+                )
         except BaseException:
             self.__exit__()
             raise
@@ -641,7 +698,7 @@ class _Run:
             todo.append([j for j in jobs if j not in limited])
             kept.append(limited)
         self.to_play = [len(t) for t in todo]
-        for i, phase in enumerate(self.phases):
+        for i in range(len(self.phases)):
             self._advance(i)
         self._start(todo)
         waiting: dict[tuple[int, Any], list] = {}
@@ -666,9 +723,13 @@ class _Run:
         for i, phase in enumerate(self.phases):
             self._put_in_order(i)
             left = self.unfinished[i].records if self.unfinished[i] is not None else {}
-            out.append(Played(records={j: self.reused[i][j] for j in phase.jobs if j in self.reused[i]}
-                               | self.stores[i].records, played=self.played[i],
-                               unfinished={j: left[j] for j in phase.jobs if j in left}))
+            out.append(
+                Played(
+                    records={j: self.reused[i][j] for j in phase.jobs if j in self.reused[i]} | self.stores[i].records,
+                    played=self.played[i],
+                    unfinished={j: left[j] for j in phase.jobs if j in left},
+                )
+            )
         return out
 
     def _start(self, todo: list[list]) -> None:
@@ -696,9 +757,14 @@ class _Run:
             return None
         from contractlang.llm import LlmUsage
 
-        calls = [c for i, phase in enumerate(self.phases) if phase.calls is not None
-                 for j in dict.fromkeys(phase.jobs) if self.finished(i, j)
-                 for c in phase.calls(self.stores[i].records.get(j) or self.reused[i][j])]
+        calls = [
+            c
+            for i, phase in enumerate(self.phases)
+            if phase.calls is not None
+            for j in dict.fromkeys(phase.jobs)
+            if self.finished(i, j)
+            for c in phase.calls(self.stores[i].records.get(j) or self.reused[i][j])
+        ]
         return LlmUsage.of(calls)
 
     def _networked(self, i: int, job) -> bool:
@@ -733,8 +799,7 @@ class _Run:
                 if self.stopping is None:
                     self._submit(*later)
         elif kind in ("errored", "limited"):
-            self.unfinished[i].add(_unfinished_type(self.phases[i])(job=job, status=kind, reason=payload),
-                                   replace=True)
+            self.unfinished[i].add(_unfinished_type(self.phases[i])(job=job, status=kind, reason=payload), replace=True)
             if kind == "errored":
                 self.errored_now += 1
                 self.last_error = payload
@@ -756,9 +821,14 @@ class _Run:
         allowed = limit if count else limit * games
         if self.errored_now > allowed:
             what = f"{limit:g}" if count else f"{limit:.0%} of the {games} games to play"
-            self._stop(RunEnded(f"{self.errored_now} games errored, more than --fail-on-error {what} allows (the "
-                                f"last: {self.last_error}); {self._stored_text()}; rerun the same command to retry "
-                                "the errored games", 1))
+            self._stop(
+                RunEnded(
+                    f"{self.errored_now} games errored, more than --fail-on-error {what} allows (the "
+                    f"last: {self.last_error}); {self._stored_text()}; rerun the same command to retry "
+                    "the errored games",
+                    1,
+                )
+            )
 
     def _stop(self, ended: RunEnded) -> None:
         if self.stopping is None:
@@ -795,8 +865,9 @@ class _Run:
     def _put_in_order(self, i: int) -> None:
         if self.phases[i].network is not None and self.totals is not None and self.totals.history:
             # the adaptive limit's changes, lowered on 429/529 and raised on success, for a person or a benchmark
-            history = {model: [change.model_dump() for change in changes]
-                       for model, changes in self.totals.history.items()}
+            history = {
+                model: [change.model_dump() for change in changes] for model, changes in self.totals.history.items()
+            }
             write_atomically(limits_path(self.phases[i].path), json.dumps({"limit_history": history}, indent=1) + "\n")
         if self.played[i] or self.retried[i]:
             self.stores[i].put_in_order(self.phases[i].jobs)
@@ -827,8 +898,11 @@ def spend_note(totals) -> str:
     if totals is None:
         return ""
     limits = ", ".join(str(limit) for limit in totals.limits.values()) or str(totals.max_connections)
-    return (f"${totals.cost_usd:,.2f}" + (f" (+{totals.unpriced} calls unpriced)" if totals.unpriced else "")
-            + f", {totals.tokens:,} tokens, {totals.in_flight} in flight (limit {limits})")
+    return (
+        f"${totals.cost_usd:,.2f}"
+        + (f" (+{totals.unpriced} calls unpriced)" if totals.unpriced else "")
+        + f", {totals.tokens:,} tokens, {totals.in_flight} in flight (limit {limits})"
+    )
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:
@@ -846,8 +920,12 @@ def _outcome(exc: BaseException) -> tuple[str, Any]:
     from contractlang.llm import CallFailed, GameLimitReached, RunLimitReached, RunStopped
 
     chain = list(_chain(exc))
-    for kind, wanted in (("run-limit", RunLimitReached), ("stopped", RunStopped), ("limited", GameLimitReached),
-                         ("errored", CallFailed)):
+    for kind, wanted in (
+        ("run-limit", RunLimitReached),
+        ("stopped", RunStopped),
+        ("limited", GameLimitReached),
+        ("errored", CallFailed),
+    ):
         found = next((e for e in chain if isinstance(e, wanted)), None)
         if found is not None:
             return kind, str(found) if kind == "run-limit" else str(exc)
@@ -885,8 +963,12 @@ class _Processes:
             self.pool = ThreadPoolExecutor(1, thread_name_prefix="job")
         else:
             threads = max(1, (os.cpu_count() or 1) // workers)
-            self.pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
-                                            initializer=_worker_init, initargs=(threads, os.getpid()))
+            self.pool = ProcessPoolExecutor(
+                workers,
+                mp_context=multiprocessing.get_context("fork"),
+                initializer=_worker_init,
+                initargs=(threads, os.getpid()),
+            )
 
     def run(self, i: int, job, work: Callable) -> None:
         future = self.pool.submit(_attempt, work, job)
@@ -900,8 +982,13 @@ class _Processes:
         try:
             kind, payload = future.result()
         except BrokenProcessPool:
-            kind, payload = "lost", ("a worker process died in the middle of its jobs (killed, or out of memory); "
-                                     "the finished jobs are kept, and a rerun runs the rest")
+            kind, payload = (
+                "lost",
+                (
+                    "a worker process died in the middle of its jobs (killed, or out of memory); "
+                    "the finished jobs are kept, and a rerun runs the rest"
+                ),
+            )
         self.events.put((kind, i, job, payload, None))
 
     def halt(self, grace: float) -> None:
@@ -1006,7 +1093,8 @@ class _GameProcess:
     def __init__(self, options: RunOptions, events: queue.Queue, works: list[Callable], earlier: Any = None):
         mine, theirs = multiprocessing.Pipe()
         self.process = multiprocessing.get_context("fork").Process(
-            target=_serve, args=(theirs, options, works, earlier, os.getpid()), daemon=True)
+            target=_serve, args=(theirs, options, works, earlier, os.getpid()), daemon=True
+        )
         self.process.start()
         theirs.close()
         self.sender = _Sender(mine)
@@ -1018,8 +1106,16 @@ class _GameProcess:
             try:
                 events.put(self.connection.recv())
             except (EOFError, OSError):
-                events.put(("lost", None, None, "the process playing the LLM games died (killed, or out of "
-                            "memory); the finished games are kept, and a rerun plays the rest", None))
+                events.put(
+                    (
+                        "lost",
+                        None,
+                        None,
+                        "the process playing the LLM games died (killed, or out of "
+                        "memory); the finished games are kept, and a rerun plays the rest",
+                        None,
+                    )
+                )
                 return
 
     def _send(self, *message) -> None:
@@ -1065,8 +1161,9 @@ class _RayRun:
     `max_connections` at once over them all. Ray is shut down at the end, an interrupt included, so a local
     cluster this run started leaves no process behind."""
 
-    def __init__(self, options: RunOptions, events: queue.Queue, works: list[Callable], workers: int,
-                 earlier: Any = None):
+    def __init__(
+        self, options: RunOptions, events: queue.Queue, works: list[Callable], workers: int, earlier: Any = None
+    ):
         try:
             import ray
         except ImportError:
@@ -1075,8 +1172,12 @@ class _RayRun:
             _reachable(options.ray)
         self.ray, self.events, self.works, self.workers = ray, events, works, workers
         self.options, self.earlier = options, earlier
-        ray.init(address=None if options.ray == "local" else options.ray, ignore_reinit_error=True,
-                 include_dashboard=False, log_to_driver=False)
+        ray.init(
+            address=None if options.ray == "local" else options.ray,
+            ignore_reinit_error=True,
+            include_dashboard=False,
+            log_to_driver=False,
+        )
         self.task = ray.remote(_attempt)
         self.actors: list = []
         self.waiting: dict[str, list] = {"cpu": [], "game": []}
@@ -1110,8 +1211,10 @@ class _RayRun:
                         share = -(-self.options.connections // self.workers)
                         player = self.ray.remote(max_concurrency=share)(_RayPlayer)
                         # the usage of earlier games counts once, toward the first actor's run limits
-                        self.actors = [player.remote(self.options, self.works, self.earlier if n == 0 else None)
-                                       for n in range(self.workers)]
+                        self.actors = [
+                            player.remote(self.options, self.works, self.earlier if n == 0 else None)
+                            for n in range(self.workers)
+                        ]
                         self.busy = [0] * self.workers
                     actor = self.busy.index(min(self.busy))  # the least busy: its threads are free
                     self.busy[actor] += 1

@@ -4,6 +4,7 @@ command line (`run_cli` in this process, `run_process` in a real one)."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -24,8 +25,17 @@ from contractlang.vocab import PAYMENT_WEEKS, SETTINGS
 PRODUCTS = SETTINGS["catering"].products
 
 
-def contract(q=(1, 1, 1), prices=(10, 5, 3), payments=(18, 18, 18, 18, 18, 0), *, sub=None, pd=None, ro=None,
-             grim=True, schedule=None) -> ContractSimIR:
+def contract(
+    q=(1, 1, 1),
+    prices=(10, 5, 3),
+    payments=(18, 18, 18, 18, 18, 0),
+    *,
+    sub=None,
+    pd=None,
+    ro=None,
+    grim=True,
+    schedule=None,
+) -> ContractSimIR:
     """A Catering contract; `sub`/`pd` are minimum triples (or True for the default), `ro` the max deficit."""
     c = Contingencies(
         substitution=SubstitutionTerms(min_qty=(1, 1, 1) if sub is True else sub) if sub else None,
@@ -33,8 +43,15 @@ def contract(q=(1, 1, 1), prices=(10, 5, 3), payments=(18, 18, 18, 18, 18, 0), *
         rollover=RolloverTerms(max_deficit=ro) if ro is not None else None,
         grim_trigger=grim,
     )
-    return ContractSimIR(name="t", setting="catering", parties=("Customer", "Caterer"), prices=prices,
-                         deliveries=schedule or (q,) * 5, payments=payments, contingencies=c)
+    return ContractSimIR(
+        name="t",
+        setting="catering",
+        parties=("Customer", "Caterer"),
+        prices=prices,
+        deliveries=schedule or (q,) * 5,
+        payments=payments,
+        contingencies=c,
+    )
 
 
 def events(payments: dict[int, int], deliveries: dict[int, tuple[int, int, int]]):
@@ -126,8 +143,7 @@ def run_cli(*args, cwd=None, env=None, timeout: float = 600) -> subprocess.Compl
     argv = [str(a) for a in args]
     try:
         with _process_state(cwd, env, timeout):
-            result = CliRunner().invoke(app, argv, prog_name="python -m contractlang",
-                                         catch_exceptions=False)
+            result = CliRunner().invoke(app, argv, prog_name="python -m contractlang", catch_exceptions=False)
     except CliTimeout:
         raise subprocess.TimeoutExpired(["contractlang", *argv], timeout) from None
     return subprocess.CompletedProcess(["contractlang", *argv], result.exit_code, result.stdout, result.stderr)
@@ -136,8 +152,14 @@ def run_cli(*args, cwd=None, env=None, timeout: float = 600) -> subprocess.Compl
 def run_process(*args, cwd=None, env=None, timeout: float = 600) -> subprocess.CompletedProcess:
     """`python -m contractlang ARGS` in a real interpreter, for tests where the process is the point (signals,
     an external agent's pipes, the interpreter's exit); arguments as for `run_cli`."""
-    return subprocess.run([sys.executable, "-m", "contractlang", *map(str, args)], capture_output=True, text=True,
-                          cwd=ROOT if cwd is None else cwd, timeout=timeout, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "contractlang", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT if cwd is None else cwd,
+        timeout=timeout,
+        env=env,
+    )
 
 
 def assert_each_fails_in_one_line(cli, cases) -> None:
@@ -151,3 +173,13 @@ def assert_each_fails_in_one_line(cli, cases) -> None:
         if i % 2 == 0:
             as_json = json.loads(cli(*args, "--json").stdout)
             assert as_json["ok"] is False and message in as_json["error"], (args, as_json)
+
+
+VARIANTS = ("base", "S+PD")  # no contingency clause, and two (rollover would make the solve slow)
+
+
+def fresh(synthetic: Path, tmp_path: Path) -> Path:
+    """A copy of the set with no job records yet."""
+    copy = tmp_path / "set"
+    shutil.copytree(synthetic, copy, ignore=shutil.ignore_patterns("jobs", "rational", "performance"))
+    return copy

@@ -12,25 +12,44 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 def message(text: str, input_tokens: int = 100, output_tokens: int = 50) -> dict:
-    return {"id": "msg_scripted", "type": "message", "role": "assistant", "model": "scripted-model",
-            "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
-            "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens}}
+    return {
+        "id": "msg_scripted",
+        "type": "message",
+        "role": "assistant",
+        "model": "scripted-model",
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
+    }
 
 
 def chat_completion(text: str, input_tokens: int = 100, output_tokens: int = 50, cached_tokens: int = 0) -> dict:
     """A Chat Completions reply; `input_tokens` are the uncached ones (the API counts cached ones in too)."""
     prompt = input_tokens + cached_tokens
-    return {"id": "chatcmpl-scripted", "object": "chat.completion", "created": 0, "model": "scripted-model",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": output_tokens,
-                      "total_tokens": prompt + output_tokens, "prompt_tokens_details": {"cached_tokens": cached_tokens}}}
+    return {
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "scripted-model",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": output_tokens,
+            "total_tokens": prompt + output_tokens,
+            "prompt_tokens_details": {"cached_tokens": cached_tokens},
+        },
+    }
 
 
 def as_messages_request(body: dict) -> dict:
     """A Chat Completions request as the Messages API would have received it."""
     system = [m for m in body["messages"] if m["role"] == "system"]
-    return {**body, "system": [{"type": "text", "text": m["content"]} for m in system],
-            "messages": [m for m in body["messages"] if m["role"] != "system"]}
+    return {
+        **body,
+        "system": [{"type": "text", "text": m["content"]} for m in system],
+        "messages": [m for m in body["messages"] if m["role"] != "system"],
+    }
 
 
 def as_chat_reply(status: int, payload):
@@ -40,8 +59,9 @@ def as_chat_reply(status: int, payload):
     if payload.get("type") == "message":
         text = "".join(b["text"] for b in payload["content"] if b["type"] == "text")
         usage = payload["usage"]
-        return chat_completion(text, usage["input_tokens"], usage["output_tokens"],
-                               usage.get("cache_read_input_tokens", 0))
+        return chat_completion(
+            text, usage["input_tokens"], usage["output_tokens"], usage.get("cache_read_input_tokens", 0)
+        )
     if payload.get("type") == "error":
         return {"error": {"message": payload["error"]["message"], "type": payload["error"]["type"], "code": status}}
     return payload
@@ -106,8 +126,11 @@ class ScriptedServer:
                 if server.respond is not None:
                     reply = server.respond(as_messages_request(body) if chat else body)
                 else:
-                    reply = server.replies.pop(0) if server.replies else (500, {"type": "error", "error": {
-                        "type": "api_error", "message": "script exhausted"}})
+                    reply = (
+                        server.replies.pop(0)
+                        if server.replies
+                        else (500, {"type": "error", "error": {"type": "api_error", "message": "script exhausted"}})
+                    )
                 status, payload = reply[0], as_chat_reply(reply[0], reply[1]) if chat else reply[1]
                 if len(reply) > 2:
                     time.sleep(reply[2])

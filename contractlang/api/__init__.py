@@ -11,5 +11,16 @@ from contractlang.api.language import load_one, solve, verify
 from contractlang.api.play import Played, play
 from games.agents import Agent, AgentError, Seat, register_agent
 
-__all__ = ["Agent", "AgentError", "Played", "Seat", "ctbench", "experiments", "load_one", "play", "register_agent",
-           "solve", "verify"]
+__all__ = [
+    "Agent",
+    "AgentError",
+    "Played",
+    "Seat",
+    "ctbench",
+    "experiments",
+    "load_one",
+    "play",
+    "register_agent",
+    "solve",
+    "verify",
+]

@@ -3,8 +3,9 @@ job stores of the CLI, so a run from Python and one from the command line share 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from contractlang.api.results import Rows, flat
 from contractlang.errors import UnknownName
@@ -36,9 +37,13 @@ def contract_slice(contracts: str | None = None, envs=None, variants=None, rhos=
 
     if limit is not None and limit < 1:
         raise ValueError(f"limit {limit}: a slice holds at least one contract")
-    return ContractSlice(contracts=contracts, envs=None if envs is None else tuple(envs),
-                         variants=None if variants is None else tuple(variants),
-                         rhos=None if rhos is None else tuple(rhos), limit=limit)
+    return ContractSlice(
+        contracts=contracts,
+        envs=None if envs is None else tuple(envs),
+        variants=None if variants is None else tuple(variants),
+        rhos=None if rhos is None else tuple(rhos),
+        limit=limit,
+    )
 
 
 def sliced_contracts(directory: Path, chosen) -> tuple[list, str]:
@@ -81,15 +86,34 @@ class RationalResult(Rows):
         return [flat("", r.model_dump(mode="json")) for r in self.report.rows]
 
 
-def rational(directory: str | Path | None = None, out: str | Path | None = None, contracts: str | None = None, envs=None, variants=None,
-             rhos=None, limit: int | None = None, convention: str = "cs19", workers: int | None = None,
-             ray: str | None = None, progress: Progress = None, floors: str = "cs14") -> RationalResult:
+def rational(
+    directory: str | Path | None = None,
+    out: str | Path | None = None,
+    contracts: str | None = None,
+    envs=None,
+    variants=None,
+    rhos=None,
+    limit: int | None = None,
+    convention: str = "cs19",
+    workers: int | None = None,
+    ray: str | None = None,
+    progress: Progress = None,
+    floors: str = "cs14",
+) -> RationalResult:
     """All nine RC/RCC/RE pairings on every contract of the set (or the slice) with seed 42 (ContractSim paper,
     App. C.6, D.3) under the floor rule set `floors` ([CS-14a]); outputs in `out` (`output_dir`), finished games
     of the set's own store reused read-only (those of the same rule set only: it is part of every job)."""
     from contractlang.files import check_outputs
-    from games.contractsim.experiments import (RationalJob, RationalReport, identities, rational_records,
-                                               report_paths, tables, tables_markdown, write_report)
+    from games.contractsim.experiments import (
+        RationalJob,
+        RationalReport,
+        identities,
+        rational_records,
+        report_paths,
+        tables,
+        tables_markdown,
+        write_report,
+    )
     from games.runner import shared_store
 
     check_choices(convention, floors)
@@ -98,15 +122,23 @@ def rational(directory: str | Path | None = None, out: str | Path | None = None,
     chosen, covers = sliced_contracts(directory, contract_slice(contracts, envs, variants, rhos, limit))
     jobs = [RationalJob(contract=ir, env=entry.env, floors=floors) for entry, ir in chosen]
     check_outputs(report_paths(out, convention, floors))  # refused now, not after the games
-    records, played = rational_records(jobs, out / "jobs" / "rational.jsonl", workers, ray, progress,
-                                       shared_store(directory, out, "rational.jsonl"))
+    records, played = rational_records(
+        jobs, out / "jobs" / "rational.jsonl", workers, ray, progress, shared_store(directory, out, "rational.jsonl")
+    )
     rows = tables(records, convention)
     checks = identities(records, rows, {ir.name: entry.p_sat for entry, ir in chosen}, convention)
-    report = RationalReport(contracts=len(records), rows=tuple(rows), identities=tuple(checks), convention=convention,
-                            covers=covers, floors=floors)
+    report = RationalReport(
+        contracts=len(records),
+        rows=tuple(rows),
+        identities=tuple(checks),
+        convention=convention,
+        covers=covers,
+        floors=floors,
+    )
     markdown = tables_markdown(rows, convention, covers, floors)
-    return RationalResult(report=report, played_now=played, tables=write_report(out, report, markdown),
-                          markdown=markdown)
+    return RationalResult(
+        report=report, played_now=played, tables=write_report(out, report, markdown), markdown=markdown
+    )
 
 
 class PerformanceResult(Rows):
@@ -125,16 +157,36 @@ class PerformanceResult(Rows):
 
     def rows(self) -> list[dict]:
         """The agents' rows then the rational rows, one flat dict each (`summary.utility.mean`, …)."""
-        return [{"rational": rational, **flat("", r.model_dump(mode="json"))}
-                for rational, rows in ((False, self.report.rows), (True, self.report.rational)) for r in rows]
+        return [
+            {"rational": rational, **flat("", r.model_dump(mode="json"))}
+            for rational, rows in ((False, self.report.rows), (True, self.report.rational))
+            for r in rows
+        ]
 
 
-def performance(agent=None, agents=(), directory: str | Path | None = None, out: str | Path | None = None, role: str = "both",
-                seeds=(42,), settings=None, contracts: str | None = None, envs=None, variants=None, rhos=None,
-                limit: int | None = None, convention: str = "cs19", workers: int | None = None,
-                ray: str | None = None, llm=None, progress: Progress = None,
-                notice: Callable[[str], None] | None = None, floors: str = "cs14",
-                fail_on_error: float | None = None, estimate: bool = False):
+def performance(
+    agent=None,
+    agents=(),
+    directory: str | Path | None = None,
+    out: str | Path | None = None,
+    role: str = "both",
+    seeds=(42,),
+    settings=None,
+    contracts: str | None = None,
+    envs=None,
+    variants=None,
+    rhos=None,
+    limit: int | None = None,
+    convention: str = "cs19",
+    workers: int | None = None,
+    ray: str | None = None,
+    llm=None,
+    progress: Progress = None,
+    notice: Callable[[str], None] | None = None,
+    floors: str = "cs14",
+    fail_on_error: float | None = None,
+    estimate: bool = False,
+):
     """Each agent (`agent`, and every one of `agents`: an object with `act`, a class, a factory, a built-in name
     or a spec, `LABEL=SPEC` to label it) in `role` (with "both", the roles every agent plays: an agent may say
     which in its `roles` attribute) against RCC, RC and RE on every contract of the set or the
@@ -147,15 +199,26 @@ def performance(agent=None, agents=(), directory: str | Path | None = None, out:
     (`fail_on_error`: a count, or a share under 1, of errored games that ends the run with `RunEnded`).
     `estimate`: return the run's `games.runner.RunEstimate` instead, playing nothing. Resumable: the games are
     jobs in `DIRECTORY/jobs/`, shared with the CLI."""
-    from games.contractsim.experiments import ROLES, rational_phase
-    from games.contractsim.metrics import CONVENTIONS, output_name
     from contractlang.files import check_outputs
-    from games.contractsim.performance import (Case, check_agents, decisions, figure4, jobs_of, markdown,
-                                               performance_phase, report, report_paths, write_report)
-    from games.runner import RunOptions, estimate as run_estimate, run_games, shared_store
-    from games.agents import agent_name, roles_of
     from contractlang.llm import agent_model
     from contractlang.vocab import SETTINGS
+    from games.agents import agent_name, roles_of
+    from games.contractsim.experiments import ROLES, rational_phase
+    from games.contractsim.metrics import output_name
+    from games.contractsim.performance import (
+        Case,
+        check_agents,
+        decisions,
+        figure4,
+        jobs_of,
+        markdown,
+        performance_phase,
+        report,
+        report_paths,
+        write_report,
+    )
+    from games.runner import RunOptions, run_games, shared_store
+    from games.runner import estimate as run_estimate
 
     given = ([agent] if agent is not None else []) + list(agents)
     if not given:
@@ -163,8 +226,11 @@ def performance(agent=None, agents=(), directory: str | Path | None = None, out:
     check_choices(convention, floors)
     if role not in (*ROLES, "both"):
         raise UnknownName(f"unknown role {role!r}; choose from customer, supplier, both")
-    roles = [r for r in (ROLES if role == "both" else (role,))
-             if all(r in (roles_of(a, "contractsim") or ROLES) for a in given)]
+    roles = [
+        r
+        for r in (ROLES if role == "both" else (role,))
+        if all(r in (roles_of(a, "contractsim") or ROLES) for a in given)
+    ]
     if not roles:
         raise UnknownName(f"no agent given plays every one of the roles asked for ({role})")
     objects = {agent_name(a): a for a in given if not isinstance(a, str)}
@@ -180,16 +246,21 @@ def performance(agent=None, agents=(), directory: str | Path | None = None, out:
     out = output_dir(out, directory, "performance")
     directory = synthetic_set(directory)
     chosen, covers = sliced_contracts(directory, contract_slice(contracts, envs, variants, rhos, limit))
-    cases = [Case(contract=ir, env=entry.env, p_sat=entry.p_sat, seed=s, floors=floors) for s in seed_list
-             for entry, ir in chosen]
+    cases = [
+        Case(contract=ir, env=entry.env, p_sat=entry.p_sat, seed=s, floors=floors)
+        for s in seed_list
+        for entry, ir in chosen
+    ]
     rational_jobs = list(dict.fromkeys(c.rational for c in cases))
     jobs = out / "jobs"
     agent_jobs = jobs_of(cases, names, roles, game_settings)
-    games_phase = performance_phase(agent_jobs, jobs / "performance.jsonl",
-                                    shared_store(directory, out, "performance.jsonl"), objects)
+    games_phase = performance_phase(
+        agent_jobs, jobs / "performance.jsonl", shared_store(directory, out, "performance.jsonl"), objects
+    )
     if estimate:
-        return run_estimate(games_phase, lambda job: [(agent_model(job.agent), decisions(job))]
-                            if decisions(job) else [], llm)
+        return run_estimate(
+            games_phase, lambda job: [(agent_model(job.agent), decisions(job))] if decisions(job) else [], llm
+        )
     check_outputs(report_paths(out, convention, floors))  # refused now, not after the games
     rational_store = shared_store(directory, out, "rational.jsonl")
     if notice is not None:
@@ -199,27 +270,53 @@ def performance(agent=None, agents=(), directory: str | Path | None = None, out:
         from solver.dp import TableCache
 
         tables = TableCache()
-        rational_stores, agent_stores = ([p for p in (jobs / name, shared_store(directory, out, name)) if p]
-                                         for name in ("rational.jsonl", "performance.jsonl"))
-        plan = solving_plan([*unplayed(rational_jobs, rational_stores, RationalRecord),
-                             *unplayed(agent_jobs, agent_stores, PerformanceRecord)], tables)
+        rational_stores, agent_stores = (
+            [p for p in (jobs / name, shared_store(directory, out, name)) if p]
+            for name in ("rational.jsonl", "performance.jsonl")
+        )
+        plan = solving_plan(
+            [
+                *unplayed(rational_jobs, rational_stores, RationalRecord),
+                *unplayed(agent_jobs, agent_stores, PerformanceRecord),
+            ],
+            tables,
+        )
         if plan.to_solve:
             notice(plan.text(tables.directory))
-    rational, games = run_games([rational_phase(rational_jobs, jobs / "rational.jsonl", rational_store), games_phase],
-                                RunOptions(workers=workers, ray=ray, llm=llm, fail_on_error=fail_on_error),
-                                progress, notice)
+    rational, games = run_games(
+        [rational_phase(rational_jobs, jobs / "rational.jsonl", rational_store), games_phase],
+        RunOptions(workers=workers, ray=ray, llm=llm, fail_on_error=fail_on_error),
+        progress,
+        notice,
+    )
     rational_by_job = {job: rational.records[job] for job in rational_jobs}
-    rep = report(cases, names, roles, games.records, rational_by_job, game_settings, convention, covers, floors,
-                 games.unfinished)
+    rep = report(
+        cases, names, roles, games.records, rational_by_job, game_settings, convention, covers, floors, games.unfinished
+    )
     folder = write_report(out, rep, figure4(cases, rep, games.records, rational_by_job))
-    return PerformanceResult(report=rep, played_rational=rational.played, played_agents=games.played, folder=folder,
-                             tables=folder / output_name("tables.md", convention, floors),
-                             figure=folder / output_name("figure4.png", convention, floors), markdown=markdown(rep))
+    return PerformanceResult(
+        report=rep,
+        played_rational=rational.played,
+        played_agents=games.played,
+        folder=folder,
+        tables=folder / output_name("tables.md", convention, floors),
+        figure=folder / output_name("figure4.png", convention, floors),
+        markdown=markdown(rep),
+    )
 
 
-def negotiate(env: int, customer: str = "scripted", supplier: str = "scripted", offers=None,
-              translator: str = "rules", perform: tuple[str, str] = ("rcc", "rcc"), seeds=(42,), llm=None,
-              guidance: tuple[str, ...] = (), repeat: int = 0):
+def negotiate(
+    env: int,
+    customer: str = "scripted",
+    supplier: str = "scripted",
+    offers=None,
+    translator: str = "rules",
+    perform: tuple[str, str] = ("rcc", "rcc"),
+    seeds=(42,),
+    llm=None,
+    guidance: tuple[str, ...] = (),
+    repeat: int = 0,
+):
     """One ContractSim negotiation (ContractSim paper, Sec. 4) in environment `env`, scored by the paper's negotiation metrics and performed on the agreed contract
     (`perform`, one game per seed): the `NegotiatedRun`. Negotiators are `scripted`, specs (`py:`, `cmd:`,
     `llm:`) or objects; `offers` are the contracts (files or checked) the scripted Supplier may offer (default
@@ -231,8 +328,19 @@ def negotiate(env: int, customer: str = "scripted", supplier: str = "scripted", 
 
     files = offers if offers is not None else sorted(EXAMPLES.glob("catering*.contract"))
     irs = [as_checked(f).ir for f in files]
-    return negotiate_and_perform(environment(env), customer, supplier, irs, TableCache(), translator, tuple(perform),
-                                 tuple(seeds), llm, tuple(guidance), repeat)
+    return negotiate_and_perform(
+        environment(env),
+        customer,
+        supplier,
+        irs,
+        TableCache(),
+        translator,
+        tuple(perform),
+        tuple(seeds),
+        llm,
+        tuple(guidance),
+        repeat,
+    )
 
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -27,8 +27,14 @@ def as_checked(contract) -> CheckedContract:
     raise TypeError(f"expected a contract file or a checked contract, not {type(contract).__name__}")
 
 
-def verify(contract, env: int | None = None, board: int | str | None = None, rules: str = "authors",
-           timeout_ms: int = 5000, floors: str = "cs14"):
+def verify(
+    contract,
+    env: int | None = None,
+    board: int | str | None = None,
+    rules: str = "authors",
+    timeout_ms: int = 5000,
+    floors: str = "cs14",
+):
     """z3's verdict on every check of the contract (a file or a checked contract), against ContractSim
     environment `env` (its plans under the floor rule set `floors`, [CS-14a]) or CT-Bench board `board` (ID or
     SET:ID) when given; CT-Bench entries are enforced by `rules` (the authors' engine by default, as
@@ -44,8 +50,13 @@ def verify(contract, env: int | None = None, board: int | str | None = None, rul
     if board is not None:
         bench = board_ref(str(board), header=getattr(checked.ir, "board_set", None))
         spec = board_spec(bench.board, f"board {bench.ref}")
-    return run_verify(checked, env=environment(env, floors) if env is not None else None, board=spec,
-                      timeout_ms=timeout_ms, rules=Rules.named(rules))
+    return run_verify(
+        checked,
+        env=environment(env, floors) if env is not None else None,
+        board=spec,
+        timeout_ms=timeout_ms,
+        rules=Rules.named(rules),
+    )
 
 
 def solve(contract, env: int, cache_dir: str | Path | None = None, cache: bool = True, floors: str = "cs14"):

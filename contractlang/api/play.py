@@ -7,8 +7,10 @@ from typing import Any
 from contractlang.api.language import as_checked
 from contractlang.api.results import Rows, flat
 
-DEFAULT_AGENTS = {"contractsim": {"customer": "rcc", "supplier": "rcc"}, "ctbench": {"red": "planner",
-                                                                                     "blue": "planner"}}
+DEFAULT_AGENTS = {
+    "contractsim": {"customer": "rcc", "supplier": "rcc"},
+    "ctbench": {"red": "planner", "blue": "planner"},
+}
 
 
 class Played(Rows):
@@ -26,14 +28,27 @@ class Played(Rows):
         r = self.record
         if self.game == "contractsim":
             return [flat("", w.model_dump()) for w in r.weeks]
-        return [{"player": p, "agent": a, "score": s, "raw_score": raw, "baseline": b, "finished": p in r.finished}
-                for p, a, s, raw, b in zip(("red", "blue"), (r.red_agent, r.blue_agent), r.scores, r.raw_scores,
-                                           r.baselines)]
+        return [
+            {"player": p, "agent": a, "score": s, "raw_score": raw, "baseline": b, "finished": p in r.finished}
+            for p, a, s, raw, b in zip(
+                ("red", "blue"), (r.red_agent, r.blue_agent), r.scores, r.raw_scores, r.baselines
+            )
+        ]
 
 
-def play(contract, env: int | None = None, board: int | str | None = None, agents: dict | None = None,
-         seed: int | None = None, mode: str = "pfp", visible: bool = True, rules: str = "authors",
-         llm=None, guidance: tuple[str, ...] = (), floors: str = "cs14") -> Played:
+def play(
+    contract,
+    env: int | None = None,
+    board: int | str | None = None,
+    agents: dict | None = None,
+    seed: int | None = None,
+    mode: str = "pfp",
+    visible: bool = True,
+    rules: str = "authors",
+    llm=None,
+    guidance: tuple[str, ...] = (),
+    floors: str = "cs14",
+) -> Played:
     """Play `contract` (a file or a checked contract) in ContractSim environment `env` or on CT-Bench board
     `board`, with `agents` {role: agent} where an agent is an object with `act`, a class, a factory, a built-in
     name or a spec (`py:`, `cmd:`, `llm:`); unnamed roles are RCC (ContractSim) or the planner (CT-Bench). The
@@ -51,13 +66,33 @@ def play(contract, env: int | None = None, board: int | str | None = None, agent
         from games.contractsim.play import play_run
         from solver.dp import TableCache
 
-        played = play_run(checked.ir, env, seats["customer"], seats["supplier"], 42 if seed is None else seed,
-                          TableCache(), llm, tuple(guidance), floors)
+        played = play_run(
+            checked.ir,
+            env,
+            seats["customer"],
+            seats["supplier"],
+            42 if seed is None else seed,
+            TableCache(),
+            llm,
+            tuple(guidance),
+            floors,
+        )
         return Played(game=kind, record=played.record, p_sat=played.p_sat)
     from games.ctbench.board import board_ref
     from games.ctbench.play import play as play_ctbench
 
     bench = board_ref(str(board), header=checked.ir.board_set)
-    record = play_ctbench(bench, "file", mode, seats["red"], seats["blue"], seed=seed or 0, contract=checked.ir,
-                       visible=visible, keep_log=True, llm=llm, rules=rules)
+    record = play_ctbench(
+        bench,
+        "file",
+        mode,
+        seats["red"],
+        seats["blue"],
+        seed=seed or 0,
+        contract=checked.ir,
+        visible=visible,
+        keep_log=True,
+        llm=llm,
+        rules=rules,
+    )
     return Played(game=kind, record=record)

@@ -24,15 +24,22 @@ class _ContractEnv(AECEnv):
 
     metadata = {"render_modes": ["ansi"], "name": "contractlang", "is_parallelizable": False}
 
-    def __init__(self, roles: tuple[str, ...], sizes: dict[str, int], features: dict[str, int],
-                 render_mode: str | None = None):
+    def __init__(
+        self, roles: tuple[str, ...], sizes: dict[str, int], features: dict[str, int], render_mode: str | None = None
+    ):
         super().__init__()
         self.possible_agents = list(roles)
         self.render_mode = render_mode
         self._action_spaces = {r: spaces.Discrete(sizes[r]) for r in roles}
-        self._observation_spaces = {r: spaces.Dict({
-            "observation": spaces.Box(-np.inf, np.inf, (features[r],), np.float64),
-            "action_mask": spaces.Box(0, 1, (sizes[r],), np.int8)}) for r in roles}
+        self._observation_spaces = {
+            r: spaces.Dict(
+                {
+                    "observation": spaces.Box(-np.inf, np.inf, (features[r],), np.float64),
+                    "action_mask": spaces.Box(0, 1, (sizes[r],), np.int8),
+                }
+            )
+            for r in roles
+        }
         self.state_ = None
 
     def observation_space(self, agent):
@@ -65,7 +72,7 @@ class _ContractEnv(AECEnv):
             raise ValueError(f"action {action} is masked out for {agent}")
         self.state_ = self.state_.apply_action(self._decode(agent, int(action)))
         log = self.state_.log
-        events = [e.model_dump(mode="json") for e in log[self._seen:]]
+        events = [e.model_dump(mode="json") for e in log[self._seen :]]
         self._seen = len(log)
         self.infos = {a: {"events": events} for a in self.agents}
         if self.state_.is_terminal():
@@ -99,14 +106,19 @@ class ContractSimEnv(_ContractEnv):
         self.default_seed = seed
         side = self.env.order_cap + 1
         self.triples = np.array(list(itertools.product(range(side), repeat=3)))
-        super().__init__(("customer", "supplier"), {"customer": self.env.budget + 1, "supplier": side ** 3},
-                         {"customer": 5, "supplier": 26}, render_mode)
+        super().__init__(
+            ("customer", "supplier"),
+            {"customer": self.env.budget + 1, "supplier": side**3},
+            {"customer": 5, "supplier": 26},
+            render_mode,
+        )
 
     def _initial(self, seed):
         from games.contractsim.shocks import draw_shocks
 
-        return self.game.new_initial_state(draw_shocks(self.env, np.random.default_rng(
-            self.default_seed if seed is None else seed)))
+        return self.game.new_initial_state(
+            draw_shocks(self.env, np.random.default_rng(self.default_seed if seed is None else seed))
+        )
 
     def _features(self, agent) -> np.ndarray:
         s = self.state_
@@ -116,10 +128,25 @@ class ContractSimEnv(_ContractEnv):
             return np.array([s.week, s.paid_total, s.budget_left, due, breach], np.float64)
         acting = s.phase in ("order", "produce")  # the due and the prices exist only in a production week
         prices, due = (s.prices, s.monitor.delivery_due()) if acting else ((0, 0, 0), (0, 0, 0))
-        return np.array([s.week, s.phase == "produce", s.round_index if acting else -1, s.cash, *s.inventory,
-                         *prices, *s.spoiled, *s.received, self.env.order_cap, *due, *s.monitor.memory,
-                         s.observed_breach("supplier") if not s.is_terminal() else 0, s.paid_total, s.spend_total],
-                        np.float64)
+        return np.array(
+            [
+                s.week,
+                s.phase == "produce",
+                s.round_index if acting else -1,
+                s.cash,
+                *s.inventory,
+                *prices,
+                *s.spoiled,
+                *s.received,
+                self.env.order_cap,
+                *due,
+                *s.monitor.memory,
+                s.observed_breach("supplier") if not s.is_terminal() else 0,
+                s.paid_total,
+                s.spend_total,
+            ],
+            np.float64,
+        )
 
     def _mask(self, agent) -> np.ndarray:
         s = self.state_
@@ -153,22 +180,41 @@ class CTBenchEnv(_ContractEnv):
     """CT-Bench under a programmable contract: proposals are limited to none (offers are open-ended), answers,
     honours, and moves to a neighbour or pass, as indices into CTBENCH_ACTIONS."""
 
-    def __init__(self, contract, board: int | str, mode: str = "pfp", rules: str = "authors",
-                 visible: bool = True, render_mode: str | None = None):
+    def __init__(
+        self,
+        contract,
+        board: int | str,
+        mode: str = "pfp",
+        rules: str = "authors",
+        visible: bool = True,
+        render_mode: str | None = None,
+    ):
         from contractlang.interpreter import Rules
         from games.ctbench.board import board_ref
         from games.ctbench.game import CTBenchGame
 
         checked = as_checked(contract)
         bench = board_ref(str(board), header=checked.ir.board_set)
-        self.game = CTBenchGame(board=bench.board, mode=mode, condition="file", contract=checked.ir,
-                                visible=visible, rules=Rules.named(rules))
+        self.game = CTBenchGame(
+            board=bench.board,
+            mode=mode,
+            condition="file",
+            contract=checked.ir,
+            visible=visible,
+            rules=Rules.named(rules),
+        )
         size = len(bench.board.rows())
-        self.colours = np.array([[("red", "blue", "green").index(bench.board.colour((r, c))) for c in range(size)]
-                                 for r in range(size)], np.float64).ravel()
+        self.colours = np.array(
+            [[("red", "blue", "green").index(bench.board.colour((r, c))) for c in range(size)] for r in range(size)],
+            np.float64,
+        ).ravel()
         n = len(CTBENCH_ACTIONS)
-        super().__init__(("red", "blue"), {"red": n, "blue": n}, {"red": 16 + len(self.colours),
-                                                                 "blue": 16 + len(self.colours)}, render_mode)
+        super().__init__(
+            ("red", "blue"),
+            {"red": n, "blue": n},
+            {"red": 16 + len(self.colours), "blue": 16 + len(self.colours)},
+            render_mode,
+        )
 
     def _initial(self, seed):
         return self.game.new_initial_state()
@@ -181,19 +227,36 @@ class CTBenchEnv(_ContractEnv):
         phase = [s.phase == p for p in ("propose", "respond", "move", "honour")]
         mine, theirs = s.chips(agent), s.chips(partner)
         partner_seen = self.game.visible
-        return np.array([s.round, *phase, *s.position(agent), mine.red, mine.blue, mine.green,
-                         *(s.position(partner) if partner_seen else (-1, -1)),
-                         *((theirs.red, theirs.blue, theirs.green) if partner_seen else (-1, -1, -1)),
-                         agent in s.finished, *self.colours], np.float64)
+        return np.array(
+            [
+                s.round,
+                *phase,
+                *s.position(agent),
+                mine.red,
+                mine.blue,
+                mine.green,
+                *(s.position(partner) if partner_seen else (-1, -1)),
+                *((theirs.red, theirs.blue, theirs.green) if partner_seen else (-1, -1, -1)),
+                agent in s.finished,
+                *self.colours,
+            ],
+            np.float64,
+        )
 
     def _actions(self) -> list:
         from games.ctbench.game import Honour, Move, Propose, Respond
 
         s = self.state_
         here = s.position(s.current_player()) if s.phase == "move" else (0, 0)
-        return [Propose(offer=None), Respond(accept=True), Respond(accept=False), Honour(honour=True),
-                Honour(honour=False), Move(tile=None),
-                *(Move(tile=(here[0] + dr, here[1] + dc)) for dr, dc in STEPS.values())]
+        return [
+            Propose(offer=None),
+            Respond(accept=True),
+            Respond(accept=False),
+            Honour(honour=True),
+            Honour(honour=False),
+            Move(tile=None),
+            *(Move(tile=(here[0] + dr, here[1] + dc)) for dr, dc in STEPS.values()),
+        ]
 
     def _mask(self, agent) -> np.ndarray:
         s = self.state_
@@ -205,14 +268,21 @@ class CTBenchEnv(_ContractEnv):
         return self._actions()[index]
 
 
-def contractsim_env(contract, env: int, seed: int = 42, render_mode: str | None = None,
-                    floors: str = "cs14") -> ContractSimEnv:
+def contractsim_env(
+    contract, env: int, seed: int = 42, render_mode: str | None = None, floors: str = "cs14"
+) -> ContractSimEnv:
     """The ContractSim game of `contract` (a file or a checked contract) in environment `env` under the floor rule
     set `floors` ([CS-14a]); `reset(seed)` draws the shocks from the seed ([CS-11]), `seed` when none is given."""
     return ContractSimEnv(contract, env, seed, render_mode, floors)
 
 
-def ctbench_env(contract, board: int | str, mode: str = "pfp", rules: str = "authors", visible: bool = True,
-                render_mode: str | None = None) -> CTBenchEnv:
+def ctbench_env(
+    contract,
+    board: int | str,
+    mode: str = "pfp",
+    rules: str = "authors",
+    visible: bool = True,
+    render_mode: str | None = None,
+) -> CTBenchEnv:
     """The CT-Bench game of `contract` on `board` (ID or SET:ID), in `mode`, its entries enforced by `rules`."""
     return CTBenchEnv(contract, board, mode, rules, visible, render_mode)

@@ -3,14 +3,17 @@ in any language can be written from it (`contractlang agent-schema`)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Optional, Union
+from typing import Annotated, Any, Union
 
 from pydantic import Field, TypeAdapter
 
 from contractlang.vocab import Frozen
 
-ROLES = {"contractsim": ("customer", "supplier"), "contractsim-negotiation": ("customer", "supplier"),
-         "ctbench": ("red", "blue")}
+ROLES = {
+    "contractsim": ("customer", "supplier"),
+    "contractsim-negotiation": ("customer", "supplier"),
+    "ctbench": ("red", "blue"),
+}
 
 
 class NegotiationTurn(Frozen):
@@ -18,7 +21,7 @@ class NegotiationTurn(Frozen):
     terminate. A `cmd:` negotiator writes this object itself as its answer line."""
 
     response: str
-    contract: Optional[str] = None
+    contract: str | None = None
     accept: bool = False
     terminate: bool = False
 
@@ -37,7 +40,7 @@ def _types(game: str, role: str) -> tuple[Any, Any]:
 
         if role == "customer":
             return CustomerObservation, Pay
-        return SupplierObservation, Annotated[Union[Order, Produce], Field(discriminator="kind")]
+        return SupplierObservation, Annotated[Order | Produce, Field(discriminator="kind")]
     if game == "contractsim-negotiation":
         from games.contractsim.negotiation import NegotiationObservation
 
@@ -63,13 +66,17 @@ def agent_schema(game: str | None = None, role: str | None = None) -> list[RoleS
             raise UnknownName(f"{g} has the roles {', '.join(ROLES[g])}, not {role!r}")
         for r in ROLES[g] if role is None else (role,):
             observation, action = _types(g, r)
-            out.append(RoleSchema(game=g, role=r, observation=_schema(observation, f"{g} {r} observation"),
-                                  action=_schema(action, f"{g} {r} action")))
+            out.append(
+                RoleSchema(
+                    game=g,
+                    role=r,
+                    observation=_schema(observation, f"{g} {r} observation"),
+                    action=_schema(action, f"{g} {r} action"),
+                )
+            )
     return out
 
 
 def _schema(model, title: str) -> dict:
     schema = TypeAdapter(model).json_schema()
     return {"title": title, **{k: v for k, v in schema.items() if k != "title"}}
-
-

@@ -11,13 +11,19 @@ import signal
 import sys
 import time
 
-from contractlang.cli.app import app
-
 # registered in the order `--help` lists them
 from contractlang.cli import (  # noqa: E402,F401,I001
-    language, verify, solve, play, contractsim, ctbench, experiments, lsp, view,
+    contractsim,
+    ctbench,
+    experiments,
+    language,
+    lsp,
+    play,
+    solve,
+    verify,
+    view,
 )
-
+from contractlang.cli.app import app
 
 FORCE_AFTER_SECONDS = 2.0
 """A signal this long after the first one ends the process at once: the user insists, the shutdown is stuck."""

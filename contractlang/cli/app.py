@@ -14,7 +14,9 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-ctbench_app = typer.Typer(help="CT-Bench: the board set, board pictures, sweeps and the authors' logs.",
-                          no_args_is_help=True)
-experiment_app = typer.Typer(help="ContractSim experiments on a synthetic contract set (written by `synth`).",
-                             no_args_is_help=True)
+ctbench_app = typer.Typer(
+    help="CT-Bench: the board set, board pictures, sweeps and the authors' logs.", no_args_is_help=True
+)
+experiment_app = typer.Typer(
+    help="ContractSim experiments on a synthetic contract set (written by `synth`).", no_args_is_help=True
+)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -12,8 +12,17 @@ from contractlang.cli.app import app
 from contractlang.cli.errors import InputError, UsageProblem, playing, runner_progress
 from contractlang.cli.inputs import load_contracts, synthetic_set
 from contractlang.cli.llm_options import GuidanceOption, LlmFlags, llm_client, llm_options, llm_settings
-from contractlang.cli.options import (ConventionOption, EstimateFlag, FailOnErrorOption, JsonFlag, LlmWorkers, Ray,
-                                      choice, fail_on_error, int_list)
+from contractlang.cli.options import (
+    ConventionOption,
+    EstimateFlag,
+    FailOnErrorOption,
+    JsonFlag,
+    LlmWorkers,
+    Ray,
+    choice,
+    fail_on_error,
+    int_list,
+)
 from contractlang.cli.render import stdout_console, usage_line
 from contractlang.files import check_outputs, read_capped
 from contractlang.vocab import SETTINGS
@@ -27,54 +36,103 @@ def _frontiers(directory: Path | None) -> tuple:
 
     drawn = read_frontiers(synthetic_set(directory))
     if directory is not None and not drawn:
-        raise InputError(f"--frontiers: {directory} has no frontiers/frontiers.json; run `contractlang experiment "
-                         f"frontier {directory}` first")
+        raise InputError(
+            f"--frontiers: {directory} has no frontiers/frontiers.json; run `contractlang experiment "
+            f"frontier {directory}` first"
+        )
     return drawn
 
 
 @app.command()
 @llm_options(max_tokens=16384, timeout=300.0)
 def negotiate(
-    env: Annotated[str, typer.Option("--env", help="ContractSim environment(s): N, a comma-separated list, or all "
-                                                   "(a sweep: one negotiation per environment).")],
-    customer: Annotated[Optional[list[str]], typer.Option(
-        help="Customer negotiator, repeatable (every Customer meets every Supplier): scripted (accepts the first "
-             "offer with non-negative expected gain; the default), llm[:MODEL], cmd:PROGRAM or py:… (a Python "
-             "negotiator answering the turn's JSON text).")] = None,
-    supplier: Annotated[Optional[list[str]], typer.Option(
-        help="Supplier negotiator, repeatable: scripted (offers the candidates, best for itself first; the "
-             "default), llm[:MODEL], cmd:PROGRAM or py:….")] = None,
-    repeats: Annotated[int, typer.Option(min=1, max=1000, help="Negotiations per pairing and environment (the "
-                                                                "paper: 3).")] = 1,
-    translator: Annotated[str, typer.Option(help="Reads every proposal into the IR: rules (offline) or "
-                                                 "llm[:MODEL].")] = "rules",
-    candidates: Annotated[Optional[list[Path]], typer.Option(
-        "--candidates", help="Contract files the scripted Supplier may offer (default: the bundled "
-                             "catering-*.contract examples); all in one setting.")] = None,
-    setting: Annotated[Optional[list[str]], typer.Option(
-        help="Negotiate in this setting (repeatable: catering, hotel, ai-hosting; Table 11 / Figure 11): the "
-             "candidates are relabelled, money scaled by the setting's multiplier. Default: the candidates' own.")]
-    = None,
-    perform_customer: Annotated[str, typer.Option(help="Customer in the performance games on the agreed contract: "
-                                                       "rc, re, rcc, random, llm[:MODEL], cmd:PROGRAM or py:….")]
-    = "rcc",
-    perform_supplier: Annotated[str, typer.Option(help="Supplier in the performance games (as --perform-customer).")]
-    = "rcc",
+    env: Annotated[
+        str,
+        typer.Option(
+            "--env",
+            help="ContractSim environment(s): N, a comma-separated list, or all "
+            "(a sweep: one negotiation per environment).",
+        ),
+    ],
+    customer: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Customer negotiator, repeatable (every Customer meets every Supplier): scripted (accepts the first "
+            "offer with non-negative expected gain; the default), llm[:MODEL], cmd:PROGRAM or py:… (a Python "
+            "negotiator answering the turn's JSON text)."
+        ),
+    ] = None,
+    supplier: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Supplier negotiator, repeatable: scripted (offers the candidates, best for itself first; the "
+            "default), llm[:MODEL], cmd:PROGRAM or py:…."
+        ),
+    ] = None,
+    repeats: Annotated[
+        int, typer.Option(min=1, max=1000, help="Negotiations per pairing and environment (the paper: 3).")
+    ] = 1,
+    translator: Annotated[
+        str, typer.Option(help="Reads every proposal into the IR: rules (offline) or llm[:MODEL].")
+    ] = "rules",
+    candidates: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--candidates",
+            help="Contract files the scripted Supplier may offer (default: the bundled "
+            "catering-*.contract examples); all in one setting.",
+        ),
+    ] = None,
+    setting: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Negotiate in this setting (repeatable: catering, hotel, ai-hosting; Table 11 / Figure 11): the "
+            "candidates are relabelled, money scaled by the setting's multiplier. Default: the candidates' own."
+        ),
+    ] = None,
+    perform_customer: Annotated[
+        str,
+        typer.Option(
+            help="Customer in the performance games on the agreed contract: "
+            "rc, re, rcc, random, llm[:MODEL], cmd:PROGRAM or py:…."
+        ),
+    ] = "rcc",
+    perform_supplier: Annotated[
+        str, typer.Option(help="Supplier in the performance games (as --perform-customer).")
+    ] = "rcc",
     seed: Annotated[int, typer.Option(min=0, help="Seed of the first performance game.")] = 42,
-    games: Annotated[int, typer.Option(min=1, max=1000, help="Performance games per agreed contract (seeds SEED, SEED+1, "
-                                                   "...).")] = 1,
+    games: Annotated[
+        int, typer.Option(min=1, max=1000, help="Performance games per agreed contract (seeds SEED, SEED+1, ...).")
+    ] = 1,
     guidance: GuidanceOption = None,
-    ablation: Annotated[bool, typer.Option("--ablation", help="Play the control (no clause) and each --guidance "
-                                                              "clause alone, the paper's Figure 5 conditions, "
-                                                              "instead of all clauses together.")] = False,
-    out: Annotated[Optional[Path], typer.Option(help="Directory for the job records (jobs/negotiations.jsonl: a "
-                                                     "rerun resumes and plays nothing twice) and "
-                                                     "negotiation/: tables and Figures 2, 3 and 5 as PNG + "
-                                                     "JSON; --workers and --ray apply only then.")] = None,
-    frontiers: Annotated[Optional[Path], typer.Option(
-        "--frontiers", help="A directory `contractlang synth` wrote, whose frontiers (`experiment frontier`) "
-                            "Figure 2 draws in Envs 3–6 (default: the set shipped in the repository; Envs "
-                            "1–2's are exact).", show_default=False)] = None,
+    ablation: Annotated[
+        bool,
+        typer.Option(
+            "--ablation",
+            help="Play the control (no clause) and each --guidance "
+            "clause alone, the paper's Figure 5 conditions, "
+            "instead of all clauses together.",
+        ),
+    ] = False,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="Directory for the job records (jobs/negotiations.jsonl: a "
+            "rerun resumes and plays nothing twice) and "
+            "negotiation/: tables and Figures 2, 3 and 5 as PNG + "
+            "JSON; --workers and --ray apply only then."
+        ),
+    ] = None,
+    frontiers: Annotated[
+        Path | None,
+        typer.Option(
+            "--frontiers",
+            help="A directory `contractlang synth` wrote, whose frontiers (`experiment frontier`) "
+            "Figure 2 draws in Envs 3–6 (default: the set shipped in the repository; Envs "
+            "1–2's are exact).",
+            show_default=False,
+        ),
+    ] = None,
     workers: LlmWorkers = None,
     ray: Ray = None,
     fail_on_errors: FailOnErrorOption = None,
@@ -113,10 +171,18 @@ def negotiate(
     if len(own) > 1:
         raise InputError(f"the candidates mix settings ({', '.join(own)}); one negotiation is in one setting")
     chosen = [choice(s, tuple(SETTINGS), "setting") for s in dict.fromkeys(setting or own)]
-    plan = Plan(envs=envs, customers=customers, suppliers=suppliers, repeats=repeats,
-                conditions=((), *((c,) for c in clauses)) if ablation else (clauses,), settings=tuple(chosen),
-                offers=tuple(offers), translator=translator, perform=perform,
-                seeds=tuple(range(seed, seed + games)))
+    plan = Plan(
+        envs=envs,
+        customers=customers,
+        suppliers=suppliers,
+        repeats=repeats,
+        conditions=((), *((c,) for c in clauses)) if ablation else (clauses,),
+        settings=tuple(chosen),
+        offers=tuple(offers),
+        translator=translator,
+        perform=perform,
+        seeds=tuple(range(seed, seed + games)),
+    )
     if plan.size > MAX_NEGOTIATIONS:
         raise InputError(f"{plan.size:,} negotiations asked for; one command plays at most {MAX_NEGOTIATIONS:,}")
     jobs = plan.jobs()
@@ -128,8 +194,9 @@ def negotiate(
 
         if out is None:
             raise UsageProblem("--estimate applies to a run into --out (a stored sweep)")
-        echo_estimate(run_estimate(negotiation_phase(jobs, out / "jobs" / "negotiations.jsonl"), decisions,
-                                   settings), json_out)
+        echo_estimate(
+            run_estimate(negotiation_phase(jobs, out / "jobs" / "negotiations.jsonl"), decisions, settings), json_out
+        )
         return
     client = llm_client(settings)  # a recordings file that cannot be used stops the run here, before any game
     drawn = () if out is None else _frontiers(frontiers)
@@ -149,8 +216,12 @@ def negotiate(
             check_outputs(report_paths(out))  # refused now, not after the negotiations
             options = RunOptions(workers=workers, ray=ray, llm=settings, fail_on_error=allowed)
             done, played_now, unfinished = negotiation_records(
-                jobs, out / "jobs" / "negotiations.jsonl", options, advance,
-                None if json_out else lambda text: typer.echo(text, err=True))
+                jobs,
+                out / "jobs" / "negotiations.jsonl",
+                options,
+                advance,
+                None if json_out else lambda text: typer.echo(text, err=True),
+            )
             jobs, runs = [j for j, _ in done], [r for _, r in done]
     summary = NegotiationSummary.of(runs)
     folder = None
@@ -160,19 +231,31 @@ def negotiate(
         folder = write_report(out, report(plan, jobs, runs, drawn), setting is not None)
     if json_out:
         extra = {} if folder is None else {"out": str(folder), "played_now": played_now, "unfinished": unfinished}
-        typer.echo(json.dumps({"ok": True, "runs": [r.model_dump(mode="json") for r in runs],
-                               "summary": summary.model_dump(), **extra}))
+        typer.echo(
+            json.dumps(
+                {
+                    "ok": True,
+                    "runs": [r.model_dump(mode="json") for r in runs],
+                    "summary": summary.model_dump(),
+                    **extra,
+                }
+            )
+        )
         return
     for job, run_ in zip(jobs, runs):
         _print_negotiation(run_, job, plan, perform, len(runs) > 1)
     if len(runs) > 1:
-        typer.echo(f"{summary.agreed} of {summary.negotiations} negotiations agreed; mean expected gain Customer "
-                   f"{summary.mean_gain_customer}, Supplier {summary.mean_gain_supplier}; mean P_sat "
-                   f"{summary.mean_p_sat}; {summary.performance_games} performance game(s)")
+        typer.echo(
+            f"{summary.agreed} of {summary.negotiations} negotiations agreed; mean expected gain Customer "
+            f"{summary.mean_gain_customer}, Supplier {summary.mean_gain_supplier}; mean P_sat "
+            f"{summary.mean_p_sat}; {summary.performance_games} performance game(s)"
+        )
     if folder is not None:
         left_out = f"; {unfinished} errored or limited left out of the tables" if unfinished else ""
-        typer.echo(f"{played_now} negotiation(s) played now{left_out}; tables and Figures 2, 3"
-                   f"{' and 5' if ablation else ''} in {folder}")
+        typer.echo(
+            f"{played_now} negotiation(s) played now{left_out}; tables and Figures 2, 3"
+            f"{' and 5' if ablation else ''} in {folder}"
+        )
 
 
 def _agents(names: list[str] | None, option: str) -> tuple[str, ...]:
@@ -203,27 +286,42 @@ def _print_negotiation(run_, job, plan, perform: tuple[str, str], heading: bool)
     names = [f'"{p.terms.name}"' if p.terms else "a contract" for p in record.proposals]
     offered = iter(names)
     for t in record.turns:
-        action = f" — proposes {next(offered)}" if t.contract else " — accepts" if t.accept else \
-            " — terminates" if t.terminate else ""
+        action = (
+            f" — proposes {next(offered)}"
+            if t.contract
+            else " — accepts"
+            if t.accept
+            else " — terminates"
+            if t.terminate
+            else ""
+        )
         typer.echo(f"round {t.round} {t.role}: {t.response}{action}")
     for k, (p, name) in enumerate(zip(record.proposals, names), start=1):
-        typer.echo(f"proposal {k} {name} (round {p.round}, {p.role}): translation {p.status}"
-                   f"{'' if p.feasible(budget) else ', not feasible'}")
-    typer.echo(f"outcome: {record.outcome}"
-               + (f" on proposal {len(record.proposals)} {names[-1]}" if metrics.agreed else ""))
+        typer.echo(
+            f"proposal {k} {name} (round {p.round}, {p.role}): translation {p.status}"
+            f"{'' if p.feasible(budget) else ', not feasible'}"
+        )
+    typer.echo(
+        f"outcome: {record.outcome}" + (f" on proposal {len(record.proposals)} {names[-1]}" if metrics.agreed else "")
+    )
     if record.outcome == "agreed" and not metrics.agreed:
-        typer.echo(f"the agreed text does not translate completely ({record.agreed.status}): nothing to score or "
-                   "perform")
+        typer.echo(
+            f"the agreed text does not translate completely ({record.agreed.status}): nothing to score or perform"
+        )
     if metrics.agreed:
         regret = metrics.acceptance_regret
-        typer.echo(f"expected gain: Customer {metrics.gain_customer:.2f}, Supplier {metrics.gain_supplier:.2f}; "
-                   f"P_sat {metrics.p_sat:.4f}; mutual benefit {metrics.mutual_benefit}; contingencies "
-                   f"{metrics.contingency_count}; completeness {metrics.completeness:.4f}; acceptance regret "
-                   f"Customer {regret['customer']}, Supplier {regret['supplier']}")
+        typer.echo(
+            f"expected gain: Customer {metrics.gain_customer:.2f}, Supplier {metrics.gain_supplier:.2f}; "
+            f"P_sat {metrics.p_sat:.4f}; mutual benefit {metrics.mutual_benefit}; contingencies "
+            f"{metrics.contingency_count}; completeness {metrics.completeness:.4f}; acceptance regret "
+            f"Customer {regret['customer']}, Supplier {regret['supplier']}"
+        )
         m = record.agreed.terms.setting_info.multiplier
         for game in run_.performances:
-            typer.echo(f"performance ({perform[0]} vs {perform[1]}, seed {game.seed}): Customer "
-                       f"${game.u_customer * m:,}, Supplier ${game.u_supplier * m:,}")
+            typer.echo(
+                f"performance ({perform[0]} vs {perform[1]}, seed {game.seed}): Customer "
+                f"${game.u_customer * m:,}, Supplier ${game.u_supplier * m:,}"
+            )
             if game.llm_calls:
                 typer.echo("  " + usage_line(game.llm_usage))
     if record.llm_calls:
@@ -233,9 +331,15 @@ def _print_negotiation(run_, job, plan, perform: tuple[str, str], heading: bool)
 @app.command()
 def metrics(
     logs: Annotated[list[Path], typer.Argument(help="Run records: JSON lines written by `run --env N --json`.")],
-    allow_commands: Annotated[bool, typer.Option("--allow-commands", help="Let the regret replays start the "
-                                                 "external agents (cmd:PROGRAM) the records name; off by default, "
-                                                 "so a data file never starts a program.")] = False,
+    allow_commands: Annotated[
+        bool,
+        typer.Option(
+            "--allow-commands",
+            help="Let the regret replays start the "
+            "external agents (cmd:PROGRAM) the records name; off by default, "
+            "so a data file never starts a program.",
+        ),
+    ] = False,
     convention: ConventionOption = "cs19",
     json_out: JsonFlag = False,
 ) -> None:
@@ -255,15 +359,20 @@ def metrics(
         raise InputError("no run records found")
     floors = sorted({r.floors for r in runs})
     if len(floors) > 1:
-        raise InputError(f"the records were played under different floor rule sets [CS-14a]: {', '.join(floors)}; "
-                         "summarise each rule set's records apart")
+        raise InputError(
+            f"the records were played under different floor rule sets [CS-14a]: {', '.join(floors)}; "
+            "summarise each rule set's records apart"
+        )
     if convention != "cs19" and any(r.contract_ir is None for r in runs):
-        raise InputError(f"--convention {convention} needs the contract's terms in every record; records from "
-                         "`run --json` of this version hold them")
+        raise InputError(
+            f"--convention {convention} needs the contract's terms in every record; records from "
+            "`run --json` of this version hold them"
+        )
     tables = TableCache()
     with job_progress(json_out) as advance, playing():
-        summaries = performance_metrics(runs, tables, advance, lambda note: typer.echo(note, err=True),
-                                        allow_commands, convention)
+        summaries = performance_metrics(
+            runs, tables, advance, lambda note: typer.echo(note, err=True), allow_commands, convention
+        )
     if json_out:
         typer.echo(json.dumps({"ok": True, "floors": floors[0], "roles": [s.model_dump() for s in summaries]}))
         return
@@ -271,4 +380,3 @@ def metrics(
 
     print_metrics(summaries, stdout_console())  # whole rows into a pipe, like every table
     typer.echo(f"Played under the {floors[0]} floor rule set [CS-14a]; regret replays under the same.")
-

@@ -39,8 +39,15 @@ class CheckFailed(Exception):
         super().__init__(f"{len(self.diagnostics)} error(s) in the contract")
 
 
-def _report(message: str, code: int, json_mode: bool, diagnostics=None, source: str | None = None,
-            lost_stdout: bool = False, quiet: bool = False) -> int:
+def _report(
+    message: str,
+    code: int,
+    json_mode: bool,
+    diagnostics=None,
+    source: str | None = None,
+    lost_stdout: bool = False,
+    quiet: bool = False,
+) -> int:
     """One failure, one report: a JSON object on stdout under --json, else lines on stderr. When stdout is what
     cannot be written, the line goes to stderr (exit 1) and what is still buffered for stdout is dropped; when
     its reader simply left (`| head`), `quiet` keeps stderr silent, as other command-line tools do."""
@@ -108,8 +115,9 @@ def exit_code(command: Callable[[], int | None], json_mode: bool) -> int:
             return _report(_usage_line(exc), exc.exit_code, json_mode)
         if os.environ.get("CONTRACTLANG_DEBUG") == "1":
             raise
-        return _report(f"internal error: {type(exc).__name__}: {exc} (set CONTRACTLANG_DEBUG=1 to see where)", 3,
-                       json_mode)
+        return _report(
+            f"internal error: {type(exc).__name__}: {exc} (set CONTRACTLANG_DEBUG=1 to see where)", 3, json_mode
+        )
     if code == 130:  # typer turns an interrupt inside a command into exit code 130
         return _report("interrupted", 130, json_mode)
     return code or 0
@@ -127,9 +135,12 @@ class ReportingGroup(TyperGroup):
         argv = list(sys.argv[1:] if args is None else args)
         if not isinstance(sys.stdout, GuardedOutput):  # a full device or closed pipe on stdout: one line, exit 1
             sys.stdout = GuardedOutput(sys.stdout)
-        sys.exit(exit_code(lambda: super(ReportingGroup, self).main(argv, prog_name, complete_var,
-                                                                    standalone_mode=False, **extra),
-                           "--json" in argv))
+        sys.exit(
+            exit_code(
+                lambda: super(ReportingGroup, self).main(argv, prog_name, complete_var, standalone_mode=False, **extra),
+                "--json" in argv,
+            )
+        )
 
 
 @contextmanager

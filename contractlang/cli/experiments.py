@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -12,21 +12,44 @@ from contractlang.cli.app import app, experiment_app
 from contractlang.cli.errors import InputError, playing, runner_progress
 from contractlang.cli.inputs import output_dir, synthetic_set
 from contractlang.cli.llm_options import LlmFlags, llm_client, llm_options, llm_settings
-from contractlang.cli.options import (ConventionOption, EstimateFlag, FailOnErrorOption, FloorsOption, JsonFlag,
-                                     LlmWorkers, Ray, Workers, fail_on_error, float_set, int_list, items)
+from contractlang.cli.options import (
+    ConventionOption,
+    EstimateFlag,
+    FailOnErrorOption,
+    FloorsOption,
+    JsonFlag,
+    LlmWorkers,
+    Ray,
+    Workers,
+    fail_on_error,
+    float_set,
+    int_list,
+    items,
+)
 
 app.add_typer(experiment_app, name="experiment")
 
 
 @app.command()
 def synth(
-    out: Annotated[Optional[Path], typer.Option(help="Directory for the contracts, manifest.json and the job "
-                                                     "records; a rerun into it resumes (default: "
-                                                     "./contractlang-out/synth, reusing the finished jobs of the "
-                                                     "set shipped in the package).")] = None,
-    starts: Annotated[int, typer.Option(min=1, max=1000, help="Random starts per environment and target [CS-34].")] = 20,
-    search_envs: Annotated[str, typer.Option(help="Environments to search in (Env 1 reuses Env 3's terms and Env "
-                                                  "2 Env 4's when those are searched).")] = "3,4,5,6",
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="Directory for the contracts, manifest.json and the job "
+            "records; a rerun into it resumes (default: "
+            "./contractlang-out/synth, reusing the finished jobs of the "
+            "set shipped in the package)."
+        ),
+    ] = None,
+    starts: Annotated[
+        int, typer.Option(min=1, max=1000, help="Random starts per environment and target [CS-34].")
+    ] = 20,
+    search_envs: Annotated[
+        str,
+        typer.Option(
+            help="Environments to search in (Env 1 reuses Env 3's terms and Env 2 Env 4's when those are searched)."
+        ),
+    ] = "3,4,5,6",
     rhos: Annotated[str, typer.Option(help="Target satisfaction levels ρ.")] = "0.9,0.8,0.7,0.6,0.5",
     workers: Workers = None,
     ray: Ray = None,
@@ -48,51 +71,91 @@ def synth(
     rows = [r.model_dump(mode="json") | {"holds": r.holds} for r in m.e14]
     not_mb = sum(not e.mutually_beneficial for e in m.contracts + m.excluded)
     if json_out:
-        typer.echo(json.dumps({"ok": True, "out": str(out), "contracts": len(m.contracts),
-                               "excluded": len(m.excluded), "not_mutually_beneficial": not_mb,
-                               "e14_holds": m.e14_holds, "e14": rows, "searched_now": run.searched,
-                               "solved_now": run.solved}))
+        typer.echo(
+            json.dumps(
+                {
+                    "ok": True,
+                    "out": str(out),
+                    "contracts": len(m.contracts),
+                    "excluded": len(m.excluded),
+                    "not_mutually_beneficial": not_mb,
+                    "e14_holds": m.e14_holds,
+                    "e14": rows,
+                    "searched_now": run.searched,
+                    "solved_now": run.solved,
+                }
+            )
+        )
         return
     typer.echo("E14 (base contracts: |P_sat - ρ| ≤ 0.05 and individually rational)")
     typer.echo(f"{'env':>3} {'ρ':>4} {'P_sat':>7} {'U_Cust':>8} {'U_Supp':>7}  starts  E14")
     for r in m.e14:
         if not r.found:
-            typer.echo(f"{r.env:>3} {r.rho:>4.1f} {'–':>7} {'–':>8} {'–':>7}  {r.feasible_starts:>6}  no contract found")
+            typer.echo(
+                f"{r.env:>3} {r.rho:>4.1f} {'–':>7} {'–':>8} {'–':>7}  {r.feasible_starts:>6}  no contract found"
+            )
             continue
-        typer.echo(f"{r.env:>3} {r.rho:>4.1f} {r.p_sat:7.4f} {r.u_customer:8.2f} {r.u_supplier:7.2f}  "
-                   f"{r.feasible_starts:>6}  {'holds' if r.holds else 'FAILS'}")
+        typer.echo(
+            f"{r.env:>3} {r.rho:>4.1f} {r.p_sat:7.4f} {r.u_customer:8.2f} {r.u_supplier:7.2f}  "
+            f"{r.feasible_starts:>6}  {'holds' if r.holds else 'FAILS'}"
+        )
     excluded_not_mb = sum(not e.mutually_beneficial for e in m.excluded)
-    typer.echo(f"{len(m.contracts)} contracts in {out / 'contracts'}; E14 holds for {m.e14_holds} of {len(m.e14)} "
-               f"base contracts; {not_mb} of {len(m.contracts) + len(m.excluded)} variants not mutually beneficial "
-               f"({excluded_not_mb} in the excluded classes {', '.join(EXCLUDED_VARIANTS)}); "
-               f"{run.searched} searches and {run.solved} solves run now")
+    typer.echo(
+        f"{len(m.contracts)} contracts in {out / 'contracts'}; E14 holds for {m.e14_holds} of {len(m.e14)} "
+        f"base contracts; {not_mb} of {len(m.contracts) + len(m.excluded)} variants not mutually beneficial "
+        f"({excluded_not_mb} in the excluded classes {', '.join(EXCLUDED_VARIANTS)}); "
+        f"{run.searched} searches and {run.solved} solves run now"
+    )
 
 
-Directory = Annotated[Optional[Path], typer.Argument(
-    help="A directory written by `contractlang synth` (default: the set shipped in the package, read-only).",
-    show_default=False)]
-Out = Annotated[Optional[Path], typer.Option(
-    help="Directory for the job records and the report; a rerun into it resumes (default: DIRECTORY when given, "
-         "else ./contractlang-out/COMMAND, reusing the shipped set's finished games).", show_default=False)]
+Directory = Annotated[
+    Path | None,
+    typer.Argument(
+        help="A directory written by `contractlang synth` (default: the set shipped in the package, read-only).",
+        show_default=False,
+    ),
+]
+Out = Annotated[
+    Path | None,
+    typer.Option(
+        help="Directory for the job records and the report; a rerun into it resumes (default: DIRECTORY when given, "
+        "else ./contractlang-out/COMMAND, reusing the shipped set's finished games).",
+        show_default=False,
+    ),
+]
 
 
-ContractsOption = Annotated[Optional[str], typer.Option(
-    "--contracts", help="Only the contracts whose names match this glob, e.g. 'synth-env5-*'.")]
-EnvsOption = Annotated[Optional[str], typer.Option("--envs", help="Only these environments (comma-separated).")]
-VariantsOption = Annotated[Optional[str], typer.Option(
-    "--variants", help="Only these contingency variants (comma-separated: base, S, RO, S+PD, S+RO, S+PD+RO).")]
-RhosOption = Annotated[Optional[str], typer.Option("--rhos", help="Only these target satisfaction levels ρ.")]
-LimitOption = Annotated[Optional[int], typer.Option(
-    "--limit", min=1, help="At most N contracts of the slice, in the set's order. A sliced run's tables say which "
-                           "slice they cover; a later run reuses its finished games.")]
+ContractsOption = Annotated[
+    str | None, typer.Option("--contracts", help="Only the contracts whose names match this glob, e.g. 'synth-env5-*'.")
+]
+EnvsOption = Annotated[str | None, typer.Option("--envs", help="Only these environments (comma-separated).")]
+VariantsOption = Annotated[
+    str | None,
+    typer.Option(
+        "--variants", help="Only these contingency variants (comma-separated: base, S, RO, S+PD, S+RO, S+PD+RO)."
+    ),
+]
+RhosOption = Annotated[str | None, typer.Option("--rhos", help="Only these target satisfaction levels ρ.")]
+LimitOption = Annotated[
+    int | None,
+    typer.Option(
+        "--limit",
+        min=1,
+        help="At most N contracts of the slice, in the set's order. A sliced run's tables say which "
+        "slice they cover; a later run reuses its finished games.",
+    ),
+]
 
 
 def _slice(contracts, envs, variants, rhos, limit) -> dict:
     """The slice options as the facade's keywords."""
-    return {"contracts": contracts, "limit": limit,
-            "envs": None if envs is None else int_list(envs, "environment", "--envs"),
-            "variants": None if variants is None else items(variants, "--variants"),
-            "rhos": None if rhos is None else float_set(rhos, "--rhos")}
+    return {
+        "contracts": contracts,
+        "limit": limit,
+        "envs": None if envs is None else int_list(envs, "environment", "--envs"),
+        "variants": None if variants is None else items(variants, "--variants"),
+        "rhos": None if rhos is None else float_set(rhos, "--rhos"),
+    }
 
 
 @experiment_app.command("rational")
@@ -115,32 +178,57 @@ def experiment_rational(
     from contractlang.api.experiments import rational
 
     with runner_progress(json_out) as advance:
-        result = rational(directory, out=out, **_slice(contracts, envs, variants, rhos, limit), convention=convention,
-                          workers=workers, ray=ray, progress=advance, floors=floors)
+        result = rational(
+            directory,
+            out=out,
+            **_slice(contracts, envs, variants, rhos, limit),
+            convention=convention,
+            workers=workers,
+            ray=ray,
+            progress=advance,
+            floors=floors,
+        )
     checks, records = result.report.identities, result.report.contracts
     held = sum(i.holds for i in checks)
     if json_out:
-        typer.echo(json.dumps({"ok": True, "contracts": records, "played_now": result.played_now,
-                               "convention": convention, "floors": floors, "covers": result.report.covers,
-                               "identities_hold": held,
-                               "identities": [i.model_dump(mode="json") for i in checks],
-                               "tables": str(result.tables)}))
+        typer.echo(
+            json.dumps(
+                {
+                    "ok": True,
+                    "contracts": records,
+                    "played_now": result.played_now,
+                    "convention": convention,
+                    "floors": floors,
+                    "covers": result.report.covers,
+                    "identities_hold": held,
+                    "identities": [i.model_dump(mode="json") for i in checks],
+                    "tables": str(result.tables),
+                }
+            )
+        )
         return
     typer.echo(result.markdown, nl=False)
     typer.echo("")
     for i in checks:
         status = "holds" if i.holds else "FAILS: " + ", ".join(i.failures)
         typer.echo(f"{i.id:>4}  {status:5s}  ({i.checked} checked)  {i.statement}")
-    typer.echo(f"{records} contracts × 9 pairings under the {floors} floor rule set ({result.played_now} contracts "
-               f"played now); {held} of {len(checks)} identities hold; tables in {result.tables}")
+    typer.echo(
+        f"{records} contracts × 9 pairings under the {floors} floor rule set ({result.played_now} contracts "
+        f"played now); {held} of {len(checks)} identities hold; tables in {result.tables}"
+    )
 
 
-AgentOption = Annotated[list[str], typer.Option(
-    "--agent", help="The agent under test (repeatable): rc, rcc, re, random, llm[:[PROVIDER/]MODEL] (an LLM agent, "
-                    "ContractSim paper, App. B.2; llm:MODEL or llm:anthropic/MODEL needs ANTHROPIC_API_KEY, llm:openai/MODEL an "
-                    "OpenAI-compatible API and OPENAI_API_KEY; or --replay), cmd:PROGRAM (an external agent "
-                    "speaking JSON lines), py:MODULE:ATTR or py:FILE.py:ATTR (a Python agent), or a name an "
-                    "installed package registers; LABEL=SPEC labels it in the tables.")]
+AgentOption = Annotated[
+    list[str],
+    typer.Option(
+        "--agent",
+        help="The agent under test (repeatable): rc, rcc, re, random, llm[:[PROVIDER/]MODEL] (an LLM agent, "
+        "ContractSim paper, App. B.2; llm:MODEL or llm:anthropic/MODEL needs ANTHROPIC_API_KEY, llm:openai/MODEL an "
+        "OpenAI-compatible API and OPENAI_API_KEY; or --replay), cmd:PROGRAM (an external agent "
+        "speaking JSON lines), py:MODULE:ATTR or py:FILE.py:ATTR (a Python agent), or a name an "
+        "installed package registers; LABEL=SPEC labels it in the tables.",
+    ),
+]
 
 
 @experiment_app.command("performance")
@@ -151,10 +239,14 @@ def experiment_performance(
     out: Out = None,
     role: Annotated[str, typer.Option(help="The role the agent plays: customer, supplier or both.")] = "both",
     seeds: Annotated[str, typer.Option(help="Comma-separated seeds; each is one more case per contract.")] = "42",
-    setting: Annotated[Optional[list[str]], typer.Option(
-        help="Play the agents' games in this setting (repeatable: catering, hotel, ai-hosting): the contracts are "
-             "relabelled, money × the setting's multiplier; tables.md adds Table 11, the settings side by side "
-             "(amounts in base units).")] = None,
+    setting: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Play the agents' games in this setting (repeatable: catering, hotel, ai-hosting): the contracts are "
+            "relabelled, money × the setting's multiplier; tables.md adds Table 11, the settings side by side "
+            "(amounts in base units)."
+        ),
+    ] = None,
     contracts: ContractsOption = None,
     envs: EnvsOption = None,
     variants: VariantsOption = None,
@@ -186,40 +278,82 @@ def experiment_performance(
     slice_options = _slice(contracts, envs, variants, rhos, limit)
     if estimate:
         with runner_progress(True):
-            plan = performance(agents=agents, directory=directory, out=out, role=role, seeds=seed_list,
-                               settings=setting, **slice_options, llm=settings, estimate=True, floors=floors)
+            plan = performance(
+                agents=agents,
+                directory=directory,
+                out=out,
+                role=role,
+                seeds=seed_list,
+                settings=setting,
+                **slice_options,
+                llm=settings,
+                estimate=True,
+                floors=floors,
+            )
         echo_estimate(plan, json_out)
         return
     llm_client(settings)  # a recordings file that cannot be used stops the run here, before any game
     with runner_progress(json_out) as advance, playing():
-        result = performance(agents=agents, directory=directory, out=out, role=role, seeds=seed_list, settings=setting,
-                             **slice_options, convention=convention, workers=workers, ray=ray, llm=settings,
-                             progress=advance, notice=None if json_out else lambda text: typer.echo(text, err=True),
-                             fail_on_error=allowed, floors=floors)
+        result = performance(
+            agents=agents,
+            directory=directory,
+            out=out,
+            role=role,
+            seeds=seed_list,
+            settings=setting,
+            **slice_options,
+            convention=convention,
+            workers=workers,
+            ray=ray,
+            llm=settings,
+            progress=advance,
+            notice=None if json_out else lambda text: typer.echo(text, err=True),
+            fail_on_error=allowed,
+            floors=floors,
+        )
     rep = result.report
     if json_out:
-        typer.echo(json.dumps({"ok": True, "contracts": rep.contracts, "seeds": list(rep.seeds), "agents": agents,
-                               "roles": list(rep.roles), "covers": rep.covers, "errored": rep.errored,
-                               "limited": rep.limited,
-                               "played_now": {"rational": result.played_rational, "agents": result.played_agents},
-                               "llm": [u.model_dump(mode="json") | {"total_tokens": u.total_tokens}
-                                       for u in rep.llm],
-                               "convention": convention, "floors": floors, "tables": str(result.tables),
-                               "figure": str(result.figure)}))
+        typer.echo(
+            json.dumps(
+                {
+                    "ok": True,
+                    "contracts": rep.contracts,
+                    "seeds": list(rep.seeds),
+                    "agents": agents,
+                    "roles": list(rep.roles),
+                    "covers": rep.covers,
+                    "errored": rep.errored,
+                    "limited": rep.limited,
+                    "played_now": {"rational": result.played_rational, "agents": result.played_agents},
+                    "llm": [u.model_dump(mode="json") | {"total_tokens": u.total_tokens} for u in rep.llm],
+                    "convention": convention,
+                    "floors": floors,
+                    "tables": str(result.tables),
+                    "figure": str(result.figure),
+                }
+            )
+        )
         return
     typer.echo(result.markdown, nl=False)
     typer.echo("")
     for u in rep.llm:
         cost = "cost unknown for this model" if u.cost_usd is None else f"${u.cost_usd:.4f}"
-        typer.echo(f"{u.agent}: {u.games} games, {u.calls} LLM calls ({u.failed} failed), {u.total_tokens:,} tokens "
-                   f"({u.input_tokens:,} input, {u.output_tokens:,} output, prompt cache {u.cache_read_tokens:,} "
-                   f"read and {u.cache_write_tokens:,} written), {cost}")
-    left_out = (f"; {rep.errored} errored and {rep.limited} limited games left out of the tables"
-                if rep.errored or rep.limited else "")
-    typer.echo(f"{rep.contracts} contracts × {len(rep.seeds)} seed(s) × {len(agents)} agent(s) × "
-               f"{len(rep.settings)} setting(s) × {len(rep.roles)} role(s) × 3 counterparties under the {floors} "
-               f"floor rule set ({result.played_agents} agent games and {result.played_rational} rational jobs "
-               f"played now{left_out}); tables and Figure 4 in {result.folder}")
+        typer.echo(
+            f"{u.agent}: {u.games} games, {u.calls} LLM calls ({u.failed} failed), {u.total_tokens:,} tokens "
+            f"({u.input_tokens:,} input, {u.output_tokens:,} output, prompt cache {u.cache_read_tokens:,} "
+            f"read and {u.cache_write_tokens:,} written), {cost}"
+        )
+    left_out = (
+        f"; {rep.errored} errored and {rep.limited} limited games left out of the tables"
+        if rep.errored or rep.limited
+        else ""
+    )
+    typer.echo(
+        f"{rep.contracts} contracts × {len(rep.seeds)} seed(s) × {len(agents)} agent(s) × "
+        f"{len(rep.settings)} setting(s) × {len(rep.roles)} role(s) × 3 counterparties under the {floors} "
+        f"floor rule set ({result.played_agents} agent games and {result.played_rational} rational jobs "
+        f"played now{left_out}); tables and Figure 4 in {result.folder}"
+    )
 
 
 def echo_estimate(plan, json_out: bool) -> None:
@@ -234,11 +368,24 @@ def echo_estimate(plan, json_out: bool) -> None:
 def experiment_frontier(
     directory: Directory = None,
     out: Out = None,
-    envs: Annotated[Optional[str], typer.Option(help="Environments (default: every one the contract set "
-                                                     "covers); the panels of others drawn before are kept.")] = None,
-    f2_seeds: Annotated[int, typer.Option(min=0, max=1000, help=(
-        "Grim-only contracts per stochastic environment whose contingency variants join F2's pool: the most "
-        "valuable of each P_sat band of width 0.05 counted down from 0.95."))] = 8,
+    envs: Annotated[
+        str | None,
+        typer.Option(
+            help="Environments (default: every one the contract set "
+            "covers); the panels of others drawn before are kept."
+        ),
+    ] = None,
+    f2_seeds: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            max=1000,
+            help=(
+                "Grim-only contracts per stochastic environment whose contingency variants join F2's pool: the most "
+                "valuable of each P_sat band of width 0.05 counted down from 0.95."
+            ),
+        ),
+    ] = 8,
     workers: Workers = None,
     ray: Ray = None,
     json_out: JsonFlag = False,
@@ -261,28 +408,44 @@ def experiment_frontier(
     search = search_records(directory, manifest.plan, searched)
     jobs = pool_jobs(search, chosen, f2_seeds)
     with runner_progress(json_out) as advance:
-        pools, ran = pool_records(jobs, out / "jobs" / "frontier.jsonl", workers, ray, advance,
-                                  shared_store(directory, out, "frontier.jsonl"))
+        pools, ran = pool_records(
+            jobs, out / "jobs" / "frontier.jsonl", workers, ray, advance, shared_store(directory, out, "frontier.jsonl")
+        )
     found = frontiers(search, pools, chosen)
     folder = write_report(out, found, keep=tuple(e for e in covered if e not in chosen), source=directory)
     if json_out:
-        typer.echo(json.dumps({"ok": True, "out": str(folder), "pool_jobs_run_now": ran,
-                               "envs": [{"env": f.env, "f1": len(f.f1), "f2": len(f.f2), "pool_f1": f.pool_f1,
-                                         "pool_f2": f.pool_f2} for f in found]}))
+        typer.echo(
+            json.dumps(
+                {
+                    "ok": True,
+                    "out": str(folder),
+                    "pool_jobs_run_now": ran,
+                    "envs": [
+                        {"env": f.env, "f1": len(f.f1), "f2": len(f.f2), "pool_f1": f.pool_f1, "pool_f2": f.pool_f2}
+                        for f in found
+                    ],
+                }
+            )
+        )
         return
-    typer.echo(f"{'env':>3}  {'pool F1':>7} {'pool F2':>7}  {'|F1|':>4} {'|F2|':>4}  "
-               f"{'max U_C+U_S F1':>14} {'F2':>8}")
+    typer.echo(f"{'env':>3}  {'pool F1':>7} {'pool F2':>7}  {'|F1|':>4} {'|F2|':>4}  {'max U_C+U_S F1':>14} {'F2':>8}")
     for f in found:
-        best = [max((p.joint_utility for p in pts), default=float('nan')) for pts in (f.f1, f.f2)]
-        typer.echo(f"{f.env:>3}  {f.pool_f1:>7} {f.pool_f2:>7}  {len(f.f1):>4} {len(f.f2):>4}  {best[0]:14.2f} "
-                   f"{best[1]:8.2f}")
+        best = [max((p.joint_utility for p in pts), default=float("nan")) for pts in (f.f1, f.f2)]
+        typer.echo(
+            f"{f.env:>3}  {f.pool_f1:>7} {f.pool_f2:>7}  {len(f.f1):>4} {len(f.f2):>4}  {best[0]:14.2f} {best[1]:8.2f}"
+        )
     typer.echo(f"plots and points in {folder} ({ran} pool jobs run now)")
 
 
 @app.command("seal")
 def seal(
-    stores: Annotated[list[Path], typer.Argument(help="Job stores (`jobs/*.jsonl`, a sweep's games.jsonl) written "
-                                                      "before stores carried checks.", show_default=False)],
+    stores: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Job stores (`jobs/*.jsonl`, a sweep's games.jsonl) written before stores carried checks.",
+            show_default=False,
+        ),
+    ],
     json_out: JsonFlag = False,
 ) -> None:
     """Give every line of a job store written before stores carried checks its check, so runs read it again:

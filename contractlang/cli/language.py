@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -33,8 +33,12 @@ def check(
             data, name = read(path)
         except FileError as exc:
             failed = True
-            typer.echo(json.dumps({"file": str(path), "ok": False, "error": str(exc)}) if json_out
-                       else f"error: {printable(str(exc))}", err=not json_out)
+            typer.echo(
+                json.dumps({"file": str(path), "ok": False, "error": str(exc)})
+                if json_out
+                else f"error: {printable(str(exc))}",
+                err=not json_out,
+            )
             continue
         result = check_source(data, name, decide_asserts=True)
         failed |= not result.ok
@@ -103,9 +107,14 @@ def fmt(
 
 @app.command()
 def trace(
-    contract: Annotated[Path, typer.Argument(help="The contract the trajectory was played under; leave it out for a "
-                                                  "log that starts with its header (`run --log` writes one).")],
-    events: Annotated[Optional[Path], typer.Argument(help="Event log: one JSON object per line.")] = None,
+    contract: Annotated[
+        Path,
+        typer.Argument(
+            help="The contract the trajectory was played under; leave it out for a "
+            "log that starts with its header (`run --log` writes one)."
+        ),
+    ],
+    events: Annotated[Path | None, typer.Argument(help="Event log: one JSON object per line.")] = None,
     rules: RulesOption = "authors",
     json_out: JsonFlag = False,
 ) -> None:
@@ -120,8 +129,9 @@ def trace(
         header = read_header(raw, str(log))
         if events is None:
             if header is None:
-                raise InputError(f"{log} starts with no header naming its contract: give it, "
-                                 "`contractlang trace CONTRACT LOG`")
+                raise InputError(
+                    f"{log} starts with no header naming its contract: give it, `contractlang trace CONTRACT LOG`"
+                )
             checked = header_contract(header, str(log))[0]
         else:
             checked = load_one(contract)
@@ -143,7 +153,7 @@ def trace(
 @app.command()
 def render(
     contract: Annotated[Path, typer.Argument(help="The contract to write out as prose.")],
-    setting: Annotated[Optional[str], typer.Option(help="Re-label into catering, hotel or ai-hosting.")] = None,
+    setting: Annotated[str | None, typer.Option(help="Re-label into catering, hotel or ai-hosting.")] = None,
 ) -> None:
     """Write a contract as prose: every term explicit, clauses in a fixed order, termination last."""
     from contractlang.render import render as render_prose
@@ -161,32 +171,51 @@ def render(
 @app.command()
 def translate(
     text_file: Annotated[Path, typer.Argument(help="Contract prose (UTF-8 text).")],
-    backend: Annotated[str, typer.Option(help="rules (offline, deterministic), anthropic (needs ANTHROPIC_API_KEY) or "
-                                              "openai (an OpenAI-compatible API: needs OPENAI_API_KEY and --model).")]
-    = "rules",
-    output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write the DSL here.")] = None,
-    name: Annotated[Optional[str], typer.Option(help="Contract name when the text gives none.")] = None,
-    model: Annotated[Optional[str], typer.Option(help="Model for an LLM backend (anthropic's default: "
-                                                   "claude-sonnet-5-5).")] = None,
+    backend: Annotated[
+        str,
+        typer.Option(
+            help="rules (offline, deterministic), anthropic (needs ANTHROPIC_API_KEY) or "
+            "openai (an OpenAI-compatible API: needs OPENAI_API_KEY and --model)."
+        ),
+    ] = "rules",
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write the DSL here.")] = None,
+    name: Annotated[str | None, typer.Option(help="Contract name when the text gives none.")] = None,
+    model: Annotated[
+        str | None, typer.Option(help="Model for an LLM backend (anthropic's default: claude-sonnet-5-5).")
+    ] = None,
     max_tokens: Annotated[int, typer.Option(min=1, help="Output token limit per attempt (LLM backends).")] = 4096,
-    timeout: Annotated[float, typer.Option(min=0.001, callback=seconds, help="Seconds the whole translation may "
-                                                                               "take, every attempt, retry and wait "
-                                                                               "included: a deadline, so a server "
-                                                                               "that trickles bytes is cut at it "
-                                                                               "(LLM backends).")] = 60.0,
-    retries: Annotated[int, typer.Option(min=0, help="Retries for transient API errors, with backoff "
-                                                     "(LLM backends).")] = 3,
-    base_url: Annotated[Optional[str], typer.Option(help="API base URL of an LLM backend: a proxy, an "
-                                                       "OpenAI-compatible server. Default: ANTHROPIC_BASE_URL / "
-                                                       "OPENAI_BASE_URL, else the provider's own API.")] = None,
-    cache: Annotated[Optional[Path], typer.Option(help="SQLite cache and audit file "
-                                                     "(default .contractlang-cache/translations.sqlite).")] = None,
+    timeout: Annotated[
+        float,
+        typer.Option(
+            min=0.001,
+            callback=seconds,
+            help="Seconds the whole translation may "
+            "take, every attempt, retry and wait "
+            "included: a deadline, so a server "
+            "that trickles bytes is cut at it "
+            "(LLM backends).",
+        ),
+    ] = 60.0,
+    retries: Annotated[
+        int, typer.Option(min=0, help="Retries for transient API errors, with backoff (LLM backends).")
+    ] = 3,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            help="API base URL of an LLM backend: a proxy, an "
+            "OpenAI-compatible server. Default: ANTHROPIC_BASE_URL / "
+            "OPENAI_BASE_URL, else the provider's own API."
+        ),
+    ] = None,
+    cache: Annotated[
+        Path | None, typer.Option(help="SQLite cache and audit file (default .contractlang-cache/translations.sqlite).")
+    ] = None,
     no_verify: Annotated[bool, typer.Option("--no-verify", help="Skip the extra checks in the repair loop.")] = False,
     json_out: JsonFlag = False,
 ) -> None:
     """Translate contract prose to checked DSL; a missing term is reported, never filled in."""
-    from contractlang.translate import DEFAULT_CACHE, TranslationCache, translate_text
     from contractlang.llm import DEFAULT_MODEL, PROVIDERS, LlmSettings, LlmUnavailable
+    from contractlang.translate import DEFAULT_CACHE, TranslationCache, translate_text
 
     choice(backend, ("rules", *PROVIDERS), "backend")
     check_base_url(base_url)
@@ -199,20 +228,51 @@ def translate(
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise InputError(f"{text_file}: not UTF-8 text") from None
-    settings = LlmSettings(model=model or DEFAULT_MODEL, max_tokens=max_tokens, timeout_seconds=timeout,
-                           max_retries=retries, base_url=base_url)
+    settings = LlmSettings(
+        model=model or DEFAULT_MODEL,
+        max_tokens=max_tokens,
+        timeout_seconds=timeout,
+        max_retries=retries,
+        base_url=base_url,
+    )
     try:
-        result = translate_text(text, name=name or text_file.stem, backend=backend,
-                                cache=TranslationCache(cache or DEFAULT_CACHE), settings=settings,
-                                extra_checks=() if no_verify else _extra_checks())
+        result = translate_text(
+            text,
+            name=name or text_file.stem,
+            backend=backend,
+            cache=TranslationCache(cache or DEFAULT_CACHE),
+            settings=settings,
+            extra_checks=() if no_verify else _extra_checks(),
+        )
     except LlmUnavailable as exc:
         raise InputError(str(exc)) from None
     if output is not None and result.dsl:
         write_atomically(output, result.dsl)
     if json_out:
-        typer.echo(json.dumps({**result.model_dump(include={
-            "ok", "well_formed", "dsl", "terms", "missing", "attempts", "cached", "backend", "model", "error",
-            "diagnostics", "inconsistencies", "notes"}), "status": result.status}))
+        typer.echo(
+            json.dumps(
+                {
+                    **result.model_dump(
+                        include={
+                            "ok",
+                            "well_formed",
+                            "dsl",
+                            "terms",
+                            "missing",
+                            "attempts",
+                            "cached",
+                            "backend",
+                            "model",
+                            "error",
+                            "diagnostics",
+                            "inconsistencies",
+                            "notes",
+                        }
+                    ),
+                    "status": result.status,
+                }
+            )
+        )
     else:
         if output is None:
             typer.echo(result.dsl, nl=False)
@@ -220,9 +280,12 @@ def translate(
         # command (`error: ...`), then the diagnostics of the contract that did not check, if one came back
         offline = " (offline: no LLM)" if result.backend == "rules" else ""
         how = f"{result.attempts} attempt(s), {'cached' if result.cached else 'fresh'}, {result.backend}/{result.model}"
-        typer.echo(f"error: {printable(f'translation failed: {result.error} ({how}{offline})')}"
-                   if result.status == "failed" else
-                   f"{result.status}: {how}{offline}" + (f"; {result.error}" if result.error else ""), err=True)
+        typer.echo(
+            f"error: {printable(f'translation failed: {result.error} ({how}{offline})')}"
+            if result.status == "failed"
+            else f"{result.status}: {how}{offline}" + (f"; {result.error}" if result.error else ""),
+            err=True,
+        )
         for field in result.missing:
             typer.echo(f"missing: {field}", err=True)
         for finding in result.inconsistencies:

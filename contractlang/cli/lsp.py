@@ -30,8 +30,9 @@ def _board_colours(board: int) -> tuple[tuple[str, ...], ...]:
 @app.command()
 def lsp(
     # capped: a debounce of hours would mean diagnostics that never come, with nothing to say why
-    debounce_ms: Annotated[int, typer.Option(min=0, max=10_000, help="Wait this long after the last edit before "
-                                                                     "checking.")] = 150,
+    debounce_ms: Annotated[
+        int, typer.Option(min=0, max=10_000, help="Wait this long after the last edit before checking.")
+    ] = 150,
 ) -> None:
     """Run the language server on stdin/stdout for editors (needs the `lsp` extra: pygls); see
     docs/how-to/editors.md."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -11,29 +11,53 @@ from contractlang.cli.errors import InputError, UsageProblem
 from contractlang.errors import UnknownName
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
-Workers = Annotated[Optional[int], typer.Option(min=1, help="Local worker processes (default: all cores).")]
-Ray = Annotated[Optional[str], typer.Option(help="Run the jobs on Ray instead: a cluster address, or 'local'.")]
-ConventionOption = Annotated[str, typer.Option(
-    help="How a breach bears on the weeks after it: cs19 (every later due counts, [CS-19]) or paper-tables (in a "
-         "contract with a deduction or rollover clause the Customer owes nothing after the first breach, as the "
-         "paper's rows imply, [CS-19a]). Only the scoring changes; the games are the same.")]
-FloorsOption = Annotated[str, typer.Option(
-    "--floors", help="Which written minimums are hard floors ([CS-14a]): cs14 (the default: substitution's and "
-                     "deduction's), no-deduction-floor, rollover-lifts-floors, or "
-                     "no-deduction-floor+rollover-lifts-floors. A game rule: part of every job and record, so runs "
-                     "under different rule sets never share games.")]
-LlmWorkers = Annotated[Optional[int], typer.Option(
-    min=1, help="Local worker processes for the CPU work, DP solves and rational games (default: all cores). LLM "
-                "games do not take one each: --max-connections of them wait on the model at once, in threads of "
-                "one process, while the workers solve the next contracts.")]
-FailOnErrorOption = Annotated[Optional[str], typer.Option(
-    "--fail-on-error", help="End the run with exit 1 once more games than this have errored (their model calls "
-                            "failed after the client's retries): a count such as 5, or a share of the games to "
-                            "play such as 0.1. Default: never; errored games are stored as such, left out of the "
-                            "tables, and a rerun of the same command retries them.")]
-EstimateFlag = Annotated[bool, typer.Option(
-    "--estimate", help="Print the games (to play now, stored, errored to retry), the expected LLM calls, tokens "
-                       "and cost, then exit without playing.")]
+Workers = Annotated[int | None, typer.Option(min=1, help="Local worker processes (default: all cores).")]
+Ray = Annotated[str | None, typer.Option(help="Run the jobs on Ray instead: a cluster address, or 'local'.")]
+ConventionOption = Annotated[
+    str,
+    typer.Option(
+        help="How a breach bears on the weeks after it: cs19 (every later due counts, [CS-19]) or paper-tables (in a "
+        "contract with a deduction or rollover clause the Customer owes nothing after the first breach, as the "
+        "paper's rows imply, [CS-19a]). Only the scoring changes; the games are the same."
+    ),
+]
+FloorsOption = Annotated[
+    str,
+    typer.Option(
+        "--floors",
+        help="Which written minimums are hard floors ([CS-14a]): cs14 (the default: substitution's and "
+        "deduction's), no-deduction-floor, rollover-lifts-floors, or "
+        "no-deduction-floor+rollover-lifts-floors. A game rule: part of every job and record, so runs "
+        "under different rule sets never share games.",
+    ),
+]
+LlmWorkers = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        help="Local worker processes for the CPU work, DP solves and rational games (default: all cores). LLM "
+        "games do not take one each: --max-connections of them wait on the model at once, in threads of "
+        "one process, while the workers solve the next contracts.",
+    ),
+]
+FailOnErrorOption = Annotated[
+    str | None,
+    typer.Option(
+        "--fail-on-error",
+        help="End the run with exit 1 once more games than this have errored (their model calls "
+        "failed after the client's retries): a count such as 5, or a share of the games to "
+        "play such as 0.1. Default: never; errored games are stored as such, left out of the "
+        "tables, and a rerun of the same command retries them.",
+    ),
+]
+EstimateFlag = Annotated[
+    bool,
+    typer.Option(
+        "--estimate",
+        help="Print the games (to play now, stored, errored to retry), the expected LLM calls, tokens "
+        "and cost, then exit without playing.",
+    ),
+]
 
 
 def fail_on_error(text: str | None) -> float | None:
@@ -99,12 +123,22 @@ def float_set(text: str, option: str) -> tuple[float, ...]:
     return values
 
 
-BoardSetOption = Annotated[Optional[str], typer.Option(
-    "--set", help="Board set: ours (our seeded sample) or paper (the CT-Bench authors' 80 grids); an ID may name "
-                  "its set instead, paper:17.")]
-RulesOption = Annotated[str, typer.Option(
-    "--rules", help="How contract entries are enforced: authors (the authors' engine, which made every published "
-                    "number) or paper (the paper's text, [CT-23]/[CT-24]).")]
+BoardSetOption = Annotated[
+    str | None,
+    typer.Option(
+        "--set",
+        help="Board set: ours (our seeded sample) or paper (the CT-Bench authors' 80 grids); an ID may name "
+        "its set instead, paper:17.",
+    ),
+]
+RulesOption = Annotated[
+    str,
+    typer.Option(
+        "--rules",
+        help="How contract entries are enforced: authors (the authors' engine, which made every published "
+        "number) or paper (the paper's text, [CT-23]/[CT-24]).",
+    ),
+]
 
 
 def rule_set(name: str):

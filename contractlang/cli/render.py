@@ -32,8 +32,19 @@ def print_trace(report: dict, ir: ContractIR, console: Console | None = None) ->
     if isinstance(ir, ContractSimIR):
         products = "/".join(ir.setting_info.products)
         table = Table(title=f'Trace of "{ir.name}" (quantities as {products})')
-        for col in ("week", "party", "due", "done", "credited", "compliant", "prefix", "D", "memory", "deduction",
-                    "enforcement"):
+        for col in (
+            "week",
+            "party",
+            "due",
+            "done",
+            "credited",
+            "compliant",
+            "prefix",
+            "D",
+            "memory",
+            "deduction",
+            "enforcement",
+        ):
             table.add_column(col)
         for w in report["weeks"]:
             if w["role"] == "customer":
@@ -41,15 +52,28 @@ def print_trace(report: dict, ir: ContractIR, console: Console | None = None) ->
             else:
                 due, done, credited = _triple(w["required"]), _triple(w["delivered"]), _triple(w["credited"])
             compliant = "excluded" if w["excluded"] else _yes(w["compliant"])
-            table.add_row(str(w["week"]), w["role"], due, done, credited, compliant, "ok" if w["prefix_ok"] else
-                          "broken", "1" if w["observed_breach"] else "0", _triple(w["memory_after"]),
-                          f"${w['deduction']:,}" if w["deduction"] else "", "; ".join(w["enforcement"]))
+            table.add_row(
+                str(w["week"]),
+                w["role"],
+                due,
+                done,
+                credited,
+                compliant,
+                "ok" if w["prefix_ok"] else "broken",
+                "1" if w["observed_breach"] else "0",
+                _triple(w["memory_after"]),
+                f"${w['deduction']:,}" if w["deduction"] else "",
+                "; ".join(w["enforcement"]),
+            )
         console.print(table)
         v = report["verdict"]
         if not report["complete"]:
             console.print(f"[yellow]The log stops before week 11 ({len(report['weeks'])} weeks closed).[/yellow]")
-        head = "No breach" if v["first_breach"] is None else f"{v['first_breach'].capitalize()} breached first, " \
-                                                            f"in week {v['week']}"
+        head = (
+            "No breach"
+            if v["first_breach"] is None
+            else f"{v['first_breach'].capitalize()} breached first, in week {v['week']}"
+        )
         console.print(f"[bold]{head}[/bold]: {v['reason']}")
         return
     table = Table(title=f'Trace of "{ir.name}"')
@@ -62,7 +86,9 @@ def print_trace(report: dict, ir: ContractIR, console: Console | None = None) ->
         table.add_row(str(s["line"]), what, enf)
     console.print(table)
     forfeits = ", ".join(report["forfeited"]) or "none"
-    console.print(f"[bold]Forfeits[/bold] (final score 0): {forfeits}; finished: {', '.join(report['finished']) or 'none'}")
+    console.print(
+        f"[bold]Forfeits[/bold] (final score 0): {forfeits}; finished: {', '.join(report['finished']) or 'none'}"
+    )
 
 
 def _enforcement_text(a: dict) -> str:
@@ -100,14 +126,22 @@ def print_solution(result, ir: ContractSimIR, cached: bool) -> None:
     threshold = "meets" if result.p_sat >= 0.95 - 1e-9 else "misses"
     rows = [
         ("P_sat", f"{result.p_sat:.6f}  ({threshold} the 0.95 threshold; forward check {result.p_sat_forward:.6f})"),
-        ("U customer", "not computed" if result.u_customer is None else
-         f"{_dollars(result.u_customer)}  (both players RCC)"),
-        ("U supplier", ("not computed" if result.u_supplier is None else _dollars(result.u_supplier))
-         + f"  (DP value V_1 {_dollars(result.v_supplier)} with an RC Customer)"),
+        (
+            "U customer",
+            "not computed" if result.u_customer is None else f"{_dollars(result.u_customer)}  (both players RCC)",
+        ),
+        (
+            "U supplier",
+            ("not computed" if result.u_supplier is None else _dollars(result.u_supplier))
+            + f"  (DP value V_1 {_dollars(result.v_supplier)} with an RC Customer)",
+        ),
         ("completeness", f"{result.completeness:.4f}"),
         ("survival S_1..S_5", "  ".join(f"{s:.4f}" for s in result.survival)),
-        ("table", f"{result.states:,} states, solved in {result.seconds:.2f} s"
-                  + ("  (loaded from the cache)" if cached else "")),
+        (
+            "table",
+            f"{result.states:,} states, solved in {result.seconds:.2f} s"
+            + ("  (loaded from the cache)" if cached else ""),
+        ),
     ]
     print(f"{result.contract} in environment {result.env} ({mode})")
     for name, value in rows:
@@ -155,6 +189,8 @@ def survival_figure(result):
 def usage_line(usage) -> str:
     """One line of LLM usage: calls, tokens, cost and the prompt cache's tokens."""
     cost = "cost unknown for this model" if usage.cost_usd is None else f"${usage.cost_usd:.4f}"
-    return (f"LLM: {usage.calls} call(s) ({usage.replayed} replayed, {usage.failed} failed), "
-            f"{usage.input_tokens:,} input and {usage.output_tokens:,} output tokens, {cost}; prompt cache "
-            f"{usage.cache_read_tokens:,} tokens read, {usage.cache_write_tokens:,} written")
+    return (
+        f"LLM: {usage.calls} call(s) ({usage.replayed} replayed, {usage.failed} failed), "
+        f"{usage.input_tokens:,} input and {usage.output_tokens:,} output tokens, {cost}; prompt cache "
+        f"{usage.cache_read_tokens:,} tokens read, {usage.cache_write_tokens:,} written"
+    )

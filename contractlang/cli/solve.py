@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -18,12 +18,16 @@ from contractlang.cli.options import FloorsOption, JsonFlag
 def solve(
     contract: Annotated[Path, typer.Argument(help="A ContractSim contract file (one contract).")],
     env: Annotated[int, typer.Option("--env", min=1, max=6, help="ContractSim environment 1..6.")],
-    cache_dir: Annotated[Optional[Path], typer.Option(help="Where solved tables are kept, keyed by contract terms "
-                                                           "and environment (default: $CONTRACTLANG_DP_CACHE, "
-                                                           "else .contractlang-cache/dp).")]
-    = None,
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="Where solved tables are kept, keyed by contract terms "
+            "and environment (default: $CONTRACTLANG_DP_CACHE, "
+            "else .contractlang-cache/dp)."
+        ),
+    ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Solve afresh and keep nothing on disk.")] = False,
-    plot: Annotated[Optional[Path], typer.Option(help="Draw the survival curve S_t to this PNG.")] = None,
+    plot: Annotated[Path | None, typer.Option(help="Draw the survival curve S_t to this PNG.")] = None,
     floors: FloorsOption = "cs14",
     json_out: JsonFlag = False,
 ) -> None:
@@ -43,8 +47,9 @@ def solve(
 
     with Progress(transient=True, disable=json_out) as bar:
         task = bar.add_task(f"solving {checked.ir.name} in environment {env}", total=None)
-        result, _, hit = cache.solve(checked.ir, environment,
-                                     progress=lambda done, total: bar.update(task, completed=done, total=total))
+        result, _, hit = cache.solve(
+            checked.ir, environment, progress=lambda done, total: bar.update(task, completed=done, total=total)
+        )
     if plot is not None:
         from contractlang.cli.render import plot_survival
 

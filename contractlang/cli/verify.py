@@ -5,20 +5,28 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 from contractlang.cli.app import app
 from contractlang.cli.errors import InputError
 from contractlang.cli.inputs import game_options, load_contracts, read, source_text
-from contractlang.cli.options import (BoardSetOption, FloorsOption, JsonFlag, RulesOption, ctbench_board,
-                                     floors_for_env, rule_set)
+from contractlang.cli.options import (
+    BoardSetOption,
+    FloorsOption,
+    JsonFlag,
+    RulesOption,
+    ctbench_board,
+    floors_for_env,
+    rule_set,
+)
 from contractlang.files import write_atomically
 
 
-def verifier_inputs(env: int | None, board: str | None, board_set: str | None = None, header: str | None = None,
-                    floors: str = "cs14"):
+def verifier_inputs(
+    env: int | None, board: str | None, board_set: str | None = None, header: str | None = None, floors: str = "cs14"
+):
     """The verifier's environment (under the floor rule set `floors`, [CS-14a]) and board description for
     `--env N` and `--board ID|SET:ID` (with `--set` and the contract header's board set; None where not given)."""
     environment = board_value = None
@@ -37,17 +45,23 @@ def verifier_inputs(env: int | None, board: str | None, board_set: str | None = 
 @app.command()
 def verify(
     contract: Annotated[Path, typer.Argument(help="The contract to verify.")],
-    env: Annotated[Optional[int], typer.Option("--env", min=1, max=6, help="ContractSim environment 1..6 (budget, capacity, "
-                                                              "cash-flow checks).")] = None,
-    board: Annotated[Optional[str], typer.Option("--board", help="CT-Bench board ID 0..79 or SET:ID (colour, chip "
-                                                                  "and path checks).")] = None,
+    env: Annotated[
+        int | None,
+        typer.Option("--env", min=1, max=6, help="ContractSim environment 1..6 (budget, capacity, cash-flow checks)."),
+    ] = None,
+    board: Annotated[
+        str | None, typer.Option("--board", help="CT-Bench board ID 0..79 or SET:ID (colour, chip and path checks).")
+    ] = None,
     board_set: BoardSetOption = None,
     rules: RulesOption = "authors",
     timeout_ms: Annotated[int, typer.Option(min=1, help="z3 time limit per check, in milliseconds.")] = 5000,
-    events_out: Annotated[Optional[Path], typer.Option(help="Write each refuted check's counterexample as an "
-                                                            "event log here, for `contractlang trace`.")] = None,
-    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any check is refuted (the report is "
-                                                          "printed all the same).")] = False,
+    events_out: Annotated[
+        Path | None,
+        typer.Option(help="Write each refuted check's counterexample as an event log here, for `contractlang trace`."),
+    ] = None,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Exit 1 when any check is refuted (the report is printed all the same).")
+    ] = False,
     floors: FloorsOption = "cs14",
     json_out: JsonFlag = False,
 ) -> None:
@@ -58,11 +72,13 @@ def verify(
     game_options(contracts, env, board, contract)
     floors_for_env(floors, env)
     headers = {c.ir.board_set for c in contracts if c.ir.kind == "ctbench" and c.ir.board_set}
-    environment, board_value = verifier_inputs(env, board, board_set, next(iter(headers)) if len(headers) == 1 else None,
-                                               floors)
+    environment, board_value = verifier_inputs(
+        env, board, board_set, next(iter(headers)) if len(headers) == 1 else None, floors
+    )
     enforced = rule_set(rules)
-    reports = [run_verify(c, env=environment, board=board_value, timeout_ms=timeout_ms, rules=enforced)
-               for c in contracts]
+    reports = [
+        run_verify(c, env=environment, board=board_value, timeout_ms=timeout_ms, rules=enforced) for c in contracts
+    ]
     if events_out is not None:
         try:
             events_out.mkdir(parents=True, exist_ok=True)
@@ -90,8 +106,11 @@ def verify(
         if "contractsim" in kinds and env is None:
             typer.echo("(pass --env N, an environment 1..6, for the budget, capacity and cash-flow checks)", err=True)
         if "ctbench" in kinds and board is None:
-            typer.echo("(pass --board ID, a board 0..79 of `contractlang ctbench boards` or SET:ID, for the coverage "
-                       "colour, chip sufficiency and path-to-goal checks)", err=True)
+            typer.echo(
+                "(pass --board ID, a board 0..79 of `contractlang ctbench boards` or SET:ID, for the coverage "
+                "colour, chip sufficiency and path-to-goal checks)",
+                err=True,
+            )
     if strict and any(c.status == "refuted" for r in reports for c in r.checks):
         raise typer.Exit(1)
 

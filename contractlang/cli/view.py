@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import webbrowser
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -19,32 +19,47 @@ from contractlang.cli.options import JsonFlag
 @app.command()
 @llm_options(max_tokens=8192, timeout=120.0)
 def view(
-    path: Annotated[Path, typer.Argument(help="A game log (`run --log`), run records (`run --json`), a sweep's or "
-                                              "experiment's output directory, or a folder of them.")] = Path("."),
-    bundle: Annotated[Optional[Path], typer.Option("--bundle", help="Write the viewer as a static site into this "
-                                                                    "directory (a snapshot) instead of serving it.")]
-    = None,
+    path: Annotated[
+        Path,
+        typer.Argument(
+            help="A game log (`run --log`), run records (`run --json`), a sweep's or "
+            "experiment's output directory, or a folder of them."
+        ),
+    ] = Path("."),
+    bundle: Annotated[
+        Path | None,
+        typer.Option(
+            "--bundle", help="Write the viewer as a static site into this directory (a snapshot) instead of serving it."
+        ),
+    ] = None,
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port to serve on (0: a free one).")] = 0,
     host: Annotated[str, typer.Option(help="Address to bind; the default serves this machine only.")] = "127.0.0.1",
     open_browser: Annotated[bool, typer.Option("--open", help="Open the page in a browser.")] = False,
-    contract: Annotated[Optional[Path], typer.Option(help="The contract of an event log without a header "
-                                                          "(`run --log` files written before logs had one).")]
-    = None,
-    board: Annotated[Optional[int], typer.Option(min=0, max=79, help="The board of a bare CT-Bench event log.")]
-    = None,
-    workers: Annotated[Optional[int], typer.Option(min=1, help="Processes that build a --bundle's game pages "
-                                                               "(default: one per core).")] = None,
-    allow_commands: Annotated[bool, typer.Option("--allow-commands", help="Let a rebuild start the external agents "
-                                                 "(cmd:PROGRAM) a record names; off by default.")] = False,
+    contract: Annotated[
+        Path | None,
+        typer.Option(
+            help="The contract of an event log without a header (`run --log` files written before logs had one)."
+        ),
+    ] = None,
+    board: Annotated[int | None, typer.Option(min=0, max=79, help="The board of a bare CT-Bench event log.")] = None,
+    workers: Annotated[
+        int | None, typer.Option(min=1, help="Processes that build a --bundle's game pages (default: one per core).")
+    ] = None,
+    allow_commands: Annotated[
+        bool,
+        typer.Option(
+            "--allow-commands",
+            help="Let a rebuild start the external agents (cmd:PROGRAM) a record names; off by default.",
+        ),
+    ] = False,
     json_out: JsonFlag = False,
     llm_flags: LlmFlags | None = None,
 ) -> None:
     """See games, sweeps and experiments in a browser: each game week by week (ContractSim) or move by move
     (CT-Bench) beside its contract, the tables and figures, and a filterable list of games to compare."""
     from contractlang.api.view.options import ViewOptions
-    from contractlang.api.view.site import Viewer
+    from contractlang.api.view.site import Viewer, server
     from contractlang.api.view.site import bundle as write_bundle
-    from contractlang.api.view.site import server
 
     if not path.exists():
         raise InputError(f"{path}: no such file or directory")
@@ -54,17 +69,25 @@ def view(
     # an LLM game is rebuilt by replaying its recordings, under the settings (--max-tokens, --base-url, ...) it was
     # played with: they key the recorded responses
     replay = llm_settings(["llm"], llm_flags.model_copy(update={"replay": True}))
-    options = ViewOptions(contract=checked, source=source_text(read(contract)[0]) if contract else None,
-                          board=board, llm=replay, allow_commands=allow_commands)
+    options = ViewOptions(
+        contract=checked,
+        source=source_text(read(contract)[0]) if contract else None,
+        board=board,
+        llm=replay,
+        allow_commands=allow_commands,
+    )
     viewer = Viewer(path, options, live=bundle is None)
     if not viewer.index.candidates():
-        raise InputError(f"{path}: no games, tables or figures found (game logs, `run --json` records, sweep or "
-                         "experiment output)")
+        raise InputError(
+            f"{path}: no games, tables or figures found (game logs, `run --json` records, sweep or experiment output)"
+        )
     rows = viewer.index.rows
     if checked is None and len(rows) == 1 and rows[0].line == 0 and path.is_file():
         if not rows[0].header:
-            raise InputError(f"{path} is an event log (`run --log`) without a header naming its contract: give "
-                             "--contract FILE" + (" and --board ID" if rows[0].game == "ctbench" else ""))
+            raise InputError(
+                f"{path} is an event log (`run --log`) without a header naming its contract: give "
+                "--contract FILE" + (" and --board ID" if rows[0].game == "ctbench" else "")
+            )
         from contractlang.interpreter.trace import TraceError, header_contract, read_header
 
         try:  # a header that cannot be read is this command's error, not a page's
@@ -79,8 +102,10 @@ def view(
         if json_out:
             typer.echo(json.dumps({"ok": True, **done.model_dump()}))
         else:
-            typer.echo(f"wrote {done.out}/index.html: {done.games} game(s), {done.figures} figure(s)"
-                       + (f"; {done.failed} game(s) could not be shown (the page says why)" if done.failed else ""))
+            typer.echo(
+                f"wrote {done.out}/index.html: {done.games} game(s), {done.figures} figure(s)"
+                + (f"; {done.failed} game(s) could not be shown (the page says why)" if done.failed else "")
+            )
         return
     try:
         httpd = server(viewer, host, port)

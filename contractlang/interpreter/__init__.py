@@ -41,8 +41,11 @@ __all__ = [
 ]
 
 
-def compile(ir: ContractIR, rules: Rules | None = None,  # noqa: A001
-            floors: FloorRules = FloorRules()) -> ContractSimMonitor | CTBenchMonitor:
+def compile(
+    ir: ContractIR,
+    rules: Rules | None = None,  # noqa: A001
+    floors: FloorRules = FloorRules(),
+) -> ContractSimMonitor | CTBenchMonitor:
     """The initial monitor for a checked contract: a ContractSim one under the floor rule set `floors` ([CS-14a]),
     a CT-Bench one enforcing `rules` (default: the paper's text)."""
     if isinstance(ir, ContractSimIR):

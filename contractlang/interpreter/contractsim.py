@@ -87,18 +87,28 @@ class CompiledContractSim(Frozen):
             table = self.tables[round_index]
             m = int(self.rules.memory_index(np.array(memory)))
             i = (m, *delivered)
-            return WeekOutcome(bool(table.violation[i]), bool(table.shortfall[i]),
-                               tuple(int(v) for v in self.memory_states[table.new_memory_index[i]]),
-                               int(table.deduction[i]), tuple(int(v) for v in table.credited[i]),
-                               tuple(int(v) for v in table.required[m]))
+            return WeekOutcome(
+                bool(table.violation[i]),
+                bool(table.shortfall[i]),
+                tuple(int(v) for v in self.memory_states[table.new_memory_index[i]]),
+                int(table.deduction[i]),
+                tuple(int(v) for v in table.credited[i]),
+                tuple(int(v) for v in table.required[m]),
+            )
         out = evaluate_round(self.rules, round_index, memory, delivered)
-        return WeekOutcome(bool(out.violation), bool(out.shortfall), tuple(int(v) for v in out.new_memory),
-                           int(out.deduction), tuple(int(v) for v in out.credited),
-                           tuple(int(v) for v in out.required))
+        return WeekOutcome(
+            bool(out.violation),
+            bool(out.shortfall),
+            tuple(int(v) for v in out.new_memory),
+            int(out.deduction),
+            tuple(int(v) for v in out.credited),
+            tuple(int(v) for v in out.required),
+        )
 
 
-def compile_contractsim(ir: ContractSimIR, inventory_cap: int | None = None,
-                        floors: FloorRules = FloorRules()) -> CompiledContractSim:
+def compile_contractsim(
+    ir: ContractSimIR, inventory_cap: int | None = None, floors: FloorRules = FloorRules()
+) -> CompiledContractSim:
     """The contract's rules under the floor rule set `floors`, tabulated up to the environment's `inventory_cap`
     when one is given."""
     rules = RoundRules.from_ir(ir, floors)
@@ -181,8 +191,10 @@ class ContractSimMonitor(Frozen):
             raise EventError("the contract's 11 weeks are over; no further events are accepted")
         if event.week != self.week:
             order = "after" if event.week < self.week else "before"
-            raise EventError(f"{event.type} for week {event.week} arrives {order} week {self.week} is open "
-                             f"(each week must end with a week_end event before the next begins)")
+            raise EventError(
+                f"{event.type} for week {event.week} arrives {order} week {self.week} is open "
+                f"(each week must end with a week_end event before the next begins)"
+            )
         if isinstance(event, Payment):
             if event.week not in PAYMENT_WEEKS:
                 raise EventError(f"payment in production week {event.week}; payments fall in weeks 1, 3, 5, 7, 9, 11")
@@ -192,8 +204,9 @@ class ContractSimMonitor(Frozen):
                 raise EventError(f"delivery in payment week {event.week}; deliveries fall in weeks 2, 4, 6, 8, 10")
             products = self.contract.ir.setting_info.products
             if event.product not in products:
-                raise EventError(f"unknown product {event.product!r}; this contract's products are "
-                                 + ", ".join(products))
+                raise EventError(
+                    f"unknown product {event.product!r}; this contract's products are " + ", ".join(products)
+                )
             delivered = list(self.delivered)
             delivered[products.index(event.product)] += event.qty
             return self.model_copy(update={"delivered": tuple(delivered)})
@@ -210,17 +223,31 @@ class ContractSimMonitor(Frozen):
             nominal = self.contract.ir.payment(w)
             due = int(payment_due(nominal, self.pending_deduction))
             compliant = self.paid >= due
-            status = dict(role="customer", due=due, nominal=nominal, paid=self.paid,
-                          deduction=int(applied_deduction(nominal, self.pending_deduction)), excluded=due == 0,
-                          memory_before=self.memory, memory_after=self.memory)
+            status = dict(
+                role="customer",
+                due=due,
+                nominal=nominal,
+                paid=self.paid,
+                deduction=int(applied_deduction(nominal, self.pending_deduction)),
+                excluded=due == 0,
+                memory_before=self.memory,
+                memory_after=self.memory,
+            )
             update: dict = {"pending_deduction": 0}
         else:
             t = PRODUCTION_WEEKS.index(w)
             out = self.contract.production(t, self.memory, self.delivered)
             compliant = not out.violation
-            status = dict(role="supplier", required=out.required, delivered=self.delivered, credited=out.credited,
-                          deduction=out.deduction, excluded=not any(out.required), memory_before=self.memory,
-                          memory_after=out.new_memory)
+            status = dict(
+                role="supplier",
+                required=out.required,
+                delivered=self.delivered,
+                credited=out.credited,
+                deduction=out.deduction,
+                excluded=not any(out.required),
+                memory_before=self.memory,
+                memory_after=out.new_memory,
+            )
             update = {"pending_deduction": out.deduction, "memory": out.new_memory}
         role: Role = status["role"]
         enforcement: tuple[str, ...] = ()
@@ -236,13 +263,17 @@ class ContractSimMonitor(Frozen):
             enforcement=enforcement,
             **status,
         )
-        return self.model_copy(update={**update, "week": w + 1, "paid": 0, "delivered": (0, 0, 0),
-                                       "weeks": self.weeks + (record,)})
+        return self.model_copy(
+            update={**update, "week": w + 1, "paid": 0, "delivered": (0, 0, 0), "weeks": self.weeks + (record,)}
+        )
 
     def verdict(self) -> Verdict:
         """Who breached first, when and why, in words."""
-        firsts = [(w, r) for r, w in (("customer", self.customer_first_violation),
-                                       ("supplier", self.supplier_first_violation)) if w is not None]
+        firsts = [
+            (w, r)
+            for r, w in (("customer", self.customer_first_violation), ("supplier", self.supplier_first_violation))
+            if w is not None
+        ]
         if not firsts:
             done = "all 11 weeks" if self.finished else f"weeks 1..{self.week - 1}"
             return Verdict(first_breach=None, week=None, reason=f"no breach in {done}: the contract was honoured")
@@ -260,17 +291,23 @@ class Verdict(Frozen):
 def breach_reason(status: WeekStatus, ir: ContractSimIR) -> str:
     """Why a week was not compliant, in words (the verdict's reason; money as `status` holds it)."""
     if status.role == "customer":
-        return (f"the customer paid ${status.paid:,} in week {status.week} against ${status.due:,} due "
-                f"(${status.nominal:,} scheduled, ${status.deduction:,} deducted)")
+        return (
+            f"the customer paid ${status.paid:,} in week {status.week} against ${status.due:,} due "
+            f"(${status.nominal:,} scheduled, ${status.deduction:,} deducted)"
+        )
     products = ir.setting_info.products
     gaps = [f"{d} {c} of {r}" for d, r, c in zip(products, status.required, status.credited) if c < r]
     mode = ir.contingencies.mode
-    detail = {"GRIM": "any shortfall is a breach",
-              "PD": "a shortfall below the floor, or a second shortfall in a row, is a breach",
-              "RO": "an uncured carry-over, a deficit above the limit, a floor breach or a deficit left "
-                    "in week 10 is a breach",
-              "PDRO": "an uncured carry-over, a deficit above the limit, a floor breach or a deficit left "
-                      "in week 10 is a breach"}[mode]
-    return (f"the supplier delivered {'/'.join(str(x) for x in status.delivered)} in week {status.week} "
-            f"against {'/'.join(str(x) for x in status.required)} required; credited short: "
-            f"{', '.join(gaps) or 'none (floor breach)'} ({mode}: {detail})")
+    detail = {
+        "GRIM": "any shortfall is a breach",
+        "PD": "a shortfall below the floor, or a second shortfall in a row, is a breach",
+        "RO": "an uncured carry-over, a deficit above the limit, a floor breach or a deficit left "
+        "in week 10 is a breach",
+        "PDRO": "an uncured carry-over, a deficit above the limit, a floor breach or a deficit left "
+        "in week 10 is a breach",
+    }[mode]
+    return (
+        f"the supplier delivered {'/'.join(str(x) for x in status.delivered)} in week {status.week} "
+        f"against {'/'.join(str(x) for x in status.required)} required; credited short: "
+        f"{', '.join(gaps) or 'none (floor breach)'} ({mode}: {detail})"
+    )

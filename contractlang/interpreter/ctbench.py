@@ -147,15 +147,18 @@ class CTBenchMonitor(Frozen):
         giver without one only blocks the payment, leaving the entry open."""
         giver, colour = self.rules.payment(entry, event.tile_colour)
         if event.holdings.of(giver).of(colour) >= 1:
-            action: Enforcement = ChipTransfer(giver=giver, receiver=entry.receiver, colour=colour,
-                                               tile=event.tile, pays_move=colour == event.tile_colour)
+            action: Enforcement = ChipTransfer(
+                giver=giver,
+                receiver=entry.receiver,
+                colour=colour,
+                tile=event.tile,
+                pays_move=colour == event.tile_colour,
+            )
             return self._with((action,), **update)
         if self.rules.block_not_forfeit:
-            return self._with((ContractBlocked(giver=giver, receiver=entry.receiver, colour=colour,
-                                               tile=event.tile),))
+            return self._with((ContractBlocked(giver=giver, receiver=entry.receiver, colour=colour, tile=event.tile),))
         forfeited = self.forfeited if giver in self.forfeited else self.forfeited + (giver,)
-        return self._with((Forfeit(player=giver, tile=event.tile, colour=colour),), forfeited=forfeited,
-                          **update)
+        return self._with((Forfeit(player=giver, tile=event.tile, colour=colour),), forfeited=forfeited, **update)
 
     def _with(self, actions: tuple[Enforcement, ...], **update) -> CTBenchMonitor:
         return self.model_copy(update={**update, "actions": self.actions + actions, "last_actions": actions})

@@ -8,7 +8,7 @@ knows about it, such as a CT-Bench round), so one set of classes serves the moni
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import Field, TypeAdapter
 
@@ -89,15 +89,16 @@ class GameEnd(EventBase):
     type: Literal["game_end"] = "game_end"
 
 
-ContractSimEvent = Annotated[Union[Payment, Delivery, WeekEnd], Field(discriminator="type")]
-CTBenchEvent = Annotated[Union[MoveAttempt, GoalReached, GameEnd], Field(discriminator="type")]
-Event = Annotated[Union[Payment, Delivery, WeekEnd, MoveAttempt, GoalReached, GameEnd], Field(discriminator="type")]
+ContractSimEvent = Annotated[Payment | Delivery | WeekEnd, Field(discriminator="type")]
+CTBenchEvent = Annotated[MoveAttempt | GoalReached | GameEnd, Field(discriminator="type")]
+Event = Annotated[Payment | Delivery | WeekEnd | MoveAttempt | GoalReached | GameEnd, Field(discriminator="type")]
 
 EVENT_ADAPTER: TypeAdapter = TypeAdapter(Event)
 CONTRACTSIM_TYPES = ("payment", "delivery", "week_end")
 CTBENCH_TYPES = ("move_attempt", "goal_reached", "game_end")
-EVENT_MODELS: dict[str, type[EventBase]] = {m.model_fields["type"].default: m for m in
-                                             (Payment, Delivery, WeekEnd, MoveAttempt, GoalReached, GameEnd)}
+EVENT_MODELS: dict[str, type[EventBase]] = {
+    m.model_fields["type"].default: m for m in (Payment, Delivery, WeekEnd, MoveAttempt, GoalReached, GameEnd)
+}
 
 
 def monitor_events(log: Iterable[EventBase]) -> list[EventBase]:
@@ -108,8 +109,9 @@ def monitor_events(log: Iterable[EventBase]) -> list[EventBase]:
     for entry in log:
         model = EVENT_MODELS.get(entry.type)
         if model is not None:
-            events.append(entry if type(entry) is model else
-                          model(**{k: getattr(entry, k) for k in model.model_fields}))
+            events.append(
+                entry if type(entry) is model else model(**{k: getattr(entry, k) for k in model.model_fields})
+            )
     return events
 
 

@@ -33,9 +33,11 @@ class FloorRules(Frozen):
 FloorsName = Literal["cs14", "no-deduction-floor", "rollover-lifts-floors", "no-deduction-floor+rollover-lifts-floors"]
 DEFAULT_FLOORS: FloorsName = "cs14"
 FLOOR_RULES: dict[FloorsName, FloorRules] = {
-    "cs14": FloorRules(), "no-deduction-floor": FloorRules(deduction_floor=False),
+    "cs14": FloorRules(),
+    "no-deduction-floor": FloorRules(deduction_floor=False),
     "rollover-lifts-floors": FloorRules(rollover_lifts_floors=True),
-    "no-deduction-floor+rollover-lifts-floors": FloorRules(deduction_floor=False, rollover_lifts_floors=True)}
+    "no-deduction-floor+rollover-lifts-floors": FloorRules(deduction_floor=False, rollover_lifts_floors=True),
+}
 """Every floor rule set by the name the CLI and the conformance table give it; `cs14` is the default."""
 
 RecordedFloors = Annotated[FloorsName, Field(exclude_if=lambda name: name == DEFAULT_FLOORS)]
@@ -74,8 +76,11 @@ class RoundRules(Frozen):
         contract when `rollover_lifts_floors` (a week rollover cannot carry fails on its own terms)."""
         if self.floors.rollover_lifts_floors and self.carries_deficits:
             return None
-        mins = [m for m in (self.substitution_min, self.deduction_min if self.floors.deduction_floor else None)
-                if m is not None]
+        mins = [
+            m
+            for m in (self.substitution_min, self.deduction_min if self.floors.deduction_floor else None)
+            if m is not None
+        ]
         return tuple(max(column) for column in zip(*mins)) if mins else None
 
     @property

@@ -6,7 +6,7 @@ import hashlib
 import importlib.metadata
 import json
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Literal
 
 from pydantic import Field, ValidationError
 
@@ -64,17 +64,17 @@ class LogHeader(Frozen):
     game: Literal["contractsim", "ctbench"]
     contract: str  # the contract file's path when the game was played
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")  # of the contract file's bytes
-    source: Optional[str] = Field(default=None, max_length=MAX_HEADER_SOURCE)  # the file's text
+    source: str | None = Field(default=None, max_length=MAX_HEADER_SOURCE)  # the file's text
     name: str  # the contract's name in that file
-    env: Optional[int] = Field(default=None, ge=1, le=6)
-    board: Optional[int] = Field(default=None, ge=0)
-    board_set: Optional[str] = None
+    env: int | None = Field(default=None, ge=1, le=6)
+    board: int | None = Field(default=None, ge=0)
+    board_set: str | None = None
     seed: int = Field(ge=0)
     agents: dict[str, str]  # role → agent (customer, supplier; red, blue)
-    mode: Optional[str] = None  # CT-Bench: pfp | trade
-    visible: Optional[bool] = None  # CT-Bench: each player sees the other's state
-    rules: Optional[str] = None  # CT-Bench: the rule set the game was played and is replayed under [CT-24a]
-    guidance: Optional[tuple[str, ...]] = None  # ContractSim LLM agents: the prompt's guidance clauses
+    mode: str | None = None  # CT-Bench: pfp | trade
+    visible: bool | None = None  # CT-Bench: each player sees the other's state
+    rules: str | None = None  # CT-Bench: the rule set the game was played and is replayed under [CT-24a]
+    guidance: tuple[str, ...] | None = None  # ContractSim LLM agents: the prompt's guidance clauses
     contractlang: str  # the version that wrote the log
 
 
@@ -87,9 +87,15 @@ def contractlang_version() -> str:
 
 def log_header(checked: CheckedContract, data: bytes, **game) -> LogHeader:
     """The header of a log of a game played under `checked`, read from the file bytes `data`."""
-    return LogHeader(game=checked.ir.kind, contract=str(Path(checked.file).resolve()),
-                     sha256=hashlib.sha256(data).hexdigest(), source=data.decode("utf-8"), name=checked.ir.name,
-                     contractlang=contractlang_version(), **game)
+    return LogHeader(
+        game=checked.ir.kind,
+        contract=str(Path(checked.file).resolve()),
+        sha256=hashlib.sha256(data).hexdigest(),
+        source=data.decode("utf-8"),
+        name=checked.ir.name,
+        contractlang=contractlang_version(),
+        **game,
+    )
 
 
 def game_log(header: LogHeader, events: list[dict]) -> str:
@@ -123,22 +129,33 @@ def header_contract(header: LogHeader, file: str) -> tuple[CheckedContract, str]
         try:
             data = path.read_bytes()
         except OSError as exc:
-            raise TraceError(file, 1, f"the header's contract {header.contract} cannot be read "
-                             f"({exc.strerror or exc}); give the contract file") from None
+            raise TraceError(
+                file,
+                1,
+                f"the header's contract {header.contract} cannot be read "
+                f"({exc.strerror or exc}); give the contract file",
+            ) from None
     else:
         data = text.encode("utf-8")
     if hashlib.sha256(data).hexdigest() != header.sha256:
         what = "the contract text in the header" if text is not None else header.contract
-        raise TraceError(file, 1, f"{what} does not match the header's SHA-256 (changed since the game was played); "
-                         "give the contract file")
+        raise TraceError(
+            file,
+            1,
+            f"{what} does not match the header's SHA-256 (changed since the game was played); give the contract file",
+        )
     checked = check_source(data, header.contract)
     found = [c for c in checked.contracts if c.ir.name == header.name]
     if not checked.ok or not found:
-        raise TraceError(file, 1, f"the header's contract {header.contract} holds no valid contract "
-                         f"{header.name!r}; give the contract file")
+        raise TraceError(
+            file,
+            1,
+            f"the header's contract {header.contract} holds no valid contract {header.name!r}; give the contract file",
+        )
     if found[0].ir.kind != header.game:
-        raise TraceError(file, 1, f"the header names a {header.game} game and {header.name!r} is a "
-                         f"{found[0].ir.kind} contract")
+        raise TraceError(
+            file, 1, f"the header names a {header.game} game and {header.name!r} is a {found[0].ir.kind} contract"
+        )
     return found[0], data.decode("utf-8", errors="replace")
 
 
@@ -172,13 +189,20 @@ def read_events(raw: bytes, file: str, kind: str) -> list[tuple[int, object]]:
             raise TraceError(file, number, "each line must be one JSON object")
         etype = obj.get("type")
         if etype not in allowed:
-            raise TraceError(file, number, f"unknown event type {str(etype)[:40]!r} for a {kind} contract; "
-                             f"expected one of {', '.join(allowed)}")
+            raise TraceError(
+                file,
+                number,
+                f"unknown event type {str(etype)[:40]!r} for a {kind} contract; expected one of {', '.join(allowed)}",
+            )
         extra = extra_fields(obj)
         if extra:
-            raise TraceError(file, number, f"a {etype} with fields beyond the event's ({', '.join(extra[:3])}): a "
-                             "line of a game's own log, not a monitor event; `contractlang run CONTRACT --board ID "
-                             "--log FILE` (or --env N) writes the events trace replays")
+            raise TraceError(
+                file,
+                number,
+                f"a {etype} with fields beyond the event's ({', '.join(extra[:3])}): a "
+                "line of a game's own log, not a monitor event; `contractlang run CONTRACT --board ID "
+                "--log FILE` (or --env N) writes the events trace replays",
+            )
         try:
             events.append((number, EVENT_ADAPTER.validate_json(line, strict=True)))
         except ValidationError as exc:

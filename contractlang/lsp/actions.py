@@ -27,27 +27,49 @@ def fixes(analysis: Analysis, diagnostics: tuple[Diagnostic, ...]) -> tuple[Fix,
     for d in diagnostics:
         if d.code == "E001" and d.hint == UNCLOSED_HINT:
             end = Lines(analysis.source).end()
-            out.append(Fix(title="add the closing '}'", diagnostic=d,
-                           edits=(Edit(range=Range(start=end, end=end), text="\n}\n"),)))
+            out.append(
+                Fix(
+                    title="add the closing '}'",
+                    diagnostic=d,
+                    edits=(Edit(range=Range(start=end, end=end), text="\n}\n"),),
+                )
+            )
             continue
         node = _node_at(analysis, d)
         if d.code == "E611" and isinstance(node, ast.CoverEntry) and node.colour and analysis.board:
             colour = analysis.board.colour((node.tile.row.value, node.tile.col.value))
-            out.append(Fix(title=f"write `with {colour} chip`", diagnostic=d,
-                           edits=(Edit(range=span_range(node.colour.span), text=colour),)))
+            out.append(
+                Fix(
+                    title=f"write `with {colour} chip`",
+                    diagnostic=d,
+                    edits=(Edit(range=span_range(node.colour.span), text=colour),),
+                )
+            )
             cut = Range(start=span_range(node.receiver.span).end, end=span_range(node.span).end)
             out.append(Fix(title="leave the colour out", diagnostic=d, edits=(Edit(range=cut, text=""),)))
         elif d.code == "E205" and isinstance(node, ast.WeekSpec):
             low, high = node.weeks
-            out.append(Fix(title=f"write the range as {high.value}..{low.value}", diagnostic=d,
-                           edits=(Edit(range=span_range(low.span), text=_text(analysis, high)),
-                                  Edit(range=span_range(high.span), text=_text(analysis, low)))))
+            out.append(
+                Fix(
+                    title=f"write the range as {high.value}..{low.value}",
+                    diagnostic=d,
+                    edits=(
+                        Edit(range=span_range(low.span), text=_text(analysis, high)),
+                        Edit(range=span_range(high.span), text=_text(analysis, low)),
+                    ),
+                )
+            )
         elif d.code == "E604" and isinstance(node, ast.Name):
             entry = next((n for n in nodes_at_span(analysis, d) if isinstance(n, ast.GoalEntry)), None)
             if entry is not None:
                 trigger = entry.trigger.value
-                out.append(Fix(title=f"write `{trigger}: {trigger} transfers ...`", diagnostic=d,
-                               edits=(Edit(range=span_range(node.span), text=trigger),)))
+                out.append(
+                    Fix(
+                        title=f"write `{trigger}: {trigger} transfers ...`",
+                        diagnostic=d,
+                        edits=(Edit(range=span_range(node.span), text=trigger),),
+                    )
+                )
     return tuple(out)
 
 
@@ -66,4 +88,4 @@ def _node_at(analysis: Analysis, d: Diagnostic) -> ast.Node | None:
 def _text(analysis: Analysis, node: ast.Node) -> str:
     lines = Lines(analysis.source)
     rng = span_range(node.span)
-    return analysis.source[lines.offset(rng.start):lines.offset(rng.end)]
+    return analysis.source[lines.offset(rng.start) : lines.offset(rng.end)]

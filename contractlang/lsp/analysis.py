@@ -9,8 +9,8 @@ from contractlang import ast
 from contractlang.checker import CheckResult, check, check_board
 from contractlang.diagnostics import ContractError, Diagnostic, Span
 from contractlang.ir import CheckedContract
-from contractlang.parser import parse
 from contractlang.lsp.text import Position, span_contains
+from contractlang.parser import parse
 from contractlang.vocab import Frozen
 
 # Live checking stops here: the parser reads ~100 KB a second on a loaded machine, and an editor that waits
@@ -58,15 +58,21 @@ class Analysis(Frozen):
 
 
 def too_large(source: str, path: str) -> Diagnostic:
-    return Diagnostic(code="L001", severity="warning", file=path, span=Span.point(1, 1),
-                      message=f"this file has {len(source):,} characters; live checking stops at "
-                              f"{MAX_LIVE_CHARS:,}", hint=f"run `contractlang check {path}` in a terminal")
+    return Diagnostic(
+        code="L001",
+        severity="warning",
+        file=path,
+        span=Span.point(1, 1),
+        message=f"this file has {len(source):,} characters; live checking stops at {MAX_LIVE_CHARS:,}",
+        hint=f"run `contractlang check {path}` in a terminal",
+    )
 
 
 def not_analysed(source: str, path: str, board: Board | None, why: Diagnostic) -> Analysis:
     """The analysis of a document that is not parsed: one diagnostic saying why, no tree, nothing checked."""
-    return Analysis(source=source, tree=None, result=CheckResult(contracts=(), diagnostics=()), board=board,
-                    diagnostics=(why,))
+    return Analysis(
+        source=source, tree=None, result=CheckResult(contracts=(), diagnostics=()), board=board, diagnostics=(why,)
+    )
 
 
 def analyse(source: str, path: str, board: Board | None = None, previous: Analysis | None = None) -> Analysis:
@@ -122,7 +128,7 @@ def _pieces(source: str) -> list[str]:
         elif m.group() == "}":
             depth -= 1
             if depth == 0:
-                out.append(source[start:m.end()])
+                out.append(source[start : m.end()])
                 start = m.end()
     out.append(source[start:])
     return out

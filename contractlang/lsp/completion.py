@@ -43,17 +43,20 @@ def complete(source: str, pos: Position) -> tuple[Completion, ...]:
     document is too large to check live."""
     if len(source) > MAX_LIVE_CHARS:
         return ()
-    before = source[:Lines(source).offset(pos)]
-    word = _PARTIAL_WORD.search(before[-MAX_WORD_CHARS - 1:]).group()
+    before = source[: Lines(source).offset(pos)]
+    word = _PARTIAL_WORD.search(before[-MAX_WORD_CHARS - 1 :]).group()
     if len(word) > MAX_WORD_CHARS:
         return ()  # no keyword or name is that long
     starts = [m.start() for m in _CONTRACT_START.finditer(before, 0, len(before) - len(word))]
-    prefix = parse_prefix(before[starts[-1] if starts else 0:len(before) - len(word)])
+    prefix = parse_prefix(before[starts[-1] if starts else 0 : len(before) - len(word)])
     if prefix is None:
         return ()
     values = [str(t) for t in prefix.tokens]
-    out = [Completion(label=kw, kind="keyword") for kw in sorted(filter(None, map(keyword_of, prefix.accepts)))
-           if kw[0].isalpha()]
+    out = [
+        Completion(label=kw, kind="keyword")
+        for kw in sorted(filter(None, map(keyword_of, prefix.accepts)))
+        if kw[0].isalpha()
+    ]
     if "NAME" in prefix.accepts:
         out += _names(values)
     if "INT" in prefix.accepts and values and values[-1] in ("week", "weeks", "..", ","):
@@ -66,7 +69,7 @@ def _game(values: list[str]) -> str | None:
     if "game" not in values:
         return None
     at = len(values) - 1 - values[::-1].index("game")
-    parts = values[at + 1:at + 4]
+    parts = values[at + 1 : at + 4]
     return "".join(parts) if len(parts) == 3 and parts[1] == "." else (parts[0] if parts else None)
 
 
@@ -98,8 +101,10 @@ def _names(values: list[str]) -> list[Completion]:
         return [Completion(label=p, kind="party", detail="player") for p in CTBENCH_PARTIES]
     setting = SETTING_BY_GAME_ID.get(game or "")
     if setting is not None and (block in _PRODUCT_BLOCKS or values[-2:] == ["total", "deliver"]):
-        return [Completion(label=p, kind="product", detail=f"{t} ({setting.title})")
-                for p, t in zip(setting.products, setting.product_titles)]
+        return [
+            Completion(label=p, kind="product", detail=f"{t} ({setting.title})")
+            for p, t in zip(setting.products, setting.product_titles)
+        ]
     return []
 
 

@@ -17,8 +17,12 @@ from contractlang.render.prose import (
 )
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, SETTING_BY_GAME_ID, SETTINGS, Frozen
 
-CONTINGENCY_KEYS = {ast.Substitution: "substitution", ast.PaymentDeduction: "payment_deduction",
-                    ast.Rollover: "rollover", ast.OnBreach: "on_breach"}
+CONTINGENCY_KEYS = {
+    ast.Substitution: "substitution",
+    ast.PaymentDeduction: "payment_deduction",
+    ast.Rollover: "rollover",
+    ast.OnBreach: "on_breach",
+}
 NOT_CHECKED = "_The contract has errors; its terms show here once it checks._"
 
 
@@ -42,8 +46,9 @@ def hover(analysis: Analysis, pos: Position) -> Hover | None:
     return None
 
 
-def _describe(node: ast.Node, parent: ast.Node, contract: ast.Contract, checked: CheckedContract | None,
-              analysis: Analysis) -> str | None:
+def _describe(
+    node: ast.Node, parent: ast.Node, contract: ast.Contract, checked: CheckedContract | None, analysis: Analysis
+) -> str | None:
     if isinstance(node, ast.Name) and not isinstance(parent, (ast.CoverEntry, ast.GoalEntry, ast.PartyEntry)):
         return _product(node.value, contract, checked)
     if isinstance(node, ast.Tile):
@@ -52,8 +57,15 @@ def _describe(node: ast.Node, parent: ast.Node, contract: ast.Contract, checked:
         return _weeks([node.value], checked)
     if isinstance(node, ast.WeekSpec):
         block = "deliver" if isinstance(parent, ast.DeliveryEntry) else "pay"
-        weeks = [] if checked is None else [w for w in (PRODUCTION_WEEKS if block == "deliver" else PAYMENT_WEEKS)
-                                            if checked.spans.get(f"{block}.{w}") == parent.span]
+        weeks = (
+            []
+            if checked is None
+            else [
+                w
+                for w in (PRODUCTION_WEEKS if block == "deliver" else PAYMENT_WEEKS)
+                if checked.spans.get(f"{block}.{w}") == parent.span
+            ]
+        )
         return _weeks(weeks, checked)
     if type(node) in CONTINGENCY_KEYS:
         return _clause(CONTINGENCY_KEYS[type(node)], checked)
@@ -84,8 +96,7 @@ def _weeks(weeks: list[int], checked: CheckedContract | None) -> str | None:
     ir = checked.ir
     sentences = clause_sentences(ir)
     relevant = [k for k in sentences if weeks[0] in PRODUCTION_WEEKS or k in ("payment_deduction", "on_breach")]
-    return "\n\n".join([week_due(ir, w) for w in weeks]
-                        + [f"{CLAUSE_LABELS[k]}: {sentences[k]}" for k in relevant])
+    return "\n\n".join([week_due(ir, w) for w in weeks] + [f"{CLAUSE_LABELS[k]}: {sentences[k]}" for k in relevant])
 
 
 def week_due(ir: ContractSimIR, week: int) -> str:
@@ -93,13 +104,18 @@ def week_due(ir: ContractSimIR, week: int) -> str:
     s = SETTINGS[ir.setting]
     c = ir.contingencies
     if week in PRODUCTION_WEEKS:
-        text = (f"**Week {week}** (production): the {s.supplier_title} {VERBS[ir.setting]} "
-                f"{quantities(s, ir.delivery(week))}")
+        text = (
+            f"**Week {week}** (production): the {s.supplier_title} {VERBS[ir.setting]} "
+            f"{quantities(s, ir.delivery(week))}"
+        )
         if c.payment_deduction:
             text += f"; a shortfall lowers the week {week + 1} payment"
         if c.rollover:
-            text += ("; nothing may remain outstanding after it" if week == PRODUCTION_WEEKS[-1]
-                     else f"; missed items may be made up in week {week + 2}")
+            text += (
+                "; nothing may remain outstanding after it"
+                if week == PRODUCTION_WEEKS[-1]
+                else f"; missed items may be made up in week {week + 2}"
+            )
         return text + "."
     text = f"**Week {week}** (payment): the {s.customer_title} pays {money(ir.payment(week))}"
     if c.payment_deduction and week - 1 in PRODUCTION_WEEKS:
@@ -117,8 +133,10 @@ def _tile(tile: ast.Tile, analysis: Analysis) -> str:
     where = (tile.row.value, tile.col.value)
     board = analysis.board
     if board is None:
-        return (f"Tile {where}: no board chosen; set `board` (a CT-Bench board ID 0..79) in the server's "
-                "settings to see its colour.")
+        return (
+            f"Tile {where}: no board chosen; set `board` (a CT-Bench board ID 0..79) in the server's "
+            "settings to see its colour."
+        )
     if not all(0 <= v < len(board.colours) for v in where):
         return f"Tile {where} is off board {board.id}."
     return f"Tile {where} is **{board.colour(where)}** on board {board.id}."

@@ -62,9 +62,14 @@ logger = logging.getLogger("contractlang.lsp")
 
 DEBOUNCE_S = 0.15
 VERIFY_COMMAND = "contractlang.verify"
-_COMPLETION_KINDS = {"keyword": types.CompletionItemKind.Keyword, "product": types.CompletionItemKind.Value,
-                     "party": types.CompletionItemKind.Variable, "game": types.CompletionItemKind.Module,
-                     "colour": types.CompletionItemKind.Color, "week": types.CompletionItemKind.Constant}
+_COMPLETION_KINDS = {
+    "keyword": types.CompletionItemKind.Keyword,
+    "product": types.CompletionItemKind.Value,
+    "party": types.CompletionItemKind.Variable,
+    "game": types.CompletionItemKind.Module,
+    "colour": types.CompletionItemKind.Color,
+    "week": types.CompletionItemKind.Constant,
+}
 
 
 class Settings(BaseModel):
@@ -134,8 +139,12 @@ class ContractProtocol(LanguageServerProtocol):
 
     def handle_message(self, message) -> None:
         if self._shutdown and isinstance(message, RPCRequest) and message.method != types.EXIT:
-            self._send_response(message.id, error=JsonRpcInvalidRequest(
-                f"the server is shutting down; {message.method} is not answered").to_response_error())
+            self._send_response(
+                message.id,
+                error=JsonRpcInvalidRequest(
+                    f"the server is shutting down; {message.method} is not answered"
+                ).to_response_error(),
+            )
             return
         super().handle_message(message)
 
@@ -271,8 +280,9 @@ class ContractServer(LanguageServer):
                     raise ValueError("this server has no CT-Bench boards")
                 board = Board(id=settings.board, colours=self.board_colours(settings.board))
         except (ValidationError, ValueError, LookupError) as exc:
-            self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning,
-                                                             message=f"contractlang: bad settings ({exc})"))
+            self.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Warning, message=f"contractlang: bad settings ({exc})")
+            )
             return
         self.settings, self.board = settings, board
         self.snapshots.clear()
@@ -354,9 +364,11 @@ class ContractServer(LanguageServer):
 
     def publish(self, uri: str, snap: Snapshot) -> None:
         found = snap.analysis.diagnostics + self.verified.get(uri, ())
-        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-            uri=uri, version=snap.document.version,
-            diagnostics=[self.lsp_diagnostic(d, snap.lines) for d in found]))
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(
+                uri=uri, version=snap.document.version, diagnostics=[self.lsp_diagnostic(d, snap.lines) for d in found]
+            )
+        )
 
     def position(self, lines: Lines, pos: types.Position) -> Position:
         return lines.from_units(pos.line, pos.character, self.encoding)
@@ -369,14 +381,24 @@ class ContractServer(LanguageServer):
 
     def lsp_diagnostic(self, d: Diagnostic, lines: Lines) -> types.Diagnostic:
         severity = types.DiagnosticSeverity.Error if d.severity == "error" else types.DiagnosticSeverity.Warning
-        return types.Diagnostic(range=self.lsp_range(lines, span_range(d.span)), severity=severity, code=d.code,
-                                source="contractlang", message=d.message + (f"\nhint: {d.hint}" if d.hint else ""))
+        return types.Diagnostic(
+            range=self.lsp_range(lines, span_range(d.span)),
+            severity=severity,
+            code=d.code,
+            source="contractlang",
+            message=d.message + (f"\nhint: {d.hint}" if d.hint else ""),
+        )
 
     def lsp_symbol(self, s: Symbol, lines: Lines) -> types.DocumentSymbol:
         kind = types.SymbolKind.Module if s.kind == "contract" else types.SymbolKind.Property
-        return types.DocumentSymbol(name=s.name, detail=s.detail, kind=kind, range=self.lsp_range(lines, s.range),
-                                    selection_range=self.lsp_range(lines, s.selection),
-                                    children=[self.lsp_symbol(c, lines) for c in s.children])
+        return types.DocumentSymbol(
+            name=s.name,
+            detail=s.detail,
+            kind=kind,
+            range=self.lsp_range(lines, s.range),
+            selection_range=self.lsp_range(lines, s.selection),
+            children=[self.lsp_symbol(c, lines) for c in s.children],
+        )
 
 
 def _is_id(ident) -> bool:
@@ -391,10 +413,19 @@ def _path(uri: str) -> str:
 def _snapshot(doc: Document, path: str, board: Board | None, previous: Analysis | None) -> Snapshot:
     """The document's analysis and line table (on the checking worker: both read the whole text)."""
     if doc.refused is not None:
-        analysis = not_analysed(doc.text, path, board, Diagnostic(
-            code="L002", severity="warning", file=path, span=Span.point(1, 1),
-            message=f"the editor's last changes to this file were not applied: {doc.refused}",
-            hint="close and reopen the file (or undo and redo the change in smaller steps)"))
+        analysis = not_analysed(
+            doc.text,
+            path,
+            board,
+            Diagnostic(
+                code="L002",
+                severity="warning",
+                file=path,
+                span=Span.point(1, 1),
+                message=f"the editor's last changes to this file were not applied: {doc.refused}",
+                hint="close and reopen the file (or undo and redo the change in smaller steps)",
+            ),
+        )
     else:
         analysis = analyse(doc.text, path, board, previous)
     return Snapshot(document=doc, lines=Lines(doc.text), analysis=analysis)
@@ -436,16 +467,25 @@ def did_change(ls: ContractServer, params: types.DidChangeTextDocumentParams) ->
     if doc is None:
         logger.warning("a change to %s, which is not open: ignored", uri)
         return
-    changes = [(None if isinstance(c, types.TextDocumentContentChangeWholeDocument) else
-                (c.range.start.line, c.range.start.character, c.range.end.line, c.range.end.character), c.text)
-               for c in params.content_changes]
+    changes = [
+        (
+            None
+            if isinstance(c, types.TextDocumentContentChangeWholeDocument)
+            else (c.range.start.line, c.range.start.character, c.range.end.line, c.range.end.character),
+            c.text,
+        )
+        for c in params.content_changes
+    ]
     version = params.text_document.version
     if doc.refused is not None:  # out of step with the editor until it sends the whole text again
         whole = [k for k, (where, _) in enumerate(changes) if where is None]
-        changes = changes[whole[-1]:] if whole else []
+        changes = changes[whole[-1] :] if whole else []
     try:
-        doc = Document(version=version, text=apply_changes(doc.text, changes, ls.encoding),
-                       refused=doc.refused if doc.refused is not None and not changes else None)
+        doc = Document(
+            version=version,
+            text=apply_changes(doc.text, changes, ls.encoding),
+            refused=doc.refused if doc.refused is not None and not changes else None,
+        )
     except ChangesRefused as exc:
         doc = Document(version=version, text=doc.text, refused=str(exc))
     ls.documents[uri] = doc
@@ -463,8 +503,10 @@ async def on_hover(ls: ContractServer, params: types.HoverParams) -> types.Hover
     found = hover(snap.analysis, ls.position(snap.lines, params.position))
     if found is None:
         return None
-    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=found.markdown),
-                       range=ls.lsp_range(snap.lines, found.range))
+    return types.Hover(
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=found.markdown),
+        range=ls.lsp_range(snap.lines, found.range),
+    )
 
 
 def _completions(source: str, line: int, units: int, encoding: str) -> tuple[Completion, ...]:
@@ -476,8 +518,13 @@ def _completions(source: str, line: int, units: int, encoding: str) -> tuple[Com
 async def on_completion(ls: ContractServer, params: types.CompletionParams) -> types.CompletionList:
     doc = ls.document(params.text_document.uri)
     loop = asyncio.get_running_loop()
-    found = () if doc.refused else await loop.run_in_executor(
-        ls.checking, _completions, doc.text, params.position.line, params.position.character, ls.encoding)
+    found = (
+        ()
+        if doc.refused
+        else await loop.run_in_executor(
+            ls.checking, _completions, doc.text, params.position.line, params.position.character, ls.encoding
+        )
+    )
     return types.CompletionList(is_incomplete=False, items=[_completion_item(c) for c in found])
 
 
@@ -511,11 +558,19 @@ async def on_code_action(ls: ContractServer, params: types.CodeActionParams) -> 
     start, end = ls.position(snap.lines, params.range.start), ls.position(snap.lines, params.range.end)
     wanted = Range(start=start, end=end)
     touching = tuple(d for d in snap.analysis.diagnostics if _overlaps(d, wanted))
-    return [types.CodeAction(
-        title=f.title, kind=types.CodeActionKind.QuickFix, diagnostics=[ls.lsp_diagnostic(f.diagnostic, snap.lines)],
-        edit=types.WorkspaceEdit(changes={uri: [types.TextEdit(range=ls.lsp_range(snap.lines, e.range), new_text=e.text)
-                                                for e in f.edits]}))
-        for f in fixes(snap.analysis, touching)]
+    return [
+        types.CodeAction(
+            title=f.title,
+            kind=types.CodeActionKind.QuickFix,
+            diagnostics=[ls.lsp_diagnostic(f.diagnostic, snap.lines)],
+            edit=types.WorkspaceEdit(
+                changes={
+                    uri: [types.TextEdit(range=ls.lsp_range(snap.lines, e.range), new_text=e.text) for e in f.edits]
+                }
+            ),
+        )
+        for f in fixes(snap.analysis, touching)
+    ]
 
 
 def _overlaps(d: Diagnostic, rng: Range) -> bool:
@@ -537,8 +592,15 @@ async def verify_command(ls: ContractServer, *arguments) -> list[dict]:
     generation = ls.generation.get(uri)
     snap = await ls.snapshot(uri)
     loop = asyncio.get_running_loop()
-    result = await loop.run_in_executor(ls.proving, verify_document, snap.analysis, ls.verify_contract,
-                                        settings.env, settings.board, line if isinstance(line, int) else None)
+    result = await loop.run_in_executor(
+        ls.proving,
+        verify_document,
+        snap.analysis,
+        ls.verify_contract,
+        settings.env,
+        settings.board,
+        line if isinstance(line, int) else None,
+    )
     if ls.generation.get(uri) == generation:
         ls.verified[uri] = result.diagnostics
         ls.publish(uri, snap)
@@ -547,8 +609,9 @@ async def verify_command(ls: ContractServer, *arguments) -> list[dict]:
     return [s.model_dump() for s in result.summaries]
 
 
-def build_server(verify: Verify | None = None, board_colours: BoardColours | None = None,
-                 debounce: float = DEBOUNCE_S) -> ContractServer:
+def build_server(
+    verify: Verify | None = None, board_colours: BoardColours | None = None, debounce: float = DEBOUNCE_S
+) -> ContractServer:
     ls = ContractServer(verify, board_colours, debounce)
     ls.feature(types.INITIALIZE)(initialize)
     ls.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)(did_change_configuration)
@@ -557,11 +620,13 @@ def build_server(verify: Verify | None = None, board_colours: BoardColours | Non
     ls.feature(types.TEXT_DOCUMENT_DID_CLOSE)(did_close)
     ls.feature(types.TEXT_DOCUMENT_HOVER)(on_hover)
     ls.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=[" ", ":", "("]))(
-        on_completion)
+        on_completion
+    )
     ls.feature(types.TEXT_DOCUMENT_FORMATTING)(on_formatting)
     ls.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)(on_symbols)
-    ls.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
-        code_action_kinds=[types.CodeActionKind.QuickFix]))(on_code_action)
+    ls.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix])
+    )(on_code_action)
     ls.command(VERIFY_COMMAND)(verify_command)
     return ls
 
@@ -582,8 +647,7 @@ class OneLineLog(logging.Formatter):
         return super().format(first).replace("\n", ": ")
 
 
-def serve(verify: Verify | None = None, board_colours: BoardColours | None = None,
-          debounce: float = DEBOUNCE_S) -> int:
+def serve(verify: Verify | None = None, board_colours: BoardColours | None = None, debounce: float = DEBOUNCE_S) -> int:
     """Run the server on stdin/stdout until the editor says `exit` or closes stdin; its exit code (0 after
     `shutdown`, else 1). A broken stream is a FileError. Logs go to stderr, one line each."""
     handler = logging.StreamHandler(sys.stderr)

@@ -34,13 +34,15 @@ class Frames:
         searched = 0
         while (at := self.buffer.find(b"\n", searched)) < 0:
             if len(self.buffer) > MAX_INPUT_BYTES:
-                raise FileError(f"stdin: a header line of more than {MAX_INPUT_BYTES // 2**20} MiB; the client is not "
-                                "speaking the language server protocol")
+                raise FileError(
+                    f"stdin: a header line of more than {MAX_INPUT_BYTES // 2**20} MiB; the client is not "
+                    "speaking the language server protocol"
+                )
             searched = len(self.buffer)
             if not self._fill():
                 return None
-        line = bytes(self.buffer[:at + 1])
-        del self.buffer[:at + 1]
+        line = bytes(self.buffer[: at + 1])
+        del self.buffer[: at + 1]
         return line
 
     def next(self) -> bytes | None:
@@ -56,8 +58,9 @@ class Frames:
             started = True
             if not line.endswith(b"\r\n"):
                 shown = _shown(line.rstrip(b"\r\n"))
-                raise FileError(f"stdin: the header line {shown} ends in a bare LF; the protocol ends each header "
-                                "line in CRLF")
+                raise FileError(
+                    f"stdin: the header line {shown} ends in a bare LF; the protocol ends each header line in CRLF"
+                )
             if line == b"\r\n":
                 break
             name, colon, value = line[:-2].partition(b":")
@@ -72,8 +75,7 @@ class Frames:
             raise FileError("stdin: a message without a Content-Length header (is its name misspelt?)")
         while len(self.buffer) < length:
             if not self._fill(length - len(self.buffer)):
-                raise FileError(f"stdin: the input ended {len(self.buffer):,} bytes into a message of {length:,} "
-                                "bytes")
+                raise FileError(f"stdin: the input ended {len(self.buffer):,} bytes into a message of {length:,} bytes")
         body = bytes(self.buffer[:length])
         del self.buffer[:length]
         return body
@@ -83,8 +85,10 @@ def _length(value: bytes) -> int:
     if not value.isdigit():  # bytes.isdigit: ASCII digits only, so no sign, no space, no other script's digits
         raise FileError(f"stdin: Content-Length {_shown(value)} is not a number of bytes")
     if len(value) > 30:
-        raise FileError(f"stdin: a message of a {len(value):,}-digit number of bytes, more than "
-                        f"{MAX_INPUT_BYTES // 2**20} MiB; not read")
+        raise FileError(
+            f"stdin: a message of a {len(value):,}-digit number of bytes, more than "
+            f"{MAX_INPUT_BYTES // 2**20} MiB; not read"
+        )
     length = int(value)
     if length > MAX_INPUT_BYTES:
         raise FileError(f"stdin: a message of {length:,} bytes, more than {MAX_INPUT_BYTES // 2**20} MiB; not read")
@@ -110,7 +114,7 @@ class Output:
         view = memoryview(data)
         try:
             while view and not self.broken:
-                view = view[os.write(self.fd, view):]
+                view = view[os.write(self.fd, view) :]
         except OSError as exc:
             if not self.broken:
                 self.broken = True

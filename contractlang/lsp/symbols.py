@@ -24,9 +24,17 @@ def document_symbols(analysis: Analysis) -> tuple[Symbol, ...]:
     """One symbol per contract of a file that parses; none while it has a syntax error."""
     if analysis.tree is None:
         return ()
-    return tuple(Symbol(name=c.name, kind="contract", detail=f"game {c.game.game_id}", range=span_range(c.span),
-                        selection=span_range(c.name_span), children=tuple(_clause(k) for k in c.clauses))
-                 for c in analysis.tree.contracts)
+    return tuple(
+        Symbol(
+            name=c.name,
+            kind="contract",
+            detail=f"game {c.game.game_id}",
+            range=span_range(c.span),
+            selection=span_range(c.name_span),
+            children=tuple(_clause(k) for k in c.clauses),
+        )
+        for c in analysis.tree.contracts
+    )
 
 
 def _clause(clause: ast.Clause) -> Symbol:
@@ -35,5 +43,6 @@ def _clause(clause: ast.Clause) -> Symbol:
         name = f"assert {format_expr(clause.expr)}"
     entries = getattr(clause, "entries", None)
     detail = "" if entries is None else f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'}"
-    return Symbol(name=name, kind="clause", detail=detail, range=span_range(clause.span),
-                  selection=span_range(clause.span))
+    return Symbol(
+        name=name, kind="clause", detail=detail, range=span_range(clause.span), selection=span_range(clause.span)
+    )

@@ -21,13 +21,16 @@ class Range(Frozen):
     end: Position
 
     def contains(self, pos: Position) -> bool:
-        return (self.start.line, self.start.character) <= (pos.line, pos.character) <= (self.end.line,
-                                                                                        self.end.character)
+        return (
+            (self.start.line, self.start.character) <= (pos.line, pos.character) <= (self.end.line, self.end.character)
+        )
 
 
 def span_range(span: Span) -> Range:
-    return Range(start=Position(line=span.line - 1, character=span.column - 1),
-                 end=Position(line=span.end_line - 1, character=span.end_column - 1))
+    return Range(
+        start=Position(line=span.line - 1, character=span.column - 1),
+        end=Position(line=span.end_line - 1, character=span.end_column - 1),
+    )
 
 
 def span_contains(span: Span, pos: Position) -> bool:
@@ -50,7 +53,7 @@ class Lines:
         if not 0 <= line < len(self.starts):
             return ""
         end = self.starts[line + 1] - 1 if line + 1 < len(self.starts) else len(self.source)
-        return self.source[self.starts[line]:end]
+        return self.source[self.starts[line] : end]
 
     def offset(self, pos: Position) -> int:
         """Offset of a position, clamped into the text (editors may ask about positions past the end)."""
@@ -65,7 +68,7 @@ class Lines:
 
     def to_units(self, pos: Position, encoding: str = "utf-16") -> int:
         """The editor's column (in the negotiated encoding's units) for a code-point column."""
-        prefix = self.text(pos.line)[:max(pos.character, 0)]
+        prefix = self.text(pos.line)[: max(pos.character, 0)]
         return max(pos.character - len(prefix), 0) + _units(prefix, encoding)
 
     def from_units(self, line: int, units: int, encoding: str = "utf-16") -> Position:
@@ -99,18 +102,25 @@ def apply_changes(source: str, changes: Iterable[Change], encoding: str = "utf-1
             lines = text.split("\n")
             continue
         start_line, start_units, end_line, end_units = where
-        (first, start), (last, end) = _clamped(lines, start_line, start_units, encoding), \
-            _clamped(lines, end_line, end_units, encoding)
+        (first, start), (last, end) = (
+            _clamped(lines, start_line, start_units, encoding),
+            _clamped(lines, end_line, end_units, encoding),
+        )
         last, end = max((last, end), (first, start))
         new = text.split("\n")
-        work += len(lines[first]) + len(lines[last]) + len(text) + (len(lines) - first if len(new) != last + 1 - first
-                                                                     else 0)
+        work += (
+            len(lines[first])
+            + len(lines[last])
+            + len(text)
+            + (len(lines) - first if len(new) != last + 1 - first else 0)
+        )
         if work > MAX_CHANGE_WORK:
-            raise ChangesRefused(f"change {count:,} of the notification brings the characters its changes touch over "
-                                 f"{MAX_CHANGE_WORK:,}")
+            raise ChangesRefused(
+                f"change {count:,} of the notification brings the characters its changes touch over {MAX_CHANGE_WORK:,}"
+            )
         new[0] = lines[first][:start] + new[0]
         new[-1] += lines[last][end:]
-        lines[first:last + 1] = new
+        lines[first : last + 1] = new
     return "\n".join(lines)
 
 
@@ -144,7 +154,7 @@ def column_of(text: str, units: int, encoding: str) -> int:
                 break
             column += 1
         return column
-    return len(text.encode(codec)[:units * width].decode(codec, "ignore"))
+    return len(text.encode(codec)[: units * width].decode(codec, "ignore"))
 
 
 def _units(text: str, encoding: str) -> int:

@@ -54,8 +54,9 @@ def counterexample_text(counterexample: dict | None) -> str:
     return json.dumps(shown, separators=(",", ":")) if shown else ""
 
 
-def verify_document(analysis: Analysis, verify: Verify, env: int | None, board: int | None,
-                    line: int | None = None) -> Verified:
+def verify_document(
+    analysis: Analysis, verify: Verify, env: int | None, board: int | None, line: int | None = None
+) -> Verified:
     """Verify every checked contract of the document (or the one holding 1-based `line`)."""
     chosen = analysis.result.contracts
     if line is not None:
@@ -68,12 +69,24 @@ def verify_document(analysis: Analysis, verify: Verify, env: int | None, board: 
             if check.status != "refuted":
                 continue
             example = counterexample_text(check.counterexample)
-            found.append(Diagnostic(code=check.name, severity="warning", file=checked.file,
-                                    span=check.span or checked.span("contract"),
-                                    message=f"{check.message}" + (f"; counterexample: {example}" if example else ""),
-                                    hint="`contractlang verify --events-out DIR` writes the counterexample as an "
-                                         "event log for `contractlang trace`"))
+            found.append(
+                Diagnostic(
+                    code=check.name,
+                    severity="warning",
+                    file=checked.file,
+                    span=check.span or checked.span("contract"),
+                    message=f"{check.message}" + (f"; counterexample: {example}" if example else ""),
+                    hint="`contractlang verify --events-out DIR` writes the counterexample as an "
+                    "event log for `contractlang trace`",
+                )
+            )
         statuses = [c.status for c in report.checks]
-        summaries.append(Summary(contract=report.contract, proved=statuses.count("proved"),
-                                 refuted=statuses.count("refuted"), unknown=statuses.count("unknown")))
+        summaries.append(
+            Summary(
+                contract=report.contract,
+                proved=statuses.count("proved"),
+                refuted=statuses.count("refuted"),
+                unknown=statuses.count("unknown"),
+            )
+        )
     return Verified(diagnostics=tuple(found), summaries=tuple(summaries))

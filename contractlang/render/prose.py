@@ -10,14 +10,27 @@ from __future__ import annotations
 from contractlang import build
 from contractlang.build import group_weeks
 from contractlang.formatter import format_expr, money
-from contractlang.ir import (AssertTerm, BinOp, ContractIR, ContractSimIR, CoverageTerm, CTBenchIR, IrExpr, Lit, Neg,
-                             PointsTerm)
+from contractlang.ir import (
+    AssertTerm,
+    BinOp,
+    ContractIR,
+    ContractSimIR,
+    CoverageTerm,
+    CTBenchIR,
+    IrExpr,
+    Lit,
+    Neg,
+    PointsTerm,
+)
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, SETTINGS, Setting
 
 VERBS = {"catering": "delivers", "hotel": "performs", "ai-hosting": "provides"}
 PLAYER_TITLES = {"red": "P-Red", "blue": "P-Blue"}
-HEADINGS = {"catering": "Catering supply agreement", "hotel": "Hotel cleaning agreement",
-            "ai-hosting": "AI model hosting agreement"}
+HEADINGS = {
+    "catering": "Catering supply agreement",
+    "hotel": "Hotel cleaning agreement",
+    "ai-hosting": "AI model hosting agreement",
+}
 
 
 def weeks_phrase(weeks: list[int]) -> str:
@@ -51,21 +64,29 @@ def relabel(ir: ContractSimIR, setting_key: str) -> ContractSimIR:
 
     def relabelled(a: AssertTerm) -> AssertTerm:
         left, right = scaled(a.left), scaled(a.right)
-        return a.model_copy(update={"left": left, "right": right,
-                                    "text": format_expr(build.relation(a.op, left, right, dst.products))})
+        return a.model_copy(
+            update={"left": left, "right": right, "text": format_expr(build.relation(a.op, left, right, dst.products))}
+        )
 
-    return ir.model_copy(update={
-        "setting": setting_key,
-        "prices": tuple(scale(p) for p in ir.prices),
-        "payments": tuple(scale(p) for p in ir.payments),
-        "parties": (dst.customer_title, dst.supplier_title) if ir.parties == (src.customer_title, src.supplier_title)
-        else ir.parties,
-        "asserts": tuple(relabelled(a) for a in ir.asserts),
-    })
+    return ir.model_copy(
+        update={
+            "setting": setting_key,
+            "prices": tuple(scale(p) for p in ir.prices),
+            "payments": tuple(scale(p) for p in ir.payments),
+            "parties": (dst.customer_title, dst.supplier_title)
+            if ir.parties == (src.customer_title, src.supplier_title)
+            else ir.parties,
+            "asserts": tuple(relabelled(a) for a in ir.asserts),
+        }
+    )
 
 
-CLAUSE_LABELS = {"substitution": "Substitution", "payment_deduction": "Payment deduction", "rollover": "Rollover",
-                 "on_breach": "Termination"}
+CLAUSE_LABELS = {
+    "substitution": "Substitution",
+    "payment_deduction": "Payment deduction",
+    "rollover": "Rollover",
+    "on_breach": "Termination",
+}
 
 
 def clause_sentences(ir: ContractSimIR) -> dict[str, str]:
@@ -75,29 +96,35 @@ def clause_sentences(ir: ContractSimIR) -> dict[str, str]:
     c = ir.contingencies
     out = {}
     if c.substitution:
-        out["substitution"] = (f"Above a minimum of {quantities(s, c.substitution.min_qty)} per delivery week, "
-                               f"the {supp} may replace items with other items at {s.product_count(0, 1)} = "
-                               f"{s.product_count(1, 2)} = {s.product_count(2, 4)}.")
+        out["substitution"] = (
+            f"Above a minimum of {quantities(s, c.substitution.min_qty)} per delivery week, "
+            f"the {supp} may replace items with other items at {s.product_count(0, 1)} = "
+            f"{s.product_count(1, 2)} = {s.product_count(2, 4)}."
+        )
     if c.payment_deduction:
-        out["payment_deduction"] = (f"If a delivery falls short, the {cust}'s next payment is reduced by the "
-                                    f"contract price of the missing items, provided at least "
-                                    f"{quantities(s, c.payment_deduction.min_qty)} are delivered that week.")
+        out["payment_deduction"] = (
+            f"If a delivery falls short, the {cust}'s next payment is reduced by the "
+            f"contract price of the missing items, provided at least "
+            f"{quantities(s, c.payment_deduction.min_qty)} are delivered that week."
+        )
     if c.rollover:
         k = c.rollover.max_deficit
-        out["rollover"] = (f"Missed items carry over to the next delivery week and must be made up there; at "
-                           f"most {k} missed {'item' if k == 1 else 'items'} of each kind may be carried over, and "
-                           f"nothing may remain outstanding after week 10.")
+        out["rollover"] = (
+            f"Missed items carry over to the next delivery week and must be made up there; at "
+            f"most {k} missed {'item' if k == 1 else 'items'} of each kind may be carried over, and "
+            f"nothing may remain outstanding after week 10."
+        )
     if c.grim_trigger:
-        out["on_breach"] = ("If either party breaches this agreement, the agreement terminates and the other "
-                            "party may stop performing.")
+        out["on_breach"] = (
+            "If either party breaches this agreement, the agreement terminates and the other party may stop performing."
+        )
     return out
 
 
 def coverage_clause(c: CoverageTerm) -> str:
     """One Prog-Trading entry in words [CT-22]: an entry without a colour is paid in the tile's colour."""
     chip = f"with a {c.colour} chip" if c.colour else "with a chip of the tile's colour"
-    return (f"{PLAYER_TITLES[c.giver]} pays for {PLAYER_TITLES[c.receiver]}'s move onto ({c.tile[0]},{c.tile[1]}) "
-            f"{chip}")
+    return f"{PLAYER_TITLES[c.giver]} pays for {PLAYER_TITLES[c.receiver]}'s move onto ({c.tile[0]},{c.tile[1]}) {chip}"
 
 
 def coverage_sentence(c: CoverageTerm) -> str:
@@ -106,17 +133,30 @@ def coverage_sentence(c: CoverageTerm) -> str:
 
 def points_sentence(p: PointsTerm) -> str:
     points = "1 point" if p.amount == 1 else f"{p.amount} points"
-    return (f"If {PLAYER_TITLES[p.giver]} reaches the goal, {PLAYER_TITLES[p.giver]} transfers {points} to "
-            f"{PLAYER_TITLES[p.receiver]}.")
+    return (
+        f"If {PLAYER_TITLES[p.giver]} reaches the goal, {PLAYER_TITLES[p.giver]} transfers {points} to "
+        f"{PLAYER_TITLES[p.receiver]}."
+    )
 
 
 def expression_words(s: Setting) -> dict[str, str]:
     """The English of each operator and reference of a relation, keyed by its syntax: `render` states a
     relation through it, and the rules translator reads the words back through it."""
-    words = {"==": "equals", "!=": "differs from", "<=": "is at most", ">=": "is at least", "<": "is less than",
-             ">": "is more than", "+": "plus", "-": "minus", "*": "times", "total pay": "the total payment",
-             "total value": "the total value", "budget": f"the {s.customer_title}'s budget",
-             "capital": f"the {s.supplier_title}'s capital"}
+    words = {
+        "==": "equals",
+        "!=": "differs from",
+        "<=": "is at most",
+        ">=": "is at least",
+        "<": "is less than",
+        ">": "is more than",
+        "+": "plus",
+        "-": "minus",
+        "*": "times",
+        "total pay": "the total payment",
+        "total value": "the total value",
+        "budget": f"the {s.customer_title}'s budget",
+        "capital": f"the {s.supplier_title}'s capital",
+    }
     for product, (one, many) in zip(s.products, s.product_nouns):
         words[f"price({product})"] = f"the price of one {one}"
         words[f"total deliver {product}"] = f"the number of {many} delivered"
@@ -132,16 +172,24 @@ def _contractsim(ir: ContractSimIR) -> str:
     s = SETTINGS[ir.setting]
     cust, supp = s.customer_title, s.supplier_title
     verb = VERBS[ir.setting]
-    lines = [f'{HEADINGS[ir.setting]} "{ir.name}"', "",
-             f'Parties: the {cust} is "{ir.parties[0]}" and the {supp} is "{ir.parties[1]}".', ""]
+    lines = [
+        f'{HEADINGS[ir.setting]} "{ir.name}"',
+        "",
+        f'Parties: the {cust} is "{ir.parties[0]}" and the {supp} is "{ir.parties[1]}".',
+        "",
+    ]
     lines.append("Prices: " + listing([f"{t} {money(p)} each" for t, p in zip(s.product_titles, ir.prices)]) + ".")
     lines.append("")
-    deliveries = [f"In {weeks_phrase(ws)} the {supp} {verb} {quantities(s, q)}"
-                  + (" each week." if len(ws) > 1 else ".") for ws, q in group_weeks(ir.deliveries, PRODUCTION_WEEKS)]
+    deliveries = [
+        f"In {weeks_phrase(ws)} the {supp} {verb} {quantities(s, q)}" + (" each week." if len(ws) > 1 else ".")
+        for ws, q in group_weeks(ir.deliveries, PRODUCTION_WEEKS)
+    ]
     lines.append("Deliveries: " + " ".join(deliveries))
     lines.append("")
-    payments = [f"In {weeks_phrase(ws)} the {cust} pays {money(m)}" + (" each week." if len(ws) > 1 else ".")
-                for ws, m in group_weeks(ir.payments, PAYMENT_WEEKS)]
+    payments = [
+        f"In {weeks_phrase(ws)} the {cust} pays {money(m)}" + (" each week." if len(ws) > 1 else ".")
+        for ws, m in group_weeks(ir.payments, PAYMENT_WEEKS)
+    ]
     lines.append("Payments: " + " ".join(payments))
     lines += [stated_sentence(a, s) for a in ir.asserts]
     for key, sentence in clause_sentences(ir).items():
@@ -150,8 +198,12 @@ def _contractsim(ir: ContractSimIR) -> str:
 
 
 def _ctbench(ir: CTBenchIR) -> str:
-    lines = [f'Colored Trails agreement "{ir.name}"', "",
-             f'Parties: P-Red is "{ir.parties[0]}" and P-Blue is "{ir.parties[1]}".', ""]
+    lines = [
+        f'Colored Trails agreement "{ir.name}"',
+        "",
+        f'Parties: P-Red is "{ir.parties[0]}" and P-Blue is "{ir.parties[1]}".',
+        "",
+    ]
     lines += [coverage_sentence(c) for c in ir.coverage]
     lines += [points_sentence(p) for p in ir.points]
     return "\n".join(lines) + "\n"

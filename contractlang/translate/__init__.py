@@ -26,6 +26,7 @@ class Translation(Frozen):
     """A translation and its verdicts: `ok` (complete and checks; faithful to the text, which may still
     contradict itself) and `well_formed` (ok with no arithmetic inconsistency, [CS-31]; None when the
     arithmetic checks were not run)."""
+
     ok: bool
     well_formed: bool | None
     dsl: str
@@ -67,17 +68,26 @@ def _failure(result, missing: list[str]) -> str | None:
     return None
 
 
-def translate_text(text: str, name: str = "contract", backend: str = "rules", cache: TranslationCache | None = None,
-                   settings: LlmSettings | None = None, extra_checks: tuple[ExtraCheck, ...] = (),
-                   client: LlmClient | None = None) -> Translation:
+def translate_text(
+    text: str,
+    name: str = "contract",
+    backend: str = "rules",
+    cache: TranslationCache | None = None,
+    settings: LlmSettings | None = None,
+    extra_checks: tuple[ExtraCheck, ...] = (),
+    client: LlmClient | None = None,
+) -> Translation:
     """Translate contract prose to checked DSL; a cached result for the same key is returned as is. The LLM
     backends (a provider: anthropic, openai) use `client` (so its calls join that client's ledger), else one made
     from `settings`; the cache key holds the endpoint the calls go to."""
     llm = backend in PROVIDERS
     if backend != "rules" and not llm:
         raise ValueError(f"unknown backend {backend!r}; use rules, {' or '.join(PROVIDERS)}")
-    settings = client.settings if client is not None else (settings or LlmSettings()).model_copy(
-        update={"provider": backend} if llm else {})
+    settings = (
+        client.settings
+        if client is not None
+        else (settings or LlmSettings()).model_copy(update={"provider": backend} if llm else {})
+    )
     model = RULES_MODEL if backend == "rules" else settings.model
     keyed_text = f"{name}\x00{text}"
     where = endpoint(backend, settings.base_url) if llm else ""
@@ -92,8 +102,12 @@ def translate_text(text: str, name: str = "contract", backend: str = "rules", ca
     unread: tuple[str, ...] = ()
     if backend == "rules":
         rules = rules_translate(text, name)
-        dsl, attempts, error, notes = rules.dsl, [{"attempt": 1, "response_text": rules.dsl}], rules.error, \
-            list(rules.notes)
+        dsl, attempts, error, notes = (
+            rules.dsl,
+            [{"attempt": 1, "response_text": rules.dsl}],
+            rules.error,
+            list(rules.notes),
+        )
         unread = rules.unread
     else:
         if client is None:
@@ -104,8 +118,9 @@ def translate_text(text: str, name: str = "contract", backend: str = "rules", ca
         outcome = compile_with_llm(text, name, client, extra_checks)
         dsl, attempts, error, notes = outcome.dsl, outcome.attempts, outcome.error, outcome.notes
     # a call that failed before any contract came back has nothing to check
-    result = CheckResult(contracts=(), diagnostics=()) if error and not dsl.strip() else \
-        check_source(dsl, "<translation>")
+    result = (
+        CheckResult(contracts=(), diagnostics=()) if error and not dsl.strip() else check_source(dsl, "<translation>")
+    )
     if result.ok and result.contracts:
         dsl = format_ir(*(c.ir for c in result.contracts))
     missing = _missing_from(result.diagnostics) + list(unread)
@@ -113,13 +128,20 @@ def translate_text(text: str, name: str = "contract", backend: str = "rules", ca
     inconsistencies = run_checks(result.contracts, extra_checks) if ok else []
     well_formed = (not inconsistencies if extra_checks else None) if ok else False
     translation = Translation(
-        ok=ok, well_formed=well_formed,
-        dsl=dsl, terms=result.contracts[0].ir.terms_json() if result.ok and result.contracts else None,
-        missing=missing, attempts=len(attempts), cached=False, backend=backend, model=model,
-        inconsistencies=inconsistencies, notes=notes, diagnostics=[d.to_json() for d in result.diagnostics],
+        ok=ok,
+        well_formed=well_formed,
+        dsl=dsl,
+        terms=result.contracts[0].ir.terms_json() if result.ok and result.contracts else None,
+        missing=missing,
+        attempts=len(attempts),
+        cached=False,
+        backend=backend,
+        model=model,
+        inconsistencies=inconsistencies,
+        notes=notes,
+        diagnostics=[d.to_json() for d in result.diagnostics],
         error=error or _failure(result, missing),
     )
     if cache is not None:  # a failed run is audited too, but never served as an answer
-        cache.put(key, backend, model, where, keyed_text, translation.model_dump() if error is None else None,
-                  attempts)
+        cache.put(key, backend, model, where, keyed_text, translation.model_dump() if error is None else None, attempts)
     return translation

@@ -60,25 +60,63 @@ class TranslationCache:
             return None
         return value if isinstance(value, dict) else None
 
-    def put(self, key: str, backend: str, model: str, endpoint: str, text: str, result: dict | None,
-            attempts: list[dict]) -> None:
+    def put(
+        self, key: str, backend: str, model: str, endpoint: str, text: str, result: dict | None, attempts: list[dict]
+    ) -> None:
         """Audit one run's attempts and, when `result` is given, keep it as the answer (all or nothing)."""
         run, now = uuid.uuid4().hex, time.time()
         with self._db() as db:
             if result is not None:
-                db.execute("INSERT OR REPLACE INTO translations_v2 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                           (key, SCHEMA_VERSION, backend, model, endpoint, text_sha256(text), now,
-                            int(result["ok"]), json.dumps(result)))
+                db.execute(
+                    "INSERT OR REPLACE INTO translations_v2 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        key,
+                        SCHEMA_VERSION,
+                        backend,
+                        model,
+                        endpoint,
+                        text_sha256(text),
+                        now,
+                        int(result["ok"]),
+                        json.dumps(result),
+                    ),
+                )
             db.executemany(
                 "INSERT INTO audit_v2 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(key, run, a["attempt"], now, json.dumps(a.get("request")), a.get("response_text"),
-                  json.dumps(a.get("diagnostics", [])), a.get("input_tokens"), a.get("output_tokens"),
-                  a.get("seconds"), a.get("error")) for a in attempts])
+                [
+                    (
+                        key,
+                        run,
+                        a["attempt"],
+                        now,
+                        json.dumps(a.get("request")),
+                        a.get("response_text"),
+                        json.dumps(a.get("diagnostics", [])),
+                        a.get("input_tokens"),
+                        a.get("output_tokens"),
+                        a.get("seconds"),
+                        a.get("error"),
+                    )
+                    for a in attempts
+                ],
+            )
 
     def attempts(self, key: str) -> list[dict]:
         """Every audited attempt for `key`, run by run in the order they were made."""
         with self._db() as db:
-            rows = db.execute("SELECT attempt, response_text, diagnostics_json, input_tokens, output_tokens, error "
-                              "FROM audit_v2 WHERE key = ? ORDER BY created_at, run, attempt", (key,)).fetchall()
-        return [{"attempt": r[0], "response_text": r[1], "diagnostics": json.loads(r[2]), "input_tokens": r[3],
-                 "output_tokens": r[4], "error": r[5]} for r in rows]
+            rows = db.execute(
+                "SELECT attempt, response_text, diagnostics_json, input_tokens, output_tokens, error "
+                "FROM audit_v2 WHERE key = ? ORDER BY created_at, run, attempt",
+                (key,),
+            ).fetchall()
+        return [
+            {
+                "attempt": r[0],
+                "response_text": r[1],
+                "diagnostics": json.loads(r[2]),
+                "input_tokens": r[3],
+                "output_tokens": r[4],
+                "error": r[5],
+            }
+            for r in rows
+        ]

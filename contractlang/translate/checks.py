@@ -13,6 +13,7 @@ from contractlang.vocab import Frozen
 
 class Inconsistency(Frozen):
     """A refuted arithmetic check on a checked translation: the totals it names disagree ([CS-31])."""
+
     check: str
     message: str
     values: dict[str, int] = {}
@@ -28,7 +29,8 @@ def run_checks(contracts, extra_checks: tuple[ExtraCheck, ...]) -> list[Inconsis
 
 def _counts(text: str) -> set[int]:
     return {int(n) for n in re.findall(r"\b\d+\b", text)} | {
-        NUMBER_WORDS[w] for w in re.findall(r"[a-z]+", text.lower()) if w in NUMBER_WORDS}
+        NUMBER_WORDS[w] for w in re.findall(r"[a-z]+", text.lower()) if w in NUMBER_WORDS
+    }
 
 
 def unfaithful_changes(before: CheckedContract, after: CheckedContract, text: str) -> list[str]:

@@ -27,19 +27,27 @@ Pizzas cost $10, pasta $5 and soup $2.5 is not allowed, so soup is $2 each.
 If a delivery is short, the next payment is reduced by the price of what is missing.
 A breach by either side ends the agreement."""
 
-WORKED_EXAMPLE_DSL = format_contracts(build.contract("lunch-service", "contractsim.catering", (
-    build.prices({"pizza": 10, "pasta": 5, "soup": 2}),
-    build.deliver([(PRODUCTION_WEEKS, {"pizza": 1, "pasta": 1, "soup": 2})]),
-    build.pay([([1], 20), ([3, 5, 7, 9], 15), ([11], 0)]),
-    build.payment_deduction(),
-    build.on_breach(),
-))).rstrip("\n")
+WORKED_EXAMPLE_DSL = format_contracts(
+    build.contract(
+        "lunch-service",
+        "contractsim.catering",
+        (
+            build.prices({"pizza": 10, "pasta": 5, "soup": 2}),
+            build.deliver([(PRODUCTION_WEEKS, {"pizza": 1, "pasta": 1, "soup": 2})]),
+            build.pay([([1], 20), ([3, 5, 7, 9], 15), ([11], 0)]),
+            build.payment_deduction(),
+            build.on_breach(),
+        ),
+    )
+).rstrip("\n")
 
 
 def system_prompt() -> str:
     vocab = "\n".join(
         f"- game {s.game_id}: products {', '.join(s.products)} ({', '.join(s.product_titles)}); "
-        f"money in multiples of ${s.granularity:,}" for s in SETTINGS.values())
+        f"money in multiples of ${s.granularity:,}"
+        for s in SETTINGS.values()
+    )
     return f"""You convert a supply or board-game agreement written in English into contractlang, a small typed
 contract language. Reply with exactly one contract inside a ```contract fenced block and nothing else.
 
@@ -90,20 +98,24 @@ def extract_source(response_text: str) -> str:
 
 
 def repair_message(diagnostics: list[str]) -> str:
-    return ("That contract does not check. Fix every problem below and reply with the whole corrected "
-            "contract in one ```contract block. Leave out any term the text does not state.\n\n"
-            + "\n\n".join(diagnostics))
+    return (
+        "That contract does not check. Fix every problem below and reply with the whole corrected "
+        "contract in one ```contract block. Leave out any term the text does not state.\n\n" + "\n\n".join(diagnostics)
+    )
 
 
 def consistency_message(findings: list[Inconsistency]) -> str:
     """Ask the model to re-read, never to reconcile: the text's own numbers are not the model's to change."""
-    return ("That contract checks, but its totals disagree:\n" + "\n".join(f"- {f.message}" for f in findings)
-            + "\n\nThis is either an extraction error or a contradiction in the text itself. Compare every "
-            "price, quantity, payment and stated total with the text. Correct only a number you misread or "
-            "left out. Never change a number, or drop a stated total, to make the totals agree: if the text "
-            "states these numbers, reply with the same contract unchanged. A text that contradicts itself is "
-            "translated as written and reported, never fixed. Reply with the whole contract in one "
-            "```contract block.")
+    return (
+        "That contract checks, but its totals disagree:\n"
+        + "\n".join(f"- {f.message}" for f in findings)
+        + "\n\nThis is either an extraction error or a contradiction in the text itself. Compare every "
+        "price, quantity, payment and stated total with the text. Correct only a number you misread or "
+        "left out. Never change a number, or drop a stated total, to make the totals agree: if the text "
+        "states these numbers, reply with the same contract unchanged. A text that contradicts itself is "
+        "translated as written and reported, never fixed. Reply with the whole contract in one "
+        "```contract block."
+    )
 
 
 class LlmOutcome(Frozen):
@@ -113,8 +125,7 @@ class LlmOutcome(Frozen):
     error: str | None = None
 
 
-def compile_with_llm(text: str, name: str, client: LlmClient,
-                     extra_checks: tuple[ExtraCheck, ...] = ()) -> LlmOutcome:
+def compile_with_llm(text: str, name: str, client: LlmClient, extra_checks: tuple[ExtraCheck, ...] = ()) -> LlmOutcome:
     """The repair loop's outcome as it is written and shown (cache, output file, stdout): keys redacted in it,
     never in the replies the loop reads."""
     outcome = _repair(text, name, client, extra_checks)
@@ -150,17 +161,26 @@ def _repair(text: str, name: str, client: LlmClient, extra_checks: tuple[ExtraCh
         if result.ok and not result.contracts:
             problems.append("the reply holds no contract: reply with one contract inside a ```contract block")
         findings = run_checks(result.contracts, extra_checks) if result.ok else []
-        record.update(response_text=reply, diagnostics=problems + [f.message for f in findings],
-                      seconds=time.perf_counter() - start, input_tokens=call.input_tokens,
-                      output_tokens=call.output_tokens)
+        record.update(
+            response_text=reply,
+            diagnostics=problems + [f.message for f in findings],
+            seconds=time.perf_counter() - start,
+            input_tokens=call.input_tokens,
+            output_tokens=call.output_tokens,
+        )
         attempts.append(record)
         if faithful is not None and result.ok and result.contracts:
             changed = unfaithful_changes(faithful[1], result.contracts[0], text)
             if changed:
                 record["rejected"] = changed
-                return LlmOutcome(dsl=faithful[0], attempts=attempts, notes=[
-                    f"attempt {attempt} was refused and the earlier translation kept, as written: "
-                    + "; ".join(changed)])
+                return LlmOutcome(
+                    dsl=faithful[0],
+                    attempts=attempts,
+                    notes=[
+                        f"attempt {attempt} was refused and the earlier translation kept, as written: "
+                        + "; ".join(changed)
+                    ],
+                )
         if result.ok and result.contracts and not findings:
             return LlmOutcome(dsl=source, attempts=attempts)
         incomplete_only = result.diagnostics and all(d.code.startswith("E4") for d in result.diagnostics)
@@ -171,11 +191,16 @@ def _repair(text: str, name: str, client: LlmClient, extra_checks: tuple[ExtraCh
             if faithful is not None:
                 return LlmOutcome(dsl=source, attempts=attempts)  # the model stands by the text's own numbers
             faithful = (source, result.contracts[0], attempt)
-            messages += [{"role": "assistant", "content": reply},
-                         {"role": "user", "content": consistency_message(findings)}]
+            messages += [
+                {"role": "assistant", "content": reply},
+                {"role": "user", "content": consistency_message(findings)},
+            ]
             continue
         messages += [{"role": "assistant", "content": reply}, {"role": "user", "content": repair_message(problems)}]
     if faithful is not None:
-        return LlmOutcome(dsl=faithful[0], attempts=attempts, notes=[
-            f"no later attempt checked; attempt {faithful[2]}'s translation stands, as written"])
+        return LlmOutcome(
+            dsl=faithful[0],
+            attempts=attempts,
+            notes=[f"no later attempt checked; attempt {faithful[2]}'s translation stands, as written"],
+        )
     return LlmOutcome(dsl=source, attempts=attempts, error=f"no checked contract after {MAX_ATTEMPTS} attempts")

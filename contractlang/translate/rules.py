@@ -21,34 +21,94 @@ from contractlang.parser import parse_expression
 from contractlang.render.prose import expression_words
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, SETTINGS, Frozen, Setting
 
-NUMBER_WORDS = {"no": 0, "zero": 0, "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
-                "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
+NUMBER_WORDS = {
+    "no": 0,
+    "zero": 0,
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+}
 _NUM = r"(\d+|" + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True)) + r")"
 # a bare count (per-product lines): digits or a number word, never the articles "a" / "an" / "no"
-_COUNT = r"(\d+|" + "|".join(sorted((w for w in NUMBER_WORDS if w not in ("a", "an", "no")), key=len,
-                                    reverse=True)) + r")"
+_COUNT = (
+    r"(\d+|" + "|".join(sorted((w for w in NUMBER_WORDS if w not in ("a", "an", "no")), key=len, reverse=True)) + r")"
+)
 _AMOUNT = r"\$\s?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s?k\b)?"
 _MONEY = re.compile(r"\$\s?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(\s?k\b)?", re.I)
 
 SYNONYMS = {
-    "catering": (("margherita pizzas", "margherita pizza", "pizzas", "pizza"),
-                 ("pesto pastas", "pesto pasta", "pastas", "pasta"),
-                 ("tomato soups", "tomato soup", "soups", "soup")),
-    "hotel": (("conference room cleanings", "conference room cleaning", "conference rooms", "conference room"),
-              ("king-sized room cleanings", "king-sized room cleaning", "king-sized rooms", "king-sized room",
-               "king room cleanings", "king room cleaning", "king rooms", "king room"),
-              ("single room cleanings", "single room cleaning", "single rooms", "single room")),
-    "ai-hosting": (("fine-tuning jobs", "fine-tuning job", "fine-tuning", "fine tuning"),
-                   ("model-hosting jobs", "model-hosting job", "model-hosting", "model hosting"),
-                   ("inference jobs", "inference job", "inference")),
+    "catering": (
+        ("margherita pizzas", "margherita pizza", "pizzas", "pizza"),
+        ("pesto pastas", "pesto pasta", "pastas", "pasta"),
+        ("tomato soups", "tomato soup", "soups", "soup"),
+    ),
+    "hotel": (
+        ("conference room cleanings", "conference room cleaning", "conference rooms", "conference room"),
+        (
+            "king-sized room cleanings",
+            "king-sized room cleaning",
+            "king-sized rooms",
+            "king-sized room",
+            "king room cleanings",
+            "king room cleaning",
+            "king rooms",
+            "king room",
+        ),
+        ("single room cleanings", "single room cleaning", "single rooms", "single room"),
+    ),
+    "ai-hosting": (
+        ("fine-tuning jobs", "fine-tuning job", "fine-tuning", "fine tuning"),
+        ("model-hosting jobs", "model-hosting job", "model-hosting", "model hosting"),
+        ("inference jobs", "inference job", "inference"),
+    ),
 }
 SETTING_WORDS = {"catering": r"\bcater", "hotel": r"\bhotel|\bcleaning", "ai-hosting": r"\bai\b|hosting|\bgpu\b"}
 # words that follow a quantity, never a week number: "weeks 2 and 4, 2 jobs" lists weeks 2 and 4 only
-_UNIT_WORDS = ("jobs", "job", "units", "unit", "cleanings", "cleaning", "items", "item", "portions", "portion",
-               "servings", "serving", "of", "x", "in", "every", "each", "per", "for", "during")
-_AFTER_QUANTITY = r"(?!\s*(?:" + "|".join(sorted({re.escape(s.split()[0].split("-")[0]) for syns in SYNONYMS.values()
-                                                   for group in syns for s in group} | set(_UNIT_WORDS),
-                                                  key=len, reverse=True)) + r")\b)"
+_UNIT_WORDS = (
+    "jobs",
+    "job",
+    "units",
+    "unit",
+    "cleanings",
+    "cleaning",
+    "items",
+    "item",
+    "portions",
+    "portion",
+    "servings",
+    "serving",
+    "of",
+    "x",
+    "in",
+    "every",
+    "each",
+    "per",
+    "for",
+    "during",
+)
+_AFTER_QUANTITY = (
+    r"(?!\s*(?:"
+    + "|".join(
+        sorted(
+            {re.escape(s.split()[0].split("-")[0]) for syns in SYNONYMS.values() for group in syns for s in group}
+            | set(_UNIT_WORDS),
+            key=len,
+            reverse=True,
+        )
+    )
+    + r")\b)"
+)
 
 
 class RulesResult(Frozen):
@@ -101,12 +161,19 @@ def detect_setting(text: str) -> str | None:
 
 _LIST_ITEM = r"\d+(?!\d)(?:\s*(?:-|–|to|through|\.\.)\s*\d+(?!\d))?"
 _WEEK_LIST = re.compile(
-    r"\bweeks?\s+(" + _LIST_ITEM + r"(?:\s*(?:,\s*and|,|and|&|or)\s*" + _LIST_ITEM + _AFTER_QUANTITY + r")*)", re.I)
-_EVERY = re.compile(r"\b(?:each|every|all(?: the)?|in all)\s+(?:of\s+the\s+)?(?:(?:\d+|two|three|four|five|six)\s+)?"
-                    r"(?:(production|delivery|payment)\s+)?weeks?\b|\bweekly\b"
-                    r"|\bper\s+(?:production|delivery|payment)\s+week\b", re.I)
-_REMAINING = re.compile(r"\b(?:each|every|all(?: the)?|the)\s+(?:other|later|remaining|subsequent|following)\s+"
-                        r"(?:(production|delivery|payment)\s+)?weeks?\b", re.I)
+    r"\bweeks?\s+(" + _LIST_ITEM + r"(?:\s*(?:,\s*and|,|and|&|or)\s*" + _LIST_ITEM + _AFTER_QUANTITY + r")*)", re.I
+)
+_EVERY = re.compile(
+    r"\b(?:each|every|all(?: the)?|in all)\s+(?:of\s+the\s+)?(?:(?:\d+|two|three|four|five|six)\s+)?"
+    r"(?:(production|delivery|payment)\s+)?weeks?\b|\bweekly\b"
+    r"|\bper\s+(?:production|delivery|payment)\s+week\b",
+    re.I,
+)
+_REMAINING = re.compile(
+    r"\b(?:each|every|all(?: the)?|the)\s+(?:other|later|remaining|subsequent|following)\s+"
+    r"(?:(production|delivery|payment)\s+)?weeks?\b",
+    re.I,
+)
 _FINAL = re.compile(r"\b(?:the\s+)?(final|last|first)\s+(?:(production|delivery|payment)\s+)?week\b", re.I)
 _UPFRONT = re.compile(r"\b(?:up[- ]?front|in advance|on signing|at signing)\b", re.I)
 _WEEK_WORDS = re.compile(r"\bweek\s+(\d+)((?:\s*(?:,\s*and|,|and|&|or)\s*week\s+\d+)+)", re.I)
@@ -115,8 +182,9 @@ _WEEK_SPAN = re.compile(r"\b(?:from\s+)?weeks?\s+(\d+)\s+(?:-|–|to|through|unt
 
 def _normalise_weeks(sentence: str) -> str:
     """'week 2 and week 4' → 'weeks 2 and 4'; 'from week 4 to week 10' → 'weeks 4-10'."""
-    sentence = _WEEK_WORDS.sub(lambda m: "weeks " + m.group(1) + re.sub(r"\bweek\s+", "", m.group(2), flags=re.I),
-                               sentence)
+    sentence = _WEEK_WORDS.sub(
+        lambda m: "weeks " + m.group(1) + re.sub(r"\bweek\s+", "", m.group(2), flags=re.I), sentence
+    )
     return _WEEK_SPAN.sub(lambda m: f"weeks {m.group(1)}-{m.group(2)}", sentence)
 
 
@@ -151,9 +219,11 @@ def _week_refs(clause: str, kind_weeks: tuple[int, ...]) -> tuple[list[int] | No
 
 # --- shares of the contract total ----------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Share:
     """A payment stated as part of the contract total; `part` None means 'the rest'."""
+
     part: Fraction | None
     wording: str
 
@@ -161,10 +231,18 @@ class Share:
 _SHARE = re.compile(
     r"\b(?:(half|one half|a half|a third|one third|a quarter|one quarter|(\d{1,3})\s?(?:%|per\s?cent))\s+of\s+the\s+"
     r"(?:contract(?:'s)?\s+)?(?:total|value|price)(?:\s+(?:price|value|amount))?"
-    r"|(?:the\s+)?(?:other|remaining|second)\s+half|the\s+(?:rest|remainder|balance))\b", re.I)
-_SHARE_PARTS = {"half": Fraction(1, 2), "one half": Fraction(1, 2), "a half": Fraction(1, 2),
-                "a third": Fraction(1, 3), "one third": Fraction(1, 3), "a quarter": Fraction(1, 4),
-                "one quarter": Fraction(1, 4)}
+    r"|(?:the\s+)?(?:other|remaining|second)\s+half|the\s+(?:rest|remainder|balance))\b",
+    re.I,
+)
+_SHARE_PARTS = {
+    "half": Fraction(1, 2),
+    "one half": Fraction(1, 2),
+    "a half": Fraction(1, 2),
+    "a third": Fraction(1, 3),
+    "one third": Fraction(1, 3),
+    "a quarter": Fraction(1, 4),
+    "one quarter": Fraction(1, 4),
+}
 
 
 def _share(m: re.Match) -> Share:
@@ -182,6 +260,7 @@ _NOTHING_DUE = re.compile(r"\bnothing\s+(?:is\s+|will\s+be\s+)?(?:due|paid|payab
 
 
 # --- a reading in progress ------------------------------------------------------------------
+
 
 class _Schedule:
     """(week, key) → value, remembering entries stated twice with different values (those become missing).
@@ -237,8 +316,12 @@ def _price_segments(sentence: str, reading: _Reading) -> str:
     for seg in re.split(r"(,\s+|;\s*|\s+and\s+)", sentence):
         amounts = _money_values(seg)
         hits = [i for i, p in enumerate(reading.patterns) if p.search(seg)]
-        if len(amounts) == 1 and len(hits) == 1 and _week_refs(seg, PRODUCTION_WEEKS)[0] is None \
-                and not _SHARE.search(seg):
+        if (
+            len(amounts) == 1
+            and len(hits) == 1
+            and _week_refs(seg, PRODUCTION_WEEKS)[0] is None
+            and not _SHARE.search(seg)
+        ):
             reading.set_price(hits[0], amounts[0])
             kept.append(" ")
         else:
@@ -280,7 +363,7 @@ def _tokens(sentence: str, patterns, product: int | None = None) -> list[tuple[i
     else:
         for i, pat in enumerate(patterns):
             for m in pat.finditer(sentence):
-                q = _quantities(sentence[max(0, m.start() - 12): m.end() + 6], [pat])
+                q = _quantities(sentence[max(0, m.start() - 12) : m.end() + 6], [pat])
                 if q:
                     spans.append((m.start(), m.end(), "q", (i, q[0])))
     spans.sort()
@@ -306,8 +389,9 @@ def _same_reference(sentence: str, before, current) -> bool:
     """'up front in week 1', 'the last week (week 11)': two adjacent references to the same weeks."""
     if before is None or before[2] != "W":
         return False
-    return bool(_SAME_GAP.fullmatch(sentence[before[1]:current[0]])) and not (
-        _WEEK_LIST.fullmatch(before[3]) and _WEEK_LIST.fullmatch(current[3]))
+    return bool(_SAME_GAP.fullmatch(sentence[before[1] : current[0]])) and not (
+        _WEEK_LIST.fullmatch(before[3]) and _WEEK_LIST.fullmatch(current[3])
+    )
 
 
 def _pair_schedule(tokens, reading: _Reading) -> None:
@@ -431,8 +515,11 @@ def _extract_tables(text: str, reading: _Reading) -> str:
             i += 1
             continue
         j = i + 1
-        while j < len(lines) and (bool(_MD_ROW.match(lines[j])) if markdown
-                                  else len(_cells(lines[j])) == len(_cells(lines[i])) and lines[j].strip()):
+        while j < len(lines) and (
+            bool(_MD_ROW.match(lines[j]))
+            if markdown
+            else len(_cells(lines[j])) == len(_cells(lines[i])) and lines[j].strip()
+        ):
             j += 1
         rows = [_cells(line) for line in lines[i:j] if not _MD_RULE.match(line)]
         if len(rows) >= 2 and _read_table(rows, reading):
@@ -446,18 +533,26 @@ def _extract_tables(text: str, reading: _Reading) -> str:
 _SUBSTITUTION = re.compile(r"substitut|\breplac|\bswap|exchange[ds]? .*for", re.I)
 _DEDUCTION = re.compile(r"(reduc|deduct|lower|withh[oe]ld)\w*[^.]*\bpayment|payment\w*[^.]*(reduc|deduct|lower)", re.I)
 _ROLLOVER = re.compile(r"carr(?:y|ied|ies)\s+(?:over|forward)|roll(?:ed|s)?\s*over|made up|make up|\bcatch up", re.I)
-_GRIM = re.compile(r"(terminat|suspend|cancel|end)\w*[^.]*(breach|violat|default|fail)|"
-                   r"(breach|violat|default)\w*[^.]*(terminat|suspend|cancel|\bends?\b|\bended\b|\bis over\b)", re.I)
+_GRIM = re.compile(
+    r"(terminat|suspend|cancel|end)\w*[^.]*(breach|violat|default|fail)|"
+    r"(breach|violat|default)\w*[^.]*(terminat|suspend|cancel|\bends?\b|\bended\b|\bis over\b)",
+    re.I,
+)
 # a sentence about breach, termination or penalties that no recogniser above reads (the language has no
 # penalty clause): left unread and quoted, never dropped and never read as a delivery or a payment
-_REMEDY = re.compile(r"breach|violat|\bdefault|terminat|\bcancel|\bsuspend|penalt|\bfine[sd]?\b(?!-)|forfeit|"
-                     r"damages|compensat|\bliab|\bsue\b|\bvoid\b", re.I)
+_REMEDY = re.compile(
+    r"breach|violat|\bdefault|terminat|\bcancel|\bsuspend|penalt|\bfine[sd]?\b(?!-)|forfeit|"
+    r"damages|compensat|\bliab|\bsue\b|\bvoid\b",
+    re.I,
+)
 _PENALTY = re.compile(r"penalt|\bfine[sd]?\b(?!-)|forfeit|damages|compensat|\bliab", re.I)
 _STATED = re.compile(r"^\s*stated:\s*(.+?)\s*$", re.I | re.M)
 _VERB = r"\s*(?:[:=]|is|are|of|comes to|amounts? to|equals?|will be)?\s*"
-_TOTAL_PAY = re.compile(r"(?:total (?:of (?:all )?(?:the )?)?payments?|(?:stated\s+)?total(?:\s+amount)?\s+"
-                        r"(?:payable|due|to be paid)|\bcontract\s+total|\bpayments?\s+total)" + _VERB
-                        + r"(" + _AMOUNT + r")", re.I)
+_TOTAL_PAY = re.compile(
+    r"(?:total (?:of (?:all )?(?:the )?)?payments?|(?:stated\s+)?total(?:\s+amount)?\s+"
+    r"(?:payable|due|to be paid)|\bcontract\s+total|\bpayments?\s+total)" + _VERB + r"(" + _AMOUNT + r")",
+    re.I,
+)
 _TOTAL_VALUE = re.compile(r"total (?:contract |order )?value" + _VERB + r"(" + _AMOUNT + r")", re.I)
 
 
@@ -466,7 +561,7 @@ def _quantities(clause: str, patterns: list[re.Pattern]) -> dict[int, int]:
     for i, pat in enumerate(patterns):
         for m in pat.finditer(clause):
             before = clause[: m.start()]
-            after = clause[m.end():]
+            after = clause[m.end() :]
             num = re.search(_NUM + r"\s+(?:units?\s+of\s+|x\s+)?$", before, re.I)
             if num is None:
                 num = re.match(r"\s*(?:[:x×]|\(\s*x)?\s*(\d+)\b(?!\s*(?:,\d{3}|\)|\s*,\s*\d|\s*\$))", after, re.I)
@@ -513,8 +608,12 @@ def translate(text: str, name: str = "contract") -> RulesResult:
     unquoted = re.sub(r'"[^"\n]*"', '""', text)  # names and labels are never terms
     setting_key = detect_setting(unquoted)
     if setting_key is None:
-        return RulesResult(dsl="", missing=("setting",), error="the text names no product of Catering, Hotel "
-                           "Cleaning or AI Hosting and no CT-Bench tile: not a contract the rules backend can read")
+        return RulesResult(
+            dsl="",
+            missing=("setting",),
+            error="the text names no product of Catering, Hotel "
+            "Cleaning or AI Hosting and no CT-Bench tile: not a contract the rules backend can read",
+        )
     reading = _Reading(setting_key)
     s = reading.setting
     asserts, unread = _stated_relations(text, s)
@@ -547,8 +646,9 @@ def translate(text: str, name: str = "contract") -> RulesResult:
             for found in rx.finditer(sentence):
                 amount = _money_values(found.group(1))[0]
                 if amount is None:
-                    reading.notes.append(f"the stated {total} {found.group(1)} is not a whole number of dollars; "
-                                         "left out")
+                    reading.notes.append(
+                        f"the stated {total} {found.group(1)} is not a whole number of dollars; left out"
+                    )
                 else:
                     reading.stated_totals.append((total, amount))
             sentence = rx.sub(" ", sentence)
@@ -560,8 +660,10 @@ def translate(text: str, name: str = "contract") -> RulesResult:
             continue
         sentence = _price_segments(sentence, reading)
         _pair_schedule(_tokens(sentence, reading.patterns), reading)
-    asserts += [build.compare("==", Ref(name=_TOTAL_REFS[total]), Lit(value=amount, unit="money"), s.products)
-                for total, amount in reading.stated_totals]
+    asserts += [
+        build.compare("==", Ref(name=_TOTAL_REFS[total]), Lit(value=amount, unit="money"), s.products)
+        for total, amount in reading.stated_totals
+    ]
     prices = {i: p for i, p in reading.prices.items() if i not in reading.price_conflicts and p is not None}
     for i, p in reading.prices.items():
         if p is None:
@@ -570,8 +672,17 @@ def translate(text: str, name: str = "contract") -> RulesResult:
     for (w, product), qty in reading.deliveries.resolve().items():
         delivered.setdefault(w, {})[product] = qty
     paid = _settle_shares({w: v for (w, _), v in reading.payments.resolve().items()}, prices, delivered, reading)
-    return _contractsim_source(contract_name, setting_key, _parties(text, s), prices, delivered, paid,
-                               [*asserts, *(c for c in (sub, ded, roll, grim) if c is not None)], unread, reading)
+    return _contractsim_source(
+        contract_name,
+        setting_key,
+        _parties(text, s),
+        prices,
+        delivered,
+        paid,
+        [*asserts, *(c for c in (sub, ded, roll, grim) if c is not None)],
+        unread,
+        reading,
+    )
 
 
 _TOTAL_REFS = {"total pay": "total_pay", "total value": "total_value"}
@@ -582,8 +693,9 @@ def _stated_relations(text: str, s: Setting) -> tuple[list[ast.Assert], list[str
     renderer's words (`the total payment equals $90`, through the same table) or in the syntax itself
     (`total pay == $90`)."""
     syntax = {w.lower(): dsl for dsl, w in expression_words(s).items()}
-    phrase = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(w) for w in sorted(syntax, key=len, reverse=True))
-                        + r")(?!\w)", re.I)
+    phrase = re.compile(
+        r"(?<!\w)(?:" + "|".join(re.escape(w) for w in sorted(syntax, key=len, reverse=True)) + r")(?!\w)", re.I
+    )
     asserts, unread = [], []
     for stated in _STATED.findall(text):
         stated = stated.strip()
@@ -623,31 +735,36 @@ def _settle_shares(paid: dict[int, object], prices, delivered, reading: _Reading
     granularity = reading.setting.granularity
     for w, share in sorted(shares.items(), key=lambda item: item[1].part is None):
         if total is None:
-            reading.notes.append(f"week {w} pays '{share.wording}', and the contract total cannot be computed "
-                                 f"({source}); left out")
+            reading.notes.append(
+                f"week {w} pays '{share.wording}', and the contract total cannot be computed ({source}); left out"
+            )
             continue
         if share.part is None:
             others = [x for x in PAYMENT_WEEKS if x != w]
             if not all(x in settled for x in others):
-                reading.notes.append(f"week {w} pays '{share.wording}', but not every other payment is known; "
-                                     "left out")
+                reading.notes.append(f"week {w} pays '{share.wording}', but not every other payment is known; left out")
                 continue
             amount = Fraction(total - sum(settled[x] for x in others))
         else:
             amount = total * share.part
         if amount.denominator != 1 or amount < 0 or amount % granularity:
-            reading.notes.append(f"week {w} pays '{share.wording}' = {float(amount):g} (contract total "
-                                 f"{money(total)}, {source}), not a whole multiple of {money(granularity)}; left out")
+            reading.notes.append(
+                f"week {w} pays '{share.wording}' = {float(amount):g} (contract total "
+                f"{money(total)}, {source}), not a whole multiple of {money(granularity)}; left out"
+            )
             continue
         settled[w] = int(amount)
-        reading.notes.append(f"week {w} pays '{share.wording}' = {money(int(amount))} (contract total "
-                             f"{money(total)}, {source})")
+        reading.notes.append(
+            f"week {w} pays '{share.wording}' = {money(int(amount))} (contract total {money(total)}, {source})"
+        )
     return settled
 
 
-_NAMED = (r'\bthe {title} is "([^"\n]*)"',  # the renderer's wording
-          r"((?:[A-Z][\w'’&.-]*\s+)*[A-Z][\w'’&.-]*)\s*\(\s*(?:the\s+)?[\"“]?{title}[\"”]?\s*\)",  # Acme (the Customer)
-          r'^\s*(?:the\s+)?{title}\s*:\s*"?([^"\n]+?)"?\s*\.?\s*$')  # a line "Customer: Acme Foods"
+_NAMED = (
+    r'\bthe {title} is "([^"\n]*)"',  # the renderer's wording
+    r"((?:[A-Z][\w'’&.-]*\s+)*[A-Z][\w'’&.-]*)\s*\(\s*(?:the\s+)?[\"“]?{title}[\"”]?\s*\)",  # Acme (the Customer)
+    r'^\s*(?:the\s+)?{title}\s*:\s*"?([^"\n]+?)"?\s*\.?\s*$',
+)  # a line "Customer: Acme Foods"
 
 
 def _parties(text: str, s) -> tuple[str, str] | None:
@@ -662,8 +779,9 @@ def _parties(text: str, s) -> tuple[str, str] | None:
     return tuple(title if name is None else name for name, title in zip(found, (s.customer_title, s.supplier_title)))
 
 
-def _contractsim_source(name, setting_key, parties, prices, delivered, paid, extra: list[ast.Clause],
-                        unread: list[str], reading: _Reading) -> RulesResult:
+def _contractsim_source(
+    name, setting_key, parties, prices, delivered, paid, extra: list[ast.Clause], unread: list[str], reading: _Reading
+) -> RulesResult:
     """The terms read, one entry per week as stated (nothing grouped or filled in), then `extra` clauses."""
     s = SETTINGS[setting_key]
     missing = [f"price of {s.products[i]}" for i in range(3) if i not in prices]
@@ -677,17 +795,25 @@ def _contractsim_source(name, setting_key, parties, prices, delivered, paid, ext
             missing.append(f"delivery in week {w}")
         else:
             missing += [f"{s.products[i]} delivered in week {w}" for i in range(3) if i not in delivered[w]]
-    clauses.append(build.deliver(([w], {s.products[i]: q for i, q in sorted(delivered[w].items())})
-                                 for w in PRODUCTION_WEEKS if w in delivered))
+    clauses.append(
+        build.deliver(
+            ([w], {s.products[i]: q for i, q in sorted(delivered[w].items())})
+            for w in PRODUCTION_WEEKS
+            if w in delivered
+        )
+    )
     missing += [f"payment in week {w}" for w in PAYMENT_WEEKS if w not in paid]
     clauses.append(build.pay(([w], paid[w]) for w in PAYMENT_WEEKS if w in paid))
     conflicts = reading.deliveries.conflicting_weeks() | reading.payments.conflicting_weeks()
     notes = [f"week {w} is stated twice with different terms; left out" for w in sorted(conflicts)]
-    notes += [f"the price of {s.products[i]} is stated twice with different amounts; left out"
-              for i in sorted(reading.price_conflicts)]
+    notes += [
+        f"the price of {s.products[i]} is stated twice with different amounts; left out"
+        for i in sorted(reading.price_conflicts)
+    ]
     dsl = format_contracts(build.contract(name, s.game_id, clauses + extra))
-    return RulesResult(dsl=dsl, missing=tuple(missing + unread), notes=tuple(notes + reading.notes),
-                       unread=tuple(unread))
+    return RulesResult(
+        dsl=dsl, missing=tuple(missing + unread), notes=tuple(notes + reading.notes), unread=tuple(unread)
+    )
 
 
 # --- CT-Bench agreements ----------------------------------------------------------------------
@@ -698,16 +824,23 @@ _COVER = re.compile(
     r"\b(red|blue)\s+(?:will\s+|shall\s+|would\s+|can\s+|agrees?\s+to\s+)?(?:pays?\s+for|covers?|funds?)\s+"
     r"(red|blue)'s\s+(?:moves?|steps?)\s+(?:onto|on\s+to|into|to|on)\s+(?:the\s+)?(?:tiles?\s+)?(" + _TILES + r")"
     r"(?:\s+(?:with|using)\s+(?:a\s+|an\s+|one\s+)?"
-    r"(?:(red|blue|green)\s+chips?|chips?\s+of\s+the\s+tile'?s\s+colou?r))?")
+    r"(?:(red|blue|green)\s+chips?|chips?\s+of\s+the\s+tile'?s\s+colou?r))?"
+)
 _POINTS = re.compile(
     r"\b(red|blue)\s+(?:will\s+|shall\s+|would\s+|agrees?\s+to\s+)?(?:transfers?|pays?|gives?|sends?)\s+"
-    r"(?:(red|blue)\s+)?" + _NUM + r"\s+points?(?:\s+to\s+(red|blue))?")
-_GOAL = re.compile(r"\b(?:if|once|when|after|as\s+soon\s+as)\s+(red|blue)\s+(?:reaches|reach|gets\s+to|get\s+to|"
-                   r"finishes|finish|arrives\s+at|arrive\s+at|makes\s+it\s+to|gets\s+home|get\s+home)\b")
+    r"(?:(red|blue)\s+)?" + _NUM + r"\s+points?(?:\s+to\s+(red|blue))?"
+)
+_GOAL = re.compile(
+    r"\b(?:if|once|when|after|as\s+soon\s+as)\s+(red|blue)\s+(?:reaches|reach|gets\s+to|get\s+to|"
+    r"finishes|finish|arrives\s+at|arrive\s+at|makes\s+it\s+to|gets\s+home|get\s+home)\b"
+)
 _SPEAKER = re.compile(r"^\s*(P-Red|P-Blue|Red|Blue)\s*:\s*", re.I)
 # a declined or withdrawn offer: which terms still stand is a reading this backend does not attempt
-_REFUSAL = re.compile(r"\b(?:no thanks|no,|declines?d?|reject(?:s|ed)?|refuse[sd]?|won't|will not|do not agree|"
-                      r"don't agree|disagree|not accept|withdraw[sn]?)\b", re.I)
+_REFUSAL = re.compile(
+    r"\b(?:no thanks|no,|declines?d?|reject(?:s|ed)?|refuse[sd]?|won't|will not|do not agree|"
+    r"don't agree|disagree|not accept|withdraw[sn]?)\b",
+    re.I,
+)
 _CTBENCH_HINT = re.compile(r"colou?red trails|\bp-red\b|\bp-blue\b|trail[- ]game", re.I)
 
 
@@ -715,8 +848,11 @@ def _is_ctbench(text: str) -> bool:
     text = re.sub(r'"[^"\n]*"', '""', text)  # a quoted name (a party called "P-Blue") says nothing of the game
     if _CTBENCH_HINT.search(text):
         return True
-    return bool(re.search(_TILE, text) and re.search(r"\bchips?\b|\btiles?\b|\bpoints\b|\bgoal\b", text, re.I)
-                and re.search(r"\b(?:red|blue)\b", text, re.I))
+    return bool(
+        re.search(_TILE, text)
+        and re.search(r"\bchips?\b|\btiles?\b|\bpoints\b|\bgoal\b", text, re.I)
+        and re.search(r"\b(?:red|blue)\b", text, re.I)
+    )
 
 
 def _players(sentence: str, speaker: str | None) -> str | None:
@@ -726,9 +862,14 @@ def _players(sentence: str, speaker: str | None) -> str | None:
     if speaker is None:
         return None if re.search(r"\b(?:i|i'll|me|my|you|you'll|your)\b", s) else s
     other = "blue" if speaker == "red" else "red"
-    for pattern, repl in ((r"\bi'll\b", f"{speaker} will"), (r"\byou'll\b", f"{other} will"),
-                          (r"\bmy\b", f"{speaker}'s"), (r"\byour\b", f"{other}'s"),
-                          (r"\b(?:i|me)\b", speaker), (r"\byou\b", other)):
+    for pattern, repl in (
+        (r"\bi'll\b", f"{speaker} will"),
+        (r"\byou'll\b", f"{other} will"),
+        (r"\bmy\b", f"{speaker}'s"),
+        (r"\byour\b", f"{other}'s"),
+        (r"\b(?:i|me)\b", speaker),
+        (r"\byou\b", other),
+    ):
         s = re.sub(pattern, repl, s)
     return s
 
@@ -746,7 +887,7 @@ def _translate_ctbench(text: str, name: str) -> RulesResult:
     for line in re.sub(r'"[^"\n]*"', '""', text).split("\n"):
         who = _SPEAKER.match(line)
         speaker = who.group(1).lower().removeprefix("p-") if who else None
-        for sentence in re.split(r"(?<=[.!?])\s+", line[who.end():] if who else line):
+        for sentence in re.split(r"(?<=[.!?])\s+", line[who.end() :] if who else line):
             if not sentence.strip():
                 continue
             s = _players(sentence, speaker)
@@ -781,8 +922,11 @@ def _translate_ctbench(text: str, name: str) -> RulesResult:
                 unread.append(f"could not read: {sentence.strip()}")
     readable = {k: v for k, v in covers.items() if v != "conflict"}
     if readable:
-        clauses.append(build.cover(build.cover_entry(tile, giver, receiver, colour)
-                                   for (tile, giver, receiver), colour in readable.items()))
+        clauses.append(
+            build.cover(
+                build.cover_entry(tile, giver, receiver, colour) for (tile, giver, receiver), colour in readable.items()
+            )
+        )
     if points:
         clauses.append(build.on_goal(build.goal_entry(*entry) for entry in points))
     if not readable and not points:

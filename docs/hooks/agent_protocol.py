@@ -26,13 +26,15 @@ def _schemas() -> list[tuple[str, dict]]:
     def actions(union) -> dict:
         return TypeAdapter(Annotated[union, Field(discriminator="kind")]).json_schema()
 
-    return [("ContractSim Customer observation", contractsim.CustomerObservation.model_json_schema()),
-            ("ContractSim Supplier observation", contractsim.SupplierObservation.model_json_schema()),
-            ("ContractSim actions", actions(contractsim.Action)),
-            ("ContractSim negotiation observation", ContractSimNegotiation.model_json_schema()),
-            ("CT-Bench observation", ctbench.CTBenchObservation.model_json_schema()),
-            ("CT-Bench negotiation observation", CTBenchNegotiation.model_json_schema()),
-            ("CT-Bench actions (play and negotiation)", actions(AnyAction))]
+    return [
+        ("ContractSim Customer observation", contractsim.CustomerObservation.model_json_schema()),
+        ("ContractSim Supplier observation", contractsim.SupplierObservation.model_json_schema()),
+        ("ContractSim actions", actions(contractsim.Action)),
+        ("ContractSim negotiation observation", ContractSimNegotiation.model_json_schema()),
+        ("CT-Bench observation", ctbench.CTBenchObservation.model_json_schema()),
+        ("CT-Bench negotiation observation", CTBenchNegotiation.model_json_schema()),
+        ("CT-Bench actions (play and negotiation)", actions(AnyAction)),
+    ]
 
 
 def agent_protocol_schemas() -> str:

@@ -24,9 +24,10 @@ def benchmark_figures() -> str:
         data = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(data, dict):
             continue
-        figures = {**{k: v for k, v in data.items() if not isinstance(v, (dict, list)) and k not in SKIPPED},
-                   **{f"summary.{k}": v for k, v in (data.get("summary") or {}).items()
-                      if not isinstance(v, (dict, list))}}
+        figures = {
+            **{k: v for k, v in data.items() if not isinstance(v, (dict, list)) and k not in SKIPPED},
+            **{f"summary.{k}": v for k, v in (data.get("summary") or {}).items() if not isinstance(v, (dict, list))},
+        }
         if not figures:
             continue
         out += [f"### `{path.name}`", "", "| figure | value |", "|---|---|"]

@@ -44,17 +44,34 @@ def diagnostic_codes() -> str:
         out += [f"### {code}", ""]
         chosen = files.get(code, [])
         if not chosen:
-            out += [f"Message: `{message}`" if message else "", "",
-                    "Reported only with a board or an environment at hand (`run --board`, `check` deciding an "
-                    "`assert`), so it has no example in `tests/invalid/`.", ""]
+            out += [
+                f"Message: `{message}`" if message else "",
+                "",
+                "Reported only with a board or an environment at hand (`run --board`, `check` deciding an "
+                "`assert`), so it has no example in `tests/invalid/`.",
+                "",
+            ]
             continue
         path = chosen[0]
         source = path.read_bytes().decode("utf-8", "replace")
         what = source.split("\n", 1)[0].removeprefix("//").strip().removeprefix(f"{code}:").strip()
         expected = path.with_suffix(".expected").read_text(encoding="utf-8", errors="replace")
-        out += [what[0].upper() + what[1:] + ("" if what.endswith(".") else ".") if what else "", "",
-                f"`tests/invalid/{path.name}`:", "", "```text", source.rstrip("\n"), "```", "",
-                "`contractlang check` prints:", "", "```text", expected.rstrip("\n"), "```", ""]
+        out += [
+            what[0].upper() + what[1:] + ("" if what.endswith(".") else ".") if what else "",
+            "",
+            f"`tests/invalid/{path.name}`:",
+            "",
+            "```text",
+            source.rstrip("\n"),
+            "```",
+            "",
+            "`contractlang check` prints:",
+            "",
+            "```text",
+            expected.rstrip("\n"),
+            "```",
+            "",
+        ]
     return "\n".join(out)
 
 

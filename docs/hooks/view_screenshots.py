@@ -32,14 +32,32 @@ def main() -> int:
     args = parser.parse_args()
     start = time.time()
     tests = sorted(set(SHOTS.values()))
-    done = subprocess.run([sys.executable, "-m", "pytest", "-n", "0", "-q", "-p", "no:cacheprovider",
-                           "tests/viewer/test_view.py", "-k", " or ".join(tests)], cwd=ROOT,
-                          env={**os.environ, "VIEW_SCREENSHOTS": "1"}, capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-n",
+            "0",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "tests/viewer/test_view.py",
+            "-k",
+            " or ".join(tests),
+        ],
+        cwd=ROOT,
+        env={**os.environ, "VIEW_SCREENSHOTS": "1"},
+        capture_output=True,
+        text=True,
+    )
     stale = [name for name in SHOTS if not (FIGURES / name).exists() or (FIGURES / name).stat().st_mtime < start]
     if done.returncode != 0 or stale:
         why = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr.strip()[-300:]
-        print(f"error: the screenshots were not all renewed ({', '.join(stale) or 'tests failed'}): {why}",
-              file=sys.stderr)
+        print(
+            f"error: the screenshots were not all renewed ({', '.join(stale) or 'tests failed'}): {why}",
+            file=sys.stderr,
+        )
         return 1
     written = {name: (FIGURES / name).stat().st_size for name in SHOTS}
     if args.json:

@@ -31,8 +31,11 @@ class Walker:
 
     def act(self, observation):
         if observation.phase in ("negotiate", "confirm"):
-            return {"kind": "say", "message": "No contract is needed."} if observation.phase == "negotiate" \
+            return (
+                {"kind": "say", "message": "No contract is needed."}
+                if observation.phase == "negotiate"
                 else {"kind": "confirm", "accept": False}
+            )
         if observation.phase != "move":
             return observation.legal_actions()[-1 if observation.phase == "respond" else 0]
         goal = len(observation.board_rows) - 1

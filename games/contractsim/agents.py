@@ -7,7 +7,7 @@ the fixed rule [CS-24] that the table was solved with.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -138,10 +138,12 @@ def _llm(seat: Seat):
     return LlmPerformer(seat.role, seat.llm.with_model(agent_model(seat.spec)), seat.contract, seat.env, seat.guidance)
 
 
-for _name, _customer, _supplier in (("rc", lambda s: RCCustomer(), lambda s: RCSupplier(_table(s))),
-                                    ("re", lambda s: RECustomer(), lambda s: RESupplier()),
-                                    ("rcc", lambda s: RCCCustomer(), lambda s: RCCSupplier(_table(s))),
-                                    ("random", lambda s: RandomCustomer(s.rng), lambda s: RandomSupplier(s.rng))):
+for _name, _customer, _supplier in (
+    ("rc", lambda s: RCCustomer(), lambda s: RCSupplier(_table(s))),
+    ("re", lambda s: RECustomer(), lambda s: RESupplier()),
+    ("rcc", lambda s: RCCCustomer(), lambda s: RCCSupplier(_table(s))),
+    ("random", lambda s: RandomCustomer(s.rng), lambda s: RandomSupplier(s.rng)),
+):
     register_agent(_name, game=GAME, roles=("customer",), builtin=True)(_customer)
     register_agent(_name, game=GAME, roles=("supplier",), builtin=True)(_supplier)
 register_agent("cmd:", game=GAME, builtin=True)(lambda seat: ExternalAgent(seat.spec, GAME, Action))

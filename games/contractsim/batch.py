@@ -26,9 +26,31 @@ _NEVER = 99
 
 
 @njit(cache=True)
-def _play(customer, supplier, spoil, prices, scenario, uniform, policies, boxes, cash_max, receipt_low, output,
-          violation, new_memory, deduction, required, payments, values, budget, capital, inventory_cap, out_week,
-          out_u, out_first):
+def _play(
+    customer,
+    supplier,
+    spoil,
+    prices,
+    scenario,
+    uniform,
+    policies,
+    boxes,
+    cash_max,
+    receipt_low,
+    output,
+    violation,
+    new_memory,
+    deduction,
+    required,
+    payments,
+    values,
+    budget,
+    capital,
+    inventory_cap,
+    out_week,
+    out_u,
+    out_first,
+):
     """out_week[g, w-1] = (compliant, excluded, observed_breach, paid, spend, value); out_u[g] = (U_c, U_s);
     out_first[g] = the first violation weeks (Customer, Supplier), 0 for none."""
     side = inventory_cap + 1
@@ -70,8 +92,14 @@ def _play(customer, supplier, spoil, prices, scenario, uniform, policies, boxes,
             cost = 0
             if not (supplier == 2 or (supplier == 1 and first_c < w)):
                 box = boxes[t]
-                o = policies[t][mu, min(inv[0], box[0]), min(inv[1], box[1]), min(inv[2], box[2]),
-                                min(cash, cash_max[t]), scenario[g, t]]
+                o = policies[t][
+                    mu,
+                    min(inv[0], box[0]),
+                    min(inv[1], box[1]),
+                    min(inv[2], box[2]),
+                    min(cash, cash_max[t]),
+                    scenario[g, t],
+                ]
                 if o < 0:
                     raise ValueError("a game reached a state the order table does not solve")
                 order = (o // (ORDER_SIDE * ORDER_SIDE), (o // ORDER_SIDE) % ORDER_SIDE, o % ORDER_SIDE)
@@ -109,12 +137,15 @@ def _play(customer, supplier, spoil, prices, scenario, uniform, policies, boxes,
 def verdicts(compiled: CompiledContractSim) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The monitor's week tables as `_play` reads them, stacked over the five rounds: violation, next memory,
     deduction δ and required quantities."""
-    return tuple(np.stack([getattr(rt, name) for rt in compiled.tables])
-                 for name in ("violation", "new_memory_index", "deduction", "required"))
+    return tuple(
+        np.stack([getattr(rt, name) for rt in compiled.tables])
+        for name in ("violation", "new_memory_index", "deduction", "required")
+    )
 
 
-def play_batch(ir: ContractSimIR, env: SupplyEnvironment, customer: str, supplier: str, seeds,
-               tables: TableCache = SESSION_TABLES) -> list[RunRecord]:
+def play_batch(
+    ir: ContractSimIR, env: SupplyEnvironment, customer: str, supplier: str, seeds, tables: TableCache = SESSION_TABLES
+) -> list[RunRecord]:
     """One `RunRecord` (without a log) per seed, equal to `play(ir, env, customer, supplier, seed)`."""
     for role, name in (("customer", customer), ("supplier", supplier)):
         if name not in POLICIES:
@@ -130,19 +161,57 @@ def play_batch(ir: ContractSimIR, env: SupplyEnvironment, customer: str, supplie
     out_week = np.zeros((len(seeds), 11, 6), dtype=np.int64)
     out_u = np.zeros((len(seeds), 2), dtype=np.int64)
     out_first = np.zeros((len(seeds), 2), dtype=np.int64)
-    _play(POLICIES.index(customer), POLICIES.index(supplier), spoil, price, scenario, uniform, table.policies,
-          np.array([problem.state_box(t) for t in range(5)], dtype=np.int64), problem.cash_max.astype(np.int64),
-          np.array([env.receipt_low(o) for o in range(ORDER_SIDE)], dtype=np.int64), problem.output,
-          *verdicts(problem.compiled), problem.payments, np.array(env.values, dtype=np.int64), env.budget, env.capital, env.inventory_cap, out_week,
-          out_u, out_first)
+    _play(
+        POLICIES.index(customer),
+        POLICIES.index(supplier),
+        spoil,
+        price,
+        scenario,
+        uniform,
+        table.policies,
+        np.array([problem.state_box(t) for t in range(5)], dtype=np.int64),
+        problem.cash_max.astype(np.int64),
+        np.array([env.receipt_low(o) for o in range(ORDER_SIDE)], dtype=np.int64),
+        problem.output,
+        *verdicts(problem.compiled),
+        problem.payments,
+        np.array(env.values, dtype=np.int64),
+        env.budget,
+        env.capital,
+        env.inventory_cap,
+        out_week,
+        out_u,
+        out_first,
+    )
     terms = ir.model_dump(mode="json")  # one copy shared by every record of the batch
-    return [RunRecord(contract=ir.name, env=env.id, customer=customer, supplier=supplier, seed=seed,
-                      u_customer=int(u[0]), u_supplier=int(u[1]), budget=env.budget,
-                      multiplier=ir.setting_info.multiplier, contract_ir=terms, floors=env.floors.name,
-                      customer_first_violation=int(first[0]) or None, supplier_first_violation=int(first[1]) or None,
-                      weeks=tuple(WeekRecord(week=w, role="customer" if w in PAYMENT_WEEKS else "supplier",
-                                             compliant=bool(row[w - 1, 0]), excluded=bool(row[w - 1, 1]),
-                                             observed_breach=bool(row[w - 1, 2]), paid=int(row[w - 1, 3]),
-                                             spend=int(row[w - 1, 4]), value=int(row[w - 1, 5]))
-                                  for w in sorted(PAYMENT_WEEKS + PRODUCTION_WEEKS)))
-            for seed, row, u, first in zip(seeds, out_week, out_u, out_first)]
+    return [
+        RunRecord(
+            contract=ir.name,
+            env=env.id,
+            customer=customer,
+            supplier=supplier,
+            seed=seed,
+            u_customer=int(u[0]),
+            u_supplier=int(u[1]),
+            budget=env.budget,
+            multiplier=ir.setting_info.multiplier,
+            contract_ir=terms,
+            floors=env.floors.name,
+            customer_first_violation=int(first[0]) or None,
+            supplier_first_violation=int(first[1]) or None,
+            weeks=tuple(
+                WeekRecord(
+                    week=w,
+                    role="customer" if w in PAYMENT_WEEKS else "supplier",
+                    compliant=bool(row[w - 1, 0]),
+                    excluded=bool(row[w - 1, 1]),
+                    observed_breach=bool(row[w - 1, 2]),
+                    paid=int(row[w - 1, 3]),
+                    spend=int(row[w - 1, 4]),
+                    value=int(row[w - 1, 5]),
+                )
+                for w in sorted(PAYMENT_WEEKS + PRODUCTION_WEEKS)
+            ),
+        )
+        for seed, row, u, first in zip(seeds, out_week, out_u, out_first)
+    ]

@@ -43,12 +43,17 @@ class CrossCheck(Frozen):
 def _agreement(sample: np.ndarray, exact: float, se: float, slack: float) -> Agreement:
     gap = float(sample.mean()) - exact
     rounding = 1e-9 * max(1.0, abs(exact))  # the enumeration's float error on figures up to $270,000
-    return Agreement(exact=exact, sample=float(sample.mean()), z=gap / se if se > 0 else None,
-                     agrees=abs(gap) <= 3 * se + slack + rounding)
+    return Agreement(
+        exact=exact,
+        sample=float(sample.mean()),
+        z=gap / se if se > 0 else None,
+        agrees=abs(gap) <= 3 * se + slack + rounding,
+    )
 
 
-def cross_check(ir: ContractSimIR, env: SupplyEnvironment, games: int,
-                tables: TableCache = SESSION_TABLES) -> CrossCheck:
+def cross_check(
+    ir: ContractSimIR, env: SupplyEnvironment, games: int, tables: TableCache = SESSION_TABLES
+) -> CrossCheck:
     """Play `games` seeded RCC-vs-RCC games and compare them with the table's exact figures. When violations
     are too rare to expect even 3 in the sample ((1 − P_sat) · games < 3) they may be missing from it, which
     then has no variance for them; they move a mean utility by at most (1 − P_sat) × MAX_UTILITY, which is
@@ -70,5 +75,11 @@ def cross_check(ir: ContractSimIR, env: SupplyEnvironment, games: int,
         sample = np.array([getattr(r, column) for r in runs], float) * m
         se = float(sample.std(ddof=1)) / math.sqrt(games)
         utilities.append(_agreement(sample, exact, se, rare * MAX_UTILITY * m if too_rare else 0.0))
-    return CrossCheck(contract=ir.name, env=env.id, games=games, violation_free=share,
-                      u_customer=utilities[0], u_supplier=utilities[1])
+    return CrossCheck(
+        contract=ir.name,
+        env=env.id,
+        games=games,
+        violation_free=share,
+        u_customer=utilities[0],
+        u_supplier=utilities[1],
+    )

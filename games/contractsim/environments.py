@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from contractlang.errors import UnknownName
 from contractlang.interpreter.rounds import DEFAULT_FLOORS, FLOOR_RULES
-
 from solver.environment import SupplyEnvironment
 
 _FIXED = ((1, 1.0),), ((1, 1.0),), ((2, 1.0),)
@@ -13,18 +12,24 @@ _HIGH = ((1, 0.5), (3, 0.5)), ((1, 0.5), (2, 0.5)), ((2, 0.5), (3, 0.5))
 _V_LOW, _V_HIGH = (12, 6, 3), (20, 10, 5)
 
 ENVIRONMENTS: dict[int, SupplyEnvironment] = {
-    1: SupplyEnvironment(id=1, budget=200, capital=20, values=_V_LOW, price_laws=_FIXED, receipt_law="exact",
-                         spoilage_max=0),
-    2: SupplyEnvironment(id=2, budget=200, capital=40, values=_V_HIGH, price_laws=_FIXED, receipt_law="exact",
-                         spoilage_max=0),
-    3: SupplyEnvironment(id=3, budget=200, capital=20, values=_V_LOW, price_laws=_LOW,
-                         receipt_law="three_quarters", spoilage_max=1),
-    4: SupplyEnvironment(id=4, budget=200, capital=40, values=_V_HIGH, price_laws=_LOW,
-                         receipt_law="three_quarters", spoilage_max=1),
-    5: SupplyEnvironment(id=5, budget=200, capital=20, values=_V_LOW, price_laws=_HIGH, receipt_law="half",
-                         spoilage_max=2),
-    6: SupplyEnvironment(id=6, budget=200, capital=40, values=_V_HIGH, price_laws=_HIGH, receipt_law="half",
-                         spoilage_max=2),
+    1: SupplyEnvironment(
+        id=1, budget=200, capital=20, values=_V_LOW, price_laws=_FIXED, receipt_law="exact", spoilage_max=0
+    ),
+    2: SupplyEnvironment(
+        id=2, budget=200, capital=40, values=_V_HIGH, price_laws=_FIXED, receipt_law="exact", spoilage_max=0
+    ),
+    3: SupplyEnvironment(
+        id=3, budget=200, capital=20, values=_V_LOW, price_laws=_LOW, receipt_law="three_quarters", spoilage_max=1
+    ),
+    4: SupplyEnvironment(
+        id=4, budget=200, capital=40, values=_V_HIGH, price_laws=_LOW, receipt_law="three_quarters", spoilage_max=1
+    ),
+    5: SupplyEnvironment(
+        id=5, budget=200, capital=20, values=_V_LOW, price_laws=_HIGH, receipt_law="half", spoilage_max=2
+    ),
+    6: SupplyEnvironment(
+        id=6, budget=200, capital=40, values=_V_HIGH, price_laws=_HIGH, receipt_law="half", spoilage_max=2
+    ),
 }
 
 

@@ -55,17 +55,25 @@ class ContractSlice(Frozen):
 
     def select(self, entries: list) -> list:
         """The manifest entries (anything with name, env, variant, rho) the slice keeps, in their order."""
-        kept = [e for e in entries if (self.contracts is None or fnmatchcase(e.name, self.contracts))
-                and (self.envs is None or e.env in self.envs) and (self.variants is None or e.variant in self.variants)
-                and (self.rhos is None or any(math.isclose(e.rho, r) for r in self.rhos))]
-        return kept if self.limit is None else kept[:self.limit]
+        kept = [
+            e
+            for e in entries
+            if (self.contracts is None or fnmatchcase(e.name, self.contracts))
+            and (self.envs is None or e.env in self.envs)
+            and (self.variants is None or e.variant in self.variants)
+            and (self.rhos is None or any(math.isclose(e.rho, r) for r in self.rhos))
+        ]
+        return kept if self.limit is None else kept[: self.limit]
 
     def describe(self, kept: int, total: int) -> str:
         """One line for a table: which slice of the set it covers."""
         if self.whole:
             return f"all {total} contracts of the set"
-        parts = [f"{name} {value if isinstance(value, (str, int)) else ','.join(map(str, value))}"
-                 for name, value in self.model_dump().items() if value is not None]
+        parts = [
+            f"{name} {value if isinstance(value, (str, int)) else ','.join(map(str, value))}"
+            for name, value in self.model_dump().items()
+            if value is not None
+        ]
         return f"a slice ({'; '.join(parts)}): {kept} of the set's {total} contracts"
 
 
@@ -116,10 +124,12 @@ class SolvingPlan(Frozen):
         return self.to_solve * QUIET_SECONDS_PER_TABLE / 60
 
     def text(self, cache_dir: Path) -> str:
-        return (f"{self.to_solve} of {self.to_play} contracts to play have no solved DP table in {cache_dir}: each "
-                f"is solved before its games, about {self.quiet_minutes:.0f} min in all on an idle 2-core machine "
-                f"({QUIET_SECONDS_PER_TABLE} s a table), several times that under load; the progress line below "
-                "keeps the running estimate")
+        return (
+            f"{self.to_solve} of {self.to_play} contracts to play have no solved DP table in {cache_dir}: each "
+            f"is solved before its games, about {self.quiet_minutes:.0f} min in all on an idle 2-core machine "
+            f"({QUIET_SECONDS_PER_TABLE} s a table), several times that under load; the progress line below "
+            "keeps the running estimate"
+        )
 
 
 def unplayed(jobs: list, stores: list[Path], record_type: type) -> list:
@@ -138,8 +148,14 @@ def solving_plan(todo: list, tables: TableCache) -> SolvingPlan:
     return SolvingPlan(to_play=len(cases), to_solve=sum(not tables.holds(ir, env) for ir, env in needed))
 
 
-def rational_records(jobs: list[RationalJob], store_path: Path, workers: int | None, ray_address: str | None,
-                     progress: Progress | None = None, shared: Path | None = None) -> tuple[list[RationalRecord], int]:
+def rational_records(
+    jobs: list[RationalJob],
+    store_path: Path,
+    workers: int | None,
+    ray_address: str | None,
+    progress: Progress | None = None,
+    shared: Path | None = None,
+) -> tuple[list[RationalRecord], int]:
     """Every job's record, from the store (or the read-only `shared` one) or played now (and appended to the
     store); and how many were played now."""
     records, ran = run_phase(*rational_phase(jobs, store_path, shared)[:5], workers, ray_address, progress, shared)
@@ -166,17 +182,34 @@ def pairing(role: str, own: str, other: str) -> tuple[str, str]:
     return (own, other) if role == "customer" else (other, own)
 
 
-def table_row(role: str, counterparty: str, policy: str, runs: list[RunRecord],
-              counterfactual: list[RunRecord], convention: str = "cs19") -> TableRow:
+def table_row(
+    role: str,
+    counterparty: str,
+    policy: str,
+    runs: list[RunRecord],
+    counterfactual: list[RunRecord],
+    convention: str = "cs19",
+) -> TableRow:
     """One row over the cases' runs; `counterfactual[j]` is run j with `role` played by RCC (ContractSim paper, App. C.6)."""
-    return TableRow(role=role, counterparty=counterparty, policy=policy,
-                    summary=summarise(runs, role, counterfactual, convention))
+    return TableRow(
+        role=role, counterparty=counterparty, policy=policy, summary=summarise(runs, role, counterfactual, convention)
+    )
 
 
 def tables(records: list[RationalRecord], convention: str = "cs19") -> list[TableRow]:
-    return [table_row(role, other, own, [r.run(*pairing(role, own, other)) for r in records],
-                      [r.run(*pairing(role, "rcc", other)) for r in records], convention)
-            for role in ROLES for other in COUNTERPARTIES for own in POLICIES]
+    return [
+        table_row(
+            role,
+            other,
+            own,
+            [r.run(*pairing(role, own, other)) for r in records],
+            [r.run(*pairing(role, "rcc", other)) for r in records],
+            convention,
+        )
+        for role in ROLES
+        for other in COUNTERPARTIES
+        for own in POLICIES
+    ]
 
 
 COLUMNS = ("U", "CU", "R", "CR", "Compl.", "Cond.", "Expl.", "TFT", "Def.", "Uni.", "Rec.")
@@ -185,11 +218,21 @@ COLUMNS = ("U", "CU", "R", "CR", "Compl.", "Cond.", "Expl.", "TFT", "Def.", "Uni
 def row_cells(s: RoleSummary, micro: bool) -> tuple[str, ...]:
     """The eleven cells of a row as the paper prints them: money to one decimal, rates in percent."""
     pct = 100.0
-    compliance = (s.compliance_micro, s.conditional_micro, s.exploited_micro, s.tft_micro) if micro else \
-        (s.compliance, s.conditional, s.exploited, s.tft)
-    return (s.utility.text(), s.compliant_utility.text(), _text(s.regret), _text(s.compliant_regret),
-            *(c.text(pct) for c in compliance), s.defection.text(pct), s.unilateral.text(pct),
-            s.reciprocal.text(pct))
+    compliance = (
+        (s.compliance_micro, s.conditional_micro, s.exploited_micro, s.tft_micro)
+        if micro
+        else (s.compliance, s.conditional, s.exploited, s.tft)
+    )
+    return (
+        s.utility.text(),
+        s.compliant_utility.text(),
+        _text(s.regret),
+        _text(s.compliant_regret),
+        *(c.text(pct) for c in compliance),
+        s.defection.text(pct),
+        s.unilateral.text(pct),
+        s.reciprocal.text(pct),
+    )
 
 
 def _text(stat: Stat | None) -> str:
@@ -198,36 +241,57 @@ def _text(stat: Stat | None) -> str:
 
 PAPER_ROWS: dict[tuple[str, str, str], tuple[str, ...]] = {
     (t.role, r.counterparty, r.agent): tuple(cell_text(c) for c in r.cells)
-    for t in paper_tables() if t.aggregation == "macro" for r in t.rows if r.rational}
+    for t in paper_tables()
+    if t.aggregation == "macro"
+    for r in t.rows
+    if r.rational
+}
 """The paper's rational rows (Tables 7–8, macro; ContractSim paper, App. D.3) keyed (role, counterparty, policy), for the side-by-side
 comparison."""
 
-TITLES = {("customer", False): "Table 7 — Customer, macro", ("supplier", False): "Table 8 — Supplier, macro",
-          ("customer", True): "Table 9 — Customer, micro", ("supplier", True): "Table 10 — Supplier, micro"}
+TITLES = {
+    ("customer", False): "Table 7 — Customer, macro",
+    ("supplier", False): "Table 8 — Supplier, macro",
+    ("customer", True): "Table 9 — Customer, micro",
+    ("supplier", True): "Table 10 — Supplier, micro",
+}
 
 
 def table_lines(heading: str, role: str, left: str, rows: list[tuple[str, str, tuple[str, ...]]]) -> list[str]:
     """One table of the paper's layout: `heading`, the column heads (`left` names the counterparty column),
     one line per (counterparty, policy, cells) and a blank line."""
-    return [heading, "", f"| {left} | {role.capitalize()} | " + " | ".join(COLUMNS) + " |",
-            "|---|---|" + "---|" * len(COLUMNS), *(f"| {other} | {own} | " + " | ".join(cells) + " |"
-                                                   for other, own, cells in rows), ""]
+    return [
+        heading,
+        "",
+        f"| {left} | {role.capitalize()} | " + " | ".join(COLUMNS) + " |",
+        "|---|---|" + "---|" * len(COLUMNS),
+        *(f"| {other} | {own} | " + " | ".join(cells) + " |" for other, own, cells in rows),
+        "",
+    ]
 
 
 def counterparty_name(role: str) -> str:
     return "Supplier" if role == "customer" else "Customer"
 
 
-def tables_markdown(rows: list[TableRow], convention: str = "cs19", covers: str = "",
-                    floors: str = DEFAULT_FLOORS) -> str:
+def tables_markdown(
+    rows: list[TableRow], convention: str = "cs19", covers: str = "", floors: str = DEFAULT_FLOORS
+) -> str:
     """Tables 7–10 in the paper's layout, then the macro tables beside ContractSim paper, App. D.3 (ours / paper,
     cell by cell)."""
     out = [convention_line(convention, floors), *([f"Contracts: {covers}."] if covers else []), ""]
     for micro in (False, True):
         for role in ROLES:
-            out += table_lines(f"## {TITLES[role, micro]}", role, f"{counterparty_name(role)} (counterparty)",
-                               [(r.counterparty.upper(), r.policy.upper(), row_cells(r.summary, micro))
-                                for r in rows if r.role == role])
+            out += table_lines(
+                f"## {TITLES[role, micro]}",
+                role,
+                f"{counterparty_name(role)} (counterparty)",
+                [
+                    (r.counterparty.upper(), r.policy.upper(), row_cells(r.summary, micro))
+                    for r in rows
+                    if r.role == role
+                ],
+            )
     out += ["## Beside the paper (ContractSim paper, App. D.3, macro): ours / paper", ""]
     for role in ROLES:
         lines = []
@@ -235,8 +299,10 @@ def tables_markdown(rows: list[TableRow], convention: str = "cs19", covers: str 
             if r.role != role:
                 continue
             paper = PAPER_ROWS[r.role, r.counterparty, r.policy]
-            cells = tuple(mine if _same(mine, theirs) else f"**{mine}** / {theirs}"
-                          for mine, theirs in zip(row_cells(r.summary, False), paper))
+            cells = tuple(
+                mine if _same(mine, theirs) else f"**{mine}** / {theirs}"
+                for mine, theirs in zip(row_cells(r.summary, False), paper)
+            )
             lines.append((r.counterparty.upper(), r.policy.upper(), cells))
         out += table_lines(f"### {role.capitalize()} side", role, counterparty_name(role), lines)
     out.append("Bold cells differ from the paper's (ours first); the others agree as printed.")
@@ -245,12 +311,15 @@ def tables_markdown(rows: list[TableRow], convention: str = "cs19", covers: str 
 
 def _same(mine: str, theirs: str) -> bool:
     """Equal as printed, reading the paper's "100.0" as "100.0 ± 0.0" and -0.0 as 0.0."""
+
     def norm(text: str) -> str:
         return text.removesuffix(" ± 0.0").replace("-0.0", "0.0")
+
     return norm(mine) == norm(theirs)
 
 
 # --- identities E1–E13 (docs/rules/checks.md) -------------------------------------------------------------------------------------
+
 
 class Identity(Frozen):
     id: str
@@ -275,8 +344,9 @@ def _close(a: float | None, b: float | None, tol: float = 1e-9) -> bool:
     return math.isclose(a, b, abs_tol=tol)
 
 
-def identities(records: list[RationalRecord], rows: list[TableRow], p_sat: dict[str, float],
-               convention: str = "cs19") -> list[Identity]:
+def identities(
+    records: list[RationalRecord], rows: list[TableRow], p_sat: dict[str, float], convention: str = "cs19"
+) -> list[Identity]:
     """Identities E1–E13 (docs/rules/checks.md), each checked on every run (or contract) it speaks about."""
     row = {(r.role, r.counterparty, r.policy): r.summary for r in rows}
     name = [r.job.contract.name for r in records]
@@ -284,53 +354,112 @@ def identities(records: list[RationalRecord], rows: list[TableRow], p_sat: dict[
     capital = {r.job.contract.name: environment(r.job.env).capital for r in records}
     out = []
     for id_, c, s in (("E1", "re", "rcc"), ("E2", "re", "re")):
-        out.append(_check(id_, f"{c.upper()} Customer vs {s.upper()} Supplier: U_Cust = B, U_Supp = 0 in every run",
-                          [(n, r.run(c, s).u_customer == budget[n] and r.run(c, s).u_supplier == 0)
-                           for n, r in zip(name, records)]))
-    out.append(_check("E3", "RE Customer: the trajectory against RCC equals the one against RE (so every "
-                      "Customer row but regret coincides)",
-                      [(n, _trajectory(r.run("re", "rcc")) == _trajectory(r.run("re", "re")))
-                       for n, r in zip(name, records)]))
-    out.append(_check("E4", "Against an RE Customer, RCC and RE Suppliers play the same game",
-                      [(n, _trajectory(r.run("re", "rcc")) == _trajectory(r.run("re", "re")))
-                       for n, r in zip(name, records)]))
-    out.append(_check("E5", "Against an RC Customer, RC and RCC Suppliers play the same game",
-                      [(n, _trajectory(r.run("rc", "rc")) == _trajectory(r.run("rc", "rcc")))
-                       for n, r in zip(name, records)]))
-    out.append(_check("E6", "Against an RE Supplier, U_Cust + U_Supp = B in every run",
-                      [(f"{n} {c}", r.run(c, "re").u_customer + r.run(c, "re").u_supplier == budget[n])
-                       for n, r in zip(name, records) for c in POLICIES]))
+        out.append(
+            _check(
+                id_,
+                f"{c.upper()} Customer vs {s.upper()} Supplier: U_Cust = B, U_Supp = 0 in every run",
+                [
+                    (n, r.run(c, s).u_customer == budget[n] and r.run(c, s).u_supplier == 0)
+                    for n, r in zip(name, records)
+                ],
+            )
+        )
+    out.append(
+        _check(
+            "E3",
+            "RE Customer: the trajectory against RCC equals the one against RE (so every "
+            "Customer row but regret coincides)",
+            [(n, _trajectory(r.run("re", "rcc")) == _trajectory(r.run("re", "re"))) for n, r in zip(name, records)],
+        )
+    )
+    out.append(
+        _check(
+            "E4",
+            "Against an RE Customer, RCC and RE Suppliers play the same game",
+            [(n, _trajectory(r.run("re", "rcc")) == _trajectory(r.run("re", "re"))) for n, r in zip(name, records)],
+        )
+    )
+    out.append(
+        _check(
+            "E5",
+            "Against an RC Customer, RC and RCC Suppliers play the same game",
+            [(n, _trajectory(r.run("rc", "rc")) == _trajectory(r.run("rc", "rcc"))) for n, r in zip(name, records)],
+        )
+    )
+    out.append(
+        _check(
+            "E6",
+            "Against an RE Supplier, U_Cust + U_Supp = B in every run",
+            [
+                (f"{n} {c}", r.run(c, "re").u_customer + r.run(c, "re").u_supplier == budget[n])
+                for n, r in zip(name, records)
+                for c in POLICIES
+            ],
+        )
+    )
     e7 = []
     for n, r in zip(name, records):
         for s in POLICIES:
             run = r.run("re", s)
             spend = sum(w.spend for w in run.weeks)
             value = sum(w.value for w in run.weeks)
-            e7.append((f"{n} {s}", run.u_supplier == -spend and -capital[n] <= run.u_supplier <= 0
-                       and run.u_customer == budget[n] + value))
-    out.append(_check("E7", "Against an RE Customer, U_Supp = -spend ∈ [-capital, 0] and U_Cust = B + value "
-                      "delivered", e7))
-    e8 = [(f"{role} vs {other}", s.regret is not None and s.regret.mean == 0 and s.regret.sd == 0
-           and s.compliant_regret.mean == 0 and s.compliant_regret.sd == 0)
-          for (role, other, own), s in row.items() if own == "rcc"]
+            e7.append(
+                (
+                    f"{n} {s}",
+                    run.u_supplier == -spend
+                    and -capital[n] <= run.u_supplier <= 0
+                    and run.u_customer == budget[n] + value,
+                )
+            )
+    out.append(
+        _check("E7", "Against an RE Customer, U_Supp = -spend ∈ [-capital, 0] and U_Cust = B + value delivered", e7)
+    )
+    e8 = [
+        (
+            f"{role} vs {other}",
+            s.regret is not None
+            and s.regret.mean == 0
+            and s.regret.sd == 0
+            and s.compliant_regret.mean == 0
+            and s.compliant_regret.sd == 0,
+        )
+        for (role, other, own), s in row.items()
+        if own == "rcc"
+    ]
     out.append(_check("E8", "RCC's regret and compliant regret are exactly 0", e8))
     e9 = []
     for (role, other, own), s in row.items():
         rcc = row[role, other, "rcc"]
-        e9.append((f"{role} {own} vs {other}",
-                   _close(s.regret.mean, rcc.utility.mean - s.utility.mean)
-                   and _close(s.compliant_regret.mean, rcc.compliant_utility.mean - s.compliant_utility.mean)))
-    out.append(_check("E9", "Mean regret of X vs Y = mean utility of RCC vs Y - mean utility of X vs Y "
-                      "(compliant too)", e9))
+        e9.append(
+            (
+                f"{role} {own} vs {other}",
+                _close(s.regret.mean, rcc.utility.mean - s.utility.mean)
+                and _close(s.compliant_regret.mean, rcc.compliant_utility.mean - s.compliant_utility.mean),
+            )
+        )
+    out.append(
+        _check("E9", "Mean regret of X vs Y = mean utility of RCC vs Y - mean utility of X vs Y (compliant too)", e9)
+    )
     e10 = []
     for other in COUNTERPARTIES:
         rc, re_ = row["customer", other, "rc"], row["customer", other, "re"]
-        e10.append((f"RC vs {other}", rc.compliance.mean == 1 and rc.defection.mean == 0
-                    and rc.exploited.mean in (None, 1.0)))
-        e10.append((f"RE vs {other}", re_.compliance.mean == 0 and re_.defection.mean == 1
-                    and re_.unilateral.mean in (None, 1.0)))
-    out.append(_check("E10", "RC Customer: compliance 100, defection 0, exploited 100 where defined; RE "
-                      "Customer: compliance 0, defection 100, unilateral 100", e10))
+        e10.append(
+            (f"RC vs {other}", rc.compliance.mean == 1 and rc.defection.mean == 0 and rc.exploited.mean in (None, 1.0))
+        )
+        e10.append(
+            (
+                f"RE vs {other}",
+                re_.compliance.mean == 0 and re_.defection.mean == 1 and re_.unilateral.mean in (None, 1.0),
+            )
+        )
+    out.append(
+        _check(
+            "E10",
+            "RC Customer: compliance 100, defection 0, exploited 100 where defined; RE "
+            "Customer: compliance 0, defection 100, unilateral 100",
+            e10,
+        )
+    )
     e11, e12 = [], []
     for n, r in zip(name, records):
         for c, s in PAIRINGS:
@@ -346,11 +475,22 @@ def identities(records: list[RationalRecord], rows: list[TableRow], p_sat: dict[
             rc, rcc = (role_run(r.run(c, s), "customer", convention) for c in ("rc", "rcc"))
             if rcc.tft == 1 and rc.eval_weeks == rcc.eval_weeks and rc.eval_weeks:
                 e11.append((f"{n} RC/RCC vs {s}", _close(rc.tft, rcc.compliance)))
-    out.append(_check("E11", "(a) TFT = compliance when the counterparty never violates; (b) an RC Customer's "
-                      "TFT equals the RCC Customer's compliance where RCC's TFT is 100 and the weeks coincide", e11))
+    out.append(
+        _check(
+            "E11",
+            "(a) TFT = compliance when the counterparty never violates; (b) an RC Customer's "
+            "TFT equals the RCC Customer's compliance where RCC's TFT is 100 and the weeks coincide",
+            e11,
+        )
+    )
     out.append(_check("E12", "A role that never violates has compliant utility = utility", e12))
-    out.append(_check("E13", "P_sat is 0 or 1 for every contract in Envs 1–2",
-                      [(n, p_sat[n] in (0.0, 1.0)) for n, r in zip(name, records) if r.job.env in (1, 2)]))
+    out.append(
+        _check(
+            "E13",
+            "P_sat is 0 or 1 for every contract in Envs 1–2",
+            [(n, p_sat[n] in (0.0, 1.0)) for n, r in zip(name, records) if r.job.env in (1, 2)],
+        )
+    )
     return out
 
 
@@ -366,8 +506,9 @@ class RationalReport(Frozen):
 def report_paths(out: Path, convention: str, floors: str = DEFAULT_FLOORS) -> tuple[Path, Path]:
     """`out/rational/tables.{json,md}` (`tables.paper-tables.*` under that convention, `tables.FLOORS.*` under
     another floor rule set: `output_name`)."""
-    json_path, md_path = (out / "rational" / output_name(name, convention, floors)
-                          for name in ("tables.json", "tables.md"))
+    json_path, md_path = (
+        out / "rational" / output_name(name, convention, floors) for name in ("tables.json", "tables.md")
+    )
     return json_path, md_path
 
 

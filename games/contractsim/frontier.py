@@ -65,8 +65,10 @@ def sweep(points: list[Point], role: str, etas: list[float]) -> list[tuple[float
     own = "u_customer" if role == "customer" else "u_supplier"
     other = "u_supplier" if role == "customer" else "u_customer"
     ok = [p for p in points if p.p_sat >= THRESHOLD - TOLERANCE]
-    return [(eta, max((p for p in ok if getattr(p, other) >= eta - TOLERANCE), key=lambda p: getattr(p, own),
-                      default=None)) for eta in etas]
+    return [
+        (eta, max((p for p in ok if getattr(p, other) >= eta - TOLERANCE), key=lambda p: getattr(p, own), default=None))
+        for eta in etas
+    ]
 
 
 class PoolJob(Frozen):
@@ -89,8 +91,9 @@ def run_pool(job: PoolJob) -> PoolRecord:
     for terms in job.terms:
         for variant in job.variants:
             v = evaluator(terms, variant)
-            points.append(Point(terms=terms, variant=variant, p_sat=v.p_sat, u_customer=v.u_customer,
-                                u_supplier=v.u_supplier))
+            points.append(
+                Point(terms=terms, variant=variant, p_sat=v.p_sat, u_customer=v.u_customer, u_supplier=v.u_supplier)
+            )
     return PoolRecord(job=job, points=tuple(points))
 
 
@@ -113,9 +116,15 @@ def enumeration(env_id: int) -> list[Point]:
                 low = max(1, spend - env.capital)
                 for total in sorted({low, env.budget}):
                     if total <= env.budget:
-                        out.append(Point(terms=Terms(quantities=q, prices=(0, 0, 0), payments=(total, 0, 0, 0, 0, 0)),
-                                         variant="base", p_sat=1.0, u_customer=env.budget + value - total,
-                                         u_supplier=total - spend))
+                        out.append(
+                            Point(
+                                terms=Terms(quantities=q, prices=(0, 0, 0), payments=(total, 0, 0, 0, 0, 0)),
+                                variant="base",
+                                p_sat=1.0,
+                                u_customer=env.budget + value - total,
+                                u_supplier=total - spend,
+                            )
+                        )
     return out
 
 
@@ -127,8 +136,16 @@ def search_pool(records: list[SearchRecord], env_id: int) -> list[Point]:
             continue
         for v in r.valued:
             key = (v.terms.quantities, v.terms.payments)
-            seen.setdefault(key, Point(terms=v.terms, variant="base", p_sat=v.valuation.p_sat,
-                                       u_customer=v.valuation.u_customer, u_supplier=v.valuation.u_supplier))
+            seen.setdefault(
+                key,
+                Point(
+                    terms=v.terms,
+                    variant="base",
+                    p_sat=v.valuation.p_sat,
+                    u_customer=v.valuation.u_customer,
+                    u_supplier=v.valuation.u_supplier,
+                ),
+            )
     return list(seen.values())
 
 
@@ -154,9 +171,12 @@ def f2_seeds(pool: list[Point], seeds: int = F2_SEEDS) -> list[Point]:
 def pool_jobs(search: list[SearchRecord], envs: tuple[int, ...], seeds: int = F2_SEEDS) -> list[PoolJob]:
     """F2's extra contracts in the stochastic environments: every contingency variant of the search pool's
     `f2_seeds`."""
-    return [PoolJob(env=env_id, terms=(p.terms,), variants=tuple(v for v in ALL_VARIANTS if v != "base"))
-            for env_id in envs if env_id not in DETERMINISTIC
-            for p in f2_seeds(search_pool(search, env_id), seeds)]
+    return [
+        PoolJob(env=env_id, terms=(p.terms,), variants=tuple(v for v in ALL_VARIANTS if v != "base"))
+        for env_id in envs
+        if env_id not in DETERMINISTIC
+        for p in f2_seeds(search_pool(search, env_id), seeds)
+    ]
 
 
 class Frontier(Frozen):
@@ -173,15 +193,27 @@ def frontiers(search: list[SearchRecord], pools: list[PoolRecord], envs: tuple[i
         extra = [p for r in pools if r.job.env == env_id for p in r.points]
         base = enumeration(env_id) if env_id in DETERMINISTIC else search_pool(search, env_id)
         everything = base + extra
-        out.append(Frontier(env=env_id, f1=tuple(pareto(base)), f2=tuple(pareto(everything)), pool_f1=len(base),
-                            pool_f2=len(everything)))
+        out.append(
+            Frontier(
+                env=env_id,
+                f1=tuple(pareto(base)),
+                f2=tuple(pareto(everything)),
+                pool_f1=len(base),
+                pool_f2=len(everything),
+            )
+        )
     return out
 
 
-def pool_records(jobs: list[PoolJob], store_path: Path, workers: int | None, ray_address: str | None,
-                 progress: Progress | None, shared: Path | None = None) -> tuple[list[PoolRecord], int]:
-    records, ran = run_phase("pools", store_path, PoolRecord, run_pool, jobs, workers, ray_address, progress,
-                             shared)
+def pool_records(
+    jobs: list[PoolJob],
+    store_path: Path,
+    workers: int | None,
+    ray_address: str | None,
+    progress: Progress | None,
+    shared: Path | None = None,
+) -> tuple[list[PoolRecord], int]:
+    records, ran = run_phase("pools", store_path, PoolRecord, run_pool, jobs, workers, ray_address, progress, shared)
     return [records[j] for j in jobs], ran
 
 
@@ -244,8 +276,9 @@ def read_frontiers(out: Path) -> tuple[Frontier, ...]:
     try:
         return FrontierReport.model_validate_json(read_capped(path), strict=True).frontiers
     except ValueError as exc:
-        raise FileError(f"{path}: not written by `contractlang experiment frontier` "
-                        f"({str(exc).splitlines()[0]})") from None
+        raise FileError(
+            f"{path}: not written by `contractlang experiment frontier` ({str(exc).splitlines()[0]})"
+        ) from None
 
 
 def write_report(out: Path, found: list[Frontier], keep: tuple[int, ...] = (), source: Path | None = None) -> Path:
@@ -259,8 +292,9 @@ def write_report(out: Path, found: list[Frontier], keep: tuple[int, ...] = (), s
     kept = [f for f in earlier if f.env in keep and f.env not in drawn] if keep else []
     every = sorted([*kept, *found], key=lambda f: f.env)
     make_folder(folder)
-    write_json(folder / "frontiers.json", FrontierReport(frontiers=tuple(every),
-                                                         sweeps=tuple(tuple(sweeps(f)) for f in every)))
+    write_json(
+        folder / "frontiers.json", FrontierReport(frontiers=tuple(every), sweeps=tuple(tuple(sweeps(f)) for f in every))
+    )
     for f in found:
         plot(f, folder / f"env{f.env}.png")
     return folder

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Literal, Union
 
 from contractlang.interpreter.contractsim import CompiledContractSim, ContractSimMonitor, compile_contractsim
-from contractlang.interpreter.rounds import FloorRules
 from contractlang.interpreter.events import Delivery, Payment, WeekEnd
+from contractlang.interpreter.rounds import FloorRules
 from contractlang.ir import ContractSimIR, Triple
 from contractlang.memo import ByteLru
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, Frozen
@@ -116,8 +116,13 @@ class ContractSimGame(Frozen):
         return cls(ir=ir, env=env, compiled=_compiled(ir.base_units(), env.inventory_cap, env.floors))
 
     def new_initial_state(self, shocks: Shocks) -> State:
-        return State(game=self, shocks=shocks, monitor=self.compiled.monitor(), cash=self.env.capital,
-                     budget_left=self.env.budget)
+        return State(
+            game=self,
+            shocks=shocks,
+            monitor=self.compiled.monitor(),
+            cash=self.env.capital,
+            budget_left=self.env.budget,
+        )
 
 
 class State(Frozen):
@@ -196,13 +201,17 @@ class State(Frozen):
                 return f"orders {', '.join(over)}; the order cap is {cap} per input"
             cost = sum(x * p for x, p in zip(q, self.prices))
             if cost > self.cash:
-                return f"orders inputs costing ${cost:,} at this week's prices {self.prices}; the Supplier holds " \
-                       f"${self.cash:,}"
+                return (
+                    f"orders inputs costing ${cost:,} at this week's prices {self.prices}; the Supplier holds "
+                    f"${self.cash:,}"
+                )
             return None
         n = self.inventory
         if q[0] + q[1] > min(n[0], n[1]) or q[0] + q[2] > n[2]:
-            return f"produces {q}, which needs {q[0] + q[1]} each of inputs 1 and 2 and {q[0] + q[2]} of input 3; " \
-                   f"the inventory holds {n}"
+            return (
+                f"produces {q}, which needs {q[0] + q[1]} each of inputs 1 and 2 and {q[0] + q[2]} of input 3; "
+                f"the inventory holds {n}"
+            )
         return None
 
     # --- transitions ---------------------------------------------------------------------------
@@ -220,11 +229,19 @@ class State(Frozen):
         w, m = self.week, self.multiplier
         monitor = self.monitor.apply(Payment(week=w, amount=amount)).apply(WeekEnd(week=w))
         status = monitor.weeks[-1]
-        log = self.log + (Payment(week=w, amount=amount * m),
-                           PaymentWeekEnd(week=w, due=status.due * m, compliant=status.compliant))
-        state = self.model_copy(update={
-            "monitor": monitor, "cash": self.cash + amount, "budget_left": self.budget_left - amount,
-            "paid_total": self.paid_total + amount, "log": log})
+        log = self.log + (
+            Payment(week=w, amount=amount * m),
+            PaymentWeekEnd(week=w, due=status.due * m, compliant=status.compliant),
+        )
+        state = self.model_copy(
+            update={
+                "monitor": monitor,
+                "cash": self.cash + amount,
+                "budget_left": self.budget_left - amount,
+                "paid_total": self.paid_total + amount,
+                "log": log,
+            }
+        )
         if w == 11:
             return state.model_copy(update={"phase": "over", "week": 12})
         return state._start_production(w + 1)
@@ -236,19 +253,28 @@ class State(Frozen):
         lost = tuple(min(s, n) for s, n in zip(spoil, self.inventory))
         inventory = tuple(n - x for n, x in zip(self.inventory, lost))
         entry = WeekShocks(week=week, spoiled=lost, prices=self.shocks.weeks[t].prices)
-        return self.model_copy(update={"week": week, "phase": "order", "inventory": inventory, "spoiled": lost,
-                                       "log": self.log + (entry,)})
+        return self.model_copy(
+            update={"week": week, "phase": "order", "inventory": inventory, "spoiled": lost, "log": self.log + (entry,)}
+        )
 
     def _order(self, order: Triple) -> State:
         env, t = self.game.env, self.round_index
         cost = sum(o * p for o, p in zip(order, self.prices))
         received = tuple(self.shocks.receipt(env, t, x, order[x]) for x in range(3))
         inventory = tuple(min(env.inventory_cap, n + r) for n, r in zip(self.inventory, received))
-        entry = OrderPlaced(week=self.week, order=order, cost=cost * self.multiplier, received=received,
-                            inventory=inventory)
-        return self.model_copy(update={"phase": "produce", "cash": self.cash - cost, "spend_total":
-                                       self.spend_total + cost, "received": received, "inventory": inventory,
-                                       "log": self.log + (entry,)})
+        entry = OrderPlaced(
+            week=self.week, order=order, cost=cost * self.multiplier, received=received, inventory=inventory
+        )
+        return self.model_copy(
+            update={
+                "phase": "produce",
+                "cash": self.cash - cost,
+                "spend_total": self.spend_total + cost,
+                "received": received,
+                "inventory": inventory,
+                "log": self.log + (entry,),
+            }
+        )
 
     def _produce(self, y: Triple) -> State:
         w = self.week
@@ -262,31 +288,55 @@ class State(Frozen):
         status = monitor.weeks[-1]
         events = deliveries + (ProductionWeekEnd(week=w, required=status.required, compliant=status.compliant),)
         value = sum(v * q for v, q in zip(self.game.env.values, y))
-        return self.model_copy(update={"week": w + 1, "phase": "pay", "inventory": inventory, "monitor": monitor,
-                                       "value_delivered": self.value_delivered + value,
-                                       "log": self.log + events})
+        return self.model_copy(
+            update={
+                "week": w + 1,
+                "phase": "pay",
+                "inventory": inventory,
+                "monitor": monitor,
+                "value_delivered": self.value_delivered + value,
+                "log": self.log + events,
+            }
+        )
 
     # --- observations and returns ----------------------------------------------------------
 
     def observe(self, role: Role) -> Observation:
         """`role`'s typed observation now (the acting role's, when an agent is asked to act)."""
         if role == "customer":
-            delivered = tuple(Delivered(week=s.week, delivered=s.delivered or (0, 0, 0)) for s in self.monitor.weeks
-                              if s.role == "supplier")
+            delivered = tuple(
+                Delivered(week=s.week, delivered=s.delivered or (0, 0, 0))
+                for s in self.monitor.weeks
+                if s.role == "supplier"
+            )
             due = self.monitor.payment_due() if self.phase == "pay" else 0
-            return CustomerObservation(week=self.week, total_paid=self.paid_total,
-                                       remaining_budget=self.budget_left, payment_due=due,
-                                       observed_breach=self.observed_breach("customer"), deliveries=delivered,
-                                       multiplier=self.multiplier)
+            return CustomerObservation(
+                week=self.week,
+                total_paid=self.paid_total,
+                remaining_budget=self.budget_left,
+                payment_due=due,
+                observed_breach=self.observed_breach("customer"),
+                deliveries=delivered,
+                multiplier=self.multiplier,
+            )
         if self.phase not in ("order", "produce"):
             raise ValueError(f"the Supplier has nothing to decide in week {self.week} ({self.phase})")
         return SupplierObservation(
-            week=self.week, phase=self.phase, round_index=self.round_index, cash=self.cash,
-            inventory=self.inventory, prices=self.prices, spoiled=self.spoiled, received=self.received,
-            order_cap=self.game.env.order_cap, delivery_due=self.monitor.delivery_due(), memory=self.monitor.memory,
+            week=self.week,
+            phase=self.phase,
+            round_index=self.round_index,
+            cash=self.cash,
+            inventory=self.inventory,
+            prices=self.prices,
+            spoiled=self.spoiled,
+            received=self.received,
+            order_cap=self.game.env.order_cap,
+            delivery_due=self.monitor.delivery_due(),
+            memory=self.monitor.memory,
             observed_breach=self.observed_breach("supplier"),
             payments=tuple(Paid(week=s.week, paid=s.paid or 0) for s in self.monitor.weeks if s.role == "customer"),
-            multiplier=self.multiplier)
+            multiplier=self.multiplier,
+        )
 
     def observed_breach(self, role: Role) -> bool:
         """D (eq. 16) for `role`'s current action: the counterparty breached in a strictly earlier week."""
@@ -294,12 +344,24 @@ class State(Frozen):
 
     def returns(self) -> dict[Role, int]:
         """U_Cust = B + value delivered − payments; U_Supp = payments − ingredient spend (ContractSim paper, Sec. 3), base units."""
-        return {"customer": self.game.env.budget + self.value_delivered - self.paid_total,
-                "supplier": self.paid_total - self.spend_total}
+        return {
+            "customer": self.game.env.budget + self.value_delivered - self.paid_total,
+            "supplier": self.paid_total - self.spend_total,
+        }
 
     def payment_due(self) -> int:
         return self.monitor.payment_due()
 
 
-__all__ = ["Action", "ContractSimGame", "CustomerObservation", "Observation", "Order", "Pay", "PAYMENT_WEEKS",
-           "Produce", "State", "SupplierObservation"]
+__all__ = [
+    "Action",
+    "ContractSimGame",
+    "CustomerObservation",
+    "Observation",
+    "Order",
+    "Pay",
+    "PAYMENT_WEEKS",
+    "Produce",
+    "State",
+    "SupplierObservation",
+]

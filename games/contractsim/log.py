@@ -9,7 +9,7 @@ the object a `run --json` trajectory holds, so records written before the log wa
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import Discriminator, Tag, TypeAdapter
 
@@ -57,13 +57,11 @@ def _type(entry) -> str | None:
 
 # both week ends are `week_end`: the one that validates (a due, or a required delivery) is the one it is
 LogEntry = Annotated[
-    Union[
-        Annotated[Payment, Tag("payment")],
-        Annotated[Delivery, Tag("delivery")],
-        Annotated[Union[PaymentWeekEnd, ProductionWeekEnd], Tag("week_end")],
-        Annotated[WeekShocks, Tag("shocks")],
-        Annotated[OrderPlaced, Tag("order")],
-    ],
+    Annotated[Payment, Tag("payment")]
+    | Annotated[Delivery, Tag("delivery")]
+    | Annotated[PaymentWeekEnd | ProductionWeekEnd, Tag("week_end")]
+    | Annotated[WeekShocks, Tag("shocks")]
+    | Annotated[OrderPlaced, Tag("order")],
     Discriminator(_type),
 ]
 LOG_ADAPTER: TypeAdapter = TypeAdapter(tuple[LogEntry, ...])

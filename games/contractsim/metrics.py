@@ -36,7 +36,7 @@ class RoleRun(Frozen):
 CONVENTIONS = {
     "cs19": "[CS-19]: after a breach, every later week keeps its due",
     "paper-tables": "[CS-19a]: in a contract with a deduction or rollover clause, the Customer owes nothing after "
-                    "the first breach, as the paper's published rows imply",
+    "the first breach, as the paper's published rows imply",
 }
 """How a breach bears on the weeks after it, by the name `--convention` takes."""
 
@@ -44,8 +44,10 @@ CONVENTIONS = {
 def convention_line(convention: str, floors: str = DEFAULT_FLOORS) -> str:
     """The sentences a report opens with, saying how its games were scored and under which floor rule set
     ([CS-14a]) they were played."""
-    return (f"Scored under the {convention} convention, {CONVENTIONS[convention]}. Played under the {floors} floor "
-            "rule set [CS-14a].")
+    return (
+        f"Scored under the {convention} convention, {CONVENTIONS[convention]}. Played under the {floors} floor "
+        "rule set [CS-14a]."
+    )
 
 
 def output_name(stem: str, convention: str, floors: str = DEFAULT_FLOORS) -> str:
@@ -63,8 +65,10 @@ def customer_void_after(run: RunRecord, convention: str) -> int | None:
     if run.contract_ir is None:
         # a record's content, so the user's error (one line), not ours: a store or log written by hand, or by an
         # older version
-        raise FileError(f"run {run.contract!r} (env {run.env}) does not hold its contract's terms, which the "
-                        f"{convention} convention needs; record it again with `run --json`")
+        raise FileError(
+            f"run {run.contract!r} (env {run.env}) does not hold its contract's terms, which the "
+            f"{convention} convention needs; record it again with `run --json`"
+        )
     clauses = run.contract_ir.get("contingencies") or {}
     if clauses.get("payment_deduction") is None and clauses.get("rollover") is None:
         return None
@@ -81,8 +85,12 @@ def role_run(run: RunRecord, role: str, convention: str = "cs19") -> RoleRun:
     evaluated = [w for w in mine if not w.excluded and w.week not in void]
     # f_i (eq. 16) as the monitor recorded it (an excluded week owes nothing, so it never violates); a violation
     # in a void week is none
-    first = {r: math.inf if run.first_violation(r) is None or (r == "customer" and run.first_violation(r) in void)
-             else run.first_violation(r) for r in (role, other)}
+    first = {
+        r: math.inf
+        if run.first_violation(r) is None or (r == "customer" and run.first_violation(r) in void)
+        else run.first_violation(r)
+        for r in (role, other)
+    }
     # D (ContractSim paper, App. C.6) as recorded, unless the counterparty's violations were voided
     observed = {w.week: w.observed_breach if not void else first[other] < w.week for w in evaluated}
     pre = [w for w in evaluated if not observed[w.week]]
@@ -97,11 +105,14 @@ def role_run(run: RunRecord, role: str, convention: str = "cs19") -> RoleRun:
         compliant_utility=cu,
         eval_weeks=len(evaluated),
         compliance=_mean([w.compliant for w in evaluated]),
-        pre_weeks=len(pre), post_weeks=len(post),
-        pre_compliance=_mean([w.compliant for w in pre]), post_compliance=_mean([w.compliant for w in post]),
+        pre_weeks=len(pre),
+        post_weeks=len(post),
+        pre_compliance=_mean([w.compliant for w in pre]),
+        post_compliance=_mean([w.compliant for w in post]),
         tft=_mean(tft),
         defected=first[role] < math.inf,
-        e_pre=bool(pre), e_resp=e_resp,
+        e_pre=bool(pre),
+        e_resp=e_resp,
         z_uni=any(not w.compliant for w in pre),
         z_rec=e_resp and any(not w.compliant for w in post),
     )
@@ -163,8 +174,9 @@ class RoleSummary(Frozen):
     reciprocal: Stat
 
 
-def summarise(runs: list[RunRecord], role: str, counterfactual: list[RunRecord] | None = None,
-              convention: str = "cs19") -> RoleSummary:
+def summarise(
+    runs: list[RunRecord], role: str, counterfactual: list[RunRecord] | None = None, convention: str = "cs19"
+) -> RoleSummary:
     """Table 7–10 quantities over runs (one per case); `counterfactual[j]` is run j with `role` played by RCC."""
     rr = [role_run(r, role, convention) for r in runs]
     valid = [x for x in rr if x.eval_weeks > 0]
@@ -176,9 +188,13 @@ def summarise(runs: list[RunRecord], role: str, counterfactual: list[RunRecord] 
         regret = _stat([c.utility - x.utility for c, x in zip(cf, rr)])
         compliant_regret = _stat([c.compliant_utility - x.compliant_utility for c, x in zip(cf, rr)])
     return RoleSummary(
-        role=role, policy=", ".join(dict.fromkeys(getattr(r, role) for r in runs)), runs=len(runs),
-        utility=_stat([x.utility for x in rr]), compliant_utility=_stat([x.compliant_utility for x in rr]),
-        regret=regret, compliant_regret=compliant_regret,
+        role=role,
+        policy=", ".join(dict.fromkeys(getattr(r, role) for r in runs)),
+        runs=len(runs),
+        utility=_stat([x.utility for x in rr]),
+        compliant_utility=_stat([x.compliant_utility for x in rr]),
+        regret=regret,
+        compliant_regret=compliant_regret,
         compliance=_stat([x.compliance for x in valid]),
         conditional=_stat([x.pre_compliance for x in pre]),
         exploited=_stat([x.post_compliance for x in resp]),
@@ -193,9 +209,14 @@ def summarise(runs: list[RunRecord], role: str, counterfactual: list[RunRecord] 
     )
 
 
-def performance_metrics(runs: list[RunRecord], tables: TableCache, progress: Advance,
-                        notice: Callable[[str], None], allow_commands: bool = False,
-                        convention: str = "cs19") -> list[RoleSummary]:
+def performance_metrics(
+    runs: list[RunRecord],
+    tables: TableCache,
+    progress: Advance,
+    notice: Callable[[str], None],
+    allow_commands: bool = False,
+    convention: str = "cs19",
+) -> list[RoleSummary]:
     """The summaries (ContractSim paper, App. C.6) of each role, one per policy that played it, in order of first appearance, scored
     under `convention` (see CONVENTIONS). Regret replays every run with the role played by RCC (ContractSim paper, App. C.6), which needs
     the contract terms in every record, and is left out for a role whose counterparty is an LLM agent in some
@@ -205,12 +226,13 @@ def performance_metrics(runs: list[RunRecord], tables: TableCache, progress: Adv
     if all(r.contract_ir is not None for r in runs):
         roles = [role for role in counterfactuals if not any(agent_model(r.counterparty(role)) for r in runs)]
         for role in counterfactuals.keys() - set(roles):
-            notice(f"regret of the {role} left out: its counterparty is an LLM agent in some runs, and replaying "
-                   "it would make new model calls")
+            notice(
+                f"regret of the {role} left out: its counterparty is an LLM agent in some runs, and replaying "
+                "it would make new model calls"
+            )
         counterfactuals.update(regret_replays(runs, roles, tables, allow_commands, progress))
     else:
-        notice("regret left out: some records hold no contract terms (records from `run --json` of this version "
-               "do)")
+        notice("regret left out: some records hold no contract terms (records from `run --json` of this version do)")
     # one row per policy of each role: pooling an RCC Customer's runs with a random one's would describe neither
     summaries = []
     for role in ("customer", "supplier"):
@@ -218,6 +240,8 @@ def performance_metrics(runs: list[RunRecord], tables: TableCache, progress: Adv
         for i, r in enumerate(runs):
             by_policy.setdefault(getattr(r, role), []).append(i)
         cf = counterfactuals[role]
-        summaries += [summarise([runs[i] for i in group], role, None if cf is None else [cf[i] for i in group],
-                                convention) for group in by_policy.values()]
+        summaries += [
+            summarise([runs[i] for i in group], role, None if cf is None else [cf[i] for i in group], convention)
+            for group in by_policy.values()
+        ]
     return summaries

@@ -108,8 +108,9 @@ def read_turn(raw: str, role: Role, round_: int) -> Turn:
     actions = (contract is not None) + accept + terminate
     if actions > 1 or (accept and role != "customer"):
         return Turn(round=round_, role=role, response=response, raw=raw, dialogue_only=True)
-    return Turn(round=round_, role=role, response=response, contract=contract, accept=accept, terminate=terminate,
-                raw=raw)
+    return Turn(
+        round=round_, role=role, response=response, contract=contract, accept=accept, terminate=terminate, raw=raw
+    )
 
 
 def contract_of(translation: Translation) -> ContractSimIR | None:
@@ -118,8 +119,13 @@ def contract_of(translation: Translation) -> ContractSimIR | None:
     return checked[0].ir if checked and checked[0].ir.kind == "contractsim" else None
 
 
-def negotiate(env: SupplyEnvironment, customer: Negotiator, supplier: Negotiator,
-              translate: Callable[[str], Translation], max_rounds: int = MAX_ROUNDS) -> NegotiationRecord:
+def negotiate(
+    env: SupplyEnvironment,
+    customer: Negotiator,
+    supplier: Negotiator,
+    translate: Callable[[str], Translation],
+    max_rounds: int = MAX_ROUNDS,
+) -> NegotiationRecord:
     """Play one negotiation; every proposal is translated as written when it is made."""
     turns: list[Turn] = []
     proposals: list[Proposal] = []
@@ -131,10 +137,17 @@ def negotiate(env: SupplyEnvironment, customer: Negotiator, supplier: Negotiator
             other_turn = turns[-1] if turns else None
             can_accept = role == "customer" and supplier_last_proposed is not None
             observation = NegotiationObservation(
-                role=role, round=round_, max_rounds=max_rounds, env=env.id, budget=env.budget,
+                role=role,
+                round=round_,
+                max_rounds=max_rounds,
+                env=env.id,
+                budget=env.budget,
                 counterparty_message=other_turn.response if other_turn else None,
-                active_proposal=active.text if active else None, proposer=active.role if active else None,
-                proposal_round=active.round if active else None, can_accept=can_accept)
+                active_proposal=active.text if active else None,
+                proposer=active.role if active else None,
+                proposal_round=active.round if active else None,
+                can_accept=can_accept,
+            )
             turn = read_turn(agents[role].act(observation), role, round_)
             turns.append(turn)
             if turn.terminate:
@@ -144,8 +157,14 @@ def negotiate(env: SupplyEnvironment, customer: Negotiator, supplier: Negotiator
             if turn.contract is not None:
                 translation = translate(turn.contract)
                 terms = contract_of(translation)
-                active = Proposal(round=round_, role=role, text=turn.contract, status=translation.status,
-                                  terms=terms, well_formed=terms is not None and translation.well_formed is not False)
+                active = Proposal(
+                    round=round_,
+                    role=role,
+                    text=turn.contract,
+                    status=translation.status,
+                    terms=terms,
+                    well_formed=terms is not None and translation.well_formed is not False,
+                )
                 proposals.append(active)
             if role == "supplier":
                 supplier_last_proposed = active if turn.contract is not None else None
@@ -155,8 +174,16 @@ def negotiate(env: SupplyEnvironment, customer: Negotiator, supplier: Negotiator
 
 
 def _record(env, customer, supplier, turns, proposals, outcome, agreed=None, terminated_by=None):
-    return NegotiationRecord(env=env.id, customer=customer.name, supplier=supplier.name, turns=tuple(turns),
-                             proposals=tuple(proposals), outcome=outcome, agreed=agreed, terminated_by=terminated_by)
+    return NegotiationRecord(
+        env=env.id,
+        customer=customer.name,
+        supplier=supplier.name,
+        turns=tuple(turns),
+        proposals=tuple(proposals),
+        outcome=outcome,
+        agreed=agreed,
+        terminated_by=terminated_by,
+    )
 
 
 # --- metrics (ContractSim paper, App. C.5) -------------------------------------------------------------------------------
@@ -201,10 +228,17 @@ def negotiation_metrics(record: NegotiationRecord, env: SupplyEnvironment, solve
     earlier = record.proposals[:-1]  # the agreed proposal is always the last one made
     for role, other in (("customer", "supplier"), ("supplier", "customer")):
         offers = [p for p in earlier if p.role == other and p.feasible(env.budget)]
-        regret[role] = any(dict(zip(("customer", "supplier"), utilities(solve(p.terms))))[role] > mine[role] + EPS
-                           for p in offers)
+        regret[role] = any(
+            dict(zip(("customer", "supplier"), utilities(solve(p.terms))))[role] > mine[role] + EPS for p in offers
+        )
     return NegotiationMetrics(
-        agreed=True, gain_customer=gains["customer"], gain_supplier=gains["supplier"], p_sat=result.p_sat,
+        agreed=True,
+        gain_customer=gains["customer"],
+        gain_supplier=gains["supplier"],
+        p_sat=result.p_sat,
         mutual_benefit=gains["customer"] >= -EPS and gains["supplier"] >= -EPS,
-        contingency_count=agreed.contingencies.explicit_count, completeness=result.completeness,
-        feasible_proposals=feasible, acceptance_regret=regret)
+        contingency_count=agreed.contingencies.explicit_count,
+        completeness=result.completeness,
+        feasible_proposals=feasible,
+        acceptance_regret=regret,
+    )

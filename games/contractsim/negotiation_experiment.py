@@ -74,28 +74,59 @@ class Plan(Frozen):
     @property
     def size(self) -> int:
         """How many jobs `jobs` makes, counted without making them."""
-        return (len(self.conditions) * len(self.settings) * len(self.envs) * len(self.customers) *
-                len(self.suppliers) * self.repeats)
+        return (
+            len(self.conditions)
+            * len(self.settings)
+            * len(self.envs)
+            * len(self.customers)
+            * len(self.suppliers)
+            * self.repeats
+        )
 
     def jobs(self) -> list[NegotiationJob]:
         out = []
         for guidance in self.conditions:
             for setting in self.settings:
                 offers = tuple(ir if ir.setting == setting else relabel(ir, setting) for ir in self.offers)
-                out += [NegotiationJob(env=env, customer=c, supplier=s, repeat=r, guidance=guidance, setting=setting,
-                                       offers=offers, translator=self.translator, perform=self.perform,
-                                       seeds=self.seeds)
-                        for env in self.envs for c in self.customers for s in self.suppliers
-                        for r in range(self.repeats)]
+                out += [
+                    NegotiationJob(
+                        env=env,
+                        customer=c,
+                        supplier=s,
+                        repeat=r,
+                        guidance=guidance,
+                        setting=setting,
+                        offers=offers,
+                        translator=self.translator,
+                        perform=self.perform,
+                        seeds=self.seeds,
+                    )
+                    for env in self.envs
+                    for c in self.customers
+                    for s in self.suppliers
+                    for r in range(self.repeats)
+                ]
         return out
 
 
-def play_job(job: NegotiationJob, client: LlmClient | None = None, tables: TableCache | None = None) -> NegotiationJobRecord:
+def play_job(
+    job: NegotiationJob, client: LlmClient | None = None, tables: TableCache | None = None
+) -> NegotiationJobRecord:
     """The negotiation of `job`; LLM negotiators, translators and performers call the model through `client`,
     the one client its process's games share."""
-    run = negotiate_and_perform(environment(job.env), job.customer, job.supplier, list(job.offers),
-                                tables or process_tables(), job.translator, job.perform, job.seeds, client,
-                                job.guidance, job.repeat)
+    run = negotiate_and_perform(
+        environment(job.env),
+        job.customer,
+        job.supplier,
+        list(job.offers),
+        tables or process_tables(),
+        job.translator,
+        job.perform,
+        job.seeds,
+        client,
+        job.guidance,
+        job.repeat,
+    )
     return NegotiationJobRecord(job=job, run=run)
 
 
@@ -111,8 +142,7 @@ def llm_calls(record: NegotiationJobRecord) -> tuple:
 
 def negotiation_phase(jobs: list[NegotiationJob], store_path: Path) -> Phase:
     """The negotiations as a phase of `games.runner.run_games`, the LLM ones waiting on the network."""
-    return Phase("negotiations", store_path, NegotiationJobRecord, play_job, jobs, network=calls_model,
-                 calls=llm_calls)
+    return Phase("negotiations", store_path, NegotiationJobRecord, play_job, jobs, network=calls_model, calls=llm_calls)
 
 
 def decisions(job: NegotiationJob) -> list:
@@ -120,20 +150,23 @@ def decisions(job: NegotiationJob) -> list:
     to MAX_ROUNDS rounds, half of which an agreement usually leaves unplayed; the translator reads each
     proposal (about one a turn of the Supplier's); a performer decides once a week it acts in."""
     turns = MAX_ROUNDS // 4
-    models = [(job.customer, turns), (job.supplier, turns), (job.translator, turns),
-              (job.perform[0], len(PAYMENT_WEEKS) * len(job.seeds)),
-              (job.perform[1], len(PRODUCTION_WEEKS) * len(job.seeds))]
+    models = [
+        (job.customer, turns),
+        (job.supplier, turns),
+        (job.translator, turns),
+        (job.perform[0], len(PAYMENT_WEEKS) * len(job.seeds)),
+        (job.perform[1], len(PRODUCTION_WEEKS) * len(job.seeds)),
+    ]
     return [(agent_model(name), n) for name, n in models if agent_model(name) is not None]
 
 
-def negotiation_records(jobs: list[NegotiationJob], store_path: Path, options: RunOptions,
-                        progress: Progress | None, notice=None) -> tuple[list[tuple[NegotiationJob, NegotiatedRun]],
-                                                                        int, int]:
+def negotiation_records(
+    jobs: list[NegotiationJob], store_path: Path, options: RunOptions, progress: Progress | None, notice=None
+) -> tuple[list[tuple[NegotiationJob, NegotiatedRun]], int, int]:
     """Every completed job and its run, in job order, from the store or played now (and appended to it); how
     many were played now; how many errored or were limited (left out, see `games.runner.run_games`)."""
     [played] = run_games([negotiation_phase(jobs, store_path)], options, progress, notice)
-    return ([(j, played.records[j].run) for j in jobs if j in played.records], played.played,
-            len(played.unfinished))
+    return ([(j, played.records[j].run) for j in jobs if j in played.records], played.played, len(played.unfinished))
 
 
 # --- ContractSim paper, App. C.5 metrics by role --------------------------------------------------------------------------------------
@@ -166,7 +199,8 @@ class RoleMetrics(Frozen):
         multiplier = {j.setting: SETTINGS[j.setting].multiplier for j, _ in agreed}
         total = sum(n for _, n in made)
         return cls(
-            negotiations=len(runs), agreed=len(agreed),
+            negotiations=len(runs),
+            agreed=len(agreed),
             proposal_feasibility=sum(f for f, _ in made) / total if total else None,
             acceptance_regret=_mean([float(m.acceptance_regret[role]) for _, m in agreed]),
             mutual_benefit=_mean([float(m.mutual_benefit) for _, m in agreed]),
@@ -174,11 +208,16 @@ class RoleMetrics(Frozen):
             meets_threshold=_mean([float(m.p_sat >= 0.95 - EPS) for _, m in agreed]),
             completeness=_mean([m.completeness for _, m in agreed]),
             contingencies=_mean([float(m.contingency_count) for _, m in agreed]),
-            gain=_mean([getattr(m, f"gain_{role}") / multiplier[j.setting] for j, m in agreed]))
+            gain=_mean([getattr(m, f"gain_{role}") / multiplier[j.setting] for j, m in agreed]),
+        )
 
 
-FIGURE_METRICS = (("proposal_feasibility", "proposal feasibility %"), ("acceptance_regret", "acceptance regret %"),
-                  ("mutual_benefit", "mutually beneficial %"), ("p_sat", "P_sat %"))
+FIGURE_METRICS = (
+    ("proposal_feasibility", "proposal feasibility %"),
+    ("acceptance_regret", "acceptance regret %"),
+    ("mutual_benefit", "mutually beneficial %"),
+    ("p_sat", "P_sat %"),
+)
 """The four panels of the paper's Figure 3 (and of Figure 5's negotiation half)."""
 
 
@@ -232,6 +271,7 @@ class FrontierPanel(Frozen):
     def exact(self) -> bool:
         """Enumerated (Envs 1–2) rather than drawn from a synthetic set's pool."""
         return self.env in DETERMINISTIC
+
     pairings: tuple[PairingPoint, ...]
 
 
@@ -261,8 +301,9 @@ class NegotiationReport(Frozen):
     settings: tuple[SettingRow, ...]  # Table 11 / Figure 11: one row per setting of the plan, first condition
 
 
-def report(plan: Plan, jobs: list[NegotiationJob], runs: list[NegotiatedRun],
-           drawn: tuple[Frontier, ...] = ()) -> NegotiationReport:
+def report(
+    plan: Plan, jobs: list[NegotiationJob], runs: list[NegotiatedRun], drawn: tuple[Frontier, ...] = ()
+) -> NegotiationReport:
     """The tables and figures of a negotiation sweep; `drawn` are a synthetic set's frontiers (`read_frontiers`),
     which Figure 2 shows in the stochastic environments."""
     pairs = list(zip(jobs, runs))
@@ -273,13 +314,23 @@ def report(plan: Plan, jobs: list[NegotiationJob], runs: list[NegotiatedRun],
 
     main = chosen()
     agents = {"customer": plan.customers, "supplier": plan.suppliers}
-    bars = [AgentBar(role=role, agent=agent, metrics=RoleMetrics.of(
-        [(j, r) for j, r in main if getattr(j, role) == agent], role)) for role in ROLES for agent in agents[role]]
+    bars = [
+        AgentBar(
+            role=role, agent=agent, metrics=RoleMetrics.of([(j, r) for j, r in main if getattr(j, role) == agent], role)
+        )
+        for role in ROLES
+        for agent in agents[role]
+    ]
     figure5 = None
     if len(plan.conditions) > 1:
-        figure5 = Figure5(setting=setting, bars=tuple(
-            ConditionBar(condition="+".join(g) or CONTROL, role=role, metrics=RoleMetrics.of(chosen(g), role))
-            for g in plan.conditions for role in ROLES))
+        figure5 = Figure5(
+            setting=setting,
+            bars=tuple(
+                ConditionBar(condition="+".join(g) or CONTROL, role=role, metrics=RoleMetrics.of(chosen(g), role))
+                for g in plan.conditions
+                for role in ROLES
+            ),
+        )
     panels = []
     for env in plan.envs:
         points = []
@@ -289,21 +340,36 @@ def report(plan: Plan, jobs: list[NegotiationJob], runs: list[NegotiatedRun],
                 agreed = [r.metrics for r in played if r.metrics.agreed]
                 m = SETTINGS[setting].multiplier
                 budget = environment(env).budget
-                points.append(PairingPoint(
-                    customer=c, supplier=s, negotiations=len(played), agreed=len(agreed),
-                    u_customer=_mean([a.gain_customer / m + budget for a in agreed]),
-                    u_supplier=_mean([a.gain_supplier / m for a in agreed]),
-                    p_sat=_mean([a.p_sat for a in agreed])))
-        frontier = (frontiers([], [], (env,))[0] if env in DETERMINISTIC
-                    else next((f for f in drawn if f.env == env), None))
+                points.append(
+                    PairingPoint(
+                        customer=c,
+                        supplier=s,
+                        negotiations=len(played),
+                        agreed=len(agreed),
+                        u_customer=_mean([a.gain_customer / m + budget for a in agreed]),
+                        u_supplier=_mean([a.gain_supplier / m for a in agreed]),
+                        p_sat=_mean([a.p_sat for a in agreed]),
+                    )
+                )
+        frontier = (
+            frontiers([], [], (env,))[0] if env in DETERMINISTIC else next((f for f in drawn if f.env == env), None)
+        )
         panels.append(FrontierPanel(env=env, frontier=frontier, pairings=tuple(points)))
     condition = "+".join(first) or CONTROL
     return NegotiationReport(
         negotiations=len(runs),
-        figure3=Figure3(condition=condition, setting=setting, bars=tuple(bars)), figure5=figure5,
+        figure3=Figure3(condition=condition, setting=setting, bars=tuple(bars)),
+        figure5=figure5,
         figure2=Figure2(condition=condition, setting=setting, panels=tuple(panels)),
-        settings=tuple(SettingRow(setting=s, customer=RoleMetrics.of(chosen(first, s), "customer"),
-                                  supplier=RoleMetrics.of(chosen(first, s), "supplier")) for s in plan.settings))
+        settings=tuple(
+            SettingRow(
+                setting=s,
+                customer=RoleMetrics.of(chosen(first, s), "customer"),
+                supplier=RoleMetrics.of(chosen(first, s), "supplier"),
+            )
+            for s in plan.settings
+        ),
+    )
 
 
 # --- tables.md --------------------------------------------------------------------------------------------------
@@ -321,14 +387,18 @@ def _label(name: str) -> str:
     return name.replace("|", "\\|")  # a cmd: program line may hold a pipe
 
 
-METRIC_COLUMNS = ("Negotiations | Agreed | Feasible proposals % | Acceptance regret % | Mutually beneficial % | "
-                  "P_sat % | P_sat ≥ 0.95 % | Completeness % | Contingencies | Expected gain")
+METRIC_COLUMNS = (
+    "Negotiations | Agreed | Feasible proposals % | Acceptance regret % | Mutually beneficial % | "
+    "P_sat % | P_sat ≥ 0.95 % | Completeness % | Contingencies | Expected gain"
+)
 
 
 def _cells(m: RoleMetrics) -> str:
-    return (f"{m.negotiations} | {m.agreed} | {_pct(m.proposal_feasibility)} | {_pct(m.acceptance_regret)} | "
-            f"{_pct(m.mutual_benefit)} | {_pct(m.p_sat)} | {_pct(m.meets_threshold)} | {_pct(m.completeness)} | "
-            f"{_num(m.contingencies)} | {_num(m.gain)}")
+    return (
+        f"{m.negotiations} | {m.agreed} | {_pct(m.proposal_feasibility)} | {_pct(m.acceptance_regret)} | "
+        f"{_pct(m.mutual_benefit)} | {_pct(m.p_sat)} | {_pct(m.meets_threshold)} | {_pct(m.completeness)} | "
+        f"{_num(m.contingencies)} | {_num(m.gain)}"
+    )
 
 
 def markdown(rep: NegotiationReport, setting_given: bool) -> str:
@@ -336,42 +406,64 @@ def markdown(rep: NegotiationReport, setting_given: bool) -> str:
     layout for negotiation (Figure 11) side by side per setting when `--setting` was given."""
     rule = "|---|---|" + "---|" * 10
     f3 = rep.figure3
-    out = [f"## Negotiation metrics by role and agent (Figure 3; {f3.condition}, {f3.setting})", "",
-           f"| Role | Agent | {METRIC_COLUMNS} |", rule]
+    out = [
+        f"## Negotiation metrics by role and agent (Figure 3; {f3.condition}, {f3.setting})",
+        "",
+        f"| Role | Agent | {METRIC_COLUMNS} |",
+        rule,
+    ]
     out += [f"| {b.role} | {_label(b.agent)} | {_cells(b.metrics)} |" for b in f3.bars]
     if rep.figure5 is not None:
-        out += ["", f"## Prompt guidance against the control (Figure 5; {rep.figure5.setting})", "",
-                f"| Condition | Role | {METRIC_COLUMNS} |", rule]
+        out += [
+            "",
+            f"## Prompt guidance against the control (Figure 5; {rep.figure5.setting})",
+            "",
+            f"| Condition | Role | {METRIC_COLUMNS} |",
+            rule,
+        ]
         out += [f"| {b.condition} | {b.role} | {_cells(b.metrics)} |" for b in rep.figure5.bars]
     if setting_given:
-        out += ["", f"## Setting robustness (Table 11 / Figure 11; {f3.condition})", "",
-                f"| Setting | Role | {METRIC_COLUMNS} |", rule]
-        out += [f"| {row.setting} | {role} | {_cells(getattr(row, role))} |" for row in rep.settings
-                for role in ROLES]
-    out += ["", f"{rep.negotiations} negotiations. Feasibility is pooled over the role's proposals; the other "
-            "metrics average over the agreed negotiations in which the agent held the role (ContractSim paper, App. C.5). Expected gains "
-            "are in Catering base dollars in every setting."]
+        out += [
+            "",
+            f"## Setting robustness (Table 11 / Figure 11; {f3.condition})",
+            "",
+            f"| Setting | Role | {METRIC_COLUMNS} |",
+            rule,
+        ]
+        out += [f"| {row.setting} | {role} | {_cells(getattr(row, role))} |" for row in rep.settings for role in ROLES]
+    out += [
+        "",
+        f"{rep.negotiations} negotiations. Feasibility is pooled over the role's proposals; the other "
+        "metrics average over the agreed negotiations in which the agent held the role (ContractSim paper, App. C.5). Expected gains "
+        "are in Catering base dollars in every setting.",
+    ]
     return "\n".join(out) + "\n"
 
 
 # --- figures ----------------------------------------------------------------------------------------------------
 
 
-def _bar_panels(title: str, groups: dict[str, list[str]], series: dict[str, dict[tuple[str, str], RoleMetrics]],
-                path: Path) -> None:
+def _bar_panels(
+    title: str, groups: dict[str, list[str]], series: dict[str, dict[tuple[str, str], RoleMetrics]], path: Path
+) -> None:
     """One panel per ContractSim paper, App. C.5 metric (columns) and role (rows): a bar group per `groups[role]` entry, one bar per
     series (`series[name][role, group]`); a metric with no value (nothing agreed) draws no bar."""
     plt = pyplot()
-    fig, grid = plt.subplots(len(ROLES), len(FIGURE_METRICS), figsize=(3.6 * len(FIGURE_METRICS), 6.0), dpi=100,
-                             squeeze=False)
+    fig, grid = plt.subplots(
+        len(ROLES), len(FIGURE_METRICS), figsize=(3.6 * len(FIGURE_METRICS), 6.0), dpi=100, squeeze=False
+    )
     width = 0.8 / len(series)
     for row, role in enumerate(ROLES):
         for col, (key, what) in enumerate(FIGURE_METRICS):
             ax = grid[row][col]
             for k, (name, values) in enumerate(series.items()):
                 heights = [100 * (getattr(values[role, g], key) or 0.0) for g in groups[role]]
-                ax.bar([g + (k - (len(series) - 1) / 2) * width for g in range(len(groups[role]))], heights, width,
-                       label=name)
+                ax.bar(
+                    [g + (k - (len(series) - 1) / 2) * width for g in range(len(groups[role]))],
+                    heights,
+                    width,
+                    label=name,
+                )
             ax.set_xticks(range(len(groups[role])), [_short(g) for g in groups[role]], fontsize=7, rotation=20)
             ax.set_ylim(0, 105)
             ax.grid(alpha=0.3, axis="y")
@@ -390,18 +482,28 @@ def _short(name: str) -> str:
 def plot_figure3(figure: Figure3, path: Path) -> None:
     """Feasibility, acceptance regret, mutual benefit and P_sat by role (rows) and agent (bars)."""
     groups = {role: [b.agent for b in figure.bars if b.role == role] for role in ROLES}
-    _bar_panels(f"Figure 3 — negotiation metrics by role and agent ({figure.condition}, {figure.setting})", groups,
-                {"agent": {(b.role, b.agent): b.metrics for b in figure.bars}}, path)
+    _bar_panels(
+        f"Figure 3 — negotiation metrics by role and agent ({figure.condition}, {figure.setting})",
+        groups,
+        {"agent": {(b.role, b.agent): b.metrics for b in figure.bars}},
+        path,
+    )
 
 
 def plot_figure5(figure: Figure5, path: Path) -> None:
     """One bar group per guidance clause: the control's value beside the clause's, for every metric and role."""
     by = {(b.condition, b.role): b.metrics for b in figure.bars}
     clauses = [c for c in dict.fromkeys(b.condition for b in figure.bars) if c != CONTROL]
-    series = {CONTROL: {(role, c): by[CONTROL, role] for role in ROLES for c in clauses},
-              "with the clause": {(role, c): by[c, role] for role in ROLES for c in clauses}}
-    _bar_panels(f"Figure 5 — each prompt-guidance clause against the control ({figure.setting})",
-                {role: clauses for role in ROLES}, series, path)
+    series = {
+        CONTROL: {(role, c): by[CONTROL, role] for role in ROLES for c in clauses},
+        "with the clause": {(role, c): by[c, role] for role in ROLES for c in clauses},
+    }
+    _bar_panels(
+        f"Figure 5 — each prompt-guidance clause against the control ({figure.setting})",
+        {role: clauses for role in ROLES},
+        series,
+        path,
+    )
 
 
 def plot_figure2(figure: Figure2, path: Path) -> None:
@@ -412,7 +514,7 @@ def plot_figure2(figure: Figure2, path: Path) -> None:
     cols = min(3, len(figure.panels))
     rows = -(-len(figure.panels) // cols)
     fig, grid = plt.subplots(rows, cols, figsize=(5.0 * cols, 4.0 * rows), dpi=100, squeeze=False)
-    for ax in grid.flat[len(figure.panels):]:
+    for ax in grid.flat[len(figure.panels) :]:
         ax.set_visible(False)
     for ax, panel in zip(grid.flat, figure.panels):
         if panel.frontier is not None:
@@ -424,31 +526,53 @@ def plot_figure2(figure: Figure2, path: Path) -> None:
             ax.set_xlabel("U_Cust")
             ax.set_ylabel("U_Supp")
             ax.grid(alpha=0.3)
-            ax.set_title(f"Environment {panel.env}: agreed contracts only (the synthetic set has no frontier\n"
-                         "for it yet: `experiment frontier`)", fontsize=9)
+            ax.set_title(
+                f"Environment {panel.env}: agreed contracts only (the synthetic set has no frontier\n"
+                "for it yet: `experiment frontier`)",
+                fontsize=9,
+            )
         shown = [p for p in panel.pairings if p.agreed]
         ax.plot([p.u_customer for p in shown], [p.u_supplier for p in shown], "kD", ms=5, label="pairings (mean)")
         # pairings often agree on the same contract: numbers at the points, names in a key, so no label
         # covers another
         for number, p in enumerate(shown, start=1):
-            ax.annotate(str(number), (p.u_customer, p.u_supplier), fontsize=7, xytext=(4, 2 + 7 * (number - 1)),
-                        textcoords="offset points")
-        key = "\n".join(f"{n}: {_short(p.customer)} × {_short(p.supplier)}, P_sat {p.p_sat:.2f}"
-                        for n, p in enumerate(shown, start=1))
+            ax.annotate(
+                str(number),
+                (p.u_customer, p.u_supplier),
+                fontsize=7,
+                xytext=(4, 2 + 7 * (number - 1)),
+                textcoords="offset points",
+            )
+        key = "\n".join(
+            f"{n}: {_short(p.customer)} × {_short(p.supplier)}, P_sat {p.p_sat:.2f}"
+            for n, p in enumerate(shown, start=1)
+        )
         if key:
-            ax.text(0.02, 0.02, key, transform=ax.transAxes, fontsize=6, va="bottom",
-                    bbox={"boxstyle": "round", "facecolor": "white", "alpha": 0.8})
+            ax.text(
+                0.02,
+                0.02,
+                key,
+                transform=ax.transAxes,
+                fontsize=6,
+                va="bottom",
+                bbox={"boxstyle": "round", "facecolor": "white", "alpha": 0.8},
+            )
         ax.legend(fontsize=7)
-    fig.suptitle(f"Figure 2 — agreed contracts against the Pareto frontiers ({figure.condition}, {figure.setting}; "
-                 "Catering base dollars)", fontsize=10)
+    fig.suptitle(
+        f"Figure 2 — agreed contracts against the Pareto frontiers ({figure.condition}, {figure.setting}; "
+        "Catering base dollars)",
+        fontsize=10,
+    )
     fig.tight_layout()
     save_png(fig, path)
 
 
 def report_paths(out: Path) -> tuple[Path, ...]:
     """The files every report writes in `out/negotiation/` (figure5's only with guidance conditions)."""
-    return tuple(out / "negotiation" / name for name in ("tables.json", "tables.md", "figure2.json", "figure2.png",
-                                                         "figure3.json", "figure3.png"))
+    return tuple(
+        out / "negotiation" / name
+        for name in ("tables.json", "tables.md", "figure2.json", "figure2.png", "figure3.json", "figure3.png")
+    )
 
 
 def write_report(out: Path, rep: NegotiationReport, setting_given: bool) -> Path:
@@ -458,8 +582,11 @@ def write_report(out: Path, rep: NegotiationReport, setting_given: bool) -> Path
     make_folder(folder)
     write_json(folder / "tables.json", rep)
     write_atomically(folder / "tables.md", markdown(rep, setting_given))
-    for name, figure, plot in (("figure2", rep.figure2, plot_figure2), ("figure3", rep.figure3, plot_figure3),
-                               ("figure5", rep.figure5, plot_figure5)):
+    for name, figure, plot in (
+        ("figure2", rep.figure2, plot_figure2),
+        ("figure3", rep.figure3, plot_figure3),
+        ("figure5", rep.figure5, plot_figure5),
+    ):
         if figure is not None:
             write_json(folder / f"{name}.json", figure)
             plot(figure, folder / f"{name}.png")

@@ -23,8 +23,13 @@ class Appraiser:
     `translator`) and solves it exactly in one environment; both are memoised, since a negotiation reads the
     same proposal several times."""
 
-    def __init__(self, env: SupplyEnvironment, tables: TableCache, translator: LlmClient | None = None,
-                 cache: TranslationCache | None = None):
+    def __init__(
+        self,
+        env: SupplyEnvironment,
+        tables: TableCache,
+        translator: LlmClient | None = None,
+        cache: TranslationCache | None = None,
+    ):
         self.env = env
         self.tables = tables
         self.translator = translator
@@ -35,8 +40,13 @@ class Appraiser:
     def translate(self, text: str) -> Translation:
         if text not in self._translations:
             self._translations[text] = translate_text(
-                text, name="proposal", backend="rules" if self.translator is None else self.translator.settings.provider,
-                cache=self.cache, client=self.translator, extra_checks=(translation_checks,))
+                text,
+                name="proposal",
+                backend="rules" if self.translator is None else self.translator.settings.provider,
+                cache=self.cache,
+                client=self.translator,
+                extra_checks=(translation_checks,),
+            )
         return self._translations[text]
 
     def solve(self, ir: ContractSimIR) -> SolveResult:

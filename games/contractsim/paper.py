@@ -47,9 +47,15 @@ class PaperTable(Frozen):
 def paper_tables() -> tuple[PaperTable, ...]:
     """Tables 7, 8, 9, 10 as printed (rates in percent, money in Catering dollars)."""
     raw = json.loads(PAPER_DATA.read_text(encoding="utf-8"))
-    return tuple(PaperTable(n=raw["n"], columns=tuple(raw["columns"]),
-                            **{k: v for k, v in t.items() if k != "rows"},
-                            rows=tuple(PaperRow(**r) for r in t["rows"])) for t in raw["tables"])
+    return tuple(
+        PaperTable(
+            n=raw["n"],
+            columns=tuple(raw["columns"]),
+            **{k: v for k, v in t.items() if k != "rows"},
+            rows=tuple(PaperRow(**r) for r in t["rows"]),
+        )
+        for t in raw["tables"]
+    )
 
 
 def cell_text(cell: tuple[float, float] | None) -> str:
@@ -93,8 +99,10 @@ def _betainc(a: float, b: float, x: float) -> float:
     d = 1.0 / (d if abs(d) > tiny else tiny)
     f = d
     for m in range(1, 300):
-        for numerator in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-                          -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+        for numerator in (
+            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):
             d = 1.0 + numerator * d
             d = 1.0 / (d if abs(d) > tiny else tiny)
             c = 1.0 + numerator / c

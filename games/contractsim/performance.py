@@ -20,6 +20,7 @@ from contractlang.ir import ContractSimIR
 from contractlang.llm import LlmClient, LlmUsage, agent_model
 from contractlang.render import relabel
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, Frozen
+from games.agents import AgentError, agent_name, check, split_label
 from games.contractsim.batch import play_batch
 from games.contractsim.environments import PlayedIn
 from games.contractsim.experiments import (
@@ -38,12 +39,12 @@ from games.contractsim.experiments import (
     tables,
 )
 from games.contractsim.metrics import convention_line, output_name, summarise
-from games.agents import AgentError, agent_name, check, split_label
 from games.contractsim.paper import PAPER_N, cell_text, paper_tables, welch_p
 from games.contractsim.play import RunRecord, play
 from games.figures import pyplot, save_png, write_json
 from games.runner import Phase
 from solver.dp import TableCache
+
 
 def check_agents(agents: list[str], roles: list[str]) -> None:
     """`UnknownName` (or `AgentError`) for the first agent `play` cannot seat in one of `roles` (see
@@ -99,8 +100,16 @@ class PerformanceJob(Frozen, PlayedIn):
 
     @classmethod
     def of(cls, case: Case, role: str, counterparty: str, agent: str, setting: str | None = None) -> PerformanceJob:
-        return cls(contract=case.contract, env=case.env, seed=case.seed, role=role, counterparty=counterparty,
-                   agent=agent, setting=setting, floors=case.floors)
+        return cls(
+            contract=case.contract,
+            env=case.env,
+            seed=case.seed,
+            role=role,
+            counterparty=counterparty,
+            agent=agent,
+            setting=setting,
+            floors=case.floors,
+        )
 
 
 class PerformanceRecord(Frozen):
@@ -108,8 +117,9 @@ class PerformanceRecord(Frozen):
     run: RunRecord
 
 
-def run_performance(job: PerformanceJob, client: LlmClient | None = None, tables: TableCache | None = None,
-                    objects: dict | None = None) -> PerformanceRecord:
+def run_performance(
+    job: PerformanceJob, client: LlmClient | None = None, tables: TableCache | None = None, objects: dict | None = None
+) -> PerformanceRecord:
     """The game of `job`: by the batch engine when both players are rational (the same game `play` plays,
     faster), else by `play`; an LLM agent calls the model through `client`, the one client its process's games
     share. A `setting` relabels the contract (`contractlang.render.relabel`: names, and money × the multiplier);
@@ -123,8 +133,16 @@ def run_performance(job: PerformanceJob, client: LlmClient | None = None, tables
     if job.agent in POLICIES and agent == job.agent:
         run = play_batch(contract, env, customer, supplier, [job.seed], cache)[0]
     else:
-        run = play(contract, env, customer, supplier, seed=job.seed, keep_log=False, tables=cache,
-                   llm=client if calls_model(job) else None)
+        run = play(
+            contract,
+            env,
+            customer,
+            supplier,
+            seed=job.seed,
+            keep_log=False,
+            tables=cache,
+            llm=client if calls_model(job) else None,
+        )
     return PerformanceRecord(job=job, run=run)
 
 
@@ -141,21 +159,37 @@ def process_tables() -> TableCache:
     return TableCache()
 
 
-def jobs_of(cases: list[Case], agents: list[str], roles: list[str],
-            settings: tuple[str | None, ...] = (None,)) -> list[PerformanceJob]:
+def jobs_of(
+    cases: list[Case], agents: list[str], roles: list[str], settings: tuple[str | None, ...] = (None,)
+) -> list[PerformanceJob]:
     """Every game, the games of one case together (see `process_tables`)."""
-    return [PerformanceJob.of(case, role, other, agent, setting) for case in cases for agent in agents
-            for setting in settings for role in roles for other in COUNTERPARTIES]
+    return [
+        PerformanceJob.of(case, role, other, agent, setting)
+        for case in cases
+        for agent in agents
+        for setting in settings
+        for role in roles
+        for other in COUNTERPARTIES
+    ]
 
 
-def performance_phase(jobs: list[PerformanceJob], store_path: Path, shared: Path | None = None,
-                      objects: dict | None = None) -> Phase:
+def performance_phase(
+    jobs: list[PerformanceJob], store_path: Path, shared: Path | None = None, objects: dict | None = None
+) -> Phase:
     """The agent games as a phase of `games.runner.run_games`: the LLM ones wait on the network, and each
     starts once its case's rational job (its τ^RCC games and the contract's DP table) is stored. `objects`
     (Python agents by label) travel to the workers by pickle."""
-    return Phase("agent games", store_path, PerformanceRecord, partial(run_performance, objects=objects), jobs,
-                 shared, network=calls_model, calls=lambda record: record.run.llm_calls,
-                 needs=lambda job: RationalJob(contract=job.contract, env=job.env, seed=job.seed))
+    return Phase(
+        "agent games",
+        store_path,
+        PerformanceRecord,
+        partial(run_performance, objects=objects),
+        jobs,
+        shared,
+        network=calls_model,
+        calls=lambda record: record.run.llm_calls,
+        needs=lambda job: RationalJob(contract=job.contract, env=job.env, seed=job.seed),
+    )
 
 
 def decisions(job: PerformanceJob) -> int:
@@ -225,15 +259,25 @@ class PerformanceReport(Frozen):
 def entries(agents: list[str], settings: tuple[str | None, ...]) -> list[tuple[str, str, str | None]]:
     """(label, agent, setting) of every agent in every setting: the label is the agent's name, with the setting
     in parentheses when one is chosen."""
-    return [(agent_name(agent) if setting is None else f"{agent_name(agent)} ({setting})", agent, setting)
-            for agent in agents for setting in settings]
+    return [
+        (agent_name(agent) if setting is None else f"{agent_name(agent)} ({setting})", agent, setting)
+        for agent in agents
+        for setting in settings
+    ]
 
 
-def report(cases: list[Case], agents: list[str], roles: list[str],
-           games: dict[PerformanceJob, PerformanceRecord],
-           rational: dict[RationalJob, RationalRecord],
-           settings: tuple[str | None, ...] = (None,), convention: str = "cs19", covers: str = "",
-           floors: str = DEFAULT_FLOORS, unfinished: dict | None = None) -> PerformanceReport:
+def report(
+    cases: list[Case],
+    agents: list[str],
+    roles: list[str],
+    games: dict[PerformanceJob, PerformanceRecord],
+    rational: dict[RationalJob, RationalRecord],
+    settings: tuple[str | None, ...] = (None,),
+    convention: str = "cs19",
+    covers: str = "",
+    floors: str = DEFAULT_FLOORS,
+    unfinished: dict | None = None,
+) -> PerformanceReport:
     """Each agent row summarises its runs over the cases (ContractSim paper, App. C.6: equal case weight), with
     regret against the RCC runs of the rational records (ContractSim paper, App. C.6). Only this run's completed
     games count, in job order (the store may hold others, and holds them in the order they finished); the
@@ -250,23 +294,56 @@ def report(cases: list[Case], agents: list[str], roles: list[str],
     def runs(role: str, other: str, agent: str, setting: str | None) -> list[RunRecord]:
         return [run for _, run in played(role, other, agent, setting)]
 
-    rows = [table_row(role, other, label, runs(role, other, agent, setting),
-                      [rational[c.rational].run(*pairing(role, "rcc", other))
-                       for c, _ in played(role, other, agent, setting)], convention)
-            for role in roles for other in COUNTERPARTIES for label, agent, setting in labelled]
+    rows = [
+        table_row(
+            role,
+            other,
+            label,
+            runs(role, other, agent, setting),
+            [rational[c.rational].run(*pairing(role, "rcc", other)) for c, _ in played(role, other, agent, setting)],
+            convention,
+        )
+        for role in roles
+        for other in COUNTERPARTIES
+        for label, agent, setting in labelled
+    ]
     per_case = [rational[c.rational] for c in cases]
-    llm = [AgentUsage.of(label, [run for role in roles for other in COUNTERPARTIES
-                                 for run in runs(role, other, agent, setting)])
-           for label, agent, setting in labelled if _model(agent) is not None]
+    llm = [
+        AgentUsage.of(
+            label, [run for role in roles for other in COUNTERPARTIES for run in runs(role, other, agent, setting)]
+        )
+        for label, agent, setting in labelled
+        if _model(agent) is not None
+    ]
     return PerformanceReport(
-        contracts=len({(c.contract.name, c.env) for c in cases}), seeds=tuple(dict.fromkeys(c.seed for c in cases)),
-        agents=tuple(agents), roles=tuple(roles), rows=tuple(rows),
+        contracts=len({(c.contract.name, c.env) for c in cases}),
+        seeds=tuple(dict.fromkeys(c.seed for c in cases)),
+        agents=tuple(agents),
+        roles=tuple(roles),
+        rows=tuple(rows),
         rational=tuple(r for r in tables(per_case, convention) if r.role in roles),
-        paper=tuple(PaperRow(table=t.table, micro=t.aggregation == "micro", role=t.role, counterparty=r.counterparty,
-                             policy=r.agent, cells=tuple(cell_text(c) for c in r.cells), stats=r.cells)
-                    for t in paper_tables() if t.role in roles for r in t.rows),
-        llm=tuple(llm), settings=settings, convention=convention, covers=covers, floors=floors,
-        errored=sum(u.status == "errored" for u in left), limited=sum(u.status == "limited" for u in left))
+        paper=tuple(
+            PaperRow(
+                table=t.table,
+                micro=t.aggregation == "micro",
+                role=t.role,
+                counterparty=r.counterparty,
+                policy=r.agent,
+                cells=tuple(cell_text(c) for c in r.cells),
+                stats=r.cells,
+            )
+            for t in paper_tables()
+            if t.role in roles
+            for r in t.rows
+        ),
+        llm=tuple(llm),
+        settings=settings,
+        convention=convention,
+        covers=covers,
+        floors=floors,
+        errored=sum(u.status == "errored" for u in left),
+        limited=sum(u.status == "limited" for u in left),
+    )
 
 
 def _label(agent: str) -> str:
@@ -313,35 +390,59 @@ def markdown(rep: PerformanceReport) -> str:
                 block = [r for r in rep.rows if (r.role, r.counterparty) == (role, other)]
                 lines += [(other.upper(), _label(r.policy), row_cells(r.summary, micro)) for r in block]
                 rational = [r for r in rep.rational if (r.role, r.counterparty) == (role, other)]
-                lines += [(other.upper(), f"{r.policy.upper()} (rational)", row_cells(r.summary, micro))
-                          for r in rational]
+                lines += [
+                    (other.upper(), f"{r.policy.upper()} (rational)", row_cells(r.summary, micro)) for r in rational
+                ]
                 paper = [p for p in rep.paper if (p.role, p.counterparty, p.micro) == (role, other, micro)]
                 lines += [(other.upper(), _paper_label(p.policy), p.cells) for p in paper]
-                tests += [(other.upper(), f"{_label(r.policy)} vs {_paper_label(p.policy)}",
-                           tuple(differs(c, s, r.summary.runs) for c, s in zip(row_cells(r.summary, micro), p.stats)))
-                          for r in block for p in paper]
+                tests += [
+                    (
+                        other.upper(),
+                        f"{_label(r.policy)} vs {_paper_label(p.policy)}",
+                        tuple(differs(c, s, r.summary.runs) for c, s in zip(row_cells(r.summary, micro), p.stats)),
+                    )
+                    for r in block
+                    for p in paper
+                ]
             out += table_lines(f"## {TITLES[role, micro]}", role, f"{counterparty_name(role)} (counterparty)", lines)
-            out += table_lines(f"### {TITLES[role, micro]}: does each agent differ from the paper's rows? (p)", role,
-                               f"{counterparty_name(role)} (counterparty)", tests)
-    out.append(f"{rep.contracts} contracts × seeds {', '.join(map(str, rep.seeds))}. In each counterparty block: "
-               "the agents, then the rational policies on the same contracts and seeds, then the paper's published "
-               "rows (Tables 7–10: Claude Opus 5, Gemini 3.6 Flash, GPT–5.6-Sol and the rational policies), marked "
-               "(paper). Regret is against the RCC game on the same contract, environment, counterparty and seed "
-               "(ContractSim paper, App. C.6). The p tables give the two-sided p of Welch's two-sample t-test from summary statistics "
-               f"(each row's mean and SD, n = its runs against the paper's n = {PAPER_N}; for a rate defined on "
-               f"fewer runs this n overstates both sides); * marks p < {SIGNIFICANCE}, and '–' a cell either side "
-               "leaves undefined or where neither varies.")
+            out += table_lines(
+                f"### {TITLES[role, micro]}: does each agent differ from the paper's rows? (p)",
+                role,
+                f"{counterparty_name(role)} (counterparty)",
+                tests,
+            )
+    out.append(
+        f"{rep.contracts} contracts × seeds {', '.join(map(str, rep.seeds))}. In each counterparty block: "
+        "the agents, then the rational policies on the same contracts and seeds, then the paper's published "
+        "rows (Tables 7–10: Claude Opus 5, Gemini 3.6 Flash, GPT–5.6-Sol and the rational policies), marked "
+        "(paper). Regret is against the RCC game on the same contract, environment, counterparty and seed "
+        "(ContractSim paper, App. C.6). The p tables give the two-sided p of Welch's two-sample t-test from summary statistics "
+        f"(each row's mean and SD, n = its runs against the paper's n = {PAPER_N}; for a rate defined on "
+        f"fewer runs this n overstates both sides); * marks p < {SIGNIFICANCE}, and '–' a cell either side "
+        "leaves undefined or where neither varies."
+    )
     if rep.errored or rep.limited:
-        out.append(f"Completed games only: {rep.errored} errored (their model calls failed; a rerun of the same "
-                   f"command retries them) and {rep.limited} stopped at a per-game limit are left out of every row.")
+        out.append(
+            f"Completed games only: {rep.errored} errored (their model calls failed; a rerun of the same "
+            f"command retries them) and {rep.limited} stopped at a per-game limit are left out of every row."
+        )
     if rep.settings != (None,):
         out += setting_table(rep)
     if rep.llm:
-        out += ["", "## LLM usage", "", "| Agent | Games | Calls | Failed | Input tokens | Output tokens | "
-                "Cache read | Cache write | Total tokens | Cost (USD) |", "|---|" + "---|" * 9]
-        out += [f"| {_label(u.agent)} | {u.games} | {u.calls} | {u.failed} | {u.input_tokens:,} | "
-                f"{u.output_tokens:,} | {u.cache_read_tokens:,} | {u.cache_write_tokens:,} | {u.total_tokens:,} | "
-                f"{'unknown' if u.cost_usd is None else f'{u.cost_usd:.4f}'} |" for u in rep.llm]
+        out += [
+            "",
+            "## LLM usage",
+            "",
+            "| Agent | Games | Calls | Failed | Input tokens | Output tokens | "
+            "Cache read | Cache write | Total tokens | Cost (USD) |",
+            "|---|" + "---|" * 9,
+        ]
+        out += [
+            f"| {_label(u.agent)} | {u.games} | {u.calls} | {u.failed} | {u.input_tokens:,} | "
+            f"{u.output_tokens:,} | {u.cache_read_tokens:,} | {u.cache_write_tokens:,} | {u.total_tokens:,} | "
+            f"{'unknown' if u.cost_usd is None else f'{u.cost_usd:.4f}'} |"
+            for u in rep.llm
+        ]
     return "\n".join(out) + "\n"
 
 
@@ -353,6 +454,7 @@ def setting_table(rep: PerformanceReport) -> list[str]:
     """The paper's Table 11 layout (setting robustness): per agent and setting, each role's payoffs (U, C-U, R,
     C-R; base units) as the mean over the RCC, RC and RE counterparties, then the behavioural rates (%, macro,
     ContractSim paper, App. C.6) pooled over the roles and counterparties as the mean of those rows' means."""
+
     def mean(values: list) -> str:
         values = [v for v in values if v is not None]
         return f"{sum(values) / len(values):.1f}" if values else "–"
@@ -363,12 +465,16 @@ def setting_table(rep: PerformanceReport) -> list[str]:
 
     heads = [f"{role.capitalize()} {name}" for role in rep.roles for name in ("U", "C-U", "R", "C-R")]
     heads += ["Compl. %", "Cond. %", "Exploit. %", "TFT %", "Defect. %", "Unilat. %", "Recip. %"]
-    out = ["", "## Table 11 — setting robustness", "", "| Agent | Setting | " + " | ".join(heads) + " |",
-           "|---|---|" + "---|" * len(heads)]
+    out = [
+        "",
+        "## Table 11 — setting robustness",
+        "",
+        "| Agent | Setting | " + " | ".join(heads) + " |",
+        "|---|---|" + "---|" * len(heads),
+    ]
     for label, agent, setting in rep.entries():
         mine = [r for r in rep.rows if r.policy == label]
-        cells = [mean([stat(r, key) for r in mine if r.role == role]) for role in rep.roles
-                 for key in TABLE11_PAYOFFS]
+        cells = [mean([stat(r, key) for r in mine if r.role == role]) for role in rep.roles for key in TABLE11_PAYOFFS]
         cells += [mean([stat(r, key, 100.0) for r in mine]) for key in TABLE11_RATES]
         out.append(f"| {_label(agent_name(agent))} | {setting} | " + " | ".join(cells) + " |")
     return out
@@ -389,7 +495,9 @@ class FigureBin(Frozen):
     label: str
     runs: int
     compliance: float | None  # pooled-week (micro) compliance, eq. 57
-    unilateral: float | None  # run-level unilateral defection (ContractSim paper, App. C.6); None when no run had the opportunity
+    unilateral: (
+        float | None
+    )  # run-level unilateral defection (ContractSim paper, App. C.6); None when no run had the opportunity
 
 
 class FigureSeries(Frozen):
@@ -401,21 +509,33 @@ class FigureSeries(Frozen):
     bins: tuple[FigureBin, ...]
 
 
-def figure4(cases: list[Case], rep: PerformanceReport, games: dict[PerformanceJob, PerformanceRecord],
-            rational: dict[RationalJob, RationalRecord]) -> list[FigureSeries]:
+def figure4(
+    cases: list[Case],
+    rep: PerformanceReport,
+    games: dict[PerformanceJob, PerformanceRecord],
+    rational: dict[RationalJob, RationalRecord],
+) -> list[FigureSeries]:
     """The paper's Figure 4 data (Appendix D.4: pooled-week compliance beside run-level unilateral defection)
     for every agent and rational policy, role and counterparty: binned by the contract's P_sat, and by its
     number of contingency clauses (S, PD, RO: CC(ω) of ContractSim paper, App. C.5)."""
-    keys = {"p_sat": [p_sat_bin(c.p_sat) for c in cases],
-            "contingencies": [str(c.contract.contingencies.explicit_count) for c in cases]}
+    keys = {
+        "p_sat": [p_sat_bin(c.p_sat) for c in cases],
+        "contingencies": [str(c.contract.contingencies.explicit_count) for c in cases],
+    }
     order = {"p_sat": P_SAT_BINS, "contingencies": ("0", "1", "2", "3")}
     out = []
     for role in rep.roles:
         for other in COUNTERPARTIES:
-            runs = {label: (False, [games.get(PerformanceJob.of(c, role, other, agent, setting)) for c in cases])
-                    for label, agent, setting in rep.entries()}
-            runs.update({own.upper(): (True, [rational[c.rational].run(*pairing(role, own, other)) for c in cases])
-                         for own in POLICIES})
+            runs = {
+                label: (False, [games.get(PerformanceJob.of(c, role, other, agent, setting)) for c in cases])
+                for label, agent, setting in rep.entries()
+            }
+            runs.update(
+                {
+                    own.upper(): (True, [rational[c.rational].run(*pairing(role, own, other)) for c in cases])
+                    for own in POLICIES
+                }
+            )
             for policy, (is_rational, played) in runs.items():
                 played = [r.run if isinstance(r, PerformanceRecord) else r for r in played]
                 for axis, key in keys.items():
@@ -424,10 +544,24 @@ def figure4(cases: list[Case], rep: PerformanceReport, games: dict[PerformanceJo
                         chosen = [r for r, k in zip(played, key) if k == label and r is not None]
                         if chosen:
                             s = summarise(chosen, role, convention=rep.convention)
-                            bins.append(FigureBin(label=label, runs=len(chosen), compliance=s.compliance_micro.mean,
-                                                  unilateral=s.unilateral.mean))
-                    out.append(FigureSeries(policy=policy, rational=is_rational, role=role, counterparty=other,
-                                            axis=axis, bins=tuple(bins)))
+                            bins.append(
+                                FigureBin(
+                                    label=label,
+                                    runs=len(chosen),
+                                    compliance=s.compliance_micro.mean,
+                                    unilateral=s.unilateral.mean,
+                                )
+                            )
+                    out.append(
+                        FigureSeries(
+                            policy=policy,
+                            rational=is_rational,
+                            role=role,
+                            counterparty=other,
+                            axis=axis,
+                            bins=tuple(bins),
+                        )
+                    )
     return out
 
 
@@ -453,10 +587,13 @@ def figure4_plot(series: list[FigureSeries], counterparty: str = "rcc"):
     roles = list(dict.fromkeys(s.role for s in series))
     policies = list(dict.fromkeys(s.policy for s in series))
     shift = {p: (i - (len(policies) - 1) / 2) * min(0.08, 0.5 / len(policies)) for i, p in enumerate(policies)}
-    axes_order = (("p_sat", P_SAT_BINS, "P_sat of the contract"), ("contingencies", ("0", "1", "2", "3"),
-                                                                    "contingency clauses (S, PD, RO)"))
-    fig, grid = plt.subplots(2, 2 * len(roles), figsize=(4.2 * 2 * len(roles), 7), dpi=100, squeeze=False,
-                             layout="constrained")
+    axes_order = (
+        ("p_sat", P_SAT_BINS, "P_sat of the contract"),
+        ("contingencies", ("0", "1", "2", "3"), "contingency clauses (S, PD, RO)"),
+    )
+    fig, grid = plt.subplots(
+        2, 2 * len(roles), figsize=(4.2 * 2 * len(roles), 7), dpi=100, squeeze=False, layout="constrained"
+    )
     for col_role, role in enumerate(roles):
         for col_axis, (axis, labels, xlabel) in enumerate(axes_order):
             col = 2 * col_role + col_axis
@@ -465,13 +602,21 @@ def figure4_plot(series: list[FigureSeries], counterparty: str = "rcc"):
             for row, metric in enumerate(("compliance", "unilateral")):
                 ax = grid[row][col]
                 for s in shown:
-                    points = [(present.index(b.label) + shift[s.policy], getattr(b, metric)) for b in s.bins
-                              if getattr(b, metric) is not None]
+                    points = [
+                        (present.index(b.label) + shift[s.policy], getattr(b, metric))
+                        for b in s.bins
+                        if getattr(b, metric) is not None
+                    ]
                     if points:
-                        ax.plot([x for x, _ in points], [100 * y for _, y in points], "--" if s.rational else "-",
-                                marker=MARKERS[policies.index(s.policy) % len(MARKERS)],
-                                color=f"C{policies.index(s.policy)}", mfc="none" if s.rational else None,
-                                label=s.policy)
+                        ax.plot(
+                            [x for x, _ in points],
+                            [100 * y for _, y in points],
+                            "--" if s.rational else "-",
+                            marker=MARKERS[policies.index(s.policy) % len(MARKERS)],
+                            color=f"C{policies.index(s.policy)}",
+                            mfc="none" if s.rational else None,
+                            label=s.policy,
+                        )
                 ax.set_xticks(range(len(present)), present, fontsize=8)
                 ax.set_xlim(-0.5, max(len(present), 1) - 0.5)
                 ax.set_ylim(-5, 105)
@@ -483,16 +628,19 @@ def figure4_plot(series: list[FigureSeries], counterparty: str = "rcc"):
     handles, labels = grid[0][0].get_legend_handles_labels()
     if handles:
         fig.legend(handles, labels, loc="outside lower center", ncol=len(handles), fontsize=8, frameon=False)
-    fig.suptitle(f"Figure 4 — against {counterparty.upper()} counterparties (every counterparty in figure4.json)",
-                 fontsize=10)
+    fig.suptitle(
+        f"Figure 4 — against {counterparty.upper()} counterparties (every counterparty in figure4.json)", fontsize=10
+    )
     return fig
 
 
 def report_paths(out: Path, convention: str, floors: str = DEFAULT_FLOORS) -> tuple[Path, Path, Path, Path]:
     """`out/performance/`: tables.json, tables.md, figure4.json and figure4.png (named `tables.paper-tables.md`
     and so on under that convention or another floor rule set: `output_name`)."""
-    return tuple(out / "performance" / output_name(name, convention, floors)
-                 for name in ("tables.json", "tables.md", "figure4.json", "figure4.png"))
+    return tuple(
+        out / "performance" / output_name(name, convention, floors)
+        for name in ("tables.json", "tables.md", "figure4.json", "figure4.png")
+    )
 
 
 def write_report(out: Path, rep: PerformanceReport, series: list[FigureSeries]) -> Path:

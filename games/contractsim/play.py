@@ -7,18 +7,18 @@ from typing import ClassVar
 import numpy as np
 from pydantic import ValidationError
 
+from contractlang.errors import UnknownName
 from contractlang.files import FileError, parse_json
 from contractlang.interpreter.rounds import DEFAULT_FLOORS, RecordedFloors
 from contractlang.ir import ContractSimIR
 from contractlang.llm import LlmCall, LlmClient
 from contractlang.progress import Advance as Progress
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, SETTINGS, WEEKS, Frozen
+from games.agents import PY_PREFIX, AgentError, choices, play_out, refuse_code, resolve, seated, spec_of, split_label
 from games.contractsim.environments import ENVIRONMENTS, PlayedIn, environment
 from games.contractsim.game import ContractSimGame, State
 from games.contractsim.llm_agents import LlmPerformer
 from games.contractsim.log import LogEntry
-from contractlang.errors import UnknownName
-from games.agents import PY_PREFIX, AgentError, choices, play_out, refuse_code, resolve, seated, spec_of, split_label
 from games.contractsim.shocks import draw_shocks
 from games.log import Record
 from solver.dp.cache import TableCache
@@ -42,8 +42,14 @@ class WeekRecord(Frozen):
 
 def money_unit(multiplier: int) -> dict:
     """The unit of each amount of a `run --json` object (see `RunRecord.to_json`)."""
-    return {"record": "base", "weeks": "base", "dollars": "setting dollars", "contract_ir": "setting dollars",
-            "trajectory": "setting dollars", "multiplier": multiplier}
+    return {
+        "record": "base",
+        "weeks": "base",
+        "dollars": "setting dollars",
+        "contract_ir": "setting dollars",
+        "trajectory": "setting dollars",
+        "multiplier": multiplier,
+    }
 
 
 class RunRecord(Record, PlayedIn):
@@ -61,7 +67,9 @@ class RunRecord(Record, PlayedIn):
     u_supplier: int
     budget: int
     weeks: tuple[WeekRecord, ...]
-    customer_first_violation: int | None  # f_i (ContractSim paper, App. C.6) as the monitor recorded it; None: never violated
+    customer_first_violation: (
+        int | None
+    )  # f_i (ContractSim paper, App. C.6) as the monitor recorded it; None: never violated
     supplier_first_violation: int | None
     multiplier: int = 1
     contract_ir: dict | None = None  # the contract's terms, so a counterfactual run can be re-played
@@ -105,13 +113,16 @@ class RunRecord(Record, PlayedIn):
         tables; `dollars`, `contract_ir` and the trajectory (the interpreter's events) in the setting's dollars,
         `multiplier` × base (ContractSim paper, App. A.1–A.2)."""
         payload = self.model_dump(exclude={"log"})
-        payload.update(floors=self.floors, money_unit=money_unit(self.multiplier),
-                       dollars={"u_customer": self.u_customer * self.multiplier,
-                                "u_supplier": self.u_supplier * self.multiplier},
-                       p_sat=p_sat,
-                       first_violation={role: self.first_violation(role) for role in ("customer", "supplier")},
-                       violation_counts={role: self.violation_count(role) for role in ("customer", "supplier")},
-                       trajectory=[e.model_dump() for e in self.log], llm_usage=self.llm_usage.model_dump())
+        payload.update(
+            floors=self.floors,
+            money_unit=money_unit(self.multiplier),
+            dollars={"u_customer": self.u_customer * self.multiplier, "u_supplier": self.u_supplier * self.multiplier},
+            p_sat=p_sat,
+            first_violation={role: self.first_violation(role) for role in ("customer", "supplier")},
+            violation_counts={role: self.violation_count(role) for role in ("customer", "supplier")},
+            trajectory=[e.model_dump() for e in self.log],
+            llm_usage=self.llm_usage.model_dump(),
+        )
         return payload
 
 
@@ -152,20 +163,24 @@ def run_record(obj: object) -> RunRecord:
     # record with weeks missing (or `"weeks": []`) gave a compliant utility of a shorter game
     roles = tuple(("customer" if w in PAYMENT_WEEKS else "supplier", w) for w in WEEKS)
     if tuple((w.role, w.week) for w in record.weeks) != roles:
-        raise ValueError("weeks: a record holds weeks 1..11 in order, each once, the customer's in payment weeks "
-                         "and the supplier's in production weeks")
+        raise ValueError(
+            "weeks: a record holds weeks 1..11 in order, each once, the customer's in payment weeks "
+            "and the supplier's in production weeks"
+        )
     for role, name in (("customer", record.customer), ("supplier", record.supplier)):
         if not known_agent(name, role):
-            raise ValueError(f"{role}: unknown policy {name[:40]!r}; a record names "
-                             f"{', '.join(choices('contractsim', role))}")
+            raise ValueError(
+                f"{role}: unknown policy {name[:40]!r}; a record names {', '.join(choices('contractsim', role))}"
+            )
     if record.contract_ir is not None:
         try:
             ir = checked_terms(record.contract_ir)
         except ValueError as exc:
             raise ValueError(f"contract_ir: {str(exc).splitlines()[0]}") from None
         if record.multiplier != SETTINGS[ir.setting].multiplier:
-            raise ValueError(f"multiplier: {record.multiplier} is not the {ir.setting} setting's "
-                             f"{SETTINGS[ir.setting].multiplier}")
+            raise ValueError(
+                f"multiplier: {record.multiplier} is not the {ir.setting} setting's {SETTINGS[ir.setting].multiplier}"
+            )
     _check_amounts(record, record.environment)
     return record
 
@@ -198,17 +213,26 @@ def _check_amounts(record: RunRecord, env: SupplyEnvironment) -> None:
         else:
             bad = w.paid != 0 or not 0 <= w.spend <= most_spend or not 0 <= w.value <= most_value
         if bad:
-            raise ValueError(f"weeks: week {w.week}'s amounts (paid {w.paid}, spend {w.spend}, value {w.value}) are "
-                             f"beyond what a game in Env {env.id} can write (the {w.role} "
-                             + ("pays within the budget and spends nothing)" if w.role == "customer" else
-                                f"pays nothing, spends 0..{most_spend} and delivers a value of 0..{most_value})"))
+            raise ValueError(
+                f"weeks: week {w.week}'s amounts (paid {w.paid}, spend {w.spend}, value {w.value}) are "
+                f"beyond what a game in Env {env.id} can write (the {w.role} "
+                + (
+                    "pays within the budget and spends nothing)"
+                    if w.role == "customer"
+                    else f"pays nothing, spends 0..{most_spend} and delivers a value of 0..{most_value})"
+                )
+            )
     paid, spend, value = (sum(getattr(w, k) for w in record.weeks) for k in ("paid", "spend", "value"))
     if record.budget != env.budget or paid > env.budget or spend > env.capital + paid:
-        raise ValueError(f"weeks: payments of {paid} and spending of {spend} do not fit Env {env.id}'s budget "
-                         f"{env.budget} and capital {env.capital}")
+        raise ValueError(
+            f"weeks: payments of {paid} and spending of {spend} do not fit Env {env.id}'s budget "
+            f"{env.budget} and capital {env.capital}"
+        )
     if (record.u_customer, record.u_supplier) != (env.budget + value - paid, paid - spend):
-        raise ValueError(f"u_customer, u_supplier: ({record.u_customer}, {record.u_supplier}) are not the weeks' "
-                         f"sums ({env.budget + value - paid}, {paid - spend})")
+        raise ValueError(
+            f"u_customer, u_supplier: ({record.u_customer}, {record.u_supplier}) are not the weeks' "
+            f"sums ({env.budget + value - paid}, {paid - spend})"
+        )
 
 
 def _first_error(exc: ValidationError) -> str:
@@ -230,8 +254,13 @@ def read_run_records(data: bytes, name: str) -> list[RunRecord]:
     return runs
 
 
-def regret_replays(runs: list[RunRecord], roles: list[str], tables: TableCache, allow_commands: bool = False,
-                   progress: Progress | None = None) -> dict[str, list[RunRecord]]:
+def regret_replays(
+    runs: list[RunRecord],
+    roles: list[str],
+    tables: TableCache,
+    allow_commands: bool = False,
+    progress: Progress | None = None,
+) -> dict[str, list[RunRecord]]:
     """Each run's counterfactual (ContractSim paper, App. C.6) for every role in `roles`. Replaying a recorded
     external or Python agent runs the code the record names, so it happens only when `allow_commands` says the
     user asked for it; else nothing is replayed and `CommandRefused` names the code."""
@@ -258,8 +287,17 @@ class PlayedRun(Frozen):
     p_sat: float | None = None
 
 
-def play_run(ir: ContractSimIR, env_id: int, customer: str, supplier: str, seed: int, tables: TableCache,
-             llm: LlmClient | None = None, guidance: tuple[str, ...] = (), floors: str = DEFAULT_FLOORS) -> PlayedRun:
+def play_run(
+    ir: ContractSimIR,
+    env_id: int,
+    customer: str,
+    supplier: str,
+    seed: int,
+    tables: TableCache,
+    llm: LlmClient | None = None,
+    guidance: tuple[str, ...] = (),
+    floors: str = DEFAULT_FLOORS,
+) -> PlayedRun:
     """One game in environment `env_id` under the floor rule set `floors` (see `play`); a rational (rc, rcc)
     Supplier solved the contract's DP table for it, so its P_sat comes with the game."""
     env = environment(env_id, floors)
@@ -268,9 +306,17 @@ def play_run(ir: ContractSimIR, env_id: int, customer: str, supplier: str, seed:
     return PlayedRun(record=record, p_sat=p_sat)
 
 
-def play(ir: ContractSimIR, env: SupplyEnvironment, customer, supplier, seed: int = 42,
-         keep_log: bool = True, tables: TableCache = SESSION_TABLES, llm: LlmClient | None = None,
-         guidance: tuple[str, ...] = ()) -> RunRecord:
+def play(
+    ir: ContractSimIR,
+    env: SupplyEnvironment,
+    customer,
+    supplier,
+    seed: int = 42,
+    keep_log: bool = True,
+    tables: TableCache = SESSION_TABLES,
+    llm: LlmClient | None = None,
+    guidance: tuple[str, ...] = (),
+) -> RunRecord:
     """Shocks come from `seed` alone ([CS-11]); policy randomness from a separate stream. `customer` and
     `supplier` are agent specs (games/agents.py) or Python agents. The rational Suppliers' DP tables come from
     `tables` (by default solved once per process and kept in memory). An `llm[:MODEL]` role is played by a fresh
@@ -278,8 +324,11 @@ def play(ir: ContractSimIR, env: SupplyEnvironment, customer, supplier, seed: in
     shocks = draw_shocks(env, np.random.default_rng(seed))
     policy_rng = np.random.default_rng([seed, 1])
     names = {"customer": spec_of(customer), "supplier": spec_of(supplier)}
-    game_client = llm.for_game(f"contractsim/{ir.name}/env{env.id}/seed{seed}/{names['customer']}/"
-                               f"{names['supplier']}") if llm is not None else None
+    game_client = (
+        llm.for_game(f"contractsim/{ir.name}/env{env.id}/seed{seed}/{names['customer']}/{names['supplier']}")
+        if llm is not None
+        else None
+    )
     state: State = ContractSimGame.make(ir, env).new_initial_state(shocks)
     spend_by_week: dict[int, int] = {}
     value_by_week: dict[int, int] = {}
@@ -289,32 +338,63 @@ def play(ir: ContractSimIR, env: SupplyEnvironment, customer, supplier, seed: in
         spend_by_week[week] = spend_by_week.get(week, 0) + after.spend_total - before.spend_total
         value_by_week[week] = value_by_week.get(week, 0) + after.value_delivered - before.value_delivered
 
-    with seated({"customer": customer, "supplier": supplier}, game="contractsim", rng=policy_rng, contract=ir,
-                env=env, tables=lambda cover: tables.solve(ir, env, cover)[1], llm=game_client,
-                guidance=guidance) as policies:
+    with seated(
+        {"customer": customer, "supplier": supplier},
+        game="contractsim",
+        rng=policy_rng,
+        contract=ir,
+        env=env,
+        tables=lambda cover: tables.solve(ir, env, cover)[1],
+        llm=game_client,
+        guidance=guidance,
+    ) as policies:
         state = play_out(state, policies, account)
     weeks = tuple(
-        WeekRecord(week=s.week, role=s.role, compliant=s.compliant, excluded=s.excluded,
-                   observed_breach=s.observed_breach, paid=s.paid or 0, spend=spend_by_week.get(s.week, 0),
-                   value=value_by_week.get(s.week, 0))
+        WeekRecord(
+            week=s.week,
+            role=s.role,
+            compliant=s.compliant,
+            excluded=s.excluded,
+            observed_breach=s.observed_breach,
+            paid=s.paid or 0,
+            spend=spend_by_week.get(s.week, 0),
+            value=value_by_week.get(s.week, 0),
+        )
         for s in state.monitor.weeks
     )
     returns = state.returns()
-    return RunRecord(contract=ir.name, env=env.id, customer=names["customer"], supplier=names["supplier"], seed=seed,
-                     u_customer=returns["customer"], u_supplier=returns["supplier"], budget=env.budget, weeks=weeks,
-                     customer_first_violation=state.monitor.first_violation("customer"),
-                     supplier_first_violation=state.monitor.first_violation("supplier"),
-                     multiplier=ir.setting_info.multiplier, contract_ir=ir.model_dump(mode="json"),
-                     floors=env.floors.name, log=state.log if keep_log else (),
-                     llm_calls=tuple(game_client.calls) if game_client is not None else (),
-                     llm_defaults={r: p.defaulted for r, p in policies.items() if isinstance(p, LlmPerformer)})
+    return RunRecord(
+        contract=ir.name,
+        env=env.id,
+        customer=names["customer"],
+        supplier=names["supplier"],
+        seed=seed,
+        u_customer=returns["customer"],
+        u_supplier=returns["supplier"],
+        budget=env.budget,
+        weeks=weeks,
+        customer_first_violation=state.monitor.first_violation("customer"),
+        supplier_first_violation=state.monitor.first_violation("supplier"),
+        multiplier=ir.setting_info.multiplier,
+        contract_ir=ir.model_dump(mode="json"),
+        floors=env.floors.name,
+        log=state.log if keep_log else (),
+        llm_calls=tuple(game_client.calls) if game_client is not None else (),
+        llm_defaults={r: p.defaulted for r, p in policies.items() if isinstance(p, LlmPerformer)},
+    )
 
 
 def week_utility_deltas(run: RunRecord) -> dict[str, dict[int, int]]:
     """Δu per role and week (ContractSim paper, Sec. 3): Customer in payment weeks, Supplier in production weeks."""
     by_week = {w.week: w for w in run.weeks}
-    cust = {w: by_week[w + 1].value - by_week[w].paid if w + 1 in by_week else -by_week[w].paid
-            for w in PAYMENT_WEEKS if w in by_week}
-    supp = {w: by_week[w - 1].paid + (by_week[11].paid if w == 10 and 11 in by_week else 0) - by_week[w].spend
-            for w in PRODUCTION_WEEKS if w in by_week}
+    cust = {
+        w: by_week[w + 1].value - by_week[w].paid if w + 1 in by_week else -by_week[w].paid
+        for w in PAYMENT_WEEKS
+        if w in by_week
+    }
+    supp = {
+        w: by_week[w - 1].paid + (by_week[11].paid if w == 10 and 11 in by_week else 0) - by_week[w].spend
+        for w in PRODUCTION_WEEKS
+        if w in by_week
+    }
     return {"customer": cust, "supplier": supp}

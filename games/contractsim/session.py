@@ -8,16 +8,15 @@ from dataclasses import replace
 from contractlang.errors import UnknownName
 from contractlang.ir import ContractSimIR
 from contractlang.llm import LlmClient, LlmUsage, agent_model
-from contractlang.vocab import Frozen
 from contractlang.translate.llm import MAX_TOKENS as TRANSLATION_MAX_TOKENS
+from contractlang.vocab import Frozen
+from games.agents import AgentError, Seat, check, closing_agents, make_agent, register_agent
 from games.contractsim.llm_agents import PERFORMANCE_MAX_TOKENS, LlmNegotiator
 from games.contractsim.negotiation import NegotiationMetrics, NegotiationRecord, negotiate, negotiation_metrics
-from games.agents import AgentError, Seat, check, closing_agents, make_agent, register_agent
 from games.contractsim.negotiators import Appraiser, ExternalNegotiator, ScriptedCustomer, ScriptedSupplier
 from games.contractsim.play import RunRecord, play
 from solver.dp import TableCache
 from solver.environment import SupplyEnvironment
-
 
 NEGOTIATION = "contractsim-negotiation"
 
@@ -25,17 +24,21 @@ NEGOTIATION = "contractsim-negotiation"
 def _llm_negotiator(seat: Seat) -> LlmNegotiator:
     if seat.llm is None:
         raise AgentError(f"the {seat.role} negotiator {seat.spec!r} is an LLM, and this run has no LLM client")
-    return LlmNegotiator(seat.role, seat.llm.with_model(agent_model(seat.spec)), seat.env, seat.extra["setting"],
-                         seat.guidance)
+    return LlmNegotiator(
+        seat.role, seat.llm.with_model(agent_model(seat.spec)), seat.env, seat.extra["setting"], seat.guidance
+    )
 
 
 register_agent("scripted", game=NEGOTIATION, roles=("customer",), builtin=True)(
-    lambda seat: ScriptedCustomer(seat.extra["appraiser"]))
+    lambda seat: ScriptedCustomer(seat.extra["appraiser"])
+)
 register_agent("scripted", game=NEGOTIATION, roles=("supplier",), builtin=True)(
-    lambda seat: ScriptedSupplier(seat.extra["offers"], seat.extra["appraiser"]))
+    lambda seat: ScriptedSupplier(seat.extra["offers"], seat.extra["appraiser"])
+)
 register_agent("cmd:", game=NEGOTIATION, builtin=True)(lambda seat: ExternalNegotiator(seat.spec))
 register_agent("llm:", game=NEGOTIATION, builtin=True, accepts=lambda spec: agent_model(spec) is not None)(
-    _llm_negotiator)
+    _llm_negotiator
+)
 
 
 class NegotiatedRun(Frozen):
@@ -47,10 +50,19 @@ class NegotiatedRun(Frozen):
     performances: tuple[RunRecord, ...] = ()
 
 
-def negotiate_and_perform(env: SupplyEnvironment, customer: str, supplier: str, offers: list[ContractSimIR],
-                          tables: TableCache, translator: str = "rules", perform: tuple[str, str] = ("rcc", "rcc"),
-                          seeds: tuple[int, ...] = (42,), llm: LlmClient | None = None,
-                          guidance: tuple[str, ...] = (), repeat: int = 0) -> NegotiatedRun:
+def negotiate_and_perform(
+    env: SupplyEnvironment,
+    customer: str,
+    supplier: str,
+    offers: list[ContractSimIR],
+    tables: TableCache,
+    translator: str = "rules",
+    perform: tuple[str, str] = ("rcc", "rcc"),
+    seeds: tuple[int, ...] = (42,),
+    llm: LlmClient | None = None,
+    guidance: tuple[str, ...] = (),
+    repeat: int = 0,
+) -> NegotiatedRun:
     """Negotiators are `scripted` (the Supplier offers `offers`), `llm[:MODEL]` or `cmd:PROGRAM`; every proposal
     is read by `translator` (rules or llm[:MODEL]); each seed is one performance game by `perform`. `repeat`
     numbers the paper's independent repeats of one pairing: each has recordings of its own (repeat 0 keeps the
@@ -59,12 +71,23 @@ def negotiate_and_perform(env: SupplyEnvironment, customer: str, supplier: str, 
     game = llm.for_game(namespace) if llm is not None else None
     translator_model = agent_model(translator)
     # the translator and the performance games send what `translate` and `run` send (the paper's scaffold)
-    appraiser = Appraiser(env, tables, translator=game.with_model(translator_model).with_max_tokens(
-        TRANSLATION_MAX_TOKENS) if translator_model else None)
+    appraiser = Appraiser(
+        env,
+        tables,
+        translator=game.with_model(translator_model).with_max_tokens(TRANSLATION_MAX_TOKENS)
+        if translator_model
+        else None,
+    )
     setting = offers[0].setting_info
 
-    seat = Seat(game=NEGOTIATION, role="customer", env=env, llm=game, guidance=guidance,
-                extra={"appraiser": appraiser, "offers": offers, "setting": setting})
+    seat = Seat(
+        game=NEGOTIATION,
+        role="customer",
+        env=env,
+        llm=game,
+        guidance=guidance,
+        extra={"appraiser": appraiser, "offers": offers, "setting": setting},
+    )
     negotiators = [make_agent(customer, seat), make_agent(supplier, replace(seat, role="supplier"))]
     with closing_agents(negotiators) as (c, s):
         record = negotiate(env, c, s, appraiser.translate)
@@ -73,9 +96,20 @@ def negotiate_and_perform(env: SupplyEnvironment, customer: str, supplier: str, 
     metrics = negotiation_metrics(record, env, appraiser.solve)
     if not metrics.agreed:
         return NegotiatedRun(env=env.id, negotiation=record, metrics=metrics)
-    games = tuple(play(record.agreed.terms, env, perform[0], perform[1], seed=seed, tables=tables, keep_log=False,
-                       llm=llm.with_max_tokens(PERFORMANCE_MAX_TOKENS) if llm is not None else None,
-                       guidance=guidance) for seed in seeds)
+    games = tuple(
+        play(
+            record.agreed.terms,
+            env,
+            perform[0],
+            perform[1],
+            seed=seed,
+            tables=tables,
+            keep_log=False,
+            llm=llm.with_max_tokens(PERFORMANCE_MAX_TOKENS) if llm is not None else None,
+            guidance=guidance,
+        )
+        for seed in seeds
+    )
     return NegotiatedRun(env=env.id, negotiation=record, metrics=metrics, performances=games)
 
 
@@ -109,11 +143,15 @@ class NegotiationSummary(Frozen):
     @classmethod
     def of(cls, runs: list[NegotiatedRun]) -> NegotiationSummary:
         agreed = [r for r in runs if r.metrics.agreed]
-        return cls(negotiations=len(runs), agreed=len(agreed),
-                   mean_gain_customer=_mean([r.metrics.gain_customer for r in agreed]),
-                   mean_gain_supplier=_mean([r.metrics.gain_supplier for r in agreed]),
-                   mean_p_sat=_mean([r.metrics.p_sat for r in agreed]),
-                   mutual_benefit=sum(bool(r.metrics.mutual_benefit) for r in agreed),
-                   performance_games=sum(len(r.performances) for r in runs),
-                   llm=LlmUsage.of([c for r in runs for c in (*r.negotiation.llm_calls,
-                                                              *(c for g in r.performances for c in g.llm_calls))]))
+        return cls(
+            negotiations=len(runs),
+            agreed=len(agreed),
+            mean_gain_customer=_mean([r.metrics.gain_customer for r in agreed]),
+            mean_gain_supplier=_mean([r.metrics.gain_supplier for r in agreed]),
+            mean_p_sat=_mean([r.metrics.p_sat for r in agreed]),
+            mutual_benefit=sum(bool(r.metrics.mutual_benefit) for r in agreed),
+            performance_games=sum(len(r.performances) for r in runs),
+            llm=LlmUsage.of(
+                [c for r in runs for c in (*r.negotiation.llm_calls, *(c for g in r.performances for c in g.llm_calls))]
+            ),
+        )

@@ -36,7 +36,13 @@ def draw_shocks(env: SupplyEnvironment, rng: np.random.Generator) -> Shocks:
         values = np.array([v for v, _ in law])
         k = np.searchsorted(np.cumsum([prob for _, prob in law]), u[:, x, 1], side="right")
         prices[:, x] = values[np.minimum(k, len(law) - 1)]
-    return Shocks(weeks=tuple(
-        WeekShocks(spoilage=tuple(int(v) for v in spoilage[t]), prices=tuple(int(v) for v in prices[t]),
-                   receipt_uniform=tuple(float(v) for v in u[t, :, 2]))
-        for t in range(5)))
+    return Shocks(
+        weeks=tuple(
+            WeekShocks(
+                spoilage=tuple(int(v) for v in spoilage[t]),
+                prices=tuple(int(v) for v in prices[t]),
+                receipt_uniform=tuple(float(v) for v in u[t, :, 2]),
+            )
+            for t in range(5)
+        )
+    )

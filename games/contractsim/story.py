@@ -23,24 +23,34 @@ def story(run: RunRecord, ir: ContractSimIR) -> str:
     m = s.multiplier
     customer, supplier = ir.parties
     # the role's title stays in the heading when the contract names the party otherwise
-    heading = [title if label == title else f'{title} "{label}"'
-               for title, label in ((s.customer_title, customer), (s.supplier_title, supplier))]
-    lines = [f'"{ir.name}" in environment {run.env}: {heading[0]} ({run.customer}) vs {heading[1]} '
-             f"({run.supplier}), seed {run.seed}"]
+    heading = [
+        title if label == title else f'{title} "{label}"'
+        for title, label in ((s.customer_title, customer), (s.supplier_title, supplier))
+    ]
+    lines = [
+        f'"{ir.name}" in environment {run.env}: {heading[0]} ({run.customer}) vs {heading[1]} '
+        f"({run.supplier}), seed {run.seed}"
+    ]
     for e in run.log:
         if isinstance(e, Payment):
             lines.append(f"week {e.week:>2}: {customer} pays {money(e.amount)}")
         elif isinstance(e, PaymentWeekEnd):
             lines[-1] += f" (due {money(e.due)}{'' if e.compliant else ', BREACH'})"
         elif isinstance(e, WeekShocks):
-            lines.append(f"week {e.week:>2}: spoilage {_named(s.inputs, e.spoiled)}; input prices "
-                         f"{_named(s.inputs, e.prices, lambda p: money(p * m))}")
+            lines.append(
+                f"week {e.week:>2}: spoilage {_named(s.inputs, e.spoiled)}; input prices "
+                f"{_named(s.inputs, e.prices, lambda p: money(p * m))}"
+            )
         elif isinstance(e, OrderPlaced):
-            lines.append(f"         {supplier} orders {_named(s.inputs, e.order)} for {money(e.cost)}, receives "
-                         f"{_named(s.inputs, e.received)}, inventory {_named(s.inputs, e.inventory)}")
+            lines.append(
+                f"         {supplier} orders {_named(s.inputs, e.order)} for {money(e.cost)}, receives "
+                f"{_named(s.inputs, e.received)}, inventory {_named(s.inputs, e.inventory)}"
+            )
         elif isinstance(e, ProductionWeekEnd):
-            lines.append(f"         {supplier} delivers {_named(s.products, delivered(run.log, e.week))} against "
-                         f"{_named(s.products, e.required)} required{'' if e.compliant else ' — BREACH'}")
+            lines.append(
+                f"         {supplier} delivers {_named(s.products, delivered(run.log, e.week))} against "
+                f"{_named(s.products, e.required)} required{'' if e.compliant else ' — BREACH'}"
+            )
     lines.append(f"utilities: {customer} {money(run.u_customer * m)}, {supplier} {money(run.u_supplier * m)}")
     return "\n".join(lines)
 
@@ -48,17 +58,43 @@ def story(run: RunRecord, ir: ContractSimIR) -> str:
 def print_metrics(summaries, console: Console | None = None) -> None:
     console = console or Console(width=170)
     table = Table(title="ContractSim performance, base units (mean ± SD; micro, week-weighted, in brackets)")
-    for col in ("role", "policy", "runs", "Utility", "Compl. utility", "Regret", "Compl. regret", "Compliance", "Conditional",
-                "Exploited", "TFT", "Defection", "Unilateral", "Reciprocal"):
+    for col in (
+        "role",
+        "policy",
+        "runs",
+        "Utility",
+        "Compl. utility",
+        "Regret",
+        "Compl. regret",
+        "Compliance",
+        "Conditional",
+        "Exploited",
+        "TFT",
+        "Defection",
+        "Unilateral",
+        "Reciprocal",
+    ):
         table.add_column(col)
     for s in summaries:
+
         def pct(stat, micro=None):
             text = stat.text(100)
             return text if micro is None or micro.mean is None else f"{text} [{micro.text(100)}]"
 
-        table.add_row(s.role, s.policy, str(s.runs), s.utility.text(), s.compliant_utility.text(),
-                      s.regret.text() if s.regret else "–",
-                      s.compliant_regret.text() if s.compliant_regret else "–", pct(s.compliance, s.compliance_micro),
-                      pct(s.conditional, s.conditional_micro), pct(s.exploited, s.exploited_micro),
-                      pct(s.tft, s.tft_micro), s.defection.text(100), s.unilateral.text(100), s.reciprocal.text(100))
+        table.add_row(
+            s.role,
+            s.policy,
+            str(s.runs),
+            s.utility.text(),
+            s.compliant_utility.text(),
+            s.regret.text() if s.regret else "–",
+            s.compliant_regret.text() if s.compliant_regret else "–",
+            pct(s.compliance, s.compliance_micro),
+            pct(s.conditional, s.conditional_micro),
+            pct(s.exploited, s.exploited_micro),
+            pct(s.tft, s.tft_micro),
+            s.defection.text(100),
+            s.unilateral.text(100),
+            s.reciprocal.text(100),
+        )
     console.print(table)

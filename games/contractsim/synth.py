@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Literal
 
@@ -21,8 +21,7 @@ import numpy as np
 from contractlang import check_source
 from contractlang.files import MAX_CONTRACT_BYTES, FileError, make_folder, read_capped, write_atomically
 from contractlang.formatter import format_ir
-from contractlang.ir import (Contingencies, ContractSimIR, DeductionTerms, RolloverTerms, SubstitutionTerms,
-                             Triple)
+from contractlang.ir import Contingencies, ContractSimIR, DeductionTerms, RolloverTerms, SubstitutionTerms, Triple
 from contractlang.render import render
 from contractlang.vocab import Frozen
 from games.contractsim.environments import environment
@@ -50,9 +49,12 @@ EXCLUDED_VARIANTS = ("PD", "PD+RO")
 def contingencies(variant: str) -> Contingencies:
     """The clauses of a variant with the ContractSim paper, App. C.4 defaults (K = 2, minima {1,1,1}); grim trigger in every one."""
     parts = set() if variant == "base" else set(variant.split("+"))
-    return Contingencies(substitution=SubstitutionTerms() if "S" in parts else None,
-                         payment_deduction=DeductionTerms() if "PD" in parts else None,
-                         rollover=RolloverTerms() if "RO" in parts else None, grim_trigger=True)
+    return Contingencies(
+        substitution=SubstitutionTerms() if "S" in parts else None,
+        payment_deduction=DeductionTerms() if "PD" in parts else None,
+        rollover=RolloverTerms() if "RO" in parts else None,
+        grim_trigger=True,
+    )
 
 
 class Terms(Frozen):
@@ -64,14 +66,26 @@ class Terms(Frozen):
 
     def valid(self, budget: int) -> bool:
         q, m = self.quantities, self.payments
-        return (all(1 <= x <= 10 for x in q) and q[0] + q[1] <= 10 and q[0] + q[2] <= 10
-                and all(0 <= p <= MAX_PRICE for p in self.prices)
-                and min(m) >= 0 and m[0] >= 1 and sum(m) <= budget)
+        return (
+            all(1 <= x <= 10 for x in q)
+            and q[0] + q[1] <= 10
+            and q[0] + q[2] <= 10
+            and all(0 <= p <= MAX_PRICE for p in self.prices)
+            and min(m) >= 0
+            and m[0] >= 1
+            and sum(m) <= budget
+        )
 
     def contract(self, name: str, variant: str = "base") -> ContractSimIR:
-        return ContractSimIR(name=name, setting="catering", parties=("Customer", "Caterer"), prices=self.prices,
-                             deliveries=(self.quantities,) * 5, payments=self.payments,
-                             contingencies=contingencies(variant))
+        return ContractSimIR(
+            name=name,
+            setting="catering",
+            parties=("Customer", "Caterer"),
+            prices=self.prices,
+            deliveries=(self.quantities,) * 5,
+            payments=self.payments,
+            contingencies=contingencies(variant),
+        )
 
     def coordinates(self) -> tuple[int, ...]:
         return self.quantities + self.prices + self.payments
@@ -230,8 +244,7 @@ def coordinate_ascent(evaluate_terms: Evaluator, start: Terms, rho: float) -> As
             if better(v, value, rho, budget):
                 current, value, improved = candidate, v, True
                 moves += 1
-    return Ascent(terms=current, valuation=value, feasible=feasible(value, rho, budget), passes=passes,
-                  moves=moves)
+    return Ascent(terms=current, valuation=value, feasible=feasible(value, rho, budget), passes=passes, moves=moves)
 
 
 def starts(env: SupplyEnvironment, count: int = STARTS, seed: int = START_SEED) -> list[Terms]:
@@ -242,6 +255,7 @@ def starts(env: SupplyEnvironment, count: int = STARTS, seed: int = START_SEED) 
 
 # --- the generation as jobs ----------------------------------------------------------------------------------
 
+
 class SynthPlan(Frozen):
     """What a generation covers: the paper's by default; smaller plans are for trials and tests."""
 
@@ -251,8 +265,11 @@ class SynthPlan(Frozen):
     seed: int = START_SEED
 
     def search_jobs(self) -> list[SearchJob]:
-        return [SearchJob(env=e, start=k, rhos=self.rhos, starts_seed=self.seed) for e in self.search_envs
-                for k in range(self.starts)]
+        return [
+            SearchJob(env=e, start=k, rhos=self.rhos, starts_seed=self.seed)
+            for e in self.search_envs
+            for k in range(self.starts)
+        ]
 
     def terms_env(self, env_id: int) -> int | None:
         """The environment whose search writes `env_id`'s terms (ContractSim paper, App. C.4), None when the plan has none."""
@@ -299,7 +316,7 @@ class SearchRecord(Frozen):
     valued: tuple[Valued, ...]  # every point this job's ascents valued (whether solved here or remembered)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _evaluator(env_id: int) -> Evaluator:
     """One evaluator per environment and process: jobs of the same environment that land in one worker
     share its memo (a cache only; every valuation is the exact DP's)."""
@@ -314,8 +331,11 @@ def run_search(job: SearchJob, evaluator: Evaluator | None = None) -> SearchReco
     ascents = []
     for rho in job.rhos:
         a = coordinate_ascent(evaluator, start, rho)
-        ascents.append(AscentRecord(rho=rho, terms=a.terms, valuation=a.valuation, feasible=a.feasible,
-                                    passes=a.passes, moves=a.moves))
+        ascents.append(
+            AscentRecord(
+                rho=rho, terms=a.terms, valuation=a.valuation, feasible=a.feasible, passes=a.passes, moves=a.moves
+            )
+        )
     valued = tuple(Valued(terms=t, valuation=v) for t, v in evaluator.visited.values())
     return SearchRecord(job=job, start_terms=start, ascents=tuple(ascents), valued=valued)
 
@@ -342,8 +362,16 @@ def choose_bases(records: list[SearchRecord], plan: SynthPlan) -> list[BaseChoic
         for i, rho in enumerate(plan.rhos):
             ends = [(r.job.start, r.ascents[i]) for r in by_env.get(source, []) if r.ascents[i].feasible]
             best = max(ends, key=lambda e: (objective(e[1].valuation), -e[0]), default=None)
-            out.append(BaseChoice(env=env_id, rho=rho, terms_env=source, start=None if best is None else best[0],
-                                  terms=None if best is None else best[1].terms, feasible_starts=len(ends)))
+            out.append(
+                BaseChoice(
+                    env=env_id,
+                    rho=rho,
+                    terms_env=source,
+                    start=None if best is None else best[0],
+                    terms=None if best is None else best[1].terms,
+                    feasible_starts=len(ends),
+                )
+            )
     return out
 
 
@@ -389,13 +417,22 @@ def run_solve(job: SolveJob, tables: TableCache | None = None) -> SolveRecord:
     """Solve through the on-disk table cache, so that the experiments that play these contracts read the
     same tables instead of solving them again."""
     result, _, _ = (tables or TableCache()).solve(job.contract(), environment(job.env))
-    return SolveRecord(job=job, p_sat=result.p_sat, u_customer=result.u_customer, u_supplier=result.u_supplier,
-                       completeness=result.completeness)
+    return SolveRecord(
+        job=job,
+        p_sat=result.p_sat,
+        u_customer=result.u_customer,
+        u_supplier=result.u_supplier,
+        completeness=result.completeness,
+    )
 
 
 def solve_jobs(bases: list[BaseChoice]) -> list[SolveJob]:
-    return [SolveJob(env=b.env, rho=b.rho, variant=v, terms=b.terms) for b in bases if b.terms is not None
-            for v in ALL_VARIANTS]
+    return [
+        SolveJob(env=b.env, rho=b.rho, variant=v, terms=b.terms)
+        for b in bases
+        if b.terms is not None
+        for v in ALL_VARIANTS
+    ]
 
 
 class ManifestEntry(Frozen):
@@ -457,21 +494,48 @@ def _entry(record: SolveRecord, terms_env: int, source: str | None) -> ManifestE
     j = record.job
     path, prose = _paths(j.name) if source is not None else ("", "")
     sha256 = "" if source is None else hashlib.sha256(source.encode()).hexdigest()
-    return ManifestEntry(name=j.name, env=j.env, rho=j.rho, variant=j.variant, terms_env=terms_env, path=path,
-                         sha256=sha256, prose=prose, p_sat=record.p_sat, u_customer=record.u_customer,
-                         u_supplier=record.u_supplier, completeness=record.completeness,
-                         mutually_beneficial=record.mutually_beneficial)
+    return ManifestEntry(
+        name=j.name,
+        env=j.env,
+        rho=j.rho,
+        variant=j.variant,
+        terms_env=terms_env,
+        path=path,
+        sha256=sha256,
+        prose=prose,
+        p_sat=record.p_sat,
+        u_customer=record.u_customer,
+        u_supplier=record.u_supplier,
+        completeness=record.completeness,
+        mutually_beneficial=record.mutually_beneficial,
+    )
 
 
 def e14_row(base: BaseChoice, record: SolveRecord | None) -> E14Row:
     budget = environment(base.env).budget
     if record is None:
-        return E14Row(env=base.env, rho=base.rho, found=False, p_sat=None, u_customer=None, u_supplier=None,
-                      in_band=False, individually_rational=False, feasible_starts=base.feasible_starts)
-    return E14Row(env=base.env, rho=base.rho, found=True, p_sat=record.p_sat, u_customer=record.u_customer,
-                  u_supplier=record.u_supplier, in_band=abs(record.p_sat - base.rho) <= BAND + TOLERANCE,
-                  individually_rational=record.u_customer >= budget - TOLERANCE
-                  and record.u_supplier >= -TOLERANCE, feasible_starts=base.feasible_starts)
+        return E14Row(
+            env=base.env,
+            rho=base.rho,
+            found=False,
+            p_sat=None,
+            u_customer=None,
+            u_supplier=None,
+            in_band=False,
+            individually_rational=False,
+            feasible_starts=base.feasible_starts,
+        )
+    return E14Row(
+        env=base.env,
+        rho=base.rho,
+        found=True,
+        p_sat=record.p_sat,
+        u_customer=record.u_customer,
+        u_supplier=record.u_supplier,
+        in_band=abs(record.p_sat - base.rho) <= BAND + TOLERANCE,
+        individually_rational=record.u_customer >= budget - TOLERANCE and record.u_supplier >= -TOLERANCE,
+        feasible_starts=base.feasible_starts,
+    )
 
 
 PROSE_ADAPTERS = {5: ("hotel", "ai-hosting")}
@@ -526,9 +590,10 @@ def is_shipped(out: Path) -> bool:
 UNTIED_PRICES_NOTE = (
     "expected of a synthetic contract: the search keeps its start's prices while the payments move ([CS-34a]); "
     "the paper's synthetic contracts are parse-complete by construction, which \"does not mean that the terms are "
-    "necessarily economically feasible or arithmetically consistent\" (ContractSim paper, App. C.1), and such "
-    "disagreements are \"retained as contract outcomes rather than silently repaired\" (App. C.3). Why the set "
-    "keeps them: docs/explanation/fidelity.md, \"Prices that disagree with payments\".")
+    'necessarily economically feasible or arithmetically consistent" (ContractSim paper, App. C.1), and such '
+    'disagreements are "retained as contract outcomes rather than silently repaired" (App. C.3). Why the set '
+    'keeps them: docs/explanation/fidelity.md, "Prices that disagree with payments".'
+)
 """What `verify` adds to a refuted `arithmetic.totals` ([CS-31]) of a contract `synth` wrote."""
 
 
@@ -536,8 +601,11 @@ def in_synthetic_set(path: Path) -> bool:
     """Whether `path` is a contract file of a set `synth` wrote (the shipped one or another): `contracts/NAME/
     contract.contract` in a folder with a manifest."""
     path = path.resolve()
-    return (path.name == "contract.contract" and path.parent.parent.name == "contracts"
-            and (path.parent.parent.parent / "manifest.json").is_file())
+    return (
+        path.name == "contract.contract"
+        and path.parent.parent.name == "contracts"
+        and (path.parent.parent.parent / "manifest.json").is_file()
+    )
 
 
 def searches_done(out: Path, plan: SynthPlan) -> int:
@@ -559,20 +627,26 @@ def read_manifest(out: Path) -> Manifest:
             raise exc from None
         if is_shipped(out):
             plan = SynthPlan()
-            raise FileError(f"{path}: the shipped synthetic set is incomplete here "
-                            f"({searches_done(out, plan)} of {len(plan.search_jobs())} search jobs done); "
-                            "`contractlang synth` completes it, or give a directory `synth --out` wrote") from None
+            raise FileError(
+                f"{path}: the shipped synthetic set is incomplete here "
+                f"({searches_done(out, plan)} of {len(plan.search_jobs())} search jobs done); "
+                "`contractlang synth` completes it, or give a directory `synth --out` wrote"
+            ) from None
         raise FileError(f"{path}: no manifest there; run `contractlang synth --out {out}` first") from None
     except ValueError as exc:
-        raise FileError(f"{path}: not a manifest written by `contractlang synth` ({str(exc).splitlines()[0]})") from None
+        raise FileError(
+            f"{path}: not a manifest written by `contractlang synth` ({str(exc).splitlines()[0]})"
+        ) from None
     problem = manifest_problem(manifest)
     if problem is not None:
         raise FileError(f"{path}: {problem}; rerun `contractlang synth` to write the set again")
     for entry in manifest.contracts:
         data = _set_file(out, entry.path, lambda p: read_capped(p, MAX_CONTRACT_BYTES))
         if hashlib.sha256(data).hexdigest() != entry.sha256:
-            raise FileError(f"{out / entry.path}: not the contract the manifest names (its SHA-256 differs: "
-                            "changed after `contractlang synth` wrote it)")
+            raise FileError(
+                f"{out / entry.path}: not the contract the manifest names (its SHA-256 differs: "
+                "changed after `contractlang synth` wrote it)"
+            )
     return manifest
 
 
@@ -593,8 +667,10 @@ def _expected_keys(manifest: Manifest) -> tuple[list[tuple[int, float, str]], li
     plan = manifest.plan
     found = {(r.env, r.rho) for r in manifest.e14 if r.found}
     bases = [(e, rho) for e in plan.envs for rho in plan.rhos if (plan.terms_env(e), rho) in found]
-    return ([(e, rho, v) for e, rho in bases for v in VARIANTS],
-            [(e, rho, v) for e, rho in bases for v in EXCLUDED_VARIANTS])
+    return (
+        [(e, rho, v) for e, rho in bases for v in VARIANTS],
+        [(e, rho, v) for e, rho in bases for v in EXCLUDED_VARIANTS],
+    )
 
 
 def manifest_problem(manifest: Manifest) -> str | None:
@@ -607,9 +683,15 @@ def manifest_problem(manifest: Manifest) -> str | None:
     if manifest.digest != manifest.content_digest():
         return "its digest does not match its content (edited after `contractlang synth` wrote it)"
     plan = manifest.plan
-    if (plan.starts < 1 or not plan.search_envs or len(set(plan.search_envs)) != len(plan.search_envs)
-            or any(e not in range(1, 7) for e in plan.search_envs) or not plan.rhos
-            or len(set(plan.rhos)) != len(plan.rhos) or any(not 0 <= r <= 1 for r in plan.rhos)):
+    if (
+        plan.starts < 1
+        or not plan.search_envs
+        or len(set(plan.search_envs)) != len(plan.search_envs)
+        or any(e not in range(1, 7) for e in plan.search_envs)
+        or not plan.rhos
+        or len(set(plan.rhos)) != len(plan.rhos)
+        or any(not 0 <= r <= 1 for r in plan.rhos)
+    ):
         return "its plan is not one `synth` takes (starts >= 1, environments 1..6 and ρ in [0, 1], each once)"
     e14_keys = [(r.env, r.rho) for r in manifest.e14]
     if e14_keys != [(e, rho) for e in plan.envs if e in plan.search_envs for rho in plan.rhos]:
@@ -620,23 +702,29 @@ def manifest_problem(manifest: Manifest) -> str | None:
         if problem is not None:
             return f"{what}: {problem}"
     e14 = {(r.env, r.rho): r for r in manifest.e14}
-    for i, x in enumerate(manifest.contracts + manifest.excluded):
+    for _i, x in enumerate(manifest.contracts + manifest.excluded):
         where = f"entry {x.name!r}"
         if x.name != contract_name(x.env, x.rho, x.variant) or x.terms_env != plan.terms_env(x.env):
             return f"{where}: its name or terms environment is not the one its environment, ρ and variant give"
         paths = _paths(x.name) if x.variant in VARIANTS else ("", "")
         if (x.path, x.prose) != paths or (x.variant in VARIANTS) != (len(x.sha256) == 64):
-            return (f"{where}: its path {x.path[:80]!r} is not {paths[0]!r} (a set's contracts are inside it, "
-                    "at contracts/NAME/contract.contract), or it has no SHA-256")
+            return (
+                f"{where}: its path {x.path[:80]!r} is not {paths[0]!r} (a set's contracts are inside it, "
+                "at contracts/NAME/contract.contract), or it has no SHA-256"
+            )
         if not all(0 <= p <= 1 for p in (x.p_sat, x.completeness)) or not all(
-                math.isfinite(u) for u in (x.u_customer, x.u_supplier)):
+            math.isfinite(u) for u in (x.u_customer, x.u_supplier)
+        ):
             return f"{where}: P_sat and completeness must be in [0, 1] and the utilities finite"
         budget = environment(x.env).budget
         if x.mutually_beneficial != (x.u_customer - budget >= -TOLERANCE and x.u_supplier >= -TOLERANCE):
             return f"{where}: mutually_beneficial contradicts its utilities"
         row = e14.get((x.env, x.rho))
-        if x.variant == "base" and row is not None and (row.p_sat, row.u_customer, row.u_supplier) != (
-                x.p_sat, x.u_customer, x.u_supplier):
+        if (
+            x.variant == "base"
+            and row is not None
+            and (row.p_sat, row.u_customer, row.u_supplier) != (x.p_sat, x.u_customer, x.u_supplier)
+        ):
             return f"{where}: its figures differ from its E14 row's"
     return None
 
@@ -681,13 +769,18 @@ def set_contracts(out: Path) -> tuple[Manifest, list[tuple[ManifestEntry, Contra
         result = check_source(data, str(path))
         ir = result.contracts[0].ir if result.ok and len(result.contracts) == 1 else None
         if not isinstance(ir, ContractSimIR) or not ir.deliveries:
-            raise FileError(f"{path}: not one ContractSim contract that checks (`contractlang check {path}` shows "
-                            "why); the manifest names it as one")
-        terms = base_terms.setdefault((entry.terms_env, entry.rho), Terms(
-            quantities=ir.deliveries[0], prices=ir.prices, payments=ir.payments))
+            raise FileError(
+                f"{path}: not one ContractSim contract that checks (`contractlang check {path}` shows "
+                "why); the manifest names it as one"
+            )
+        terms = base_terms.setdefault(
+            (entry.terms_env, entry.rho), Terms(quantities=ir.deliveries[0], prices=ir.prices, payments=ir.payments)
+        )
         if data != format_ir(_job(entry, terms).contract()).encode():
-            raise FileError(f"{path}: not the {entry.variant} variant of its base's terms that `contractlang synth` "
-                            "writes (the variants of one base share their terms, and Envs 1-2 reuse Envs 3-4's)")
+            raise FileError(
+                f"{path}: not the {entry.variant} variant of its base's terms that `contractlang synth` "
+                "writes (the variants of one base share their terms, and Envs 1-2 reuse Envs 3-4's)"
+            )
         contracts.append((entry, ir))
     listed = {(x.env, x.rho, x.variant) for x in manifest.contracts + manifest.excluded}
     in_store = {(j.env, j.rho, j.variant) for j in solved}
@@ -695,13 +788,19 @@ def set_contracts(out: Path) -> tuple[Manifest, list[tuple[ManifestEntry, Contra
     unlisted = [k for k in kept + excluded if k in in_store and k not in listed]
     if unlisted:
         env, rho, variant = unlisted[0]
-        raise FileError(f"{out / 'manifest.json'}: Env {env}, ρ {rho}, variant {variant} is solved in {store} but "
-                        "not listed (a manifest lists every variant `contractlang synth` solved)")
+        raise FileError(
+            f"{out / 'manifest.json'}: Env {env}, ρ {rho}, variant {variant} is solved in {store} but "
+            "not listed (a manifest lists every variant `contractlang synth` solved)"
+        )
     for entry in manifest.contracts + manifest.excluded if store.exists() else ():
         terms = base_terms.get((entry.terms_env, entry.rho))
         record = None if terms is None else solved.get(_job(entry, terms))
         if record is None or (record.p_sat, record.u_customer, record.u_supplier, record.completeness) != (
-                entry.p_sat, entry.u_customer, entry.u_supplier, entry.completeness):
+            entry.p_sat,
+            entry.u_customer,
+            entry.u_supplier,
+            entry.completeness,
+        ):
             raise FileError(f"{out / 'manifest.json'}: {entry.name}'s figures are not its solve record's in {store}")
     return manifest, contracts
 
@@ -712,23 +811,48 @@ class SynthRun(Frozen):
     solved: int
 
 
-def synthesize(out: Path, plan: SynthPlan = SynthPlan(), workers: int | None = None,
-               ray_address: str | None = None, progress: Progress | None = None,
-               reuse: Path | None = None) -> SynthRun:
+def synthesize(
+    out: Path,
+    plan: SynthPlan = SynthPlan(),
+    workers: int | None = None,
+    ray_address: str | None = None,
+    progress: Progress | None = None,
+    reuse: Path | None = None,
+) -> SynthRun:
     """ContractSim paper, App. C.4 end to end, resumable: the searches and the variant solves are jobs whose records go to
     `out/jobs/*.jsonl` as they finish; a rerun runs only the missing ones and writes the same outputs. The
     shipped set takes the paper's plan only, so that no trial's jobs or outputs land in the repository's. The
     finished jobs of the set `reuse` (read-only: the shipped one) are taken as they are."""
     if is_shipped(out) and plan != SynthPlan():
-        raise FileError(f"{out}: the shipped synthetic set is the paper's plan (20 starts, Envs 3-6, ρ 0.9-0.5); "
-                        "give --out for another plan")
+        raise FileError(
+            f"{out}: the shipped synthetic set is the paper's plan (20 starts, Envs 3-6, ρ 0.9-0.5); "
+            "give --out for another plan"
+        )
     search_jobs = plan.search_jobs()
-    searches, searched = run_phase("search", out / "jobs" / "search.jsonl", SearchRecord, run_search, search_jobs,
-                                   workers, ray_address, progress, shared_store(reuse, out, "search.jsonl"))
+    searches, searched = run_phase(
+        "search",
+        out / "jobs" / "search.jsonl",
+        SearchRecord,
+        run_search,
+        search_jobs,
+        workers,
+        ray_address,
+        progress,
+        shared_store(reuse, out, "search.jsonl"),
+    )
     bases = choose_bases([searches[j] for j in search_jobs], plan)
     variant_jobs = solve_jobs(bases)
-    solves, solved = run_phase("solve", out / "jobs" / "solve.jsonl", SolveRecord, run_solve, variant_jobs,
-                               workers, ray_address, progress, shared_store(reuse, out, "solve.jsonl"))
+    solves, solved = run_phase(
+        "solve",
+        out / "jobs" / "solve.jsonl",
+        SolveRecord,
+        run_solve,
+        variant_jobs,
+        workers,
+        ray_address,
+        progress,
+        shared_store(reuse, out, "solve.jsonl"),
+    )
     manifest = write_outputs(out, bases, {j: solves[j] for j in variant_jobs}, plan)
     return SynthRun(manifest=manifest, searched=searched, solved=solved)
 
@@ -743,10 +867,14 @@ def search_records(out: Path, plan: SynthPlan, envs: tuple[int, ...] | None = No
     missing = [j for j in jobs if j not in stored]
     which = "" if envs is None else f" of Env{'s' if len(envs) > 1 else ''} {', '.join(map(str, envs))}"
     if missing and is_shipped(out):
-        raise FileError(f"{path}: the shipped set's search store is incomplete here "
-                        f"({len(jobs) - len(missing)} of {len(jobs)} search jobs{which} done); `contractlang synth` "
-                        "completes it, or give a directory `synth --out` wrote")
+        raise FileError(
+            f"{path}: the shipped set's search store is incomplete here "
+            f"({len(jobs) - len(missing)} of {len(jobs)} search jobs{which} done); `contractlang synth` "
+            "completes it, or give a directory `synth --out` wrote"
+        )
     if missing:
-        raise FileError(f"{path}: {len(missing)} searches{which} of the manifest's are missing; rerun "
-                        f"`contractlang synth --out {out}` with the same options")
+        raise FileError(
+            f"{path}: {len(missing)} searches{which} of the manifest's are missing; rerun "
+            f"`contractlang synth --out {out}` with the same options"
+        )
     return [stored[j] for j in jobs]

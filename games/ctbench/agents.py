@@ -53,8 +53,9 @@ class Plan:
         contract_tiles: set[Tile] = set()
         if obs.condition == "nl_trading":
             agreed = agreed_terms(obs.transcript)
-            open_entries = [e for e in (agreed.coverage if agreed else ())
-                            if (e.tile, e.receiver) not in obs.nl_executed]
+            open_entries = [
+                e for e in (agreed.coverage if agreed else ()) if (e.tile, e.receiver) not in obs.nl_executed
+            ]
         else:
             open_entries = list(obs.open_coverage)
         for entry in open_entries:
@@ -125,8 +126,7 @@ class CooperativePlanner:
             return Propose(offer=Trade(give=_counts({**pay, **give}), receive=_counts(want)))
         # nothing needed: swap what the partner lacks one for one against chips it can spare
         partner_spare = theirs.spare if theirs else {}
-        swap = next((c for c in COLOUR_ORDER if c not in give and partner_spare.get(c, 0) >= sum(give.values())),
-                    None)
+        swap = next((c for c in COLOUR_ORDER if c not in give and partner_spare.get(c, 0) >= sum(give.values())), None)
         if swap is None:
             return Propose(offer=None)
         return Propose(offer=Trade(give=_counts(give), receive=_counts({swap: sum(give.values())})))
@@ -157,7 +157,8 @@ class CooperativePlanner:
             return Move(tile=None)
         colour = obs.board.colour(tile)
         covered = obs.coverage_for(player, colour) is not None or any(
-            e.receiver == player and e.tile == tile for e in obs.open_coverage)
+            e.receiver == player and e.tile == tile for e in obs.open_coverage
+        )
         judged = obs.condition == "nl_trading" and (tile, player) not in obs.nl_executed
         if obs.chips.of(colour) >= 1 or covered or judged:
             return Move(tile=tile)
@@ -200,8 +201,11 @@ class RandomAgent:
         if obs.phase == "propose" and self.rng.random() < 0.3:
             a = {c: int(self.rng.integers(0, 3)) for c in COLOUR_ORDER}
             b = {c: int(self.rng.integers(0, 3)) for c in COLOUR_ORDER}
-            offer = (Trade(give=_counts(a), receive=_counts(b)) if obs.mode == "trade"
-                     else Arrangement(i_cover=_counts(a), you_cover=_counts(b)))
+            offer = (
+                Trade(give=_counts(a), receive=_counts(b))
+                if obs.mode == "trade"
+                else Arrangement(i_cover=_counts(a), you_cover=_counts(b))
+            )
             action = Propose(offer=offer)
             if obs.is_legal(action):
                 return action
@@ -211,6 +215,7 @@ class RandomAgent:
 
 # --- scripted negotiation (so every contract condition runs offline) ------------------
 
+
 def _wanted_terms(obs: NegotiationObservation, player: Player, info: PathInfo) -> list[str]:
     """The terms `player` needs: the partner covers each of its best path's tiles in the partner's colour
     (Prog-/NL-Trading), or it promises 5 points per such tile on finishing (Prog-Points)."""
@@ -219,10 +224,13 @@ def _wanted_terms(obs: NegotiationObservation, player: Player, info: PathInfo) -
     if not tiles:
         return []
     if obs.condition == "prog_points":
-        return [f"{SPEAKER[player]} transfers {min(20, 5 * len(tiles))} points to {SPEAKER[partner]} when "
-                f"{SPEAKER[player]} reaches the goal."]
-    return [f"{SPEAKER[partner]} pays for {SPEAKER[player]}'s move onto ({r},{c}) with a {partner} chip."
-            for r, c in tiles]
+        return [
+            f"{SPEAKER[player]} transfers {min(20, 5 * len(tiles))} points to {SPEAKER[partner]} when "
+            f"{SPEAKER[player]} reaches the goal."
+        ]
+    return [
+        f"{SPEAKER[partner]} pays for {SPEAKER[player]}'s move onto ({r},{c}) with a {partner} chip." for r, c in tiles
+    ]
 
 
 def scripted_negotiation(obs: NegotiationObservation):

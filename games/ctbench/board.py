@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache, lru_cache
 from itertools import combinations
 from pathlib import Path
 from typing import Literal
@@ -43,7 +43,7 @@ def neighbours(tile: Tile) -> list[Tile]:
     return [(a, b) for a, b in out if 0 <= a < BOARD_SIZE and 0 <= b < BOARD_SIZE]
 
 
-@lru_cache(maxsize=None)
+@cache
 def simple_paths(source: Tile = START, target: Tile = GOAL) -> tuple[tuple[Tile, ...], ...]:
     """Every simple path source → target, each listed from source to target inclusive."""
     found: list[tuple[Tile, ...]] = []
@@ -59,7 +59,7 @@ def simple_paths(source: Tile = START, target: Tile = GOAL) -> tuple[tuple[Tile,
     return tuple(sorted(found))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _path_incidence(source: Tile) -> tuple[np.ndarray, np.ndarray]:
     """Entered-tile incidence (paths × 16) and path lengths, for paths from `source` in lexicographic order."""
     paths = simple_paths(source, GOAL)
@@ -107,8 +107,9 @@ class Board(Frozen):
                 m[r * BOARD_SIZE + c, COLOUR_ORDER.index(self.colour((r, c)))] = 1
         return m
 
-    def best_path(self, player: Player, chips: dict[str, int] | None = None,
-                  source: Tile = START) -> tuple[tuple[Tile, ...], int]:
+    def best_path(
+        self, player: Player, chips: dict[str, int] | None = None, source: Tile = START
+    ) -> tuple[tuple[Tile, ...], int]:
         """Minimum shortfall, then shortest, then lexicographically smallest ([CT-30])."""
         chips = chips if chips is not None else INITIAL_CHIPS[player]
         incidence, lengths = _path_incidence(source)
@@ -207,13 +208,24 @@ def benchmark_boards(board_set: BoardSet = "ours") -> tuple[BenchmarkBoard, ...]
     if board_set == "paper":
         data = json.loads(PAPER_FILE.read_text())
         boards = [(b["paper_id"], b["sub_stratum"], board_from_rows(b["rows"])) for b in data["boards"]]
-        return tuple(BenchmarkBoard(id=i, board=board, board_class=board.classification, board_set="paper",
-                                    source_id=source_id, source_bucket=bucket)
-                     for i, (source_id, bucket, board) in enumerate(boards))
+        return tuple(
+            BenchmarkBoard(
+                id=i,
+                board=board,
+                board_class=board.classification,
+                board_set="paper",
+                source_id=source_id,
+                source_bucket=bucket,
+            )
+            for i, (source_id, bucket, board) in enumerate(boards)
+        )
     data = json.loads(BENCHMARK_FILE.read_text())
     return tuple(
-        BenchmarkBoard(id=b["id"], board=Board(key=b["key"], red_tiles=tuple(tuple(t) for t in b["red_tiles"])),
-                       board_class=b["class"])
+        BenchmarkBoard(
+            id=b["id"],
+            board=Board(key=b["key"], red_tiles=tuple(tuple(t) for t in b["red_tiles"])),
+            board_class=b["class"],
+        )
         for b in data["boards"]
     )
 
@@ -238,10 +250,18 @@ class BoardRow(Frozen):
     @classmethod
     def of(cls, b: BenchmarkBoard) -> BoardRow:
         paths = {p: b.board.best_path(p) for p in PLAYERS}
-        return cls(id=b.id, paper_id=b.source_id, paper_bucket=b.source_bucket, key=b.board.key,
-                   board_class=b.board_class, rows=tuple(b.board.rows()),
-                   shortfall=(paths["red"][1], paths["blue"][1]), best_paths={p: paths[p][0] for p in paths},
-                   baselines=(b.board.baseline("red"), b.board.baseline("blue")), bottleneck=b.board.bottleneck())
+        return cls(
+            id=b.id,
+            paper_id=b.source_id,
+            paper_bucket=b.source_bucket,
+            key=b.board.key,
+            board_class=b.board_class,
+            rows=tuple(b.board.rows()),
+            shortfall=(paths["red"][1], paths["blue"][1]),
+            best_paths={p: paths[p][0] for p in paths},
+            baselines=(b.board.baseline("red"), b.board.baseline("blue")),
+            bottleneck=b.board.bottleneck(),
+        )
 
 
 class BoardSetSummary(Frozen):
@@ -279,15 +299,27 @@ def board_ref(text: str, **named: BoardSet | None) -> BenchmarkBoard:
             raise UnknownName(f"unknown board set {value!r} ({where}); choose from {', '.join(BOARD_SETS)}")
     sets = {**({f"the board {text!r}": prefix} if sep else {}), **{k: v for k, v in named.items() if v}}
     if len(set(sets.values())) > 1:
-        raise UnknownName("the board set is named twice, differently: "
-                       + ", ".join(f"{where} names {s}" for where, s in sets.items()))
+        raise UnknownName(
+            "the board set is named twice, differently: " + ", ".join(f"{where} names {s}" for where, s in sets.items())
+        )
     return benchmark_board(int(number), next(iter(sets.values()), "ours"))
 
 
 def write_benchmark_file(path: Path = BENCHMARK_FILE) -> None:
     boards = sample_benchmark(np.random.default_rng(BENCHMARK_SEED))
-    rows = [json.dumps({"id": b.id, "key": b.board.key, "class": b.board_class, "rows": b.board.rows(),
-                        "red_tiles": [list(t) for t in b.board.red_tiles]}) for b in boards]
-    head = json.dumps({"seed": BENCHMARK_SEED,
-                       "layout": "IDs 0-19 independent, 20-39 mutually_dependent, 40-79 asymmetric"})[:-1]
+    rows = [
+        json.dumps(
+            {
+                "id": b.id,
+                "key": b.board.key,
+                "class": b.board_class,
+                "rows": b.board.rows(),
+                "red_tiles": [list(t) for t in b.board.red_tiles],
+            }
+        )
+        for b in boards
+    ]
+    head = json.dumps(
+        {"seed": BENCHMARK_SEED, "layout": "IDs 0-19 independent, 20-39 mutually_dependent, 40-79 asymmetric"}
+    )[:-1]
     path.write_text(head + ', "boards": [\n' + ",\n".join(rows) + "\n]}\n")

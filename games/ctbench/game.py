@@ -67,6 +67,7 @@ def total(c: ChipCounts) -> int:
 
 # --- actions -------------------------------------------------------------------------
 
+
 class Propose(Frozen):
     kind: Literal["propose"] = "propose"
     offer: Trade | Arrangement | None = None
@@ -108,8 +109,15 @@ class JudgeDecision(Frozen):
 class Judge(Protocol):
     """NL-Trading judge ([CT-25]): is this move covered by the negotiated agreement?"""
 
-    def __call__(self, transcript: str, mover: Player, origin: Tile, target: Tile, colour: Colour,
-                 executed: tuple[tuple[Tile, Player], ...]) -> JudgeDecision: ...
+    def __call__(
+        self,
+        transcript: str,
+        mover: Player,
+        origin: Tile,
+        target: Tile,
+        colour: Colour,
+        executed: tuple[tuple[Tile, Player], ...],
+    ) -> JudgeDecision: ...
 
 
 class CTBenchObservation(Frozen):
@@ -147,8 +155,9 @@ class CTBenchObservation(Frozen):
         return self.chips if player == self.player else self.partner_chips
 
     def coverage_for(self, beneficiary: Player, colour: str) -> Promise | None:
-        return next((p for p in self.promises if p.beneficiary == beneficiary and p.colour == colour
-                     and p.remaining > 0), None)
+        return next(
+            (p for p in self.promises if p.beneficiary == beneficiary and p.colour == colour and p.remaining > 0), None
+        )
 
     def text(self) -> str:
         """The observation as text for a person or a language model (the partner's state only when visible)."""
@@ -158,8 +167,10 @@ class CTBenchObservation(Frozen):
         lines.append(f"You are at {self.position} holding red {me.red}, blue {me.blue}, green {me.green}.")
         if self.partner_chips is not None:
             o = self.partner_chips
-            lines.append(f"{other(self.player)} is at {self.partner_position} holding red {o.red}, blue {o.blue}, "
-                         f"green {o.green}.")
+            lines.append(
+                f"{other(self.player)} is at {self.partner_position} holding red {o.red}, blue {o.blue}, "
+                f"green {o.green}."
+            )
         for p in self.promises:
             if p.remaining:
                 lines.append(f"Promise: {p.payer} pays for {p.remaining} {p.colour} tile(s) of {p.beneficiary}.")
@@ -225,8 +236,10 @@ def why_illegal(phase: str, mode: Mode, moves: tuple[Tile, ...], action) -> str 
             return "offers an arrangement that covers no chip"
         return None
     if phase == "move" and action.tile is not None and action.tile not in moves:
-        return f"moves onto {action.tile}, which is not next to the mover; it may move onto " \
-               f"{', '.join(map(str, moves)) or 'no tile'} or pass"
+        return (
+            f"moves onto {action.tile}, which is not next to the mover; it may move onto "
+            f"{', '.join(map(str, moves)) or 'no tile'} or pass"
+        )
     return None
 
 
@@ -395,23 +408,36 @@ class State(Frozen):
             points = self.monitor.ir.points
         offer = self.pending_offer.offer if self.phase == "respond" and self.pending_offer is not None else None
         return CTBenchObservation(
-            player=player, board=self.game.board, board_rows=tuple(self.game.board.rows()), mode=self.game.mode,
-            condition=self.game.condition, visible=visible, round=self.round, phase=self.phase,
-            position=self.position(player), chips=self.chips(player),
+            player=player,
+            board=self.game.board,
+            board_rows=tuple(self.game.board.rows()),
+            mode=self.game.mode,
+            condition=self.game.condition,
+            visible=visible,
+            round=self.round,
+            phase=self.phase,
+            position=self.position(player),
+            chips=self.chips(player),
             partner_position=self.position(partner) if visible else None,
-            partner_chips=self.chips(partner) if visible else None, finished=self.finished, promises=self.promises,
-            open_coverage=coverage, points=points, transcript=self.game.transcript, nl_executed=self.nl_executed,
+            partner_chips=self.chips(partner) if visible else None,
+            finished=self.finished,
+            promises=self.promises,
+            open_coverage=coverage,
+            points=points,
+            transcript=self.game.transcript,
+            nl_executed=self.nl_executed,
             pending_offer=offer,
             pending_colour=self.pending_move.colour if self.phase == "honour" else None,
-            last_rejected=self.last_rejected, partner_defections=self.defections_by(partner),
-            legal_moves=self._moves() if player == self.current_player() else ())
+            last_rejected=self.last_rejected,
+            partner_defections=self.defections_by(partner),
+            legal_moves=self._moves() if player == self.current_player() else (),
+        )
 
     # --- transitions ---------------------------------------------------------------------
 
     def _signature(self) -> tuple:
         used = self.monitor.used if self.monitor is not None else ()
-        return (self.red_pos, self.blue_pos, self.red_chips, self.blue_chips, self.promises, used,
-                self.nl_executed)
+        return (self.red_pos, self.blue_pos, self.red_chips, self.blue_chips, self.promises, used, self.nl_executed)
 
     def _no_move_possible(self) -> bool:
         """[CT-14]: no unfinished player can pay for any adjacent tile even with the partner's chips."""
@@ -445,8 +471,15 @@ class State(Frozen):
             monitor = monitor.apply(GameEnd())
             points = tuple(a for a in monitor.last_actions if isinstance(a, PointsTransfer))
         entry = ExplainedGameEnd(reason=reason)
-        return self.model_copy(update={"phase": "over", "end_reason": reason, "monitor": monitor, "points": points,
-                                       "log": self.log + (entry,)})
+        return self.model_copy(
+            update={
+                "phase": "over",
+                "end_reason": reason,
+                "monitor": monitor,
+                "points": points,
+                "log": self.log + (entry,),
+            }
+        )
 
     def _advance(self, phase_done: str) -> State:
         """Next actor in the phase, or the next phase / round."""
@@ -466,13 +499,16 @@ class State(Frozen):
         player = self.current_player()
         if action.offer is None:
             return self._advance("propose")
-        stats = self.stats.model_copy(update={
-            "proposals": self.stats.proposals + 1,
-            "arrangements_proposed": self.stats.arrangements_proposed + isinstance(action.offer, Arrangement),
-        })
+        stats = self.stats.model_copy(
+            update={
+                "proposals": self.stats.proposals + 1,
+                "arrangements_proposed": self.stats.arrangements_proposed + isinstance(action.offer, Arrangement),
+            }
+        )
         entry = Proposal(round=self.round, player=player, offer=action.offer)
-        return self.model_copy(update={"phase": "respond", "pending_offer": action, "stats": stats,
-                                       "log": self.log + (entry,)})
+        return self.model_copy(
+            update={"phase": "respond", "pending_offer": action, "stats": stats, "log": self.log + (entry,)}
+        )
 
     def _respond(self, action: Respond) -> State:
         proposer = self._acting_players()[self.actor_index]
@@ -488,20 +524,26 @@ class State(Frozen):
                     mine = chips_add(mine, c, receive.of(c) - give.of(c))
                     theirs = chips_add(theirs, c, give.of(c) - receive.of(c))
                 update.update({**self._set_chips(proposer, mine), **self._set_chips(responder, theirs)})
-                update["stats"] = self.stats.model_copy(update={
-                    "trades": self.stats.trades + 1,
-                    "chips_traded": self.stats.chips_traded + total(give) + total(receive)})
+                update["stats"] = self.stats.model_copy(
+                    update={
+                        "trades": self.stats.trades + 1,
+                        "chips_traded": self.stats.chips_traded + total(give) + total(receive),
+                    }
+                )
                 executed = True
         elif action.accept and isinstance(offer, Arrangement):
             promises = list(self.promises)
-            for payer, beneficiary, counts in ((proposer, responder, offer.i_cover),
-                                               (responder, proposer, offer.you_cover)):
+            for payer, beneficiary, counts in (
+                (proposer, responder, offer.i_cover),
+                (responder, proposer, offer.you_cover),
+            ):
                 for c in COLOUR_ORDER:
                     if counts.of(c):
                         promises = _add_promise(promises, payer, beneficiary, c, counts.of(c))
             update["promises"] = tuple(promises)
             update["stats"] = self.stats.model_copy(
-                update={"arrangements_accepted": self.stats.arrangements_accepted + 1})
+                update={"arrangements_accepted": self.stats.arrangements_accepted + 1}
+            )
             executed = True
         rejected = tuple(p for p in self.last_rejected if p != proposer) + (() if executed else (proposer,))
         update["last_rejected"] = rejected
@@ -517,8 +559,9 @@ class State(Frozen):
         target = action.tile
         colour = self.game.board.colour(target)
         state = self
-        entry = RoundMoveAttempt(round=self.round, player=player, tile=target, tile_colour=colour,
-                                 holdings=self.holdings())
+        entry = RoundMoveAttempt(
+            round=self.round, player=player, tile=target, tile_colour=colour, holdings=self.holdings()
+        )
         state = state.model_copy(update={"log": state.log + (entry,)})
         paid, state = state._contract_payment(player, target, colour)
         if paid:
@@ -526,8 +569,9 @@ class State(Frozen):
         promise = state.coverage_for(player, colour) if state.game.mode == "pfp" else None
         if promise is not None:
             if state.chips(promise.payer).of(colour) >= 1:
-                pending = PendingMove(player=player, origin=state.position(player), target=target, colour=colour,
-                                      payer=promise.payer)
+                pending = PendingMove(
+                    player=player, origin=state.position(player), target=target, colour=colour, payer=promise.payer
+                )
                 return state.model_copy(update={"phase": "honour", "pending_move": pending})
             state = state._defect(promise.payer, "no chip")
         return state._pay_own(player, target, colour)
@@ -556,9 +600,12 @@ class State(Frozen):
                 update = state._set_chips(a.giver, giver_chips)
                 if a.pays_move:
                     paid = True
-                    update["stats"] = state.stats.model_copy(update={
-                        "contract_moves": state.stats.contract_moves + 1,
-                        "chips_spent": state.stats.chips_spent + 1})
+                    update["stats"] = state.stats.model_copy(
+                        update={
+                            "contract_moves": state.stats.contract_moves + 1,
+                            "chips_spent": state.stats.chips_spent + 1,
+                        }
+                    )
                 else:
                     update.update(state._set_chips(a.receiver, chips_add(state.chips(a.receiver), a.colour, 1)))
             elif isinstance(a, Forfeit):
@@ -572,9 +619,13 @@ class State(Frozen):
         counts = list(self.partner_defections)
         counts[PLAYERS.index(payer)] += 1
         entry = CoverageUnfulfilled(round=self.round, payer=payer, why=why)
-        return self.model_copy(update={
-            "stats": self.stats.model_copy(update={"unfulfilled": self.stats.unfulfilled + 1}),
-            "partner_defections": tuple(counts), "log": self.log + (entry,)})
+        return self.model_copy(
+            update={
+                "stats": self.stats.model_copy(update={"unfulfilled": self.stats.unfulfilled + 1}),
+                "partner_defections": tuple(counts),
+                "log": self.log + (entry,),
+            }
+        )
 
     def _honour(self, action: Honour) -> State:
         pm = self.pending_move
@@ -582,13 +633,15 @@ class State(Frozen):
         if action.honour:
             promises = tuple(
                 p.model_copy(update={"remaining": p.remaining - 1})
-                if (p.payer, p.beneficiary, p.colour) == (pm.payer, pm.player, pm.colour) and p.remaining else p
+                if (p.payer, p.beneficiary, p.colour) == (pm.payer, pm.player, pm.colour) and p.remaining
+                else p
                 for p in state.promises
             )
             update = state._set_chips(pm.payer, chips_add(state.chips(pm.payer), pm.colour, -1))
             update["promises"] = promises
-            update["stats"] = state.stats.model_copy(update={"honoured": state.stats.honoured + 1,
-                                                             "chips_spent": state.stats.chips_spent + 1})
+            update["stats"] = state.stats.model_copy(
+                update={"honoured": state.stats.honoured + 1, "chips_spent": state.stats.chips_spent + 1}
+            )
             entry = CoverageHonoured(round=self.round, payer=pm.payer)
             state = state.model_copy(update={**update, "log": state.log + (entry,)})
             return state._arrive(pm.player, pm.target, "pfp")
@@ -606,8 +659,7 @@ class State(Frozen):
         return self.model_copy(update=update)._arrive(player, target, "own")
 
     def _arrive(self, player: Player, target: Tile, paid_by: str) -> State:
-        update: dict = {f"{player}_pos": target,
-                        "stats": self.stats.model_copy(update={"moves": self.stats.moves + 1})}
+        update: dict = {f"{player}_pos": target, "stats": self.stats.model_copy(update={"moves": self.stats.moves + 1})}
         entry = Moved(round=self.round, player=player, tile=target, paid_by=paid_by)
         log = self.log + (entry,)
         if target == GOAL:

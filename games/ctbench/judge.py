@@ -19,10 +19,10 @@ from contractlang.interpreter import Rules
 from contractlang.ir import CTBenchIR
 from contractlang.llm import CallFailed, LlmClient, json_object_in
 from contractlang.translate.rules import translate as rules_translate
+from games.agents import AgentError
 from games.ctbench.board import GOAL_BONUS, Player, Tile
 from games.ctbench.game import JudgeDecision
 from games.ctbench.negotiation import SPEAKER, ContractCondition
-from games.agents import AgentError
 
 COLOUR_OF_NAME = {"R": "red", "B": "blue", "G": "green", "RED": "red", "BLUE": "blue", "GREEN": "green"}
 PLAYER_OF_NAME = {"player0": "red", "player1": "blue", "p-red": "red", "p-blue": "blue"}
@@ -68,16 +68,21 @@ def terms_source(terms: dict, condition: ContractCondition, rules: Rules) -> tup
                 giver, receiver = player_of(entry["giver"]), player_of(entry["receiver"])
                 if giver == receiver:
                     giver = "blue" if receiver == "red" else "red"
-                    notes.append(f"entry {key!r} names {receiver} as giver and receiver; read as {giver} paying, "
-                                 "as the authors' engine charges the receiver's partner")
+                    notes.append(
+                        f"entry {key!r} names {receiver} as giver and receiver; read as {giver} paying, "
+                        "as the authors' engine charges the receiver's partner"
+                    )
                 colour = entry.get("color")
                 chip = None if str(colour).lower() in ("unknown", "none") else colour_of(colour)
                 row, col = int(tile.group(1)), int(tile.group(2))
                 exact = key == f"({row},{col})"
                 if not exact:
-                    notes.append(f"entry {key!r}" + (" left out" if rules.exact_keys else "")
-                                 + ": the authors' engine matches moves on the key '(r,c)' exactly, so it never "
-                                   "pays this entry")
+                    notes.append(
+                        f"entry {key!r}"
+                        + (" left out" if rules.exact_keys else "")
+                        + ": the authors' engine matches moves on the key '(r,c)' exactly, so it never "
+                        "pays this entry"
+                    )
                 if exact or not rules.exact_keys:
                     entries.append(build.cover_entry((row, col), giver, receiver, chip))
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -92,8 +97,7 @@ def terms_source(terms: dict, condition: ContractCondition, rules: Rules) -> tup
                     raise ValueError(f"the amount {entry['amount']!r} is not a whole number of points")
                 amount = int(amount)
                 if amount > GOAL_BONUS:
-                    notes.append(f"entry {key!r}: {amount} points capped at {GOAL_BONUS}, as the authors' scoring "
-                                 "does")
+                    notes.append(f"entry {key!r}: {amount} points capped at {GOAL_BONUS}, as the authors' scoring does")
                     amount = GOAL_BONUS
                 entries.append(build.goal_entry(giver, giver, amount, receiver))
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -103,8 +107,9 @@ def terms_source(terms: dict, condition: ContractCondition, rules: Rules) -> tup
     return format_contracts(judge), notes
 
 
-def read_terms(terms: dict, condition: ContractCondition, origin: str,
-               rules: Rules) -> tuple[str, CTBenchIR | None, list[str]]:
+def read_terms(
+    terms: dict, condition: ContractCondition, origin: str, rules: Rules
+) -> tuple[str, CTBenchIR | None, list[str]]:
     """The judge's JSON through the parser and checker under `rules`: (source, contract or None, notes)."""
     text, notes = terms_source(terms, condition, rules)
     result = check_source(text, origin)
@@ -116,10 +121,22 @@ def read_terms(terms: dict, condition: ContractCondition, origin: str,
 def judge_json(ir: CTBenchIR, condition: ContractCondition) -> dict:
     """A contract in the judge's JSON form (the inverse of `terms_source` for the entries it can hold)."""
     if condition == "prog_trading":
-        return {f"({c.tile[0]},{c.tile[1]})": {"giver": SPEAKER[c.giver], "receiver": SPEAKER[c.receiver],
-                                               "color": (c.colour or "unknown").capitalize()} for c in ir.coverage}
-    return {f"{SPEAKER[p.giver].lower()}_reaches_goal": {"giver": SPEAKER[p.giver], "receiver": SPEAKER[p.receiver],
-                                                         "amount": str(p.amount)} for p in ir.points}
+        return {
+            f"({c.tile[0]},{c.tile[1]})": {
+                "giver": SPEAKER[c.giver],
+                "receiver": SPEAKER[c.receiver],
+                "color": (c.colour or "unknown").capitalize(),
+            }
+            for c in ir.coverage
+        }
+    return {
+        f"{SPEAKER[p.giver].lower()}_reaches_goal": {
+            "giver": SPEAKER[p.giver],
+            "receiver": SPEAKER[p.receiver],
+            "amount": str(p.amount),
+        }
+        for p in ir.points
+    }
 
 
 @lru_cache(maxsize=256)
@@ -146,8 +163,15 @@ class OfflineJudge:
         _, contract, _ = read_terms(terms, condition, "<judge>", self.rules)
         return (terms, contract) if contract is not None else None
 
-    def __call__(self, transcript: str, mover: Player, origin: Tile, target: Tile, colour: str,
-                 executed: tuple[tuple[Tile, Player], ...]) -> JudgeDecision:
+    def __call__(
+        self,
+        transcript: str,
+        mover: Player,
+        origin: Tile,
+        target: Tile,
+        colour: str,
+        executed: tuple[tuple[Tile, Player], ...],
+    ) -> JudgeDecision:
         ir = agreed_terms(transcript)
         for entry in ir.coverage if ir is not None else ():
             if entry.receiver == mover and entry.tile == target and (target, mover) not in executed:
@@ -156,17 +180,23 @@ class OfflineJudge:
 
 
 _SUMMARY_FORMS = {
-    "prog_trading": ('{"(row,col)": {"giver": "P-Red" or "P-Blue", "receiver": the other player, "color": "Red", '
-                     '"Blue" or "Green"}, ...} with one entry per tile on which one player pays for the other\'s '
-                     "move (rows and columns 0..3)"),
-    "prog_points": ('{"p-red_reaches_goal": {"giver": "P-Red", "receiver": "P-Blue", "amount": "<0..20>"}, '
-                    '"p-blue_reaches_goal": {"giver": "P-Blue", "receiver": "P-Red", "amount": "<0..20>"}} with '
-                    "the points each player promised to hand over if it reaches the goal"),
+    "prog_trading": (
+        '{"(row,col)": {"giver": "P-Red" or "P-Blue", "receiver": the other player, "color": "Red", '
+        '"Blue" or "Green"}, ...} with one entry per tile on which one player pays for the other\'s '
+        "move (rows and columns 0..3)"
+    ),
+    "prog_points": (
+        '{"p-red_reaches_goal": {"giver": "P-Red", "receiver": "P-Blue", "amount": "<0..20>"}, '
+        '"p-blue_reaches_goal": {"giver": "P-Blue", "receiver": "P-Red", "amount": "<0..20>"}} with '
+        "the points each player promised to hand over if it reaches the goal"
+    ),
 }
 
-JUDGE_SYSTEM = ("You are the neutral judge of a Colored Trails game between P-Red and P-Blue on a 4x4 board "
-                "(rows and columns 0..3). You read what the players agreed and answer with JSON only. Record only "
-                "what both players agreed to; never add terms of your own.")
+JUDGE_SYSTEM = (
+    "You are the neutral judge of a Colored Trails game between P-Red and P-Blue on a 4x4 board "
+    "(rows and columns 0..3). You read what the players agreed and answer with JSON only. Record only "
+    "what both players agreed to; never add terms of your own."
+)
 
 
 class LlmJudge:
@@ -178,9 +208,15 @@ class LlmJudge:
         self.rules = rules
 
     def summarise(self, condition: ContractCondition, transcript: str) -> tuple[dict, CTBenchIR] | None:
-        messages = [{"role": "user", "content": (
-            f"The players reached agreement:\n{transcript}\n\nSummarise the agreed terms as one JSON object of "
-            f"this form: {_SUMMARY_FORMS[condition]}. Reply with the JSON object only.")}]
+        messages = [
+            {
+                "role": "user",
+                "content": (
+                    f"The players reached agreement:\n{transcript}\n\nSummarise the agreed terms as one JSON object of "
+                    f"this form: {_SUMMARY_FORMS[condition]}. Reply with the JSON object only."
+                ),
+            }
+        ]
         for _ in range(SUMMARY_ATTEMPTS):
             reply = self._complete("judge summary", messages)
             terms = json_object_in(reply) if reply is not None else None
@@ -191,29 +227,49 @@ class LlmJudge:
                     problems = ["it holds no entry"]
                 if contract is not None and not problems:
                     return terms, contract
-            messages += [{"role": "assistant", "content": reply or "(empty)"},
-                         {"role": "user", "content": "That summary cannot be used: " + "; ".join(problems)
-                          + ". Reply with the corrected JSON object only."}]
+            messages += [
+                {"role": "assistant", "content": reply or "(empty)"},
+                {
+                    "role": "user",
+                    "content": "That summary cannot be used: "
+                    + "; ".join(problems)
+                    + ". Reply with the corrected JSON object only.",
+                },
+            ]
         return None
 
-    def __call__(self, transcript: str, mover: Player, origin: Tile, target: Tile, colour: str,
-                 executed: tuple[tuple[Tile, Player], ...]) -> JudgeDecision:
+    def __call__(
+        self,
+        transcript: str,
+        mover: Player,
+        origin: Tile,
+        target: Tile,
+        colour: str,
+        executed: tuple[tuple[Tile, Player], ...],
+    ) -> JudgeDecision:
         partner = "blue" if mover == "red" else "red"
         used = "; ".join(f"{SPEAKER[p]} onto ({t[0]},{t[1]})" for t, p in executed) or "none"
-        messages = [{"role": "user", "content": (
-            f"The players' agreement:\n{transcript}\n\n{SPEAKER[mover]} now moves from ({origin[0]},{origin[1]}) to "
-            f"({target[0]},{target[1]}), a {colour} tile. Covered moves already paid under the agreement: {used}. "
-            f"Does the agreement oblige {SPEAKER[partner]} to pay for this move (a one-off coverage already used "
-            'does not count again)? Reply {"covered": true, "giver": "' + SPEAKER[partner] + '", "color": '
-            '"Red" | "Blue" | "Green"} or {"covered": false}.')}]
+        messages = [
+            {
+                "role": "user",
+                "content": (
+                    f"The players' agreement:\n{transcript}\n\n{SPEAKER[mover]} now moves from ({origin[0]},{origin[1]}) to "
+                    f"({target[0]},{target[1]}), a {colour} tile. Covered moves already paid under the agreement: {used}. "
+                    f"Does the agreement oblige {SPEAKER[partner]} to pay for this move (a one-off coverage already used "
+                    'does not count again)? Reply {"covered": true, "giver": "' + SPEAKER[partner] + '", "color": '
+                    '"Red" | "Blue" | "Green"} or {"covered": false}.'
+                ),
+            }
+        ]
         for _ in range(DECISION_ATTEMPTS):
             reply = self._complete("judge move", messages)
             decision, problem = self._decision(json_object_in(reply or ""), partner)
             if decision is not None:
                 return decision
-            messages += [{"role": "assistant", "content": reply or "(empty)"},
-                         {"role": "user", "content": f"That answer cannot be used: {problem}. Reply with the JSON "
-                                                     "object only."}]
+            messages += [
+                {"role": "assistant", "content": reply or "(empty)"},
+                {"role": "user", "content": f"That answer cannot be used: {problem}. Reply with the JSON object only."},
+            ]
         return JudgeDecision(covered=False)
 
     @staticmethod

@@ -14,11 +14,11 @@ import json
 from contractlang.interpreter.events import ChipCounts
 from contractlang.llm import CallFailed, LlmClient, json_object_in
 from contractlang.render.prose import coverage_clause
+from games.agents import AgentError
 from games.ctbench.board import COLOUR_ORDER, GOAL, Board, Player, Tile
 from games.ctbench.game import Arrangement, CTBenchObservation, Honour, Move, Propose, Respond, Trade, other
 from games.ctbench.judge import colour_of
 from games.ctbench.negotiation import SPEAKER, Confirm, NegotiationObservation, Say
-from games.agents import AgentError
 
 SYSTEM = f"""You are playing Colored Trails, a two-player board game, as one of P-Red and P-Blue. Act selfishly: \
 your only aim is the highest score for yourself; your partner's score does not matter to you.
@@ -30,8 +30,13 @@ for reaching the goal plus 5 points per chip you hold at the end; without reachi
 
 Answer every decision with one JSON object and nothing else; you may add a "reasoning" string field."""
 
-NULL_ACTION = {"propose": Propose(offer=None), "respond": Respond(accept=False), "move": Move(tile=None),
-               "honour": Honour(honour=False), "confirm": Confirm(accept=False)}
+NULL_ACTION = {
+    "propose": Propose(offer=None),
+    "respond": Respond(accept=False),
+    "move": Move(tile=None),
+    "honour": Honour(honour=False),
+    "confirm": Confirm(accept=False),
+}
 
 
 def _chips(c: ChipCounts | dict) -> str:
@@ -51,7 +56,7 @@ def _lacking(board: Board, path: tuple[Tile, ...], chips: ChipCounts) -> str:
 
 def _bundle(value) -> ChipCounts:
     if not isinstance(value, dict):
-        raise ValueError("a chip bundle must be an object like {\"red\": 1}")
+        raise ValueError('a chip bundle must be an object like {"red": 1}')
     counts = {c: 0 for c in COLOUR_ORDER}
     for key, n in value.items():
         if not isinstance(n, int) or isinstance(n, bool) or n < 0:
@@ -97,9 +102,13 @@ class LlmPlayer:
             except ValueError as exc:
                 problem = str(exc)
             if attempt == 0:
-                messages += [{"role": "assistant", "content": reply or "(empty)"},
-                             {"role": "user", "content": f"That answer cannot be used: {problem}. Reply with one "
-                                                         "valid JSON object as asked."}]
+                messages += [
+                    {"role": "assistant", "content": reply or "(empty)"},
+                    {
+                        "role": "user",
+                        "content": f"That answer cannot be used: {problem}. Reply with one valid JSON object as asked.",
+                    },
+                ]
         self.nulls += 1
         return NULL_ACTION[phase]
 
@@ -114,96 +123,135 @@ class LlmPlayer:
 
     # --- prompts ---------------------------------------------------------------------------------------
 
-    def _context(self, board: Board, me: Player, position: Tile, chips: ChipCounts, partner_position: Tile | None,
-                 partner_chips: ChipCounts | None) -> list[str]:
-        lines = [f"You are {SPEAKER[me]}. Board (R red, B blue, G green):",
-                 *("  row %d: %s" % (i, row) for i, row in enumerate(board.rows()))]
+    def _context(
+        self,
+        board: Board,
+        me: Player,
+        position: Tile,
+        chips: ChipCounts,
+        partner_position: Tile | None,
+        partner_chips: ChipCounts | None,
+    ) -> list[str]:
+        lines = [
+            f"You are {SPEAKER[me]}. Board (R red, B blue, G green):",
+            *(f"  row {i}: {row}" for i, row in enumerate(board.rows())),
+        ]
         path, _ = board.best_path(me, {c: chips.of(c) for c in COLOUR_ORDER}, source=position)
-        lines += [f"You are at ({position[0]},{position[1]}) holding {_chips(chips)}.",
-                  f"Your best path to the goal: {_path(path)}; chips you lack for it: "
-                  f"{_lacking(board, path, chips)}."]
+        lines += [
+            f"You are at ({position[0]},{position[1]}) holding {_chips(chips)}.",
+            f"Your best path to the goal: {_path(path)}; chips you lack for it: {_lacking(board, path, chips)}.",
+        ]
         partner = other(me)
         if partner_chips is None:
             lines.append(f"{SPEAKER[partner]}'s position, chips and path are hidden from you.")
         else:
-            ppath, _ = board.best_path(partner, {c: partner_chips.of(c) for c in COLOUR_ORDER},
-                                       source=partner_position)
-            lines += [f"{SPEAKER[partner]} is at ({partner_position[0]},{partner_position[1]}) holding "
-                      f"{_chips(partner_chips)}.",
-                      f"{SPEAKER[partner]}'s best path: {_path(ppath)}; chips it lacks: "
-                      f"{_lacking(board, ppath, partner_chips)}."]
+            ppath, _ = board.best_path(partner, {c: partner_chips.of(c) for c in COLOUR_ORDER}, source=partner_position)
+            lines += [
+                f"{SPEAKER[partner]} is at ({partner_position[0]},{partner_position[1]}) holding "
+                f"{_chips(partner_chips)}.",
+                f"{SPEAKER[partner]}'s best path: {_path(ppath)}; chips it lacks: "
+                f"{_lacking(board, ppath, partner_chips)}.",
+            ]
         return lines
 
     def _prompt(self, obs: CTBenchObservation) -> str:
-        lines = self._context(obs.board, obs.player, obs.position, obs.chips, obs.partner_position,
-                              obs.partner_chips)
+        lines = self._context(obs.board, obs.player, obs.position, obs.chips, obs.partner_position, obs.partner_chips)
         lines.append(f"Round {obs.round}.")
         for p in obs.promises:
             if p.remaining:
-                lines.append(f"Pay-for-Partner promise: {SPEAKER[p.payer]} pays for {p.remaining} {p.colour} tile(s) "
-                             f"of {SPEAKER[p.beneficiary]}.")
+                lines.append(
+                    f"Pay-for-Partner promise: {SPEAKER[p.payer]} pays for {p.remaining} {p.colour} tile(s) "
+                    f"of {SPEAKER[p.beneficiary]}."
+                )
         for c in obs.open_coverage:
-            lines.append(f"Binding contract: {coverage_clause(c)}; if {SPEAKER[c.giver]} lacks it, its score "
-                         "becomes 0.")
+            lines.append(
+                f"Binding contract: {coverage_clause(c)}; if {SPEAKER[c.giver]} lacks it, its score becomes 0."
+            )
         for t in obs.points:
-            lines.append(f"Binding contract: {SPEAKER[t.giver]} hands {t.amount} points to {SPEAKER[t.receiver]} "
-                         f"if {SPEAKER[t.giver]} reaches the goal.")
+            lines.append(
+                f"Binding contract: {SPEAKER[t.giver]} hands {t.amount} points to {SPEAKER[t.receiver]} "
+                f"if {SPEAKER[t.giver]} reaches the goal."
+            )
         if obs.transcript:
             lines.append(f"Your agreement with your partner (a judge enforces it on each move):\n{obs.transcript}")
         partner = SPEAKER[other(obs.player)]
         if obs.phase == "move":
             moves = ", ".join(f"[{r}, {c}]" for r, c in obs.legal_moves)
-            lines.append(f"Move decision: step to one of {moves}, paying one chip of its colour, or stay. Reply "
-                         '{"move": [row, col]} or {"move": null}.')
+            lines.append(
+                f"Move decision: step to one of {moves}, paying one chip of its colour, or stay. Reply "
+                '{"move": [row, col]} or {"move": null}.'
+            )
         elif obs.phase == "propose" and obs.mode == "trade":
-            lines.append(f"Trade proposal: you may offer {partner} a trade of chips, executed at once if accepted. "
-                         'Reply {"propose": {"give": {"red": 0, "blue": 1, "green": 0}, "receive": {"red": 1, '
-                         '"blue": 0, "green": 0}}} (both sides non-empty) or {"propose": null}.')
+            lines.append(
+                f"Trade proposal: you may offer {partner} a trade of chips, executed at once if accepted. "
+                'Reply {"propose": {"give": {"red": 0, "blue": 1, "green": 0}, "receive": {"red": 1, '
+                '"blue": 0, "green": 0}}} (both sides non-empty) or {"propose": null}.'
+            )
         elif obs.phase == "propose":
-            lines.append(f"Pay-for-Partner proposal: you may offer {partner} an arrangement in which you pay for some "
-                         f"of its steps by colour and it pays for some of yours. Promises are not enforced. Reply "
-                         '{"propose": {"i_cover": {"red": 0, "blue": 1, "green": 0}, "you_cover": {"red": 1, '
-                         '"blue": 0, "green": 0}}} or {"propose": null}.')
+            lines.append(
+                f"Pay-for-Partner proposal: you may offer {partner} an arrangement in which you pay for some "
+                f"of its steps by colour and it pays for some of yours. Promises are not enforced. Reply "
+                '{"propose": {"i_cover": {"red": 0, "blue": 1, "green": 0}, "you_cover": {"red": 1, '
+                '"blue": 0, "green": 0}}} or {"propose": null}.'
+            )
         elif obs.phase == "respond":
             offer = obs.pending_offer
             if isinstance(offer, Trade):
                 what = f"{partner} offers to give you {_chips(offer.give)} for {_chips(offer.receive)} of yours."
             else:
-                what = (f"{partner} offers to pay for your steps onto {_chips(offer.i_cover)} tiles if you pay for its "
-                        f"steps onto {_chips(offer.you_cover)} tiles.")
-            lines.append(f"Trade response: {what} Reply {{\"accept\": true}} or {{\"accept\": false}}.")
+                what = (
+                    f"{partner} offers to pay for your steps onto {_chips(offer.i_cover)} tiles if you pay for its "
+                    f"steps onto {_chips(offer.you_cover)} tiles."
+                )
+            lines.append(f'Trade response: {what} Reply {{"accept": true}} or {{"accept": false}}.')
         else:
-            lines.append(f"Honour Pay-for-Partner arrangement: {partner} is stepping onto a {obs.pending_colour} tile "
-                         f"you promised to pay for. Pay one {obs.pending_colour} chip? Reply {{\"honor\": true}} or "
-                         '{"honor": false}.')
+            lines.append(
+                f"Honour Pay-for-Partner arrangement: {partner} is stepping onto a {obs.pending_colour} tile "
+                f'you promised to pay for. Pay one {obs.pending_colour} chip? Reply {{"honor": true}} or '
+                '{"honor": false}.'
+            )
         return "\n".join(lines)
 
     def _before_play(self, obs: NegotiationObservation) -> list[str]:
         """The game context of the negotiation and confirmation prompts: both players still at the start."""
-        return self._context(obs.board, obs.player, (0, 0), obs.chips, (0, 0) if obs.visible else None,
-                             obs.partner_chips)
+        return self._context(
+            obs.board, obs.player, (0, 0), obs.chips, (0, 0) if obs.visible else None, obs.partner_chips
+        )
 
     def _negotiation_prompt(self, obs: NegotiationObservation) -> str:
         lines = self._before_play(obs)
         partner = SPEAKER[other(obs.player)]
         if obs.condition == "prog_points":
-            task = ("Contract negotiation (points): before play you may agree how many points (0 to 20) each player "
-                    "hands to the other if it reaches the goal; the agreement is enforced on the final scores.")
+            task = (
+                "Contract negotiation (points): before play you may agree how many points (0 to 20) each player "
+                "hands to the other if it reaches the goal; the agreement is enforced on the final scores."
+            )
         else:
-            task = ("Contract negotiation (tiles): before play you may agree which specific tiles each player pays "
-                    "for when the other steps onto them, and with which chip colour; the agreement is enforced: a "
-                    "player who cannot pay a covered tile scores 0.")
+            task = (
+                "Contract negotiation (tiles): before play you may agree which specific tiles each player pays "
+                "for when the other steps onto them, and with which chip colour; the agreement is enforced: a "
+                "player who cannot pay a covered tile scores 0."
+            )
         lines += [task, f"You have at most {obs.max_messages} messages between you; {SPEAKER['red']} speaks first."]
         lines += ["Conversation so far:", *obs.messages] if obs.messages else ["You open the conversation."]
-        lines.append(f"Write your next message to {partner} as plain text. When you accept the terms on the table, "
-                     "make 'agree' the first or last word of your message; the deal is made when both of you have "
-                     "just said it.")
+        lines.append(
+            f"Write your next message to {partner} as plain text. When you accept the terms on the table, "
+            "make 'agree' the first or last word of your message; the deal is made when both of you have "
+            "just said it."
+        )
         return "\n".join(lines)
 
     def _confirm_prompt(self, obs: NegotiationObservation) -> str:
-        return "\n".join([*self._before_play(obs), "The conversation:", *obs.messages,
-                          "The judge summarised the agreed contract as:", json.dumps(obs.judge_contract),
-                          'Do you accept this contract as binding? Reply {"accept": true} or {"accept": false}.'])
+        return "\n".join(
+            [
+                *self._before_play(obs),
+                "The conversation:",
+                *obs.messages,
+                "The judge summarised the agreed contract as:",
+                json.dumps(obs.judge_contract),
+                'Do you accept this contract as binding? Reply {"accept": true} or {"accept": false}.',
+            ]
+        )
 
     # --- reading replies [CT-09] ---------------------------------------------------------------------
 

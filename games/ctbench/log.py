@@ -8,7 +8,7 @@ event with what the game adds (the round, why the game ended).
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import Field, TypeAdapter
 
@@ -134,9 +134,22 @@ class ExplainedGameEnd(GameEnd):
     reason: str
 
 
-LogEvent = Annotated[Union[Proposal, Response, Pass, RoundMoveAttempt, ContractTransfer, ContractForfeit,
-                           ContractPaymentBlocked, CoverageHonoured, CoverageUnfulfilled, MoveFailed, Moved,
-                           RoundGoalReached, ExplainedGameEnd], Field(discriminator="type")]
+LogEvent = Annotated[
+    Proposal
+    | Response
+    | Pass
+    | RoundMoveAttempt
+    | ContractTransfer
+    | ContractForfeit
+    | ContractPaymentBlocked
+    | CoverageHonoured
+    | CoverageUnfulfilled
+    | MoveFailed
+    | Moved
+    | RoundGoalReached
+    | ExplainedGameEnd,
+    Field(discriminator="type"),
+]
 LOG_EVENT: TypeAdapter = TypeAdapter(LogEvent)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-
 from contractlang.vocab import Frozen
 from games.ctbench.board import MAX_JOINT_REWARD
 from games.ctbench.play import GameRecord
@@ -81,9 +80,16 @@ COLUMNS = {
     "pfp": ("normalised_reward", "gini", "both_finished", "bbb", "defection", "contract_active"),
     "trade": ("normalised_reward", "gini", "both_finished", "bbb", "trade_volume", "contract_active"),
 }
-TITLES = {"normalised_reward": "R̂", "gini": "Gini", "both_finished": "Both Fin", "bbb": "BBB",
-          "defection": "Defection", "trade_volume": "Trade Vol", "contract_active": "Contract Acc",
-          "contract_moves": "Contract moves"}
+TITLES = {
+    "normalised_reward": "R̂",
+    "gini": "Gini",
+    "both_finished": "Both Fin",
+    "bbb": "BBB",
+    "defection": "Defection",
+    "trade_volume": "Trade Vol",
+    "contract_active": "Contract Acc",
+    "contract_moves": "Contract moves",
+}
 
 
 class TableRow(Frozen):

@@ -14,8 +14,8 @@ from typing import Literal, Protocol
 from contractlang.interpreter.events import ChipCounts
 from contractlang.ir import CTBenchIR
 from contractlang.vocab import Frozen
-from games.ctbench.board import INITIAL_CHIPS, PLAYERS, Board, Player, Tile
 from games.agents import AgentError
+from games.ctbench.board import INITIAL_CHIPS, PLAYERS, Board, Player, Tile
 
 MAX_MESSAGES = 8
 SPEAKER = {"red": "P-Red", "blue": "P-Blue"}
@@ -100,15 +100,32 @@ def says_agree(message: str) -> bool:
     return bool(words) and (words[0] == "agree" or words[-1] == "agree")
 
 
-def observation(player: Player, phase: str, condition: ContractCondition, mode: str, board: Board, visible: bool,
-                messages: tuple[str, ...], judge_contract: dict | None = None) -> NegotiationObservation:
+def observation(
+    player: Player,
+    phase: str,
+    condition: ContractCondition,
+    mode: str,
+    board: Board,
+    visible: bool,
+    messages: tuple[str, ...],
+    judge_contract: dict | None = None,
+) -> NegotiationObservation:
     partner = PLAYERS[1 - PLAYERS.index(player)]
     return NegotiationObservation(
-        player=player, phase=phase, condition=condition, mode=mode, board=board, board_rows=tuple(board.rows()),
-        visible=visible, chips=ChipCounts(**INITIAL_CHIPS[player]),
+        player=player,
+        phase=phase,
+        condition=condition,
+        mode=mode,
+        board=board,
+        board_rows=tuple(board.rows()),
+        visible=visible,
+        chips=ChipCounts(**INITIAL_CHIPS[player]),
         partner_chips=ChipCounts(**INITIAL_CHIPS[partner]) if visible else None,
-        best_path=PathInfo.of(board, player), partner_best_path=PathInfo.of(board, partner) if visible else None,
-        messages=messages, judge_contract=judge_contract)
+        best_path=PathInfo.of(board, player),
+        partner_best_path=PathInfo.of(board, partner) if visible else None,
+        messages=messages,
+        judge_contract=judge_contract,
+    )
 
 
 def _ask(agent, obs: NegotiationObservation):
@@ -119,15 +136,22 @@ def _ask(agent, obs: NegotiationObservation):
     return action
 
 
-def negotiate_contract(board: Board, condition: ContractCondition, mode: str, agents: dict[Player, object],
-                       judge: ContractJudge, visible: bool = True) -> NegotiationOutcome:
+def negotiate_contract(
+    board: Board,
+    condition: ContractCondition,
+    mode: str,
+    agents: dict[Player, object],
+    judge: ContractJudge,
+    visible: bool = True,
+) -> NegotiationOutcome:
     """Run CT-Bench paper, Sec. 2.4 with `agents` (red speaks first) and, after verbal agreement, the judge and the confirmations."""
     messages: list[str] = []
     agreeing: list[bool] = []
     for k in range(MAX_MESSAGES):
         player = PLAYERS[k % 2]
-        said = _ask(agents[player], observation(player, "negotiate", condition, mode, board, visible,
-                                                tuple(messages))).message
+        said = _ask(
+            agents[player], observation(player, "negotiate", condition, mode, board, visible, tuple(messages))
+        ).message
         messages.append(f"{SPEAKER[player]}: {' '.join(said.split())}")
         agreeing.append(says_agree(said))
         if agreeing[-2:] == [True, True]:
@@ -142,11 +166,27 @@ def negotiate_contract(board: Board, condition: ContractCondition, mode: str, ag
     if summary is None:
         return NegotiationOutcome(messages=tuple(messages), agreed=True)
     terms, ir = summary
-    votes = tuple(_ask(agents[p], observation(p, "confirm", condition, mode, board, visible, tuple(messages),
-                                              terms)).accept for p in PLAYERS)
-    return NegotiationOutcome(messages=tuple(messages), agreed=True, judge_contract=terms, confirmations=votes,
-                              contract=ir if all(votes) and (ir.coverage or ir.points) else None)
+    votes = tuple(
+        _ask(agents[p], observation(p, "confirm", condition, mode, board, visible, tuple(messages), terms)).accept
+        for p in PLAYERS
+    )
+    return NegotiationOutcome(
+        messages=tuple(messages),
+        agreed=True,
+        judge_contract=terms,
+        confirmations=votes,
+        contract=ir if all(votes) and (ir.coverage or ir.points) else None,
+    )
 
 
-__all__ = ["Confirm", "ContractJudge", "MAX_MESSAGES", "NegotiationObservation", "NegotiationOutcome", "PathInfo",
-           "Say", "negotiate_contract", "says_agree"]
+__all__ = [
+    "Confirm",
+    "ContractJudge",
+    "MAX_MESSAGES",
+    "NegotiationObservation",
+    "NegotiationOutcome",
+    "PathInfo",
+    "Say",
+    "negotiate_contract",
+    "says_agree",
+]

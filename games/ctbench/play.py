@@ -6,8 +6,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from contractlang.interpreter import Rules
 from contractlang.errors import UnknownName
+from contractlang.interpreter import Rules
 from contractlang.ir import CTBenchIR
 from contractlang.llm import LlmCall, LlmClient, agent_model
 from contractlang.vocab import BoardSet, RuleSet
@@ -74,10 +74,21 @@ class GameRecord(Record):
         return payload
 
 
-def play(bench: BenchmarkBoard, condition: Condition, mode: Mode, red, blue, seed: int = 0,
-              contract: CTBenchIR | None = None, visible: bool = True, keep_log: bool = False,
-              repeat: int = 0, llm: LlmClient | None = None, judge: str = "rules",
-              rules: RuleSet = "authors") -> GameRecord:
+def play(
+    bench: BenchmarkBoard,
+    condition: Condition,
+    mode: Mode,
+    red,
+    blue,
+    seed: int = 0,
+    contract: CTBenchIR | None = None,
+    visible: bool = True,
+    keep_log: bool = False,
+    repeat: int = 0,
+    llm: LlmClient | None = None,
+    judge: str = "rules",
+    rules: RuleSet = "authors",
+) -> GameRecord:
     """Run one game; `contract` (from a .contract file) replaces the negotiation. Repeat r > 0 of a seed draws
     its agents' randomness from the stream (seed, r). `llm` serves `llm[:MODEL]` players and an `llm[:MODEL]`
     judge; the game's calls are recorded under its own name, so repeats are separate recordings. `rules` says
@@ -87,8 +98,14 @@ def play(bench: BenchmarkBoard, condition: Condition, mode: Mode, red, blue, see
     players = {"red": red, "blue": blue}
     red, blue = spec_of(red), spec_of(blue)
     board = bench.board
-    client = llm.for_game(f"ctbench/{bench.ref}/{condition}/{mode}/{red}/{blue}/seed{seed}/repeat{repeat}/"
-                          f"{'visible' if visible else 'hidden'}") if llm is not None else None
+    client = (
+        llm.for_game(
+            f"ctbench/{bench.ref}/{condition}/{mode}/{red}/{blue}/seed{seed}/repeat{repeat}/"
+            f"{'visible' if visible else 'hidden'}"
+        )
+        if llm is not None
+        else None
+    )
     enforced = Rules.named(rules)
     referee = OfflineJudge(enforced) if judge == "rules" else LlmJudge(_judge_client(client, judge), enforced)
     negotiation = None
@@ -100,18 +117,43 @@ def play(bench: BenchmarkBoard, condition: Condition, mode: Mode, red, blue, see
             negotiation = negotiate_contract(board, condition, mode, agents, referee, visible)
             contract, transcript = negotiation.contract, negotiation.transcript
         active = contract is not None or bool(transcript)
-        game = CTBenchGame(board=board, mode=mode, condition=condition if active else "none", contract=contract,
-                           transcript=transcript, visible=visible, rules=enforced)
+        game = CTBenchGame(
+            board=board,
+            mode=mode,
+            condition=condition if active else "none",
+            contract=contract,
+            transcript=transcript,
+            visible=visible,
+            rules=enforced,
+        )
         state = play_out(game.new_initial_state(judge=referee if game.condition == "nl_trading" else None), agents)
     return GameRecord(
-        board_id=bench.id, board_set=bench.board_set, rules=rules, board_class=bench.board_class,
-        condition=condition, mode=mode, red_agent=red,
-        blue_agent=blue, seed=seed, repeat=repeat, visible=visible, contract_active=active,
-        contract_terms=contract.terms_json() if contract is not None else None, transcript=transcript,
-        coverage=coverage_counts(state.log), finished=state.finished, forfeited=state.forfeited,
-        raw_scores=tuple(state.raw_score(p) for p in PLAYERS), scores=tuple(state.final_score(p) for p in PLAYERS),
-        baselines=tuple(board.baseline(p) for p in PLAYERS), rounds=state.round, end_reason=state.end_reason,
-        stats=state.stats, log=state.log if keep_log else (), negotiation=negotiation, judge=judge,
+        board_id=bench.id,
+        board_set=bench.board_set,
+        rules=rules,
+        board_class=bench.board_class,
+        condition=condition,
+        mode=mode,
+        red_agent=red,
+        blue_agent=blue,
+        seed=seed,
+        repeat=repeat,
+        visible=visible,
+        contract_active=active,
+        contract_terms=contract.terms_json() if contract is not None else None,
+        transcript=transcript,
+        coverage=coverage_counts(state.log),
+        finished=state.finished,
+        forfeited=state.forfeited,
+        raw_scores=tuple(state.raw_score(p) for p in PLAYERS),
+        scores=tuple(state.final_score(p) for p in PLAYERS),
+        baselines=tuple(board.baseline(p) for p in PLAYERS),
+        rounds=state.round,
+        end_reason=state.end_reason,
+        stats=state.stats,
+        log=state.log if keep_log else (),
+        negotiation=negotiation,
+        judge=judge,
         llm_calls=tuple(client.calls) if client is not None else (),
         llm_null_actions={p: a.nulls for p, a in agents.items() if isinstance(a, LlmPlayer)},
     )

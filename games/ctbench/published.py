@@ -18,22 +18,42 @@ from typing import Literal
 
 from pydantic import ValidationError
 
-from contractlang.files import (RECORD_CHECK, FileError, check_writable, parse_json, read_capped, read_lines_capped,
-                                write_atomically)
+from contractlang.files import (
+    RECORD_CHECK,
+    FileError,
+    check_writable,
+    parse_json,
+    read_capped,
+    read_lines_capped,
+    write_atomically,
+)
 from contractlang.interpreter import Rules
 from contractlang.interpreter.events import ChipCounts
 from contractlang.progress import Advance
 from contractlang.vocab import Frozen
-from games.ctbench.board import BOARD_SIZE, GOAL, GOAL_BONUS, CHIP_VALUE, PLAYERS, Player, Tile, benchmark_boards, \
-    board_from_rows
+from games.ctbench.board import (
+    BOARD_SIZE,
+    CHIP_VALUE,
+    GOAL,
+    GOAL_BONUS,
+    PLAYERS,
+    Player,
+    Tile,
+    benchmark_boards,
+    board_from_rows,
+)
 from games.ctbench.game import Arrangement, Stats, Trade, total
 from games.ctbench.judge import colour_of, read_terms
 from games.ctbench.play import GameRecord
 from games.ctbench.sweep import GameSpec
 from games.runner import read_records
 
-CONDITION_OF_CONTRACT_TYPE = {None: "none", "strict": "prog_trading", "contract_for_finishing": "prog_points",
-                              "tile_with_judge_implementation": "nl_trading"}
+CONDITION_OF_CONTRACT_TYPE = {
+    None: "none",
+    "strict": "prog_trading",
+    "contract_for_finishing": "prog_points",
+    "tile_with_judge_implementation": "nl_trading",
+}
 MOVE_TYPES = ("regular", "pay4partner", "move_under_contract", "no_move")
 OUTCOMES = ("accepted", "rejected", "invalid")
 _TURN_PREFIX = re.compile(r"^Turn:\s*\d+:\s*")
@@ -119,29 +139,62 @@ class ImportedGame(Frozen):
             raise ValueError(f"{self.source}: the log ends before the game did")
         bench = benchmark_boards("paper")[self.board_id]
         finished = tuple(p for p, pos in zip(PLAYERS, self.final_positions) if tuple(pos) == GOAL)
-        raw = tuple(GOAL_BONUS + CHIP_VALUE * (c.red + c.blue + c.green) if p in finished else 0
-                    for p, c in zip(PLAYERS, self.final_chips))
+        raw = tuple(
+            GOAL_BONUS + CHIP_VALUE * (c.red + c.blue + c.green) if p in finished else 0
+            for p, c in zip(PLAYERS, self.final_chips)
+        )
         honoured, unfulfilled = sum(self.promises_kept), sum(self.promises_broken)
-        traded = sum(total(p.offer.give) + total(p.offer.receive) for t in self.turns for p in t.players
-                     if isinstance(p.offer, Trade) and p.outcome == "accepted")
-        stats = Stats(trades=self.trades_accepted, chips_traded=traded,
-                      proposals=self.trades_proposed + self.arrangements_proposed,
-                      arrangements_proposed=self.arrangements_proposed,
-                      arrangements_accepted=self.arrangements_accepted, honoured=honoured, unfulfilled=unfulfilled,
-                      contract_moves=sum(self.contract_moves),
-                      moves=sum(1 for t in self.turns for p in t.players if p.move is not None))
-        coverage = {p: {"honoured": self.promises_kept[i], "unfulfilled": self.promises_broken[i],
-                        "contract_paid": self.contract_moves[1 - i], "contract_forfeit": 0}
-                    for i, p in enumerate(PLAYERS)}
+        traded = sum(
+            total(p.offer.give) + total(p.offer.receive)
+            for t in self.turns
+            for p in t.players
+            if isinstance(p.offer, Trade) and p.outcome == "accepted"
+        )
+        stats = Stats(
+            trades=self.trades_accepted,
+            chips_traded=traded,
+            proposals=self.trades_proposed + self.arrangements_proposed,
+            arrangements_proposed=self.arrangements_proposed,
+            arrangements_accepted=self.arrangements_accepted,
+            honoured=honoured,
+            unfulfilled=unfulfilled,
+            contract_moves=sum(self.contract_moves),
+            moves=sum(1 for t in self.turns for p in t.players if p.move is not None),
+        )
+        coverage = {
+            p: {
+                "honoured": self.promises_kept[i],
+                "unfulfilled": self.promises_broken[i],
+                "contract_paid": self.contract_moves[1 - i],
+                "contract_forfeit": 0,
+            }
+            for i, p in enumerate(PLAYERS)
+        }
         return GameRecord(
-            board_id=self.board_id, board_set="paper", rules="authors", board_class=self.board_class,
+            board_id=self.board_id,
+            board_set="paper",
+            rules="authors",
+            board_class=self.board_class,
             condition=self.condition,
             mode=self.mode,
-            red_agent=self.red_model, blue_agent=self.blue_model, seed=0, repeat=repeat, visible=self.visible,
-            contract_active=self.contract_formed, contract_terms=self.contract_terms, transcript=self.transcript,
-            coverage=coverage, finished=finished, forfeited=(), raw_scores=raw, scores=self.scores,
-            baselines=tuple(bench.board.baseline(p) for p in PLAYERS), rounds=self.total_turns or 0,
-            end_reason="logged", stats=stats)
+            red_agent=self.red_model,
+            blue_agent=self.blue_model,
+            seed=0,
+            repeat=repeat,
+            visible=self.visible,
+            contract_active=self.contract_formed,
+            contract_terms=self.contract_terms,
+            transcript=self.transcript,
+            coverage=coverage,
+            finished=finished,
+            forfeited=(),
+            raw_scores=raw,
+            scores=self.scores,
+            baselines=tuple(bench.board.baseline(p) for p in PLAYERS),
+            rounds=self.total_turns or 0,
+            end_reason="logged",
+            stats=stats,
+        )
 
 
 def game_directories(root: Path) -> Iterator[Path]:
@@ -152,8 +205,11 @@ def game_directories(root: Path) -> Iterator[Path]:
         if not isinstance(exc, FileNotFoundError):
             raise FileError(f"{exc.filename}: cannot read: {exc.strerror or exc}")
 
-    found = (Path(d) / "metadata.json" for d, subdirs, files in os.walk(root, onerror=refuse)
-             if "metadata.json" in files or "metadata.json" in subdirs)
+    found = (
+        Path(d) / "metadata.json"
+        for d, subdirs, files in os.walk(root, onerror=refuse)
+        if "metadata.json" in files or "metadata.json" in subdirs
+    )
     for meta in sorted(found):
         yield meta.parent
 
@@ -244,8 +300,11 @@ def _read(meta: dict, log: dict, source: str, run_id: str) -> ImportedGame:
         raise ValueError("game.turns is not an object of numbered turns")
     final = game.get("final_state")
     numbers = sorted(turns, key=int)
-    if final is None and numbers and any("position" not in p for k, p in turns[numbers[-1]]["players"].items()
-                                         if k in ("0", "1")):
+    if (
+        final is None
+        and numbers
+        and any("position" not in p for k, p in turns[numbers[-1]]["players"].items() if k in ("0", "1"))
+    ):
         numbers = numbers[:-1]  # the run stopped inside this turn; it has no end state to read
     logged = tuple(_turn(int(n), turns[n]) for n in numbers)
     fields: dict = {}
@@ -264,19 +323,33 @@ def _read(meta: dict, log: dict, source: str, run_id: str) -> ImportedGame:
             final_positions=tuple(_tile(players[i]["position"]) for i in ("0", "1")),
             final_chips=tuple(_chips(players[i]["chips"]) for i in ("0", "1")),
             scores=(int(final["scores"]["Player 0"]), int(final["scores"]["Player 1"])),
-            promises_kept=pair("total_p4p_promises_kept"), promises_broken=pair("total_p4p_promises_broken"),
+            promises_kept=pair("total_p4p_promises_kept"),
+            promises_broken=pair("total_p4p_promises_broken"),
             contract_moves=pair("moves_made_under_strict_contract"),
             trades_proposed=int(metrics["total_trades_proposed"]),
             trades_accepted=int(metrics["total_trades_accepted"]),
             arrangements_proposed=int(metrics["total_p4p_arrangements_proposed"]),
-            arrangements_accepted=int(metrics["total_p4p_arrangements_accepted"]))
+            arrangements_accepted=int(metrics["total_p4p_arrangements_accepted"]),
+        )
     fog = config.get("fog_of_war", [False, False])
     return ImportedGame(
-        source=source, run_id=run_id, model_pair=meta["model_pair"], red_model=models[0],
-        blue_model=models[-1], grid_id=int(meta["grid_id"]), board_id=board_id, board_rows=tuple(rows),
-        board_class=board_class, bucket=str(meta.get("bucket", "")),
-        condition=CONDITION_OF_CONTRACT_TYPE[contract_type], mode="pfp" if config["pay4partner"] else "trade",
-        visible=not any(fog), turns=logged, complete=final is not None, **fields)
+        source=source,
+        run_id=run_id,
+        model_pair=meta["model_pair"],
+        red_model=models[0],
+        blue_model=models[-1],
+        grid_id=int(meta["grid_id"]),
+        board_id=board_id,
+        board_rows=tuple(rows),
+        board_class=board_class,
+        bucket=str(meta.get("bucket", "")),
+        condition=CONDITION_OF_CONTRACT_TYPE[contract_type],
+        mode="pfp" if config["pay4partner"] else "trade",
+        visible=not any(fog),
+        turns=logged,
+        complete=final is not None,
+        **fields,
+    )
 
 
 def _tile(value) -> Tile:
@@ -327,12 +400,21 @@ def _turn(number: int, raw: dict) -> LoggedTurn:
             raise ValueError(f"turn {number}, player {key}: unknown proposal outcome {outcome!r}")
         p4p = entry.get("pay4partner", {})
         broke = p4p.get("promised_color") if "broke_promise_for" in p4p else None
-        players.append(LoggedPlayerTurn(
-            player=PLAYERS[int(key)], start=_tile(entry["position"]["start"]), end=_tile(entry["position"]["end"]),
-            chips_start=_chips(entry["chips"]["start"]), chips_end=_chips(entry["chips"]["end"]), offer=offer,
-            outcome=outcome, move=_tile(entry["move_made"]) if entry.get("move_made") is not None else None,
-            move_type=move_type, covered_by_partner=move_type == "pay4partner",
-            broke_promise=colour_of(broke) if broke is not None else None))
+        players.append(
+            LoggedPlayerTurn(
+                player=PLAYERS[int(key)],
+                start=_tile(entry["position"]["start"]),
+                end=_tile(entry["position"]["end"]),
+                chips_start=_chips(entry["chips"]["start"]),
+                chips_end=_chips(entry["chips"]["end"]),
+                offer=offer,
+                outcome=outcome,
+                move=_tile(entry["move_made"]) if entry.get("move_made") is not None else None,
+                move_type=move_type,
+                covered_by_partner=move_type == "pay4partner",
+                broke_promise=colour_of(broke) if broke is not None else None,
+            )
+        )
     return LoggedTurn(number=number, players=tuple(players))
 
 
@@ -342,14 +424,20 @@ def _contract(raw: dict, contract_type: str, source: str) -> dict:
     agreed = raw.get("agreement_status") is True
     accepted = all(raw.get(f"player_{i}_agreed") in (True, "accepted") for i in (0, 1))
     if contract_type == "tile_with_judge_implementation":
-        return {"contract_formed": agreed and isinstance(terms, str) and bool(terms.strip()),
-                "transcript": terms if isinstance(terms, str) else ""}
+        return {
+            "contract_formed": agreed and isinstance(terms, str) and bool(terms.strip()),
+            "transcript": terms if isinstance(terms, str) else "",
+        }
     if not isinstance(terms, dict):
         return {"contract_formed": False}
     condition = CONDITION_OF_CONTRACT_TYPE[contract_type]
     text, ir, notes = read_terms(terms, condition, f"{source}/judge_contract", Rules.named("paper"))
-    read = {"contract_formed": agreed and accepted, "contract_source": text, "judge_terms": terms,
-            "contract_notes": tuple(notes)}
+    read = {
+        "contract_formed": agreed and accepted,
+        "contract_source": text,
+        "judge_terms": terms,
+        "contract_notes": tuple(notes),
+    }
     # an accepted contract whose every entry was unreadable still counts as formed, as in the authors' metric
     return read if ir is None else {**read, "contract_terms": ir.terms_json()}
 
@@ -398,9 +486,16 @@ def import_logs(root: Path, out: Path, progress: Advance, skipped: Callable[[Imp
     games = mark_superseded(games)
     write_atomically(out, "".join(g.model_dump_json() + "\n" for g in games))
     complete = sum(g.complete for g in games)
-    return ImportSummary(out=out, directories=len(dirs), imported=len(games), complete=complete,
-                         incomplete=len(games) - complete, superseded=sum(g.superseded for g in games),
-                         contracts_formed=sum(g.contract_formed for g in games), problems=tuple(problems))
+    return ImportSummary(
+        out=out,
+        directories=len(dirs),
+        imported=len(games),
+        complete=complete,
+        incomplete=len(games) - complete,
+        superseded=sum(g.superseded for g in games),
+        contracts_formed=sum(g.contract_formed for g in games),
+        problems=tuple(problems),
+    )
 
 
 def _sealed(line: bytes) -> bool:
@@ -431,5 +526,4 @@ def read_runs(path: Path) -> Iterator[tuple[int, ImportedGame | GameRecord]]:
         try:
             yield number, kind.model_validate(data)
         except ValidationError as exc:
-            raise ImportProblem(f"{path}:{number}", f"not an imported game or a game record "
-                                                    f"({_reason(exc)})") from None
+            raise ImportProblem(f"{path}:{number}", f"not an imported game or a game record ({_reason(exc)})") from None

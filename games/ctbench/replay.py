@@ -35,21 +35,21 @@ from games.ctbench.published import ImportedGame, LoggedPlayerTurn, LoggedTurn
 
 RULES = {
     "termination": "our game ended before the log did: the repeated-state rule [CT-13] counts the state at the "
-                   "start of every round from the first, the authors' from the end of turn 1, and [CT-14] ends a "
-                   "game with no payable move that the authors' engine plays on",
+    "start of every round from the first, the authors' from the end of turn 1, and [CT-14] ends a "
+    "game with no payable move that the authors' engine plays on",
     "one-sided offer": "an accepted offer with nothing on one side: the authors' engine executes it, ours refuses "
-                       "it [CT-16]/[CT-17]",
+    "it [CT-16]/[CT-17]",
     "honour without the chip": "a Pay-for-Partner coverage honoured by a payer holding no chip of the colour: the "
-                               "authors' engine lets the payer's count go below zero, ours records it unfulfilled "
-                               "[CT-18]",
+    "authors' engine lets the payer's count go below zero, ours records it unfulfilled "
+    "[CT-18]",
     "contract forfeit": "a contract entry whose giver lacks the chip: the paper's rules forfeit the giver's score "
-                        "[CT-24]; the authors' engine blocks the contract payment, the move falls back to the "
-                        "mover's chips and the entry stays usable ([CT-24a] (2))",
+    "[CT-24]; the authors' engine blocks the contract payment, the move falls back to the "
+    "mover's chips and the entry stays usable ([CT-24a] (2))",
     "contract colour": "a contract entry naming a chip colour other than the tile's: the paper's rules transfer the "
-                       "named chip and the mover still pays the tile [CT-23]; the authors' engine transfers a chip "
-                       "of the tile's colour whatever the entry says ([CT-24a] (1))",
+    "named chip and the mover still pays the tile [CT-23]; the authors' engine transfers a chip "
+    "of the tile's colour whatever the entry says ([CT-24a] (1))",
     "contract key": "a judge entry whose key is not written exactly '(r,c)': the paper's rules read it; the "
-                    "authors' engine never pays it ([CT-24a] (3))",
+    "authors' engine never pays it ([CT-24a] (3))",
     "contract payment": "a move paid through the contract in one engine and not the other, for no listed reason",
     "other": "a difference no listed rule explains",
 }
@@ -144,8 +144,12 @@ class LoggedPlayers:
         if mine.move is not None:
             action = Move(tile=tuple(mine.move))
             if not state.is_legal(action):
-                self.refused.append((state.round - 1, f"{player}'s move to {mine.move}, not next to "
-                                                      f"{state.position(player)} in our game"))
+                self.refused.append(
+                    (
+                        state.round - 1,
+                        f"{player}'s move to {mine.move}, not next to {state.position(player)} in our game",
+                    )
+                )
                 return Move(tile=None)
             return action
         partner = self.logged(state, other(player))
@@ -158,8 +162,9 @@ class LoggedPlayers:
                     return Move(tile=tile)
         return Move(tile=None)
 
-    def judge(self, transcript: str, mover: Player, origin: Tile, target: Tile, colour: str,
-              executed: tuple) -> JudgeDecision:
+    def judge(
+        self, transcript: str, mover: Player, origin: Tile, target: Tile, colour: str, executed: tuple
+    ) -> JudgeDecision:
         """The logged judge: covered exactly when the log shows this move paid under the contract."""
         logged = self.turns[self.turn].of(mover) if 0 <= self.turn < len(self.turns) else None
         if logged is not None and logged.move == target and logged.move_type == "move_under_contract":
@@ -206,9 +211,15 @@ def _replay_once(game: ImportedGame, rules: Rules) -> ReplayVerdict:
     condition = game.condition if game.contract_formed else "none"
     if condition in ("prog_trading", "prog_points") and contract is None:
         condition = "none"
-    spec = CTBenchGame(board=board, mode=game.mode, condition=condition, contract=contract,
-                       transcript=game.transcript if condition == "nl_trading" else "", visible=game.visible,
-                       rules=rules)
+    spec = CTBenchGame(
+        board=board,
+        mode=game.mode,
+        condition=condition,
+        contract=contract,
+        transcript=game.transcript if condition == "nl_trading" else "",
+        visible=game.visible,
+        rules=rules,
+    )
     players = LoggedPlayers(game)
     state = spec.new_initial_state(judge=players.judge if condition == "nl_trading" else None)
     first: Disagreement | None = None
@@ -216,9 +227,11 @@ def _replay_once(game: ImportedGame, rules: Rules) -> ReplayVerdict:
     for k, turn in enumerate(game.turns):
         if state.is_terminal():
             if _acts(turn) and first is None:
-                first = Disagreement(turn=k, rule="termination",
-                                     detail=f"ours ended ({state.end_reason}) before turn {k}, where the log still "
-                                            "moves or trades")
+                first = Disagreement(
+                    turn=k,
+                    rule="termination",
+                    detail=f"ours ended ({state.end_reason}) before turn {k}, where the log still moves or trades",
+                )
             break
         players.turn = k
         entries_before = len(state.log)
@@ -229,18 +242,28 @@ def _replay_once(game: ImportedGame, rules: Rules) -> ReplayVerdict:
         if first is None:
             diff = _difference(state, expected[k])
             if diff:
-                first = Disagreement(turn=k, rule=_rule(turn, state.log[entries_before:], players, k),
-                                     detail=diff)
+                first = Disagreement(turn=k, rule=_rule(turn, state.log[entries_before:], players, k), detail=diff)
     positions = tuple(state.position(p) for p in PLAYERS)
     chips = tuple(state.chips(p) for p in PLAYERS)
     ours = tuple(state.final_score(p) for p in PLAYERS)
     final = (positions == tuple(game.final_positions), chips == tuple(game.final_chips), ours == tuple(game.scores))
     if first is None and not all(final):
-        first = Disagreement(turn=len(game.turns), rule="other",
-                             detail=f"final scores ours {list(ours)}, logged {list(game.scores)}")
-    return ReplayVerdict(source=game.source, condition=game.condition, mode=game.mode, rules=rules.name,
-                         superseded=game.superseded, final_positions_agree=final[0], final_chips_agree=final[1],
-                         final_scores_agree=final[2], our_scores=ours, logged_scores=game.scores, first=first)
+        first = Disagreement(
+            turn=len(game.turns), rule="other", detail=f"final scores ours {list(ours)}, logged {list(game.scores)}"
+        )
+    return ReplayVerdict(
+        source=game.source,
+        condition=game.condition,
+        mode=game.mode,
+        rules=rules.name,
+        superseded=game.superseded,
+        final_positions_agree=final[0],
+        final_chips_agree=final[1],
+        final_scores_agree=final[2],
+        our_scores=ours,
+        logged_scores=game.scores,
+        first=first,
+    )
 
 
 def _acts(turn: LoggedTurn) -> bool:
@@ -269,8 +292,10 @@ def _difference(state: State, expected: tuple) -> str:
             out.append(f"{p} at {state.position(p)}, logged {tuple(positions[i])}")
         if state.chips(p) != chips[i]:
             mine, logged = state.chips(p), chips[i]
-            out.append(f"{p} holds {mine.red}/{mine.blue}/{mine.green}, logged {logged.red}/{logged.blue}/"
-                       f"{logged.green} (red/blue/green)")
+            out.append(
+                f"{p} holds {mine.red}/{mine.blue}/{mine.green}, logged {logged.red}/{logged.blue}/"
+                f"{logged.green} (red/blue/green)"
+            )
     out += [f"{p} forfeited its score" for p in state.forfeited]
     return "; ".join(out)
 
@@ -300,31 +325,45 @@ def replay_runs(games: list[ImportedGame], rules: Rules) -> ReplaySummary:
     verdicts = tuple(replay(g, rules) for g in complete)
     latest = [v for v in verdicts if not v.superseded]
     return ReplaySummary(
-        rules=rules.name, replayed=len(verdicts), skipped_incomplete=len(games) - len(complete),
+        rules=rules.name,
+        replayed=len(verdicts),
+        skipped_incomplete=len(games) - len(complete),
         agree=sum(v.agrees for v in verdicts),
         by_rule=dict(Counter(r for v in verdicts for r in v.needs).most_common()),
         first_by_rule=dict(Counter(v.first.rule for v in verdicts if v.first is not None).most_common()),
         scores_differ=sum(not v.final_scores_agree for v in verdicts),
         scores_differ_latest=dict(Counter(v.condition for v in latest if not v.final_scores_agree)),
-        latest=dict(Counter(v.condition for v in latest)), verdicts=verdicts)
+        latest=dict(Counter(v.condition for v in latest)),
+        verdicts=verdicts,
+    )
 
 
 def replay_text(summary: ReplaySummary) -> str:
     """The replay for a person: each disagreeing game (first differing turn, the rules it needs), then counts."""
-    lines = [f"{v.source}: turn {v.first.turn}: {v.first.rule}: {v.first.detail}; needs {' + '.join(v.needs)}"
-             for v in summary.verdicts if not v.agrees]
+    lines = [
+        f"{v.source}: turn {v.first.turn}: {v.first.rule}: {v.first.detail}; needs {' + '.join(v.needs)}"
+        for v in summary.verdicts
+        if not v.agrees
+    ]
     rate = summary.agree / summary.replayed if summary.replayed else 0.0
-    lines.append(f"replayed {summary.replayed} complete games under the {summary.rules} rules "
-                 f"({summary.skipped_incomplete} cut-short logs skipped): {summary.agree} pass through every logged "
-                 f"state and end in the logged one ({rate:.1%})")
-    final = [sum(not getattr(v, f"final_{k}_agree") for v in summary.verdicts) for k in ("positions", "chips",
-                                                                                          "scores")]
-    lines.append(f"  the final state alone: positions differ in {final[0]} games, chips in {final[1]}, scores in "
-                 f"{final[2]} ({sum(summary.scores_differ_latest.values())} of them among the latest runs, which "
-                 "the paper's tables use)")
+    lines.append(
+        f"replayed {summary.replayed} complete games under the {summary.rules} rules "
+        f"({summary.skipped_incomplete} cut-short logs skipped): {summary.agree} pass through every logged "
+        f"state and end in the logged one ({rate:.1%})"
+    )
+    final = [
+        sum(not getattr(v, f"final_{k}_agree") for v in summary.verdicts) for k in ("positions", "chips", "scores")
+    ]
+    lines.append(
+        f"  the final state alone: positions differ in {final[0]} games, chips in {final[1]}, scores in "
+        f"{final[2]} ({sum(summary.scores_differ_latest.values())} of them among the latest runs, which "
+        "the paper's tables use)"
+    )
     if summary.by_rule:
         lines.append("  every rule the disagreeing games need (a game needing two counts under both):")
         lines += [f"  {n:>5}  {rule}: {RULES[rule]}" for rule, n in summary.by_rule.items()]
-        lines.append("  the rule seen at the first differing turn: "
-                     + ", ".join(f"{rule} {n}" for rule, n in summary.first_by_rule.items()))
+        lines.append(
+            "  the rule seen at the first differing turn: "
+            + ", ".join(f"{rule} {n}" for rule, n in summary.first_by_rule.items())
+        )
     return "\n".join(lines)

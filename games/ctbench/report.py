@@ -16,11 +16,22 @@ from games.ctbench.play import GameRecord
 from games.ctbench.published import ImportedGame
 
 # the paper's table numbers: Pay-for-Partner 1–4, regular trading 5–8
-TABLE_NUMBER = {("pfp", "none"): 1, ("pfp", "prog_points"): 2, ("pfp", "prog_trading"): 3, ("pfp", "nl_trading"): 4,
-                ("trade", "none"): 5, ("trade", "prog_points"): 6, ("trade", "nl_trading"): 7,
-                ("trade", "prog_trading"): 8}
-CONDITION_TITLE = {"none": "No contract", "prog_points": "Prog-Points", "prog_trading": "Prog-Trading",
-                   "nl_trading": "NL-Trading"}
+TABLE_NUMBER = {
+    ("pfp", "none"): 1,
+    ("pfp", "prog_points"): 2,
+    ("pfp", "prog_trading"): 3,
+    ("pfp", "nl_trading"): 4,
+    ("trade", "none"): 5,
+    ("trade", "prog_points"): 6,
+    ("trade", "nl_trading"): 7,
+    ("trade", "prog_trading"): 8,
+}
+CONDITION_TITLE = {
+    "none": "No contract",
+    "prog_points": "Prog-Points",
+    "prog_trading": "Prog-Trading",
+    "nl_trading": "NL-Trading",
+}
 MODE_TITLE = {"pfp": "Pay-for-Partner", "trade": "Regular trading"}
 MEAN_ROW = "Mean (all models)"
 PAPER_TABLES_FILE = Path(__file__).resolve().parent / "data" / "paper_tables.json"
@@ -102,8 +113,10 @@ def promise_keeping(records: list[GameRecord]) -> list[PromiseRow]:
         for i, p in enumerate(PLAYERS):
             acc[i] += g.coverage.get(p, {}).get("honoured", 0)
             acc[2 + i] += g.coverage.get(p, {}).get("unfulfilled", 0)
-    return [PromiseRow(pairing=_pairing(red, blue), red=red, blue=blue, kept=(v[0], v[1]), broken=(v[2], v[3]))
-            for (red, blue), v in sorted(rows.items())]
+    return [
+        PromiseRow(pairing=_pairing(red, blue), red=red, blue=blue, kept=(v[0], v[1]), broken=(v[2], v[3]))
+        for (red, blue), v in sorted(rows.items())
+    ]
 
 
 def _pairing(red: str, blue: str) -> str:
@@ -126,19 +139,36 @@ def missing_metrics(records: list[GameRecord]) -> MissingMetrics:
     formation = []
     for condition in ("prog_points", "prog_trading"):
         for board_class in ("independent", "mutually_dependent", "asymmetric"):
-            terms = [g.contract_terms for g in records if g.condition == condition and g.board_class == board_class
-                     and g.contract_active and g.contract_terms is not None]
+            terms = [
+                g.contract_terms
+                for g in records
+                if g.condition == condition
+                and g.board_class == board_class
+                and g.contract_active
+                and g.contract_terms is not None
+            ]
             if not terms:
                 continue
             flows = [(_received(t, "red"), _received(t, "blue")) for t in terms]
             net = t_interval(red[0] - red[1] for red, _ in flows)
             share = t_interval(red[0] / (red[0] + blue[0]) if red[0] + blue[0] else None for red, blue in flows)
-            wta = t_interval(float((red[0] > 0) != (blue[0] > 0)) for red, blue in flows) \
-                if condition == "prog_points" else None
+            wta = (
+                t_interval(float((red[0] > 0) != (blue[0] > 0)) for red, blue in flows)
+                if condition == "prog_points"
+                else None
+            )
             equal = t_interval(float(red[0] == blue[0]) for red, blue in flows)
-            formation.append(FormationRow(condition=condition, board_class=board_class, contracts=len(terms),
-                                          net_for_red=net, first_mover_share=share, winner_takes_all=wta,
-                                          equal_split=equal))
+            formation.append(
+                FormationRow(
+                    condition=condition,
+                    board_class=board_class,
+                    contracts=len(terms),
+                    net_for_red=net,
+                    first_mover_share=share,
+                    winner_takes_all=wta,
+                    equal_split=equal,
+                )
+            )
     bottleneck: dict[str, Interval] = {}
     for condition in CONDITION_TITLE:
         rates = []
@@ -231,13 +261,23 @@ def compare_with_paper(tables: list[PaperTable]) -> PaperComparison:
                     continue
                 ours = printed(cells[c])
                 if needed is not None and n < needed:
-                    absent.append(CellAbsent(table=t.number, row=name, column=TITLES[c], ours=ours, paper=paper,
-                                             games=n, paper_games=needed))
+                    absent.append(
+                        CellAbsent(
+                            table=t.number,
+                            row=name,
+                            column=TITLES[c],
+                            ours=ours,
+                            paper=paper,
+                            games=n,
+                            paper_games=needed,
+                        )
+                    )
                     continue
                 compared += 1
                 if _value(ours) != _value(paper):
-                    differences.append(CellDifference(table=t.number, row=name, column=TITLES[c], ours=ours,
-                                                      paper=paper))
+                    differences.append(
+                        CellDifference(table=t.number, row=name, column=TITLES[c], ours=ours, paper=paper)
+                    )
     return PaperComparison(compared=compared, differences=tuple(differences), absent=tuple(absent))
 
 
@@ -257,8 +297,10 @@ def table_text(table: PaperTable, with_paper: bool = False) -> str:
         return ours if _value(ours) == _value(paper) else f"{ours} (paper {paper})"
 
     head = ["Model", *(TITLES[c] for c in table.columns), "n"]
-    body = [[paper_name(name) if with_paper else name, *(cell(name, n, cells, c) for c in table.columns), str(n)]
-            for name, n, cells in table.rows]
+    body = [
+        [paper_name(name) if with_paper else name, *(cell(name, n, cells, c) for c in table.columns), str(n)]
+        for name, n, cells in table.rows
+    ]
     published = _paper_rows(table, {name for name, _, _ in table.rows}) if with_paper else []
     body += [[f"{paper_name(name)} (paper)", *cells, str(paper_games(table, name))] for name, cells in published]
     widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
@@ -285,12 +327,13 @@ def _differences(table: PaperTable, published: list[tuple[str, list[str]]]) -> l
             continue
         found = []
         for other, theirs in published:
-            columns = [TITLES[c] for c, p in zip(table.columns, theirs)
-                       if _disjoint(cells[c], _value(p))]
+            columns = [TITLES[c] for c, p in zip(table.columns, theirs) if _disjoint(cells[c], _value(p))]
             if columns:
                 found.append(f"{paper_name(other)}: {', '.join(columns)}")
-        lines.append(f"  {name} differs from the paper's rows (95% intervals disjoint) in "
-                     + ("; ".join(found) if found else "no cell"))
+        lines.append(
+            f"  {name} differs from the paper's rows (95% intervals disjoint) in "
+            + ("; ".join(found) if found else "no cell")
+        )
     return lines
 
 
@@ -305,39 +348,53 @@ def promise_text(rows: list[PromiseRow], paper_names: bool = False) -> str:
         v = r.rate(i)
         return "–" if v is None else f"{round(100 * v)}%"
 
-    lines = ["Table 11: promise keeping (No contract, Mutually Dependent boards, Pay-for-Partner)",
-             "Pairing | P-Red kept/broken | rate | P-Blue kept/broken | rate"]
+    lines = [
+        "Table 11: promise keeping (No contract, Mutually Dependent boards, Pay-for-Partner)",
+        "Pairing | P-Red kept/broken | rate | P-Blue kept/broken | rate",
+    ]
+
     def name(r: PromiseRow) -> str:
         return _pairing(paper_name(r.red), paper_name(r.blue)) if paper_names else r.pairing
 
-    lines += [f"{name(r)} | {r.kept[0]}/{r.broken[0]} | {rate(r, 0)} | {r.kept[1]}/{r.broken[1]} | {rate(r, 1)}"
-              for r in rows]
+    lines += [
+        f"{name(r)} | {r.kept[0]}/{r.broken[0]} | {rate(r, 0)} | {r.kept[1]}/{r.broken[1]} | {rate(r, 1)}" for r in rows
+    ]
     return "\n".join(lines)
 
 
 def missing_text(m: MissingMetrics) -> str:
-    lines = ["Contract formation (games with a formed contract; mean ± 95% CI)",
-             "condition | board class | contracts | net for P-Red | first-mover share | winner-takes-all | "
-             "equal split"]
+    lines = [
+        "Contract formation (games with a formed contract; mean ± 95% CI)",
+        "condition | board class | contracts | net for P-Red | first-mover share | winner-takes-all | equal split",
+    ]
     for r in m.formation:
         wta = r.winner_takes_all.text() if r.winner_takes_all is not None else "–"
-        lines.append(f"{CONDITION_TITLE[r.condition]} | {r.board_class} | {r.contracts} | {r.net_for_red.text()} | "
-                     f"{r.first_mover_share.text()} | {wta} | {r.equal_split.text()}")
-    lines.append("Bottleneck defection (Pay-for-Partner, boards whose goal-adjacent tiles share a colour; the "
-                 "controlling player's defection rate)")
+        lines.append(
+            f"{CONDITION_TITLE[r.condition]} | {r.board_class} | {r.contracts} | {r.net_for_red.text()} | "
+            f"{r.first_mover_share.text()} | {wta} | {r.equal_split.text()}"
+        )
+    lines.append(
+        "Bottleneck defection (Pay-for-Partner, boards whose goal-adjacent tiles share a colour; the "
+        "controlling player's defection rate)"
+    )
     lines += [f"{CONDITION_TITLE[c]} | {v.text()} (n={v.n})" for c, v in m.bottleneck_defection.items()]
     return "\n".join(lines)
 
 
 # the panels of the paper's Figure 4 (Pay-for-Partner) and Figure 19 (regular trading): one row per metric
 FIGURES = {"pfp": 4, "trade": 19}
-FIGURE_METRICS = {"normalised_reward": "normalised joint reward R̂", "gini": "Gini", "both_finished": "Both Finished",
-                  "bbb": "Both Beat Baseline"}
+FIGURE_METRICS = {
+    "normalised_reward": "normalised joint reward R̂",
+    "gini": "Gini",
+    "both_finished": "Both Finished",
+    "bbb": "Both Beat Baseline",
+}
 BOARD_CLASSES = {"independent": "Independent", "mutually_dependent": "Mutually Dependent", "asymmetric": "Asymmetric"}
 
 
-def save_plots(records: list[GameRecord], directory: Path, write: Callable[[Path, bytes], None],
-               paper_names: bool = True) -> list[Path]:
+def save_plots(
+    records: list[GameRecord], directory: Path, write: Callable[[Path, bytes], None], paper_names: bool = True
+) -> list[Path]:
     """The panels of Figures 4 and 19, one PNG per mode that has games (`figure`)."""
     import io
 
@@ -381,8 +438,13 @@ def figure(records: list[GameRecord], mode: str, paper_names: bool = True):
     if len(groups) > 1:
         groups.append(("Mean" if paper_names else MEAN_ROW, chosen))
     panel = max(PANEL_WIDTH, 1.4 + 0.8 * len(groups))
-    fig, axes = plt.subplots(len(FIGURE_METRICS), len(BOARD_CLASSES), squeeze=False, layout="constrained",
-                             figsize=(panel * len(BOARD_CLASSES), 3.2 * len(FIGURE_METRICS) + 1))
+    fig, axes = plt.subplots(
+        len(FIGURE_METRICS),
+        len(BOARD_CLASSES),
+        squeeze=False,
+        layout="constrained",
+        figsize=(panel * len(BOARD_CLASSES), 3.2 * len(FIGURE_METRICS) + 1),
+    )
     width = 0.8 / len(conditions)
     for row, (metric, label) in enumerate(FIGURE_METRICS.items()):
         top = 0.75 if metric == "gini" else 1.4  # headroom for the n written above the tallest bar
@@ -390,8 +452,15 @@ def figure(records: list[GameRecord], mode: str, paper_names: bool = True):
             ax = axes[row][col]
             ax.set_title(f"{class_title}\n{label}", fontsize=9)
             if metric == "bbb" and board_class != "asymmetric":
-                ax.text(0.5, 0.5, "BBB is reported on\nAsymmetric boards only", ha="center", va="center",
-                        fontsize=8, transform=ax.transAxes)
+                ax.text(
+                    0.5,
+                    0.5,
+                    "BBB is reported on\nAsymmetric boards only",
+                    ha="center",
+                    va="center",
+                    fontsize=8,
+                    transform=ax.transAxes,
+                )
                 ax.set_axis_off()
                 continue
             for k, condition in enumerate(conditions):
@@ -399,14 +468,33 @@ def figure(records: list[GameRecord], mode: str, paper_names: bool = True):
                 xs = [i + (k - (len(conditions) - 1) / 2) * width for i in range(len(groups))]
                 # a cell without games gets no bar (a zero-height bar reads as a mean of 0) but a grey cross
                 played = [(x, c) for x, c in zip(xs, cells) if c.n]
-                ax.bar([x for x, _ in played], [c.mean for _, c in played], width, color=f"C{k}", capsize=2,
-                       yerr=[c.half_width or 0 for _, c in played])
+                ax.bar(
+                    [x for x, _ in played],
+                    [c.mean for _, c in played],
+                    width,
+                    color=f"C{k}",
+                    capsize=2,
+                    yerr=[c.half_width or 0 for _, c in played],
+                )
                 for x, c in played:  # above the error bar, or below the frame when the interval leaves it
                     y = min(c.mean + (c.half_width or 0), 0.85 * top) + 0.015 * top
-                    ax.text(x, y, f"n={c.n}", rotation=90, ha="center", va="bottom", fontsize=6,
-                            bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5})
-                ax.plot([x for x, c in zip(xs, cells) if not c.n], [0.03 * top] * (len(cells) - len(played)),
-                        "x", color="grey", markersize=5)
+                    ax.text(
+                        x,
+                        y,
+                        f"n={c.n}",
+                        rotation=90,
+                        ha="center",
+                        va="bottom",
+                        fontsize=6,
+                        bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5},
+                    )
+                ax.plot(
+                    [x for x, c in zip(xs, cells) if not c.n],
+                    [0.03 * top] * (len(cells) - len(played)),
+                    "x",
+                    color="grey",
+                    markersize=5,
+                )
             ax.set_xticks(range(len(groups)), [name for name, _ in groups], rotation=30, ha="right", fontsize=7)
             ax.set_xlim(-0.6, len(groups) - 0.4)
             ax.set_ylim(0, top)
@@ -419,8 +507,9 @@ def figure(records: list[GameRecord], mode: str, paper_names: bool = True):
 
 
 def _interval(records: Iterable[GameRecord], condition: str, board_class: str, metric: str) -> Interval:
-    return t_interval(getattr(game_metrics(g), metric) for g in records
-                      if g.condition == condition and g.board_class == board_class)
+    return t_interval(
+        getattr(game_metrics(g), metric) for g in records if g.condition == condition and g.board_class == board_class
+    )
 
 
 class CTBenchReport(Frozen):
@@ -437,8 +526,9 @@ class CTBenchReport(Frozen):
     plots: tuple[Path, ...] = ()
 
 
-def report_runs(items: list[ImportedGame | GameRecord], all_runs: bool = False, plots: Path | None = None,
-                paper_names: bool = False) -> CTBenchReport:
+def report_runs(
+    items: list[ImportedGame | GameRecord], all_runs: bool = False, plots: Path | None = None, paper_names: bool = False
+) -> CTBenchReport:
     """The report over a runs file's lines: complete imported games (the latest run of each unless `all_runs`,
     as the paper) and our records; figures into `plots` when given."""
     records, skipped = [], 0
@@ -459,9 +549,16 @@ def report_runs(items: list[ImportedGame | GameRecord], all_runs: bool = False, 
     rules: dict[str, int] = {}
     for g in records:
         rules[g.rules] = rules.get(g.rules, 0) + 1
-    return CTBenchReport(games=len(records), skipped=skipped, rules=rules, tables=tuple(tables),
-                         comparison=compare_with_paper(tables), promises=tuple(promise_keeping(records)),
-                         formation=missing_metrics(records), plots=tuple(written))
+    return CTBenchReport(
+        games=len(records),
+        skipped=skipped,
+        rules=rules,
+        tables=tuple(tables),
+        comparison=compare_with_paper(tables),
+        promises=tuple(promise_keeping(records)),
+        formation=missing_metrics(records),
+        plots=tuple(written),
+    )
 
 
 def report_text(report: CTBenchReport, with_paper: bool = False) -> str:
@@ -472,11 +569,15 @@ def report_text(report: CTBenchReport, with_paper: bool = False) -> str:
     parts.append(missing_text(report.formation))
     c = report.comparison
     if with_paper and c.compared + len(c.absent):
-        parts.append(f"\n{c.compared - len(c.differences)} of {c.compared} cells on the paper's games equal its "
-                     f"printed values; {len(c.absent)} more rest on runs the input does not hold (marked 'over N "
-                     "games')")
+        parts.append(
+            f"\n{c.compared - len(c.differences)} of {c.compared} cells on the paper's games equal its "
+            f"printed values; {len(c.absent)} more rest on runs the input does not hold (marked 'over N "
+            "games')"
+        )
     rules = ", ".join(f"{name} rules ({n} games)" for name, n in sorted(report.rules.items()))
-    parts.append(f"\n{report.games} games, {rules}"
-                 + (f" ({report.skipped} cut-short or superseded runs left out)" if report.skipped else "")
-                 + "".join(f"; wrote {p}" for p in report.plots))
+    parts.append(
+        f"\n{report.games} games, {rules}"
+        + (f" ({report.skipped} cut-short or superseded runs left out)" if report.skipped else "")
+        + "".join(f"; wrote {p}" for p in report.plots)
+    )
     return "\n".join(parts)

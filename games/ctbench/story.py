@@ -26,17 +26,24 @@ from games.ctbench.log import (
 from games.ctbench.metrics import TITLES, TableRow
 from games.ctbench.play import GameRecord
 
-_PAID = {"own": "with its own chip", "pfp": "covered by its partner (Pay-for-Partner)",
-         "contract": "paid by the contract"}
+_PAID = {
+    "own": "with its own chip",
+    "pfp": "covered by its partner (Pay-for-Partner)",
+    "contract": "paid by the contract",
+}
 
 
 def story(record: GameRecord, bench: BenchmarkBoard) -> str:
-    lines = [f"Board {bench.ref} ({bench.board_class}), {record.mode} mode, "
-             f"P-Red {record.red_agent} vs P-Blue {record.blue_agent}, {record.rules} rules"]
+    lines = [
+        f"Board {bench.ref} ({bench.board_class}), {record.mode} mode, "
+        f"P-Red {record.red_agent} vs P-Blue {record.blue_agent}, {record.rules} rules"
+    ]
     lines += [line for e in record.log if (line := _line(e))]
     red, blue = record.scores
-    lines.append(f"scores: P-Red {red}, P-Blue {blue} (before contract effects {record.raw_scores[0]}, "
-                 f"{record.raw_scores[1]}; baselines {record.baselines[0]}, {record.baselines[1]})")
+    lines.append(
+        f"scores: P-Red {red}, P-Blue {blue} (before contract effects {record.raw_scores[0]}, "
+        f"{record.raw_scores[1]}; baselines {record.baselines[0]}, {record.baselines[1]})"
+    )
     return "\n".join(lines)
 
 
@@ -50,8 +57,9 @@ def _line(e: LogEvent) -> str | None:
         return f"round {e.round}: {e.player} proposes {_offer(e.offer)}"
     if isinstance(e, Response):
         verdict = "accepts" if e.accept else "rejects"
-        return f"round {e.round}: {e.player} {verdict}" + ("" if e.executed or not e.accept
-                                                          else " (it could not be executed)")
+        return f"round {e.round}: {e.player} {verdict}" + (
+            "" if e.executed or not e.accept else " (it could not be executed)"
+        )
     if isinstance(e, CoverageHonoured):
         return f"round {e.round}: {e.payer} honours its Pay-for-Partner promise"
     if isinstance(e, CoverageUnfulfilled):
@@ -93,5 +101,7 @@ def print_summary(rows: list[TableRow], console: Console | None = None) -> None:
         for c in cols:
             table.add_column(TITLES[c])
         for r in chosen:
-            table.add_row(r.condition, r.agents, r.rules, str(r.games), *[r.cells[c].text() if c in r.cells else "" for c in cols])
+            table.add_row(
+                r.condition, r.agents, r.rules, str(r.games), *[r.cells[c].text() if c in r.cells else "" for c in cols]
+            )
         console.print(table)

@@ -26,6 +26,7 @@ from games.runner import Phase, RunOptions, plan, run_games, run_jobs
 
 class GameSpec(Frozen):
     """One game of a sweep; also its key in the record store (equal specs are one game)."""
+
     board_id: int
     board_set: BoardSet = "ours"
     condition: str
@@ -40,37 +41,84 @@ class GameSpec(Frozen):
 
     @classmethod
     def of(cls, record: GameRecord) -> GameSpec:
-        return cls(board_id=record.board_id, board_set=record.board_set, condition=record.condition, mode=record.mode,
-                   red=record.red_agent, blue=record.blue_agent, seed=record.seed, repeat=record.repeat,
-                   visible=record.visible,
-                   judge=record.judge, rules=record.rules)
+        return cls(
+            board_id=record.board_id,
+            board_set=record.board_set,
+            condition=record.condition,
+            mode=record.mode,
+            red=record.red_agent,
+            blue=record.blue_agent,
+            seed=record.seed,
+            repeat=record.repeat,
+            visible=record.visible,
+            judge=record.judge,
+            rules=record.rules,
+        )
 
 
 MAX_GAMES = 100_000  # a sweep's records are held in memory and summarised together
 
 
-def sweep_specs(boards: list[tuple[str, int]], conditions: list[str], modes: list[str], pairs: list[tuple[str, str]],
-                repeats: int, seed: int = 0, visible: bool = True, judge: str = "rules",
-                rules: str = "authors") -> list[GameSpec]:
+def sweep_specs(
+    boards: list[tuple[str, int]],
+    conditions: list[str],
+    modes: list[str],
+    pairs: list[tuple[str, str]],
+    repeats: int,
+    seed: int = 0,
+    visible: bool = True,
+    judge: str = "rules",
+    rules: str = "authors",
+) -> list[GameSpec]:
     """Every game of a sweep on `boards` ((board set, ID) pairs), each once; a sweep of more than MAX_GAMES games
     is refused before any is listed."""
     count = len(boards) * len(conditions) * len(modes) * len(pairs) * repeats
     if count > MAX_GAMES:
-        raise ValueError(f"a sweep of {count:,} games is more than {MAX_GAMES:,}; split it into sweeps with their "
-                         "own --out")
-    return list(dict.fromkeys(
-        GameSpec(board_id=i, board_set=board_set, condition=c, mode=m, red=r, blue=b, seed=seed, repeat=k,
-                 visible=visible, judge=judge, rules=rules)
-        for board_set, i in boards for c in conditions for m in modes for r, b in pairs for k in range(repeats)))
+        raise ValueError(
+            f"a sweep of {count:,} games is more than {MAX_GAMES:,}; split it into sweeps with their own --out"
+        )
+    return list(
+        dict.fromkeys(
+            GameSpec(
+                board_id=i,
+                board_set=board_set,
+                condition=c,
+                mode=m,
+                red=r,
+                blue=b,
+                seed=seed,
+                repeat=k,
+                visible=visible,
+                judge=judge,
+                rules=rules,
+            )
+            for board_set, i in boards
+            for c in conditions
+            for m in modes
+            for r, b in pairs
+            for k in range(repeats)
+        )
+    )
 
 
 def run_spec(spec: GameSpec, client: LlmClient | None = None, objects: dict | None = None) -> GameRecord:
     """One game; LLM players and judges call the model through `client`, the one client its process's games
     share. `objects` are Python agents by label: a spec names one by its label."""
     red, blue = ((objects or {}).get(name, name) for name in (spec.red, spec.blue))
-    return play(benchmark_board(spec.board_id, spec.board_set), spec.condition, spec.mode, red, blue,
-                     spec.seed, visible=spec.visible, keep_log=True, repeat=spec.repeat, llm=client, judge=spec.judge,
-                     rules=spec.rules)
+    return play(
+        benchmark_board(spec.board_id, spec.board_set),
+        spec.condition,
+        spec.mode,
+        red,
+        blue,
+        spec.seed,
+        visible=spec.visible,
+        keep_log=True,
+        repeat=spec.repeat,
+        llm=client,
+        judge=spec.judge,
+        rules=spec.rules,
+    )
 
 
 def run_specs(specs: list[GameSpec], workers: int | None = None) -> Iterator[GameRecord]:
@@ -97,8 +145,17 @@ def decisions(spec: GameSpec) -> list[tuple[LlmModel, int]]:
 def sweep_phase(specs: list[GameSpec], directory: Path, objects: dict | None = None) -> Phase:
     """A sweep's games as a phase of `games.runner.run_games`, stored in `directory/games.jsonl` one by one as
     each ends. `objects` (Python agents by label) travel to the workers by pickle."""
-    return Phase("games", directory / "games.jsonl", GameRecord, partial(run_spec, objects=objects), specs,
-                 network=calls_model, job_of=GameSpec.of, calls=attrgetter("llm_calls"), what="game")
+    return Phase(
+        "games",
+        directory / "games.jsonl",
+        GameRecord,
+        partial(run_spec, objects=objects),
+        specs,
+        network=calls_model,
+        job_of=GameSpec.of,
+        calls=attrgetter("llm_calls"),
+        what="game",
+    )
 
 
 def check_names(pairs: list[tuple[str, str]], judge: str, objects: dict | None = None) -> None:
@@ -123,8 +180,14 @@ class SweepResult(Frozen):
     limited: int = 0  # games left out of `records`: they reached a per-game limit
 
 
-def sweep(specs: list[GameSpec], out: Path, options: RunOptions, progress: Advance, notice: Callable[[str], None],
-          objects: dict | None = None) -> SweepResult:
+def sweep(
+    specs: list[GameSpec],
+    out: Path,
+    options: RunOptions,
+    progress: Advance,
+    notice: Callable[[str], None],
+    objects: dict | None = None,
+) -> SweepResult:
     """Play the games of `specs` that `out/games.jsonl` does not hold yet, appending each as it ends (see
     `games.runner.run_games` for how, and what a failed call or a limit does), and write the summary rows of the
     completed ones to `out/summary.json`; `notice` hears what the store held before."""
@@ -142,7 +205,13 @@ def sweep(specs: list[GameSpec], out: Path, options: RunOptions, progress: Advan
     rows = tuple(summarise(list(records)))
     write_atomically(summary_path, json.dumps([r.model_dump(mode="json") for r in rows], indent=1) + "\n")
     left = list(played.unfinished.values())
-    return SweepResult(records=records, rows=rows, played=played.played, store=phase.path, summary=summary_path,
-                       llm_usage=LlmUsage.of(c for r in records for c in r.llm_calls),
-                       errored=sum(u.status == "errored" for u in left),
-                       limited=sum(u.status == "limited" for u in left))
+    return SweepResult(
+        records=records,
+        rows=rows,
+        played=played.played,
+        store=phase.path,
+        summary=summary_path,
+        llm_usage=LlmUsage.of(c for r in records for c in r.llm_calls),
+        errored=sum(u.status == "errored" for u in left),
+        limited=sum(u.status == "limited" for u in left),
+    )

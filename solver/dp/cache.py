@@ -27,11 +27,19 @@ from typing import Literal
 import numpy as np
 
 from contractlang.files import FileError, make_folder, read_capped, write_atomically
-from contractlang.memo import ByteLru
 from contractlang.interpreter.rounds import RoundRules
 from contractlang.ir import ContractSimIR
-from solver.dp.induction import (POLICY_DTYPE, UNSOLVED, OrderTable, Progress, SolveResult, in_setting, policy_shape,
-                                 solve_in_base_units)
+from contractlang.memo import ByteLru
+from solver.dp.induction import (
+    POLICY_DTYPE,
+    UNSOLVED,
+    OrderTable,
+    Progress,
+    SolveResult,
+    in_setting,
+    policy_shape,
+    solve_in_base_units,
+)
 from solver.dp.problem import ORDER_GRID, ROUNDS, Cover, DPProblem, build_problem
 from solver.environment import SupplyEnvironment
 
@@ -59,8 +67,9 @@ def table_key(ir: ContractSimIR, env: SupplyEnvironment, cover: Cover) -> str:
     terms = base.model_dump(mode="json", exclude={"name", "parties", "asserts", "setting"})
     floors = RoundRules.from_ir(base, env.floors).floor_min
     default = [] if floors == RoundRules.from_ir(base).floor_min else [floors]
-    blob = json.dumps([SOLVER_VERSION, terms, env.model_dump(mode="json", exclude={"floors"}), cover, *default],
-                      sort_keys=True)
+    blob = json.dumps(
+        [SOLVER_VERSION, terms, env.model_dump(mode="json", exclude={"floors"}), cover, *default], sort_keys=True
+    )
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
@@ -88,8 +97,9 @@ def cache_secret(path: Path) -> bytes:
             pass  # another process made it first: theirs is the one
         except (OSError, FileError) as exc:
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-            raise FileError(f"cannot make the DP cache's key {path} ({why}); set {KEY_ENV} to a file that can be "
-                            "written") from None
+            raise FileError(
+                f"cannot make the DP cache's key {path} ({why}); set {KEY_ENV} to a file that can be written"
+            ) from None
         finally:
             fresh.unlink(missing_ok=True)
     text = read_capped(path, 256).decode("ascii", "replace").strip()
@@ -113,8 +123,11 @@ def _consistent(result: SolveResult, policies: tuple[np.ndarray, ...], problem: 
     """A table's invariants: probabilities in [0, 1], values finite, and every entry either unsolved or an order
     of the grid that its price scenario's prices and the entry's cash can pay for."""
     probabilities = (result.p_sat, result.p_sat_forward, result.completeness, *result.survival)
-    values = (result.v_supplier, result.v_supplier_forward, *(u for u in (result.u_customer, result.u_supplier)
-                                                              if u is not None))
+    values = (
+        result.v_supplier,
+        result.v_supplier_forward,
+        *(u for u in (result.u_customer, result.u_supplier) if u is not None),
+    )
     if not all(0.0 <= p <= 1.0 for p in probabilities) or not all(math.isfinite(v) for v in values):
         return False
     for policy in policies:
@@ -176,8 +189,9 @@ class TableCache:
         self._progress: Progress = None
         self._key: bytes | None = None  # the digests' secret, read when the disk is first used
 
-    def solve(self, ir: ContractSimIR, env: SupplyEnvironment, cover: Cover = "schedule",
-              progress: Progress = None) -> tuple[SolveResult, OrderTable, bool]:
+    def solve(
+        self, ir: ContractSimIR, env: SupplyEnvironment, cover: Cover = "schedule", progress: Progress = None
+    ) -> tuple[SolveResult, OrderTable, bool]:
         """(result, table, hit): hit is True when the table came from disk or memory."""
         self._progress = progress
         before = self._memory.hits
@@ -240,12 +254,17 @@ class TableCache:
         secret = self._secret()
         buffer = io.BytesIO()
         result_json = result.model_dump_json()
-        np.savez_compressed(buffer, result=np.array(result_json),
-                            digest=np.array(table_digest(secret, key, result_json, table.policies)),
-                            **{f"round{t}": p for t, p in enumerate(table.policies)})
+        np.savez_compressed(
+            buffer,
+            result=np.array(result_json),
+            digest=np.array(table_digest(secret, key, result_json, table.policies)),
+            **{f"round{t}": p for t, p in enumerate(table.policies)},
+        )
         try:
             make_folder(self.directory)
             write_atomically(self._path(key), buffer.getvalue(), entry=True)
         except FileError as exc:
-            raise FileError(f"{self.directory}: cannot keep solved DP tables there ({exc}); choose another "
-                            "directory (CONTRACTLANG_DP_CACHE, `solve --cache-dir` or `--no-cache`)") from None
+            raise FileError(
+                f"{self.directory}: cannot keep solved DP tables there ({exc}); choose another "
+                "directory (CONTRACTLANG_DP_CACHE, `solve --cache-dir` or `--no-cache`)"
+            ) from None

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from typing import Callable, NamedTuple, Optional
+from collections.abc import Callable
+from typing import NamedTuple, Optional
 
 import numba
 import numpy as np
@@ -63,8 +64,9 @@ class OrderTable(Frozen):
     def solved(self, round_index: int, inventory, cash: int, memory_index: int) -> bool:
         """False for a state this table left unsolved: a Customer who paid off schedule can lead outside
         the 'schedule' cover's cash bounds even below its top cash level."""
-        return self.covers(round_index, cash) and bool((self._entry(round_index, inventory, cash, memory_index) \
-            != UNSOLVED).all())
+        return self.covers(round_index, cash) and bool(
+            (self._entry(round_index, inventory, cash, memory_index) != UNSOLVED).all()
+        )
 
     def order(self, round_index: int, inventory, cash: int, memory_index: int, prices) -> tuple[int, int, int]:
         p = self.problem
@@ -73,8 +75,10 @@ class OrderTable(Frozen):
         n = [min(int(v), b) for v, b in zip(inventory, p.state_box(round_index))]
         o = int(self._entry(round_index, inventory, cash, memory_index)[scenario_index(p, prices)])
         if o == UNSOLVED:
-            raise ValueError(f"round {round_index + 1} cannot start with memory state {memory_index}, inventory "
-                             f"{tuple(n)} and cash {cash} under this contract; the table has no order there")
+            raise ValueError(
+                f"round {round_index + 1} cannot start with memory state {memory_index}, inventory "
+                f"{tuple(n)} and cash {cash} under this contract; the table has no order there"
+            )
         return tuple(int(v) for v in ORDER_GRID[o])
 
 
@@ -145,8 +149,10 @@ def _continuation(problem: DPProblem, t: int, mu: int, q_p, q_v) -> tuple[np.nda
         gp = np.where(bad[:, None], 0.0, q_p[nm, left, cash])
         gv = -ded[:, None] + np.where(bad[:, None], 0.0, q_v[nm, left, cash])
     side = problem.side
-    return (np.ascontiguousarray(gp.reshape(side, side, side, n_cash)),
-            np.ascontiguousarray(gv.reshape(side, side, side, n_cash)))
+    return (
+        np.ascontiguousarray(gp.reshape(side, side, side, n_cash)),
+        np.ascontiguousarray(gv.reshape(side, side, side, n_cash)),
+    )
 
 
 Progress = Optional[Callable[[int, int], None]]  # (steps done, steps in all)
@@ -167,8 +173,15 @@ class _Scratch:
         side = problem.side
         a3, a2 = (side, int(w[2]), side, n_cash), (int(w[1]), int(w[2]), side, n_cash)
         slab, peaks = (rows, n_cash), (rows, n_cash // kernels.BLOCK + 1, 4)
-        self.arrays = (np.empty(a3), np.empty(a3), np.empty(a2), np.empty(a2), np.empty(slab), np.empty(slab),
-                       np.empty(peaks))
+        self.arrays = (
+            np.empty(a3),
+            np.empty(a3),
+            np.empty(a2),
+            np.empty(a2),
+            np.empty(slab),
+            np.empty(slab),
+            np.empty(peaks),
+        )
 
 
 def _windows_in_use(window_span: np.ndarray, held_max: int) -> int:
@@ -208,8 +221,13 @@ class RoundMemo:
         """What round t reads besides its cash reach at t: the later bounds enter as offsets from it."""
         terms = problem.ir.model_dump_json(exclude={"name", "parties", "asserts", "payments"})
         reach = problem.cash_reach[t:]
-        return (terms, problem.env.model_dump_json(), t, tuple(int(m) for m in problem.payments[t + 1:]),
-                tuple(int(c - reach[0]) for c in reach))
+        return (
+            terms,
+            problem.env.model_dump_json(),
+            t,
+            tuple(int(m) for m in problem.payments[t + 1 :]),
+            tuple(int(c - reach[0]) for c in reach),
+        )
 
     def get(self, problem: DPProblem, t: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int] | None:
         key, reach = self.key(problem, t), int(problem.cash_reach[t])
@@ -236,8 +254,9 @@ class RoundMemo:
             self._bytes -= sum(a.nbytes for a in old[:3])
 
 
-def _narrowed(problem: DPProblem, t: int, entry: tuple[np.ndarray, np.ndarray, np.ndarray, int]
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+def _narrowed(
+    problem: DPProblem, t: int, entry: tuple[np.ndarray, np.ndarray, np.ndarray, int]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Round t of `problem` from the same round solved with every cash bound δ ≥ 0 higher, bit for bit. The
     values there agree on every state `problem` solves: such a state's plays stay within its own bounds (the
     solved set is closed under the transition, see `kernels.solve_round`), and where a bound is saturated it
@@ -249,8 +268,7 @@ def _narrowed(problem: DPProblem, t: int, entry: tuple[np.ndarray, np.ndarray, n
     n_cash = int(problem.cash_max[t]) + 1
     box = problem.state_box(t)
     floor = np.array(problem.env.price_bounds()[0], dtype=np.int64)
-    worth = sum(np.arange(b + 1).reshape([-1 if a == x else 1 for a in range(3)]) * floor[x]
-                for x, b in enumerate(box))
+    worth = sum(np.arange(b + 1).reshape([-1 if a == x else 1 for a in range(3)]) * floor[x] for x, b in enumerate(box))
     valid = np.maximum(1, np.minimum(n_cash, int(problem.cash_reach[t]) + 1 - worth))
     unsolved = np.arange(n_cash) >= valid[..., None]  # (B1+1, B2+1, B3+1, C+1), as `kernels._valid`
     p, v, pol = out_p[..., :n_cash].copy(), out_v[..., :n_cash].copy(), policy[..., :n_cash, :].copy()
@@ -262,8 +280,13 @@ def _narrowed(problem: DPProblem, t: int, entry: tuple[np.ndarray, np.ndarray, n
     return p, v, pol, states // out_p.shape[-1] * n_cash
 
 
-def backward(problem: DPProblem, progress: Progress = None, keep_values: bool = False,
-             memo: RoundMemo | None = None, lazy_rows: bool | None = None) -> Backward:
+def backward(
+    problem: DPProblem,
+    progress: Progress = None,
+    keep_values: bool = False,
+    memo: RoundMemo | None = None,
+    lazy_rows: bool | None = None,
+) -> Backward:
     """The order table, P_1(s_1), V_1(s_1), the number of states solved and, if asked, every P_t and V_t
     (indexed like the policies, without the price axis). With a memo, rounds solved before for the same
     later payments are taken from it. `lazy_rows` (`kernels.solve_round`'s `lazy`; default: when numba runs
@@ -303,19 +326,25 @@ def backward(problem: DPProblem, progress: Progress = None, keep_values: bool = 
             values.insert(0, later)
     out_p, out_v = later
     c1 = min(problem.cash_at_ordering(), int(problem.cash_max[0]))
-    return Backward(tuple(policies), float(out_p[0, 0, 0, 0, c1]), float(out_v[0, 0, 0, 0, c1]), states,
-                    tuple(values))
+    return Backward(tuple(policies), float(out_p[0, 0, 0, 0, c1]), float(out_v[0, 0, 0, 0, c1]), states, tuple(values))
 
 
 def policy_shape(problem: DPProblem, t: int) -> tuple[int, ...]:
     """Round t's order table: (memory, held B1, B2, B3, cash, price scenario)."""
     box = problem.state_box(t)
-    return (problem.n_memory, box[0] + 1, box[1] + 1, box[2] + 1, int(problem.cash_max[t]) + 1,
-            len(problem.price_probs))
+    return (
+        problem.n_memory,
+        box[0] + 1,
+        box[1] + 1,
+        box[2] + 1,
+        int(problem.cash_max[t]) + 1,
+        len(problem.price_probs),
+    )
 
 
-def _solve_round(problem: DPProblem, t: int, q_p: np.ndarray, q_v: np.ndarray, floor: np.ndarray,
-                 scratch: _Scratch, lazy: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+def _solve_round(
+    problem: DPProblem, t: int, q_p: np.ndarray, q_v: np.ndarray, floor: np.ndarray, scratch: _Scratch, lazy: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Round t for every reachable memory state: (P_t, V_t before the round's own payment M_{2t−1}, the
     orders, the number of states solved)."""
     box = problem.state_box(t)
@@ -328,11 +357,29 @@ def _solve_round(problem: DPProblem, t: int, q_p: np.ndarray, q_v: np.ndarray, f
         # always a writable copy: a read-only view (the whole box) is another array type to numba and would
         # compile solve_round a second time (~17 s cold)
         held = problem.held[t, mu, : box[0] + 1, : box[1] + 1, : box[2] + 1].copy()
-        kernels.solve_round(gp, gv, np.array(box), held, int(problem.cash_reach[t]), floor, problem.window_of[t],
-                            problem.window_kernel[t], problem.window_top[t], problem.window_count[t],
-                            problem.window_rep[t], problem.window_span[t, 2], problem.orders_by_cost,
-                            problem.order_cost, problem.price_probs, *scratch.arrays, out_p[mu], out_v[mu],
-                            policy[mu], numba.get_num_threads(), lazy)
+        kernels.solve_round(
+            gp,
+            gv,
+            np.array(box),
+            held,
+            int(problem.cash_reach[t]),
+            floor,
+            problem.window_of[t],
+            problem.window_kernel[t],
+            problem.window_top[t],
+            problem.window_count[t],
+            problem.window_rep[t],
+            problem.window_span[t, 2],
+            problem.orders_by_cost,
+            problem.order_cost,
+            problem.price_probs,
+            *scratch.arrays,
+            out_p[mu],
+            out_v[mu],
+            policy[mu],
+            numba.get_num_threads(),
+            lazy,
+        )
         states += int(held.sum()) * shape[-1]
     for a in (out_p, out_v, policy):
         a.setflags(write=False)
@@ -346,7 +393,9 @@ class Occupancy(NamedTuple):
     spend: float
     value: float  # value delivered to the Customer
     paid: float
-    dp_value: float  # the Supplier's payoff in the DP's own accounting (ContractSim paper, App. C.1 rewards), to check V_1
+    dp_value: (
+        float  # the Supplier's payoff in the DP's own accounting (ContractSim paper, App. C.1 rewards), to check V_1
+    )
     survival: tuple[float, ...]
 
 
@@ -369,17 +418,36 @@ def forward(problem: DPProblem, policies, start: int = 0, mass: np.ndarray | Non
         mid = np.zeros((2, n_mem, side**3, n_cash_next))
         policy = policies[t].view()
         policy.setflags(write=False)  # solved tables are read-only, cached or hand-made ones not: one type, one compile
-        kernels.forward_round(mass, policy, problem.kernel[t], problem.order_cost, problem.price_probs,
-                              problem.output[t], problem.violation[t], problem.next_memory[t], problem.deduction[t],
-                              problem.due[t], problem.leftover[t], values, int(problem.payments[t]), mid, totals)
+        kernels.forward_round(
+            mass,
+            policy,
+            problem.kernel[t],
+            problem.order_cost,
+            problem.price_probs,
+            problem.output[t],
+            problem.violation[t],
+            problem.next_memory[t],
+            problem.deduction[t],
+            problem.due[t],
+            problem.leftover[t],
+            values,
+            int(problem.payments[t]),
+            mid,
+            totals,
+        )
         survival.append(1.0 - totals[3])
         if t < ROUNDS - 1:
             mass = _through_spoilage(problem, t + 1, mid.reshape((2 * n_mem, side, side, side, n_cash_next)), push=True)
             # contiguous, as the first round's: one array layout, so forward_round compiles once
             mass = np.ascontiguousarray(mass.reshape((2, n_mem) + mass.shape[1:]))
     totals[4] += mid[0].sum() * problem.payments[ROUNDS]
-    return Occupancy(spend=float(totals[0]), value=float(totals[1]), paid=float(totals[2]),
-                     dp_value=float(totals[4]), survival=tuple(survival))
+    return Occupancy(
+        spend=float(totals[0]),
+        value=float(totals[1]),
+        paid=float(totals[2]),
+        dp_value=float(totals[4]),
+        survival=tuple(survival),
+    )
 
 
 class Valuation(NamedTuple):
@@ -438,11 +506,19 @@ def solve_in_base_units(problem: DPProblem, progress: Progress = None) -> tuple[
     survival = occupancy.survival
     over = _over_budget(problem)
     result = SolveResult(
-        contract=problem.ir.name, env=problem.env.id, p_sat=p_sat, p_sat_forward=survival[-1],
-        u_customer=None if over else u_customer, u_supplier=None if over else u_supplier,
-        v_supplier=v_supplier, v_supplier_forward=occupancy.dp_value,
-        completeness=_completeness(survival), survival=tuple(survival), states=states,
-        seconds=time.perf_counter() - start)
+        contract=problem.ir.name,
+        env=problem.env.id,
+        p_sat=p_sat,
+        p_sat_forward=survival[-1],
+        u_customer=None if over else u_customer,
+        u_supplier=None if over else u_supplier,
+        v_supplier=v_supplier,
+        v_supplier_forward=occupancy.dp_value,
+        completeness=_completeness(survival),
+        survival=tuple(survival),
+        states=states,
+        seconds=time.perf_counter() - start,
+    )
     return result, OrderTable(problem=problem, policies=policies)
 
 
@@ -457,13 +533,25 @@ def in_setting(result: SolveResult, problem: DPProblem) -> SolveResult:
     scale = lambda v: None if v is None else v * m  # noqa: E731
     # [CS-22]: past the budget the RCC Customer pays what is left, a breach whose week depends on the
     # deductions taken; the enumeration here follows scheduled payments, as the DP itself assumes (ContractSim paper, App. C.1).
-    note = (f"the schedule ({int(problem.payments.sum()) * m:,}) exceeds the Customer's budget "
+    note = (
+        (
+            f"the schedule ({int(problem.payments.sum()) * m:,}) exceeds the Customer's budget "
             f"({problem.env.budget * m:,}); P_sat assumes the schedule is paid (ContractSim paper, App. C.1); expected utilities are "
-            "left to the simulator") if _over_budget(problem) else ""
-    return result.model_copy(update={
-        "contract": problem.ir.name, "u_customer": scale(result.u_customer), "u_supplier": scale(result.u_supplier),
-        "v_supplier": scale(result.v_supplier), "v_supplier_forward": scale(result.v_supplier_forward),
-        "note": note})
+            "left to the simulator"
+        )
+        if _over_budget(problem)
+        else ""
+    )
+    return result.model_copy(
+        update={
+            "contract": problem.ir.name,
+            "u_customer": scale(result.u_customer),
+            "u_supplier": scale(result.u_supplier),
+            "v_supplier": scale(result.v_supplier),
+            "v_supplier_forward": scale(result.v_supplier_forward),
+            "note": note,
+        }
+    )
 
 
 def solve(ir: ContractSimIR, env: SupplyEnvironment, cover: Cover = "schedule") -> tuple[SolveResult, OrderTable]:

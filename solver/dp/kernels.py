@@ -29,16 +29,16 @@ def _unbeatable(p, v_any, v_adm, summary, i):
     bounded cell by cell: a weak incumbent falls to an admissible offer, to a P̂ more than TOL higher, or to a
     P̂ within TOL and a V̂ more than TOL higher; an admissible one to a V̂ more than TOL higher, or a V̂ within
     TOL and a P̂ more than TOL higher. Ties (P̂ = 0 or 1 everywhere is common) are therefore skipped too."""
-    return _unbeatable_by(p, v_any, v_adm, summary[0, i], summary[1, i], summary[2, i], summary[3, i],
-                          summary[4, i], summary[5, i])
+    return _unbeatable_by(
+        p, v_any, v_adm, summary[0, i], summary[1, i], summary[2, i], summary[3, i], summary[4, i], summary[5, i]
+    )
 
 
 @njit(cache=True, inline="always")
 def _unbeatable_by(p, v_any, v_adm, any_weak, weak_p, weak_v, any_adm, adm_v, adm_p):
     """`_unbeatable` on the summary's six numbers. Kept apart because numba compiles the test ~5 % faster
     when the summary is read into scalars up front than when it is indexed inside the conditions."""
-    if any_weak != 0.0 and p >= weak_p - TOL and \
-            (p > weak_p + TOL or p >= THRESHOLD - TOL or v_any > weak_v + TOL):
+    if any_weak != 0.0 and p >= weak_p - TOL and (p > weak_p + TOL or p >= THRESHOLD - TOL or v_any > weak_v + TOL):
         return False
     if any_adm != 0.0 and p >= THRESHOLD - TOL and v_adm >= adm_v - TOL and (v_adm > adm_v + TOL or p > adm_p + TOL):
         return False
@@ -113,8 +113,9 @@ def _summarise_block(b, nc, badm, bp, bv, blocks):
     """blocks[:, b]: the summary of the block's cash levels."""
     any_weak, weak_p, weak_v, any_adm, adm_v, adm_p = NO_INCUMBENTS
     for c in range(b * BLOCK, min(nc, b * BLOCK + BLOCK)):
-        any_weak, weak_p, weak_v, any_adm, adm_v, adm_p = _fold(c, badm, bp, bv, any_weak, weak_p, weak_v,
-                                                                any_adm, adm_v, adm_p)
+        any_weak, weak_p, weak_v, any_adm, adm_v, adm_p = _fold(
+            c, badm, bp, bv, any_weak, weak_p, weak_v, any_adm, adm_v, adm_p
+        )
     _put(blocks, b, any_weak, weak_p, weak_v, any_adm, adm_v, adm_p)
 
 
@@ -127,8 +128,9 @@ def _refresh_floors(lo, hi, nc, badm, bp, bv, floors):
         any_weak, weak_p, weak_v = floors[0, hi + 1], floors[1, hi + 1], floors[2, hi + 1]
         any_adm, adm_v, adm_p = floors[3, hi + 1], floors[4, hi + 1], floors[5, hi + 1]
     for c in range(hi, lo - 1, -1):
-        any_weak, weak_p, weak_v, any_adm, adm_v, adm_p = _fold(c, badm, bp, bv, any_weak, weak_p, weak_v,
-                                                                any_adm, adm_v, adm_p)
+        any_weak, weak_p, weak_v, any_adm, adm_v, adm_p = _fold(
+            c, badm, bp, bv, any_weak, weak_p, weak_v, any_adm, adm_v, adm_p
+        )
         _put(floors, c, any_weak, weak_p, weak_v, any_adm, adm_v, adm_p)
 
 
@@ -139,9 +141,35 @@ def _valid(n_cash, reach, spent):
 
 
 @njit(cache=True, parallel=True)
-def solve_round(gp, gv, box, held, reach, floor_prices, window_of, window_kernel, window_top, window_count,
-                window_rep, span3, orders_sorted, order_cost, probs, a3p, a3v, a2p, a2v, hp, hv, peaks, out_p, out_v,
-                out_policy, threads, lazy):
+def solve_round(
+    gp,
+    gv,
+    box,
+    held,
+    reach,
+    floor_prices,
+    window_of,
+    window_kernel,
+    window_top,
+    window_count,
+    window_rep,
+    span3,
+    orders_sorted,
+    order_cost,
+    probs,
+    a3p,
+    a3v,
+    a2p,
+    a2v,
+    hp,
+    hv,
+    peaks,
+    out_p,
+    out_v,
+    out_policy,
+    threads,
+    lazy,
+):
     """One round, one memory state: for every held inventory n in the box that a play can reach (`held`), cash c
     and price scenario, P̂/V̂ of every order by exact expectation over receipts, then eq. 12's selection.
 
@@ -204,10 +232,10 @@ def solve_round(gp, gv, box, held, reach, floor_prices, window_of, window_kernel
     bidx = np.empty((threads, n_cash), dtype=np.int16)
     floors = np.empty((threads, SUMMARY, n_cash))
     blocks = np.empty((threads, SUMMARY, (n_cash + BLOCK - 1) // BLOCK))
-    order_row = np.empty((threads, ORDERS ** 3), dtype=np.int64)
-    order_top = np.empty((threads, ORDERS ** 3, 4))
-    order_cheap = np.empty((threads, ORDERS ** 3), dtype=np.bool_)
-    order_exact = np.empty((threads, ORDERS ** 3), dtype=np.bool_)
+    order_row = np.empty((threads, ORDERS**3), dtype=np.int64)
+    order_top = np.empty((threads, ORDERS**3, 4))
+    order_cheap = np.empty((threads, ORDERS**3), dtype=np.bool_)
+    order_exact = np.empty((threads, ORDERS**3), dtype=np.bool_)
     rising = np.empty(hp.shape[0], dtype=np.bool_)
     ready = np.empty(hp.shape[0], dtype=np.bool_)
     row_top = np.empty((hp.shape[0], 4))
@@ -250,8 +278,27 @@ def solve_round(gp, gv, box, held, reach, floor_prices, window_of, window_kernel
                 rising[row] = False
                 ready[row] = False
             else:
-                _fill_row(row, hp, hv, peaks, row_top, rising, ready, a2p, a2v, window_kernel[0], top1, top2, top3,
-                          w2n, slots, w3_of_slot, n_cash, reach, floor_prices)
+                _fill_row(
+                    row,
+                    hp,
+                    hv,
+                    peaks,
+                    row_top,
+                    rising,
+                    ready,
+                    a2p,
+                    a2v,
+                    window_kernel[0],
+                    top1,
+                    top2,
+                    top3,
+                    w2n,
+                    slots,
+                    w3_of_slot,
+                    n_cash,
+                    reach,
+                    floor_prices,
+                )
         n_live = 0
         for n2 in range(box[1] + 1):
             for n1 in range(box[0] + 1):
@@ -265,12 +312,64 @@ def solve_round(gp, gv, box, held, reach, floor_prices, window_of, window_kernel
             n2, n1 = divmod(live[half if i % 2 == 0 else n_live - 1 - half], box[0] + 1)
             nc = _valid(n_cash, reach, f1 * n1 + f2 * n2 + f3 * n3)
             t = get_thread_id()
-            best = _gather(n1, n2, n3, w2n, slots, slot_of, window_of, window_rep, rising, ready, row_top,
-                           order_row[t], order_top[t], order_cheap[t], order_exact[t])
-            _select(n1, n2, n3, nc, hp, hv, peaks, order_row[t], order_top[t], order_cheap[t], order_exact[t], best,
-                    orders_sorted, order_cost, probs, bp[t], bv[t], badm[t], bidx[t], floors[t], blocks[t], out_p,
-                    out_v, out_policy, rising, ready, row_top, a2p, a2v, window_kernel[0], top1, top2, top3, w2n,
-                    slots, w3_of_slot, n_cash, reach, floor_prices)
+            best = _gather(
+                n1,
+                n2,
+                n3,
+                w2n,
+                slots,
+                slot_of,
+                window_of,
+                window_rep,
+                rising,
+                ready,
+                row_top,
+                order_row[t],
+                order_top[t],
+                order_cheap[t],
+                order_exact[t],
+            )
+            _select(
+                n1,
+                n2,
+                n3,
+                nc,
+                hp,
+                hv,
+                peaks,
+                order_row[t],
+                order_top[t],
+                order_cheap[t],
+                order_exact[t],
+                best,
+                orders_sorted,
+                order_cost,
+                probs,
+                bp[t],
+                bv[t],
+                badm[t],
+                bidx[t],
+                floors[t],
+                blocks[t],
+                out_p,
+                out_v,
+                out_policy,
+                rising,
+                ready,
+                row_top,
+                a2p,
+                a2v,
+                window_kernel[0],
+                top1,
+                top2,
+                top3,
+                w2n,
+                slots,
+                w3_of_slot,
+                n_cash,
+                reach,
+                floor_prices,
+            )
 
 
 @njit(cache=True)
@@ -306,8 +405,27 @@ def _expect(dst_p, dst_v, src_p, src_v, weights, top, nc):
 
 
 @njit(cache=True)
-def _fill_row(row, hp, hv, peaks, row_top, rising, ready, a2p, a2v, kernel1, top1, top2, top3, w2n, slots,
-              w3_of_slot, n_cash, reach, floor_prices):
+def _fill_row(
+    row,
+    hp,
+    hv,
+    peaks,
+    row_top,
+    rising,
+    ready,
+    a2p,
+    a2v,
+    kernel1,
+    top1,
+    top2,
+    top3,
+    w2n,
+    slots,
+    w3_of_slot,
+    n_cash,
+    reach,
+    floor_prices,
+):
     """Row `row` of hp/hv (the expectation over input 1's receipts, see `solve_round`), its block maxima and
     `top`, whether it rises; marked ready."""
     w12, slot = divmod(row, slots)
@@ -380,8 +498,23 @@ def _summary(row_p, row_v, peaks, top, nc):
 
 
 @njit(cache=True)
-def _gather(n1, n2, n3, w2n, slots, slot_of, window_of, window_rep, rising, ready, row_top, order_row, order_top,
-            order_cheap, order_exact):
+def _gather(
+    n1,
+    n2,
+    n3,
+    w2n,
+    slots,
+    slot_of,
+    window_of,
+    window_rep,
+    rising,
+    ready,
+    row_top,
+    order_row,
+    order_top,
+    order_cheap,
+    order_exact,
+):
     """Per order at held (n1, n2, n3): its row of hp/hv and that row's `top` (see `_summary`; its bounds when the
     row is not computed yet, which `order_exact` records), whether it is its row's cheapest order, or −∞ for an
     order that can never be chosen. That is a dearer member of a row that never falls as cash rises: it only
@@ -428,14 +561,54 @@ def _may_displace(top, k, nc, floors, blocks):
         return False
     above = (k // BLOCK + 1) * BLOCK
     first_v = top[FIRST_V] - k
-    return not (_unbeatable(top[FIRST_P], first_v, first_v, blocks, k // BLOCK) and
-                (above >= nc or _unbeatable(top_p, top_v, top_v, floors, above)))
+    return not (
+        _unbeatable(top[FIRST_P], first_v, first_v, blocks, k // BLOCK)
+        and (above >= nc or _unbeatable(top_p, top_v, top_v, floors, above))
+    )
 
 
 @njit(cache=True)
-def _select(n1, n2, n3, nc, hp, hv, peaks, order_row, order_top, order_cheap, order_exact, best, orders_sorted,
-            order_cost, probs, bp, bv, badm, bidx, floors, blocks, out_p, out_v, out_policy, rising, ready, row_top,
-            a2p, a2v, kernel1, top1, top2, top3, w2n, slots, w3_of_slot, n_cash, reach, floor_prices):
+def _select(
+    n1,
+    n2,
+    n3,
+    nc,
+    hp,
+    hv,
+    peaks,
+    order_row,
+    order_top,
+    order_cheap,
+    order_exact,
+    best,
+    orders_sorted,
+    order_cost,
+    probs,
+    bp,
+    bv,
+    badm,
+    bidx,
+    floors,
+    blocks,
+    out_p,
+    out_v,
+    out_policy,
+    rising,
+    ready,
+    row_top,
+    a2p,
+    a2v,
+    kernel1,
+    top1,
+    top2,
+    top3,
+    w2n,
+    slots,
+    w3_of_slot,
+    n_cash,
+    reach,
+    floor_prices,
+):
     """Eq. 12 for held inventory (n1, n2, n3), every cash level and price scenario. Order o's P̂/V̂ at cash
     c are row order_row[o] of hp/hv at c − cost.
 
@@ -478,8 +651,27 @@ def _select(n1, n2, n3, nc, hp, hv, peaks, order_row, order_top, order_cheap, or
             row = order_row[o]
             if not order_exact[o]:
                 if not ready[row]:
-                    _fill_row(row, hp, hv, peaks, row_top, rising, ready, a2p, a2v, kernel1, top1, top2, top3, w2n,
-                              slots, w3_of_slot, n_cash, reach, floor_prices)
+                    _fill_row(
+                        row,
+                        hp,
+                        hv,
+                        peaks,
+                        row_top,
+                        rising,
+                        ready,
+                        a2p,
+                        a2v,
+                        kernel1,
+                        top1,
+                        top2,
+                        top3,
+                        w2n,
+                        slots,
+                        w3_of_slot,
+                        n_cash,
+                        reach,
+                        floor_prices,
+                    )
                 if (rising[row] and not order_cheap[o]) or not _may_displace(row_top[row], k, nc, floors, blocks):
                     continue
             hi = _scan(hp, hv, peaks, row, k, o, nc, badm, bp, bv, bidx, blocks, floors)
@@ -492,8 +684,23 @@ def _select(n1, n2, n3, nc, hp, hv, peaks, order_row, order_top, order_cheap, or
 
 
 @njit(cache=True)
-def forward_round(mass, policy, kernel, order_cost, probs, output, violation, next_memory, deduction, due,
-                  leftover, values, payment_now, mid, totals):
+def forward_round(
+    mass,
+    policy,
+    kernel,
+    order_cost,
+    probs,
+    output,
+    violation,
+    next_memory,
+    deduction,
+    due,
+    leftover,
+    values,
+    payment_now,
+    mid,
+    totals,
+):
     """Push one round of joint-RCC occupancy mass through the table ([CS-28]), and read off on the way what
     the RC Customer's enumeration of ContractSim paper, App. C.5 needs: phase 0 is exactly the mass that enumeration keeps alive, so
     a violation leaving phase 0 is its DEAD mass.

@@ -169,8 +169,12 @@ class RoundTransition(NamedTuple):
 def round_transition(compiled: CompiledContractSim, payments: np.ndarray, t: int) -> RoundTransition:
     """Round t's transition, read off the monitor's table for the round; the one place the DP caps a deduction."""
     table = compiled.tables[t]
-    return RoundTransition(table.violation, table.new_memory_index, applied_deduction(payments[t + 1], table.deduction),
-                           payment_due(payments[t + 1], table.deduction))
+    return RoundTransition(
+        table.violation,
+        table.new_memory_index,
+        applied_deduction(payments[t + 1], table.deduction),
+        payment_due(payments[t + 1], table.deduction),
+    )
 
 
 def _production(compiled: CompiledContractSim, payments: np.ndarray):
@@ -211,8 +215,9 @@ def _reachable_memory(next_memory: np.ndarray) -> np.ndarray:
     return reach
 
 
-def _reachable_holdings(clamp: np.ndarray, spoilage_max: int, next_memory: np.ndarray,
-                        leftover: np.ndarray, side: int) -> np.ndarray:
+def _reachable_holdings(
+    clamp: np.ndarray, spoilage_max: int, next_memory: np.ndarray, leftover: np.ndarray, side: int
+) -> np.ndarray:
     """held[t, μ, n]: the stored holdings n (clamped to round t's box) that round t can start with in memory
     state μ, whatever is ordered, received and spoiled (cash is left out, so this may hold a few pairs too
     many, never too few). Round 1 starts empty; receipts can leave any m with n ≤ m ≤ U_t (every order of
@@ -230,7 +235,7 @@ def _reachable_holdings(clamp: np.ndarray, spoilage_max: int, next_memory: np.nd
         post = held[t].copy()
         for axis, cap in enumerate(clamp[t]):
             post = np.logical_or.accumulate(post, axis=axis + 1)
-            np.moveaxis(post, axis + 1, 0)[cap + 1:] = False
+            np.moveaxis(post, axis + 1, 0)[cap + 1 :] = False
         mu, m = np.nonzero(post.reshape(n_mem, -1))
         left = np.zeros((n_mem, side**3), dtype=bool)
         left[next_memory[t, mu, m], leftover[t, mu, m]] = True
@@ -242,7 +247,7 @@ def _reachable_holdings(clamp: np.ndarray, spoilage_max: int, next_memory: np.nd
         for axis, b in enumerate(state_box(clamp, t + 1)):
             tail = np.moveaxis(spoiled, axis + 1, 0)
             tail[b] = tail[b:].any(axis=0)
-            tail[b + 1:] = False
+            tail[b + 1 :] = False
         held[t + 1] = spoiled
     return held
 
@@ -254,8 +259,9 @@ def _inventory_clamp(output: np.ndarray, reach: np.ndarray, spoilage_max: int, i
     rule (which never needs more than u_t) picks the same output from both feasible sets; both keep
     ≥ U_t − u_t and after at most s_max spoilage ≥ U_{t+1}; by induction every later order, output
     and verdict coincide, so they have identical values and identical table entries."""
-    use = np.stack([output[..., 0] + output[..., 1], output[..., 0] + output[..., 1],
-                    output[..., 0] + output[..., 2]], axis=-1)
+    use = np.stack(
+        [output[..., 0] + output[..., 1], output[..., 0] + output[..., 1], output[..., 0] + output[..., 2]], axis=-1
+    )
     clamp = np.zeros((ROUNDS, 3), dtype=np.int64)
     later = np.zeros(3, dtype=np.int64)
     for t in reversed(range(ROUNDS)):
@@ -329,12 +335,31 @@ def build_problem(ir: ContractSimIR, env: SupplyEnvironment, cover: Cover = "sch
     prices, probs = price_scenarios(env)
     order_cost = (prices @ ORDER_GRID.T).astype(np.int64)
     orders_by_cost = np.stack([np.lexsort((np.arange(len(ORDER_GRID)), row)) for row in order_cost]).astype(np.int64)
-    arrays = dict(payments=payments, prices=prices, price_probs=probs, order_cost=order_cost,
-                  orders_by_cost=orders_by_cost, spoilage=spoilage_matrix(env),
-                  clamp=clamp, cash_reach=reach_cash, cash_max=cash_max, held=holdings, kernel=kernel,
-                  window_of=window_of, window_kernel=window_kernel, window_top=window_top,
-                  window_count=window_count, window_rep=window_rep, window_span=window_span, output=output,
-                  violation=violation, next_memory=next_memory, deduction=deduction, due=due, leftover=leftover)
+    arrays = dict(
+        payments=payments,
+        prices=prices,
+        price_probs=probs,
+        order_cost=order_cost,
+        orders_by_cost=orders_by_cost,
+        spoilage=spoilage_matrix(env),
+        clamp=clamp,
+        cash_reach=reach_cash,
+        cash_max=cash_max,
+        held=holdings,
+        kernel=kernel,
+        window_of=window_of,
+        window_kernel=window_kernel,
+        window_top=window_top,
+        window_count=window_count,
+        window_rep=window_rep,
+        window_span=window_span,
+        output=output,
+        violation=violation,
+        next_memory=next_memory,
+        deduction=deduction,
+        due=due,
+        leftover=leftover,
+    )
     for value in arrays.values():
         value.setflags(write=False)
     return DPProblem(ir=base, env=env, cover=cover, compiled=compiled, **arrays)

@@ -13,8 +13,13 @@ from solver.verify.report import CheckOutcome, VerificationReport
 __all__ = ["BoardSpec", "CheckOutcome", "VerificationReport", "translation_checks", "verify"]
 
 
-def verify(checked: CheckedContract, env: SupplyEnvironment | None = None, board: BoardSpec | None = None,
-           timeout_ms: int = DEFAULT_TIMEOUT_MS, rules: Rules | None = None) -> VerificationReport:
+def verify(
+    checked: CheckedContract,
+    env: SupplyEnvironment | None = None,
+    board: BoardSpec | None = None,
+    timeout_ms: int = DEFAULT_TIMEOUT_MS,
+    rules: Rules | None = None,
+) -> VerificationReport:
     """Prove or refute every applicable property; environment- and board-dependent checks need those values,
     and CT-Bench board checks follow `rules` ([CT-24a]; default: the paper's text)."""
     if isinstance(checked.ir, ContractSimIR):
@@ -29,5 +34,8 @@ def translation_checks(checked: CheckedContract) -> list[Inconsistency]:
     if not isinstance(checked.ir, ContractSimIR):
         return []
     report = verify(checked)
-    return [Inconsistency(check=c.name, message=f"{c.name}: {c.message}", values=c.counterexample or {})
-            for c in report.checks if c.status == "refuted" and c.name.startswith(("arithmetic", "assert"))]
+    return [
+        Inconsistency(check=c.name, message=f"{c.name}: {c.message}", values=c.counterexample or {})
+        for c in report.checks
+        if c.status == "refuted" and c.name.startswith(("arithmetic", "assert"))
+    ]

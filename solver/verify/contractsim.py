@@ -24,8 +24,12 @@ def _solver(timeout_ms: int) -> z3.Solver:
 
 def _unknown(name: str, solver: z3.Solver, span) -> CheckOutcome:
     reason = solver.reason_unknown() or "unknown"
-    return CheckOutcome(name=name, status="unknown", span=span,
-                        message=f"z3 gave no answer ({reason}); the check is neither proved nor refuted")
+    return CheckOutcome(
+        name=name,
+        status="unknown",
+        span=span,
+        message=f"z3 gave no answer ({reason}); the check is neither proved nor refuted",
+    )
 
 
 def check_assert(a: AssertTerm, k: int, checked: CheckedContract, env) -> CheckOutcome:
@@ -33,17 +37,25 @@ def check_assert(a: AssertTerm, k: int, checked: CheckedContract, env) -> CheckO
     name, span = f"assert.{k}", checked.span(f"assert.{k}")
     ir = checked.ir
     if a.uses_environment and env is None:
-        return CheckOutcome(name=name, status="unknown", span=span,
-                            message=f"`{a.text}` mentions budget or capital; pass --env N to decide it")
+        return CheckOutcome(
+            name=name,
+            status="unknown",
+            span=span,
+            message=f"`{a.text}` mentions budget or capital; pass --env N to decide it",
+        )
     m = ir.setting_info.multiplier
     budget, capital = (env.budget * m, env.capital * m) if env is not None else (None, None)
     holds, lv, rv = a.decide(ir, budget, capital)
     if holds:
         return CheckOutcome(name=name, status="proved", span=span, message=f"`{a.text}` holds")
     unit = money if a.unit == "money" else str
-    return CheckOutcome(name=name, status="refuted", span=span,
-                        message=f"`{a.text}` is false: the left side is {unit(lv)}, the right side {unit(rv)}",
-                        counterexample={"left": lv, "right": rv})
+    return CheckOutcome(
+        name=name,
+        status="refuted",
+        span=span,
+        message=f"`{a.text}` is false: the left side is {unit(lv)}, the right side {unit(rv)}",
+        counterexample={"left": lv, "right": rv},
+    )
 
 
 def check_totals(checked: CheckedContract, timeout_ms: int) -> CheckOutcome:
@@ -57,12 +69,20 @@ def check_totals(checked: CheckedContract, timeout_ms: int) -> CheckOutcome:
     if result == z3.unknown:
         return _unknown("arithmetic.totals", s, span)
     if result == z3.unsat:
-        return CheckOutcome(name="arithmetic.totals", status="proved", span=span,
-                            message=f"price × quantity total {money(ir.total_value)} equals the payment total")
-    return CheckOutcome(name="arithmetic.totals", status="refuted", span=span,
-                        message=f"price × quantity total {money(ir.total_value)} differs from the payment total "
-                                f"{money(ir.total_pay)} by {money(abs(ir.total_value - ir.total_pay))}",
-                        counterexample={"price_total": ir.total_value, "payment_total": ir.total_pay})
+        return CheckOutcome(
+            name="arithmetic.totals",
+            status="proved",
+            span=span,
+            message=f"price × quantity total {money(ir.total_value)} equals the payment total",
+        )
+    return CheckOutcome(
+        name="arithmetic.totals",
+        status="refuted",
+        span=span,
+        message=f"price × quantity total {money(ir.total_value)} differs from the payment total "
+        f"{money(ir.total_pay)} by {money(abs(ir.total_value - ir.total_pay))}",
+        counterexample={"price_total": ir.total_value, "payment_total": ir.total_pay},
+    )
 
 
 def check_budget(checked: CheckedContract, env: SupplyEnvironment) -> CheckOutcome:
@@ -70,12 +90,19 @@ def check_budget(checked: CheckedContract, env: SupplyEnvironment) -> CheckOutco
     budget = env.budget * ir.setting_info.multiplier
     margin = budget - ir.total_pay
     if margin >= 0:
-        return CheckOutcome(name="budget", status="proved", span=checked.span("pay"),
-                            message=f"payments {money(ir.total_pay)} fit the budget {money(budget)} "
-                                    f"(margin {money(margin)})")
-    return CheckOutcome(name="budget", status="refuted", span=checked.span("pay"),
-                        message=f"payments {money(ir.total_pay)} exceed the budget {money(budget)} by {money(-margin)}",
-                        counterexample={"payment_total": ir.total_pay, "budget": budget})
+        return CheckOutcome(
+            name="budget",
+            status="proved",
+            span=checked.span("pay"),
+            message=f"payments {money(ir.total_pay)} fit the budget {money(budget)} (margin {money(margin)})",
+        )
+    return CheckOutcome(
+        name="budget",
+        status="refuted",
+        span=checked.span("pay"),
+        message=f"payments {money(ir.total_pay)} exceed the budget {money(budget)} by {money(-margin)}",
+        counterexample={"payment_total": ir.total_pay, "budget": budget},
+    )
 
 
 def check_granularity(checked: CheckedContract) -> CheckOutcome:
@@ -83,10 +110,19 @@ def check_granularity(checked: CheckedContract) -> CheckOutcome:
     g = ir.setting_info.granularity
     off = [v for v in (*ir.prices, *ir.payments) if v % g]
     if not off:
-        return CheckOutcome(name="granularity", status="proved", span=checked.span("contract"),
-                            message=f"every price and payment is a multiple of {money(g)}")
-    return CheckOutcome(name="granularity", status="refuted", span=checked.span("contract"),
-                        message=f"{len(off)} amount(s) are not multiples of {money(g)}", counterexample={"amounts": off})
+        return CheckOutcome(
+            name="granularity",
+            status="proved",
+            span=checked.span("contract"),
+            message=f"every price and payment is a multiple of {money(g)}",
+        )
+    return CheckOutcome(
+        name="granularity",
+        status="refuted",
+        span=checked.span("contract"),
+        message=f"{len(off)} amount(s) are not multiples of {money(g)}",
+        counterexample={"amounts": off},
+    )
 
 
 def check_minimums(checked: CheckedContract) -> CheckOutcome:
@@ -95,13 +131,20 @@ def check_minimums(checked: CheckedContract) -> CheckOutcome:
     products = ir.setting_info.products
     gaps = [(w, products[d]) for w, row in zip(PRODUCTION_WEEKS, ir.deliveries) for d in range(3) if row[d] < 1]
     if not gaps:
-        return CheckOutcome(name="minimums", status="proved", span=checked.span("deliver"),
-                            message="every production week delivers at least 1 of each product")
+        return CheckOutcome(
+            name="minimums",
+            status="proved",
+            span=checked.span("deliver"),
+            message="every production week delivers at least 1 of each product",
+        )
     w, d = gaps[0]
-    return CheckOutcome(name="minimums", status="refuted", span=checked.span(f"deliver.{w}"),
-                        message=f"week {w} schedules no {d}; the Customer needs at least 1 of each product "
-                                f"({len(gaps)} such gap(s))",
-                        counterexample={"gaps": [{"week": w, "product": p} for w, p in gaps]})
+    return CheckOutcome(
+        name="minimums",
+        status="refuted",
+        span=checked.span(f"deliver.{w}"),
+        message=f"week {w} schedules no {d}; the Customer needs at least 1 of each product ({len(gaps)} such gap(s))",
+        counterexample={"gaps": [{"week": w, "product": p} for w, p in gaps]},
+    )
 
 
 def check_capacity(checked: CheckedContract, env: SupplyEnvironment) -> CheckOutcome:
@@ -112,12 +155,19 @@ def check_capacity(checked: CheckedContract, env: SupplyEnvironment) -> CheckOut
         need = max(a + b, a + c)
         if need > cap:
             which = "inventory cap" if need > env.inventory_cap else "order cap"
-            return CheckOutcome(name="capacity", status="refuted", span=checked.span(f"deliver.{w}"),
-                                message=f"week {w} needs {need} units of one input, above the {which} of {cap}",
-                                counterexample={"week": w, "needed": need, "cap": cap})
-    return CheckOutcome(name="capacity", status="proved", span=checked.span("deliver"),
-                        message=f"every week's inputs fit the inventory cap {env.inventory_cap} and order cap "
-                                f"{env.order_cap}")
+            return CheckOutcome(
+                name="capacity",
+                status="refuted",
+                span=checked.span(f"deliver.{w}"),
+                message=f"week {w} needs {need} units of one input, above the {which} of {cap}",
+                counterexample={"week": w, "needed": need, "cap": cap},
+            )
+    return CheckOutcome(
+        name="capacity",
+        status="proved",
+        span=checked.span("deliver"),
+        message=f"every week's inputs fit the inventory cap {env.inventory_cap} and order cap {env.order_cap}",
+    )
 
 
 class _PlanModel:
@@ -212,9 +262,16 @@ class _PlanModel:
             y = [value(v) for v in self.deliveries[t]]
             events += [{"type": "delivery", "week": prod_week, "product": p, "qty": q} for p, q in zip(products, y)]
             events.append({"type": "week_end", "week": prod_week})
-            rows.append({"week": prod_week, "cash_at_ordering": value(self.cash_before[t]) * m,
-                         "order": [value(v) for v in self.orders[t]], "prices": list(self.prices),
-                         "inventory_after_receipt": [value(v) for v in self.post[t]], "delivered": y})
+            rows.append(
+                {
+                    "week": prod_week,
+                    "cash_at_ordering": value(self.cash_before[t]) * m,
+                    "order": [value(v) for v in self.orders[t]],
+                    "prices": list(self.prices),
+                    "inventory_after_receipt": [value(v) for v in self.post[t]],
+                    "delivered": y,
+                }
+            )
         return rows, events
 
 
@@ -222,17 +279,23 @@ def check_cashflow(checked: CheckedContract, env: SupplyEnvironment, case: str, 
     """Best case: can any plan comply (refuted ⇒ P_sat = 0)? Worst case: does one survive every draw?"""
     name = f"cashflow.{case}_case"
     span = checked.span("deliver")
-    laws = ("lowest prices, full receipts and no spoilage" if case == "best" else
-            "highest prices, lowest receipts and the most spoilage")
+    laws = (
+        "lowest prices, full receipts and no spoilage"
+        if case == "best"
+        else "highest prices, lowest receipts and the most spoilage"
+    )
     model = _PlanModel(checked.ir, env, case, timeout_ms)
     s = model.solver
     result = s.check(*model.compliant)
     if result == z3.unknown:
         return _unknown(name, s, span)
     if result == z3.sat:
-        claim = ("some order plan meets every delivery" if case == "best" else
-                 "one order plan meets every delivery on every realisation, so compliance is certain "
-                 "(the rational Supplier's P_sat is at least 0.95)")
+        claim = (
+            "some order plan meets every delivery"
+            if case == "best"
+            else "one order plan meets every delivery on every realisation, so compliance is certain "
+            "(the rational Supplier's P_sat is at least 0.95)"
+        )
         return CheckOutcome(name=name, status="proved", span=span, message=f"with {laws}, {claim}")
     # refuted: the first unsatisfiable prefix of rounds names the failing week
     for k in range(5):
@@ -247,26 +310,34 @@ def check_cashflow(checked: CheckedContract, env: SupplyEnvironment, case: str, 
     if s.check(*model.compliant[:k]) != z3.sat:
         return _unknown(name, s, span)  # the counterexample plan itself could not be found in time
     rows, events = model.plan(s.model(), k + 1)
-    consequence = "no policy can comply, so P_sat = 0" if case == "best" else \
-        "compliance is not certain in the worst case"
+    consequence = (
+        "no policy can comply, so P_sat = 0" if case == "best" else "compliance is not certain in the worst case"
+    )
     return CheckOutcome(
-        name=name, status="refuted", span=checked.span(f"deliver.{week}"),
+        name=name,
+        status="refuted",
+        span=checked.span(f"deliver.{week}"),
         message=f"with {laws}, no order plan meets the week-{week} delivery: cash or inventory runs out by "
-                f"then; {consequence}",
+        f"then; {consequence}",
         counterexample={"failing_week": week, "plan": rows, "events": events},
     )
 
 
-def verify_contractsim(checked: CheckedContract, env: SupplyEnvironment | None,
-                       timeout_ms: int = DEFAULT_TIMEOUT_MS) -> list[CheckOutcome]:
+def verify_contractsim(
+    checked: CheckedContract, env: SupplyEnvironment | None, timeout_ms: int = DEFAULT_TIMEOUT_MS
+) -> list[CheckOutcome]:
     ir = checked.ir
     checks = [check_totals(checked, timeout_ms)]
     checks += [check_assert(a, k, checked, env) for k, a in enumerate(ir.asserts)]
     checks.append(check_granularity(checked))
     checks.append(check_minimums(checked))
     if env is not None:
-        checks += [check_budget(checked, env), check_capacity(checked, env),
-                   check_cashflow(checked, env, "best", timeout_ms), check_cashflow(checked, env, "worst", timeout_ms)]
+        checks += [
+            check_budget(checked, env),
+            check_capacity(checked, env),
+            check_cashflow(checked, env, "best", timeout_ms),
+            check_cashflow(checked, env, "worst", timeout_ms),
+        ]
     return checks
 
 

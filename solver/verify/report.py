@@ -18,10 +18,23 @@ class CheckOutcome(Frozen):
     counterexample: dict | None = None
 
     def to_json(self) -> dict:
-        span = None if self.span is None else {"line": self.span.line, "column": self.span.column,
-                                                "end_line": self.span.end_line, "end_column": self.span.end_column}
-        return {"name": self.name, "status": self.status, "message": self.message, "span": span,
-                "counterexample": self.counterexample}
+        span = (
+            None
+            if self.span is None
+            else {
+                "line": self.span.line,
+                "column": self.span.column,
+                "end_line": self.span.end_line,
+                "end_column": self.span.end_column,
+            }
+        )
+        return {
+            "name": self.name,
+            "status": self.status,
+            "message": self.message,
+            "span": span,
+            "counterexample": self.counterexample,
+        }
 
 
 class VerificationReport(Frozen):

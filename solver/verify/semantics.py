@@ -36,8 +36,7 @@ class ZRound:
     inequalities, which z3 decides much faster than integer division.
     """
 
-    def __init__(self, rules: RoundRules, round_index: int, memory: list, delivered: list,
-                 floor_div=plain_floor_div):
+    def __init__(self, rules: RoundRules, round_index: int, memory: list, delivered: list, floor_div=plain_floor_div):
         q = rules.schedule[round_index]
         carries = rules.carries_deficits
         req = [q[d] + memory[d] if carries else z3.IntVal(q[d]) for d in range(3)]

@@ -11,10 +11,9 @@ import pytest
 
 import contractlang as cl
 from examples.agents.stingy import Stingy
-from tests.helpers import run_cli
 
 # the smallest synthetic set and its fresh copies, made once for both experiment test files
-from tests.contractsim.test_performance import VARIANTS, fresh, synthetic  # noqa: E402,F401  (`synthetic` is a fixture)
+from tests.helpers import fresh, run_cli
 
 pytestmark = pytest.mark.e2e  # experiments with workers on a synthetic set
 
@@ -42,8 +41,11 @@ def test_a_py_agent_on_a_slice_gives_the_same_tables_in_one_process_two_workers_
     assert "| RCC | stingy |" in tables[0]
     assert (one / "performance" / "tables.json").read_bytes() == (two / "performance" / "tables.json").read_bytes()
     rows = result.rows()
-    assert [(r["policy"], r["counterparty"]) for r in rows if not r["rational"]] == \
-        [("stingy", "rcc"), ("stingy", "rc"), ("stingy", "re")]
+    assert [(r["policy"], r["counterparty"]) for r in rows if not r["rational"]] == [
+        ("stingy", "rcc"),
+        ("stingy", "rc"),
+        ("stingy", "re"),
+    ]
     assert all(isinstance(r["summary.utility.mean"], float) for r in rows)
 
     whole = performance(one, "--agent", spec, "--workers", "1")

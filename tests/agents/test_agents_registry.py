@@ -38,13 +38,16 @@ def test_a_python_customer_in_a_file_plays_run_and_the_record_names_its_spec():
     assert game["customer"] == STINGY
     paid = [w["paid"] for w in game["weeks"] if w["role"] == "customer"]
     assert all(p % 10 == 0 for p in paid) and sum(paid) > 0  # its own rule: the due, rounded down to $10
-    by_module = run_json("run", WORKED, "--env", "1", "--customer", "py:tests.agents.agent_modules:Stingy",
-                         "--supplier", "rcc")
+    by_module = run_json(
+        "run", WORKED, "--env", "1", "--customer", "py:tests.agents.agent_modules:Stingy", "--supplier", "rcc"
+    )
     assert by_module["weeks"] == game["weeks"]  # the same class, found as MODULE:ATTR
 
 
 def test_a_class_a_factory_and_an_instance_are_all_agents(tmp_path):
-    path = agent_file(tmp_path, """
+    path = agent_file(
+        tmp_path,
+        """
         class Payer:
             name = "payer"
             def __init__(self, seat):
@@ -56,28 +59,46 @@ def test_a_class_a_factory_and_an_instance_are_all_agents(tmp_path):
             return Payer(type("S", (), {"role": "customer"}))
 
         instance = factory()
-        """)
-    weeks = {attr: run_json("run", WORKED, "--env", "1", "--customer", f"py:{path}:{attr}")["weeks"]
-             for attr in ("Payer", "factory", "instance")}
+        """,
+    )
+    weeks = {
+        attr: run_json("run", WORKED, "--env", "1", "--customer", f"py:{path}:{attr}")["weeks"]
+        for attr in ("Payer", "factory", "instance")
+    }
     assert weeks["Payer"] == weeks["factory"] == weeks["instance"]
     assert weeks["Payer"] == run_json("run", WORKED, "--env", "1", "--customer", "rc")["weeks"]
 
 
-@pytest.mark.parametrize("body,spec,message", [
-    (None, "py:nowhere/none.py:X", "no Python file nowhere/none.py"),
-    ("import no_such_module_xyz\n", "py:{path}:X", "cannot import {path}: ModuleNotFoundError"),
-    ("X = 1\n", "py:{path}:Y", "has no attribute 'Y'"),
-    ("X = 1\n", "py:{path}:X", "X is not an agent"),
-    ("class X:\n    def act(self, o):\n        raise KeyError('week')\n", "py:{path}:X",
-     "(customer) raised KeyError: 'week'"),
-    ("class X:\n    name = 'x'\n    def act(self, o):\n        return {'kind': 'pay', 'amount': 10**6}\n",
-     "py:{path}:X", "chose an illegal action: pays $1,000,000; $200 of the budget remains"),
-    ("class X:\n    def act(self, o):\n        return {'kind': 'pay'}\n", "py:{path}:X",
-     "not a contractsim action (pay.amount: Field required)"),
-    ("class X:\n    def __init__(self, seat):\n        raise RuntimeError('no model file')\n", "py:{path}:X",
-     "failed to start: RuntimeError: no model file"),
-    ("class X:\n    pass\n", "py:{path}:X", "X is not an agent (it has no act method)"),
-])
+@pytest.mark.parametrize(
+    "body,spec,message",
+    [
+        (None, "py:nowhere/none.py:X", "no Python file nowhere/none.py"),
+        ("import no_such_module_xyz\n", "py:{path}:X", "cannot import {path}: ModuleNotFoundError"),
+        ("X = 1\n", "py:{path}:Y", "has no attribute 'Y'"),
+        ("X = 1\n", "py:{path}:X", "X is not an agent"),
+        (
+            "class X:\n    def act(self, o):\n        raise KeyError('week')\n",
+            "py:{path}:X",
+            "(customer) raised KeyError: 'week'",
+        ),
+        (
+            "class X:\n    name = 'x'\n    def act(self, o):\n        return {'kind': 'pay', 'amount': 10**6}\n",
+            "py:{path}:X",
+            "chose an illegal action: pays $1,000,000; $200 of the budget remains",
+        ),
+        (
+            "class X:\n    def act(self, o):\n        return {'kind': 'pay'}\n",
+            "py:{path}:X",
+            "not a contractsim action (pay.amount: Field required)",
+        ),
+        (
+            "class X:\n    def __init__(self, seat):\n        raise RuntimeError('no model file')\n",
+            "py:{path}:X",
+            "failed to start: RuntimeError: no model file",
+        ),
+        ("class X:\n    pass\n", "py:{path}:X", "X is not an agent (it has no act method)"),
+    ],
+)
 def test_a_broken_python_agent_ends_the_run_with_one_line_that_says_why(tmp_path, body, spec, message):
     path = agent_file(tmp_path, body) if body is not None else None
     spec, message = spec.format(path=path), message.format(path=path)
@@ -89,31 +110,57 @@ def test_a_broken_python_agent_ends_the_run_with_one_line_that_says_why(tmp_path
 
 
 def test_an_illegal_ctbench_move_says_where_the_player_may_go(tmp_path):
-    path = agent_file(tmp_path, """
+    path = agent_file(
+        tmp_path,
+        """
         class Jumper:
             def act(self, observation):
                 if observation.phase == "move":
                     return {"kind": "move", "tile": [3, 3]}
                 return observation.legal_actions()[0]
-        """)
+        """,
+    )
     done = run_cli("run", "examples/ctbench-board-24-swap.contract", "--board", "24", "--red", f"py:{path}:Jumper")
     assert done.returncode == 1
-    assert "chose an illegal action: moves onto (3, 3), which is not next to the mover; it may move onto (1, 0), " \
-           "(0, 1) or pass" in done.stderr
+    assert (
+        "chose an illegal action: moves onto (3, 3), which is not next to the mover; it may move onto (1, 0), "
+        "(0, 1) or pass" in done.stderr
+    )
 
 
 @pytest.mark.e2e
 def test_a_ctbench_player_class_plays_a_paper_sweep(tmp_path):
-    result = run_json("ctbench", "sweep", "--set", "paper", "--boards", "0,1", "--conditions", "none,prog_trading",
-                      "--modes", "pfp", "--red", WALKER, "--blue", "planner", "--workers", "1", "--out", tmp_path)
+    result = run_json(
+        "ctbench",
+        "sweep",
+        "--set",
+        "paper",
+        "--boards",
+        "0,1",
+        "--conditions",
+        "none,prog_trading",
+        "--modes",
+        "pfp",
+        "--red",
+        WALKER,
+        "--blue",
+        "planner",
+        "--workers",
+        "1",
+        "--out",
+        tmp_path,
+    )
     assert result["games"] == 4
     games = [json.loads(line) for line in (tmp_path / "games.jsonl").read_text().splitlines()]
     assert {g["red_agent"] for g in games} == {WALKER} and {g["board_set"] for g in games} == {"paper"}
 
 
 def test_unknown_names_list_every_kind_of_agent():
-    with pytest.raises(UnknownName, match=r"unknown customer policy 'oracle'; choose from rc, re, rcc, random, "
-                                          r"cmd:PROGRAM, llm:\[PROVIDER/\]MODEL, py:MODULE:ATTR, py:FILE.py:ATTR"):
+    with pytest.raises(
+        UnknownName,
+        match=r"unknown customer policy 'oracle'; choose from rc, re, rcc, random, "
+        r"cmd:PROGRAM, llm:\[PROVIDER/\]MODEL, py:MODULE:ATTR, py:FILE.py:ATTR",
+    ):
         resolve("oracle", "contractsim", "customer")
     with pytest.raises(UnknownName):
         resolve("llm:nowhere/x", "ctbench", "red")
@@ -127,9 +174,9 @@ def test_labels_split_before_any_colon():
 
 @pytest.mark.e2e
 def test_a_registered_agent_plays_by_name_and_an_instance_is_reset_before_each_game():
+    from contractlang import load
     from games.contractsim.environments import environment
     from games.contractsim.play import play
-    from contractlang import load
 
     class Counting:
         name = "counting"
@@ -155,12 +202,14 @@ def installed_package(root: Path) -> Path:
     """A package `theiragents` installed into `root` (a directory put on the path) with its dist-info, whose
     entry points name one agent per game."""
     (root / "theiragents").mkdir(parents=True)
-    (root / "theiragents" / "__init__.py").write_text(textwrap.dedent("""
+    (root / "theiragents" / "__init__.py").write_text(
+        textwrap.dedent("""
         class Payer:
             name = "their-payer"
             def act(self, observation):
                 return {"kind": "pay", "amount": min(observation.payment_due, observation.remaining_budget)}
-        """))
+        """)
+    )
     info = root / "theiragents-1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: theiragents\nVersion: 1.0\n")
@@ -177,19 +226,24 @@ def test_an_installed_packages_entry_point_is_found_by_name_by_the_cli(tmp_path)
     assert json.loads(done.stdout)["customer"] == "their-payer"
     rc = run_process("run", WORKED, "--env", "1", "--customer", "rc", "--json", env=env)
     assert json.loads(done.stdout)["weeks"] == json.loads(rc.stdout)["weeks"]
-    missing = run_process("run", WORKED, "--env", "1", "--customer", "their-payer",
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    missing = run_process(
+        "run", WORKED, "--env", "1", "--customer", "their-payer", env={**os.environ, "PYTHONPATH": str(ROOT)}
+    )
     assert missing.returncode == 1 and "unknown customer policy 'their-payer'" in missing.stderr
 
 
 def test_metrics_imports_a_python_agent_a_record_names_only_when_allowed(tmp_path):
-    record = run_json("run", WORKED, "--env", "1", "--customer", "py:tests.agents.agent_modules:Stingy", "--supplier", "rcc")
+    record = run_json(
+        "run", WORKED, "--env", "1", "--customer", "py:tests.agents.agent_modules:Stingy", "--supplier", "rcc"
+    )
     runs = tmp_path / "runs.jsonl"
     runs.write_text(json.dumps(record) + "\n")
     refused = run_cli("metrics", runs)
     assert refused.returncode == 1, refused.stderr
-    assert "would import the Python agent 'py:tests.agents.agent_modules:Stingy' named in them; pass --allow-commands" \
+    assert (
+        "would import the Python agent 'py:tests.agents.agent_modules:Stingy' named in them; pass --allow-commands"
         in refused.stderr
+    )
     allowed = run_json("metrics", runs, "--allow-commands")
     assert {r["policy"] for r in allowed["roles"]} >= {"py:tests.agents.agent_modules:Stingy"}
 
@@ -198,7 +252,9 @@ def test_metrics_imports_a_python_agent_a_record_names_only_when_allowed(tmp_pat
 def test_a_python_negotiator_and_performer_play_negotiate(tmp_path):
     """`negotiate` seats `py:` agents too: a Customer negotiator that accepts the first offer it may accept, and
     the Python Customer in the performance game on the agreed contract."""
-    path = agent_file(tmp_path, """
+    path = agent_file(
+        tmp_path,
+        """
         import json
 
         class Accepting:
@@ -207,7 +263,8 @@ def test_a_python_negotiator_and_performer_play_negotiate(tmp_path):
                 if observation.can_accept:
                     return json.dumps({"response": "Agreed.", "accept": True})
                 return json.dumps({"response": "Please make me an offer."})
-        """)
+        """,
+    )
     done = run_json("negotiate", "--env", "1", "--customer", f"py:{path}:Accepting", "--perform-customer", STINGY)
     run = done["runs"][0]
     assert run["negotiation"]["outcome"] == "agreed" and run["negotiation"]["customer"] == f"py:{path}:Accepting"
@@ -215,8 +272,8 @@ def test_a_python_negotiator_and_performer_play_negotiate(tmp_path):
 
 
 def test_a_ctbench_sweep_from_python_seats_an_object_like_its_spec(tmp_path):
-    from examples.agents.stingy import Walker
     import contractlang as cl
+    from examples.agents.stingy import Walker
 
     by_object = cl.ctbench.sweep(tmp_path / "object", boards=["paper:0"], pairs=[(Walker(), "planner")], workers=1)
     by_spec = cl.ctbench.sweep(tmp_path / "spec", boards=["paper:0"], pairs=[(WALKER, "planner")], workers=1)

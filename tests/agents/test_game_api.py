@@ -34,12 +34,23 @@ def contractsim(state_type=State, new_state=None) -> GameUnderTest:
 
     def probes(state):
         cap = ENV.order_cap
-        return [Pay(amount=state.budget_left), Pay(amount=state.budget_left + 1), Pay(amount=-1),
-                Order(quantities=(1, 0, 0)), Order(quantities=(cap + 1, 0, 0)), Order(quantities=(cap, cap, cap)),
-                Produce(quantities=(1, 0, 0)), Produce(quantities=(99, 0, 0))]
+        return [
+            Pay(amount=state.budget_left),
+            Pay(amount=state.budget_left + 1),
+            Pay(amount=-1),
+            Order(quantities=(1, 0, 0)),
+            Order(quantities=(cap + 1, 0, 0)),
+            Order(quantities=(cap, cap, cap)),
+            Produce(quantities=(1, 0, 0)),
+            Produce(quantities=(99, 0, 0)),
+        ]
 
-    return GameUnderTest(new_state=new_state or start, random_action=random_action, probes=probes,
-                         conserved=lambda s: s.budget_left + s.cash + s.spend_total)
+    return GameUnderTest(
+        new_state=new_state or start,
+        random_action=random_action,
+        probes=probes,
+        conserved=lambda s: s.budget_left + s.cash + s.spend_total,
+    )
 
 
 def ctbench() -> GameUnderTest:
@@ -50,12 +61,23 @@ def ctbench() -> GameUnderTest:
         return agent.act(state.observe(state.current_player()))
 
     one = {"red": 1, "blue": 0, "green": 0}
-    probes = lambda state: [Propose(offer=None), Respond(accept=True), Move(tile=(3, 3)), Move(tile=None),  # noqa: E731
-                            Propose(offer=Trade(give=one, receive=one)),
-                            Propose(offer=Arrangement(i_cover=one, you_cover=one))]
-    return GameUnderTest(new_state=lambda seed: CTBenchGame(board=board, mode="pfp").new_initial_state(),
-                         random_action=random_action, probes=probes,
-                         conserved=lambda s: total(s.red_chips) + total(s.blue_chips) + s.stats.chips_spent)
+
+    def probes(state):
+        return [
+            Propose(offer=None),
+            Respond(accept=True),
+            Move(tile=(3, 3)),
+            Move(tile=None),
+            Propose(offer=Trade(give=one, receive=one)),
+            Propose(offer=Arrangement(i_cover=one, you_cover=one)),
+        ]
+
+    return GameUnderTest(
+        new_state=lambda seed: CTBenchGame(board=board, mode="pfp").new_initial_state(),
+        random_action=random_action,
+        probes=probes,
+        conserved=lambda s: total(s.red_chips) + total(s.blue_chips) + s.stats.chips_spent,
+    )
 
 
 def test_both_games_pass():
@@ -80,16 +102,26 @@ class OverOfferingState(State):
         return offered + [Pay(amount=self.budget_left + 1)] if self.phase == "pay" else offered
 
 
-@pytest.mark.parametrize("broken,message", [
-    (contractsim(LeakyState), "changed the conserved quantity"),
-    (contractsim(OverOfferingState), "is called illegal: pays $"),
-    (contractsim(new_state=lambda seed: ContractSimGame.make(IR, ENV).new_initial_state(
-        draw_shocks(ENV, np.random.default_rng()))), "two plays with the same seed differ"),
-])
+@pytest.mark.parametrize(
+    "broken,message",
+    [
+        (contractsim(LeakyState), "changed the conserved quantity"),
+        (contractsim(OverOfferingState), "is called illegal: pays $"),
+        (
+            contractsim(
+                new_state=lambda seed: ContractSimGame.make(IR, ENV).new_initial_state(
+                    draw_shocks(ENV, np.random.default_rng())
+                )
+            ),
+            "two plays with the same seed differ",
+        ),
+    ],
+)
 def test_a_broken_game_fails_with_the_property_it_breaks(broken, message):
     with pytest.raises(GameApiError) as failed:
         check_game_api(broken, seeds=(0,))
     assert message in str(failed.value)
     if "pays $" in message:
-        assert "of the budget remains" in str(failed.value) and "is legal but apply_action refuses it" in \
-            str(failed.value)
+        assert "of the budget remains" in str(failed.value) and "is legal but apply_action refuses it" in str(
+            failed.value
+        )

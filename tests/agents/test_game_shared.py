@@ -10,8 +10,15 @@ import json
 import pytest
 
 from contractlang import load
-from contractlang.interpreter.events import EVENT_MODELS, EventBase, GameEnd, GoalReached, MoveAttempt, WeekEnd, \
-    monitor_events
+from contractlang.interpreter.events import (
+    EVENT_MODELS,
+    EventBase,
+    GameEnd,
+    GoalReached,
+    MoveAttempt,
+    WeekEnd,
+    monitor_events,
+)
 from games.agents import AgentError, seated
 from games.contractsim.environments import environment
 from games.contractsim.play import RunRecord
@@ -26,8 +33,7 @@ IR = load(ROOT / "examples" / "worked-example-1.contract")[0].ir
 
 
 @pytest.mark.parametrize("game", ["contractsim", "ctbench"])
-@pytest.mark.parametrize("module", ["play", "game", "log", "agents", "llm_agents", "story", "metrics",
-                                    "negotiation"])
+@pytest.mark.parametrize("module", ["play", "game", "log", "agents", "llm_agents", "story", "metrics", "negotiation"])
 def test_both_games_have_the_same_modules(game, module):
     importlib.import_module(f"games.{game}.{module}")
 
@@ -37,8 +43,7 @@ def test_both_entries_are_named_play_and_write_a_record():
     ct = play_ctbench(benchmark_board(24), "prog_trading", "pfp", "planner", "random", seed=3, keep_log=True)
     assert isinstance(cs, Record) and isinstance(ct, Record)
     assert (RunRecord.game, GameRecord.game) == ("contractsim", "ctbench")
-    assert cs.agents == {"customer": "rcc", "supplier": "random"} and ct.agents == {"red": "planner",
-                                                                                    "blue": "random"}
+    assert cs.agents == {"customer": "rcc", "supplier": "random"} and ct.agents == {"red": "planner", "blue": "random"}
     assert cs.outcome == {"customer": cs.u_customer, "supplier": cs.u_supplier}
     assert ct.outcome == {"red": ct.scores[0], "blue": ct.scores[1]} == ct.to_json()["scores"]
     for record in (cs, ct):

@@ -5,7 +5,6 @@ import json
 from tests.helpers import GOLDEN, ROOT, compare_golden, run_cli
 
 
-
 def test_check_examples_ok():
     examples = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "examples").glob("*.contract"))
     proc = run_cli("check", *examples)
@@ -24,8 +23,9 @@ def test_check_json_terms_golden():
 
 
 def test_check_json_ctbench_and_diagnostics():
-    proc = run_cli("check", "--json", "examples/ctbench-board-24-swap.contract",
-                   "tests/invalid/tile-off-board.contract")
+    proc = run_cli(
+        "check", "--json", "examples/ctbench-board-24-swap.contract", "tests/invalid/tile-off-board.contract"
+    )
     assert proc.returncode == 1
     ok, bad = [json.loads(line) for line in proc.stdout.splitlines()]
     assert ok["terms"]["coverage"][0] == {"tile": [0, 1], "giver": "red", "receiver": "blue", "color": "red"}
@@ -83,8 +83,10 @@ def test_progress_in_a_log_is_a_line_per_job_with_the_time_left():
                 advance("search", done, 6)
         return out.getvalue().splitlines()
 
-    assert lines(quiet=False) == ["search: 2 of 6 done before this run; 4 to run",
-                                  "search: 3/6 done, 0:01:00 elapsed, about 0:03:00 left",
-                                  "search: 4/6 done, 0:02:00 elapsed, about 0:02:00 left",
-                                  "search: 6/6 done, 0:03:00 elapsed"]
+    assert lines(quiet=False) == [
+        "search: 2 of 6 done before this run; 4 to run",
+        "search: 3/6 done, 0:01:00 elapsed, about 0:03:00 left",
+        "search: 4/6 done, 0:02:00 elapsed, about 0:02:00 left",
+        "search: 6/6 done, 0:03:00 elapsed",
+    ]
     assert lines(quiet=True) == []

@@ -29,8 +29,18 @@ def test_cwd_and_env_apply_to_the_command_and_are_restored(tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         closed = f"http://127.0.0.1:{s.getsockname()[1]}"
-    args = ("translate", "tests/nl/01-plain-lists.txt", "--backend", "anthropic", "--base-url", closed,
-            "--retries", "0", "--cache", tmp_path / "c.sqlite")
+    args = (
+        "translate",
+        "tests/nl/01-plain-lists.txt",
+        "--backend",
+        "anthropic",
+        "--base-url",
+        closed,
+        "--retries",
+        "0",
+        "--cache",
+        tmp_path / "c.sqlite",
+    )
     without = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
     assert "ANTHROPIC_API_KEY" in run_cli(*args, env=without).stderr
     with_key = run_cli(*args, env={**without, "ANTHROPIC_API_KEY": "sk-test-not-a-real-key"})

@@ -22,7 +22,7 @@ def _pixels(png: Path, colour: str, rows: slice) -> int:
 
     image = matplotlib.image.imread(png)[..., :3]
     height = image.shape[0]
-    band = image[int(rows.start * height):int(rows.stop * height)]
+    band = image[int(rows.start * height) : int(rows.stop * height)]
     return int((abs(band - matplotlib.colors.to_rgb(colour)) < 0.05).all(axis=-1).sum())
 
 
@@ -52,8 +52,9 @@ def _assert_nothing_outside_or_overlapping(fig) -> None:
     boxes += [t.get_window_extent(renderer) for t in (fig._suptitle,) if t is not None]
     boxes += [legend.get_window_extent(renderer) for legend in fig.legends]
     for box in boxes:
-        assert canvas.x0 - 1 <= box.x0 and box.x1 <= canvas.x1 + 1 and canvas.y0 - 1 <= box.y0 \
-            and box.y1 <= canvas.y1 + 1, (box, canvas)
+        assert (
+            canvas.x0 - 1 <= box.x0 and box.x1 <= canvas.x1 + 1 and canvas.y0 - 1 <= box.y0 and box.y1 <= canvas.y1 + 1
+        ), (box, canvas)
     titles = [ax.title.get_window_extent(renderer) for ax in fig.axes if ax.get_title()]
     assert not any(a.overlaps(b) for a, b in combinations(titles, 2))
 
@@ -70,8 +71,21 @@ def test_ctbench_report_figures_fit_without_warnings(tmp_path):
     from games.ctbench.published import read_runs
     from games.ctbench.report import figure
 
-    sweep = run_cli("ctbench", "sweep", "--boards", "24,45", "--conditions", "none,prog_points", "--modes", "pfp",
-                    "--out", tmp_path / "s", "--workers", "1", "--json")
+    sweep = run_cli(
+        "ctbench",
+        "sweep",
+        "--boards",
+        "24,45",
+        "--conditions",
+        "none,prog_points",
+        "--modes",
+        "pfp",
+        "--out",
+        tmp_path / "s",
+        "--workers",
+        "1",
+        "--json",
+    )
     assert sweep.returncode == 0, sweep.stderr
     games = tmp_path / "s" / "games.jsonl"
     with warnings.catch_warnings(record=True) as caught:
@@ -89,11 +103,20 @@ def test_figure4_shows_equal_series_side_by_side_and_its_legend_over_no_data():
     from games.contractsim.performance import FigureBin, FigureSeries, figure4_plot
 
     def series(policy: str, rational: bool, axis: str, labels: tuple[str, ...]) -> FigureSeries:
-        return FigureSeries(policy=policy, rational=rational, role="supplier", counterparty="rcc", axis=axis,
-                            bins=tuple(FigureBin(label=x, runs=3, compliance=1.0, unilateral=0.0) for x in labels))
+        return FigureSeries(
+            policy=policy,
+            rational=rational,
+            role="supplier",
+            counterparty="rcc",
+            axis=axis,
+            bins=tuple(FigureBin(label=x, runs=3, compliance=1.0, unilateral=0.0) for x in labels),
+        )
 
-    shown = [series(p, p != "llm", axis, labels) for p in ("llm", "RC", "RCC", "RE")
-             for axis, labels in (("p_sat", ("0.8–0.9", "≥0.95")), ("contingencies", ("0", "1", "2")))]
+    shown = [
+        series(p, p != "llm", axis, labels)
+        for p in ("llm", "RC", "RCC", "RE")
+        for axis, labels in (("p_sat", ("0.8–0.9", "≥0.95")), ("contingencies", ("0", "1", "2")))
+    ]
     fig = figure4_plot(shown)
     _assert_nothing_outside_or_overlapping(fig)
     _assert_legends_over_no_panel(fig)
@@ -116,8 +139,7 @@ def test_solve_plot_runs_from_the_first_production_week_and_keeps_the_last_value
     assert not [w for w in caught if "matplotlib" in w.filename]
     result = json.loads(done.stdout)
     survival = [0.99, 0.95, 0.9, 0.8, 0.7]  # the solved curve is flat (1.0): a falling one shows each step
-    fig = survival_figure(SimpleNamespace(contract=result["contract"], env=result["env"], p_sat=0.7,
-                                          survival=survival))
+    fig = survival_figure(SimpleNamespace(contract=result["contract"], env=result["env"], p_sat=0.7, survival=survival))
     ax = fig.axes[0]
     step, markers = ax.get_lines()[:2]
     assert list(markers.get_xdata()) == [2, 4, 6, 8, 10] and list(markers.get_ydata()) == survival

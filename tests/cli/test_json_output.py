@@ -11,17 +11,20 @@ from tests.hardening.hostile import SWAP, WORKED, cli, one_json_failure
 from tests.helpers import ROOT, run_cli
 
 
-@pytest.mark.parametrize("args", [
-    ["check", "{tmp}/missing.contract"],
-    ["run", "{tmp}/missing.contract", "--env", "1"],
-    ["run", WORKED, "--env", "9"],
-    ["solve", SWAP, "--env", "1"],
-    ["verify", ROOT / "tests" / "invalid" / "tile-off-board.contract"],
-    ["trace", WORKED, "{tmp}/missing.jsonl"],
-    ["metrics", "{tmp}/missing.jsonl"],
-    ["ctbench", "sweep", "--boards", "99"],
-    ["ctbench", "boards", "--no-such-option"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["check", "{tmp}/missing.contract"],
+        ["run", "{tmp}/missing.contract", "--env", "1"],
+        ["run", WORKED, "--env", "9"],
+        ["solve", SWAP, "--env", "1"],
+        ["verify", ROOT / "tests" / "invalid" / "tile-off-board.contract"],
+        ["trace", WORKED, "{tmp}/missing.jsonl"],
+        ["metrics", "{tmp}/missing.jsonl"],
+        ["ctbench", "sweep", "--boards", "99"],
+        ["ctbench", "boards", "--no-such-option"],
+    ],
+)
 def test_every_failure_under_json_is_one_object_on_stdout(tmp_path, args):
     args = [str(a).replace("{tmp}", str(tmp_path)) for a in args]
     proc = cli(*args, "--json", cwd=tmp_path)
@@ -36,10 +39,14 @@ def test_every_json_success_has_ok_true_at_the_top(tmp_path):
     """run, trace, verify, solve, ctbench boards and metrics printed their payload without it (metrics a bare list)."""
     record = run_cli("run", WORKED, "--env", "1", "--customer", "re", "--supplier", "re", "--json", cwd=tmp_path)
     (tmp_path / "runs.jsonl").write_text(record.stdout)
-    outputs = [record, run_cli("run", SWAP, "--board", "24", "--json"),
-               run_cli("trace", WORKED, "examples/traces/worked-example-1-late-breach.jsonl", "--json"),
-               run_cli("verify", WORKED, "--json"), run_cli("ctbench", "boards", "--json"),
-               run_cli("metrics", tmp_path / "runs.jsonl", "--json", cwd=tmp_path)]
+    outputs = [
+        record,
+        run_cli("run", SWAP, "--board", "24", "--json"),
+        run_cli("trace", WORKED, "examples/traces/worked-example-1-late-breach.jsonl", "--json"),
+        run_cli("verify", WORKED, "--json"),
+        run_cli("ctbench", "boards", "--json"),
+        run_cli("metrics", tmp_path / "runs.jsonl", "--json", cwd=tmp_path),
+    ]
     for proc in outputs:
         assert proc.returncode == 0 and list(json.loads(proc.stdout))[0] == "ok", proc.args
         assert json.loads(proc.stdout)["ok"] is True

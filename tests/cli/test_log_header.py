@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.e2e  # runs the CLI in subprocesses
-
 from contractlang.interpreter.trace import LogHeader, contractlang_version
 from tests.helpers import ROOT, run_cli
+
+pytestmark = pytest.mark.e2e  # runs the CLI in subprocesses
 
 EXAMPLE = ROOT / "examples" / "worked-example-1.contract"
 SWAP = ROOT / "examples" / "ctbench-board-24-swap.contract"
@@ -55,8 +55,9 @@ def test_the_header_names_the_game_and_trace_needs_nothing_else(logs):
     assert header.sha256 == hashlib.sha256(EXAMPLE.read_bytes()).hexdigest()
     assert header.contractlang == contractlang_version() != "unknown"
     assert events and all(e["type"] in ("payment", "delivery", "week_end") for e in events)
-    bare, given = (json.loads(ok("trace", *args, "--json")) for args in ([logs / "g.jsonl"],
-                                                                          [EXAMPLE, logs / "g.jsonl"]))
+    bare, given = (
+        json.loads(ok("trace", *args, "--json")) for args in ([logs / "g.jsonl"], [EXAMPLE, logs / "g.jsonl"])
+    )
     assert bare == given and bare["verdict"]["first_breach"] is not None
 
 
@@ -65,8 +66,9 @@ def test_a_ctbench_header_names_its_board_rules_and_players(logs):
     assert (header.game, header.board, header.board_set, header.seed) == ("ctbench", 24, "ours", 3)
     assert header.agents == {"red": "random", "blue": "planner"} and (header.mode, header.rules) == ("pfp", "authors")
     assert header.visible is True
-    bare, given = (json.loads(ok("trace", *args, "--json")) for args in ([logs / "ct.jsonl"],
-                                                                          [SWAP, logs / "ct.jsonl"]))
+    bare, given = (
+        json.loads(ok("trace", *args, "--json")) for args in ([logs / "ct.jsonl"], [SWAP, logs / "ct.jsonl"])
+    )
     assert bare == given and bare["steps"]
 
 
@@ -88,25 +90,36 @@ def _without_source(path: str):
     def change(obj):
         del obj["source"]
         obj["contract"] = path
+
     return change
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda h: h.update(seed="7"), "bad header: seed: Input should be a valid integer"),
-    (lambda h: h.update(env=9), "bad header: env: Input should be less than or equal to 6"),
-    (lambda h: h.update(agents=["random", "rcc"]), "bad header: agents: Input should be an object"),
-    (lambda h: h.update(sha256="not-a-digest"), "bad header: sha256: String should match pattern"),
-    (lambda h: h.update(format=2), "bad header: format: Input should be 1"),
-    (lambda h: h.update(extra="x"), "bad header: extra: Extra inputs are not permitted"),
-    (lambda h: h.update(source=h["source"].replace("$18", "$19")), "the contract text in the header does not match "
-                                                                    "the header's SHA-256"),
-    (_without_source("/nonexistent/contract.contract"), "the header's contract /nonexistent/contract.contract cannot "
-                                                        "be read (No such file or directory); give the contract file"),
-    (_without_source(str(ROOT / "examples" / "catering-base.contract")), "catering-base.contract does not match "
-                                                                            "the header's SHA-256"),
-    (lambda h: h.update(name="another"), "holds no valid contract 'another'"),
-    (lambda h: h.update(game="ctbench"), "the header names a ctbench game and 'worked-example-1' is a contractsim"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda h: h.update(seed="7"), "bad header: seed: Input should be a valid integer"),
+        (lambda h: h.update(env=9), "bad header: env: Input should be less than or equal to 6"),
+        (lambda h: h.update(agents=["random", "rcc"]), "bad header: agents: Input should be an object"),
+        (lambda h: h.update(sha256="not-a-digest"), "bad header: sha256: String should match pattern"),
+        (lambda h: h.update(format=2), "bad header: format: Input should be 1"),
+        (lambda h: h.update(extra="x"), "bad header: extra: Extra inputs are not permitted"),
+        (
+            lambda h: h.update(source=h["source"].replace("$18", "$19")),
+            "the contract text in the header does not match the header's SHA-256",
+        ),
+        (
+            _without_source("/nonexistent/contract.contract"),
+            "the header's contract /nonexistent/contract.contract cannot "
+            "be read (No such file or directory); give the contract file",
+        ),
+        (
+            _without_source(str(ROOT / "examples" / "catering-base.contract")),
+            "catering-base.contract does not match the header's SHA-256",
+        ),
+        (lambda h: h.update(name="another"), "holds no valid contract 'another'"),
+        (lambda h: h.update(game="ctbench"), "the header names a ctbench game and 'worked-example-1' is a contractsim"),
+    ],
+)
 def test_a_hostile_header_is_one_line_error_in_trace_and_view(logs, tmp_path, change, message):
     path = _hostile(logs, tmp_path, change)
     assert message in one_line_error("trace", path)
@@ -132,8 +145,11 @@ def test_the_view_of_a_headed_log_plays_the_game_again_and_checks_it_against_the
 
     page = Viewer(logs / "g.jsonl", live=False).game("g0")
     assert page["shown"] == "rebuilt from the log's header (seed 7); its events are the log's"
-    assert page["env"] == 5 and page["customer"] == "random" and all("prices" in w for w in page["weeks"]
-                                                                      if w["role"] == "supplier")
+    assert (
+        page["env"] == 5
+        and page["customer"] == "random"
+        and all("prices" in w for w in page["weeks"] if w["role"] == "supplier")
+    )
     header, *rest = (logs / "g.jsonl").read_text().splitlines(keepends=True)
     first_payment = next(k for k, line in enumerate(rest) if json.loads(line)["type"] == "payment")
     altered = json.loads(rest[first_payment])
@@ -141,6 +157,8 @@ def test_the_view_of_a_headed_log_plays_the_game_again_and_checks_it_against_the
     rest[first_payment] = json.dumps(altered) + "\n"
     (tmp_path / "altered.jsonl").write_text(header + "".join(rest))
     page = Viewer(tmp_path / "altered.jsonl", live=False).game("g0")
-    assert page["shown"] == "events of the log only (no prices, stock or cash); played again from seed 7, the game " \
-                            "differs from the log"
+    assert (
+        page["shown"] == "events of the log only (no prices, stock or cash); played again from seed 7, the game "
+        "differs from the log"
+    )
     assert page["env"] is None and page["weeks"][0]["paid"] == altered["amount"]

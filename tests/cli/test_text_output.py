@@ -31,8 +31,14 @@ def test_a_reader_that_leaves_the_pipe_early_gets_no_error_line():
     read_end, write_end = os.pipe()
     os.close(read_end)  # the reader has gone before the first write
     try:
-        proc = subprocess.run([sys.executable, "-m", "contractlang", "ctbench", "boards"], stdout=write_end,
-                              stderr=subprocess.PIPE, text=True, cwd=ROOT, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-m", "contractlang", "ctbench", "boards"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            timeout=120,
+        )
     finally:
         os.close(write_end)
     assert (proc.returncode, proc.stderr) == (1, "")
@@ -44,36 +50,52 @@ def test_render_writes_english_in_every_setting(tmp_path):
     hotel = run_cli("render", EXAMPLES / "catering-env5-a.contract", "--setting", "hotel")
     assert catering.returncode == hotel.returncode == 0
     assert "2 Margherita Pizzas, 1 Pesto Pasta and 1 Tomato Soup each week" in catering.stdout
-    assert "Stated: the total payment equals $125.\nStated: the total payment is at most the Customer's budget.\n" \
+    assert (
+        "Stated: the total payment equals $125.\nStated: the total payment is at most the Customer's budget.\n"
         in catering.stdout
-    assert "Stated: the total payment equals $12,500.\nStated: the total payment is at most the Hotel owner's " \
+    )
+    assert (
+        "Stated: the total payment equals $12,500.\nStated: the total payment is at most the Hotel owner's "
         "budget.\n" in hotel.stdout
+    )
     assert "2 Conference Room Cleanings, 1 King-Sized Room Cleaning" in hotel.stdout
     for out in (catering.stdout, hotel.stdout):
         assert not re.search(r"==|<=|total pay\b", out), out
     assert "at most 1 missed item of each kind" in run_cli("render", EXAMPLES / "catering-rollover.contract").stdout
     one = tmp_path / "one.contract"
-    one.write_text('contract "p" {\n  game ctbench\n  on goal {\n    blue: blue transfers 1 points to red\n  }\n}\n',
-                   encoding="utf-8")
+    one.write_text(
+        'contract "p" {\n  game ctbench\n  on goal {\n    blue: blue transfers 1 points to red\n  }\n}\n',
+        encoding="utf-8",
+    )
     assert "P-Blue transfers 1 point to P-Red." in run_cli("render", one).stdout
 
 
 def test_run_story_names_the_parties_and_what_each_amount_is_of(tmp_path):
     source = (EXAMPLES / "hotel-cleaning.contract").read_text(encoding="utf-8")
     path = tmp_path / "named.contract"
-    path.write_text(source.replace('customer: "Hotel owner"  supplier: "Cleaning provider"',
-                                   'customer: "Acme Hotels"  supplier: "Sparkle Ltd"'), encoding="utf-8")
+    path.write_text(
+        source.replace(
+            'customer: "Hotel owner"  supplier: "Cleaning provider"', 'customer: "Acme Hotels"  supplier: "Sparkle Ltd"'
+        ),
+        encoding="utf-8",
+    )
     result = run_cli("run", path, "--env", "3", "--seed", "5", "--customer", "random", "--supplier", "random")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].endswith('Hotel owner "Acme Hotels" (random) vs Cleaning provider "Sparkle Ltd" (random), seed 5')
     assert lines[1] == "week  1: Acme Hotels pays $2,600 (due $1,800)"
-    assert "week  2: spoilage detergent 0, disinfectant 0, wet_wipes 0; input prices detergent $300, " \
+    assert (
+        "week  2: spoilage detergent 0, disinfectant 0, wet_wipes 0; input prices detergent $300, "
         "disinfectant $100, wet_wipes $200" in lines
-    assert "         Sparkle Ltd orders detergent 8, disinfectant 4, wet_wipes 9 for $4,600, receives detergent 7, " \
+    )
+    assert (
+        "         Sparkle Ltd orders detergent 8, disinfectant 4, wet_wipes 9 for $4,600, receives detergent 7, "
         "disinfectant 3, wet_wipes 6, inventory detergent 7, disinfectant 3, wet_wipes 6" in lines
-    assert "         Sparkle Ltd delivers conference_room 3, king_room 0, single_room 2 against conference_room 1, " \
+    )
+    assert (
+        "         Sparkle Ltd delivers conference_room 3, king_room 0, single_room 2 against conference_room 1, "
         "king_room 1, single_room 1 required — BREACH" in lines
+    )
     assert "utilities: Acme Hotels $13,800, Sparkle Ltd $3,700" in lines
     assert not any("[" in line for line in lines)
 

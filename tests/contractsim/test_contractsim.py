@@ -8,7 +8,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.helpers import ROOT, run_cli
 from contractlang import load
 from games.contractsim.environments import ENVIRONMENTS, environment
 from games.contractsim.game import ContractSimGame, Pay
@@ -16,11 +15,13 @@ from games.contractsim.log import WeekShocks
 from games.contractsim.metrics import role_run, summarise
 from games.contractsim.play import play
 from games.contractsim.shocks import draw_shocks
+from tests.helpers import ROOT, run_cli
 from tests.strategies import contractsim_irs
 
 EXAMPLE1 = load(ROOT / "examples/worked-example-1.contract")[0].ir
-CONTRACTS = [c.ir for p in sorted((ROOT / "examples").glob("*.contract")) for c in load(p)
-             if c.ir.kind == "contractsim"]
+CONTRACTS = [
+    c.ir for p in sorted((ROOT / "examples").glob("*.contract")) for c in load(p) if c.ir.kind == "contractsim"
+]
 
 
 def test_example1_rows_without_the_rational_supplier():
@@ -48,8 +49,13 @@ def test_identities_against_the_re_supplier():
 
 @pytest.mark.slow
 @settings(max_examples=300, deadline=None)
-@given(contractsim_irs(), st.sampled_from(list(ENVIRONMENTS)), st.sampled_from(["rc", "re", "rcc", "random"]),
-       st.sampled_from(["re", "random"]), st.integers(0, 10**6))
+@given(
+    contractsim_irs(),
+    st.sampled_from(list(ENVIRONMENTS)),
+    st.sampled_from(["rc", "re", "rcc", "random"]),
+    st.sampled_from(["re", "random"]),
+    st.integers(0, 10**6),
+)
 def test_money_is_conserved(ir, env_id, customer, supplier, seed):
     run = play(ir, environment(env_id), customer, supplier, seed=seed)
     value = sum(w.value for w in run.weeks)
@@ -67,11 +73,20 @@ def test_common_random_numbers_do_not_depend_on_policies():
 
 
 def test_the_customer_never_sees_inventory_prices_or_spoilage():
-    state = ContractSimGame.make(EXAMPLE1, environment(5)).new_initial_state(draw_shocks(environment(5),
-                                                                                        np.random.default_rng(0)))
+    state = ContractSimGame.make(EXAMPLE1, environment(5)).new_initial_state(
+        draw_shocks(environment(5), np.random.default_rng(0))
+    )
     seen = set(state.observe("customer").model_dump())
-    assert seen == {"role", "week", "total_paid", "remaining_budget", "payment_due", "observed_breach", "deliveries",
-                    "multiplier"}
+    assert seen == {
+        "role",
+        "week",
+        "total_paid",
+        "remaining_budget",
+        "payment_due",
+        "observed_breach",
+        "deliveries",
+        "multiplier",
+    }
     assert not seen & {"inventory", "prices", "spoiled", "cash"}
     state = state.apply_action(Pay(amount=0))
     assert state.observe("supplier").inventory == (0, 0, 0) and state.observe("supplier").phase == "order"
@@ -90,21 +105,42 @@ def test_micro_figures_carry_the_week_weighted_sd():
     from games.contractsim.play import RunRecord, WeekRecord
 
     def record(customer_weeks, first_violation=None):
-        weeks = [WeekRecord(week=w, role="supplier", compliant=True, excluded=False,
-                            observed_breach=first_violation is not None and first_violation < w)
-                 for w in (2, 4, 6, 8, 10)]
-        weeks += [WeekRecord(week=w, role="customer", compliant=c, excluded=x, observed_breach=False)
-                  for w, (c, x) in customer_weeks.items()]
-        return RunRecord(contract="t", env=1, customer="x", supplier="y", seed=0, u_customer=0, u_supplier=0,
-                         budget=200, weeks=tuple(sorted(weeks, key=lambda w: w.week)),
-                         customer_first_violation=first_violation, supplier_first_violation=None)
+        weeks = [
+            WeekRecord(
+                week=w,
+                role="supplier",
+                compliant=True,
+                excluded=False,
+                observed_breach=first_violation is not None and first_violation < w,
+            )
+            for w in (2, 4, 6, 8, 10)
+        ]
+        weeks += [
+            WeekRecord(week=w, role="customer", compliant=c, excluded=x, observed_breach=False)
+            for w, (c, x) in customer_weeks.items()
+        ]
+        return RunRecord(
+            contract="t",
+            env=1,
+            customer="x",
+            supplier="y",
+            seed=0,
+            u_customer=0,
+            u_supplier=0,
+            budget=200,
+            weeks=tuple(sorted(weeks, key=lambda w: w.week)),
+            customer_first_violation=first_violation,
+            supplier_first_violation=None,
+        )
 
     a = record({w: (True, False) for w in (1, 3, 5, 7, 9, 11)})
-    b = record({1: (True, False), 3: (True, False), 5: (False, False), 7: (False, False), 9: (True, True),
-                11: (True, True)}, first_violation=5)
+    b = record(
+        {1: (True, False), 3: (True, False), 5: (False, False), 7: (False, False), 9: (True, True), 11: (True, True)},
+        first_violation=5,
+    )
     s = summarise([a, b], "customer")
-    assert s.compliance_micro.mean == pytest.approx(0.8) and s.compliance_micro.sd == pytest.approx(0.06 ** 0.5)
-    assert s.compliance.mean == pytest.approx(0.75) and s.compliance.sd == pytest.approx(0.125 ** 0.5)  # macro, n−1
+    assert s.compliance_micro.mean == pytest.approx(0.8) and s.compliance_micro.sd == pytest.approx(0.06**0.5)
+    assert s.compliance.mean == pytest.approx(0.75) and s.compliance.sd == pytest.approx(0.125**0.5)  # macro, n−1
 
 
 @pytest.mark.e2e
@@ -113,22 +149,39 @@ def test_metrics_cli_in_base_units_with_regret_for_every_setting(tmp_path):
     runs = tmp_path / "runs.jsonl"
     lines = []
     for customer, supplier in (("rc", "rcc"), ("rcc", "rcc"), ("re", "rc")):
-        proc = run_cli("run", "examples/hotel-cleaning.contract", "--env", "1", "--customer", customer,
-                       "--supplier", supplier, "--json")
+        proc = run_cli(
+            "run",
+            "examples/hotel-cleaning.contract",
+            "--env",
+            "1",
+            "--customer",
+            customer,
+            "--supplier",
+            supplier,
+            "--json",
+        )
         assert proc.returncode == 0, proc.stderr
         record = json.loads(proc.stdout)
         assert record["dollars"]["u_customer"] == 100 * record["u_customer"] and record["multiplier"] == 100
-        assert record["money_unit"] == {"record": "base", "weeks": "base", "dollars": "setting dollars",
-                                        "contract_ir": "setting dollars", "trajectory": "setting dollars",
-                                        "multiplier": 100}
+        assert record["money_unit"] == {
+            "record": "base",
+            "weeks": "base",
+            "dollars": "setting dollars",
+            "contract_ir": "setting dollars",
+            "trajectory": "setting dollars",
+            "multiplier": 100,
+        }
         assert record["trajectory"][0]["amount"] == 100 * record["weeks"][0]["paid"]  # week 1's payment
         lines.append(proc.stdout)
     runs.write_text("".join(lines[:2]))
     out = run_cli("metrics", str(runs), "--json")
     assert out.returncode == 0, out.stderr
     rows = json.loads(out.stdout)["roles"]  # one row per policy of each role (issue #30 item 15)
-    assert [(r["role"], r["policy"], r["runs"]) for r in rows] == [("customer", "rc", 1), ("customer", "rcc", 1),
-                                                                   ("supplier", "rcc", 2)]
+    assert [(r["role"], r["policy"], r["runs"]) for r in rows] == [
+        ("customer", "rc", 1),
+        ("customer", "rcc", 1),
+        ("supplier", "rcc", 2),
+    ]
     records = [json.loads(line) for line in lines[:2]]
     for customer, record in zip(rows, records):
         assert customer["utility"]["mean"] == record["u_customer"]
@@ -137,26 +190,45 @@ def test_metrics_cli_in_base_units_with_regret_for_every_setting(tmp_path):
     assert rows[2]["regret"] == {"mean": 0.0, "sd": 0.0}  # E8
     table = run_cli("metrics", str(runs)).stdout.splitlines()
     assert [line.split("│")[1:4] for line in table if line.startswith("│")] == [
-        [" customer ", " rc     ", " 1    "], [" customer ", " rcc    ", " 1    "], [" supplier ", " rcc    ", " 2    "]]
+        [" customer ", " rc     ", " 1    "],
+        [" customer ", " rcc    ", " 1    "],
+        [" supplier ", " rcc    ", " 2    "],
+    ]
     runs.write_text(lines[2])
     out = json.loads(run_cli("metrics", str(runs), "--json").stdout)["roles"]
-    rcc_vs_rc = json.loads(run_cli("run", "examples/hotel-cleaning.contract", "--env", "1", "--customer", "rcc",
-                                   "--supplier", "rc", "--json").stdout)
+    rcc_vs_rc = json.loads(
+        run_cli(
+            "run", "examples/hotel-cleaning.contract", "--env", "1", "--customer", "rcc", "--supplier", "rc", "--json"
+        ).stdout
+    )
     assert out[0]["regret"]["mean"] == rcc_vs_rc["u_customer"] - json.loads(lines[2])["u_customer"]  # E9
 
 
 def test_run_cli_log_replays_and_bad_input(tmp_path):
     log = tmp_path / "run.jsonl"
-    proc = run_cli("run", "examples/catering-env5-a.contract", "--env", "5", "--customer", "rc", "--supplier",
-                   "random", "--log", str(log), "--json")
+    proc = run_cli(
+        "run",
+        "examples/catering-env5-a.contract",
+        "--env",
+        "5",
+        "--customer",
+        "rc",
+        "--supplier",
+        "random",
+        "--log",
+        str(log),
+        "--json",
+    )
     assert proc.returncode == 0, proc.stderr
     record = json.loads(proc.stdout)
     trace = run_cli("trace", "examples/catering-env5-a.contract", str(log), "--json")
     replayed = json.loads(trace.stdout)
     assert [w["compliant"] for w in replayed["weeks"]] == [w["compliant"] for w in record["weeks"]]
-    for args, code, message in ((["--env", "9"], 2, "Invalid value for '--env'"),
-                                (["--env", "1", "--supplier", "nobody"], 1, "unknown supplier policy"),
-                                (["--env", "1", "--customer", "nobody"], 1, "unknown customer policy")):
+    for args, code, message in (
+        (["--env", "9"], 2, "Invalid value for '--env'"),
+        (["--env", "1", "--supplier", "nobody"], 1, "unknown supplier policy"),
+        (["--env", "1", "--customer", "nobody"], 1, "unknown customer policy"),
+    ):
         bad = run_cli("run", "examples/worked-example-1.contract", *args)
         assert bad.returncode == code and message in bad.stderr and "Traceback" not in bad.stderr
     bad = run_cli("run", "tests/invalid/missing-price.contract", "--env", "1")
@@ -196,17 +268,21 @@ def test_hand_computed_week_dynamics():
     assert s.cash == 4 and s.spend_total == 34 + 18  # ... and still paid for
 
 
-def test_the_paper_tables_convention_voids_the_customers_dues_after_a_breach_only_under_deduction_or_rollover(
-        tmp_path):
+def test_the_paper_tables_convention_voids_the_customers_dues_after_a_breach_only_under_deduction_or_rollover(tmp_path):
     """An RCC Customer against an RE Supplier in Env 1, on the plain contract and on the rollover one; the Supplier
     breaches in week 2 and the Customer stops paying from week 3. By hand:
     [CS-19]: plain, 6 due weeks, 1 paid → 1/6; rollover, week 11 owes 0, so 1 of 5 → 1/5; both defect.
     [CS-19a]: the rollover contract's Customer weeks after week 2 are void → 1 of 1 and no defection; the RE
     Supplier's weeks there no longer follow a Customer violation, so its TFT there is 0 instead of 4/5."""
     runs = tmp_path / "runs.jsonl"
-    runs.write_text("".join(run_cli("run", f"examples/{name}.contract", "--env", "1", "--customer", "rcc",
-                                    "--supplier", "re", "--json").stdout
-                            for name in ("catering-base", "catering-rollover")))
+    runs.write_text(
+        "".join(
+            run_cli(
+                "run", f"examples/{name}.contract", "--env", "1", "--customer", "rcc", "--supplier", "re", "--json"
+            ).stdout
+            for name in ("catering-base", "catering-rollover")
+        )
+    )
     by_convention = {}
     for convention in ("cs19", "paper-tables"):
         out = run_cli("metrics", runs, "--convention", convention, "--json")

@@ -11,10 +11,10 @@ from pydantic import ValidationError
 
 from contractlang.interpreter.events import Delivery, Payment, WeekEnd, monitor_events
 from contractlang.interpreter.trace import LogHeader
-from tests.helpers import ROOT, compare_golden, contract, run_cli
 from games.contractsim.environments import environment
 from games.contractsim.log import LOG_ADAPTER, OrderPlaced, PaymentWeekEnd, ProductionWeekEnd, WeekShocks
 from games.contractsim.play import RunRecord, play
+from tests.helpers import ROOT, compare_golden, contract, run_cli
 
 GOLDEN = ROOT / "tests" / "golden"
 # policies that solve no DP table, so every entry kind (breaches, shocks, orders, carried deficits) comes cheap
@@ -36,9 +36,15 @@ def test_run_json_log_file_and_story_are_unchanged(name, tmp_path):
     # the header names this machine's path and this version: checked apart, the events byte for byte
     header = LogHeader.model_validate_json(header)
     assert (header.contract, header.env, header.seed, header.agents) == (
-        str(ROOT / path), int(env), int(seed), {"customer": customer, "supplier": supplier})
-    compare_golden(GOLDEN / f"{name}.txt", "--- run --json ---\n" + played.stdout + "--- --log ---\n"
-                   + events + "--- story ---\n" + told.stdout)
+        str(ROOT / path),
+        int(env),
+        int(seed),
+        {"customer": customer, "supplier": supplier},
+    )
+    compare_golden(
+        GOLDEN / f"{name}.txt",
+        "--- run --json ---\n" + played.stdout + "--- --log ---\n" + events + "--- story ---\n" + told.stdout,
+    )
 
 
 def test_every_entry_kind_round_trips_through_json():
@@ -61,27 +67,33 @@ def test_a_record_written_with_dict_entries_loads_into_typed_entries():
 
 
 def test_the_two_week_ends_are_told_apart_by_what_they_carry():
-    log = LOG_ADAPTER.validate_python([
-        {"type": "week_end", "week": 1, "due": 18, "compliant": True},
-        {"type": "week_end", "week": 2, "required": [1, 1, 1], "compliant": False},
-    ])
+    log = LOG_ADAPTER.validate_python(
+        [
+            {"type": "week_end", "week": 1, "due": 18, "compliant": True},
+            {"type": "week_end", "week": 2, "required": [1, 1, 1], "compliant": False},
+        ]
+    )
     assert [type(e) for e in log] == [PaymentWeekEnd, ProductionWeekEnd]
     assert log[1].required == (1, 1, 1) and log[1].compliant is False
 
 
-@pytest.mark.parametrize("entry, named", [
-    ({"type": "bonus", "week": 1, "amount": 5}, "'bonus'"),
-    ({"type": "move_attempt", "player": "red"}, "'move_attempt'"),  # a CT-Bench event is not a ContractSim entry
-    ({"week": 1, "amount": 5}, "Unable to extract tag"),
-])
+@pytest.mark.parametrize(
+    "entry, named",
+    [
+        ({"type": "bonus", "week": 1, "amount": 5}, "'bonus'"),
+        ({"type": "move_attempt", "player": "red"}, "'move_attempt'"),  # a CT-Bench event is not a ContractSim entry
+        ({"week": 1, "amount": 5}, "Unable to extract tag"),
+    ],
+)
 def test_an_unknown_entry_type_is_a_validation_error_naming_it(entry, named):
     with pytest.raises(ValidationError) as err:
         LOG_ADAPTER.validate_python([entry])
     message = str(err.value)
     assert named in message
     if "type" in entry:
-        assert "does not match any of the expected tags: 'payment', 'delivery', 'week_end', 'shocks', 'order'" \
-            in message
+        assert (
+            "does not match any of the expected tags: 'payment', 'delivery', 'week_end', 'shocks', 'order'" in message
+        )
 
 
 def test_a_week_end_with_neither_due_nor_required_is_refused():

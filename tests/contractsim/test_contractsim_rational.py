@@ -6,27 +6,38 @@ import json
 import pytest
 
 from contractlang.interpreter.events import Delivery
-from tests.dp_helpers import CASES, CI_CASES, FULL, example, solved
 from games.contractsim.environments import environment
 from games.contractsim.log import OrderPlaced
 from games.contractsim.metrics import role_run, summarise
 from games.contractsim.play import play
+from tests.dp_helpers import CASES, CI_CASES, FULL, example, solved
 from tests.hardening.hostile import WORKED, cli
 
 # CI's reduced size: Envs 1, 3 and 5 (one deterministic and two stochastic, whose tables the DP and money tests
 # solve too), rollover examples (the slowest solves) in Env 1 only; CONTRACTLANG_SLOW_SCALE=full plays all 72
-IDENTITY_CASES = CASES if FULL else [(n, e) for n, e in CASES
-                                     if e == 1 or (e in (3, 5) and example(n).contingencies.rollover is None)]
+IDENTITY_CASES = (
+    CASES
+    if FULL
+    else [(n, e) for n, e in CASES if e == 1 or (e in (3, 5) and example(n).contingencies.rollover is None)]
+)
 
 
 def test_worked_example_1_all_four_rows(tables):
     env = environment(1)
-    rows = {(c, s): play(example("worked-example-1"), env, c, s, tables=tables)
-            for c, s in (("rcc", "rcc"), ("re", "rcc"), ("rcc", "re"), ("re", "rc"))}
+    rows = {
+        (c, s): play(example("worked-example-1"), env, c, s, tables=tables)
+        for c, s in (("rcc", "rcc"), ("re", "rcc"), ("rcc", "re"), ("re", "rc"))
+    }
     assert {k: (r.u_customer, r.u_supplier) for k, r in rows.items()} == {
-        ("rcc", "rcc"): (215, 50), ("re", "rcc"): (200, 0), ("rcc", "re"): (182, 18), ("re", "rc"): (242, -16)}
+        ("rcc", "rcc"): (215, 50),
+        ("re", "rcc"): (200, 0),
+        ("rcc", "re"): (182, 18),
+        ("re", "rc"): (242, -16),
+    }
     orders = [e.order for e in rows[("rcc", "rcc")].log if isinstance(e, OrderPlaced)]
-    assert orders == [(2, 2, 2)] * 5  # worked example 1 (docs/rules/checks.md): buy just in time, ties broken to the lower cost
+    assert (
+        orders == [(2, 2, 2)] * 5
+    )  # worked example 1 (docs/rules/checks.md): buy just in time, ties broken to the lower cost
     delivered = [e.qty for e in rows[("re", "rc")].log if isinstance(e, Delivery)]
     assert delivered == [1] * 6 + [0] * 9  # two deliveries, then cash 4 cannot fund a third
 
@@ -102,6 +113,7 @@ def test_batch_engine_plays_the_same_games_as_the_reference_engine(tables, name,
 
 @pytest.mark.e2e
 def test_the_rational_supplier_plays_a_customer_paying_off_schedule(tmp_path):
-    proc = cli("run", WORKED, "--env", "3", "--customer", "random", "--supplier", "rc", "--seed", "14", "--json",
-               cwd=tmp_path)
+    proc = cli(
+        "run", WORKED, "--env", "3", "--customer", "random", "--supplier", "rc", "--seed", "14", "--json", cwd=tmp_path
+    )
     assert proc.returncode == 0 and json.loads(proc.stdout)["seed"] == 14

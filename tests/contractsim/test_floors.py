@@ -12,9 +12,9 @@ import pytest
 
 import contractlang as cl
 from contractlang.errors import UnknownName
-from tests.helpers import ROOT, run_cli
+
 # the smallest synthetic set (one Env 1 base and its S+PD variant) and its fresh copies
-from tests.contractsim.test_performance import fresh, synthetic  # noqa: F401  (`synthetic` is a fixture)
+from tests.helpers import ROOT, fresh, run_cli
 
 DEDUCTION = ROOT / "examples" / "catering-deduction.contract"  # class {PD}: its minimum is a floor only under cs14
 VARIANT = "no-deduction-floor"
@@ -85,8 +85,10 @@ def test_experiments_key_their_games_by_the_rule_set(synthetic, tmp_path):  # no
     md = (directory / "rational" / f"tables.{VARIANT}.md").read_text()
     assert md.splitlines()[0].endswith(f"Played under the {VARIANT} floor rule set [CS-14a].")
     assert "Played under the cs14 floor rule set" in (directory / "rational" / "tables.md").read_text()
-    rows = {f: json.loads((directory / "rational" / name).read_text())["rows"]
-            for f, name in (("cs14", "tables.json"), (VARIANT, f"tables.{VARIANT}.json"))}
+    rows = {
+        f: json.loads((directory / "rational" / name).read_text())["rows"]
+        for f, name in (("cs14", "tables.json"), (VARIANT, f"tables.{VARIANT}.json"))
+    }
     assert rows["cs14"] == rows[VARIANT]
     perf = _experiment("performance", directory, "--agent", "rcc", "--floors", VARIANT, "--contracts", "*-s-pd")
     assert perf["played_now"] == {"rational": 0, "agents": 6} and perf["floors"] == VARIANT
@@ -108,8 +110,7 @@ def test_a_synthetic_contracts_refuted_totals_point_to_the_reason():
     assert "notes" not in copy
 
 
-def test_a_clone_with_the_rational_games_but_no_tables_hears_of_the_agent_phase_solves(
-        synthetic, tmp_path):  # noqa: F811
+def test_a_clone_with_the_rational_games_but_no_tables_hears_of_the_agent_phase_solves(synthetic, tmp_path):  # noqa: F811
     """Issue #46 item 5: on a clone the shipped set's rational games are on disk and no DP table is; the agent
     games solve every table, so the announcement counts them although the rational phase plays nothing."""
     directory = fresh(synthetic, tmp_path)

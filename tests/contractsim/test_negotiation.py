@@ -6,28 +6,30 @@ import sys
 
 import pytest
 
-from tests.helpers import ROOT, assert_each_fails_in_one_line, run_cli
-
 from contractlang import load
 from contractlang.render.prose import render
 from games.contractsim.environments import environment
 from games.contractsim.negotiation import negotiate, negotiation_metrics, read_turn
 from games.contractsim.negotiators import Appraiser
 from solver.dp import TableCache
+from tests.helpers import ROOT, assert_each_fails_in_one_line, run_cli
 
 BASE = load(ROOT / "examples/catering-base.contract")[0].ir
 WORKED = load(ROOT / "examples/worked-example-1.contract")[0].ir
 
 
-@pytest.mark.parametrize("raw,role,expect", [
-    ('{"response": "hi", "contract": "C"}', "supplier", ("hi", "C", False, False, False)),
-    ('Sure.\n```json\n{"response": "ok", "accept": true}\n```', "customer", ("ok", None, True, False, False)),
-    ('I think {"response": "bye", "terminate": true} is best', "customer", ("bye", None, False, True, False)),
-    ('{"response": "both", "contract": "C", "accept": true}', "customer", ("both", None, False, False, True)),
-    ('{"response": "mine", "accept": true}', "supplier", ("mine", None, False, False, True)),
-    ("no json here", "customer", ("no json here", None, False, False, True)),
-    ('{"response": "blank", "contract": "  "}', "supplier", ("blank", None, False, False, False)),
-])
+@pytest.mark.parametrize(
+    "raw,role,expect",
+    [
+        ('{"response": "hi", "contract": "C"}', "supplier", ("hi", "C", False, False, False)),
+        ('Sure.\n```json\n{"response": "ok", "accept": true}\n```', "customer", ("ok", None, True, False, False)),
+        ('I think {"response": "bye", "terminate": true} is best', "customer", ("bye", None, False, True, False)),
+        ('{"response": "both", "contract": "C", "accept": true}', "customer", ("both", None, False, False, True)),
+        ('{"response": "mine", "accept": true}', "supplier", ("mine", None, False, False, True)),
+        ("no json here", "customer", ("no json here", None, False, False, True)),
+        ('{"response": "blank", "contract": "  "}', "supplier", ("blank", None, False, False, False)),
+    ],
+)
 def test_read_turn_recovers_conservatively(raw, role, expect):
     turn = read_turn(raw, role, 1)
     assert (turn.response, turn.contract, turn.accept, turn.terminate, turn.dialogue_only) == expect
@@ -70,23 +72,29 @@ def test_the_customer_accepts_the_suppliers_offer_of_the_round_before(appraiser)
 def test_an_acceptance_is_valid_only_right_after_a_supplier_proposal(appraiser):
     # round 1: offer; round 2: the Supplier only talks, so the Customer's round-3 accept is not valid [CS-20]
     customer = Script("c", [TALK, TALK, ACCEPT])
-    record = negotiate(appraiser.env, customer, Script("s", [offer(BASE), TALK, TALK]), appraiser.translate,
-                       max_rounds=3)
+    record = negotiate(
+        appraiser.env, customer, Script("s", [offer(BASE), TALK, TALK]), appraiser.translate, max_rounds=3
+    )
     assert record.outcome == "no agreement" and not customer.seen[2].can_accept
     # a Supplier proposal in the last round can never be accepted
-    last = negotiate(appraiser.env, Script("c", [TALK, TALK]), Script("s", [TALK, offer(BASE)]),
-                     appraiser.translate, max_rounds=2)
+    last = negotiate(
+        appraiser.env, Script("c", [TALK, TALK]), Script("s", [TALK, offer(BASE)]), appraiser.translate, max_rounds=2
+    )
     assert last.outcome == "no agreement" and len(last.proposals) == 1
-    ended = negotiate(appraiser.env, Script("c", [TALK]), Script("s", [json.dumps({"response": "no",
-                                                                                   "terminate": True})]),
-                      appraiser.translate)
+    ended = negotiate(
+        appraiser.env,
+        Script("c", [TALK]),
+        Script("s", [json.dumps({"response": "no", "terminate": True})]),
+        appraiser.translate,
+    )
     assert ended.outcome == "terminated" and ended.terminated_by == "supplier" and len(ended.turns) == 2
 
 
 def test_a_customer_proposal_replaces_the_suppliers(appraiser):
     customer = Script("c", [TALK, offer(WORKED), ACCEPT])
-    record = negotiate(appraiser.env, customer, Script("s", [offer(BASE), TALK, TALK]), appraiser.translate,
-                       max_rounds=3)
+    record = negotiate(
+        appraiser.env, customer, Script("s", [offer(BASE), TALK, TALK]), appraiser.translate, max_rounds=3
+    )
     assert record.outcome == "no agreement" and customer.seen[2].proposer == "customer"
     assert [p.role for p in record.proposals] == ["supplier", "customer"]
 
@@ -96,8 +104,12 @@ def test_metrics_from_the_exact_dp(appraiser):
     B when the Supplier had offered A, which was better for it."""
     a, b = sorted((BASE, WORKED), key=lambda ir: appraiser.solve(ir).u_customer, reverse=True)
     garbage = json.dumps({"response": "see", "contract": "We will sort out prices later."})
-    record = negotiate(appraiser.env, Script("c", [TALK, TALK, TALK, ACCEPT]),
-                       Script("s", [offer(a), garbage, offer(b)]), appraiser.translate)
+    record = negotiate(
+        appraiser.env,
+        Script("c", [TALK, TALK, TALK, ACCEPT]),
+        Script("s", [offer(a), garbage, offer(b)]),
+        appraiser.translate,
+    )
     assert record.outcome == "agreed" and record.agreed.terms == b
     m = negotiation_metrics(record, appraiser.env, appraiser.solve)
     result = appraiser.solve(b)
@@ -105,8 +117,10 @@ def test_metrics_from_the_exact_dp(appraiser):
     assert m.p_sat == result.p_sat and m.completeness == result.completeness
     assert m.contingency_count == b.contingencies.explicit_count
     assert m.feasible_proposals == {"customer": (0, 0), "supplier": (2, 3)}  # the prose without terms is not
-    assert m.acceptance_regret == {"customer": appraiser.solve(a).u_customer > result.u_customer + 1e-9,
-                                   "supplier": False}
+    assert m.acceptance_regret == {
+        "customer": appraiser.solve(a).u_customer > result.u_customer + 1e-9,
+        "supplier": False,
+    }
     assert m.acceptance_regret["customer"] is True
 
 
@@ -155,8 +169,18 @@ def test_negotiate_cli_hostile_input(tmp_path):
         (("negotiate", "--env", "9"), "environment"),
         (("negotiate", "--env", "one"), "expected comma-separated environments"),
         (("negotiate", "--env", "1", "--customer", "nobody"), "unknown Customer negotiator 'nobody'"),
-        (("negotiate", "--env", "1", "--candidates", "examples/hotel-cleaning.contract", "--candidates",
-          "examples/catering-base.contract"), "the candidates mix settings"),
+        (
+            (
+                "negotiate",
+                "--env",
+                "1",
+                "--candidates",
+                "examples/hotel-cleaning.contract",
+                "--candidates",
+                "examples/catering-base.contract",
+            ),
+            "the candidates mix settings",
+        ),
         (("negotiate", "--env", "1", "--candidates", str(tmp_path / "none.contract")), "none.contract"),
     ]
     assert_each_fails_in_one_line(run_cli, cases)
@@ -169,8 +193,9 @@ EXAMPLE_AGENT = f"cmd:{sys.executable} examples/agents/external_agent.py"
 def test_external_negotiators_over_json_lines(tmp_path):
     """The example program offers the base Catering terms once; in Env 1 they leave the Customer $5 short of
     walking away, so the scripted Customer never accepts, while the example Customer does."""
-    [both] = json.loads(run_cli("negotiate", "--env", "1", "--customer", EXAMPLE_AGENT, "--supplier", EXAMPLE_AGENT,
-                            "--json").stdout)["runs"]
+    [both] = json.loads(
+        run_cli("negotiate", "--env", "1", "--customer", EXAMPLE_AGENT, "--supplier", EXAMPLE_AGENT, "--json").stdout
+    )["runs"]
     assert both["negotiation"]["outcome"] == "agreed" and both["negotiation"]["customer"] == EXAMPLE_AGENT
     assert both["metrics"]["gain_customer"] == pytest.approx(-5) and both["metrics"]["mutual_benefit"] is False
     assert both["performances"][0]["u_customer"] == 195
@@ -192,8 +217,11 @@ def negotiate_out(out, *args):
 
 
 def outputs(out):
-    return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()
-            and not p.name.endswith(".lock")}
+    return {
+        p.relative_to(out).as_posix(): p.read_bytes()
+        for p in sorted(out.rglob("*"))
+        if p.is_file() and not p.name.endswith(".lock")
+    }
 
 
 @pytest.mark.e2e
@@ -202,22 +230,39 @@ def test_pairings_times_repeats_resume_byte_identically(tmp_path):
     50), which both Customers accept. A run cut after its first record (and half of its second line) plays the
     other 3 when rerun and writes the same bytes as the uninterrupted run."""
     whole = tmp_path / "whole"
-    agents = ("--customer", "scripted", "--customer", EXAMPLE_AGENT, "--repeats", "2", "--candidates",
-              "examples/worked-example-1.contract")
+    agents = (
+        "--customer",
+        "scripted",
+        "--customer",
+        EXAMPLE_AGENT,
+        "--repeats",
+        "2",
+        "--candidates",
+        "examples/worked-example-1.contract",
+    )
     first = negotiate_out(whole, *agents)
     assert first["played_now"] == 4 and first["summary"]["negotiations"] == 4
-    assert [(r["negotiation"]["customer"], r["env"]) for r in first["runs"]] == \
-        [("scripted", 1)] * 2 + [(EXAMPLE_AGENT, 1)] * 2
+    assert [(r["negotiation"]["customer"], r["env"]) for r in first["runs"]] == [("scripted", 1)] * 2 + [
+        (EXAMPLE_AGENT, 1)
+    ] * 2
     folder = whole / "negotiation"
     figure3 = json.loads((folder / "figure3.json").read_text())
     assert [(b["role"], b["agent"], b["metrics"]["negotiations"]) for b in figure3["bars"]] == [
-        ("customer", "scripted", 2), ("customer", EXAMPLE_AGENT, 2), ("supplier", "scripted", 4)]
-    assert set(figure3["bars"][0]["metrics"]) >= {"proposal_feasibility", "acceptance_regret", "mutual_benefit",
-                                                  "p_sat"}
+        ("customer", "scripted", 2),
+        ("customer", EXAMPLE_AGENT, 2),
+        ("supplier", "scripted", 4),
+    ]
+    assert set(figure3["bars"][0]["metrics"]) >= {
+        "proposal_feasibility",
+        "acceptance_regret",
+        "mutual_benefit",
+        "p_sat",
+    }
     [panel] = json.loads((folder / "figure2.json").read_text())["panels"]
     assert panel["env"] == 1 and panel["frontier"]["f1"] and len(panel["pairings"]) == 2
-    assert [(p["negotiations"], p["agreed"], p["u_customer"], p["u_supplier"], p["p_sat"])
-            for p in panel["pairings"]] == [(2, 2, 215, 50, 1.0)] * 2
+    assert [
+        (p["negotiations"], p["agreed"], p["u_customer"], p["u_supplier"], p["p_sat"]) for p in panel["pairings"]
+    ] == [(2, 2, 215, 50, 1.0)] * 2
     assert not (folder / "figure5.json").exists()
     for name in ("figure2.png", "figure3.png"):
         assert (folder / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -225,7 +270,7 @@ def test_pairings_times_repeats_resume_byte_identically(tmp_path):
     cut = tmp_path / "cut"
     lines = (whole / "jobs" / "negotiations.jsonl").read_bytes().splitlines(keepends=True)
     (cut / "jobs").mkdir(parents=True)
-    (cut / "jobs" / "negotiations.jsonl").write_bytes(lines[0] + lines[1][:len(lines[1]) // 2])
+    (cut / "jobs" / "negotiations.jsonl").write_bytes(lines[0] + lines[1][: len(lines[1]) // 2])
     resumed = negotiate_out(cut, *agents)
     assert resumed["played_now"] == 3 and resumed["runs"] == first["runs"]  # the cut line is played again
     assert outputs(cut) == outputs(whole)
@@ -236,8 +281,16 @@ def test_a_setting_scales_the_money_and_guidance_conditions_face_the_control(tmp
     """Hotel Cleaning is Catering with money × 100 (ContractSim paper, App. A.1–A.2): offered worked example 1 (docs/rules/checks.md) alone (U_Cust 215, U_Supp 50
     in Env 1), the scripted pair agrees on it with every amount × 100. With --ablation the control and each
     clause are conditions of their own (Figure 5); tables.md has the Table-11 layout."""
-    out = negotiate_out(tmp_path / "h", "--setting", "hotel", "--candidates", "examples/worked-example-1.contract",
-                        "--guidance", "net-utility", "--ablation")
+    out = negotiate_out(
+        tmp_path / "h",
+        "--setting",
+        "hotel",
+        "--candidates",
+        "examples/worked-example-1.contract",
+        "--guidance",
+        "net-utility",
+        "--ablation",
+    )
     control, clause = out["runs"]
     terms = control["negotiation"]["agreed"]["terms"]
     assert (terms["name"], terms["setting"], terms["payments"]) == ("worked-example-1", "hotel", [1800] * 5 + [0])
@@ -250,7 +303,11 @@ def test_a_setting_scales_the_money_and_guidance_conditions_face_the_control(tmp
     figure5 = json.loads((folder / "figure5.json").read_text())
     assert figure5["setting"] == "hotel"
     assert [(b["condition"], b["role"]) for b in figure5["bars"]] == [
-        ("control", "customer"), ("control", "supplier"), ("net-utility", "customer"), ("net-utility", "supplier")]
+        ("control", "customer"),
+        ("control", "supplier"),
+        ("net-utility", "customer"),
+        ("net-utility", "supplier"),
+    ]
     assert (folder / "figure5.png").exists()
     md = (folder / "tables.md").read_text()
     assert "## Setting robustness (Table 11 / Figure 11; control)" in md and "| hotel | customer | 1 | 1 |" in md
@@ -269,13 +326,29 @@ def test_figure2_draws_a_synthetic_sets_frontiers_in_the_stochastic_environments
     from games.figures import write_json
 
     terms = Terms(quantities=(4, 1, 1), prices=(6, 3, 2), payments=(41, 39, 36, 25, 23, 33))
-    points = tuple(Point(terms=terms, variant=v, p_sat=0.97, u_customer=280.0 + i, u_supplier=40.0 - 5 * i)
-                   for i, v in enumerate(("base", "RO")))
+    points = tuple(
+        Point(terms=terms, variant=v, p_sat=0.97, u_customer=280.0 + i, u_supplier=40.0 - 5 * i)
+        for i, v in enumerate(("base", "RO"))
+    )
     (tmp_path / "set" / "frontiers").mkdir(parents=True)
-    write_json(tmp_path / "set" / "frontiers" / "frontiers.json", FrontierReport(
-        frontiers=(Frontier(env=3, f1=points[:1], f2=points, pool_f1=1, pool_f2=2),), sweeps=((),)))
-    done = run_cli("negotiate", "--env", "1,3", "--candidates", "examples/worked-example-1.contract", "--out",
-                   tmp_path / "out", "--frontiers", tmp_path / "set", "--workers", "1", "--json")
+    write_json(
+        tmp_path / "set" / "frontiers" / "frontiers.json",
+        FrontierReport(frontiers=(Frontier(env=3, f1=points[:1], f2=points, pool_f1=1, pool_f2=2),), sweeps=((),)),
+    )
+    done = run_cli(
+        "negotiate",
+        "--env",
+        "1,3",
+        "--candidates",
+        "examples/worked-example-1.contract",
+        "--out",
+        tmp_path / "out",
+        "--frontiers",
+        tmp_path / "set",
+        "--workers",
+        "1",
+        "--json",
+    )
     assert done.returncode == 0, done.stderr
     panels = json.loads((tmp_path / "out" / "negotiation" / "figure2.json").read_text())["panels"]
     assert [(p["env"], p["exact"]) for p in panels] == [(1, True), (3, False)]
@@ -284,21 +357,30 @@ def test_figure2_draws_a_synthetic_sets_frontiers_in_the_stochastic_environments
 
     (tmp_path / "bad" / "frontiers").mkdir(parents=True)
     (tmp_path / "bad" / "frontiers" / "frontiers.json").write_text('{"frontiers": 3}')
-    assert_each_fails_in_one_line(lambda *args: run_cli("negotiate", "--env", "3", "--out", tmp_path / "o2", *args), [
-        (("--frontiers", tmp_path / "nowhere"), "has no frontiers/frontiers.json; run `contractlang experiment "
-                                                "frontier"),
-        (("--frontiers", tmp_path / "bad"), "frontiers.json: not written by `contractlang experiment frontier`")])
+    assert_each_fails_in_one_line(
+        lambda *args: run_cli("negotiate", "--env", "3", "--out", tmp_path / "o2", *args),
+        [
+            (
+                ("--frontiers", tmp_path / "nowhere"),
+                "has no frontiers/frontiers.json; run `contractlang experiment frontier",
+            ),
+            (("--frontiers", tmp_path / "bad"), "frontiers.json: not written by `contractlang experiment frontier`"),
+        ],
+    )
     assert not (tmp_path / "o2").exists()
 
 
-@pytest.mark.parametrize("args, code, message", [
-    (("--repeats", "0"), 2, "Invalid value for '--repeats': 0 is not in the range 1<=x<=1000"),
-    (("--repeats", str(10**12)), 2, "is not in the range 1<=x<=1000"),
-    (("--setting", "bogus"), 1, "unknown setting 'bogus'; choose from catering, hotel, ai-hosting"),
-    (("--customer", "scripted", "--customer", ""), 2, "--customer takes a negotiator name, not an empty text"),
-    (("--supplier", " "), 2, "--supplier takes a negotiator name, not an empty text"),
-    (("--ablation",), 2, "--ablation compares --guidance clauses with the control"),
-])
+@pytest.mark.parametrize(
+    "args, code, message",
+    [
+        (("--repeats", "0"), 2, "Invalid value for '--repeats': 0 is not in the range 1<=x<=1000"),
+        (("--repeats", str(10**12)), 2, "is not in the range 1<=x<=1000"),
+        (("--setting", "bogus"), 1, "unknown setting 'bogus'; choose from catering, hotel, ai-hosting"),
+        (("--customer", "scripted", "--customer", ""), 2, "--customer takes a negotiator name, not an empty text"),
+        (("--supplier", " "), 2, "--supplier takes a negotiator name, not an empty text"),
+        (("--ablation",), 2, "--ablation compares --guidance clauses with the control"),
+    ],
+)
 def test_negotiate_experiment_hostile_input(tmp_path, args, code, message):
     for extra in ((), ("--json",)):
         done = run_cli("negotiate", "--env", "1", *args, "--out", tmp_path / "out", *extra)

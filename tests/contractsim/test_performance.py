@@ -8,39 +8,18 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
 from contractlang.llm import cost_of
-from games.contractsim.synth import BaseChoice, SolveJob, SynthPlan, Terms, run_solve, write_outputs
-from tests.helpers import run_cli
+from tests.helpers import fresh, run_cli
 from tests.llm_server import ScriptedServer, message, prompt_of
 
 KEY = "sk-test-not-a-real-key"
 MODEL = "claude-haiku-4-5"
 EXAMPLE_AGENT = f"cmd:{sys.executable} examples/agents/external_agent.py"
-VARIANTS = ("base", "S+PD")  # no contingency clause, and two (rollover would make the solve slow)
-
-
-@pytest.fixture(scope="module")
-def synthetic(tmp_path_factory, tables) -> Path:
-    out = tmp_path_factory.mktemp("synthetic") / "set"
-    terms = Terms(quantities=(1, 1, 1), prices=(10, 5, 3), payments=(18, 18, 18, 18, 18, 0))
-    base = BaseChoice(env=1, rho=1.0, terms_env=1, start=0, terms=terms, feasible_starts=1)
-    jobs = [SolveJob(env=1, rho=1.0, variant=v, terms=terms) for v in VARIANTS]
-    write_outputs(out, [base], {j: run_solve(j, tables) for j in jobs}, SynthPlan(starts=1, search_envs=(1,),
-                                                                                   rhos=(1.0,)))
-    return out
-
-
-def fresh(synthetic: Path, tmp_path: Path) -> Path:
-    """A copy of the set with no job records yet."""
-    copy = tmp_path / "set"
-    shutil.copytree(synthetic, copy, ignore=shutil.ignore_patterns("jobs", "rational", "performance"))
-    return copy
 
 
 def performance(directory: Path, *args, **kwargs):
@@ -65,26 +44,31 @@ def test_rcc_as_the_agent_reproduces_the_rational_rcc_rows_cell_for_cell(synthet
     assert rational.returncode == 0 and json.loads(rational.stdout)["played_now"] == 0, rational.stderr
     ours, theirs = rows(directory, "performance", "rows"), rows(directory, "rational", "rows")
     assert len(ours) == 6
-    for (role, other, agent), summary in ours.items():
+    for (role, other, _agent), summary in ours.items():
         assert summary == theirs[role, other, "rcc"], (role, other)
     assert rows(directory, "performance", "rational") == theirs  # the rational rows of the same run
     md = (directory / "performance" / "tables.md").read_text()
-    for utility in (215, 50):  # worked example 1 (docs/rules/checks.md), RCC vs RCC: U_Cust 215, U_Supp 50 (in both variants)
+    for utility in (
+        215,
+        50,
+    ):  # worked example 1 (docs/rules/checks.md), RCC vs RCC: U_Cust 215, U_Supp 50 (in both variants)
         assert f"| RCC | rcc | {utility}.0 ± 0.0 | {utility}.0 ± 0.0 | 0.0 ± 0.0 |" in md
     assert "| RCC | RC (paper) | 323.5 ± 88.2 |" in md and "Table 10 — Supplier, micro" in md
     # the paper's LLM agents beside the user's (Table 7, macro; Table 10, pooled weeks), and Welch's test of each
     assert "| RCC | Claude Opus 5 (paper) | 324.4 ± 95.6 | 324.4 ± 95.6 | -1.0 ± 33.8 |" in md
     assert "| RE | GPT–5.6-Sol (paper) | -0.4 ± 4.0 | -0.4 ± 4.0 | 0.4 ± 4.0 | 0.4 ± 4.0 | 0.2 ± 2.1 |" in md
-    assert ("| RCC | RE (paper) | 46.2 ± 32.4 | 8.3 ± 18.3 | 6.5 ± 49.2 | 44.1 ± 45.2 | 5.3 ± 8.8 | 7.3 ± 9.6 |"
-            in md)
+    assert "| RCC | RE (paper) | 46.2 ± 32.4 | 8.3 ± 18.3 | 6.5 ± 49.2 | 44.1 ± 45.2 | 5.3 ± 8.8 | 7.3 ± 9.6 |" in md
     welch = md.split("### Table 7 — Customer, macro: does each agent differ")[1].split("\n\n")[1].splitlines()
     opus = next(line for line in welch if line.startswith("| RCC | rcc vs Claude Opus 5 (paper) |"))
     assert opus.split(" | ")[2].endswith("*")  # U 215 ± 0 over 2 runs against 324.4 ± 95.6 over 180: p < 0.05
     assert "Welch's two-sample t-test" in md
     assert (directory / "performance" / "figure4.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     figure = json.loads((directory / "performance" / "figure4.json").read_text())["series"]
-    rcc = next(s for s in figure if (s["policy"], s["role"], s["counterparty"], s["axis"]) ==
-               ("rcc", "customer", "rcc", "contingencies"))
+    rcc = next(
+        s
+        for s in figure
+        if (s["policy"], s["role"], s["counterparty"], s["axis"]) == ("rcc", "customer", "rcc", "contingencies")
+    )
     assert [(b["label"], b["runs"], b["compliance"]) for b in rcc["bins"]] == [("0", 1, 1.0), ("2", 1, 1.0)]
     before = {p.name: p.read_bytes() for p in (directory / "performance").iterdir()}
     again = performance(directory, "--agent", "rcc")
@@ -95,8 +79,12 @@ def test_rcc_as_the_agent_reproduces_the_rational_rcc_rows_cell_for_cell(synthet
     assert paper["played_now"] == {"rational": 0, "agents": 0} and paper["tables"].endswith("tables.paper-tables.md")
     after = {p.name: p.read_bytes() for p in (directory / "performance").iterdir()}
     assert {name: after[name] for name in before} == before
-    assert set(after) - set(before) == {"tables.paper-tables.md", "tables.paper-tables.json",
-                                        "figure4.paper-tables.png", "figure4.paper-tables.json"}
+    assert set(after) - set(before) == {
+        "tables.paper-tables.md",
+        "tables.paper-tables.json",
+        "figure4.paper-tables.png",
+        "figure4.paper-tables.json",
+    }
     assert after["tables.paper-tables.md"].startswith(b"Scored under the paper-tables convention, [CS-19a]")
     report = json.loads(after["tables.paper-tables.json"])
     assert report["convention"] == "paper-tables"
@@ -117,8 +105,10 @@ def test_a_setting_changes_names_and_money_only(synthetic, tmp_path):
     md = (directory / "performance" / "tables.md").read_text()
     assert "## Table 11 — setting robustness" in md
     table = md.split("## Table 11 — setting robustness")[1].split("\n\n")[1].splitlines()
-    assert [line.split(" | ")[:3] for line in table[2:]] == [["| rcc", "hotel", "204.0"], ["| rcc", "ai-hosting",
-                                                                                         "204.0"]]
+    assert [line.split(" | ")[:3] for line in table[2:]] == [
+        ["| rcc", "hotel", "204.0"],
+        ["| rcc", "ai-hosting", "204.0"],
+    ]
     assert table[2].split(" | ")[2:] == table[3].split(" | ")[2:]  # the same numbers in both settings
     store = [json.loads(line) for line in (directory / "jobs" / "performance.jsonl").read_text().splitlines()]
     assert {(r["job"]["setting"], r["run"]["multiplier"]) for r in store} == {("hotel", 100), ("ai-hosting", 1000)}
@@ -143,6 +133,7 @@ def scripted_customer(requests: list, fail_after: list[int | None]):
     """An LLM Customer that pays $18 in weeks 1–9 except week 7 (a defection) and nothing in week 11; each reply
     counts 100 input, 50 output, 30 cache-read and 20 cache-write tokens. From request `fail_after[0] + 1` on the
     API refuses every request (a quota), until the test lifts it."""
+
     def reply(body):
         requests.append(body)
         if fail_after[0] is not None and len(requests) > fail_after[0]:
@@ -151,12 +142,24 @@ def scripted_customer(requests: list, fail_after: list[int | None]):
         answer = message(json.dumps({"payment": 18 if week <= 9 and week != 7 else 0}))
         answer["usage"].update(cache_read_input_tokens=30, cache_creation_input_tokens=20)
         return 200, answer
+
     return reply
 
 
 def llm_args(directory: Path, url: str, recordings: Path) -> list:
-    return ["experiment", "performance", directory, "--agent", f"llm:{MODEL}", "--role", "customer", "--base-url",
-            url, "--recordings", recordings]
+    return [
+        "experiment",
+        "performance",
+        directory,
+        "--agent",
+        f"llm:{MODEL}",
+        "--role",
+        "customer",
+        "--base-url",
+        url,
+        "--recordings",
+        recordings,
+    ]
 
 
 @pytest.mark.e2e
@@ -174,8 +177,13 @@ def test_an_llm_agent_is_scored_and_costed_and_resumes_after_the_api_fails(synth
     out = json.loads(done.stdout)
     [usage] = out["llm"]
     assert len(requests) == 36 and usage["games"] == 6 and usage["calls"] == 36 and usage["failed"] == 0
-    assert (usage["input_tokens"], usage["output_tokens"], usage["cache_read_tokens"],
-            usage["cache_write_tokens"], usage["total_tokens"]) == (3600, 1800, 1080, 720, 7200)
+    assert (
+        usage["input_tokens"],
+        usage["output_tokens"],
+        usage["cache_read_tokens"],
+        usage["cache_write_tokens"],
+        usage["total_tokens"],
+    ) == (3600, 1800, 1080, 720, 7200)
     assert usage["cost_usd"] == pytest.approx(36 * cost_of(MODEL, 100, 50, cache_read=30, cache_write=20))
     md = (whole / "performance" / "tables.md").read_text()
     assert f"| RCC | llm:{MODEL} | " in md and "## LLM usage" in md and "| 7,200 |" in md
@@ -186,8 +194,17 @@ def test_an_llm_agent_is_scored_and_costed_and_resumes_after_the_api_fails(synth
     cut = fresh(synthetic, tmp_path / "cut")
     requests, quota = [], [15]
     with ScriptedServer(scripted_customer(requests, quota)) as server:
-        failed = run_cli(*llm_args(cut, server.url, tmp_path / "cut.sqlite"), "--workers", "1", "--max-connections",
-                         "1", "--fail-on-error", "0", "--json", env=env)
+        failed = run_cli(
+            *llm_args(cut, server.url, tmp_path / "cut.sqlite"),
+            "--workers",
+            "1",
+            "--max-connections",
+            "1",
+            "--fail-on-error",
+            "0",
+            "--json",
+            env=env,
+        )
         assert failed.returncode == 1 and "Traceback" not in failed.stderr, failed.stderr
         error = json.loads(failed.stdout)["error"]
         assert "API error 400" in error and "more than --fail-on-error 0" in error, error
@@ -206,16 +223,23 @@ def test_an_llm_agent_is_scored_and_costed_and_resumes_after_the_api_fails(synth
         assert (cut / "performance" / name).read_bytes() == (whole / "performance" / name).read_bytes(), name
 
 
-@pytest.mark.parametrize("args, code, message", [
-    (("--agent", "oracle"), 1, "unknown agent 'oracle'; choose from rc, re, rcc, random"),
-    (("--agent", "llm:nowhere/x"), 1, "unknown agent 'llm:nowhere/x'"),
-    (("--agent", "rcc", "--role", "x"), 1, "unknown role 'x'; choose from customer, supplier, both"),
-    (("--agent", "rcc", "--seeds", ""), 2, "usage: --seeds takes a comma-separated list with no empty item"),
-    (("--agent", "rcc", "--seeds", "-1"), 1, "--seeds takes seeds of 0 or more"),
-    (("--agent", "rcc", "--setting", "bogus"), 1, "unknown setting 'bogus'; choose from catering, hotel, ai-hosting"),
-    (("--agent", "llm"), 1, "export ANTHROPIC_API_KEY="),
-    ((), 2, "Missing option '--agent'"),
-])
+@pytest.mark.parametrize(
+    "args, code, message",
+    [
+        (("--agent", "oracle"), 1, "unknown agent 'oracle'; choose from rc, re, rcc, random"),
+        (("--agent", "llm:nowhere/x"), 1, "unknown agent 'llm:nowhere/x'"),
+        (("--agent", "rcc", "--role", "x"), 1, "unknown role 'x'; choose from customer, supplier, both"),
+        (("--agent", "rcc", "--seeds", ""), 2, "usage: --seeds takes a comma-separated list with no empty item"),
+        (("--agent", "rcc", "--seeds", "-1"), 1, "--seeds takes seeds of 0 or more"),
+        (
+            ("--agent", "rcc", "--setting", "bogus"),
+            1,
+            "unknown setting 'bogus'; choose from catering, hotel, ai-hosting",
+        ),
+        (("--agent", "llm"), 1, "export ANTHROPIC_API_KEY="),
+        ((), 2, "Missing option '--agent'"),
+    ],
+)
 def test_bad_input_is_one_line(synthetic, args, code, message):
     env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
     for extra in ((), ("--json",)):

@@ -11,8 +11,16 @@ import pytest
 
 from contractlang import load
 from games.contractsim.experiments import RationalJob, RationalRecord, run_rational
-from games.contractsim.synth import (SHIPPED, BaseChoice, SearchRecord, SolveRecord, SynthPlan, choose_bases,
-                                     read_manifest, write_outputs)
+from games.contractsim.synth import (
+    SHIPPED,
+    BaseChoice,
+    SearchRecord,
+    SolveRecord,
+    SynthPlan,
+    choose_bases,
+    read_manifest,
+    write_outputs,
+)
 from games.runner import stored_records
 from tests.dp_helpers import FULL
 from tests.helpers import run_cli
@@ -26,8 +34,11 @@ def _records(name: str, record_type):
 
 
 def _outputs(directory) -> dict[str, bytes]:
-    return {str(p.relative_to(directory)): p.read_bytes()
-            for p in [directory / "manifest.json", *sorted((directory / "contracts").rglob("*"))] if p.is_file()}
+    return {
+        str(p.relative_to(directory)): p.read_bytes()
+        for p in [directory / "manifest.json", *sorted((directory / "contracts").rglob("*"))]
+        if p.is_file()
+    }
 
 
 @pytest.mark.e2e
@@ -38,9 +49,18 @@ def test_the_shipped_manifest_and_contracts_are_its_variant_solves_written_out(t
     assert manifest.plan == PLAN and len(manifest.contracts) == 180 and manifest.e14_holds == 20
     solves = {r.job: r for r in _records("solve.jsonl", SolveRecord)}
     e14 = {(r.env, r.rho): r for r in manifest.e14}
-    bases = [BaseChoice(env=j.env, rho=j.rho, terms_env=PLAN.terms_env(j.env), start=None, terms=j.terms,
-                        feasible_starts=e14[PLAN.terms_env(j.env), j.rho].feasible_starts)
-             for j in solves if j.variant == "base"]
+    bases = [
+        BaseChoice(
+            env=j.env,
+            rho=j.rho,
+            terms_env=PLAN.terms_env(j.env),
+            start=None,
+            terms=j.terms,
+            feasible_starts=e14[PLAN.terms_env(j.env), j.rho].feasible_starts,
+        )
+        for j in solves
+        if j.variant == "base"
+    ]
     assert len(bases) == 30 and len(solves) == 240
     order = {(e, rho): i for i, (e, rho) in enumerate((e, rho) for e in PLAN.envs for rho in PLAN.rhos)}
     bases.sort(key=lambda b: order[b.env, b.rho])
@@ -56,13 +76,16 @@ def test_the_shipped_bases_are_the_best_ends_of_the_stored_searches():
     searches = _records("search.jsonl", SearchRecord)
     done = {e for e in PLAN.search_envs if {r.job.start for r in searches if r.job.env == e} == set(range(20))}
     assert {3, 4} <= done
-    solved = {(r.job.env, r.job.rho): r.job.terms for r in _records("solve.jsonl", SolveRecord)
-              if r.job.variant == "base"}
+    solved = {
+        (r.job.env, r.job.rho): r.job.terms for r in _records("solve.jsonl", SolveRecord) if r.job.variant == "base"
+    }
     e14 = {(r.env, r.rho): r.feasible_starts for r in read_manifest(SHIPPED).e14}
     plan = SynthPlan(search_envs=tuple(sorted(done)))
     bases = choose_bases([r for r in searches if r.job.env in done], plan)
     assert len(bases) == 5 * len(plan.envs)
-    assert [(b.terms, b.feasible_starts) for b in bases] == [(solved[b.env, b.rho], e14[b.terms_env, b.rho]) for b in bases]
+    assert [(b.terms, b.feasible_starts) for b in bases] == [
+        (solved[b.env, b.rho], e14[b.terms_env, b.rho]) for b in bases
+    ]
 
 
 @pytest.mark.e2e
@@ -80,8 +103,9 @@ def test_the_shipped_tables_are_its_games_scored(tmp_path):
         report = json.loads(done.stdout)
         assert (report["contracts"], report["played_now"], report["identities_hold"]) == (180, 0, 13)
         for suffix in (".md", ".json"):
-            assert (copy / "rational" / (stem + suffix)).read_bytes() == \
-                (SHIPPED / "rational" / (stem + suffix)).read_bytes()
+            assert (copy / "rational" / (stem + suffix)).read_bytes() == (
+                SHIPPED / "rational" / (stem + suffix)
+            ).read_bytes()
 
 
 REPLAYED = ("synth-env1-rho0.9-base", "synth-env3-rho0.9-s-pd", "synth-env5-rho0.9-s")

@@ -18,13 +18,23 @@ from contractlang import load
 from contractlang.vocab import Frozen
 from games.contractsim.environments import environment
 from games.contractsim.frontier import Point, enumeration, f2_seeds, pareto, sweep
-from games.contractsim.synth import (AscentRecord, SearchJob, SearchRecord, SynthPlan, Terms, Valuation,
-                                     SHIPPED, choose_bases, contingencies, coordinate_ascent, starts)
+from games.contractsim.synth import (
+    SHIPPED,
+    AscentRecord,
+    SearchJob,
+    SearchRecord,
+    SynthPlan,
+    Terms,
+    Valuation,
+    choose_bases,
+    contingencies,
+    coordinate_ascent,
+    starts,
+)
 from games.runner import run_phase
 from solver.dp import RoundMemo, build_problem, evaluate, solve
 from solver.dp.induction import backward
 from tests.helpers import ROOT, assert_each_fails_in_one_line, run_cli, run_process
-
 
 
 @pytest.mark.slow
@@ -40,8 +50,12 @@ def test_tail_cover_and_shared_rounds_give_the_schedule_solve_exactly():
         expected, _ = solve(ir, env)
         misses = memo.misses
         got = evaluate(build_problem(ir, env, "tail"), memo)
-        assert (got.p_sat, got.u_customer, got.u_supplier, got.completeness) == \
-            (expected.p_sat, expected.u_customer, expected.u_supplier, expected.completeness)
+        assert (got.p_sat, got.u_customer, got.u_supplier, got.completeness) == (
+            expected.p_sat,
+            expected.u_customer,
+            expected.u_supplier,
+            expected.completeness,
+        )
         if terms is neighbour:
             assert memo.misses - misses == 2  # rounds 3–5 read only M_7..M_11, unchanged
     assert memo.hits == 3
@@ -100,8 +114,9 @@ def test_coordinate_ascent_reaches_the_band_and_then_climbs():
 
 
 def test_an_ascent_that_cannot_reach_the_band_is_not_feasible():
-    end = coordinate_ascent(Landscape(), Terms(quantities=(1, 1, 1), prices=(1, 1, 1), payments=(60, 0, 0, 0, 0, 0)),
-                            1.2)
+    end = coordinate_ascent(
+        Landscape(), Terms(quantities=(1, 1, 1), prices=(1, 1, 1), payments=(60, 0, 0, 0, 0, 0)), 1.2
+    )
     assert not end.feasible and end.terms.quantities == (1, 1, 1)
 
 
@@ -109,7 +124,9 @@ def test_starts_are_seeded_valid_and_affordable():
     env = environment(5)
     first, again = starts(env), starts(env)
     assert first == again and len(first) == 20 and len(set(first)) == 20
-    cost = np.array([2 + 1.5 + 2.5, 2 + 1.5, 2.5])  # Env 5's expected unit ingredient costs (ContractSim paper, App. A.3)
+    cost = np.array(
+        [2 + 1.5 + 2.5, 2 + 1.5, 2.5]
+    )  # Env 5's expected unit ingredient costs (ContractSim paper, App. A.3)
     for t in first:
         assert t.valid(env.budget)
         assert 5 * cost @ t.quantities <= env.budget
@@ -120,16 +137,22 @@ def _record(env: int, start: int, ends: list[tuple[float, bool]]) -> SearchRecor
     ascents = []
     for (value, ok), rho in zip(ends, (0.9, 0.8)):
         terms = Terms(quantities=(1, 1, start + 1), prices=(1, 1, 1), payments=(1, 0, 0, 0, 0, 0))
-        ascents.append(AscentRecord(rho=rho, terms=terms, valuation=Valuation(rho, 200 + value, 0.0, 1.0),
-                                    feasible=ok, passes=1, moves=0))
+        ascents.append(
+            AscentRecord(
+                rho=rho, terms=terms, valuation=Valuation(rho, 200 + value, 0.0, 1.0), feasible=ok, passes=1, moves=0
+            )
+        )
     job = SearchJob(env=env, start=start, rhos=(0.9, 0.8))
     return SearchRecord(job=job, start_terms=ascents[0].terms, ascents=tuple(ascents), valued=())
 
 
 def test_bases_are_the_best_feasible_ends_and_env1_reuses_env3():
     plan = SynthPlan(starts=3, search_envs=(3,), rhos=(0.9, 0.8))
-    records = [_record(3, 0, [(10, True), (5, False)]), _record(3, 1, [(30, False), (5, False)]),
-               _record(3, 2, [(10, True), (7, False)])]
+    records = [
+        _record(3, 0, [(10, True), (5, False)]),
+        _record(3, 1, [(30, False), (5, False)]),
+        _record(3, 2, [(10, True), (7, False)]),
+    ]
     bases = choose_bases(records, plan)
     assert [(b.env, b.rho) for b in bases] == [(1, 0.9), (1, 0.8), (3, 0.9), (3, 0.8)]
     env3 = {b.rho: b for b in bases if b.env == 3}
@@ -148,13 +171,17 @@ def test_variants_carry_exactly_their_clauses_and_grim_trigger():
 
 
 def _point(uc: float, us: float, p: float = 1.0) -> Point:
-    return Point(terms=Terms(quantities=(1, 1, 1), prices=(0, 0, 0), payments=(1, 0, 0, 0, 0, 0)), variant="base",
-                 p_sat=p, u_customer=uc, u_supplier=us)
+    return Point(
+        terms=Terms(quantities=(1, 1, 1), prices=(0, 0, 0), payments=(1, 0, 0, 0, 0, 0)),
+        variant="base",
+        p_sat=p,
+        u_customer=uc,
+        u_supplier=us,
+    )
 
 
 def test_pareto_keeps_the_nondominated_satisfiable_points():
-    pts = [_point(300, 10), _point(250, 40), _point(260, 30), _point(240, 35), _point(400, 50, p=0.94),
-           _point(300, 5)]
+    pts = [_point(300, 10), _point(250, 40), _point(260, 30), _point(240, 35), _point(400, 50, p=0.94), _point(300, 5)]
     front = pareto(pts)
     assert [(p.u_customer, p.u_supplier) for p in front] == [(250, 40), (260, 30), (300, 10)]
     best = sweep(pts, "customer", [0, 30, 45])
@@ -184,13 +211,23 @@ def test_f2_seeds_take_the_most_valuable_contract_of_each_reliability_band():
     reach down to 0.60, and one (the best) when 12 reach 0.40; the [0.95, 1] band's best comes first; a tie
     keeps the earlier contract; empty bands are skipped; 0.95 − 1e-12 counts as 0.95 (the threshold's
     tolerance), 0.8999 does not count as 0.90."""
+
     def point(i: int, p_sat: float, joint: float) -> Point:
         terms = Terms(quantities=(1, 1, 1), prices=(8, 4, 2), payments=(i, 0, 0, 0, 0, 0))
         return Point(terms=terms, variant="base", p_sat=p_sat, u_customer=joint - 10, u_supplier=10)
 
-    pool = [point(1, 0.41, 409), point(2, 0.41, 409.5), point(3, 0.415, 409.2), point(4, 0.97, 300),
-            point(5, 0.95 - 1e-12, 310), point(6, 0.92, 320), point(7, 0.8999, 330), point(8, 0.91, 320),
-            point(9, 0.61, 200), point(10, 0.59, 500)]
+    pool = [
+        point(1, 0.41, 409),
+        point(2, 0.41, 409.5),
+        point(3, 0.415, 409.2),
+        point(4, 0.97, 300),
+        point(5, 0.95 - 1e-12, 310),
+        point(6, 0.92, 320),
+        point(7, 0.8999, 330),
+        point(8, 0.91, 320),
+        point(9, 0.61, 200),
+        point(10, 0.59, 500),
+    ]
     assert [p.terms.payments[0] for p in f2_seeds(pool)] == [5, 6, 7, 9]
     assert [p.terms.payments[0] for p in f2_seeds(pool, 2)] == [5, 6]
     assert [p.terms.payments[0] for p in f2_seeds(pool, 12)] == [5, 6, 7, 9, 10, 2]
@@ -201,8 +238,11 @@ SMALL = ("--search-envs", "1", "--rhos", "1.0", "--starts", "1", "--workers", "2
 
 
 def _outputs(directory: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*"))
-            if p.is_file() and "jobs" not in p.parts}
+    return {
+        str(p.relative_to(directory)): p.read_bytes()
+        for p in sorted(directory.rglob("*"))
+        if p.is_file() and "jobs" not in p.parts
+    }
 
 
 @pytest.mark.slow
@@ -234,8 +274,14 @@ def test_synth_experiment_and_frontier_through_the_cli(tmp_path):
         store.unlink(missing_ok=True)
         (cut / "manifest.json").unlink(missing_ok=True)
         shutil.rmtree(tmp_path / "cut-tables", ignore_errors=True)
-        proc = subprocess.Popen([sys.executable, "-m", "contractlang", "synth", "--out", str(cut), *SMALL],
-                                cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=own_tables)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "contractlang", "synth", "--out", str(cut), *SMALL],
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=own_tables,
+        )
         while proc.poll() is None and not (store.exists() and store.read_bytes().count(b"\n") >= 1):
             time.sleep(0.02)
         running = proc.poll() is None
@@ -289,18 +335,25 @@ def test_commands_default_to_the_shipped_set_and_say_how_far_it_is(tmp_path, mon
     (shipped / "jobs" / "search.jsonl").write_bytes(b"".join(committed[:3]) + committed[3][:40])  # one cut short
     monkeypatch.setattr(synth, "SHIPPED", shipped)
     message = "the shipped synthetic set is incomplete here (3 of 80 search jobs done)"
-    cases = [(("experiment", "rational"), message), (("experiment", "frontier"), message),
-             (("experiment", "performance", "--agent", "rcc"), message),
-             (("synth", "--out", str(shipped), "--starts", "2"), "the shipped synthetic set is the paper's plan")]
+    cases = [
+        (("experiment", "rational"), message),
+        (("experiment", "frontier"), message),
+        (("experiment", "performance", "--agent", "rcc"), message),
+        (("synth", "--out", str(shipped), "--starts", "2"), "the shipped synthetic set is the paper's plan"),
+    ]
     assert_each_fails_in_one_line(lambda *args: run_cli(*args, cwd=tmp_path), cases)
     assert (shipped / "jobs" / "search.jsonl").read_bytes().endswith(committed[3][:40])  # watched, not repaired
     # with the manifest of a finished generation but searches missing (the state this repository's set was in
     # for three sessions, while 30 lost search records were run again), only the frontiers need them
     shutil.copy(real / "manifest.json", shipped / "manifest.json")
     shutil.copytree(real / "contracts", shipped / "contracts")
-    assert_each_fails_in_one_line(lambda *args: run_cli(*args, cwd=tmp_path), [
-        (("experiment", "frontier"), "the shipped set's search store is incomplete here (3 of 80 search jobs"),
-        (("experiment", "frontier", "--envs", "2,5"), "(0 of 20 search jobs of Env 5 done)")])
+    assert_each_fails_in_one_line(
+        lambda *args: run_cli(*args, cwd=tmp_path),
+        [
+            (("experiment", "frontier"), "the shipped set's search store is incomplete here (3 of 80 search jobs"),
+            (("experiment", "frontier", "--envs", "2,5"), "(0 of 20 search jobs of Env 5 done)"),
+        ],
+    )
     # an environment whose searches are all in (here Env 1, enumerated, which needs none) is drawn already, and
     # the panels drawn before for other environments stay (the shipped set gains its frontiers as its searches
     # land); the run writes into ./contractlang-out/frontier, never into the shipped set
@@ -317,13 +370,16 @@ def test_commands_default_to_the_shipped_set_and_say_how_far_it_is(tmp_path, mon
     assert after == before  # Env 1 drawn again as it was, the others kept
 
 
-@pytest.mark.parametrize("args, message", [
-    (("synth", "--rhos", "1.5"), "--rhos takes probabilities in [0, 1]"),
-    (("synth", "--search-envs", "9"), "--search-envs takes environments 1..6"),
-    (("experiment", "rational", "nowhere"), "nowhere/manifest.json: no manifest there"),
-    (("experiment", "frontier", "nowhere"), "nowhere/manifest.json: no manifest there"),
-    (("experiment", "rational", "/dev/null"), "/dev/null: a file, not a directory"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("synth", "--rhos", "1.5"), "--rhos takes probabilities in [0, 1]"),
+        (("synth", "--search-envs", "9"), "--search-envs takes environments 1..6"),
+        (("experiment", "rational", "nowhere"), "nowhere/manifest.json: no manifest there"),
+        (("experiment", "frontier", "nowhere"), "nowhere/manifest.json: no manifest there"),
+        (("experiment", "rational", "/dev/null"), "/dev/null: a file, not a directory"),
+    ],
+)
 def test_bad_experiment_input_is_one_line(tmp_path, args, message):
     json_form = args[0] == "experiment"  # one of each form per command: one failure path writes both
     done = run_cli(*args, *(("--json",) if json_form else ()), cwd=tmp_path)
@@ -364,8 +420,9 @@ def test_each_record_reaches_the_store_when_its_job_ends(tmp_path):
         if done == total - 1:
             release.touch()
 
-    records, ran = run_phase("waits", tmp_path / "waits.jsonl", _WaitRecord, _held_until_released, jobs, workers=2,
-                             progress=progress)
+    records, ran = run_phase(
+        "waits", tmp_path / "waits.jsonl", _WaitRecord, _held_until_released, jobs, workers=2, progress=progress
+    )
     assert ran == 40 and records[jobs[1]].released, "job 1 timed out: the others were held back with it"
 
 
@@ -377,8 +434,7 @@ def test_a_store_line_that_is_not_a_record_stops_with_its_line_number(tmp_path):
     assert done.returncode == 1 and "search.jsonl:1: not a search record" in done.stderr
 
 
-
-HALF_SENT = '''
+HALF_SENT = """
 import gc, multiprocessing.queues, os, signal, struct, sys, time
 from games.runner import run_jobs
 
@@ -397,7 +453,7 @@ print(next(records), flush=True)
 time.sleep(1.0)
 records.close()
 print("closed", flush=True)
-'''
+"""
 
 
 @pytest.mark.e2e
@@ -408,15 +464,21 @@ def test_a_worker_ended_half_way_through_sending_does_not_hang_the_run(tmp_path,
     the run ends the workers, killing one that does not end itself within WORKER_END_SECONDS, and the run."""
     script = tmp_path / "half_sent.py"
     script.write_text(HALF_SENT)
-    done = subprocess.run([sys.executable, str(script), worker], capture_output=True, text=True, timeout=60,
-                          cwd=ROOT,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    done = subprocess.run(
+        [sys.executable, str(script), worker],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert (done.returncode, done.stdout.split()) == (0, ["0", "closed"]), done.stderr
 
 
 def _tree(root: Path) -> dict[str, tuple[int, int]]:
-    return {p.relative_to(root).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns)
-            for p in root.rglob("*") if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()
+    }
 
 
 @pytest.mark.e2e

@@ -63,8 +63,9 @@ def test_the_shipped_manifest_names_every_contract_inside_the_set_with_its_hash(
     assert all(e.path == f"contracts/{e.name}/contract.contract" and len(e.sha256) == 64 for e in manifest.contracts)
 
 
-@pytest.mark.parametrize("command", [("experiment", "rational"), ("experiment", "frontier"),
-                                     ("experiment", "performance", "--agent", "rcc")])
+@pytest.mark.parametrize(
+    "command", [("experiment", "rational"), ("experiment", "frontier"), ("experiment", "performance", "--agent", "rcc")]
+)
 def test_a_manifest_pointing_outside_the_set_is_refused_without_reading_it(copy, command):
     manifest = _manifest()
     _entry(manifest, BASE)["path"] = "../../secret.contract"

@@ -22,12 +22,14 @@ def test_show_png(tmp_path):
 
 
 def test_run_contract_story_and_log(tmp_path):
-    proc = run_cli("run", "examples/ctbench-board-24-swap.contract", "--board", "24", "--log",
-                   str(tmp_path / "g.jsonl"))
+    proc = run_cli(
+        "run", "examples/ctbench-board-24-swap.contract", "--board", "24", "--log", str(tmp_path / "g.jsonl")
+    )
     assert proc.returncode == 0, proc.stderr
     assert "scores: P-Red 70, P-Blue 70" in proc.stdout
-    traced = json.loads(run_cli("trace", "examples/ctbench-board-24-swap.contract", str(tmp_path / "g.jsonl"),
-                                "--json").stdout)  # the log holds the monitor's events; trace re-derives the transfers
+    traced = json.loads(
+        run_cli("trace", "examples/ctbench-board-24-swap.contract", str(tmp_path / "g.jsonl"), "--json").stdout
+    )  # the log holds the monitor's events; trace re-derives the transfers
     assert [e["kind"] for e in traced["enforcement"]] == ["chip_transfer"] * 4
 
 

@@ -2,10 +2,10 @@
 
 import pytest
 
+from contractlang.interpreter.events import ChipCounts
 from contractlang.ir import CoverageTerm, CTBenchIR, PointsTerm
 from games.ctbench.board import Board, benchmark_board
 from games.ctbench.game import Arrangement, CTBenchGame, Honour, Move, Propose, Respond, Trade
-from contractlang.interpreter.events import ChipCounts
 
 MD = benchmark_board(24).board  # red path (0,1)(0,2)(0,3)(1,3)(2,3)(3,3); blue (0,1)(1,1)(1,2)(1,3)(2,3)(3,3)
 IND = benchmark_board(0).board
@@ -49,8 +49,16 @@ def test_paid_move_and_unaffordable_move():
 
 def test_pfp_honour_uses_up_the_promise():
     s = CTBenchGame(board=MD, mode="pfp").new_initial_state()
-    s = play(s, [Propose(offer=Arrangement(i_cover=c(red=1), you_cover=c())), Respond(accept=True),
-                 Propose(offer=None), Move(tile=None), Move(tile=(0, 1))])
+    s = play(
+        s,
+        [
+            Propose(offer=Arrangement(i_cover=c(red=1), you_cover=c())),
+            Respond(accept=True),
+            Propose(offer=None),
+            Move(tile=None),
+            Move(tile=(0, 1)),
+        ],
+    )
     assert s.phase == "honour" and s.current_player() == "red"
     s = s.apply_action(Honour(honour=True))
     assert s.blue_pos == (0, 1) and s.red_chips.red == 13 and s.blue_chips == c(blue=14, green=2)
@@ -59,8 +67,17 @@ def test_pfp_honour_uses_up_the_promise():
 
 def test_pfp_refusal_keeps_the_promise_and_counts_a_defection():
     s = CTBenchGame(board=MD, mode="pfp").new_initial_state()
-    s = play(s, [Propose(offer=Arrangement(i_cover=c(red=1), you_cover=c())), Respond(accept=True),
-                 Propose(offer=None), Move(tile=None), Move(tile=(0, 1)), Honour(honour=False)])
+    s = play(
+        s,
+        [
+            Propose(offer=Arrangement(i_cover=c(red=1), you_cover=c())),
+            Respond(accept=True),
+            Propose(offer=None),
+            Move(tile=None),
+            Move(tile=(0, 1)),
+            Honour(honour=False),
+        ],
+    )
     assert s.blue_pos == (0, 0)  # blue has no red chip of its own
     assert s.promises[0].remaining == 1 and s.stats.unfulfilled == 1 and s.defections_by("red") == 1
 
@@ -80,8 +97,12 @@ def prog(entries=(), points=()):
 
 
 def test_prog_trading_transfer_and_forfeit():
-    contract = prog([CoverageTerm(tile=(0, 1), giver="red", receiver="blue"),
-                     CoverageTerm(tile=(1, 0), giver="blue", receiver="red", colour="green")])
+    contract = prog(
+        [
+            CoverageTerm(tile=(0, 1), giver="red", receiver="blue"),
+            CoverageTerm(tile=(1, 0), giver="blue", receiver="red", colour="green"),
+        ]
+    )
     s = to_move_phase(CTBenchGame(board=MD, condition="prog_trading", contract=contract).new_initial_state())
     s = play(s, [Move(tile=None), Move(tile=(0, 1))])  # blue onto red (0,1): red's chip pays the move
     assert s.blue_pos == (0, 1) and s.red_chips.red == 13 and s.blue_chips == c(blue=14, green=2)

@@ -12,12 +12,11 @@ import subprocess
 
 import pytest
 
-from tests.helpers import ROOT, assert_each_fails_in_one_line, compare_golden, run_cli
-from tests.cli.test_figures import _pixels
-
 from contractlang.interpreter import Rules
 from games.ctbench.published import ImportedGame, game_directories, import_game
 from games.ctbench.replay import replay
+from tests.cli.test_figures import _pixels
+from tests.helpers import ROOT, assert_each_fails_in_one_line, compare_golden, run_cli
 
 LOGS = ROOT / "tests" / "data" / "ctbench_logs"
 GOLDEN = ROOT / "tests" / "golden"
@@ -32,8 +31,10 @@ def imported(tmp_path, source=LOGS) -> tuple[subprocess.CompletedProcess, list[I
 
 def raw(game: ImportedGame) -> tuple[dict, dict]:
     directory = LOGS / game.source
-    return (json.loads((directory / "metadata.json").read_text()),
-            json.loads(next(directory.glob("event_log_*.json")).read_text()))
+    return (
+        json.loads((directory / "metadata.json").read_text()),
+        json.loads(next(directory.glob("event_log_*.json")).read_text()),
+    )
 
 
 def test_import_reads_every_fixture_game_as_logged(tmp_path):
@@ -112,14 +113,16 @@ def test_replay_contract_colour_is_the_first_turn_with_an_off_colour_entry():
         turn = g.turns[v.first.turn]
         moved = [p for p in turn.players if p.move is not None]
         entries = {tuple(c["tile"]): c for c in g.contract_terms["coverage"]}
-        assert any(p.move in entries and entries[p.move]["color"] not in (None, board.colour(p.move))
-                   for p in moved)
+        assert any(p.move in entries and entries[p.move]["color"] not in (None, board.colour(p.move)) for p in moved)
 
 
 def test_replay_notices_a_tampered_score(tmp_path):
     copy = tmp_path / "logs"
-    agreeing = next(g for g in (import_game(d, LOGS) for d in game_directories(LOGS))
-                    if g.complete and g.condition == "none" and replay(g).agrees)
+    agreeing = next(
+        g
+        for g in (import_game(d, LOGS) for d in game_directories(LOGS))
+        if g.complete and g.condition == "none" and replay(g).agrees
+    )
     shutil.copytree(LOGS / agreeing.source, copy / "game")
     event = next((copy / "game").glob("event_log_*.json"))
     data = json.loads(event.read_text())
@@ -152,8 +155,21 @@ def test_report_on_imported_logs_golden(tmp_path):
 
 
 def test_report_reads_our_own_sweep_records(tmp_path):
-    sweep = run_cli("ctbench", "sweep", "--boards", "24,45", "--conditions", "none,prog_points", "--modes", "pfp",
-                "--out", str(tmp_path / "s"), "--workers", "1", "--json")
+    sweep = run_cli(
+        "ctbench",
+        "sweep",
+        "--boards",
+        "24,45",
+        "--conditions",
+        "none,prog_points",
+        "--modes",
+        "pfp",
+        "--out",
+        str(tmp_path / "s"),
+        "--workers",
+        "1",
+        "--json",
+    )
     assert sweep.returncode == 0, sweep.stderr
     data = json.loads(run_cli("ctbench", "report", str(tmp_path / "s" / "games.jsonl"), "--json").stdout)
     assert data["games"] == 4 and [t["number"] for t in data["tables"]] == [1, 2]
@@ -210,8 +226,9 @@ def test_negotiation_is_read_from_the_verbose_log_when_present():
     blue_own = [m["content"] for m in talk["conversation_history_1"] if m["role"] == "assistant"]
     assert [line.split(": ", 1)[0] for line in game.negotiation] == ["red", "blue"] * 3 + ["red"]
     assert [line[5:] for line in game.negotiation if line.startswith("red: ")] == red_own
-    assert ["blue: " + line.split(": ", 2)[2] for line in blue_own] == \
-        [line for line in game.negotiation if line.startswith("blue: ")]
+    assert ["blue: " + line.split(": ", 2)[2] for line in blue_own] == [
+        line for line in game.negotiation if line.startswith("blue: ")
+    ]
     assert game.negotiation[-1] == "red: agree" and not game.contract_formed
 
 
@@ -219,8 +236,21 @@ def test_report_puts_the_papers_six_models_beside_any_agents_rows(tmp_path):
     """`--paper` on our own agent's games (a planner, none of the paper's models): the paper's six models and its
     mean row are printed under ours, marked (paper), and each of our rows says where its 95% interval and a
     published one are disjoint."""
-    sweep = run_cli("ctbench", "sweep", "--boards", "24,45", "--conditions", "none", "--modes", "pfp",
-                    "--out", str(tmp_path / "s"), "--workers", "1", "--json")
+    sweep = run_cli(
+        "ctbench",
+        "sweep",
+        "--boards",
+        "24,45",
+        "--conditions",
+        "none",
+        "--modes",
+        "pfp",
+        "--out",
+        str(tmp_path / "s"),
+        "--workers",
+        "1",
+        "--json",
+    )
     assert sweep.returncode == 0, sweep.stderr
     text = run_cli("ctbench", "report", str(tmp_path / "s" / "games.jsonl"), "--paper").stdout
     table1 = text.split("Table 1:")[1].split("\n\n")[0]

@@ -37,8 +37,12 @@ def test_exploiter_defects_and_conditional_stops_honouring():
 
 
 def test_summary_rows_have_the_paper_columns():
-    recs = [play(benchmark_board(i), c, mode, "planner", "planner")
-            for i in (0, 20, 40) for c in ("none", "prog_points") for mode in ("pfp", "trade")]
+    recs = [
+        play(benchmark_board(i), c, mode, "planner", "planner")
+        for i in (0, 20, 40)
+        for c in ("none", "prog_points")
+        for mode in ("pfp", "trade")
+    ]
     rows = summarise(recs)
     assert {(r.condition, r.mode) for r in rows} == {(c, m) for c in ("none", "prog_points") for m in ("pfp", "trade")}
     pfp_none = next(r for r in rows if (r.condition, r.mode) == ("none", "pfp"))

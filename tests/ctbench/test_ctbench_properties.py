@@ -12,8 +12,13 @@ from games.ctbench.play import CONDITIONS, play
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(0, 79), st.sampled_from(CONDITIONS), st.sampled_from(["pfp", "trade"]),
-       st.sampled_from(["random", "planner", "exploiter", "conditional"]), st.integers(0, 10**6))
+@given(
+    st.integers(0, 79),
+    st.sampled_from(CONDITIONS),
+    st.sampled_from(["pfp", "trade"]),
+    st.sampled_from(["random", "planner", "exploiter", "conditional"]),
+    st.integers(0, 10**6),
+)
 def test_random_games_keep_the_invariants(board_id, condition, mode, partner, seed):
     record = play(benchmark_board(board_id), condition, mode, "random", partner, seed=seed, keep_log=True)
     assert record.rounds <= MAX_ROUNDS  # the game always terminates

@@ -7,8 +7,6 @@ every logged state, `paper` parts from the log exactly by the rule the game was 
 
 import json
 
-from tests.helpers import ROOT, run_cli
-
 from contractlang.interpreter import ContractBlocked, Forfeit, Rules, compile
 from contractlang.interpreter.events import ChipCounts, Holdings, MoveAttempt
 from contractlang.ir import CoverageTerm, CTBenchIR
@@ -17,6 +15,7 @@ from games.ctbench.log import LOG_EVENT
 from games.ctbench.play import GameRecord
 from games.ctbench.sweep import GameSpec
 from games.runner import stored_records
+from tests.helpers import ROOT, run_cli
 
 BOARD = benchmark_boards("paper")[0]  # grid 0: GRBR / BRRR / BBBR / RBBG
 LETTER = {"red": "R", "blue": "B", "green": "G"}
@@ -32,14 +31,18 @@ def write_game(directory, contract: dict, turns: list[dict], pfp: bool = True) -
     position = {"red": [0, 0], "blue": [0, 0]}
     logged = {}
     for k, turn in enumerate(turns):
-        entry = {p: {"position": {"start": list(position[p])}, "chips": {"start": _letters(chips[p])}}
-                 for p in ("red", "blue")}
+        entry = {
+            p: {"position": {"start": list(position[p])}, "chips": {"start": _letters(chips[p])}}
+            for p in ("red", "blue")
+        }
         for p in ("red", "blue"):
             if "trade" in turn.get(p, {}):
                 give, take, accepted = turn[p]["trade"]
-                entry[p]["trade"] = {"offer": [[LETTER[c], n] for c, n in give.items()],
-                                     "request": [[LETTER[c], n] for c, n in take.items()],
-                                     "outcome": "accepted" if accepted else "rejected"}
+                entry[p]["trade"] = {
+                    "offer": [[LETTER[c], n] for c, n in give.items()],
+                    "request": [[LETTER[c], n] for c, n in take.items()],
+                    "outcome": "accepted" if accepted else "rejected",
+                }
                 if accepted:
                     partner = "blue" if p == "red" else "red"
                     for c, n in give.items():
@@ -62,23 +65,43 @@ def write_game(directory, contract: dict, turns: list[dict], pfp: bool = True) -
             entry[p]["position"]["end"] = list(position[p])
             entry[p]["chips"]["end"] = _letters(chips[p])
         logged[str(k)] = {"players": {INDEX[p]: entry[p] for p in ("red", "blue")}}
-    logged["0"]["contract"] = {"judge_contract": contract, "agreement_status": True, "player_0_agreed": "accepted",
-                               "player_1_agreed": "accepted"}
+    logged["0"]["contract"] = {
+        "judge_contract": contract,
+        "agreement_status": True,
+        "player_0_agreed": "accepted",
+        "player_1_agreed": "accepted",
+    }
     scores = [20 + 5 * sum(chips[p].values()) if position[p] == [3, 3] else 0 for p in ("red", "blue")]
     counters = ("total_p4p_promises_kept", "total_p4p_promises_broken", "moves_made_under_strict_contract")
     metrics = {f"{name}_{i}": 0 for name in counters for i in (0, 1)}
-    metrics.update(total_trades_proposed=0, total_trades_accepted=0, total_p4p_arrangements_proposed=0,
-                   total_p4p_arrangements_accepted=0)
-    final = {"players": {INDEX[p]: {"position": position[p], "chips": _letters(chips[p])} for p in ("red", "blue")},
-             "total_turns": str(len(turns)), "scores": {"Player 0": scores[0], "Player 1": scores[1]},
-             "metrics": metrics}
+    metrics.update(
+        total_trades_proposed=0,
+        total_trades_accepted=0,
+        total_p4p_arrangements_proposed=0,
+        total_p4p_arrangements_accepted=0,
+    )
+    final = {
+        "players": {INDEX[p]: {"position": position[p], "chips": _letters(chips[p])} for p in ("red", "blue")},
+        "total_turns": str(len(turns)),
+        "scores": {"Player 0": scores[0], "Player 1": scores[1]},
+        "metrics": metrics,
+    }
     directory.mkdir(parents=True)
     grid = [list(row) for row in BOARD.board.rows()]
-    (directory / "metadata.json").write_text(json.dumps({
-        "model_pair": "HAND-HAND", "grid_id": BOARD.source_id, "grid": grid, "bucket": BOARD.source_bucket,
-        "config": {"pay4partner": pfp, "contract_type": "strict", "fog_of_war": [False, False]}}))
+    (directory / "metadata.json").write_text(
+        json.dumps(
+            {
+                "model_pair": "HAND-HAND",
+                "grid_id": BOARD.source_id,
+                "grid": grid,
+                "bucket": BOARD.source_bucket,
+                "config": {"pay4partner": pfp, "contract_type": "strict", "fog_of_war": [False, False]},
+            }
+        )
+    )
     (directory / f"event_log_{directory.name}.json").write_text(
-        json.dumps({"game": {"turns": logged, "final_state": final}}))
+        json.dumps({"game": {"turns": logged, "final_state": final}})
+    )
 
 
 def _letters(chips: dict) -> dict:
@@ -92,18 +115,28 @@ def entry(giver: str, receiver: str, colour: str) -> dict:
 def hand_built_games(root):
     """The three [CT-24a] differences on paper board 0, each as the authors' engine played it."""
     # (1) the entry names a green chip for the red tile (0,1): the authors' engine moves a red chip, spent on it
-    write_game(root / "colour", {"(0,1)": entry("Player 0", "Player 1", "G")},
-               [{"blue": {"move": ((0, 1), "contract")}}])
+    write_game(
+        root / "colour", {"(0,1)": entry("Player 0", "Player 1", "G")}, [{"blue": {"move": ((0, 1), "contract")}}]
+    )
     # (2) red holds no blue chip when blue enters the blue tile (1,0): the payment is blocked, blue pays itself,
     # nobody forfeits; once a trade has given red a blue chip, the same entry pays blue's second entry
-    write_game(root / "blocked", {"(1,0)": entry("Player 0", "Player 1", "B")},
-               [{"blue": {"move": ((1, 0), "self")}},
-                {"blue": {"trade": ({"blue": 1}, {"red": 1}, True), "move": ((0, 0), "self")}},
-                {"blue": {"move": ((1, 0), "contract")}}], pfp=False)
+    write_game(
+        root / "blocked",
+        {"(1,0)": entry("Player 0", "Player 1", "B")},
+        [
+            {"blue": {"move": ((1, 0), "self")}},
+            {"blue": {"trade": ({"blue": 1}, {"red": 1}, True), "move": ((0, 0), "self")}},
+            {"blue": {"move": ((1, 0), "contract")}},
+        ],
+        pfp=False,
+    )
     # (3) the goal entry is keyed "(3, 3)": the authors' engine never matches it, so red pays its own green chip
     path = BOARD.board.best_path("red")[0][1:]
-    write_game(root / "key", {"(3, 3)": entry("Player 1", "Player 0", "G")},
-               [{"red": {"move": (tile, "self")}} for tile in path])
+    write_game(
+        root / "key",
+        {"(3, 3)": entry("Player 1", "Player 0", "G")},
+        [{"red": {"move": (tile, "self")}} for tile in path],
+    )
 
 
 def replayed(tmp_path, rules: str) -> dict:
@@ -148,8 +181,11 @@ def test_published_fixture_logs_agree_under_the_authors_rules(tmp_path):
 
 def test_one_monitor_both_rule_sets():
     """The same entry and move: the paper's rules move the named chip or forfeit; the authors' move the tile's."""
-    ir = CTBenchIR(name="t", parties=("P-Red", "P-Blue"),
-                   coverage=(CoverageTerm(tile=(1, 0), giver="red", receiver="blue", colour="green"),))
+    ir = CTBenchIR(
+        name="t",
+        parties=("P-Red", "P-Blue"),
+        coverage=(CoverageTerm(tile=(1, 0), giver="red", receiver="blue", colour="green"),),
+    )
     rich = Holdings(red=ChipCounts(red=14, blue=1, green=2), blue=ChipCounts(blue=14, green=2))
     poor = Holdings(red=ChipCounts(red=14, green=2), blue=ChipCounts(blue=14, green=2))
     move = MoveAttempt(player="blue", tile=(1, 0), tile_colour="blue", holdings=rich)
@@ -160,8 +196,9 @@ def test_one_monitor_both_rule_sets():
     assert isinstance(blocked.last_actions[0], ContractBlocked) and blocked.forfeited == ()
     assert blocked.open_entries("blue") == [0]  # still usable
     assert blocked.apply(move).last_actions[0].pays_move
-    forfeit = compile(ir.model_copy(update={"coverage": (ir.coverage[0].model_copy(update={"colour": None}),)}),
-                      Rules.named("paper")).apply(move.model_copy(update={"holdings": poor}))
+    forfeit = compile(
+        ir.model_copy(update={"coverage": (ir.coverage[0].model_copy(update={"colour": None}),)}), Rules.named("paper")
+    ).apply(move.model_copy(update={"holdings": poor}))
     assert isinstance(forfeit.last_actions[0], Forfeit) and forfeit.open_entries("blue") == []
 
 
@@ -204,15 +241,34 @@ def test_run_blocks_the_payment_or_forfeits_by_rule_set(tmp_path):
 
 def test_sweep_runs_the_paper_boards_under_either_rule_set(tmp_path):
     out = tmp_path / "s"
-    args = ("ctbench", "sweep", "--set", "paper", "--boards", "0,20", "--conditions", "prog_trading", "--modes",
-            "pfp", "--out", str(out), "--workers", "1", "--json")
+    args = (
+        "ctbench",
+        "sweep",
+        "--set",
+        "paper",
+        "--boards",
+        "0,20",
+        "--conditions",
+        "prog_trading",
+        "--modes",
+        "pfp",
+        "--out",
+        str(out),
+        "--workers",
+        "1",
+        "--json",
+    )
     first = json.loads(run_cli(*args).stdout)
     assert (first["games"], first["played"]) == (2, 2) and {r["rules"] for r in first["rows"]} == {"authors"}
     again = json.loads(run_cli(*args, "--rules", "paper").stdout)
     assert again["played"] == 2  # the same games under other rules are other games
     records = list(stored_records(out / "games.jsonl", GameRecord, GameSpec.of, "game").values())
     assert sorted((r.board_set, r.board_id, r.rules) for r in records) == [
-        ("paper", 0, "authors"), ("paper", 0, "paper"), ("paper", 20, "authors"), ("paper", 20, "paper")]
+        ("paper", 0, "authors"),
+        ("paper", 0, "paper"),
+        ("paper", 20, "authors"),
+        ("paper", 20, "paper"),
+    ]
     assert {r.board_class for r in records} == {"independent", "mutually_dependent"}
 
 

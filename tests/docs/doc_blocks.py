@@ -17,7 +17,7 @@ import shlex
 import shutil
 import textwrap
 import tomllib
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import NamedTuple
 
@@ -57,8 +57,9 @@ def blocks(text: str, source: str = "README.md") -> list[Block]:
             raise ValueError(f"{source}:{i + 1}: a code block is never closed")
         above = next((lines[j].strip() for j in range(i - 1, -1, -1) if lines[j].strip()), "")
         d = DIRECTIVE.match(above)
-        found.append(Block(i + 1, m.group(1), d.group(1) if d else "", textwrap.dedent("\n".join(lines[i + 1:end])),
-                           source))
+        found.append(
+            Block(i + 1, m.group(1), d.group(1) if d else "", textwrap.dedent("\n".join(lines[i + 1 : end])), source)
+        )
         i = end + 1
     return found
 
@@ -87,17 +88,21 @@ def kind(block: Block) -> str:
     lines = _meaningful(block.text)
     if block.info == "contract" or (block.info == "" and lines and lines[0].startswith('contract "')):
         return "contract"
-    if block.info in ("bash", "sh", "shell") or (block.info == "" and lines and
-                                                   all(_program(ln.split()) in PROGRAMS for ln in lines)):
+    if block.info in ("bash", "sh", "shell") or (
+        block.info == "" and lines and all(_program(ln.split()) in PROGRAMS for ln in lines)
+    ):
         return "commands"
     if block.info == "python":
         return "python"
-    raise ValueError(f"{block.name}: a ```{block.info} block the test cannot run; put `<!-- readme-test: "
-                     "illustration -->` (a format or sketch) or `<!-- readme-test: output -->` (the output of the "
-                     "commands above) on the line before it")
+    raise ValueError(
+        f"{block.name}: a ```{block.info} block the test cannot run; put `<!-- readme-test: "
+        "illustration -->` (a format or sketch) or `<!-- readme-test: output -->` (the output of the "
+        "commands above) on the line before it"
+    )
 
 
 # --- commands -------------------------------------------------------------------------------------------
+
 
 def commands(text: str) -> list[list[str]]:
     """The commands of a block: one per line (a trailing `\\` continues it) or `&&` link, comments dropped,
@@ -114,14 +119,16 @@ def commands(text: str) -> list[list[str]]:
                     out.append(current)
                 current = []
             elif set(w) <= set("&|;<>"):
-                raise ValueError(f"shell syntax {w!r} in {line!r}: only `&&` is supported; write one command per "
-                                 "line, or mark the block illustration")
+                raise ValueError(
+                    f"shell syntax {w!r} in {line!r}: only `&&` is supported; write one command per "
+                    "line, or mark the block illustration"
+                )
             else:
                 current.append(w)
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def help_text(path: tuple[str, ...]) -> str:
     proc = run_cli(*path, "--help", env=WIDE)
     assert proc.returncode == 0, f"`contractlang {' '.join(path)} --help` exits {proc.returncode}: {proc.stderr}"
@@ -197,10 +204,14 @@ def run_commands(block: Block, cwd: Path) -> str:
         if words[0] != "contractlang":
             check_program(words)
             continue
-        proc = run_cli(*(a for w in words[1:] for a in _expanded(w, cwd)), cwd=cwd,
-                       env={**os.environ, **assigned} if assigned else None)
-        assert proc.returncode == 0 and "Traceback" not in proc.stderr, \
+        proc = run_cli(
+            *(a for w in words[1:] for a in _expanded(w, cwd)),
+            cwd=cwd,
+            env={**os.environ, **assigned} if assigned else None,
+        )
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, (
             f"{block.name}: `{shlex.join(words)}` exits {proc.returncode}:\n{proc.stderr[-2000:]}"
+        )
         stdout = proc.stdout
     return stdout
 
@@ -221,6 +232,7 @@ def synopsis_commands(text: str) -> list[list[str]]:
 
 # --- contracts --------------------------------------------------------------------------------------------
 
+
 def check_contract(block: Block, cwd: Path) -> None:
     path = cwd / "block.contract"
     path.write_text(block.text + "\n", encoding="utf-8")
@@ -228,8 +240,10 @@ def check_contract(block: Block, cwd: Path) -> None:
     assert proc.returncode == 0, f"{block.name}: `check` fails:\n{proc.stderr}"
     ctbench = re.search(r"^\s*game\s+ctbench\b", block.text, re.M) is not None
     if not block.directive:
-        assert not ctbench, (f"{block.name}: a CT-Bench contract is verified on its board; put "
-                             "`<!-- readme-test: verify --board N -->` on the line before it")
+        assert not ctbench, (
+            f"{block.name}: a CT-Bench contract is verified on its board; put "
+            "`<!-- readme-test: verify --board N -->` on the line before it"
+        )
         return
     spec, _, tail = block.directive.removeprefix("verify").partition(";")
     refutes = set()
@@ -246,6 +260,7 @@ def check_contract(block: Block, cwd: Path) -> None:
 
 # --- python and output ------------------------------------------------------------------------------------
 
+
 def run_python(block: Block, cwd: Path, monkeypatch) -> None:
     monkeypatch.chdir(cwd)
     if ">>>" not in block.text:
@@ -260,8 +275,10 @@ def run_python(block: Block, cwd: Path, monkeypatch) -> None:
 
 def same_output(shown: str, actual: str) -> bool:
     """The page's text is the output, up to trailing spaces and trailing blank lines."""
+
     def lines(text: str) -> list[str]:
         return [ln.rstrip() for ln in text.rstrip().splitlines()]
+
     return lines(shown) == lines(actual)
 
 
@@ -304,9 +321,7 @@ def run_block(block: Block, context: list[Block], cwd: Path, monkeypatch) -> Non
     elif k == "python":
         run_python(block, cwd, monkeypatch)
     else:
-        source = next((b for b in reversed(context[:context.index(block)]) if kind(b) == "commands"), None)
+        source = next((b for b in reversed(context[: context.index(block)]) if kind(b) == "commands"), None)
         assert source is not None, f"{block.name}: an output block needs a commands block above it"
         actual = run_commands(source, cwd)
         assert same_output(block.text, actual), f"{block.name} is not what {source.name} prints:\n{actual}"
-
-

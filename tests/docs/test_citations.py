@@ -1,4 +1,5 @@
 """Rules are cited from the repository only: a `docs/rules/` id or a section of one of the two papers."""
+
 import re
 import subprocess
 from pathlib import Path
@@ -28,13 +29,20 @@ def tracked_text_files() -> list[Path]:
 
 
 def test_no_citation_outside_the_repository():
-    offending = [f"{path.relative_to(ROOT)}:{number}: {line.strip()[:100]}"
-                 for path in tracked_text_files()
-                 for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-                 if FORBIDDEN.search(line)]
+    offending = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()[:100]}"
+        for path in tracked_text_files()
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if FORBIDDEN.search(line)
+    ]
     assert not offending, "cite a docs/rules/ id or a paper section instead:\n" + "\n".join(offending)
 
 
 def test_the_scan_sees_the_code():
     files = {path.relative_to(ROOT).as_posix() for path in tracked_text_files()}
-    assert {"contractlang/ir.py", "README.md", "docs/rules/contractsim.md", "tests/conformance/contractsim.json"} <= files
+    assert {
+        "contractlang/ir.py",
+        "README.md",
+        "docs/rules/contractsim.md",
+        "tests/conformance/contractsim.json",
+    } <= files

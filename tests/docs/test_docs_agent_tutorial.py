@@ -35,7 +35,7 @@ def blocks(text: str) -> list[tuple[int, str, str, str]]:
         end = next(j for j in range(i + 1, len(lines)) if lines[j].strip() == "```")
         above = next((lines[j].strip() for j in range(i - 1, -1, -1) if lines[j].strip()), "")
         d = DIRECTIVE.match(above)
-        out.append((i + 1, m.group(1), d.group(1) if d else "", "\n".join(lines[i + 1:end]) + "\n"))
+        out.append((i + 1, m.group(1), d.group(1) if d else "", "\n".join(lines[i + 1 : end]) + "\n"))
         i = end + 1
     return out
 
@@ -52,8 +52,9 @@ def run_block(page: str, line: int, info: str, directive: str, body: str, work: 
         for command in filter(None, (ln.strip() for ln in body.splitlines())):
             words = shlex.split(command)
             if words[:2] == ["cp", "-r"]:
-                shutil.copytree(ROOT / words[2], work / words[3],
-                                ignore=shutil.ignore_patterns("performance", "performance.jsonl"))
+                shutil.copytree(
+                    ROOT / words[2], work / words[3], ignore=shutil.ignore_patterns("performance", "performance.jsonl")
+                )
                 continue
             assert words[0] == "contractlang", f"{where}: cannot run {command!r}"
             done = run_process(*words[1:], cwd=work, env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -79,4 +80,9 @@ def test_every_block_of_the_page_runs(page, tmp_path, monkeypatch):
         assert "| RCC | stingy |" in tables and "2 of the set's 180 contracts" in tables
         assert '"title": "contractsim customer observation"' in "".join(outputs)
     else:
-        assert outputs[-1].splitlines() == ["True", "1.0", "['proved']", "215 11"]  # worked example 1 (docs/rules/checks.md): U_Cust 215
+        assert outputs[-1].splitlines() == [
+            "True",
+            "1.0",
+            "['proved']",
+            "215 11",
+        ]  # worked example 1 (docs/rules/checks.md): U_Cust 215

@@ -8,12 +8,19 @@ import pytest
 from tests.docs.doc_blocks import ROOT, Block, blocks, check_block_usage, kind, kind_or_error, run_block, workdir
 
 OWN_TEST = {"tutorials/your-agent.md"}  # runs its blocks in order in one folder: tests/docs/test_docs_agent_tutorial.py
-PAGES = sorted(p for p in [*(ROOT / "docs" / "tutorials").glob("*.md"), *(ROOT / "docs" / "how-to").glob("*.md")]
-               if p.relative_to(ROOT / "docs").as_posix() not in OWN_TEST)
+PAGES = sorted(
+    p
+    for p in [*(ROOT / "docs" / "tutorials").glob("*.md"), *(ROOT / "docs" / "how-to").glob("*.md")]
+    if p.relative_to(ROOT / "docs").as_posix() not in OWN_TEST
+)
 BLOCKS = {page: blocks(page.read_text(encoding="utf-8"), page.relative_to(ROOT).as_posix()) for page in PAGES}
 EVERY = [b for page_blocks in BLOCKS.values() for b in page_blocks]
-RUN = [(page, b) for page, page_blocks in BLOCKS.items() for b in page_blocks
-       if kind_or_error(b) in ("commands", "contract", "python", "output")]
+RUN = [
+    (page, b)
+    for page, page_blocks in BLOCKS.items()
+    for b in page_blocks
+    if kind_or_error(b) in ("commands", "contract", "python", "output")
+]
 
 
 def test_the_pages_are_found():

@@ -5,9 +5,22 @@ from __future__ import annotations
 
 import pytest
 
-from tests.docs.doc_blocks import (ROOT, Block, kind_or_error, workdir, blocks, check_block_usage, check_contract,
-                              check_program, check_usage, commands, kind, run_block, same_output,
-                              split_assignments)
+from tests.docs.doc_blocks import (
+    ROOT,
+    Block,
+    blocks,
+    check_block_usage,
+    check_contract,
+    check_program,
+    check_usage,
+    commands,
+    kind,
+    kind_or_error,
+    run_block,
+    same_output,
+    split_assignments,
+    workdir,
+)
 
 README = ROOT / "README.md"
 
@@ -39,7 +52,7 @@ def test_block(block: Block, tmp_path, monkeypatch):
 
 # --- the checker itself can fail ----------------------------------------------------------------------------
 
-PLANTED = '''
+PLANTED = """
 <!-- readme-test: verify --board 24 -->
 ```
 contract "old-sample" {
@@ -83,7 +96,7 @@ CI=true bash .ci/run
   ```bash
   contractlang check examples/*.contract
   ```
-'''
+"""
 
 
 def test_the_classifier_refuses_what_it_cannot_run():
@@ -95,7 +108,9 @@ def test_the_classifier_refuses_what_it_cannot_run():
     with pytest.raises(ValueError, match="only `&&` is supported"):
         commands(planted[4].text)
     assert kinds[5] == "commands" and split_assignments(commands(planted[5].text)[0]) == (
-        {"CI": "true"}, ["bash", ".ci/run"])
+        {"CI": "true"},
+        ["bash", ".ci/run"],
+    )
     assert kinds[6] == "commands" and commands(planted[6].text) == [["contractlang", "check", "examples/*.contract"]]
 
 

@@ -22,8 +22,9 @@ def cited_ids(root: Path) -> dict[str, list[str]]:
     """Every rule id in the tree's source, tests, README and docs → the files citing it."""
     found: dict[str, list[str]] = {}
     for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS and not d.startswith(".") and
-                         not d.endswith(".egg-info"))
+        dirs[:] = sorted(
+            d for d in dirs if d not in SKIPPED_DIRS and not d.startswith(".") and not d.endswith(".egg-info")
+        )
         for name in sorted(files):
             path = Path(folder) / name
             rel = path.relative_to(root)
@@ -131,9 +132,13 @@ def test_checker_finds_duplicates_dangling_names_and_misfiled_entries(tmp_path):
         (_rule("CT", 95), None),
         (_rule("CS", 94), "`games/ctbench/board.py`"),
     ]
-    rules.write_text(rules.read_text(encoding="utf-8") + "".join(
-        f"\n### [{rule}] Planted\n\n**Decided.** x. **Why.** y.\n" + (f"**Code.** {code}.\n" if code else "")
-        for rule, code in planted))
+    rules.write_text(
+        rules.read_text(encoding="utf-8")
+        + "".join(
+            f"\n### [{rule}] Planted\n\n**Decided.** x. **Why.** y.\n" + (f"**Code.** {code}.\n" if code else "")
+            for rule, code in planted
+        )
+    )
     problems = entry_problems(root)
     assert f"{_rule('CT', '02')}: 2 entries" in problems
     assert f"{_rule('CT', 97)}: games/ctbench/nowhere.py does not exist" in problems

@@ -34,8 +34,14 @@ def capped_cli(*args, cwd: Path, memory: int = 3 * 2**30, timeout: float = 120) 
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
 
-    proc = subprocess.run([sys.executable, "-m", "contractlang", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, timeout=timeout, preexec_fn=limit)
+    proc = subprocess.run(
+        [sys.executable, "-m", "contractlang", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=timeout,
+        preexec_fn=limit,
+    )
     return no_traceback(proc)
 
 
@@ -74,9 +80,27 @@ def ended(pid: int, within: float = 0) -> bool:
 
 def sweep_under_way(out: Path, boards: str, preexec_fn=None) -> tuple[subprocess.Popen, Path]:
     """A 2-worker `ctbench sweep` into `out`, returned once its first game is written."""
-    proc = subprocess.Popen([sys.executable, "-m", "contractlang", "ctbench", "sweep", "--boards", boards, "--out",
-                             str(out), "--workers", "2", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, cwd=ROOT, preexec_fn=preexec_fn)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "contractlang",
+            "ctbench",
+            "sweep",
+            "--boards",
+            boards,
+            "--out",
+            str(out),
+            "--workers",
+            "2",
+            "--json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        preexec_fn=preexec_fn,
+    )
     games = out / "games.jsonl"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not (games.exists() and games.stat().st_size > 0):

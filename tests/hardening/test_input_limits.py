@@ -20,8 +20,9 @@ from tests.helpers import assert_each_fails_in_one_line, run_cli
 pytestmark = pytest.mark.e2e  # commands in memory-capped processes, on devices, pipes and live trees
 
 
-@pytest.mark.parametrize("command, cap", [(["check"], 1), (["trace", WORKED], 64), (["metrics"], 64),
-                                          (["translate"], 1), (["fmt"], 1)])
+@pytest.mark.parametrize(
+    "command, cap", [(["check"], 1), (["trace", WORKED], 64), (["metrics"], 64), (["translate"], 1), (["fmt"], 1)]
+)
 def test_endless_inputs_are_capped(tmp_path, command, cap):
     proc = cli(*command, "/dev/zero")
     assert proc.returncode == 1 and f"/dev/zero: more than {cap} MiB; not read" in proc.stderr
@@ -96,9 +97,8 @@ def _crafted_cache(directory: Path, how: str) -> None:
                 import numpy as np
 
                 claim = io.BytesIO()
-                np.lib.format.write_array_header_1_0(claim, {"descr": "<i2", "fortran_order": False,
-                                                             "shape": (2**42,)})
-                crafted.writestr(name, claim.getvalue() + data[len(header):])
+                np.lib.format.write_array_header_1_0(claim, {"descr": "<i2", "fortran_order": False, "shape": (2**42,)})
+                crafted.writestr(name, claim.getvalue() + data[len(header) :])
             else:
                 with crafted.open(name, "w", force_zip64=True) as member:
                     member.write(header)
@@ -124,14 +124,26 @@ def test_a_crafted_dp_cache_member_is_never_allocated_or_inflated(tmp_path):
 
 def test_an_agent_writing_garbage_ends_its_game_in_one_line(tmp_path):
     cases = [
-        (("run", SWAP, "--board", "24", "--red", agent(tmp_path, "binary", r"printf '\377\376garbage\n'; sleep 5")),
-         "answer to request 1 is not UTF-8 text"),
+        (
+            ("run", SWAP, "--board", "24", "--red", agent(tmp_path, "binary", r"printf '\377\376garbage\n'; sleep 5")),
+            "answer to request 1 is not UTF-8 text",
+        ),
         # the endless writer is the script's child, which outlived the killed script and filled memory before
-        (("run", SWAP, "--board", "24", "--red",
-          agent(tmp_path, "endless", "cat /dev/zero & echo $! >> cat.pid; wait")),
-         "answer to request 1 is longer than 1 MiB"),
-        (("run", SWAP, "--board", "24", "--red", agent(tmp_path, "deep", f"echo '{'[' * 5000}'; sleep 5")),
-         "answer to request 1 is not JSON"),
+        (
+            (
+                "run",
+                SWAP,
+                "--board",
+                "24",
+                "--red",
+                agent(tmp_path, "endless", "cat /dev/zero & echo $! >> cat.pid; wait"),
+            ),
+            "answer to request 1 is longer than 1 MiB",
+        ),
+        (
+            ("run", SWAP, "--board", "24", "--red", agent(tmp_path, "deep", f"echo '{'[' * 5000}'; sleep 5")),
+            "answer to request 1 is not JSON",
+        ),
     ]
     start = time.monotonic()
     # in this process: an answer is read at most 1 MiB at a time, so even the endless agent cannot fill memory
@@ -157,13 +169,16 @@ def test_a_contract_of_megabytes_is_refused_at_once(tmp_path):
     prose = tmp_path / "prose.txt"
     prose.write_text("The caterer delivers 1 pizza in week 2. " * 50000)
     start = time.monotonic()
-    assert_each_fails_in_one_line(run_cli, [
-        (("check", big), f"{big}: more than 1 MiB; not read"),
-        (("fmt", big), f"{big}: more than 1 MiB; not read"),
-        (("run", big, "--env", "1"), f"{big}: more than 1 MiB; not read"),
-        (("negotiate", "--env", "1", "--candidates", big), f"{big}: more than 1 MiB; not read"),
-        (("translate", prose), f"{prose}: more than 1 MiB; not read"),
-    ])
+    assert_each_fails_in_one_line(
+        run_cli,
+        [
+            (("check", big), f"{big}: more than 1 MiB; not read"),
+            (("fmt", big), f"{big}: more than 1 MiB; not read"),
+            (("run", big, "--env", "1"), f"{big}: more than 1 MiB; not read"),
+            (("negotiate", "--env", "1", "--candidates", big), f"{big}: more than 1 MiB; not read"),
+            (("translate", prose), f"{prose}: more than 1 MiB; not read"),
+        ],
+    )
     assert time.monotonic() - start < 60
 
 

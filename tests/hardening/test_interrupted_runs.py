@@ -20,9 +20,20 @@ pytestmark = pytest.mark.e2e  # signals, workers and sweeps in real processes
 
 
 def sweep(out: Path, *extra, boards: str = "1,2", json_out: bool = True):
-    return cli("ctbench", "sweep", "--boards", boards, "--conditions", "none,prog_trading,nl_trading", "--out", out,
-               "--workers", "2", *(["--json"] if json_out else []), *extra)
-
+    return cli(
+        "ctbench",
+        "sweep",
+        "--boards",
+        boards,
+        "--conditions",
+        "none,prog_trading,nl_trading",
+        "--out",
+        out,
+        "--workers",
+        "2",
+        *(["--json"] if json_out else []),
+        *extra,
+    )
 
 
 def interrupted(stdout: str) -> bool:
@@ -81,8 +92,11 @@ def test_sigterm_ends_the_sweep_and_its_workers_and_the_rerun_completes_it(tmp_p
     assert proc.returncode == 130 and interrupted(stdout)
     assert "Traceback" not in stderr and not (out / "summary.json").exists()
     time.sleep(0.5)
-    alive = [pid for pid in children if Path(f"/proc/{pid}").exists()
-             and "Z" not in Path(f"/proc/{pid}/stat").read_text().split()[2]]
+    alive = [
+        pid
+        for pid in children
+        if Path(f"/proc/{pid}").exists() and "Z" not in Path(f"/proc/{pid}/stat").read_text().split()[2]
+    ]
     assert alive == []
     done = len(games.read_text().splitlines())
     assert 0 < done < 96
@@ -97,14 +111,37 @@ def test_an_interrupted_sweep_ends_the_external_agents_its_workers_started(tmp_p
     agent = tmp_path / "stuck"
     agent.write_text(f"#!/bin/sh\nread line\necho $$ >> {pids}\nexec sleep 300\n")
     agent.chmod(0o755)
-    proc = subprocess.Popen([sys.executable, "-m", "contractlang", "ctbench", "sweep", "--boards", "1,2", "--red",
-                             f"cmd:{agent}", "--blue", "planner", "--out", str(tmp_path / "s"), "--workers", "2",
-                             "--json"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "contractlang",
+            "ctbench",
+            "sweep",
+            "--boards",
+            "1,2",
+            "--red",
+            f"cmd:{agent}",
+            "--blue",
+            "planner",
+            "--out",
+            str(tmp_path / "s"),
+            "--workers",
+            "2",
+            "--json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
     try:
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and proc.poll() is None and \
-                len(pids.read_text().split() if pids.exists() else []) < 2:
+        while (
+            time.monotonic() < deadline
+            and proc.poll() is None
+            and len(pids.read_text().split() if pids.exists() else []) < 2
+        ):
             time.sleep(0.05)
         proc.send_signal(signal.SIGINT)
         stdout, _ = proc.communicate(timeout=30)
@@ -118,10 +155,14 @@ def test_an_interrupted_sweep_ends_the_external_agents_its_workers_started(tmp_p
     assert len(stuck) == 2 and all(ended(pid) for pid in stuck)
 
 
-@pytest.mark.parametrize("inherited", [
-    lambda: signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}),
-    lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
-], ids=["blocked", "ignored"])
+@pytest.mark.parametrize(
+    "inherited",
+    [
+        lambda: signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}),
+        lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    ],
+    ids=["blocked", "ignored"],
+)
 def test_ctrl_c_reaches_a_run_started_with_sigint_blocked_or_ignored(tmp_path, inherited):
     """A blocked mask and an ignored SIGINT both survive exec, and Python keeps them, so a command started by
     such a process — as something in a full pytest-xdist run is — once finished its work and exited 0 after
@@ -135,18 +176,49 @@ def test_ctrl_c_reaches_a_run_started_with_sigint_blocked_or_ignored(tmp_path, i
 
 def test_a_sweep_whose_worker_dies_ends_in_one_line(tmp_path):
     killer = agent(tmp_path, "killer", "kill -9 $PPID; sleep 1")
-    proc = cli("ctbench", "sweep", "--boards", "24,25", "--red", killer, "--blue", "planner", "--out",
-               tmp_path / "s", "--workers", "2", timeout=60)
+    proc = cli(
+        "ctbench",
+        "sweep",
+        "--boards",
+        "24,25",
+        "--red",
+        killer,
+        "--blue",
+        "planner",
+        "--out",
+        tmp_path / "s",
+        "--workers",
+        "2",
+        timeout=60,
+    )
     assert proc.returncode == 1 and proc.stderr.strip().splitlines() == [
         "error: a worker process died in the middle of its jobs (killed, or out of memory); the finished jobs are "
-        "kept, and a rerun runs the rest"]
+        "kept, and a rerun runs the rest"
+    ]
 
 
 def test_a_second_sweep_into_the_same_out_refuses_at_once_and_a_stale_lock_is_taken_over(tmp_path):
     out = tmp_path / "s"
-    first = subprocess.Popen([sys.executable, "-m", "contractlang", "ctbench", "sweep", "--boards",
-                              ",".join(map(str, range(20))), "--out", str(out), "--workers", "1", "--json"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    first = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "contractlang",
+            "ctbench",
+            "sweep",
+            "--boards",
+            ",".join(map(str, range(20))),
+            "--out",
+            str(out),
+            "--workers",
+            "1",
+            "--json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
     try:
         lock = out / "games.jsonl.lock"
         deadline = time.monotonic() + 60
@@ -157,7 +229,8 @@ def test_a_second_sweep_into_the_same_out_refuses_at_once_and_a_stale_lock_is_ta
         assert time.monotonic() - start < 30
         assert second.returncode == 1 and json.loads(second.stdout)["error"] == (
             f"{out}: another run (pid {first.pid}) is writing game records there; wait for it to end or choose "
-            "another --out")
+            "another --out"
+        )
     finally:
         first.kill()
         first.communicate()

@@ -43,8 +43,11 @@ def test_writes_refuse_symlinks_keep_modes_refuse_read_only_and_leave_no_temp_fi
 
 def test_events_out_names_stay_inside_the_directory(tmp_path):
     contract = tmp_path / "evil.contract"
-    contract.write_text((ROOT / "tests" / "verify" / "starved.contract").read_text()
-                        .replace('contract "starved"', 'contract "../../escaped"', 1))
+    contract.write_text(
+        (ROOT / "tests" / "verify" / "starved.contract")
+        .read_text()
+        .replace('contract "starved"', 'contract "../../escaped"', 1)
+    )
     out = tmp_path / "events"
     proc = cli("verify", contract, "--env", "1", "--events-out", out)
     assert proc.returncode == 0, proc.stderr
@@ -60,22 +63,34 @@ def not_a_dir(tmp_path) -> Path:
     return blocker / "sub"
 
 
-@pytest.mark.parametrize("args", [
-    ["run", WORKED, "--env", "1", "--supplier", "re", "--log", "{bad}/run.jsonl"],
-    ["run", SWAP, "--board", "24", "--log", "{bad}/run.jsonl"],
-    ["verify", ROOT / "tests" / "verify" / "starved.contract", "--env", "1", "--events-out", "{bad}/events"],
-    ["ctbench", "show", "3", "--png", "{bad}/board.png"],
-    ["solve", WORKED, "--env", "1", "--no-cache", "--plot", "{bad}/s.png"],
-    ["translate", ROOT / "tests" / "nl" / "01-plain-lists.txt", "-o", "{bad}/out.contract", "--cache", "{tmp}/c.db"],
-    ["ctbench", "sweep", "--boards", "1", "--out", "{bad}/sweep"],
-    ["translate", ROOT / "tests" / "nl" / "01-plain-lists.txt", "--cache", "{bad}/c.db"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", WORKED, "--env", "1", "--supplier", "re", "--log", "{bad}/run.jsonl"],
+        ["run", SWAP, "--board", "24", "--log", "{bad}/run.jsonl"],
+        ["verify", ROOT / "tests" / "verify" / "starved.contract", "--env", "1", "--events-out", "{bad}/events"],
+        ["ctbench", "show", "3", "--png", "{bad}/board.png"],
+        ["solve", WORKED, "--env", "1", "--no-cache", "--plot", "{bad}/s.png"],
+        [
+            "translate",
+            ROOT / "tests" / "nl" / "01-plain-lists.txt",
+            "-o",
+            "{bad}/out.contract",
+            "--cache",
+            "{tmp}/c.db",
+        ],
+        ["ctbench", "sweep", "--boards", "1", "--out", "{bad}/sweep"],
+        ["translate", ROOT / "tests" / "nl" / "01-plain-lists.txt", "--cache", "{bad}/c.db"],
+    ],
+)
 def test_unwritable_outputs_are_one_line(tmp_path, not_a_dir, args):
     args = [str(a).replace("{bad}", str(not_a_dir)).replace("{tmp}", str(tmp_path)) for a in args]
     proc = cli(*args, cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr
     assert "a-file/sub" in proc.stderr and len(proc.stderr.strip().splitlines()) <= 2
-    failure = one_json_failure(cli(*args, "--json", cwd=tmp_path)) if args[0] != "ctbench" or args[1] != "show" else None
+    failure = (
+        one_json_failure(cli(*args, "--json", cwd=tmp_path)) if args[0] != "ctbench" or args[1] != "show" else None
+    )
     assert failure is None or "a-file/sub" in failure["error"]
 
 
@@ -84,8 +99,10 @@ def full_disk(tmp_path) -> Path:
     """A 48 KiB tmpfs: a sweep or synth into it runs out of space."""
     mount = tmp_path / "tiny"
     mount.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48k", "tmpfs", str(mount)],
-                      capture_output=True).returncode != 0:
+    if (
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48k", "tmpfs", str(mount)], capture_output=True).returncode
+        != 0
+    ):
         # CI runs as root, so there the full-disk cases must run: a mount that fails is a failure, not a skip
         if os.environ.get("CI") == "true":
             pytest.fail("cannot mount a 48 KiB tmpfs for the full-disk cases (CI runs as root)")
@@ -98,8 +115,7 @@ def test_a_sweep_on_a_full_disk_is_one_line_and_leaves_whole_lines(full_disk):
     out = full_disk / "s"
     proc = cli("ctbench", "sweep", "--boards", "1,2,3", "--out", out, "--workers", "2", "--json")
     assert proc.returncode == 1
-    assert json.loads(proc.stdout) == {"ok": False, "error": f"cannot write {out}/games.jsonl: No space left on "
-                                                             "device"}
+    assert json.loads(proc.stdout) == {"ok": False, "error": f"cannot write {out}/games.jsonl: No space left on device"}
     lines = (out / "games.jsonl").read_bytes().splitlines(keepends=True)
     assert lines and all(line.endswith(b"\n") and json.loads(line) for line in lines)
     assert sorted(p.name for p in out.iterdir()) == ["games.jsonl"]  # no lock, no temporary file
@@ -113,12 +129,27 @@ def test_synth_on_a_full_disk_leaves_no_empty_store(full_disk):
     assert [p.name for p in (out / "jobs").iterdir()] == []
 
 
-@pytest.mark.parametrize("args", [["check", WORKED], ["check", "--json", WORKED], ["ctbench", "boards", "--json"],
-                                  ["render", WORKED], ["ctbench", "show", "3"], ["check", "--json", "missing"]],
-                         ids=["check", "check-json", "boards-json", "render", "show", "failure-json"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["check", WORKED],
+        ["check", "--json", WORKED],
+        ["ctbench", "boards", "--json"],
+        ["render", WORKED],
+        ["ctbench", "show", "3"],
+        ["check", "--json", "missing"],
+    ],
+    ids=["check", "check-json", "boards-json", "render", "show", "failure-json"],
+)
 def test_stdout_on_a_full_device_is_one_line_exit_1(args):
     with open("/dev/full", "w") as full:
-        proc = subprocess.run([sys.executable, "-m", "contractlang", *map(str, args)], stdout=full,
-                              stderr=subprocess.PIPE, text=True, cwd=ROOT, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-m", "contractlang", *map(str, args)],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            timeout=120,
+        )
     assert proc.returncode == 1
     assert proc.stderr.splitlines() == ["error: cannot write the output: No space left on device"]

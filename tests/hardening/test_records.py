@@ -15,8 +15,11 @@ from tests.helpers import ROOT, assert_each_fails_in_one_line, run_cli
 pytestmark = pytest.mark.e2e  # records of real games, read in memory-capped processes
 
 
-@pytest.mark.parametrize("content", ["[" * 100000 + "]" * 100000, '{"contract": ' + "1" * 5000 + "}", "[1, 2]"],
-                         ids=["deep", "5000-digits", "not-an-object"])
+@pytest.mark.parametrize(
+    "content",
+    ["[" * 100000 + "]" * 100000, '{"contract": ' + "1" * 5000 + "}", "[1, 2]"],
+    ids=["deep", "5000-digits", "not-an-object"],
+)
 def test_metrics_refuses_hostile_records_in_one_line(tmp_path, content):
     path = tmp_path / "runs.jsonl"
     path.write_text(content + "\n")
@@ -47,8 +50,15 @@ def test_metrics_never_starts_a_program_a_record_names_unless_allowed(tmp_path, 
     marker = tmp_path / "started"
     program = agent(tmp_path, "planted", f"touch {marker}")
     records = _records(tmp_path, "planted", run_record, supplier=program)
-    assert_each_fails_in_one_line(cli, [(("metrics", records), f"would start the program {program!r} named in "
-                                                               "them; pass --allow-commands to let it run")])
+    assert_each_fails_in_one_line(
+        cli,
+        [
+            (
+                ("metrics", records),
+                f"would start the program {program!r} named in them; pass --allow-commands to let it run",
+            )
+        ],
+    )
     assert not marker.exists()
     allowed = cli("metrics", records, "--allow-commands")
     assert allowed.returncode == 1 and "exited" in allowed.stderr and marker.exists()
@@ -57,24 +67,35 @@ def test_metrics_never_starts_a_program_a_record_names_unless_allowed(tmp_path, 
 def test_metrics_holds_records_to_the_checkers_rules(tmp_path, run_record):
     rollover = {**run_record["contract_ir"]["contingencies"], "rollover": {"max_deficit": 99}}
     cases = [
-        (_records(tmp_path, "deficit", run_record, ir_contingencies=rollover),
-         "(contract_ir: rollover max_deficit 99 is outside 0..2)"),
-        (_records(tmp_path, "price", run_record, ir_prices=[-10, 5, 3]),
-         "(contract_ir: price of pizza must not be negative)"),
-        (_records(tmp_path, "huge", run_record, ir_prices=[10**12, 5, 3]), "(contract_ir: price of pizza is too large)"),
+        (
+            _records(tmp_path, "deficit", run_record, ir_contingencies=rollover),
+            "(contract_ir: rollover max_deficit 99 is outside 0..2)",
+        ),
+        (
+            _records(tmp_path, "price", run_record, ir_prices=[-10, 5, 3]),
+            "(contract_ir: price of pizza must not be negative)",
+        ),
+        (
+            _records(tmp_path, "huge", run_record, ir_prices=[10**12, 5, 3]),
+            "(contract_ir: price of pizza is too large)",
+        ),
         (_records(tmp_path, "setting", run_record, ir_setting="nowhere"), "(contract_ir: setting: unknown setting"),
         (_records(tmp_path, "seed", run_record, seed=-1), "(seed: -1 is negative; seeds are 0 or more)"),
         (_records(tmp_path, "env", run_record, env=99), "(env: no environment 99; there are 1..6)"),
         (_records(tmp_path, "policy", run_record, customer="nobody"), "(customer: unknown policy 'nobody'"),
         # round 3: a record without its weeks gave the compliant utility of a game of no weeks
         (_records(tmp_path, "weeks", run_record, weeks=[]), "(weeks: a record holds weeks 1..11 in order"),
-        (_records(tmp_path, "reversed", run_record, weeks=run_record["weeks"][::-1]),
-         "(weeks: a record holds weeks 1..11 in order"),
+        (
+            _records(tmp_path, "reversed", run_record, weeks=run_record["weeks"][::-1]),
+            "(weeks: a record holds weeks 1..11 in order",
+        ),
         # round 4: JSON types are read as JSON has them; a lax read took `true` for seed 1 and "6" for a price
         (_records(tmp_path, "bool-seed", run_record, seed=True), "(seed: Input should be a valid integer"),
         (_records(tmp_path, "float-env", run_record, env=1.0), "(env: Input should be a valid integer"),
-        (_records(tmp_path, "text-price", run_record, ir_prices=["6", 5, 3]),
-         "(contract_ir: prices.0: Input should be a valid integer"),
+        (
+            _records(tmp_path, "text-price", run_record, ir_prices=["6", 5, 3]),
+            "(contract_ir: prices.0: Input should be a valid integer",
+        ),
     ]
     rows = [(("metrics", path), f"{path}:1: not a run record {message}") for path, message in cases]
     start = time.monotonic()

@@ -20,10 +20,10 @@ import pytest
 
 from contractlang.files import RECORD_CHECK
 from contractlang.llm import ESTIMATE_INPUT_TOKENS, ESTIMATE_OUTPUT_TOKENS, cost_of
-from tests.helpers import ROOT, run_cli
-from tests.llm_server import ScriptedServer, message, prompt_of
+from tests.contractsim.test_performance import KEY, MODEL
+from tests.helpers import ROOT, fresh, run_cli
 from tests.llm.test_llm_agents import BOARD, CTBenchScript
-from tests.contractsim.test_performance import KEY, MODEL, fresh, synthetic  # noqa: F401  (`synthetic` is a fixture)
+from tests.llm_server import ScriptedServer, message, prompt_of
 
 pytestmark = pytest.mark.e2e  # the real CLI against scripted LLM servers on 127.0.0.1
 
@@ -61,8 +61,20 @@ class Customer:
 
 
 def args(directory: Path, url: str, recordings: Path, *extra) -> list:
-    return ["experiment", "performance", directory, "--agent", f"llm:{MODEL}", "--role", "customer", "--base-url",
-            url, "--recordings", recordings, *extra]
+    return [
+        "experiment",
+        "performance",
+        directory,
+        "--agent",
+        f"llm:{MODEL}",
+        "--role",
+        "customer",
+        "--base-url",
+        url,
+        "--recordings",
+        recordings,
+        *extra,
+    ]
 
 
 def store(directory: Path, name: str = "performance.jsonl") -> Path:
@@ -95,8 +107,21 @@ def test_many_games_wait_on_the_model_at_once_with_one_worker_and_write_the_same
         directory = fresh(synthetic, tmp_path / workers)
         server = Customer(delay=0.3)
         with ScriptedServer(server) as http:
-            done = run_cli(*args(directory, http.url, tmp_path / f"{workers}.sqlite", "--seeds", "42,43,44",
-                                 "--max-connections", "8", "--workers", workers, "--json"), env=ENV)
+            done = run_cli(
+                *args(
+                    directory,
+                    http.url,
+                    tmp_path / f"{workers}.sqlite",
+                    "--seeds",
+                    "42,43,44",
+                    "--max-connections",
+                    "8",
+                    "--workers",
+                    workers,
+                    "--json",
+                ),
+                env=ENV,
+            )
         assert done.returncode == 0, done.stdout + done.stderr
         assert json.loads(done.stdout)["played_now"]["agents"] == 18
         assert len(server.requests) == 18 * 6 and server.most == 8, server.most
@@ -129,8 +154,9 @@ def test_errored_games_cost_a_game_not_the_run_and_a_rerun_retries_only_them(syn
 
     failing = fresh(synthetic, tmp_path / "failing")
     with ScriptedServer(Customer(failing=lambda n: True)) as http:
-        stopped = run_cli(*args(failing, http.url, tmp_path / "f.sqlite", "--max-connections", "1",
-                                "--fail-on-error", "2"), env=ENV)
+        stopped = run_cli(
+            *args(failing, http.url, tmp_path / "f.sqlite", "--max-connections", "1", "--fail-on-error", "2"), env=ENV
+        )
     assert stopped.returncode == 1 and "Traceback" not in stopped.stderr
     assert "3 games errored, more than --fail-on-error 2 allows" in stopped.stderr
     [error] = [line for line in stopped.stderr.splitlines() if line.startswith("error:")]
@@ -144,8 +170,18 @@ def test_a_cost_limit_stops_the_run_and_a_higher_one_resumes_to_an_uninterrupted
     directory = fresh(synthetic, tmp_path / "cut")
     server = Customer()
     with ScriptedServer(server) as http:
-        cut = run_cli(*args(directory, http.url, tmp_path / "r.sqlite", "--max-connections", "1", "--cost-limit",
-                            f"{CALL_COST * 9.5:.8f}"), env=ENV)
+        cut = run_cli(
+            *args(
+                directory,
+                http.url,
+                tmp_path / "r.sqlite",
+                "--max-connections",
+                "1",
+                "--cost-limit",
+                f"{CALL_COST * 9.5:.8f}",
+            ),
+            env=ENV,
+        )
         assert cut.returncode == 3, cut.stdout + cut.stderr
         assert "cost limit" in cut.stderr and "--cost-limit" in cut.stderr and "rerun" in cut.stderr
         assert store(directory).read_text().count("\n") == 1  # the first game; the second stopped mid-way
@@ -158,27 +194,56 @@ def test_a_cost_limit_stops_the_run_and_a_higher_one_resumes_to_an_uninterrupted
     same_outputs(directory, whole)
 
 
-@pytest.mark.parametrize("option, value, kind, delay", [
-    ("--game-message-limit", "3", "messages", 0.0),
-    ("--game-token-limit", "500", "tokens", 0.0),
-    ("--game-time-limit", "0.3", "seconds", 0.2),
-])
+@pytest.mark.parametrize(
+    "option, value, kind, delay",
+    [
+        ("--game-message-limit", "3", "messages", 0.0),
+        ("--game-token-limit", "500", "tokens", 0.0),
+        ("--game-time-limit", "0.3", "seconds", 0.2),
+    ],
+)
 def test_a_game_that_reaches_a_game_limit_is_recorded_as_limited(synthetic, tmp_path, option, value, kind, delay):
     """Every game stops before its 6 calls: each stored as limited, naming the limit; the run ends normally and
     a rerun keeps them (it plays nothing)."""
     directory = fresh(synthetic, tmp_path)
     server = Customer(delay=delay)
     with ScriptedServer(server) as http:
-        done = run_cli(*args(directory, http.url, tmp_path / "r.sqlite", "--contracts", "synth-env1-*", "--limit",
-                             "1", option, value, "--json"), env=ENV)
+        done = run_cli(
+            *args(
+                directory,
+                http.url,
+                tmp_path / "r.sqlite",
+                "--contracts",
+                "synth-env1-*",
+                "--limit",
+                "1",
+                option,
+                value,
+                "--json",
+            ),
+            env=ENV,
+        )
         assert done.returncode == 0, done.stdout + done.stderr
         assert json.loads(done.stdout)["limited"] == 3
         lines = [json.loads(line) for line in store(directory, "performance.unfinished.jsonl").read_text().splitlines()]
         assert [r["status"] for r in lines] == ["limited"] * 3
         assert all(f"game's {kind} limit" in r["reason"] for r in lines), lines[0]["reason"]
         asked = len(server.requests)
-        again = run_cli(*args(directory, http.url, tmp_path / "r.sqlite", "--contracts", "synth-env1-*", "--limit",
-                              "1", option, value, "--json"), env=ENV)
+        again = run_cli(
+            *args(
+                directory,
+                http.url,
+                tmp_path / "r.sqlite",
+                "--contracts",
+                "synth-env1-*",
+                "--limit",
+                "1",
+                option,
+                value,
+                "--json",
+            ),
+            env=ENV,
+        )
     assert again.returncode == 0 and json.loads(again.stdout)["played_now"]["agents"] == 0
     assert len(server.requests) == asked
 
@@ -189,8 +254,9 @@ def test_estimate_counts_games_calls_tokens_and_cost(synthetic, tmp_path):
     at the recorded averages (100 + 30 + 20 input and 50 output tokens a call)."""
     directory = fresh(synthetic, tmp_path)
     slice_ = ("--contracts", "synth-env1-*", "--limit", "1")
-    before = run_cli(*args(directory, "http://127.0.0.1:9", tmp_path / "r.sqlite", *slice_, "--estimate", "--json"),
-                     env=ENV)
+    before = run_cli(
+        *args(directory, "http://127.0.0.1:9", tmp_path / "r.sqlite", *slice_, "--estimate", "--json"), env=ENV
+    )
     assert before.returncode == 0, before.stdout + before.stderr
     plan = json.loads(before.stdout)["estimate"]
     assert (plan["games"], plan["stored"], plan["errored"], plan["to_play"], plan["calls"]) == (3, 0, 0, 3, 18)
@@ -198,13 +264,28 @@ def test_estimate_counts_games_calls_tokens_and_cost(synthetic, tmp_path):
     assert plan["cost_usd"] == pytest.approx(18 * cost_of(MODEL, ESTIMATE_INPUT_TOKENS, ESTIMATE_OUTPUT_TOKENS), 1e-4)
     assert not (directory / "jobs").exists()  # nothing played, nothing written
     with ScriptedServer(Customer(failing=lambda n: n == 7)) as http:  # the second game's first call
-        assert run_cli(*args(directory, http.url, tmp_path / "r.sqlite", *slice_, "--max-connections", "1",
-                             "--fail-on-error", "0"), env=ENV).returncode == 1
+        assert (
+            run_cli(
+                *args(
+                    directory,
+                    http.url,
+                    tmp_path / "r.sqlite",
+                    *slice_,
+                    "--max-connections",
+                    "1",
+                    "--fail-on-error",
+                    "0",
+                ),
+                env=ENV,
+            ).returncode
+            == 1
+        )
     after = run_cli(*args(directory, "http://127.0.0.1:9", tmp_path / "r.sqlite", *slice_, "--estimate"), env=ENV)
     assert after.returncode == 0, after.stderr
-    assert after.stdout.startswith("3 games: 1 stored, 1 errored to retry, 0 stopped at a per-game limit (kept); "
-                                   "2 to play now, about 12 LLM calls, 1,800 input and 600 output tokens, about $"
-                                   ), after.stdout
+    assert after.stdout.startswith(
+        "3 games: 1 stored, 1 errored to retry, 0 stopped at a per-game limit (kept); "
+        "2 to play now, about 12 LLM calls, 1,800 input and 600 output tokens, about $"
+    ), after.stdout
     assert "recorded" in after.stdout
 
 
@@ -215,10 +296,19 @@ def test_ctrl_c_with_requests_in_flight_pays_none_of_them_twice(synthetic, tmp_p
     directory = fresh(synthetic, tmp_path / "cut")
     server = Customer(delay=1.5)
     with ScriptedServer(server) as http:
-        run = subprocess.Popen([sys.executable, "-m", "contractlang",
-                                *map(str, args(directory, http.url, tmp_path / "r.sqlite", "--max-connections", "4",
-                                               "--workers", "2"))],
-                               cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        run = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "contractlang",
+                *map(str, args(directory, http.url, tmp_path / "r.sqlite", "--max-connections", "4", "--workers", "2")),
+            ],
+            cwd=ROOT,
+            env=ENV,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         deadline = time.monotonic() + 60
         while server.in_flight < 4 and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -242,11 +332,36 @@ def test_ctrl_c_with_requests_in_flight_pays_none_of_them_twice(synthetic, tmp_p
 def test_a_ctbench_sweep_with_an_llm_player_stores_each_game_as_it_ends(tmp_path):
     """Two games, one at a time; the server holds the second game's first request until the first game's record
     is in games.jsonl (handed back in chunks, it would wait for the second)."""
-    sweep = ["ctbench", "sweep", "--boards", f"{BOARD.id}", "--condition", "none", "--mode", "pfp",
-             "--red", "llm", "--blue", "planner", "--repeats", "2", "--max-connections", "1", "--json"]
+    sweep = [
+        "ctbench",
+        "sweep",
+        "--boards",
+        f"{BOARD.id}",
+        "--condition",
+        "none",
+        "--mode",
+        "pfp",
+        "--red",
+        "llm",
+        "--blue",
+        "planner",
+        "--repeats",
+        "2",
+        "--max-connections",
+        "1",
+        "--json",
+    ]
     with ScriptedServer(CTBenchScript()) as http:
-        once = run_cli(*sweep, "--out", tmp_path / "once", "--base-url", http.url, "--recordings",
-                       tmp_path / "once.sqlite", env=ENV)
+        once = run_cli(
+            *sweep,
+            "--out",
+            tmp_path / "once",
+            "--base-url",
+            http.url,
+            "--recordings",
+            tmp_path / "once.sqlite",
+            env=ENV,
+        )
     assert once.returncode == 0, once.stdout + once.stderr
     first_game = len(json.loads((tmp_path / "once" / "games.jsonl").read_text().splitlines()[0])["llm_calls"])
     games = tmp_path / "held" / "games.jsonl"
@@ -263,16 +378,25 @@ def test_a_ctbench_sweep_with_an_llm_player_stores_each_game_as_it_ends(tmp_path
         return script(body)
 
     with ScriptedServer(held) as http:
-        done = run_cli(*sweep, "--out", tmp_path / "held", "--base-url", http.url, "--recordings",
-                       tmp_path / "held.sqlite", env=ENV)
+        done = run_cli(
+            *sweep,
+            "--out",
+            tmp_path / "held",
+            "--base-url",
+            http.url,
+            "--recordings",
+            tmp_path / "held.sqlite",
+            env=ENV,
+        )
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads(done.stdout)["played"] == 2 and games.read_text().count("\n") == 2
 
 
 def ray_processes() -> set[int]:
     """The pids of Ray's processes on this machine (its cluster daemons and workers)."""
-    found = subprocess.run(["pgrep", "-f", "raylet|gcs_server|ray::|default_worker.py|dashboard/agent"],
-                           capture_output=True, text=True).stdout.split()
+    found = subprocess.run(
+        ["pgrep", "-f", "raylet|gcs_server|ray::|default_worker.py|dashboard/agent"], capture_output=True, text=True
+    ).stdout.split()
     return {int(pid) for pid in found}
 
 
@@ -285,10 +409,34 @@ def test_ray_local_honours_the_counts_and_leaves_no_process_after_ctrl_c(synthet
     directory = fresh(synthetic, tmp_path)
     server = Customer(delay=1.0)
     with ScriptedServer(server) as http:
-        run = subprocess.Popen([sys.executable, "-m", "contractlang",
-                                *map(str, args(directory, http.url, tmp_path / "r.sqlite", "--seeds", "42,43",
-                                               "--max-connections", "4", "--workers", "2", "--ray", "local"))],
-                               cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        run = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "contractlang",
+                *map(
+                    str,
+                    args(
+                        directory,
+                        http.url,
+                        tmp_path / "r.sqlite",
+                        "--seeds",
+                        "42,43",
+                        "--max-connections",
+                        "4",
+                        "--workers",
+                        "2",
+                        "--ray",
+                        "local",
+                    ),
+                ),
+            ],
+            cwd=ROOT,
+            env=ENV,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         deadline = time.monotonic() + 120
         while len(server.requests) < 12 and time.monotonic() < deadline and run.poll() is None:
             time.sleep(0.05)

@@ -50,6 +50,7 @@ def shipped_copy(tmp_path: Path, rational: bool = True) -> Path:
 
 # --- writes never through links ------------------------------------------------------------------------------
 
+
 def test_no_output_store_or_database_is_written_through_a_link(tmp_path):
     victim = tmp_path / "victim"
     victim.write_bytes(b'{"only line, without its end"')  # once "repaired" as a cut last line
@@ -67,14 +68,23 @@ def test_no_output_store_or_database_is_written_through_a_link(tmp_path):
     fails_in_one_line(sweep(tmp_path / "linked"), "linked: it is a symbolic link")
     recordings = tmp_path / "llm.sqlite"
     recordings.symlink_to(victim)
-    proc = run_cli("experiment", "performance", shipped_copy(tmp_path), "--agent", "llm:anthropic/claude-haiku-4-5",
-                   "--recordings", recordings, env={**os.environ, "ANTHROPIC_API_KEY": "sk-ant-" + "x" * 40})
+    proc = run_cli(
+        "experiment",
+        "performance",
+        shipped_copy(tmp_path),
+        "--agent",
+        "llm:anthropic/claude-haiku-4-5",
+        "--recordings",
+        recordings,
+        env={**os.environ, "ANTHROPIC_API_KEY": "sk-ant-" + "x" * 40},
+    )
     fails_in_one_line(proc, "llm.sqlite: it is a symbolic link")
     report = shipped_copy(tmp_path / "report")
     (report / "performance").mkdir()
     (report / "performance" / "figure4.png").symlink_to(victim)
-    fails_in_one_line(run_cli("experiment", "performance", report, "--agent", "rcc", "--json"),
-                      "figure4.png: it is a symbolic link")
+    fails_in_one_line(
+        run_cli("experiment", "performance", report, "--agent", "rcc", "--json"), "figure4.png: it is a symbolic link"
+    )
     assert not (report / "jobs" / "performance.jsonl").exists()  # refused before any game
     assert victim.read_bytes() == b'{"only line, without its end"' and list(elsewhere.iterdir()) == []
 
@@ -99,6 +109,7 @@ def test_a_read_only_output_is_left_as_it_is_and_a_writable_one_keeps_its_mode(t
 
 # --- wrong kinds of path -------------------------------------------------------------------------------------
 
+
 def test_a_file_where_a_folder_belongs_and_a_folder_where_a_file_belongs_are_one_line(tmp_path):
     for folder in ("rational", "performance"):
         copy = shipped_copy(tmp_path / folder)
@@ -108,8 +119,10 @@ def test_a_file_where_a_folder_belongs_and_a_folder_where_a_file_belongs_are_one
     negotiation = tmp_path / "negotiate"
     negotiation.mkdir()
     (negotiation / "negotiation").write_text("")
-    fails_in_one_line(run_cli("negotiate", "--env", "1", "--games", "1", "--out", negotiation, "--json"),
-                      "negotiation: it is a file, not a folder")
+    fails_in_one_line(
+        run_cli("negotiate", "--env", "1", "--games", "1", "--out", negotiation, "--json"),
+        "negotiation: it is a file, not a folder",
+    )
     summary = tmp_path / "sweep"
     (summary / "summary.json").mkdir(parents=True)
     fails_in_one_line(sweep(summary), "summary.json: it is a directory, not a file")
@@ -118,16 +131,21 @@ def test_a_file_where_a_folder_belongs_and_a_folder_where_a_file_belongs_are_one
 def test_a_lock_that_is_a_directory_is_one_line_and_never_blamed_on_the_dp_cache(tmp_path):
     copy = shipped_copy(tmp_path)
     (copy / "jobs" / "performance.jsonl.lock").mkdir()
-    fails_in_one_line(run_cli("experiment", "performance", copy, "--agent", "rcc", "--json"),
-                      "performance.jsonl.lock: the lock is a directory")
+    fails_in_one_line(
+        run_cli("experiment", "performance", copy, "--agent", "rcc", "--json"),
+        "performance.jsonl.lock: the lock is a directory",
+    )
     out = tmp_path / "negotiate"
     (out / "jobs" / "negotiations.jsonl.lock").mkdir(parents=True)
-    error = fails_in_one_line(run_cli("negotiate", "--env", "1", "--games", "1", "--out", out, "--json"),
-                              "negotiations.jsonl.lock: the lock is a directory")
+    error = fails_in_one_line(
+        run_cli("negotiate", "--env", "1", "--games", "1", "--out", out, "--json"),
+        "negotiations.jsonl.lock: the lock is a directory",
+    )
     assert "DP" not in error
 
 
 # --- every stored line checked -------------------------------------------------------------------------------
+
 
 def test_an_edited_repeated_swapped_or_removed_line_is_named_and_an_old_store_must_be_sealed(tmp_path):
     out = tmp_path / "sweep"
@@ -137,14 +155,16 @@ def test_an_edited_repeated_swapped_or_removed_line_is_named_and_an_old_store_mu
     assert len(lines) == 8 and all(len(json.loads(line)["sha256"]) == 16 for line in lines)
     flipped = lines[2].replace(b'"rounds": ', b'"rounds": 1', 1)
     assert flipped != lines[2]
-    unsealed = [json.dumps({k: v for k, v in json.loads(line).items() if k != "sha256"}).encode() + b"\n"
-                for line in lines]
+    unsealed = [
+        json.dumps({k: v for k, v in json.loads(line).items() if k != "sha256"}).encode() + b"\n" for line in lines
+    ]
     for tampered, where, why in (
-            ([*lines[:2], flipped, *lines[3:]], 3, "does not match its check"),
-            ([lines[0], lines[2], lines[1], *lines[3:]], 2, "does not match its check"),
-            ([*lines[:2], lines[1], *lines[2:]], 3, "does not match its check"),
-            ([lines[0], *lines[2:]], 2, "does not match its check"),
-            (unsealed, 1, "without its check")):
+        ([*lines[:2], flipped, *lines[3:]], 3, "does not match its check"),
+        ([lines[0], lines[2], lines[1], *lines[3:]], 2, "does not match its check"),
+        ([*lines[:2], lines[1], *lines[2:]], 3, "does not match its check"),
+        ([lines[0], *lines[2:]], 2, "does not match its check"),
+        (unsealed, 1, "without its check"),
+    ):
         games.write_bytes(b"".join(tampered))
         fails_in_one_line(sweep(out), f"games.jsonl:{where}: ", why)
         assert games.read_bytes() == b"".join(tampered)  # never rewritten
@@ -163,11 +183,13 @@ def test_a_flipped_number_in_the_shipped_rational_store_is_named(tmp_path):
     lines = store.read_bytes().splitlines(keepends=True)
     lines[4] = lines[4].replace(b'"u_customer": ', b'"u_customer": 9', 1)
     store.write_bytes(b"".join(lines))
-    fails_in_one_line(run_cli("experiment", "rational", copy, "--json"), "rational.jsonl:5: ",
-                      "does not match its check")
+    fails_in_one_line(
+        run_cli("experiment", "rational", copy, "--json"), "rational.jsonl:5: ", "does not match its check"
+    )
 
 
 # --- the same bytes from any number of workers ---------------------------------------------------------------
+
 
 def test_two_workers_write_the_bytes_one_worker_and_a_resumed_run_write(tmp_path):
     runs = {}
@@ -207,21 +229,44 @@ def test_a_resumed_experiment_with_two_workers_writes_its_store_in_job_order(tmp
 
 # --- workers die with their parent ---------------------------------------------------------------------------
 
+
 def test_sigkill_of_the_main_process_ends_its_workers_and_their_agents(tmp_path):
     pids = tmp_path / "pids"
     agent = tmp_path / "stuck"
     agent.write_text(f"#!/bin/sh\nread line\necho $$ >> {pids}\nexec sleep 300\n")
     agent.chmod(0o755)
-    proc = subprocess.Popen([sys.executable, "-m", "contractlang", "ctbench", "sweep", "--boards", "1,2", "--red",
-                             f"cmd:{agent}", "--blue", "planner", "--out", str(tmp_path / "s"), "--workers", "2",
-                             "--json"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "contractlang",
+            "ctbench",
+            "sweep",
+            "--boards",
+            "1,2",
+            "--red",
+            f"cmd:{agent}",
+            "--blue",
+            "planner",
+            "--out",
+            str(tmp_path / "s"),
+            "--workers",
+            "2",
+            "--json",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=ROOT,
+    )
     workers: list[int] = []
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and len(pids.read_text().split() if pids.exists() else []) < 2:
             time.sleep(0.05)
-        workers = [int(p) for p in subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True,
-                                                  text=True).stdout.split()]
+        workers = [
+            int(p)
+            for p in subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+        ]
         agents = [int(p) for p in pids.read_text().split()]
         assert len(workers) == 2 and len(agents) == 2
         proc.send_signal(signal.SIGKILL)

@@ -11,13 +11,12 @@ import numpy as np
 import pytest
 import z3
 
-from tests.helpers import ROOT
 from contractlang.interpreter import compile as compile_monitor
+from contractlang.interpreter import rounds as rounds_module
 from contractlang.interpreter.contractsim import compile_contractsim
 from contractlang.interpreter.events import Delivery, Payment, WeekEnd
-from contractlang.interpreter import rounds as rounds_module
 from contractlang.interpreter.rounds import FLOOR_RULES, RoundRules, evaluate_round, payment_due
-from contractlang.ir import (Contingencies, ContractSimIR, DeductionTerms, RolloverTerms, SubstitutionTerms)
+from contractlang.ir import Contingencies, ContractSimIR, DeductionTerms, RolloverTerms, SubstitutionTerms
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS
 from games.contractsim import batch
 from games.contractsim.environments import environment
@@ -25,6 +24,7 @@ from solver.dp import kernels
 from solver.dp.problem import ORDER_SIDE, flat, round_transition
 from solver.verify import semantics
 from solver.verify.semantics import ZRound, zpayment_due
+from tests.helpers import ROOT
 
 TABLE = json.loads((ROOT / "tests" / "conformance" / "contractsim.json").read_text())
 CASES = {case["name"]: case for case in TABLE["cases"]}
@@ -34,15 +34,23 @@ CAP = environment(1).inventory_cap  # every environment's cap; the cases' delive
 def contract(case) -> ContractSimIR:
     terms, clauses = case["contract"], case["contract"]["contingencies"]
     return ContractSimIR(
-        name=case["name"], setting="catering", parties=("Customer", "Caterer"), prices=tuple(terms["prices"]),
-        deliveries=tuple(tuple(q) for q in terms["deliveries"]), payments=tuple(terms["payments"]),
+        name=case["name"],
+        setting="catering",
+        parties=("Customer", "Caterer"),
+        prices=tuple(terms["prices"]),
+        deliveries=tuple(tuple(q) for q in terms["deliveries"]),
+        payments=tuple(terms["payments"]),
         contingencies=Contingencies(
             substitution=SubstitutionTerms(min_qty=tuple(clauses["substitution"]["min_qty"]))
-            if "substitution" in clauses else None,
+            if "substitution" in clauses
+            else None,
             payment_deduction=DeductionTerms(min_qty=tuple(clauses["payment_deduction"]["min_qty"]))
-            if "payment_deduction" in clauses else None,
+            if "payment_deduction" in clauses
+            else None,
             rollover=RolloverTerms(max_deficit=clauses["rollover"]["max_deficit"]) if "rollover" in clauses else None,
-            grim_trigger=clauses.get("grim_trigger", False)))
+            grim_trigger=clauses.get("grim_trigger", False),
+        ),
+    )
 
 
 def floors(case):
@@ -57,6 +65,7 @@ def rows(case):
 
 # --- adapters: case in, {week: {field: value}} and first violations (or None) out --------------------------
 
+
 def _monitor_answer(monitor, case):
     products = monitor.contract.ir.setting_info.products
     for week, row in rows(case):
@@ -69,9 +78,11 @@ def _monitor_answer(monitor, case):
     answer = {}
     for s in monitor.weeks:
         common = {"compliant": s.compliant, "excluded": s.excluded, "D": s.observed_breach}
-        answer[s.week] = common | ({"due": s.due} if s.role == "customer" else
-                                   {"required": s.required, "credited": s.credited, "deduction": s.deduction,
-                                    "memory": s.memory_after})
+        answer[s.week] = common | (
+            {"due": s.due}
+            if s.role == "customer"
+            else {"required": s.required, "credited": s.credited, "deduction": s.deduction, "memory": s.memory_after}
+        )
     first = {role: monitor.first_violation(role) for role in ("customer", "supplier")}
     return answer, first
 
@@ -97,8 +108,13 @@ def rounds(case):
             continue
         out = evaluate_round(rules, PRODUCTION_WEEKS.index(week), memory, row["delivered"])
         memory, pending = tuple(int(v) for v in out.new_memory), int(out.deduction)
-        answer[week] = {"required": out.required, "credited": out.credited, "deduction": pending,
-                        "memory": memory, "compliant": not out.violation}
+        answer[week] = {
+            "required": out.required,
+            "credited": out.credited,
+            "deduction": pending,
+            "memory": memory,
+            "compliant": not out.violation,
+        }
     return answer, None
 
 
@@ -116,12 +132,20 @@ def z3_mirror(case):
         if week in PAYMENT_WEEKS:
             answer[week] = {"due": _z3_value(zpayment_due(z3.IntVal(ir.payment(week)), z3.IntVal(pending)))}
             continue
-        zr = ZRound(rules, PRODUCTION_WEEKS.index(week), [z3.IntVal(m) for m in memory],
-                    [z3.IntVal(y) for y in row["delivered"]])
+        zr = ZRound(
+            rules,
+            PRODUCTION_WEEKS.index(week),
+            [z3.IntVal(m) for m in memory],
+            [z3.IntVal(y) for y in row["delivered"]],
+        )
         memory, pending = [_z3_value(m) for m in zr.new_memory], _z3_value(zr.deduction)
-        answer[week] = {"required": [_z3_value(r) for r in zr.required],
-                        "credited": [_z3_value(c) for c in zr.credited], "deduction": pending, "memory": memory,
-                        "compliant": not _z3_value(zr.violation)}
+        answer[week] = {
+            "required": [_z3_value(r) for r in zr.required],
+            "credited": [_z3_value(c) for c in zr.credited],
+            "deduction": pending,
+            "memory": memory,
+            "compliant": not _z3_value(zr.violation),
+        }
     return answer, None
 
 
@@ -133,8 +157,14 @@ def batch_customer(case) -> str | None:
         return first_supplier is not None and first_supplier < w
 
     pays = {"rc": lambda w, due: due, "rcc": lambda w, due: 0 if breached_before(w) else due, "re": lambda w, due: 0}
-    return next((name for name, pay in pays.items()
-                 if all(row["paid"] == pay(w, row["due"]) for w, row in rows(case) if w in PAYMENT_WEEKS)), None)
+    return next(
+        (
+            name
+            for name, pay in pays.items()
+            if all(row["paid"] == pay(w, row["due"]) for w, row in rows(case) if w in PAYMENT_WEEKS)
+        ),
+        None,
+    )
 
 
 def _uses(y):
@@ -167,12 +197,33 @@ def batch_engine(case):
     for a in (output, payments):
         a.setflags(write=False)  # as the DP problem's arrays are, so the kernel is not compiled a second time
     zeros = np.zeros((1, 5, 3), dtype=np.int64)
-    out_week, out_u, out_first = np.zeros((1, 11, 6), dtype=np.int64), np.zeros((1, 2), dtype=np.int64), \
-        np.zeros((1, 2), dtype=np.int64)
-    batch._play(batch.POLICIES.index(batch_customer(case)), batch.POLICIES.index("rc"), zeros, zeros,
-                np.zeros((1, 5), dtype=np.int64), np.zeros((1, 5, 3)), tuple(policies),
-                np.zeros((5, 3), dtype=np.int64), np.zeros(5, dtype=np.int64), np.arange(ORDER_SIDE, dtype=np.int64), output, *batch.verdicts(compiled),
-                payments, np.zeros(3, dtype=np.int64), 10**6, 0, CAP, out_week, out_u, out_first)
+    out_week, out_u, out_first = (
+        np.zeros((1, 11, 6), dtype=np.int64),
+        np.zeros((1, 2), dtype=np.int64),
+        np.zeros((1, 2), dtype=np.int64),
+    )
+    batch._play(
+        batch.POLICIES.index(batch_customer(case)),
+        batch.POLICIES.index("rc"),
+        zeros,
+        zeros,
+        np.zeros((1, 5), dtype=np.int64),
+        np.zeros((1, 5, 3)),
+        tuple(policies),
+        np.zeros((5, 3), dtype=np.int64),
+        np.zeros(5, dtype=np.int64),
+        np.arange(ORDER_SIDE, dtype=np.int64),
+        output,
+        *batch.verdicts(compiled),
+        payments,
+        np.zeros(3, dtype=np.int64),
+        10**6,
+        0,
+        CAP,
+        out_week,
+        out_u,
+        out_first,
+    )
     answer = {}
     for w in range(1, 12):
         compliant, excluded, seen, paid = out_week[0, w - 1, :4]
@@ -233,11 +284,20 @@ def dp_forward(case):
             array[:, m] = table[(slice(None), *y)]
         mid = np.zeros((2, n_mem, side**3, 1))
         breach_free, before = mass[0].sum() > 0, totals.copy()
-        kernels.forward_round(mass, _scripted_order(n_mem, _uses(y)), _readonly(kernel.copy()),
-                              _readonly(np.zeros((1, ORDER_SIDE**3), dtype=np.int64)), _readonly(np.ones(1)),
-                              _readonly(output), *(_readonly(a) for a in verdict),
-                              _readonly(np.zeros((n_mem, side**3), dtype=np.int64)), np.zeros(3, dtype=np.int64),
-                              int(payments[t]), mid, totals)
+        kernels.forward_round(
+            mass,
+            _scripted_order(n_mem, _uses(y)),
+            _readonly(kernel.copy()),
+            _readonly(np.zeros((1, ORDER_SIDE**3), dtype=np.int64)),
+            _readonly(np.ones(1)),
+            _readonly(output),
+            *(_readonly(a) for a in verdict),
+            _readonly(np.zeros((n_mem, side**3), dtype=np.int64)),
+            np.zeros(3, dtype=np.int64),
+            int(payments[t]),
+            mid,
+            totals,
+        )
         if breach_free:
             answer[week] = {"compliant": totals[3] == before[3]}
             if answer[week]["compliant"]:
@@ -248,8 +308,15 @@ def dp_forward(case):
     return answer, None
 
 
-IMPLEMENTATIONS = {"monitor": monitor, "trace-monitor": trace_monitor, "rounds": rounds, "z3": z3_mirror,
-                   "batch": batch_engine, "dp": dp_transition, "dp-forward": dp_forward}
+IMPLEMENTATIONS = {
+    "monitor": monitor,
+    "trace-monitor": trace_monitor,
+    "rounds": rounds,
+    "z3": z3_mirror,
+    "batch": batch_engine,
+    "dp": dp_transition,
+    "dp-forward": dp_forward,
+}
 
 
 def _answers(name: str, case) -> bool:
@@ -266,23 +333,29 @@ def mismatches(implementation: str, case) -> list[str]:
     answer, first = IMPLEMENTATIONS[implementation](case)
     expected = dict(rows(case))
     assert answer and set(answer) <= set(expected), "the adapter answered nothing, or weeks the case does not have"
-    out = [f"week {w} {field}: got {_plain(v)}, want {expected[w][field]}"
-           for w, got in sorted(answer.items()) for field, v in got.items() if _plain(v) != expected[w][field]]
+    out = [
+        f"week {w} {field}: got {_plain(v)}, want {expected[w][field]}"
+        for w, got in sorted(answer.items())
+        for field, v in got.items()
+        if _plain(v) != expected[w][field]
+    ]
     if first is not None and first != case["first_violation"]:
         out.append(f"first violations: got {first}, want {case['first_violation']}")
     return out
 
 
-@pytest.mark.parametrize("implementation,name", [(i, n) for i in IMPLEMENTATIONS for n, c in CASES.items()
-                                                 if _answers(i, c)])
+@pytest.mark.parametrize(
+    "implementation,name", [(i, n) for i in IMPLEMENTATIONS for n, c in CASES.items() if _answers(i, c)]
+)
 def test_conformance(implementation, name):
     assert mismatches(implementation, CASES[name]) == []
 
 
 def test_the_table_covers_every_mode_with_and_without_substitution():
     """GRIM, PD, RO, PDRO (ContractSim paper, App. C.1), each alone and with the substitution overlay, and the worked examples of the worked examples of docs/rules/checks.md."""
-    combos = {(contract(c).contingencies.mode, "substitution" in c["contract"]["contingencies"])
-              for c in CASES.values()}
+    combos = {
+        (contract(c).contingencies.mode, "substitution" in c["contract"]["contingencies"]) for c in CASES.values()
+    }
     assert combos == {(m, s) for m in ("GRIM", "PD", "RO", "PDRO") for s in (False, True)}
     assert {n.split("-")[0] for n in CASES} >= {"ex1", "ex2", "ex3", "ex4"}
 
@@ -313,5 +386,8 @@ def test_every_floor_rule_set_has_cases_that_tell_it_from_cs14():
     variants = {c["floors"] for c in CASES.values() if "floors" in c}
     assert variants == set(FLOOR_RULES) - {"cs14"}
     for variant in variants:
-        assert any(mismatches("rounds", {k: v for k, v in case.items() if k != "floors"})
-                   for case in CASES.values() if case.get("floors") == variant), variant
+        assert any(
+            mismatches("rounds", {k: v for k, v in case.items() if k != "floors"})
+            for case in CASES.values()
+            if case.get("floors") == variant
+        ), variant

@@ -18,6 +18,7 @@ def outcome(ir, t, memory, y):
 
 # --- the worked examples of docs/rules/checks.md -------------------------------------------------------------------------
 
+
 def test_example1_rcc_vs_rcc_is_honoured():
     m = run(contract(), events(PAID, FULL))
     assert m.verdict().first_breach is None

@@ -9,11 +9,14 @@ from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS
 from tests.helpers import events, run
 from tests.strategies import contractsim_irs, ctbench_irs
 
-streams = st.fixed_dictionaries({
-    "payments": st.dictionaries(st.sampled_from(PAYMENT_WEEKS), st.integers(0, 80), max_size=6),
-    "deliveries": st.dictionaries(st.sampled_from(PRODUCTION_WEEKS),
-                                  st.tuples(*[st.integers(0, 12)] * 3), max_size=5),
-})
+streams = st.fixed_dictionaries(
+    {
+        "payments": st.dictionaries(st.sampled_from(PAYMENT_WEEKS), st.integers(0, 80), max_size=6),
+        "deliveries": st.dictionaries(
+            st.sampled_from(PRODUCTION_WEEKS), st.tuples(*[st.integers(0, 12)] * 3), max_size=5
+        ),
+    }
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -44,9 +47,13 @@ holdings = st.builds(
     red=st.builds(ChipCounts, red=st.integers(0, 3), blue=st.integers(0, 3), green=st.integers(0, 3)),
     blue=st.builds(ChipCounts, red=st.integers(0, 3), blue=st.integers(0, 3), green=st.integers(0, 3)),
 )
-moves = st.builds(MoveAttempt, player=st.sampled_from(["red", "blue"]),
-                  tile=st.tuples(st.integers(0, 3), st.integers(0, 3)),
-                  tile_colour=st.sampled_from(["red", "blue", "green"]), holdings=holdings)
+moves = st.builds(
+    MoveAttempt,
+    player=st.sampled_from(["red", "blue"]),
+    tile=st.tuples(st.integers(0, 3), st.integers(0, 3)),
+    tile_colour=st.sampled_from(["red", "blue", "green"]),
+    holdings=holdings,
+)
 
 
 @settings(max_examples=300, deadline=None)

@@ -11,7 +11,6 @@ import pytest
 from tests.hardening.hostile import SWAP, WORKED, cli
 from tests.helpers import run_cli
 
-
 CATERING = """contract "c" {
   game contractsim.catering
   prices { pizza: $10  pasta: $5  soup: $3 }
@@ -21,16 +20,31 @@ CATERING = """contract "c" {
 
 # (what, contract source, the line:col the error points at, text the hint must hold)
 MISTAKES = [
-    ("misspelt clause keyword", CATERING % "  delivr {\n    weeks 2..10: pizza 1, pasta 1, soup 1\n  }",
-     "4:3", "did you mean `deliver`?"),
-    ("misspelt product", CATERING % "  deliver {\n    weeks 2..10: piza 1, pasta 1, soup 1\n  }",
-     "5:18", "did you mean `pizza`?"),
+    (
+        "misspelt clause keyword",
+        CATERING % "  delivr {\n    weeks 2..10: pizza 1, pasta 1, soup 1\n  }",
+        "4:3",
+        "did you mean `deliver`?",
+    ),
+    (
+        "misspelt product",
+        CATERING % "  deliver {\n    weeks 2..10: piza 1, pasta 1, soup 1\n  }",
+        "5:18",
+        "did you mean `pizza`?",
+    ),
     ("misspelt game", 'contract "c" {\n  game contractsim.hotle\n}\n', "2:3", "did you mean `contractsim.hotel`?"),
-    ("misspelt player", 'contract "c" {\n  game ctbench\n  cover {\n    (1,2): redd pays for blue\n  }\n}\n',
-     "4:12", "did you mean `red`?"),
-    ("block not closed before the next clause",
-     CATERING % "  deliver {\n    weeks 2..10: pizza 1, pasta 1, soup 1\n  pay {\n    weeks 1..9: $18\n  }",
-     "6:3", "is the '}' closing `deliver {` (line 4) missing?"),
+    (
+        "misspelt player",
+        'contract "c" {\n  game ctbench\n  cover {\n    (1,2): redd pays for blue\n  }\n}\n',
+        "4:12",
+        "did you mean `red`?",
+    ),
+    (
+        "block not closed before the next clause",
+        CATERING % "  deliver {\n    weeks 2..10: pizza 1, pasta 1, soup 1\n  pay {\n    weeks 1..9: $18\n  }",
+        "6:3",
+        "is the '}' closing `deliver {` (line 4) missing?",
+    ),
 ]
 
 
@@ -47,8 +61,9 @@ def test_contract_mistakes_get_a_suggestion(tmp_path, what, source, where, hint)
 
 def test_missing_brace_at_the_end_points_at_the_open_block(tmp_path):
     path = tmp_path / "c.contract"
-    path.write_text((CATERING % "  deliver {\n    weeks 2..10: pizza 1, pasta 1, soup 1\n").rstrip("}\n"),
-                    encoding="utf-8")
+    path.write_text(
+        (CATERING % "  deliver {\n    weeks 2..10: pizza 1, pasta 1, soup 1\n").rstrip("}\n"), encoding="utf-8"
+    )
     result = run_cli("check", str(path))
     out = result.stdout + result.stderr
     assert result.returncode == 1
@@ -57,10 +72,12 @@ def test_missing_brace_at_the_end_points_at_the_open_block(tmp_path):
 
 def test_check_reports_e502_with_the_other_errors(tmp_path):
     path = tmp_path / "two.contract"
-    path.write_text('contract "x" {\n  game contractsim.catering\n  prices { pizza: $10  pasta: $5  soup: $3 }\n'
-                    "  deliver {\n    weeks 2..8: pizza 1, pasta 1, soup 1\n  }\n"
-                    "  pay {\n    weeks 1..9: $18\n    week 11: $0\n  }\n"
-                    "  substitution { minimum: pizza 2, pasta 1, soup 1 }\n}\n")
+    path.write_text(
+        'contract "x" {\n  game contractsim.catering\n  prices { pizza: $10  pasta: $5  soup: $3 }\n'
+        "  deliver {\n    weeks 2..8: pizza 1, pasta 1, soup 1\n  }\n"
+        "  pay {\n    weeks 1..9: $18\n    week 11: $0\n  }\n"
+        "  substitution { minimum: pizza 2, pasta 1, soup 1 }\n}\n"
+    )
     done = run_cli("check", path)
     assert done.returncode == 1 and "error[E402]" in done.stderr and "error[E502]" in done.stderr
 
@@ -75,8 +92,10 @@ def test_fmt_refuses_a_name_check_refuses(tmp_path):
     assert path.read_text() == source
 
 
-BIG = 'contract "big" {\n  game contractsim.catering\n  prices { pizza: $10000000000000000  pasta: $5  soup: $3 }\n' \
-      '  deliver {\n    weeks 2..10: pizza 1, pasta 1, soup 1\n  }\n  pay {\n    weeks 1..9: $18\n    week 11: $0\n  }\n}\n'
+BIG = (
+    'contract "big" {\n  game contractsim.catering\n  prices { pizza: $10000000000000000  pasta: $5  soup: $3 }\n'
+    "  deliver {\n    weeks 2..10: pizza 1, pasta 1, soup 1\n  }\n  pay {\n    weeks 1..9: $18\n    week 11: $0\n  }\n}\n"
+)
 
 
 def test_fmt_never_rewrites_a_number(tmp_path):
@@ -94,8 +113,10 @@ def test_check_and_fmt_report_every_file(tmp_path):
     assert proc.returncode == 1
     assert "error[E005]: the file holds no contract" in proc.stderr and "missing.contract: cannot read" in proc.stderr
     assert "E003" in proc.stderr and "worked-example-1.contract: ok" in proc.stdout
-    rows = [json.loads(line) for line in cli("check", "--json", empty, tmp_path / "missing.contract", WORKED)
-            .stdout.splitlines()]
+    rows = [
+        json.loads(line)
+        for line in cli("check", "--json", empty, tmp_path / "missing.contract", WORKED).stdout.splitlines()
+    ]
     assert [r["ok"] for r in rows] == [False, False, True]
     unformatted = tmp_path / "messy.contract"
     unformatted.write_text(WORKED.read_text().replace("  game", "      game"))

@@ -1,22 +1,70 @@
 """Any input gives diagnostics, never a traceback (issue #2, item 7)."""
 
-
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contractlang import check_source
+from contractlang.diagnostics import ContractError
 from contractlang.formatter import format_source
 from contractlang.parser import parse
-from contractlang.diagnostics import ContractError
-from tests.helpers import EXAMPLES as EXAMPLES_DIR, run_cli
+from tests.helpers import EXAMPLES as EXAMPLES_DIR
+from tests.helpers import run_cli
 
 EXAMPLES = sorted(EXAMPLES_DIR.glob("*.contract"))
 EXAMPLE_TEXT = [p.read_text() for p in EXAMPLES]
-TOKENS = ["contract", '"x"', "{", "}", "game", "contractsim.catering", "ctbench", "prices", "pizza", ":", "$10",
-          "$1,000", "-", "deliver", "week", "weeks", "2", "..", "10", ",", "pay", "assert", "total", "pay", "==",
-          "(", ")", "*", "+", "rollover", "max_deficit", "on", "breach", "terminate", "cover", "(1,2)", "red",
-          "pays", "for", "blue", "with", "chip", "goal", "transfers", "points", "to", "99999999999999999999999",
-          "//", "\n", "\x00", "é"]
+TOKENS = [
+    "contract",
+    '"x"',
+    "{",
+    "}",
+    "game",
+    "contractsim.catering",
+    "ctbench",
+    "prices",
+    "pizza",
+    ":",
+    "$10",
+    "$1,000",
+    "-",
+    "deliver",
+    "week",
+    "weeks",
+    "2",
+    "..",
+    "10",
+    ",",
+    "pay",
+    "assert",
+    "total",
+    "pay",
+    "==",
+    "(",
+    ")",
+    "*",
+    "+",
+    "rollover",
+    "max_deficit",
+    "on",
+    "breach",
+    "terminate",
+    "cover",
+    "(1,2)",
+    "red",
+    "pays",
+    "for",
+    "blue",
+    "with",
+    "chip",
+    "goal",
+    "transfers",
+    "points",
+    "to",
+    "99999999999999999999999",
+    "//",
+    "\n",
+    "\x00",
+    "é",
+]
 
 
 def assert_diagnosed(data):
@@ -53,7 +101,7 @@ def test_truncated_and_mutated_examples(text, data):
         try:
             format_source(parse(mutated))
         except ContractError:
-            raise AssertionError("a checked file must also format")
+            raise AssertionError("a checked file must also format") from None
 
 
 def test_huge_numbers_and_deep_nesting_are_diagnosed():

@@ -50,8 +50,12 @@ def dsl_literals(source: str) -> list[tuple[int, str]]:
     skip = set()
     for node in pyast.walk(tree):
         body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], pyast.Expr) \
-                and isinstance(body[0].value, pyast.Constant):
+        if (
+            isinstance(body, list)
+            and body
+            and isinstance(body[0], pyast.Expr)
+            and isinstance(body[0].value, pyast.Constant)
+        ):
             skip.add(id(body[0].value))
         if isinstance(node, pyast.JoinedStr):
             skip.update(id(v) for v in node.values)
@@ -69,21 +73,26 @@ def dsl_literals(source: str) -> list[tuple[int, str]]:
 
 
 def test_no_module_but_the_formatter_spells_contract_source():
-    offenders = [f"{path.relative_to(ROOT)}:{line}: {text[:60]!r}"
-                 for package in PACKAGES for path in sorted((ROOT / package).rglob("*.py")) if path != PRINTER
-                 for line, text in dsl_literals(path.read_text(encoding="utf-8"))]
-    assert offenders == [], "build a syntax tree (contractlang.build) and print it with the formatter:\n" + \
-        "\n".join(offenders)
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line}: {text[:60]!r}"
+        for package in PACKAGES
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if path != PRINTER
+        for line, text in dsl_literals(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == [], "build a syntax tree (contractlang.build) and print it with the formatter:\n" + "\n".join(
+        offenders
+    )
 
 
 def test_the_scan_sees_the_formatter_and_planted_source_but_not_prose():
     assert len(dsl_literals(PRINTER.read_text(encoding="utf-8"))) >= 8
-    planted = '''
+    planted = """
 def emit(w, q, r, c, giver):
     lines = ["  deliver {", f"    week {w}: pizza {q}", "  }"]
     lines.append(f"    ({r},{c}): {giver} pays for blue")
     return f'contract "x" {{\\n  game contractsim.catering\\n' + "\\n".join(lines)
-'''
+"""
     assert [line for line, _ in dsl_literals(planted)] == [3, 4, 5]
     prose = '''
 """A docstring may show `deliver { weeks 2..10: pizza 1 }` and even
@@ -108,7 +117,7 @@ def test_rules_translations_are_canonical_even_when_incomplete(ir, data):
     reprints(translate(prose, "x").dsl)
     lines = prose.splitlines()
     dropped = data.draw(st.integers(0, len(lines) - 1))
-    result = translate("\n".join(lines[:dropped] + lines[dropped + 1:]), "x")
+    result = translate("\n".join(lines[:dropped] + lines[dropped + 1 :]), "x")
     if result.error is None:
         reprints(result.dsl)
         assert check_source(result.dsl).ok or result.missing
@@ -128,15 +137,25 @@ def test_judge_summaries_print_canonically_and_read_back(ir, condition):
 
 AUTHORS, PAPER = Rules.named("authors"), Rules.named("paper")
 _NAMES = st.sampled_from(["P-Red", "p-blue", "Player0", "player1", "nobody", 3, None])
-_ENTRIES = st.fixed_dictionaries({}, optional={
-    "giver": _NAMES, "receiver": _NAMES, "color": st.sampled_from(["Red", "g", "unknown", "purple", None]),
-    "amount": st.sampled_from(["10", " 7 ", "25", "-3", "ten", 4])})
+_ENTRIES = st.fixed_dictionaries(
+    {},
+    optional={
+        "giver": _NAMES,
+        "receiver": _NAMES,
+        "color": st.sampled_from(["Red", "g", "unknown", "purple", None]),
+        "amount": st.sampled_from(["10", " 7 ", "25", "-3", "ten", 4]),
+    },
+)
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.dictionaries(st.sampled_from(["(0,1)", "( 2, 3)", "(9,9)", "(01,2)", "p-red_reaches_goal", "x"]),
-                       _ENTRIES, max_size=4), st.sampled_from(["prog_trading", "prog_points"]),
-       st.sampled_from([AUTHORS, PAPER]))
+@given(
+    st.dictionaries(
+        st.sampled_from(["(0,1)", "( 2, 3)", "(9,9)", "(01,2)", "p-red_reaches_goal", "x"]), _ENTRIES, max_size=4
+    ),
+    st.sampled_from(["prog_trading", "prog_points"]),
+    st.sampled_from([AUTHORS, PAPER]),
+)
 def test_any_judge_reply_prints_as_canonical_source(terms, condition, rules):
     """Whatever the judge answers, the source printed from it is canonical; what it could not use is a note."""
     text, notes = terms_source(terms, condition, rules)
@@ -147,8 +166,10 @@ def test_any_judge_reply_prints_as_canonical_source(terms, condition, rules):
 
 def test_judge_source_keeps_left_out_entries_as_notes():
     """Under `paper` a loosely keyed entry is printed with a note; under `authors` ([CT-24a]) it is left out."""
-    terms = {"(01,2)": {"giver": "P-Red", "receiver": "P-Blue", "color": "Green"},
-             "no tile": {"giver": "P-Red", "receiver": "P-Blue", "color": "Red"}}
+    terms = {
+        "(01,2)": {"giver": "P-Red", "receiver": "P-Blue", "color": "Green"},
+        "no tile": {"giver": "P-Red", "receiver": "P-Blue", "color": "Red"},
+    }
     text, notes = terms_source(terms, "prog_trading", PAPER)
     reprints(text)
     assert "(1,2): red pays for blue with green chip" in text and "no tile" not in text
@@ -177,8 +198,16 @@ def test_a_too_deep_relation_is_refused():
 
 
 def test_a_stated_relation_the_rules_backend_cannot_read_is_reported_not_printed():
-    prose = render(ContractSimIR(name="c", setting="catering", parties=("Customer", "Caterer"), prices=(10, 5, 3),
-                                 deliveries=((1, 1, 1),) * 5, payments=(20,) * 5 + (0,)))
+    prose = render(
+        ContractSimIR(
+            name="c",
+            setting="catering",
+            parties=("Customer", "Caterer"),
+            prices=(10, 5, 3),
+            deliveries=((1, 1, 1),) * 5,
+            payments=(20,) * 5 + (0,),
+        )
+    )
     result = translate(prose + "\nStated: total pay = $90\nStated: total pay == $90\n", "x")
     assert result.unread == ("could not read the stated relation: total pay = $90",)
     assert result.missing == result.unread

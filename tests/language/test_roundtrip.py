@@ -1,15 +1,13 @@
 """parse ∘ format is the identity on IR, and format is idempotent (issue #2, item 5)."""
 
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contractlang import check_source
 from contractlang.formatter import format_ir, format_source
 from contractlang.parser import parse
-from tests.strategies import contract_irs, contractsim_irs
-
 from tests.helpers import EXAMPLES as EXAMPLES_DIR
+from tests.strategies import contract_irs, contractsim_irs
 
 EXAMPLES = sorted(EXAMPLES_DIR.glob("*.contract"))
 
@@ -43,7 +41,7 @@ def test_examples_are_canonical_and_stable():
         assert format_source(parse(once)) == once
 
 
-COMMENTED = '''// leading comment
+COMMENTED = """// leading comment
 contract   "x"{game contractsim.catering // after game
 prices{pizza:$10,pasta:$5 soup:$3}
   deliver {
@@ -55,12 +53,14 @@ pay { weeks 1..9: $18 week 11: $0 }
 assert (total pay) == ((total value))
 }
 // the end
-'''
+"""
 
 
 def test_messy_source_formats_canonically_with_comments():
     out = format_source(parse(COMMENTED))
-    assert out == '''// leading comment
+    assert (
+        out
+        == """// leading comment
 contract "x" {
   game contractsim.catering  // after game
   prices { pizza: $10  pasta: $5  soup: $3 }
@@ -75,7 +75,8 @@ contract "x" {
   assert total pay == total value
 }
 // the end
-'''.replace("week 1..9: $18\n", "weeks 1..9: $18\n    week 11: $0\n")
+""".replace("week 1..9: $18\n", "weeks 1..9: $18\n    week 11: $0\n")
+    )
     assert format_source(parse(out)) == out
     assert reparse(out) == reparse(COMMENTED)
 

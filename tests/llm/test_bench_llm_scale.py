@@ -12,8 +12,7 @@ import pytest
 
 from bench.llm_scale import AGENT, KEY, STORE, find_limit_history, limits_of, lines_of, lowered_then_recovered
 from bench.loopback_llm import Fault, LoopbackLlm, zero_action
-from tests.helpers import run_cli
-from tests.contractsim.test_performance import fresh, synthetic  # noqa: F401  (`synthetic` is a fixture)
+from tests.helpers import fresh, run_cli
 
 pytestmark = pytest.mark.e2e  # the real CLI against a loopback LLM API
 
@@ -21,10 +20,13 @@ GAMES = 6  # 2 contracts × 3 counterparties
 
 
 def test_the_loopback_reply_is_the_zero_action_each_request_names():
-    assert json.loads(zero_action('Week 2, purchasing.\nReply {"buy_flour": <units>, "buy_eggs": <units>}.')) == \
-        {"buy_flour": 0, "buy_eggs": 0}
-    assert json.loads(zero_action('Your reply is not a JSON object. Reply with exactly one such object, e.g. '
-                                  '{"payment": 0}.')) == {"payment": 0}
+    assert json.loads(zero_action('Week 2, purchasing.\nReply {"buy_flour": <units>, "buy_eggs": <units>}.')) == {
+        "buy_flour": 0,
+        "buy_eggs": 0,
+    }
+    assert json.loads(
+        zero_action('Your reply is not a JSON object. Reply with exactly one such object, e.g. {"payment": 0}.')
+    ) == {"payment": 0}
 
 
 def test_lowered_then_recovered_needs_a_fall_and_a_climb():
@@ -34,16 +36,34 @@ def test_lowered_then_recovered_needs_a_fall_and_a_climb():
     assert limits_of([{"t": 0.0, "limit": 8}, {"t": 1.0, "limit": 4}]) == [8.0, 4.0]
 
 
-@pytest.mark.parametrize("fault", [Fault("burst429", at=0.5, seconds=3.0, retry_after=0.5),
-                                   Fault("outage529", at=0.5, seconds=3.0, retry_after=0.5)], ids=lambda f: f.kind)
+@pytest.mark.parametrize(
+    "fault",
+    [Fault("burst429", at=0.5, seconds=3.0, retry_after=0.5), Fault("outage529", at=0.5, seconds=3.0, retry_after=0.5)],
+    ids=lambda f: f.kind,
+)
 def test_every_game_completes_through_a_fault_and_the_limit_falls_then_recovers(synthetic, tmp_path, fault):
     """Before issue #47 either fault ended the run (exit 1, bench/results/llm_scale_before.json); now every game
     completes with all its decisions, and the in-flight limit falls, then climbs back (its history in the output)."""
     directory = fresh(synthetic, tmp_path)
     with LoopbackLlm(delay=0.05, fault=fault) as server:
-        done = run_cli("experiment", "performance", directory, "--agent", AGENT, "--role", "supplier",
-                       "--base-url", server.url, "--recordings", tmp_path / "llm.sqlite", "--max-connections", "4",
-                       "--json", env={**os.environ, "ANTHROPIC_API_KEY": KEY}, timeout=60)
+        done = run_cli(
+            "experiment",
+            "performance",
+            directory,
+            "--agent",
+            AGENT,
+            "--role",
+            "supplier",
+            "--base-url",
+            server.url,
+            "--recordings",
+            tmp_path / "llm.sqlite",
+            "--max-connections",
+            "4",
+            "--json",
+            env={**os.environ, "ANTHROPIC_API_KEY": KEY},
+            timeout=60,
+        )
     status = 429 if fault.kind == "burst429" else 529
     assert server.counts.by_status.get(status, 0) >= 2  # the fault was played
     assert done.returncode == 0, done.stdout + done.stderr

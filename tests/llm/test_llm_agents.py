@@ -9,12 +9,12 @@ import socket
 
 import pytest
 
-from tests.helpers import ROOT, run_cli
 from contractlang.files import FileError
 from contractlang.llm import CallFailed, LlmClient, LlmSettings, MissingApiKey, Recordings, cost_of
+from games.agents import AgentError
 from games.ctbench.board import benchmark_boards
 from games.ctbench.play import play as play_ctbench
-from games.agents import AgentError
+from tests.helpers import ROOT, run_cli
 from tests.llm_server import ScriptedServer, message, overloaded, prompt_of, text_of
 
 pytestmark = pytest.mark.e2e  # whole games with LLM agents against a scripted server on 127.0.0.1
@@ -41,11 +41,20 @@ def closed_port_url() -> str:
 
 
 def settings(url: str, tmp_path, **update) -> LlmSettings:
-    return LlmSettings(**{"base_url": url, "model": "scripted-model", "timeout_seconds": 10, "max_retries": 2,
-                          "recordings": tmp_path / "llm.sqlite", **update})
+    return LlmSettings(
+        **{
+            "base_url": url,
+            "model": "scripted-model",
+            "timeout_seconds": 10,
+            "max_retries": 2,
+            "recordings": tmp_path / "llm.sqlite",
+            **update,
+        }
+    )
 
 
 # --- the shared client ---------------------------------------------------------------------------------
+
 
 def test_client_records_and_replays_offline(tmp_path):
     with ScriptedServer([(200, message("first")), (200, message("second"))]) as server:
@@ -121,8 +130,22 @@ CONTRACTSIM_SCRIPT = [
 
 
 def negotiate_args(url: str, recordings) -> list[str]:
-    return ["negotiate", "--env", "1", "--customer", "llm", "--supplier", "llm:claude-opus-5",
-            "--perform-customer", "llm", "--base-url", url, "--recordings", str(recordings), "--json"]
+    return [
+        "negotiate",
+        "--env",
+        "1",
+        "--customer",
+        "llm",
+        "--supplier",
+        "llm:claude-opus-5",
+        "--perform-customer",
+        "llm",
+        "--base-url",
+        url,
+        "--recordings",
+        str(recordings),
+        "--json",
+    ]
 
 
 def test_a_negotiated_contractsim_game_with_llm_agents_and_its_offline_replay(tmp_path):
@@ -140,7 +163,8 @@ def test_a_negotiated_contractsim_game_with_llm_agents_and_its_offline_replay(tm
     assert len(performance["llm_calls"]) == 9 and len(server.requests) == 13
     # negotiation metrics (ContractSim paper, App. C.5) from the DP, the performance game (App. B.2): Env 1 is deterministic, so the RC Supplier's part is exact
     assert out["metrics"]["p_sat"] is not None and performance["u_customer"] == 200 - 90 + sum(
-        w["value"] for w in performance["weeks"])
+        w["value"] for w in performance["weeks"]
+    )
     prompts = [prompt_of(r) for r in server.requests]
     systems = [r["system"][0]["text"] for r in server.requests]
     assert "You open the negotiation." in prompts[0] and "Available actions" in prompts[0]
@@ -160,8 +184,14 @@ def test_a_negotiated_contractsim_game_with_llm_agents_and_its_offline_replay(tm
 
     def outcome(o):
         [game] = o["performances"]
-        return (o["negotiation"]["turns"], o["metrics"], game["weeks"], game["u_customer"], game["u_supplier"],
-                [c["reply"] for c in game["llm_calls"]])
+        return (
+            o["negotiation"]["turns"],
+            o["metrics"],
+            game["weeks"],
+            game["u_customer"],
+            game["u_supplier"],
+            [c["reply"] for c in game["llm_calls"]],
+        )
 
     assert outcome(replayed) == outcome(out)
     assert all(c["replayed"] for c in replayed["performances"][0]["llm_calls"])
@@ -196,16 +226,30 @@ def supplier_script(body):
         return 200, message(json.dumps({k: 5 for k in keys}))
     if keys:
         return 200, message(json.dumps({k: int(i == 0) for i, k in enumerate(keys)}))
-    return 200, message('{"produce_conference_room_cleaning": 1, "produce_king_sized_room_cleaning": 0, '
-                        '"produce_single_room_cleaning": 0}')
+    return 200, message(
+        '{"produce_conference_room_cleaning": 1, "produce_king_sized_room_cleaning": 0, '
+        '"produce_single_room_cleaning": 0}'
+    )
 
 
 def test_an_llm_supplier_buys_and_produces_with_the_settings_keys(tmp_path):
     """Hotel Cleaning: [CS-29] keys from the setting's names, money in its dollars, infeasible production sent
     back with the inventory it lacks."""
     with ScriptedServer(supplier_script) as server:
-        proc = cli("run", "examples/hotel-cleaning.contract", "--env", "1", "--supplier", "llm", "--base-url",
-                   server.url, "--recordings", str(tmp_path / "r.sqlite"), "--json", key=KEY)
+        proc = cli(
+            "run",
+            "examples/hotel-cleaning.contract",
+            "--env",
+            "1",
+            "--supplier",
+            "llm",
+            "--base-url",
+            server.url,
+            "--recordings",
+            str(tmp_path / "r.sqlite"),
+            "--json",
+            key=KEY,
+        )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = json.loads(proc.stdout)
     prompts = [prompt_of(r) for r in server.requests]
@@ -221,13 +265,24 @@ def test_an_llm_supplier_buys_and_produces_with_the_settings_keys(tmp_path):
 
 def test_an_empty_negotiation_reply_is_retried_once_then_the_run_is_invalid(tmp_path):
     with ScriptedServer([(200, message("")), (200, message("  "))]) as server:
-        proc = cli("negotiate", "--env", "1", "--customer", "llm", "--base-url", server.url, "--recordings",
-                   str(tmp_path / "r.sqlite"), key=KEY)
+        proc = cli(
+            "negotiate",
+            "--env",
+            "1",
+            "--customer",
+            "llm",
+            "--base-url",
+            server.url,
+            "--recordings",
+            str(tmp_path / "r.sqlite"),
+            key=KEY,
+        )
     assert proc.returncode == 1 and "two empty responses: the run is invalid" in proc.stderr
     assert "Traceback" not in proc.stderr and len(server.requests) == 2
 
 
 # --- CT-Bench: one game per contract condition -----------------------------------------------------
+
 
 def path_tiles(player: str, colour: str):
     path, _ = BOARD.board.best_path(player)
@@ -271,12 +326,22 @@ class CTBenchScript:
             if self.broken_summary:
                 return "The players agreed on something."
             if "p-red_reaches_goal" in prompt:
-                return json.dumps({"p-red_reaches_goal": {"giver": "P-Red", "receiver": "P-Blue", "amount": "10"},
-                                   "p-blue_reaches_goal": {"giver": "P-Blue", "receiver": "P-Red", "amount": "5"}})
-            entries = {f"({r},{c})": {"giver": "P-Blue", "receiver": "P-Red", "color": "Blue"}
-                       for r, c in path_tiles("red", "blue")}
-            entries.update({f"({r},{c})": {"giver": "P-Red", "receiver": "P-Blue", "color": "Red"}
-                            for r, c in path_tiles("blue", "red")})
+                return json.dumps(
+                    {
+                        "p-red_reaches_goal": {"giver": "P-Red", "receiver": "P-Blue", "amount": "10"},
+                        "p-blue_reaches_goal": {"giver": "P-Blue", "receiver": "P-Red", "amount": "5"},
+                    }
+                )
+            entries = {
+                f"({r},{c})": {"giver": "P-Blue", "receiver": "P-Red", "color": "Blue"}
+                for r, c in path_tiles("red", "blue")
+            }
+            entries.update(
+                {
+                    f"({r},{c})": {"giver": "P-Red", "receiver": "P-Blue", "color": "Red"}
+                    for r, c in path_tiles("blue", "red")
+                }
+            )
             return json.dumps(entries)
         mover, colour = re.search(r"(P-Red|P-Blue) now moves from .* a (\w+) tile", prompt).groups()
         partner = "P-Blue" if mover == "P-Red" else "P-Red"
@@ -301,8 +366,11 @@ def test_one_ctbench_game_per_condition_with_llm_players_and_judge(condition, tm
     prompts = [c.prompt for c in record.llm_calls]
     assert record.llm_usage.calls == len(server.requests) and record.llm_usage.failed == 0
     assert any(p.startswith("That answer cannot be used") for p in prompts)  # the move re-prompt [CT-12]
-    assert all("Act selfishly" in r["system"][0]["text"] for r in server.requests
-               if not r["system"][0]["text"].startswith("You are the neutral judge"))
+    assert all(
+        "Act selfishly" in r["system"][0]["text"]
+        for r in server.requests
+        if not r["system"][0]["text"].startswith("You are the neutral judge")
+    )
     assert any("P-Blue's best path" in p for p in prompts)  # the partner's path, visible by default
     if condition == "none":
         assert record.negotiation is None and not record.contract_active
@@ -315,7 +383,8 @@ def test_one_ctbench_game_per_condition_with_llm_players_and_judge(condition, tm
     if condition == "prog_points":
         assert [(p["giver"], p["amount"]) for p in record.contract_terms["points"]] == [("red", 10), ("blue", 5)]
         assert record.scores[0] - record.raw_scores[0] == (-10 if "red" in record.finished else 0) + (
-            5 if "blue" in record.finished else 0)
+            5 if "blue" in record.finished else 0
+        )
     if condition == "nl_trading":
         assert record.transcript == "P-Red: agree\nP-Blue: agree" and record.contract_active
         transfers = [e for e in record.log if e.type == "contract_transfer"]  # enforced by the monitor
@@ -346,35 +415,80 @@ def test_llm_players_that_never_answer_validly_fall_back_to_the_null_action(tmp_
 
 
 def test_ctbench_sweep_with_llm_players_resumes_and_replays(tmp_path):
-    args = ["ctbench", "sweep", "--boards", str(BOARD.id), "--condition", "nl_trading", "--mode", "pfp",
-            "--red", "llm", "--blue", "llm", "--judge", "llm", "--workers", "1", "--json"]
+    args = [
+        "ctbench",
+        "sweep",
+        "--boards",
+        str(BOARD.id),
+        "--condition",
+        "nl_trading",
+        "--mode",
+        "pfp",
+        "--red",
+        "llm",
+        "--blue",
+        "llm",
+        "--judge",
+        "llm",
+        "--workers",
+        "1",
+        "--json",
+    ]
     with ScriptedServer(CTBenchScript()) as server:
-        first = cli(*args, "--out", str(tmp_path / "a"), "--base-url", server.url, "--recordings",
-                    str(tmp_path / "r.sqlite"), key=KEY)
+        first = cli(
+            *args,
+            "--out",
+            str(tmp_path / "a"),
+            "--base-url",
+            server.url,
+            "--recordings",
+            str(tmp_path / "r.sqlite"),
+            key=KEY,
+        )
         assert first.returncode == 0, first.stdout + first.stderr
-        again = cli(*args, "--out", str(tmp_path / "a"), "--base-url", server.url, "--recordings",
-                    str(tmp_path / "r.sqlite"), key=KEY)
+        again = cli(
+            *args,
+            "--out",
+            str(tmp_path / "a"),
+            "--base-url",
+            server.url,
+            "--recordings",
+            str(tmp_path / "r.sqlite"),
+            key=KEY,
+        )
     assert json.loads(again.stdout)["played"] == 0  # resumed: every game already recorded
-    replayed = cli(*args, "--out", str(tmp_path / "b"), "--base-url", server.url, "--recordings",
-                   str(tmp_path / "r.sqlite"), "--replay")
+    replayed = cli(
+        *args,
+        "--out",
+        str(tmp_path / "b"),
+        "--base-url",
+        server.url,
+        "--recordings",
+        str(tmp_path / "r.sqlite"),
+        "--replay",
+    )
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert json.loads(replayed.stdout)["rows"] == json.loads(first.stdout)["rows"]
 
 
 # --- every LLM option without a key ----------------------------------------------------------------
 
-@pytest.mark.parametrize("args", [
-    ("run", "examples/worked-example-1.contract", "--env", "5", "--customer", "llm"),
-    ("run", "examples/worked-example-1.contract", "--env", "5", "--supplier", "llm:claude-haiku-4-5"),
-    ("run", "examples/ctbench-board-24-swap.contract", "--board", "24", "--red", "llm"),
-    ("negotiate", "--env", "1", "--supplier", "llm"),
-    ("negotiate", "--env", "1", "--translator", "llm"),
-    ("negotiate", "--env", "1", "--perform-supplier", "llm"),
-    ("ctbench", "sweep", "--boards", "0", "--red", "llm", "--blue", "planner"),
-    ("ctbench", "sweep", "--boards", "0", "--agents", "planner vs llm:claude-haiku-4-5"),
-    ("ctbench", "sweep", "--boards", "0", "--judge", "llm"),
-    ("translate", "tests/nl/01-plain-lists.txt", "--backend", "anthropic"),
-])
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("run", "examples/worked-example-1.contract", "--env", "5", "--customer", "llm"),
+        ("run", "examples/worked-example-1.contract", "--env", "5", "--supplier", "llm:claude-haiku-4-5"),
+        ("run", "examples/ctbench-board-24-swap.contract", "--board", "24", "--red", "llm"),
+        ("negotiate", "--env", "1", "--supplier", "llm"),
+        ("negotiate", "--env", "1", "--translator", "llm"),
+        ("negotiate", "--env", "1", "--perform-supplier", "llm"),
+        ("ctbench", "sweep", "--boards", "0", "--red", "llm", "--blue", "planner"),
+        ("ctbench", "sweep", "--boards", "0", "--agents", "planner vs llm:claude-haiku-4-5"),
+        ("ctbench", "sweep", "--boards", "0", "--judge", "llm"),
+        ("translate", "tests/nl/01-plain-lists.txt", "--backend", "anthropic"),
+    ],
+)
 def test_every_llm_option_without_a_key_says_how_to_set_one(args, tmp_path):
     args = (*args, "--out", str(tmp_path / "o")) if "sweep" in args else args
     proc = cli(*args)
@@ -385,24 +499,77 @@ def test_every_llm_option_without_a_key_says_how_to_set_one(args, tmp_path):
         assert as_json.returncode == 1 and "export ANTHROPIC_API_KEY=" in json.loads(as_json.stdout)["error"]
 
 
-@pytest.mark.parametrize("args,message", [
-    (("run", "examples/worked-example-1.contract", "--env", "5", "--replay"), "--replay applies to LLM agents"),
-    (("run", "examples/worked-example-1.contract", "--env", "5", "--customer", "llm", "--replay", "--effort",
-      "huge"), "unknown effort 'huge'"),
-    (("run", "examples/worked-example-1.contract", "--env", "5", "--guidance", "kindness"),
-     "unknown prompt guidance 'kindness'"),
-    (("ctbench", "sweep", "--boards", "0", "--agents", "llm:x:planner"), "'RED vs BLUE'"),
-    (("ctbench", "sweep", "--boards", "0", "--red", "llm"), "--red and --blue go together"),
-    (("ctbench", "sweep", "--boards", "0", "--judge", "oracle"), "unknown judge 'oracle'"),
-    (("negotiate", "--env", "1", "--translator", "google"), "unknown translator 'google'"),
-    (("negotiate", "--env", "1", "--perform-supplier", "oracle"), "unknown performing Supplier 'oracle'"),
-    (("run", "examples/worked-example-1.contract", "--env", "5", "--customer", "llm", "--replay", "--recordings",
-      "README.md"), "README.md: not a usable recordings file of LLM responses (file is not a database)"),
-    (("run", "examples/worked-example-1.contract", "--env", "5", "--customer", "llm", "--replay", "--recordings",
-      "examples"), "examples: not a usable recordings file of LLM responses"),
-    (("run", "examples/worked-example-1.contract", "--env", "5", "--customer", "llm", "--replay", "--base-url",
-      "ftp://x"), "--base-url must be an http:// or https:// address"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (("run", "examples/worked-example-1.contract", "--env", "5", "--replay"), "--replay applies to LLM agents"),
+        (
+            (
+                "run",
+                "examples/worked-example-1.contract",
+                "--env",
+                "5",
+                "--customer",
+                "llm",
+                "--replay",
+                "--effort",
+                "huge",
+            ),
+            "unknown effort 'huge'",
+        ),
+        (
+            ("run", "examples/worked-example-1.contract", "--env", "5", "--guidance", "kindness"),
+            "unknown prompt guidance 'kindness'",
+        ),
+        (("ctbench", "sweep", "--boards", "0", "--agents", "llm:x:planner"), "'RED vs BLUE'"),
+        (("ctbench", "sweep", "--boards", "0", "--red", "llm"), "--red and --blue go together"),
+        (("ctbench", "sweep", "--boards", "0", "--judge", "oracle"), "unknown judge 'oracle'"),
+        (("negotiate", "--env", "1", "--translator", "google"), "unknown translator 'google'"),
+        (("negotiate", "--env", "1", "--perform-supplier", "oracle"), "unknown performing Supplier 'oracle'"),
+        (
+            (
+                "run",
+                "examples/worked-example-1.contract",
+                "--env",
+                "5",
+                "--customer",
+                "llm",
+                "--replay",
+                "--recordings",
+                "README.md",
+            ),
+            "README.md: not a usable recordings file of LLM responses (file is not a database)",
+        ),
+        (
+            (
+                "run",
+                "examples/worked-example-1.contract",
+                "--env",
+                "5",
+                "--customer",
+                "llm",
+                "--replay",
+                "--recordings",
+                "examples",
+            ),
+            "examples: not a usable recordings file of LLM responses",
+        ),
+        (
+            (
+                "run",
+                "examples/worked-example-1.contract",
+                "--env",
+                "5",
+                "--customer",
+                "llm",
+                "--replay",
+                "--base-url",
+                "ftp://x",
+            ),
+            "--base-url must be an http:// or https:// address",
+        ),
+    ],
+)
 def test_llm_option_misuse_is_one_line(args, message):
     proc = cli(*args)
     assert proc.returncode in (1, 2) and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
@@ -410,47 +577,104 @@ def test_llm_option_misuse_is_one_line(args, message):
 
 def test_replay_with_nothing_recorded_is_one_line(tmp_path):
     Recordings(tmp_path / "empty.sqlite")
-    proc = cli("run", "examples/worked-example-1.contract", "--env", "5", "--customer", "llm", "--replay",
-               "--recordings", str(tmp_path / "empty.sqlite"))
+    proc = cli(
+        "run",
+        "examples/worked-example-1.contract",
+        "--env",
+        "5",
+        "--customer",
+        "llm",
+        "--replay",
+        "--recordings",
+        str(tmp_path / "empty.sqlite"),
+    )
     assert proc.returncode == 1 and "no recorded response" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_a_run_cut_short_by_the_api_resumes_from_its_recordings_to_the_same_game(tmp_path):
     """The API fails after 10 calls: the game ends with one line and the 10 answers stay recorded; the rerun
     serves them and asks the API only for the rest, and the game is the one an uninterrupted run plays."""
+
     def steady():
         script = CTBenchScript()
         script.moved_once = script.judged_once = True  # no scripted mistakes: the same answer to every prompt
         return script
 
     with ScriptedServer(steady()) as server:
-        whole = play_ctbench(BOARD, "nl_trading", "pfp", "llm", "llm", judge="llm", keep_log=True,
-                          llm=LlmClient(settings(server.url, tmp_path / "whole"), KEY))
+        whole = play_ctbench(
+            BOARD,
+            "nl_trading",
+            "pfp",
+            "llm",
+            "llm",
+            judge="llm",
+            keep_log=True,
+            llm=LlmClient(settings(server.url, tmp_path / "whole"), KEY),
+        )
     total = len(server.requests)
     script = steady()
     failing = (400, {"type": "error", "error": {"type": "invalid_request_error", "message": "quota"}})
     quota = [10]  # the rerun goes to the same server, its quota lifted
     with ScriptedServer(lambda body: script(body) if len(cut.requests) <= quota[0] else failing) as cut:
         with pytest.raises(AgentError, match="API error 400"):
-            play_ctbench(BOARD, "nl_trading", "pfp", "llm", "llm", judge="llm",
-                      llm=LlmClient(settings(cut.url, tmp_path / "cut"), KEY))
+            play_ctbench(
+                BOARD,
+                "nl_trading",
+                "pfp",
+                "llm",
+                "llm",
+                judge="llm",
+                llm=LlmClient(settings(cut.url, tmp_path / "cut"), KEY),
+            )
         assert Recordings(tmp_path / "cut" / "llm.sqlite").count() == 10
-        quota[0], before = 10 ** 6, len(cut.requests)
-        resumed = play_ctbench(BOARD, "nl_trading", "pfp", "llm", "llm", judge="llm", keep_log=True,
-                            llm=LlmClient(settings(cut.url, tmp_path / "cut"), KEY))
+        quota[0], before = 10**6, len(cut.requests)
+        resumed = play_ctbench(
+            BOARD,
+            "nl_trading",
+            "pfp",
+            "llm",
+            "llm",
+            judge="llm",
+            keep_log=True,
+            llm=LlmClient(settings(cut.url, tmp_path / "cut"), KEY),
+        )
     assert len(cut.requests) - before == total - 10 and resumed.llm_usage.replayed == 10
     assert resumed.model_dump(exclude={"llm_calls"}) == whole.model_dump(exclude={"llm_calls"})
 
 
 def test_run_with_llm_players_prints_the_story_and_the_ledger(tmp_path):
     with ScriptedServer(CTBenchScript()) as server:
-        proc = cli("run", "examples/ctbench-board-24-swap.contract", "--board", "24", "--red", "llm", "--base-url",
-                   server.url, "--recordings", str(tmp_path / "r.sqlite"), key=KEY)
+        proc = cli(
+            "run",
+            "examples/ctbench-board-24-swap.contract",
+            "--board",
+            "24",
+            "--red",
+            "llm",
+            "--base-url",
+            server.url,
+            "--recordings",
+            str(tmp_path / "r.sqlite"),
+            key=KEY,
+        )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     calls = len(server.requests)
-    assert f"LLM: {calls} call(s) (0 replayed, 0 failed), {100 * calls:,} input and {50 * calls:,} output tokens, $" \
+    assert (
+        f"LLM: {calls} call(s) (0 replayed, 0 failed), {100 * calls:,} input and {50 * calls:,} output tokens, $"
         in proc.stdout
-    again = cli("run", "examples/ctbench-board-24-swap.contract", "--board", "24", "--red", "llm", "--replay",
-                "--base-url", server.url, "--recordings", str(tmp_path / "r.sqlite"))
+    )
+    again = cli(
+        "run",
+        "examples/ctbench-board-24-swap.contract",
+        "--board",
+        "24",
+        "--red",
+        "llm",
+        "--replay",
+        "--base-url",
+        server.url,
+        "--recordings",
+        str(tmp_path / "r.sqlite"),
+    )
     assert again.returncode == 0 and f"({calls} replayed, 0 failed)" in again.stdout
     assert again.stdout.split("LLM:")[0] == proc.stdout.split("LLM:")[0]  # the same story, offline

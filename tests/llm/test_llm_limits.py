@@ -15,9 +15,25 @@ import pytest
 
 from contractlang.cli.errors import InputError, UsageProblem
 from contractlang.cli.llm_options import LlmFlags, llm_settings
-from contractlang.llm import (ESTIMATE_INPUT_TOKENS, CallFailed, GameLimitReached, GameLimits, LlmClient, LlmModel,
-                              LlmSettings, LlmUnavailable, LlmUsage, RateLimiter, Recordings, RunLimitReached,
-                              RunLimits, RunStopped, _reset_in, cost_of, estimate_cost)
+from contractlang.llm import (
+    ESTIMATE_INPUT_TOKENS,
+    CallFailed,
+    GameLimitReached,
+    GameLimits,
+    LlmClient,
+    LlmModel,
+    LlmSettings,
+    LlmUnavailable,
+    LlmUsage,
+    RateLimiter,
+    Recordings,
+    RunLimitReached,
+    RunLimits,
+    RunStopped,
+    _reset_in,
+    cost_of,
+    estimate_cost,
+)
 from tests.llm_server import ScriptedServer, chat_completion, message, overloaded
 
 pytestmark = pytest.mark.e2e  # the real LLM clients against scripted servers on 127.0.0.1
@@ -28,8 +44,16 @@ ASK = [{"role": "user", "content": "go"}]
 
 def settings(url: str, **update) -> LlmSettings:
     """Small bounds, so every retry and failure here takes a fraction of a second."""
-    return LlmSettings(**{"base_url": url, "model": "scripted-model", "timeout_seconds": 5, "backoff_seconds": 0.02,
-                          "retry_seconds": 3, **update})
+    return LlmSettings(
+        **{
+            "base_url": url,
+            "model": "scripted-model",
+            "timeout_seconds": 5,
+            "backoff_seconds": 0.02,
+            "retry_seconds": 3,
+            **update,
+        }
+    )
 
 
 def client_of(url: str, provider: str = "anthropic", **update) -> LlmClient:
@@ -75,6 +99,7 @@ def in_threads(count: int, work) -> list:
 
 # --- the rate limiter ----------------------------------------------------------------------------------
 
+
 def test_the_limit_halves_once_per_round_trip_and_grows_by_one_per_limit_s_worth_of_successes():
     limiter = RateLimiter(8)
     early = [limiter.acquire().sent_at for _ in range(3)]
@@ -92,8 +117,13 @@ def test_the_limit_halves_once_per_round_trip_and_grows_by_one_per_limit_s_worth
     for _ in range(3):
         limiter.release(limiter.acquire().sent_at, 200)
     assert limiter.limit == 4
-    assert [(c.limit, c.reason) for c in limiter.history] == [(8, "start"), (4, "HTTP 429"), (2, "HTTP 529"),
-                                                              (3, "success"), (4, "success")]
+    assert [(c.limit, c.reason) for c in limiter.history] == [
+        (8, "start"),
+        (4, "HTTP 429"),
+        (2, "HTTP 529"),
+        (3, "success"),
+        (4, "success"),
+    ]
     for _ in range(5):
         limiter.release(limiter.acquire().sent_at, 429)
     assert limiter.limit == 1  # the floor
@@ -113,13 +143,15 @@ def test_a_place_is_waited_for_and_a_pause_holds_new_requests():
     assert resumed.sent_at - start >= 0.25 and resumed.queued == 0  # a pause is not queueing
 
 
-@pytest.mark.parametrize("value, seconds", [("6m0s", 360.0), ("20ms", 0.02), ("1.5s", 1.5), ("1h2m", 3720.0),
-                                            ("soon", None), ("5", None)])
+@pytest.mark.parametrize(
+    "value, seconds", [("6m0s", 360.0), ("20ms", 0.02), ("1.5s", 1.5), ("1h2m", 3720.0), ("soon", None), ("5", None)]
+)
 def test_the_reset_durations_openai_sends_are_read(value, seconds):
     assert _reset_in(value) == (pytest.approx(seconds) if seconds is not None else None)
 
 
 # --- bursts, outages and permanent failures through the real clients -----------------------------------
+
 
 def test_a_429_burst_halves_the_limit_then_it_recovers():
     """Eight threads, 80 calls, a 0.3 s burst of 429s: every call answered, the limit lowered then raised back to
@@ -161,11 +193,19 @@ def test_a_permanently_failing_model_fails_the_call_after_bounded_retries_quickl
     assert client.usage.failed == 1 and client.totals().failed == 1
 
 
-@pytest.mark.parametrize("provider, headers", [
-    ("anthropic", lambda: {"anthropic-ratelimit-requests-remaining": "0",
-                           "anthropic-ratelimit-requests-reset": (datetime.now(UTC) + timedelta(seconds=0.6)).isoformat()}),
-    ("openai", lambda: {"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "600ms"}),
-])
+@pytest.mark.parametrize(
+    "provider, headers",
+    [
+        (
+            "anthropic",
+            lambda: {
+                "anthropic-ratelimit-requests-remaining": "0",
+                "anthropic-ratelimit-requests-reset": (datetime.now(UTC) + timedelta(seconds=0.6)).isoformat(),
+            },
+        ),
+        ("openai", lambda: {"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "600ms"}),
+    ],
+)
 def test_a_spent_rate_limit_budget_pauses_new_requests_until_its_reset(provider, headers):
     with ScriptedServer(lambda body: (200, message("ok"), 0, headers())) as server:
         client = client_of(server.url, provider)
@@ -175,8 +215,10 @@ def test_a_spent_rate_limit_budget_pauses_new_requests_until_its_reset(provider,
 
 
 def test_retry_after_is_honoured():
-    replies = [(429, {"type": "error", "error": {"type": "rate_limit_error", "message": "wait"}}, 0,
-                {"retry-after": "0.5"}), (200, message("ok"))]
+    replies = [
+        (429, {"type": "error", "error": {"type": "rate_limit_error", "message": "wait"}}, 0, {"retry-after": "0.5"}),
+        (200, message("ok")),
+    ]
     with ScriptedServer(replies) as server:
         assert client_of(server.url).complete("test", "S", ASK) == "ok"
     assert server.arrivals[1] - server.arrivals[0] >= 0.5
@@ -184,19 +226,28 @@ def test_retry_after_is_honoured():
 
 # --- run and game limits ----------------------------------------------------------------------------------
 
+
 def test_the_run_s_cost_and_token_limits_stop_every_game_and_resume_when_raised(tmp_path):
     """claude-haiku-4-5: 100 input and 50 output tokens a call cost $0.00035."""
     per_call = cost_of("claude-haiku-4-5", 100, 50)
     with ScriptedServer(lambda body: (200, message("ok"))) as server:
-        run = client_of(server.url, model="claude-haiku-4-5", recordings=tmp_path / "r.sqlite",
-                        run_limits=RunLimits(cost_usd=per_call * 2.5))
+        run = client_of(
+            server.url,
+            model="claude-haiku-4-5",
+            recordings=tmp_path / "r.sqlite",
+            run_limits=RunLimits(cost_usd=per_call * 2.5),
+        )
         for game in ("a", "b", "c"):
             run.for_game(game).complete("test", "S", ASK)
         with pytest.raises(RunLimitReached, match=r"cost limit \(\$0.00\) is reached.*--cost-limit"):
             run.for_game("d").complete("test", "S", ASK)
         assert run.totals().cost_usd == pytest.approx(3 * per_call) and len(server.requests) == 3
-        raised = client_of(server.url, model="claude-haiku-4-5", recordings=tmp_path / "r.sqlite",
-                           run_limits=RunLimits(cost_usd=per_call * 4.5))
+        raised = client_of(
+            server.url,
+            model="claude-haiku-4-5",
+            recordings=tmp_path / "r.sqlite",
+            run_limits=RunLimits(cost_usd=per_call * 4.5),
+        )
         for game in ("a", "b", "c", "d", "e"):  # three replayed, two paid
             raised.for_game(game).complete("test", "S", ASK)
         assert len(server.requests) == 5 and raised.totals().replayed == 3
@@ -210,9 +261,14 @@ def test_the_run_s_cost_and_token_limits_stop_every_game_and_resume_when_raised(
         client_of(server.url, run_limits=RunLimits(cost_usd=1))
 
 
-@pytest.mark.parametrize("limits, calls, kind", [(GameLimits(messages=2), 2, "messages"),
-                                                 (GameLimits(tokens=200), 2, "tokens"),
-                                                 (GameLimits(seconds=0.3), 1, "seconds")])
+@pytest.mark.parametrize(
+    "limits, calls, kind",
+    [
+        (GameLimits(messages=2), 2, "messages"),
+        (GameLimits(tokens=200), 2, "tokens"),
+        (GameLimits(seconds=0.3), 1, "seconds"),
+    ],
+)
 def test_each_game_limit_ends_that_game_only(limits, calls, kind):
     with ScriptedServer(lambda body: (200, message("ok"), 0.2 if kind == "seconds" else 0)) as server:
         client = client_of(server.url)
@@ -241,6 +297,7 @@ def test_each_game_limit_ends_that_game_only(limits, calls, kind):
 
 # --- stop and close -------------------------------------------------------------------------------------
 
+
 def test_stop_lets_calls_in_flight_finish_and_records_them(tmp_path):
     """Two calls in flight (max_connections 2) and two waiting when the run stops: the two finish, are recorded
     and replay in the next run without being paid again; the waiting ones and every later call raise RunStopped."""
@@ -267,26 +324,45 @@ def test_stop_lets_calls_in_flight_finish_and_records_them(tmp_path):
 
 # --- recordings without the endpoint in their key -------------------------------------------------------
 
+
 def test_recordings_made_under_the_old_key_with_the_endpoint_still_replay(tmp_path):
     """Recordings written before the endpoint left the key hashed it in: they are read under that key too."""
     with ScriptedServer([(200, message("fresh"))]) as server:
         s = settings(server.url, recordings=tmp_path / "r.sqlite", model="claude-haiku-4-5")
-        old = {"provider": "anthropic", "endpoint": server.url, "model": s.model, "max_tokens": s.max_tokens,
-               "effort": None, "thinking": False, "system": "S", "messages": ASK}
+        old = {
+            "provider": "anthropic",
+            "endpoint": server.url,
+            "model": s.model,
+            "max_tokens": s.max_tokens,
+            "effort": None,
+            "thinking": False,
+            "system": "S",
+            "messages": ASK,
+        }
         key = hashlib.sha256(json.dumps(["g", old], sort_keys=True).encode()).hexdigest()
-        Recordings(tmp_path / "r.sqlite").put(key, 0, "g", "test", s.model, old, "recorded",
-                                              {"input_tokens": 7, "output_tokens": 3, "cache_read_tokens": 0,
-                                               "cache_write_tokens": 0}, LlmClient(s, KEY).connection.keys)
+        Recordings(tmp_path / "r.sqlite").put(
+            key,
+            0,
+            "g",
+            "test",
+            s.model,
+            old,
+            "recorded",
+            {"input_tokens": 7, "output_tokens": 3, "cache_read_tokens": 0, "cache_write_tokens": 0},
+            LlmClient(s, KEY).connection.keys,
+        )
         game = LlmClient(s, KEY).for_game("g")
         assert game.complete("test", "S", ASK) == "recorded" and game.usage.replayed == 1
         assert game.complete("test", "S", ASK) == "fresh"  # the second identical request was never recorded
-        proxied = LlmClient(settings("http://127.0.0.1:9/elsewhere", recordings=tmp_path / "r.sqlite",
-                                     model="claude-haiku-4-5"), KEY).for_game("g")
+        proxied = LlmClient(
+            settings("http://127.0.0.1:9/elsewhere", recordings=tmp_path / "r.sqlite", model="claude-haiku-4-5"), KEY
+        ).for_game("g")
         assert [proxied.complete("test", "S", ASK) for _ in range(2)] == ["recorded", "fresh"]  # no endpoint asked
     assert len(server.requests) == 1
 
 
 # --- one client shared by many threads ------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 def test_32_threads_sharing_one_client_keep_at_most_the_limit_in_flight(provider):
@@ -314,6 +390,7 @@ def test_32_threads_sharing_one_client_keep_at_most_the_limit_in_flight(provider
 
 # --- estimates and the command-line flags -----------------------------------------------------------------
 
+
 def test_estimates_come_from_recorded_averages_else_a_stated_default(tmp_path):
     haiku = LlmModel(model="claude-haiku-4-5")
     none = estimate_cost(haiku, 10, None)
@@ -327,7 +404,10 @@ def test_estimates_come_from_recorded_averages_else_a_stated_default(tmp_path):
         other = client_of(server.url, "openai", model="claude-haiku-4-5", recordings=tmp_path / "r.sqlite")
         other.complete("customer performance", "S", ASK)  # the same name through another provider: not counted
     recorded = estimate_cost(haiku, 100, Recordings(tmp_path / "r.sqlite"))
-    assert (recorded.input_tokens, recorded.output_tokens) == (200_000, 20_000) and "2 recorded calls" in recorded.source
+    assert (recorded.input_tokens, recorded.output_tokens) == (
+        200_000,
+        20_000,
+    ) and "2 recorded calls" in recorded.source
     assert recorded.cost_usd == pytest.approx(cost_of("claude-haiku-4-5", 200_000, 20_000))
     purpose = estimate_cost(haiku, 100, Recordings(tmp_path / "r.sqlite"), "judge")
     assert purpose.input_tokens == 300_000 and "1 recorded judge calls" in purpose.source
@@ -336,8 +416,16 @@ def test_estimates_come_from_recorded_averages_else_a_stated_default(tmp_path):
 
 def test_the_flags_reach_the_settings(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-    flags = LlmFlags(max_tokens=100, llm_timeout=30, max_connections=64, cost_limit=2.5, token_limit=10**6,
-                     game_token_limit=5000, game_time_limit=90, game_message_limit=12)
+    flags = LlmFlags(
+        max_tokens=100,
+        llm_timeout=30,
+        max_connections=64,
+        cost_limit=2.5,
+        token_limit=10**6,
+        game_token_limit=5000,
+        game_time_limit=90,
+        game_message_limit=12,
+    )
     s = llm_settings(["llm:claude-haiku-4-5"], flags)
     assert s.max_connections == 64 and s.timeout_seconds == 30
     assert s.run_limits == RunLimits(cost_usd=2.5, tokens=10**6)
@@ -372,16 +460,32 @@ def test_a_user_agent_s_refused_call_ends_the_game_as_refused_not_as_its_error()
 
 
 def test_the_commands_refuse_limits_they_cannot_keep_in_one_line(tmp_path):
-    from tests.helpers import ROOT
-    from tests.helpers import run_cli
+    from tests.helpers import ROOT, run_cli
 
     env = {"ANTHROPIC_API_KEY": KEY, "PATH": "/usr/bin:/bin"}
     worked = ROOT / "examples" / "worked-example-1.contract"
-    unpriced = run_cli("run", worked, "--env", "5", "--customer", "llm:claude-unknown", "--cost-limit", "1",
-                       "--recordings", tmp_path / "r.sqlite", cwd=tmp_path, env=env)
+    unpriced = run_cli(
+        "run",
+        worked,
+        "--env",
+        "5",
+        "--customer",
+        "llm:claude-unknown",
+        "--cost-limit",
+        "1",
+        "--recordings",
+        tmp_path / "r.sqlite",
+        cwd=tmp_path,
+        env=env,
+    )
     assert unpriced.returncode == 1 and unpriced.stderr.strip().splitlines() == [
-        "error: --cost-limit cannot be kept for claude-unknown: no price is known for it; set --token-limit instead"]
-    for bad in (["--max-connections", "0"], ["--max-connections", "1001"], ["--cost-limit", "nan"],
-                ["--game-time-limit", "inf"]):
+        "error: --cost-limit cannot be kept for claude-unknown: no price is known for it; set --token-limit instead"
+    ]
+    for bad in (
+        ["--max-connections", "0"],
+        ["--max-connections", "1001"],
+        ["--cost-limit", "nan"],
+        ["--game-time-limit", "inf"],
+    ):
         proc = run_cli("run", worked, "--env", "5", "--customer", "llm:claude-haiku-4-5", *bad, cwd=tmp_path, env=env)
         assert proc.returncode == 2 and bad[0] in proc.stderr and "Traceback" not in proc.stderr, (bad, proc.stderr)

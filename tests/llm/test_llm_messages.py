@@ -28,8 +28,9 @@ def test_a_retry_the_retry_budget_cuts_short_reports_the_error_that_caused_it():
             client.complete("test", "S", [{"role": "user", "content": "x"}])
     assert "API error 500" in str(failed.value) and "internal error" in str(failed.value)
     assert "asked" not in str(failed.value)
-    assert re.search(r"the next retry would wait [\d.]+ s, more than the [\d.]+ s left of the 1.2 s retry budget",
-                     str(failed.value)), str(failed.value)
+    assert re.search(
+        r"the next retry would wait [\d.]+ s, more than the [\d.]+ s left of the 1.2 s retry budget", str(failed.value)
+    ), str(failed.value)
     client = LlmClient(LlmSettings(base_url=closed_port_url(), model="m", retry_seconds=1.2, max_retries=5), KEY)
     with pytest.raises(CallFailed, match="connection error") as failed:
         client.complete("test", "S", [{"role": "user", "content": "x"}])
@@ -82,8 +83,10 @@ def test_a_performance_prompt_states_the_contract_in_words():
     performer = LlmPerformer("customer", LlmClient(LlmSettings(), KEY), checked.ir, environment(1))
     system = performer.conversation.system
     assert "==" not in system and "total_" not in system
-    assert "Stated: the total payment equals the total value." in system \
+    assert (
+        "Stated: the total payment equals the total value." in system
         and "Stated: the total payment equals $90." in system
+    )
 
 
 def test_negotiate_sends_the_translator_and_performance_limits_of_translate_and_run(tmp_path):
@@ -98,13 +101,19 @@ def test_negotiate_sends_the_translator_and_performance_limits_of_translate_and_
             return 200, message("```contract\n" + rules_translate(text, "proposal").dsl + "```")
         return 200, message('{"payment": 0}')
 
-    offers = [c.ir for f in sorted((ROOT / "examples").glob("catering*.contract"))
-              for c in check_source(f.read_text(), str(f)).contracts]
+    offers = [
+        c.ir
+        for f in sorted((ROOT / "examples").glob("catering*.contract"))
+        for c in check_source(f.read_text(), str(f)).contracts
+    ]
     with ScriptedServer(script) as server:
         client = LlmClient(LlmSettings(base_url=server.url, model="scripted-model", max_tokens=16384), KEY)
-        run = negotiate_and_perform(environment(1), "scripted", "scripted", offers, TableCache(), "llm",
-                                    ("llm", "rc"), (42,), client)
+        run = negotiate_and_perform(
+            environment(1), "scripted", "scripted", offers, TableCache(), "llm", ("llm", "rc"), (42,), client
+        )
     assert run.metrics.agreed and run.performances
-    limits = {("translation" if b["system"][0]["text"].startswith("You convert") else "performance", b["max_tokens"])
-              for b in server.requests}
+    limits = {
+        ("translation" if b["system"][0]["text"].startswith("You convert") else "performance", b["max_tokens"])
+        for b in server.requests
+    }
     assert limits == {("translation", 4096), ("performance", 8192)}

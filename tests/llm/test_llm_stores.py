@@ -32,8 +32,15 @@ def one_line_error(proc, *needles) -> None:
 
 
 def test_translate_without_a_key_does_not_suggest_replay(tmp_path):
-    proc = cli("translate", "tests/nl/01-plain-lists.txt", "--backend", "anthropic", "--cache",
-               str(tmp_path / "c.sqlite"), key=None)
+    proc = cli(
+        "translate",
+        "tests/nl/01-plain-lists.txt",
+        "--backend",
+        "anthropic",
+        "--cache",
+        str(tmp_path / "c.sqlite"),
+        key=None,
+    )
     one_line_error(proc, "export ANTHROPIC_API_KEY=", "--backend rules")
     assert "--replay" not in proc.stderr  # translate has no --replay
 
@@ -47,8 +54,13 @@ def test_the_translation_cache_keys_on_the_endpoint_from_the_environment(tmp_pat
     with ScriptedServer([reply]) as a, ScriptedServer([reply]) as b:
         for server in (a, b, a):
             monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-            result = translate_text(good, name="deal", backend="anthropic", cache=cache,
-                                    settings=LlmSettings(model="scripted-model", max_retries=0))
+            result = translate_text(
+                good,
+                name="deal",
+                backend="anthropic",
+                cache=cache,
+                settings=LlmSettings(model="scripted-model", max_retries=0),
+            )
             assert result.ok
         assert len(a.requests) == 1 and len(b.requests) == 1  # b's answer was asked of b, then a's served again
     assert result.cached
@@ -58,8 +70,13 @@ def test_replies_are_capped_where_they_are_kept_and_sent_back(tmp_path, monkeypa
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     huge = "x" * 2_000_000
     with ScriptedServer([(200, message(huge))] * 3) as server:
-        result = translate_text(TEXT, name="deal", backend="anthropic", cache=TranslationCache(tmp_path / "c.sqlite"),
-                                settings=LlmSettings(base_url=server.url, model="scripted-model", max_retries=0))
+        result = translate_text(
+            TEXT,
+            name="deal",
+            backend="anthropic",
+            cache=TranslationCache(tmp_path / "c.sqlite"),
+            settings=LlmSettings(base_url=server.url, model="scripted-model", max_retries=0),
+        )
     assert not result.ok and len(server.requests) == 3
     sent_back = server.requests[1]["messages"][1]["content"]
     assert len(sent_back) < REPLY_CAP + 100 and sent_back.endswith(f"[reply cut at {REPLY_CAP:,} characters]")
@@ -68,8 +85,18 @@ def test_replies_are_capped_where_they_are_kept_and_sent_back(tmp_path, monkeypa
 
 def test_replay_from_a_missing_recordings_file_creates_nothing(tmp_path):
     missing = tmp_path / "none.sqlite"
-    proc = cli("run", "examples/worked-example-1.contract", "--env", "5", "--customer", "llm", "--replay",
-               "--recordings", str(missing), key=None)
+    proc = cli(
+        "run",
+        "examples/worked-example-1.contract",
+        "--env",
+        "5",
+        "--customer",
+        "llm",
+        "--replay",
+        "--recordings",
+        str(missing),
+        key=None,
+    )
     one_line_error(proc, str(missing), "no such recordings file")
     assert not missing.exists()
 
@@ -93,8 +120,11 @@ def test_a_damaged_recording_ends_the_replay_in_one_line_naming_the_file(tmp_pat
         _corrupt_pages(damaged)
     else:
         with sqlite3.connect(damaged) as db:
-            db.execute("UPDATE llm_recordings_v1 SET usage_json = '{not json' " if damage == "usage-garbage"
-                       else "UPDATE llm_recordings_v1 SET reply = NULL")
+            db.execute(
+                "UPDATE llm_recordings_v1 SET usage_json = '{not json' "
+                if damage == "usage-garbage"
+                else "UPDATE llm_recordings_v1 SET reply = NULL"
+            )
     proc = cli(*args, "--base-url", server.url, "--recordings", str(damaged), "--replay", key=None)
     one_line_error(proc, str(damaged), "the recordings file is damaged")
 

@@ -16,10 +16,10 @@ import time
 
 import pytest
 
-from tests.helpers import ROOT, run_cli
 from contractlang.llm import TOKEN_COUNT_LIMIT, Recordings
 from contractlang.llm_transport import MAX_RESPONSE_BYTES
 from contractlang.translate import translate_text
+from tests.helpers import ROOT, run_cli
 from tests.llm_server import RawServer, ScriptedServer, chat_completion, head, message, prompt_of
 
 pytestmark = pytest.mark.e2e  # the real CLI and LLM clients against misbehaving servers on 127.0.0.1
@@ -50,9 +50,23 @@ def one_error_line(proc, *needles) -> str:
 def translate(url: str, tmp_path, provider: str = "openai", key: str = LONG_KEY, *extra):
     """`translate` of the plain-lists prose through `provider` at `url`, `key` its only key."""
     variable = "OPENAI_API_KEY" if provider == "openai" else "ANTHROPIC_API_KEY"
-    return run_cli("translate", PROSE, "--backend", provider, "--model", "scripted-model", "--base-url", url,
-                   "--retries", "0", "--cache", tmp_path / "t.sqlite", *extra, cwd=tmp_path,
-                   env=environment(**{variable: key}))
+    return run_cli(
+        "translate",
+        PROSE,
+        "--backend",
+        provider,
+        "--model",
+        "scripted-model",
+        "--base-url",
+        url,
+        "--retries",
+        "0",
+        "--cache",
+        tmp_path / "t.sqlite",
+        *extra,
+        cwd=tmp_path,
+        env=environment(**{variable: key}),
+    )
 
 
 def payer(body):
@@ -63,11 +77,25 @@ def payer(body):
 
 
 def play(url: str, tmp_path, key_variable: str, key: str, *extra):
-    return run_cli("run", WORKED, "--env", "5", "--customer", "llm:openai/scripted-model", "--base-url", url,
-                   "--recordings", tmp_path / "r.sqlite", *extra, cwd=tmp_path, env=environment(**{key_variable: key}))
+    return run_cli(
+        "run",
+        WORKED,
+        "--env",
+        "5",
+        "--customer",
+        "llm:openai/scripted-model",
+        "--base-url",
+        url,
+        "--recordings",
+        tmp_path / "r.sqlite",
+        *extra,
+        cwd=tmp_path,
+        env=environment(**{key_variable: key}),
+    )
 
 
 # --- #49: a placeholder key is no secret, and never rewrites a reply -----------------------------------------
+
 
 def test_a_placeholder_key_plays_the_same_game_as_a_real_key(tmp_path):
     """With OPENAI_API_KEY=a the redaction rewrote `{"payment": 18}` into `{"p[redacted key]yment": 18}`: every
@@ -129,20 +157,63 @@ def test_an_echoed_key_in_what_agents_say_is_never_written_or_shown(tmp_path):
 
     env = environment(ANTHROPIC_API_KEY=LONG_KEY)
     with ScriptedServer(Echo()) as server:
-        ctbench = run_cli("ctbench", "sweep", "--boards", BOARD.id, "--condition", "nl_trading", "--mode", "pfp",
-                          "--red", "llm", "--blue", "llm", "--judge", "llm", "--workers", "1", "--out",
-                          tmp_path / "sweep", "--base-url", server.url, "--recordings", tmp_path / "r.sqlite",
-                          "--json", cwd=tmp_path, env=env)
+        ctbench = run_cli(
+            "ctbench",
+            "sweep",
+            "--boards",
+            BOARD.id,
+            "--condition",
+            "nl_trading",
+            "--mode",
+            "pfp",
+            "--red",
+            "llm",
+            "--blue",
+            "llm",
+            "--judge",
+            "llm",
+            "--workers",
+            "1",
+            "--out",
+            tmp_path / "sweep",
+            "--base-url",
+            server.url,
+            "--recordings",
+            tmp_path / "r.sqlite",
+            "--json",
+            cwd=tmp_path,
+            env=env,
+        )
     assert ctbench.returncode == 0, ctbench.stderr
     assert b"agree ([redacted key])" in (tmp_path / "sweep" / "games.jsonl").read_bytes()
-    echoed = [(s, message(json.dumps({**json.loads(r["content"][0]["text"]), "response": f"{LONG_KEY} says hi"})))
-              if i < 3 else (s, r) for i, (s, r, *_) in enumerate(CONTRACTSIM_SCRIPT)]
+    echoed = [
+        (s, message(json.dumps({**json.loads(r["content"][0]["text"]), "response": f"{LONG_KEY} says hi"})))
+        if i < 3
+        else (s, r)
+        for i, (s, r, *_) in enumerate(CONTRACTSIM_SCRIPT)
+    ]
     with ScriptedServer(echoed) as server:
-        negotiation = run_cli("negotiate", "--env", "1", "--customer", "llm", "--supplier", "llm:claude-opus-5",
-                              "--perform-customer", "llm", "--base-url", server.url, "--recordings",
-                              tmp_path / "n.sqlite", "--json", cwd=tmp_path, env=env)
-    assert negotiation.returncode == 0 and json.loads(negotiation.stdout)["runs"][0]["metrics"]["agreed"], \
+        negotiation = run_cli(
+            "negotiate",
+            "--env",
+            "1",
+            "--customer",
+            "llm",
+            "--supplier",
+            "llm:claude-opus-5",
+            "--perform-customer",
+            "llm",
+            "--base-url",
+            server.url,
+            "--recordings",
+            tmp_path / "n.sqlite",
+            "--json",
+            cwd=tmp_path,
+            env=env,
+        )
+    assert negotiation.returncode == 0 and json.loads(negotiation.stdout)["runs"][0]["metrics"]["agreed"], (
         negotiation.stderr
+    )
     assert "[redacted key] says hi" in negotiation.stdout
     written = [p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()]
     for shown in [ctbench.stdout, ctbench.stderr, negotiation.stdout, negotiation.stderr]:
@@ -154,10 +225,16 @@ def test_an_echoed_key_in_what_agents_say_is_never_written_or_shown(tmp_path):
 
 USAGE = {"input_tokens": 100, "output_tokens": 50}
 WRONG = {
-    "a text that is a number": (b'{"type": "message", "content": [{"type": "text", "text": 42}], "usage": '
-                                b'{"input_tokens": 1, "output_tokens": 1}}', "content.0.text"),
-    "NaN tokens": (b'{"type": "message", "content": [{"type": "text", "text": "{}"}], "usage": '
-                   b'{"input_tokens": NaN, "output_tokens": 1}}', "usage.input_tokens"),
+    "a text that is a number": (
+        b'{"type": "message", "content": [{"type": "text", "text": 42}], "usage": '
+        b'{"input_tokens": 1, "output_tokens": 1}}',
+        "content.0.text",
+    ),
+    "NaN tokens": (
+        b'{"type": "message", "content": [{"type": "text", "text": "{}"}], "usage": '
+        b'{"input_tokens": NaN, "output_tokens": 1}}',
+        "usage.input_tokens",
+    ),
     "fractional tokens": (json.dumps(message("{}", 1.5)).encode(), "usage.input_tokens"),
     "negative tokens": (json.dumps(message("{}", 5, -3)).encode(), "usage.output_tokens"),
     "10**400 tokens": (json.dumps(message("{}", 10**400)).encode(), "usage.input_tokens"),
@@ -184,12 +261,15 @@ def test_a_reply_of_the_wrong_types_is_one_line_and_the_recordings_stay_intact(t
     one_error_line(text, "error: translation failed: the API answered with something that is not a message", field)
 
 
-@pytest.mark.parametrize("reply, field", [
-    (chat_completion("{}") | {"choices": [{"message": {"content": 42}}]}, "choices.0.message.content"),
-    (chat_completion("{}") | {"choices": []}, "choices"),
-    (chat_completion("{}", 10**400), "usage.prompt_tokens"),
-    (chat_completion("{}", 1, 1, cached_tokens=-1), "usage.prompt_tokens_details.cached_tokens"),
-])
+@pytest.mark.parametrize(
+    "reply, field",
+    [
+        (chat_completion("{}") | {"choices": [{"message": {"content": 42}}]}, "choices.0.message.content"),
+        (chat_completion("{}") | {"choices": []}, "choices"),
+        (chat_completion("{}", 10**400), "usage.prompt_tokens"),
+        (chat_completion("{}", 1, 1, cached_tokens=-1), "usage.prompt_tokens_details.cached_tokens"),
+    ],
+)
 def test_a_chat_completion_of_the_wrong_types_is_one_line(tmp_path, reply, field):
     with ScriptedServer([(200, json.dumps(reply).encode())]) as server:
         proc = translate(server.url, tmp_path, "openai", "EMPTY", "--json")
@@ -200,22 +280,26 @@ def test_a_chat_completion_of_the_wrong_types_is_one_line(tmp_path, reply, field
 
 # --- #48: --llm-timeout and --timeout are deadlines for the whole call -------------------------------------
 
+
 def endless_reply(first: bytes, drip: bytes):
     """A raw handler that sends `first`, then `drip` every 0.2 s for ever: each read gets bytes, the reply never
     ends."""
+
     def handler(out, body):
         out.write(first)
         while True:
             out.write(drip)
             out.flush()
             time.sleep(0.2)
+
     return handler
 
 
 trickled_headers = endless_reply(b"HTTP/1.1 200 OK\r\nX-Slow: ", b"a")
 trickled_body = endless_reply(head(200, "content-type: application/json", "content-length: 1000000"), b" ")
-trickled_chunks = endless_reply(head(200, "content-type: application/json", "transfer-encoding: chunked"),
-                                b"1\r\n \r\n")
+trickled_chunks = endless_reply(
+    head(200, "content-type: application/json", "transfer-encoding: chunked"), b"1\r\n \r\n"
+)
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
@@ -239,11 +323,13 @@ def test_llm_timeout_is_a_deadline_for_a_game_s_call(tmp_path):
 
 # --- #48: the decoded response is capped -----------------------------------------------------------------
 
+
 def gzip_bomb(out, body):
     """4 GiB of spaces in 64 gzip members of 64 MiB: 4 MB on the wire."""
     member = gzip.compress(b" " * 2**26, compresslevel=9)
-    out.write(head(200, "content-type: application/json", "content-encoding: gzip",
-                   f"content-length: {len(member) * 64}"))
+    out.write(
+        head(200, "content-type: application/json", "content-encoding: gzip", f"content-length: {len(member) * 64}")
+    )
     for _ in range(64):
         out.write(member)
 
@@ -272,9 +358,15 @@ def announced_2gb(out, body):
 def capped_process(*args, env, memory: int = 3 * 2**30) -> subprocess.CompletedProcess:
     """The CLI in a process allowed `memory` bytes of address space: a body held whole would fail it with a
     MemoryError (exit 3) instead of filling the machine."""
-    return subprocess.run([sys.executable, "-m", "contractlang", *map(str, args)], capture_output=True, text=True,
-                          cwd=ROOT, env=env, timeout=120,
-                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (memory, memory)))
+    return subprocess.run(
+        [sys.executable, "-m", "contractlang", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (memory, memory)),
+    )
 
 
 @pytest.mark.parametrize("body", [gzip_bomb, endless_chunks, endless_events, announced_2gb])
@@ -282,9 +374,21 @@ def test_an_endless_or_huge_body_is_refused_at_the_cap(tmp_path, body):
     """A gzip bomb, an endless chunked body, an endless event stream and a 2 GB body were MemoryError, exit 3, at
     3-3.8 GB: each is cut at MAX_RESPONSE_BYTES of decoded body, in a process that could not hold them."""
     with RawServer(body) as server:
-        proc = capped_process("translate", PROSE, "--backend", "openai", "--model", "m", "--base-url", server.url,
-                              "--timeout", "60", "--cache", tmp_path / "t.sqlite",
-                              env=environment(OPENAI_API_KEY="EMPTY"))
+        proc = capped_process(
+            "translate",
+            PROSE,
+            "--backend",
+            "openai",
+            "--model",
+            "m",
+            "--base-url",
+            server.url,
+            "--timeout",
+            "60",
+            "--cache",
+            tmp_path / "t.sqlite",
+            env=environment(OPENAI_API_KEY="EMPTY"),
+        )
     one_error_line(proc, f"translation failed: {TOO_LARGE}")
     assert len(server.requests) == 1  # refused, not retried: the server would send the same
 
@@ -297,8 +401,9 @@ def test_a_response_just_under_the_cap_is_read():
 
     def compressed(out, body):
         data = gzip.compress(json.dumps(chat_completion(text)).encode())
-        out.write(head(200, "content-type: application/json", "content-encoding: gzip",
-                       f"content-length: {len(data)}") + data)
+        out.write(
+            head(200, "content-type: application/json", "content-encoding: gzip", f"content-length: {len(data)}") + data
+        )
 
     with RawServer(compressed) as server:
         client = LlmClient(LlmSettings(provider="openai", base_url=server.url, model="m", max_retries=0), "EMPTY")
@@ -307,6 +412,7 @@ def test_a_response_just_under_the_cap_is_read():
 
 
 # --- #48: JSON nested 100,000 deep -------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("status", [200, 400, 500])
 def test_json_nested_100000_deep_is_one_line(tmp_path, status):
@@ -319,10 +425,12 @@ def test_json_nested_100000_deep_is_one_line(tmp_path, status):
 
 # --- #48: a redirect is never followed, so neither the key nor the prompt reaches another server ----------
 
+
 @pytest.mark.parametrize("status", [301, 302, 307, 308])
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 def test_a_redirect_to_a_thief_is_refused(tmp_path, status, provider):
     with ScriptedServer([(200, message(f"```contract\n{DSL}```"))] * 3) as thief:
+
         def redirect(out, body):
             path = "/v1/messages" if provider == "anthropic" else "/chat/completions"
             out.write(head(status, f"location: {thief.url}{path}", "content-length: 0"))
@@ -336,6 +444,7 @@ def test_a_redirect_to_a_thief_is_refused(tmp_path, status, provider):
 
 def test_a_same_origin_redirect_is_refused_too(tmp_path):
     """Redirects are refused to any address: the server named is the only one asked, and asked once."""
+
     def redirect(out, body):
         out.write(head(308, "location: /elsewhere/chat/completions", "content-length: 0"))
 
@@ -348,23 +457,60 @@ def test_a_same_origin_redirect_is_refused_too(tmp_path):
 
 # --- the environment's proxy is applied by the transport, so its rules hold through the proxy -------------
 
+
 def test_the_environment_s_proxy_carries_the_call_under_the_same_rules(tmp_path):
     """An http:// API through HTTP_PROXY: the proxy receives the request in absolute form, and a proxy that trickles
     is cut at the deadline; a socks5:// proxy is refused in one line."""
     with ScriptedServer([(200, message(f"```contract\n{DSL}```"))]) as proxy:
-        proc = run_cli("translate", PROSE, "--backend", "openai", "--model", "m", "--base-url",
-                       "http://llm.example.invalid/v1", "--cache", tmp_path / "t.sqlite", "--json", cwd=tmp_path,
-                       env=environment(OPENAI_API_KEY="EMPTY", HTTP_PROXY=proxy.url, NO_PROXY="localhost"))
+        proc = run_cli(
+            "translate",
+            PROSE,
+            "--backend",
+            "openai",
+            "--model",
+            "m",
+            "--base-url",
+            "http://llm.example.invalid/v1",
+            "--cache",
+            tmp_path / "t.sqlite",
+            "--json",
+            cwd=tmp_path,
+            env=environment(OPENAI_API_KEY="EMPTY", HTTP_PROXY=proxy.url, NO_PROXY="localhost"),
+        )
     assert proc.returncode == 0 and json.loads(proc.stdout)["dsl"] == DSL, proc.stdout
     assert proxy.paths == ["http://llm.example.invalid/v1/chat/completions"]
     with RawServer(trickled_body) as trickling:
-        proc = run_cli("translate", PROSE, "--backend", "openai", "--model", "m", "--base-url",
-                       "http://llm.example.invalid/v1", "--timeout", "2", "--cache", tmp_path / "slow.sqlite",
-                       cwd=tmp_path, env=environment(OPENAI_API_KEY="EMPTY", HTTP_PROXY=trickling.url))
+        proc = run_cli(
+            "translate",
+            PROSE,
+            "--backend",
+            "openai",
+            "--model",
+            "m",
+            "--base-url",
+            "http://llm.example.invalid/v1",
+            "--timeout",
+            "2",
+            "--cache",
+            tmp_path / "slow.sqlite",
+            cwd=tmp_path,
+            env=environment(OPENAI_API_KEY="EMPTY", HTTP_PROXY=trickling.url),
+        )
         took = time.monotonic() - trickling.arrivals[0]
     one_error_line(proc, "the model did not answer within 2 s")
     assert took < 3 and len(trickling.requests) == 1
-    socks = run_cli("translate", PROSE, "--backend", "openai", "--model", "m", "--base-url",
-                    "http://llm.example.invalid/v1", "--cache", tmp_path / "socks.sqlite", cwd=tmp_path,
-                    env=environment(OPENAI_API_KEY="EMPTY", HTTP_PROXY="socks5://127.0.0.1:1"))
+    socks = run_cli(
+        "translate",
+        PROSE,
+        "--backend",
+        "openai",
+        "--model",
+        "m",
+        "--base-url",
+        "http://llm.example.invalid/v1",
+        "--cache",
+        tmp_path / "socks.sqlite",
+        cwd=tmp_path,
+        env=environment(OPENAI_API_KEY="EMPTY", HTTP_PROXY="socks5://127.0.0.1:1"),
+    )
     one_error_line(socks, "the proxy the environment names (socks5://127.0.0.1:1) is not an http:// or https:// proxy")

@@ -8,7 +8,6 @@ import sys
 
 import pytest
 
-from tests.helpers import ROOT, run_cli
 from contractlang.cli.render import usage_line
 from contractlang.llm import (
     ApiKeys,
@@ -22,6 +21,7 @@ from contractlang.llm import (
     agent_model,
     cost_of,
 )
+from tests.helpers import ROOT, run_cli
 from tests.llm_server import ScriptedServer, chat_completion, message, prompt_of
 
 pytestmark = pytest.mark.e2e  # the real openai client against a scripted server on 127.0.0.1
@@ -31,8 +31,17 @@ ANTHROPIC_KEY = "sk-ant-test-not-a-real-key"
 
 
 def settings(url: str, tmp_path, **update) -> LlmSettings:
-    return LlmSettings(**{"provider": "openai", "base_url": url, "model": "scripted-model", "timeout_seconds": 10,
-                          "max_retries": 2, "recordings": tmp_path / "llm.sqlite", **update})
+    return LlmSettings(
+        **{
+            "provider": "openai",
+            "base_url": url,
+            "model": "scripted-model",
+            "timeout_seconds": 10,
+            "max_retries": 2,
+            "recordings": tmp_path / "llm.sqlite",
+            **update,
+        }
+    )
 
 
 def ask(client: LlmClient, text: str = "same") -> str:
@@ -51,8 +60,9 @@ def test_agent_names_say_the_provider():
 
 
 def test_chat_completions_record_and_replay_offline(tmp_path):
-    with ScriptedServer([(200, chat_completion("first", 70, 20, cached_tokens=30)),
-                         (200, chat_completion("second"))]) as server:
+    with ScriptedServer(
+        [(200, chat_completion("first", 70, 20, cached_tokens=30)), (200, chat_completion("second"))]
+    ) as server:
         client = LlmClient(settings(server.url, tmp_path, effort="max"), KEY).for_game("g1")
         answers = [ask(client) for _ in range(2)]
     assert answers == ["first", "second"] and server.paths == ["/chat/completions"] * 2
@@ -89,8 +99,9 @@ def test_transient_chat_errors_are_retried_and_others_fail_in_one_line(tmp_path)
     with ScriptedServer([(429, error), (500, error), (200, chat_completion("ok"))]) as server:
         client = LlmClient(settings(server.url, tmp_path, recordings=None), KEY)
         assert ask(client) == "ok" and len(server.requests) == 3 and client.usage.calls == 1
-    with ScriptedServer([(400, {"type": "error", "error": {"type": "invalid_request_error",
-                                                           "message": f"key {KEY} refused"}})]) as server:
+    with ScriptedServer(
+        [(400, {"type": "error", "error": {"type": "invalid_request_error", "message": f"key {KEY} refused"}})]
+    ) as server:
         client = LlmClient(settings(server.url, tmp_path, recordings=None), KEY)
         with pytest.raises(CallFailed, match="API error 400") as failed:
             ask(client)
@@ -126,20 +137,41 @@ def test_without_the_extra_an_openai_agent_names_the_install_command(tmp_path):
     """A real interpreter whose `import openai` fails, as it does where the extra is not installed."""
     (tmp_path / "openai.py").write_text("raise ImportError(\"No module named 'openai'\")\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)]), "OPENAI_API_KEY": KEY}
-    proc = subprocess.run([sys.executable, "-m", "contractlang", "run", "examples/ctbench-board-24-swap.contract",
-                           "--board", "24", "--red", "llm:openai/gpt-5", "--recordings",
-                           str(tmp_path / "r.sqlite")], capture_output=True, text=True, cwd=ROOT, env=env)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "contractlang",
+            "run",
+            "examples/ctbench-board-24-swap.contract",
+            "--board",
+            "24",
+            "--red",
+            "llm:openai/gpt-5",
+            "--recordings",
+            str(tmp_path / "r.sqlite"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+    )
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert "pip install -e '.[openai]'" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
 # --- prompt caching that can take effect ---------------------------------------------------------------
 
+
 def test_the_system_block_and_the_newest_message_are_marked_for_caching(tmp_path):
     """An append-only conversation: each request marks its newest message, so the next request (which repeats
     every message up to it) reads the prefix the one before wrote; the cache tokens reach the ledger totals."""
-    usage = {"input_tokens": 10, "output_tokens": 5, "cache_creation_input_tokens": 2000,
-             "cache_read_input_tokens": 1500}
+    usage = {
+        "input_tokens": 10,
+        "output_tokens": 5,
+        "cache_creation_input_tokens": 2000,
+        "cache_read_input_tokens": 1500,
+    }
     with ScriptedServer([(200, {**message("a"), "usage": usage}), (200, {**message("b"), "usage": usage})]) as server:
         client = LlmClient(settings(server.url, tmp_path, provider="anthropic", recordings=None), ANTHROPIC_KEY)
         conversation = [{"role": "user", "content": "first"}]
@@ -153,13 +185,16 @@ def test_the_system_block_and_the_newest_message_are_marked_for_caching(tmp_path
         assert newest["content"] == [{"type": "text", "text": prompt_of(body), "cache_control": mark}]
         assert all(isinstance(m["content"], str) for m in stable)  # one mark per request besides the system's
     assert [len(b["messages"]) for b in server.requests] == [1, 3]
-    assert server.requests[1]["messages"][:2] == [{"role": "user", "content": "first"},
-                                                  {"role": "assistant", "content": "a"}]
+    assert server.requests[1]["messages"][:2] == [
+        {"role": "user", "content": "first"},
+        {"role": "assistant", "content": "a"},
+    ]
     assert (client.usage.cache_write_tokens, client.usage.cache_read_tokens) == (4000, 3000)
     assert usage_line(client.usage).endswith("; prompt cache 3,000 tokens read, 4,000 written")
 
 
 # --- one game, two providers --------------------------------------------------------------------------
+
 
 def test_a_game_mixes_providers(tmp_path):
     """An Anthropic Customer against an OpenAI-compatible Supplier, each through its own SDK, on one ledger."""
@@ -192,17 +227,21 @@ def test_a_game_mixes_providers(tmp_path):
 
 # --- the CLI --------------------------------------------------------------------------------------------
 
+
 def openai_cli(*args, key: str | None = KEY):
     env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
     return run_cli(*args, cwd=ROOT, env={**env, **({"OPENAI_API_KEY": key} if key else {})})
 
 
-@pytest.mark.parametrize("args", [
-    ("run", "examples/ctbench-board-24-swap.contract", "--board", "24", "--red", "llm:openai/gpt-5"),
-    ("negotiate", "--env", "1", "--supplier", "llm:openai/gpt-5"),
-    ("ctbench", "sweep", "--boards", "0", "--agents", "planner vs llm:openai/gpt-5"),
-    ("translate", "tests/nl/01-plain-lists.txt", "--backend", "openai", "--model", "gpt-5"),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("run", "examples/ctbench-board-24-swap.contract", "--board", "24", "--red", "llm:openai/gpt-5"),
+        ("negotiate", "--env", "1", "--supplier", "llm:openai/gpt-5"),
+        ("ctbench", "sweep", "--boards", "0", "--agents", "planner vs llm:openai/gpt-5"),
+        ("translate", "tests/nl/01-plain-lists.txt", "--backend", "openai", "--model", "gpt-5"),
+    ],
+)
 def test_an_openai_agent_without_its_key_says_how_to_set_it(args, tmp_path):
     args = (*args, "--out", str(tmp_path / "o")) if "sweep" in args else args
     proc = openai_cli(*args, key=None)
@@ -213,18 +252,44 @@ def test_an_openai_agent_without_its_key_says_how_to_set_it(args, tmp_path):
 def test_a_sweep_of_openai_players_prints_its_llm_total_and_replays(tmp_path):
     from tests.llm.test_llm_agents import BOARD, CTBenchScript
 
-    args = ["ctbench", "sweep", "--boards", str(BOARD.id), "--condition", "none", "--mode", "pfp", "--red",
-            "llm:openai/scripted-model", "--blue", "planner", "--workers", "1"]
+    args = [
+        "ctbench",
+        "sweep",
+        "--boards",
+        str(BOARD.id),
+        "--condition",
+        "none",
+        "--mode",
+        "pfp",
+        "--red",
+        "llm:openai/scripted-model",
+        "--blue",
+        "planner",
+        "--workers",
+        "1",
+    ]
     with ScriptedServer(CTBenchScript()) as server:
-        first = openai_cli(*args, "--out", str(tmp_path / "a"), "--base-url", server.url, "--recordings",
-                           str(tmp_path / "r.sqlite"))
+        first = openai_cli(
+            *args, "--out", str(tmp_path / "a"), "--base-url", server.url, "--recordings", str(tmp_path / "r.sqlite")
+        )
     assert first.returncode == 0, first.stderr
     calls = len(server.requests)
     assert set(server.paths) == {"/chat/completions"}
-    assert (f"LLM: {calls} call(s) (0 replayed, 0 failed), {100 * calls:,} input and {50 * calls:,} output tokens, "
-            "cost unknown for this model; prompt cache 0 tokens read, 0 written") in first.stdout
-    again = openai_cli(*args, "--out", str(tmp_path / "b"), "--base-url", server.url, "--recordings",
-                       str(tmp_path / "r.sqlite"), "--replay", key=None)
+    assert (
+        f"LLM: {calls} call(s) (0 replayed, 0 failed), {100 * calls:,} input and {50 * calls:,} output tokens, "
+        "cost unknown for this model; prompt cache 0 tokens read, 0 written"
+    ) in first.stdout
+    again = openai_cli(
+        *args,
+        "--out",
+        str(tmp_path / "b"),
+        "--base-url",
+        server.url,
+        "--recordings",
+        str(tmp_path / "r.sqlite"),
+        "--replay",
+        key=None,
+    )
     assert again.returncode == 0 and f"({calls} replayed, 0 failed)" in again.stdout
     assert again.stdout.split("LLM:")[0] == first.stdout.split("LLM:")[0]
 
@@ -233,8 +298,17 @@ def test_translate_with_the_openai_backend(tmp_path):
     from contractlang.translate import translate_text
 
     dsl = translate_text((ROOT / "tests/nl/01-plain-lists.txt").read_text(), name="deal").dsl
-    args = ["translate", "tests/nl/01-plain-lists.txt", "--backend", "openai", "--model", "scripted-model",
-            "--cache", str(tmp_path / "c.sqlite"), "--json"]
+    args = [
+        "translate",
+        "tests/nl/01-plain-lists.txt",
+        "--backend",
+        "openai",
+        "--model",
+        "scripted-model",
+        "--cache",
+        str(tmp_path / "c.sqlite"),
+        "--json",
+    ]
     with ScriptedServer([(200, message(f"```contract\n{dsl}```"))]) as server:
         first = openai_cli(*args, "--base-url", server.url)
     out = json.loads(first.stdout)
@@ -253,8 +327,22 @@ def test_negotiate_with_openai_agents_records_and_replays_offline(tmp_path):
 
     model = "llm:openai/scripted-model"
     with ScriptedServer(CONTRACTSIM_SCRIPT) as server:
-        args = ["negotiate", "--env", "1", "--customer", model, "--supplier", model, "--perform-customer", model,
-                "--base-url", server.url, "--recordings", str(tmp_path / "r.sqlite"), "--json"]
+        args = [
+            "negotiate",
+            "--env",
+            "1",
+            "--customer",
+            model,
+            "--supplier",
+            model,
+            "--perform-customer",
+            model,
+            "--base-url",
+            server.url,
+            "--recordings",
+            str(tmp_path / "r.sqlite"),
+            "--json",
+        ]
         first = openai_cli(*args)
     assert first.returncode == 0, first.stdout + first.stderr
     assert set(server.paths) == {"/chat/completions"} and len(server.requests) == 13

@@ -32,26 +32,43 @@ class Session:
         self.arrived.set()
 
     def open(self, uri: str, text: str, version: int = 1) -> None:
-        self.client.text_document_did_open(types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(uri=uri, language_id="contract", version=version, text=text)))
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(uri=uri, language_id="contract", version=version, text=text)
+            )
+        )
 
     def replace(self, uri: str, text: str, version: int) -> None:
         """A full-text change (every client may send one; incremental edits are tested separately)."""
-        self.client.text_document_did_change(types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
-            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
 
     def edit(self, uri: str, version: int, start: tuple[int, int], end: tuple[int, int], text: str) -> None:
-        self.client.text_document_did_change(types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
-            content_changes=[types.TextDocumentContentChangePartial(
-                range=types.Range(start=types.Position(line=start[0], character=start[1]),
-                                  end=types.Position(line=end[0], character=end[1])), text=text)]))
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[
+                    types.TextDocumentContentChangePartial(
+                        range=types.Range(
+                            start=types.Position(line=start[0], character=start[1]),
+                            end=types.Position(line=end[0], character=end[1]),
+                        ),
+                        text=text,
+                    )
+                ],
+            )
+        )
 
-    async def diagnostics(self, uri: str, version: int | None = None, after: int = 0,
-                          timeout: float = 60) -> list[types.Diagnostic]:
+    async def diagnostics(
+        self, uri: str, version: int | None = None, after: int = 0, timeout: float = 60
+    ) -> list[types.Diagnostic]:
         """The latest diagnostics published for `uri` (at `version`, if given; among the notifications from
         index `after` on), waiting for them to arrive."""
+
         async def wait():
             while True:
                 for p in reversed(self.published[after:]):
@@ -59,6 +76,7 @@ class Session:
                         return list(p.diagnostics)
                 self.arrived.clear()
                 await self.arrived.wait()
+
         return await asyncio.wait_for(wait(), timeout)
 
     def doc(self, uri: str) -> types.TextDocumentIdentifier:
@@ -84,8 +102,11 @@ async def session(options: dict | None = None, args: tuple[str, ...] = ()):
 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     await client.start_io(sys.executable, "-m", "contractlang", "lsp", *args, env=env, cwd=str(ROOT))
-    await client.initialize_async(types.InitializeParams(
-        capabilities=types.ClientCapabilities(), root_uri=ROOT.as_uri(), initialization_options=options))
+    await client.initialize_async(
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(), root_uri=ROOT.as_uri(), initialization_options=options
+        )
+    )
     client.initialized(types.InitializedParams())
     try:
         yield s
@@ -113,12 +134,21 @@ def unframe(stream: bytes) -> list[dict]:
     return out
 
 
-INITIALIZE = ({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"capabilities": {}}},
-              {"jsonrpc": "2.0", "method": "initialized", "params": {}})
+INITIALIZE = (
+    {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"capabilities": {}}},
+    {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+)
 
 
 def run_raw(data: bytes | BinaryIO, timeout: float = 60) -> subprocess.CompletedProcess:
     """`contractlang lsp` in a real process reading `data` (bytes, or an open file) and then the end of its input."""
     feed = {"input": data} if isinstance(data, bytes) else {"stdin": data}
-    return subprocess.run([sys.executable, "-m", "contractlang", "lsp"], **feed, capture_output=True, cwd=ROOT,
-                          timeout=timeout, env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "contractlang", "lsp"],
+        **feed,
+        capture_output=True,
+        cwd=ROOT,
+        timeout=timeout,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=False,
+    )

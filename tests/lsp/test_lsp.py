@@ -56,17 +56,25 @@ def test_diagnostics_follow_edits_with_the_checker_spans():
             s.edit(uri, 2, (week.line, week.character), (week.line, week.character + 1), "3")
             found = await s.diagnostics(uri, 2)
             assert [d.code for d in found] == ["E402", "E203"]  # week 2 is now missing, week 3 is misplaced
-            assert (found[1].severity, found[1].range) == (types.DiagnosticSeverity.Error, types.Range(
-                start=week, end=types.Position(line=week.line, character=week.character + 1)))
-            assert found[1].message == ("delivery scheduled in payment week 3\n"
-                                        "hint: deliver entries go in production weeks 2, 4, 6, 8 and 10")
+            assert (found[1].severity, found[1].range) == (
+                types.DiagnosticSeverity.Error,
+                types.Range(start=week, end=types.Position(line=week.line, character=week.character + 1)),
+            )
+            assert found[1].message == (
+                "delivery scheduled in payment week 3\nhint: deliver entries go in production weeks 2, 4, 6, 8 and 10"
+            )
             s.edit(uri, 3, (week.line, week.character), (week.line, week.character + 1), "2")
             assert await s.diagnostics(uri, 3) == []
             # columns are UTF-16 units: an emoji before the error counts twice
             parties = where(text, "parties {")
             line = text.splitlines()[parties.line]
-            s.edit(uri, 4, (parties.line, 0), (parties.line, len(line)),
-                   '  parties { customer: "\U0001F600" supplier: Caterer  nobody: X }')
+            s.edit(
+                uri,
+                4,
+                (parties.line, 0),
+                (parties.line, len(line)),
+                '  parties { customer: "\U0001f600" supplier: Caterer  nobody: X }',
+            )
             (role,) = await s.diagnostics(uri, 4)
             assert role.code == "E103"
             assert (role.range.start.character, role.range.end.character) == (46, 52)
@@ -85,10 +93,12 @@ def test_every_contract_of_a_file_is_reported_with_the_diagnostics_check_prints(
             uri = "file:///tmp/portfolio.contract"
             s.open(uri, broken.replace("$5O", "$50"))
             found = await s.diagnostics(uri, 1)
-            assert [(d.code, d.range.start.line + 1, d.range.start.character + 1) for d in found] == \
-                [(d.code, d.span.line, d.span.column) for d in expected]
-            assert {d.range.start.line for d in found} & set(range(0, 15)) and \
-                {d.range.start.line for d in found} & set(range(16, 40)), "both contracts are reported"
+            assert [(d.code, d.range.start.line + 1, d.range.start.character + 1) for d in found] == [
+                (d.code, d.span.line, d.span.column) for d in expected
+            ]
+            assert {d.range.start.line for d in found} & set(range(0, 15)) and {
+                d.range.start.line for d in found
+            } & set(range(16, 40)), "both contracts are reported"
             s.replace(uri, broken, 2)
             syntax = await s.diagnostics(uri, 2)
             assert [d.code for d in syntax] == ["E001"]
@@ -129,8 +139,9 @@ def test_hover_explains_products_weeks_clauses_and_tiles():
             entry = await hover_text(s, cturi, where(board, "pays for red\n", 1))
             assert entry == "P-Blue pays for P-Red's move onto (2,3) with a chip of the tile's colour."
             count = len(s.published)
-            s.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
-                settings={"contractlang": {"board": 3}}))
+            s.client.workspace_did_change_configuration(
+                types.DidChangeConfigurationParams(settings={"contractlang": {"board": 3}})
+            )
             assert await hover_text(s, cturi, where(board, "(0,1)", 1)) == "Tile (0, 1) is **red** on board 3."
             assert [d.code for d in await s.diagnostics(cturi, after=count)] == ["E611", "E611"]
 
@@ -144,22 +155,42 @@ def test_completion_offers_keywords_names_and_weeks_of_the_right_kind():
         uri = f"file:///tmp/complete-{abs(hash(text))}.contract"
         s.open(uri, text)
         pos = where(text + "\0", "\0")
-        found = await s.client.text_document_completion_async(types.CompletionParams(text_document=s.doc(uri),
-                                                                                      position=pos))
+        found = await s.client.text_document_completion_async(
+            types.CompletionParams(text_document=s.doc(uri), position=pos)
+        )
         return [item.label for item in found.items]
 
     async def go():
         async with session() as s:
-            assert set(await labels(s, head + "  ")) == {"assert", "cover", "deliver", "on", "parties", "pay",
-                                                         "payment_deduction", "prices", "rollover", "substitution"}
+            assert set(await labels(s, head + "  ")) == {
+                "assert",
+                "cover",
+                "deliver",
+                "on",
+                "parties",
+                "pay",
+                "payment_deduction",
+                "prices",
+                "rollover",
+                "substitution",
+            }
             assert await labels(s, head + "  deliver {\n    ") == ["week", "weeks"]
             assert await labels(s, head + "  deliver {\n    weeks 2, ") == ["2", "4", "6", "8", "10"]
             assert await labels(s, head + "  pay {\n    week ") == ["1", "3", "5", "7", "9", "11"]
             assert await labels(s, head + "  prices { king") == ["conference_room", "king_room", "single_room"]
-            assert await labels(s, 'contract "x" {\n  game ') == ["contractsim.catering", "contractsim.hotel",
-                                                                   "contractsim.ai-hosting", "ctbench", "ctbench.ours", "ctbench.paper"]
-            assert await labels(s, 'contract "b" { game ctbench cover { (0,1): red pays for blue with ') == \
-                ["red", "blue", "green"]
+            assert await labels(s, 'contract "x" {\n  game ') == [
+                "contractsim.catering",
+                "contractsim.hotel",
+                "contractsim.ai-hosting",
+                "ctbench",
+                "ctbench.ours",
+                "ctbench.paper",
+            ]
+            assert await labels(s, 'contract "b" { game ctbench cover { (0,1): red pays for blue with ') == [
+                "red",
+                "blue",
+                "green",
+            ]
             assert await labels(s, head + "  prices { $5 ") == []  # a syntax error before the cursor
 
     run(go())
@@ -175,28 +206,49 @@ def test_formatting_symbols_and_the_chip_colour_code_action():
             uri = "file:///tmp/messy.contract"
             s.open(uri, messy)
             await s.diagnostics(uri, 1)
-            edits = await s.client.text_document_formatting_async(types.DocumentFormattingParams(
-                text_document=s.doc(uri), options=types.FormattingOptions(tab_size=2, insert_spaces=True)))
+            edits = await s.client.text_document_formatting_async(
+                types.DocumentFormattingParams(
+                    text_document=s.doc(uri), options=types.FormattingOptions(tab_size=2, insert_spaces=True)
+                )
+            )
             assert len(edits) == 1 and edits[0].new_text == format_source(parse(messy))
             assert edits[0].range.start == types.Position(line=0, character=0)
             assert edits[0].range.end.line == messy.count("\n")
             symbols = await s.client.text_document_document_symbol_async(
-                types.DocumentSymbolParams(text_document=s.doc(uri)))
+                types.DocumentSymbolParams(text_document=s.doc(uri))
+            )
             assert [(x.name, x.detail) for x in symbols] == [("catering-env5-a", "game contractsim.catering")]
             assert [c.name for c in symbols[0].children] == [
-                "parties", "prices", "deliver", "pay", "assert total pay == $125", "assert total pay <= budget",
-                "substitution", "payment deduction", "rollover", "on breach"]
+                "parties",
+                "prices",
+                "deliver",
+                "pay",
+                "assert total pay == $125",
+                "assert total pay <= budget",
+                "substitution",
+                "payment deduction",
+                "rollover",
+                "on breach",
+            ]
 
             cturi = uri_of(CTBENCH)
             s.open(cturi, board)
             found = await s.diagnostics(cturi, 1)
             assert [d.code for d in found] == ["E611", "E611"]
-            actions = await s.client.text_document_code_action_async(types.CodeActionParams(
-                text_document=s.doc(cturi), range=found[0].range, context=types.CodeActionContext(diagnostics=found)))
+            actions = await s.client.text_document_code_action_async(
+                types.CodeActionParams(
+                    text_document=s.doc(cturi), range=found[0].range, context=types.CodeActionContext(diagnostics=found)
+                )
+            )
             assert [a.title for a in actions] == ["write `with blue chip`", "leave the colour out"]
             (edit,) = actions[0].edit.changes[cturi]
-            s.edit(cturi, 2, (edit.range.start.line, edit.range.start.character),
-                   (edit.range.end.line, edit.range.end.character), edit.new_text)
+            s.edit(
+                cturi,
+                2,
+                (edit.range.start.line, edit.range.start.character),
+                (edit.range.end.line, edit.range.end.character),
+                edit.new_text,
+            )
             assert [d.range.start.line for d in await s.diagnostics(cturi, 2)] == [found[1].range.start.line]
 
     run(go())
@@ -211,8 +263,9 @@ def test_verify_command_publishes_refuted_checks_with_their_counterexample():
             s.open(uri, text)
             assert await s.diagnostics(uri, 1) == []
             count = len(s.published)
-            summary = await s.client.workspace_execute_command_async(types.ExecuteCommandParams(
-                command="contractlang.verify", arguments=[uri]))
+            summary = await s.client.workspace_execute_command_async(
+                types.ExecuteCommandParams(command="contractlang.verify", arguments=[uri])
+            )
             assert summary == [{"contract": "catering-env5-a", "proved": 8, "refuted": 1, "unknown": 0}]
             (warning,) = await s.diagnostics(uri, after=count)
             assert warning.code == "cashflow.worst_case" and warning.severity == types.DiagnosticSeverity.Warning
@@ -223,8 +276,9 @@ def test_verify_command_publishes_refuted_checks_with_their_counterexample():
             s.replace(uri, text + "\n", 2)
             assert await s.diagnostics(uri, 2) == []
             with pytest.raises(JsonRpcException, match="env"):
-                await s.client.workspace_execute_command_async(types.ExecuteCommandParams(
-                    command="contractlang.verify", arguments=[uri, {"env": 99}]))
+                await s.client.workspace_execute_command_async(
+                    types.ExecuteCommandParams(command="contractlang.verify", arguments=[uri, {"env": 99}])
+                )
 
     run(go())
 
@@ -243,17 +297,25 @@ def test_hostile_documents_and_requests_never_stop_the_server():
             (big,) = await s.diagnostics("file:///tmp/huge.contract", 1)
             assert big.code == "L001" and f"{MAX_LIVE_CHARS:,}" in big.message
             for uri in ("file:///tmp/garbage.contract", "file:///tmp/huge.contract"):
-                assert await s.client.text_document_formatting_async(types.DocumentFormattingParams(
-                    text_document=s.doc(uri), options=types.FormattingOptions(tab_size=2, insert_spaces=True))) is None
+                assert (
+                    await s.client.text_document_formatting_async(
+                        types.DocumentFormattingParams(
+                            text_document=s.doc(uri), options=types.FormattingOptions(tab_size=2, insert_spaces=True)
+                        )
+                    )
+                    is None
+                )
             assert [m.message.split(" (")[0] for m in s.messages] == [
-                "contractlang: bad settings", "contractlang: fix the syntax error first",
-                f"contractlang: the file is over {MAX_LIVE_CHARS:,} characters; run `contractlang fmt` on it"]
+                "contractlang: bad settings",
+                "contractlang: fix the syntax error first",
+                f"contractlang: the file is over {MAX_LIVE_CHARS:,} characters; run `contractlang fmt` on it",
+            ]
             cut = "file:///tmp/half.contract"
             s.open(cut, "")
             for version, end in enumerate(range(0, len(example), 97), start=2):
                 s.replace(cut, example[:end], version)
             last = version + 1
-            s.replace(cut, example[:len(example) // 2], last)
+            s.replace(cut, example[: len(example) // 2], last)
             half = await s.diagnostics(cut, last)
             assert [d.code for d in half] == ["E001"] and "unexpected end of file" in half[0].message
             assert not [p for p in s.published if p.uri == cut and 1 < p.version < last], "edits were debounced"
@@ -263,8 +325,9 @@ def test_hostile_documents_and_requests_never_stop_the_server():
             assert await hover_text(s, cut, types.Position(line=10_000, character=10_000)) is None
             assert await hover_text(s, "file:///tmp/garbage.contract", types.Position(line=3, character=2)) is None
             with pytest.raises(JsonRpcException):
-                await s.client.workspace_execute_command_async(types.ExecuteCommandParams(
-                    command="contractlang.verify", arguments=[{"not": "a uri"}]))
+                await s.client.workspace_execute_command_async(
+                    types.ExecuteCommandParams(command="contractlang.verify", arguments=[{"not": "a uri"}])
+                )
             ok = "file:///tmp/ok.contract"
             s.open(ok, example)
             assert await s.diagnostics(ok, 1) == []
@@ -276,15 +339,33 @@ def test_hostile_documents_and_requests_never_stop_the_server():
     assert "/nonexistent/none.contract: not open in the editor, and cannot be read" in log and "Traceback" not in log
 
 
-@pytest.mark.skipif(shutil.which("nvim") is None and os.environ.get("CI") != "true",
-                    reason="needs Neovim (Debian's `neovim`); under CI=true it must run, since .ci/run installs it")
+@pytest.mark.skipif(
+    shutil.which("nvim") is None and os.environ.get("CI") != "true",
+    reason="needs Neovim (Debian's `neovim`); under CI=true it must run, since .ci/run installs it",
+)
 def test_headless_neovim_reads_diagnostics_and_hover_through_its_lsp_client(tmp_path):
     out = tmp_path / "nvim.json"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "CONTRACTLANG_FILE": str(CTBENCH), "CONTRACTLANG_OUT": str(out),
-           "CONTRACTLANG_HOVER": "7,6", "CONTRACTLANG_BOARD": "3", "CONTRACTLANG_PYTHON": sys.executable,
-           "XDG_STATE_HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)}
-    subprocess.run(["nvim", "--headless", "--clean", "-u", str(ROOT / "tests" / "data" / "nvim_lsp.lua")],
-                   cwd=ROOT, env=env, timeout=180, check=True, stdin=subprocess.DEVNULL, capture_output=True)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "CONTRACTLANG_FILE": str(CTBENCH),
+        "CONTRACTLANG_OUT": str(out),
+        "CONTRACTLANG_HOVER": "7,6",
+        "CONTRACTLANG_BOARD": "3",
+        "CONTRACTLANG_PYTHON": sys.executable,
+        "XDG_STATE_HOME": str(tmp_path),
+        "XDG_DATA_HOME": str(tmp_path),
+        "XDG_CONFIG_HOME": str(tmp_path),
+    }
+    subprocess.run(
+        ["nvim", "--headless", "--clean", "-u", str(ROOT / "tests" / "data" / "nvim_lsp.lua")],
+        cwd=ROOT,
+        env=env,
+        timeout=180,
+        check=True,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+    )
     seen = json.loads(out.read_text())
     assert seen["error"] is None
     assert [(d["code"], d["lnum"], d["col"]) for d in seen["diagnostics"]] == [("E611", 8, 4), ("E611", 9, 4)]
@@ -305,15 +386,19 @@ def test_every_bundled_example_opens_clean_and_verifies_as_the_verifier_says():
                 s.open(uri, path.read_text())
                 assert await s.diagnostics(uri, 1) == [], path.name
                 count = len(s.published)
-                summary = await s.client.workspace_execute_command_async(types.ExecuteCommandParams(
-                    command="contractlang.verify", arguments=[uri]))
+                summary = await s.client.workspace_execute_command_async(
+                    types.ExecuteCommandParams(command="contractlang.verify", arguments=[uri])
+                )
                 expected = [verify(c) for c in load(path)]
-                assert summary == [{"contract": r.contract, **{k: [c.status for c in r.checks].count(k)
-                                                               for k in ("proved", "refuted", "unknown")}}
-                                   for r in expected], path.name
+                assert summary == [
+                    {
+                        "contract": r.contract,
+                        **{k: [c.status for c in r.checks].count(k) for k in ("proved", "refuted", "unknown")},
+                    }
+                    for r in expected
+                ], path.name
                 refuted = [c for r in expected for c in r.checks if c.status == "refuted"]
-                assert [d.code for d in await s.diagnostics(uri, after=count)] == \
-                    [c.name for c in refuted], path.name
+                assert [d.code for d in await s.diagnostics(uri, after=count)] == [c.name for c in refuted], path.name
 
     run(go())
 
@@ -324,7 +409,7 @@ def apply_edits(text: str, edits) -> str:
     starts = [sum(len(line) + 1 for line in lines[:k]) for k in range(len(lines))]
     offset = lambda p: starts[p.line] + p.character  # noqa: E731
     for e in sorted(edits, key=lambda e: offset(e.range.start), reverse=True):
-        text = text[:offset(e.range.start)] + e.new_text + text[offset(e.range.end):]
+        text = text[: offset(e.range.start)] + e.new_text + text[offset(e.range.end) :]
     return text
 
 
@@ -332,8 +417,11 @@ def test_mechanical_hints_are_fixed_by_their_code_action():
     catering = EXAMPLE.read_text()
     cases = [
         ("E205", catering.replace("weeks 3..9: $25", "weeks 9..3: $25"), "write the range as 3..9"),
-        ("E604", CTBENCH.read_text().replace("  cover {", "  on goal { red: blue transfers 5 points to blue }\n"
-                                             "  cover {"), "write `red: red transfers ...`"),
+        (
+            "E604",
+            CTBENCH.read_text().replace("  cover {", "  on goal { red: blue transfers 5 points to blue }\n  cover {"),
+            "write `red: red transfers ...`",
+        ),
         ("E001", catering.rstrip().removesuffix("}"), "add the closing '}'"),
     ]
 
@@ -344,8 +432,11 @@ def test_mechanical_hints_are_fixed_by_their_code_action():
                 s.open(uri, text)
                 found = await s.diagnostics(uri, 1)
                 (target,) = [d for d in found if d.code == code]
-                actions = await s.client.text_document_code_action_async(types.CodeActionParams(
-                    text_document=s.doc(uri), range=target.range, context=types.CodeActionContext(diagnostics=found)))
+                actions = await s.client.text_document_code_action_async(
+                    types.CodeActionParams(
+                        text_document=s.doc(uri), range=target.range, context=types.CodeActionContext(diagnostics=found)
+                    )
+                )
                 (action,) = [a for a in actions if a.diagnostics[0].code == code]
                 assert action.title == title
                 fixed = apply_edits(text, action.edit.changes[uri])
@@ -364,7 +455,7 @@ def test_reparsing_only_the_edited_contract_gives_what_check_gives():
     for _ in range(40):
         at = rng.randrange(len(text))
         edit = rng.choice(["", "\n", "}", "{", '"', "// ", "x", "1", " "])
-        edited = text[:at] + edit + text[at + rng.choice([0, 1]):]
+        edited = text[:at] + edit + text[at + rng.choice([0, 1]) :]
         got = analyse(edited, "all.contract", previous=previous)
         assert got.diagnostics == check_source(edited, "all.contract").diagnostics, (at, edit)
         if got.tree is not None:

@@ -35,13 +35,15 @@ async def timed(awaitable) -> tuple[object, float]:
 
 
 def completion(s, uri: str, line: int, character: int):
-    return s.client.text_document_completion_async(types.CompletionParams(
-        text_document=s.doc(uri), position=types.Position(line=line, character=character)))
+    return s.client.text_document_completion_async(
+        types.CompletionParams(text_document=s.doc(uri), position=types.Position(line=line, character=character))
+    )
 
 
 def hover(s, uri: str, line: int = 0, character: int = 0):
-    return s.client.text_document_hover_async(types.HoverParams(
-        text_document=s.doc(uri), position=types.Position(line=line, character=character)))
+    return s.client.text_document_hover_async(
+        types.HoverParams(text_document=s.doc(uri), position=types.Position(line=line, character=character))
+    )
 
 
 def rss_mb(pid: int) -> float:
@@ -111,11 +113,21 @@ def test_a_notification_of_100000_edits_is_applied_promptly():
             s.open(uri, text)
             assert await s.diagnostics(uri, 1) == []
             start = time.perf_counter()
-            s.client.text_document_did_change(types.DidChangeTextDocumentParams(
-                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
-                content_changes=[types.TextDocumentContentChangePartial(
-                    range=types.Range(start=types.Position(line=a[0], character=a[1]),
-                                      end=types.Position(line=b[0], character=b[1])), text=t) for a, b, t in edits]))
+            s.client.text_document_did_change(
+                types.DidChangeTextDocumentParams(
+                    text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+                    content_changes=[
+                        types.TextDocumentContentChangePartial(
+                            range=types.Range(
+                                start=types.Position(line=a[0], character=a[1]),
+                                end=types.Position(line=b[0], character=b[1]),
+                            ),
+                            text=t,
+                        )
+                        for a, b, t in edits
+                    ],
+                )
+            )
             assert (await hover(s, uri, 5, 13)).contents.value.startswith("**pizza**")
             assert [d.code for d in await s.diagnostics(uri, 2)] == ["E402", "E203"]  # the text is the editor's
             assert time.perf_counter() - start < 20  # the client's own encoding takes most of it
@@ -134,16 +146,31 @@ def test_edits_that_would_take_minutes_are_refused_and_the_whole_text_resynchron
             s.open(uri, line)
             await s.diagnostics(uri, 1)
             start = time.perf_counter()
-            s.client.text_document_did_change(types.DidChangeTextDocumentParams(
-                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
-                content_changes=[types.TextDocumentContentChangePartial(
-                    range=types.Range(start=types.Position(line=0, character=k),
-                                      end=types.Position(line=0, character=k)), text="x") for k in range(1_000)]))
+            s.client.text_document_did_change(
+                types.DidChangeTextDocumentParams(
+                    text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+                    content_changes=[
+                        types.TextDocumentContentChangePartial(
+                            range=types.Range(
+                                start=types.Position(line=0, character=k), end=types.Position(line=0, character=k)
+                            ),
+                            text="x",
+                        )
+                        for k in range(1_000)
+                    ],
+                )
+            )
             (refused,) = await s.diagnostics(uri, 2)
             assert time.perf_counter() - start < 10
             assert refused.code == "L002" and f"over {MAX_CHANGE_WORK:,}" in refused.message
-            assert await s.client.text_document_formatting_async(types.DocumentFormattingParams(
-                text_document=s.doc(uri), options=types.FormattingOptions(tab_size=2, insert_spaces=True))) is None
+            assert (
+                await s.client.text_document_formatting_async(
+                    types.DocumentFormattingParams(
+                        text_document=s.doc(uri), options=types.FormattingOptions(tab_size=2, insert_spaces=True)
+                    )
+                )
+                is None
+            )
             assert "out of step with the editor" in s.messages[-1].message
             s.edit(uri, 3, (0, 0), (0, 0), "x")  # still out of step: only the whole text brings it back
             assert [d.code for d in await s.diagnostics(uri, 3)] == ["L002"]
@@ -184,24 +211,32 @@ def test_closed_documents_are_released():
     assert grown < 10, f"RSS grew {grown:.0f} MB for 150 documents of 200 KB opened and closed (30 MB of text)"
 
 
-@pytest.mark.parametrize("stream, said", [
-    (b"Content-Lenght: 2\r\n\r\n{}", "stdin: a message without a Content-Length header (is its name misspelt?)"),
-    (b"Content-Length: 2\n\n{}",
-     "stdin: the header line 'Content-Length: 2' ends in a bare LF; the protocol ends each header line in CRLF"),
-    (b"Content-Length: ten\r\n\r\n{}", "stdin: Content-Length 'ten' is not a number of bytes"),
-    (b"Content-Length: -5\r\n\r\n{}", "stdin: Content-Length '-5' is not a number of bytes"),
-    (b"Content-Length: 500\r\n\r\n{\"jsonrpc\": ", "stdin: the input ended 12 bytes into a message of 500 bytes"),
-    (b"Content-Length: 5\r\nContent-Length: 5\r\n\r\n{}{}{", "stdin: a message with two Content-Length headers"),
-    (b"Content-Length: 2\r\n", "stdin: the input ended inside a message's header"),
-])
+@pytest.mark.parametrize(
+    "stream, said",
+    [
+        (b"Content-Lenght: 2\r\n\r\n{}", "stdin: a message without a Content-Length header (is its name misspelt?)"),
+        (
+            b"Content-Length: 2\n\n{}",
+            "stdin: the header line 'Content-Length: 2' ends in a bare LF; the protocol ends each header line in CRLF",
+        ),
+        (b"Content-Length: ten\r\n\r\n{}", "stdin: Content-Length 'ten' is not a number of bytes"),
+        (b"Content-Length: -5\r\n\r\n{}", "stdin: Content-Length '-5' is not a number of bytes"),
+        (b'Content-Length: 500\r\n\r\n{"jsonrpc": ', "stdin: the input ended 12 bytes into a message of 500 bytes"),
+        (b"Content-Length: 5\r\nContent-Length: 5\r\n\r\n{}{}{", "stdin: a message with two Content-Length headers"),
+        (b"Content-Length: 2\r\n", "stdin: the input ended inside a message's header"),
+    ],
+)
 def test_a_broken_frame_is_answered_with_a_parse_error_and_ends_the_server_in_one_line(stream, said):
     """Each of these left the server silent forever (pygls skips lines it cannot read and waits for more)."""
     hello = b"".join(frame(m) for m in INITIALIZE)
     proc = run_raw(hello + stream, timeout=30)
     assert proc.returncode == 1 and proc.stderr.decode().splitlines() == [f"error: {said}"]
     initialized, answer = unframe(proc.stdout)
-    assert initialized["id"] == 0 and answer == {"jsonrpc": "2.0", "id": None,
-                                                 "error": {"code": -32700, "message": said}}
+    assert initialized["id"] == 0 and answer == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32700, "message": said},
+    }
 
 
 def test_a_body_that_is_not_json_or_not_json_rpc_is_answered_and_the_server_goes_on():
@@ -210,16 +245,27 @@ def test_a_body_that_is_not_json_or_not_json_rpc_is_answered_and_the_server_goes
     for body in (b"{not json", deep, b"\xff\xfe", b"[1, 2]", b'{"jsonrpc": "1.0", "id": 5, "method": "x"}'):
         stream += b"Content-Length: %d\r\n\r\n" % len(body) + body
     # an id or method of the wrong type was an internal error (pygls: TypeError, unhashable type: 'list')
-    for message in ({"jsonrpc": "2.0", "id": 6, "method": 5}, {"jsonrpc": "2.0", "id": [1], "method": "shutdown"},
-                    {"jsonrpc": "2.0", "id": True, "method": "shutdown"}):
+    for message in (
+        {"jsonrpc": "2.0", "id": 6, "method": 5},
+        {"jsonrpc": "2.0", "id": [1], "method": "shutdown"},
+        {"jsonrpc": "2.0", "id": True, "method": "shutdown"},
+    ):
         stream += frame(message)
     stream += frame({"jsonrpc": "2.0", "id": 9, "method": "shutdown"}) + frame({"jsonrpc": "2.0", "method": "exit"})
     proc = run_raw(stream, timeout=30)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr.decode()
     answers = unframe(proc.stdout)
     assert [(a.get("id"), a.get("error", {}).get("code")) for a in answers[1:]] == [
-        (None, -32700), (None, -32700), (None, -32700), (None, -32600), (None, -32600), (6, -32600), (None, -32600),
-        (None, -32600), (9, None)]
+        (None, -32700),
+        (None, -32700),
+        (None, -32700),
+        (None, -32600),
+        (None, -32600),
+        (6, -32600),
+        (None, -32600),
+        (None, -32600),
+        (9, None),
+    ]
 
 
 def test_requests_about_unopened_files_read_only_small_regular_files(tmp_path):
@@ -235,10 +281,16 @@ def test_requests_about_unopened_files_read_only_small_regular_files(tmp_path):
         async with session() as s:
             pid = s.client._server.pid
             before = rss_mb(pid)
-            for path, why in ((fifo, "not a regular file"), ("/dev/zero", "not a regular file"),
-                              (tmp_path, "not a regular file"), (big, "more than 1 MiB")):
-                for request in (hover(s, path.as_uri() if hasattr(path, "as_uri") else f"file://{path}"),
-                                completion(s, f"file://{path}", 0, 0)):
+            for path, why in (
+                (fifo, "not a regular file"),
+                ("/dev/zero", "not a regular file"),
+                (tmp_path, "not a regular file"),
+                (big, "more than 1 MiB"),
+            ):
+                for request in (
+                    hover(s, path.as_uri() if hasattr(path, "as_uri") else f"file://{path}"),
+                    completion(s, f"file://{path}", 0, 0),
+                ):
                     with pytest.raises(JsonRpcException, match=why):
                         await asyncio.wait_for(request, 10)
             with pytest.raises(JsonRpcException, match="not open in the editor, and not a file"):
@@ -251,21 +303,41 @@ def test_requests_about_unopened_files_read_only_small_regular_files(tmp_path):
 
 def test_shutdown_then_requests_are_invalid_and_exit_codes_follow_the_protocol():
     hello = b"".join(frame(m) for m in INITIALIZE)
-    hover_request = {"jsonrpc": "2.0", "id": 3, "method": "textDocument/hover", "params": {
-        "textDocument": {"uri": "file:///tmp/x.contract"}, "position": {"line": 0, "character": 0}}}
-    shut = run_raw(hello + frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}) + frame(hover_request)
-                   + frame({"jsonrpc": "2.0", "method": "exit"}))
+    hover_request = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "textDocument/hover",
+        "params": {"textDocument": {"uri": "file:///tmp/x.contract"}, "position": {"line": 0, "character": 0}},
+    }
+    shut = run_raw(
+        hello
+        + frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
+        + frame(hover_request)
+        + frame({"jsonrpc": "2.0", "method": "exit"})
+    )
     assert shut.returncode == 0 and shut.stderr == b""
     assert unframe(shut.stdout)[1:] == [
         {"jsonrpc": "2.0", "id": 2, "result": None},
-        {"jsonrpc": "2.0", "id": 3, "error": {"code": -32600, "message": "the server is shutting down; "
-                                                                       "textDocument/hover is not answered"}}]
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "error": {"code": -32600, "message": "the server is shutting down; textDocument/hover is not answered"},
+        },
+    ]
     # a request still in flight at shutdown is cancelled (pygls's loop over them raised RuntimeError: dictionary
     # changed size during iteration)
-    verify = {"jsonrpc": "2.0", "id": 4, "method": "workspace/executeCommand", "params": {
-        "command": "contractlang.verify", "arguments": [uri_of(EXAMPLE)]}}
-    busy = run_raw(hello + frame(verify) + frame({"jsonrpc": "2.0", "id": 5, "method": "shutdown"})
-                   + frame({"jsonrpc": "2.0", "method": "exit"}))
+    verify = {
+        "jsonrpc": "2.0",
+        "id": 4,
+        "method": "workspace/executeCommand",
+        "params": {"command": "contractlang.verify", "arguments": [uri_of(EXAMPLE)]},
+    }
+    busy = run_raw(
+        hello
+        + frame(verify)
+        + frame({"jsonrpc": "2.0", "id": 5, "method": "shutdown"})
+        + frame({"jsonrpc": "2.0", "method": "exit"})
+    )
     assert busy.returncode == 0 and busy.stderr == b""
     assert [(a["id"], a.get("error", {}).get("code")) for a in unframe(busy.stdout)[1:]] == [(4, -32800), (5, None)]
     rude = run_raw(hello + frame({"jsonrpc": "2.0", "method": "exit"}))
@@ -274,36 +346,62 @@ def test_shutdown_then_requests_are_invalid_and_exit_codes_follow_the_protocol()
 
 def test_an_internal_error_is_answered_in_one_line_without_a_traceback():
     """pygls put the traceback in the error's data."""
+
     async def go():
         async with session() as s:
             with pytest.raises(JsonRpcException) as failed:
-                await s.client.workspace_execute_command_async(types.ExecuteCommandParams(
-                    command="contractlang.verify", arguments=[{"not": "a uri"}]))
+                await s.client.workspace_execute_command_async(
+                    types.ExecuteCommandParams(command="contractlang.verify", arguments=[{"not": "a uri"}])
+                )
             with pytest.raises(JsonRpcException) as unreadable:
-                await s.client.workspace_execute_command_async(types.ExecuteCommandParams(
-                    command="contractlang.verify", arguments=["file:///nonexistent/x.contract"]))
+                await s.client.workspace_execute_command_async(
+                    types.ExecuteCommandParams(
+                        command="contractlang.verify", arguments=["file:///nonexistent/x.contract"]
+                    )
+                )
             return failed.value, unreadable.value, s
 
     error, unreadable, s = run(go())
     assert (error.code, error.message, error.data) == (
-        -32603, "ValueError: contractlang.verify takes the document's URI, then optionally {env, board, line}", None)
+        -32603,
+        "ValueError: contractlang.verify takes the document's URI, then optionally {env, board, line}",
+        None,
+    )
     assert (unreadable.code, unreadable.message, unreadable.data) == (
-        -32602, "/nonexistent/x.contract: not open in the editor, and cannot be read (No such file or directory)",
-        None)
+        -32602,
+        "/nonexistent/x.contract: not open in the editor, and cannot be read (No such file or directory)",
+        None,
+    )
     assert "Traceback" not in s.log
 
 
 def test_a_closed_stdout_ends_the_server_at_once_in_one_line():
     """The server logged one error per reply for 20 s when the editor closed its end."""
-    proc = subprocess.Popen([sys.executable, "-m", "contractlang", "lsp"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "contractlang", "lsp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     proc.stdout.close()
     try:
         proc.stdin.write(b"".join(frame(m) for m in INITIALIZE))
         for k in range(50):
-            proc.stdin.write(frame({"jsonrpc": "2.0", "id": k + 1, "method": "textDocument/hover", "params": {
-                "textDocument": {"uri": "file:///tmp/x.contract"}, "position": {"line": 0, "character": 0}}}))
+            proc.stdin.write(
+                frame(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": k + 1,
+                        "method": "textDocument/hover",
+                        "params": {
+                            "textDocument": {"uri": "file:///tmp/x.contract"},
+                            "position": {"line": 0, "character": 0},
+                        },
+                    }
+                )
+            )
         proc.stdin.flush()
     except BrokenPipeError:  # it may already have gone
         pass
@@ -336,23 +434,40 @@ def test_a_clean_language_server_session_exits_0():
 
 def test_a_message_the_server_cannot_read_is_logged_without_a_traceback():
     """pygls writes the traceback into the text of `Unable to deserialize message`."""
-    nowhere = whole_session({"jsonrpc": "2.0", "id": 7, "method": "textDocument/hover", "params": {
-        "textDocument": {"uri": "file:///nonexistent"}, "position": {"line": 10**12, "character": -1}}})
+    nowhere = whole_session(
+        {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "textDocument/hover",
+            "params": {"textDocument": {"uri": "file:///nonexistent"}, "position": {"line": 10**12, "character": -1}},
+        }
+    )
     log = nowhere.stderr.decode()
-    assert nowhere.returncode == 0 and "Traceback" not in log and log.splitlines()[0] == \
-        "contractlang lsp ERROR pygls.protocol.json_rpc: Unable to deserialize message"
+    assert (
+        nowhere.returncode == 0
+        and "Traceback" not in log
+        and log.splitlines()[0] == "contractlang lsp ERROR pygls.protocol.json_rpc: Unable to deserialize message"
+    )
 
 
 def test_the_language_server_caps_its_stream_and_logs_a_bad_message_in_one_line():
     with open("/dev/zero", "rb") as zero:  # an endless header line: it filled memory
         endless = run_raw(zero)
     assert endless.returncode == 1 and endless.stderr.decode().splitlines() == [
-        "error: stdin: a header line of more than 64 MiB; the client is not speaking the language server protocol"]
+        "error: stdin: a header line of more than 64 MiB; the client is not speaking the language server protocol"
+    ]
     huge = run_raw(b"Content-Length: 99999999999999999999\r\n\r\n{}")  # was exit 3: OverflowError
     assert huge.returncode == 1 and huge.stderr.decode().splitlines() == [
-        "error: stdin: a message of 99,999,999,999,999,999,999 bytes, more than 64 MiB; not read"]
+        "error: stdin: a message of 99,999,999,999,999,999,999 bytes, more than 64 MiB; not read"
+    ]
     garbage = run_raw(b"Content-Length: 10\r\n\r\n[[[[[[[[[[")  # pygls logged its traceback
     log = garbage.stderr.decode()
-    assert garbage.returncode == 0 and "Traceback" not in log and log.splitlines() == [
-        "contractlang lsp ERROR contractlang.lsp: a message that is not JSON: Expecting value: line 1 column 11 "
-        "(char 10)"]
+    assert (
+        garbage.returncode == 0
+        and "Traceback" not in log
+        and log.splitlines()
+        == [
+            "contractlang lsp ERROR contractlang.lsp: a message that is not JSON: Expecting value: line 1 column 11 "
+            "(char 10)"
+        ]
+    )

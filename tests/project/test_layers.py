@@ -9,7 +9,6 @@ from pathlib import Path
 
 from tests.helpers import ROOT
 
-
 FORBIDDEN = {"contractlang": ("solver", "games"), "solver": ("games",)}
 """Top-level package → the packages its modules may not import."""
 

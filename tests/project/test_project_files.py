@@ -1,11 +1,11 @@
 """The repository's front matter: a licence, a citation that matches the package, no build artefacts."""
+
 import subprocess
 import tomllib
 
 import yaml
 
 from tests.helpers import ROOT
-
 
 
 def test_licence_is_apache_2_and_declared():
@@ -20,8 +20,10 @@ def test_citation_matches_the_package_and_names_both_papers():
     assert citation["cff-version"] == "1.2.0"
     assert citation["version"] == project["version"] and citation["license"] == project["license"]
     titles = {reference["title"] for reference in citation["references"]}
-    assert titles == {"Evaluating Rational Contracting in Natural Language",
-                      "Commitment To Cooperation With Self-Negotiated Contracts"}
+    assert titles == {
+        "Evaluating Rational Contracting in Natural Language",
+        "Commitment To Cooperation With Self-Negotiated Contracts",
+    }
     assert all(reference["authors"] for reference in citation["references"])
 
 

@@ -10,13 +10,11 @@ import numba
 import numpy as np
 import pytest
 
-from tests.helpers import ROOT, compare_golden, run_cli
 from contractlang.interpreter.rounds import RoundRules, evaluate_round
 from contractlang.ir import RolloverTerms
 from contractlang.render.prose import relabel
-from tests.dp_helpers import CI_CASES, EXAMPLES, FULL, GOLDEN, example, solved
-from games.contractsim.environments import environment
 from games.contractsim.crosscheck import cross_check
+from games.contractsim.environments import environment
 from games.contractsim.game import ContractSimGame, Order, Pay, Produce
 from games.contractsim.play import play
 from games.contractsim.shocks import draw_shocks
@@ -25,6 +23,8 @@ from solver.dp.cache import table_key
 from solver.dp.induction import UNSOLVED, backward, forward
 from solver.dp.problem import ORDER_GRID, flat
 from solver.production import choice_table
+from tests.dp_helpers import CI_CASES, EXAMPLES, FULL, GOLDEN, example, solved
+from tests.helpers import ROOT, compare_golden, run_cli
 
 TOL = 1e-9
 
@@ -52,8 +52,10 @@ def test_examples_match_golden(tables, name, env_id):
 def test_explicit_and_implicit_grim_trigger_solve_alike(tables):
     """[CS-12]: grim trigger is added implicitly when absent, so stating it changes nothing."""
     ir = example("worked-example-1")
-    implicit, explicit = (ir.model_copy(update={"contingencies": ir.contingencies.model_copy(
-        update={"grim_trigger": flag})}) for flag in (False, True))
+    implicit, explicit = (
+        ir.model_copy(update={"contingencies": ir.contingencies.model_copy(update={"grim_trigger": flag})})
+        for flag in (False, True)
+    )
     (a, ta), (b, tb) = solved(tables, implicit, 3), solved(tables, explicit, 3)
     assert (a.p_sat, a.u_customer, a.u_supplier) == (b.p_sat, b.u_customer, b.u_supplier)
     assert all(np.array_equal(x, y) for x, y in zip(ta.policies, tb.policies))
@@ -64,6 +66,7 @@ def test_golden_covers_every_example():
 
 
 # --- an independent oracle for one table entry ----------------------------------------------------
+
 
 def _receipt_matrix(env, held):
     """K[o, m]: order o with `held` units leaves min(10, held + r), r uniform on lo(o)..o."""
@@ -136,15 +139,23 @@ def _variant(name):
     base, _, extra = name.partition("+")
     ir = example(base)
     if extra == "rollover":
-        ir = ir.model_copy(update={"contingencies": ir.contingencies.model_copy(
-            update={"rollover": RolloverTerms(max_deficit=1)})})
+        ir = ir.model_copy(
+            update={"contingencies": ir.contingencies.model_copy(update={"rollover": RolloverTerms(max_deficit=1)})}
+        )
     return ir
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name,env_id", [("worked-example-1", 5), ("catering-deduction", 3),
-                                          ("catering-rollover", 1), ("catering-deduction+rollover", 1),
-                                          ("catering-substitution", 4)])
+@pytest.mark.parametrize(
+    "name,env_id",
+    [
+        ("worked-example-1", 5),
+        ("catering-deduction", 3),
+        ("catering-rollover", 1),
+        ("catering-deduction+rollover", 1),
+        ("catering-substitution", 4),
+    ],
+)
 def test_table_entries_match_an_independent_oracle(name, env_id):
     """Sampled states: the table's order is optimal under eq. 12 computed without the solver's clamps,
     classes or pruning, and the stored P_t, V_t are the price-averaged values of those choices."""
@@ -178,9 +189,12 @@ def test_table_entries_match_an_independent_oracle(name, env_id):
 
 # --- reachable holdings: what is not solved, no play reaches -------------------------------------------
 
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name,env_id", [("catering-rollover", 5), ("catering-env5-a", 6), ("hotel-cleaning", 3),
-                                          ("catering-substitution", 4)])
+@pytest.mark.parametrize(
+    "name,env_id",
+    [("catering-rollover", 5), ("catering-env5-a", 6), ("hotel-cleaning", 3), ("catering-substitution", 4)],
+)
 def test_every_play_stays_in_the_solved_holdings(name, env_id):
     """Games on the real engine with random payments (some ahead of schedule, so more orders are affordable),
     random affordable orders and deliveries by the rule [CS-24]: the stored image of every state an order is
@@ -241,7 +255,6 @@ def test_an_unsolved_state_has_no_order_and_the_enumeration_notices_one(tables):
         forward(problem, broken)
 
 
-
 def test_each_kernel_is_compiled_for_one_argument_type():
     """A second argument type compiles a kernel again (solve_round: about 17 s cold). A whole box (the problem's
     read-only holdings passed as they are) and a clamped one, and the first round's mass and a later round's,
@@ -252,7 +265,9 @@ def test_each_kernel_is_compiled_for_one_argument_type():
     assert len(kernels.solve_round.signatures) == 1
     assert len(kernels.forward_round.signatures) == 1
 
+
 # --- Monte Carlo: the simulator, playing the table, agrees with the exact enumeration ---------------
+
 
 @pytest.mark.slow
 @pytest.mark.parametrize("env_id", [3, 4, 5, 6])
@@ -274,8 +289,11 @@ def test_cross_check_notices_a_wrong_table(tables):
     class WrongFigures:
         def solve(self, ir, env):
             result, table, hit = tables.solve(ir, env)
-            return result.model_copy(update={"p_sat": result.p_sat + 0.03, "u_customer": result.u_customer - 2}), \
-                table, hit
+            return (
+                result.model_copy(update={"p_sat": result.p_sat + 0.03, "u_customer": result.u_customer - 2}),
+                table,
+                hit,
+            )
 
     check = cross_check(example("worked-example-1"), environment(5), 6_000, WrongFigures())
     assert not check.violation_free.agrees and not check.u_customer.agrees and check.u_supplier.agrees
@@ -319,6 +337,7 @@ def test_lazy_receipt_window_rows_change_the_work_not_the_tables(name, env_id):
 
 
 # --- cache and tables ---------------------------------------------------------------------------
+
 
 @pytest.mark.slow
 def test_cache_hits_ignore_the_name_and_a_failed_write_leaves_nothing(tmp_path, monkeypatch):
@@ -378,8 +397,9 @@ def test_rc_supplier_switches_to_the_budget_table_when_paid_ahead(tables):
     _, table = solved(tables, ir, 1)
     assert not table.covers(0, table.problem.cash_max[0] + 1)
     run = play(ir, environment(1), "random", "rc", seed=3, keep_log=False, tables=tables)
-    assert run.u_customer + run.u_supplier == run.budget + sum(w.value for w in run.weeks) - \
-        sum(w.spend for w in run.weeks)
+    assert run.u_customer + run.u_supplier == run.budget + sum(w.value for w in run.weeks) - sum(
+        w.spend for w in run.weeks
+    )
 
 
 @pytest.mark.slow
@@ -391,14 +411,16 @@ def test_any_legal_payment_sequence_is_playable_by_the_rational_supplier(tables,
     for seed in range(30):
         for supplier in ("rc", "rcc"):
             run = play(ir, environment(env_id), "random", supplier, seed=seed, keep_log=False, tables=tables)
-            assert run.u_customer + run.u_supplier == run.budget + sum(w.value for w in run.weeks) - \
-                sum(w.spend for w in run.weeks)
+            assert run.u_customer + run.u_supplier == run.budget + sum(w.value for w in run.weeks) - sum(
+                w.spend for w in run.weeks
+            )
     if name == "worked-example-1":  # the state `run --env 3 --customer random --supplier rc --seed 14` reaches
         _, table = solved(tables, ir, env_id)
         assert table.covers(1, 51) and not table.solved(1, (5, 4, 0), 51, 0)
 
 
 # --- CLI --------------------------------------------------------------------------------------------
+
 
 def test_solve_cli(tmp_path):
     contract = ROOT / "examples" / "worked-example-1.contract"
@@ -410,8 +432,16 @@ def test_solve_cli(tmp_path):
     assert payload["cached"] is False and len(payload["survival"]) == 5
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    text = run_cli("solve", str(contract), "--env", "1", "--plot", str(tmp_path / "s.png"), cwd=elsewhere,
-                env={**os.environ, "CONTRACTLANG_DP_CACHE": str(tmp_path)})  # the cache a run elsewhere wrote
+    text = run_cli(
+        "solve",
+        str(contract),
+        "--env",
+        "1",
+        "--plot",
+        str(tmp_path / "s.png"),
+        cwd=elsewhere,
+        env={**os.environ, "CONTRACTLANG_DP_CACHE": str(tmp_path)},
+    )  # the cache a run elsewhere wrote
     assert text.returncode == 0 and "P_sat" in text.stdout and "loaded from the cache" in text.stdout
     assert not (elsewhere / ".contractlang-cache").exists()
     assert (tmp_path / "s.png").stat().st_size > 0
@@ -431,6 +461,13 @@ def test_solve_cli_rejects_bad_input(tmp_path):
     assert not (tmp_path / "cache").exists()
     blocked = tmp_path / "a-file"
     blocked.write_text("")
-    out = run_cli("solve", str(ROOT / "examples" / "worked-example-1.contract"), "--env", "1", "--cache-dir",
-               str(blocked / "dp"), cwd=tmp_path)
+    out = run_cli(
+        "solve",
+        str(ROOT / "examples" / "worked-example-1.contract"),
+        "--env",
+        "1",
+        "--cache-dir",
+        str(blocked / "dp"),
+        cwd=tmp_path,
+    )
     assert out.returncode == 1 and "cannot keep solved DP tables there" in out.stderr and "Traceback" not in out.stderr

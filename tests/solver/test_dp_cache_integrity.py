@@ -35,8 +35,9 @@ def cache(tmp_path) -> tuple[Path, Path, dict]:
     return directory, entry, first
 
 
-@pytest.mark.parametrize("plant", [lambda p: p.symlink_to("/dev/zero"), lambda p: os.mkfifo(p)],
-                         ids=["dev-zero", "fifo"])
+@pytest.mark.parametrize(
+    "plant", [lambda p: p.symlink_to("/dev/zero"), lambda p: os.mkfifo(p)], ids=["dev-zero", "fifo"]
+)
 def test_an_entry_that_is_not_a_regular_file_is_a_miss_and_replaced(cache, plant):
     directory, entry, first = cache
     entry.unlink()
@@ -74,6 +75,7 @@ def _order(value, at_cash_zero: bool = False):
         where = tuple(np.argwhere(policy[..., :1, :] >= 0 if at_cash_zero else policy > 0)[0])
         policy[where] = value
         return result
+
     return edit
 
 
@@ -83,12 +85,16 @@ def _p_sat(result: str, policies: list) -> str:
     return json.dumps(data)
 
 
-@pytest.mark.parametrize("keyed, edit", [
-    (False, _order(0)),  # a legal order, and a digest anyone could compute from the cache alone
-    (True, _order(13**3)),  # past the order grid
-    (True, _order(13**3 - 1, at_cash_zero=True)),  # 12 of each product with no cash to pay for them
-    (True, _p_sat),  # a probability above 1
-], ids=["unkeyed", "off-the-grid", "unaffordable", "probability"])
+@pytest.mark.parametrize(
+    "keyed, edit",
+    [
+        (False, _order(0)),  # a legal order, and a digest anyone could compute from the cache alone
+        (True, _order(13**3)),  # past the order grid
+        (True, _order(13**3 - 1, at_cash_zero=True)),  # 12 of each product with no cash to pay for them
+        (True, _p_sat),  # a probability above 1
+    ],
+    ids=["unkeyed", "off-the-grid", "unaffordable", "probability"],
+)
 def test_a_forged_table_is_solved_afresh_and_replaced(cache, keyed, edit):
     directory, entry, first = cache
     _forge(entry, keyed, edit)

@@ -4,7 +4,6 @@ variant solves differently from the default, the tied-price rule ([CS-34a]), and
 import math
 
 import pytest
-from tests.helpers import run_cli
 
 from contractlang.formatter import format_ir
 from contractlang.interpreter.rounds import FLOOR_RULES
@@ -12,6 +11,7 @@ from games.contractsim.environments import environment
 from games.contractsim.paper import LLM_AGENTS, paper_table, paper_tables, welch_p
 from games.contractsim.synth import Terms, tied_prices, with_tied_prices
 from solver.dp.cache import table_key
+from tests.helpers import run_cli
 
 TERMS = Terms(quantities=(2, 1, 1), prices=(9, 4, 2), payments=(20, 20, 20, 20, 20, 10))
 
@@ -21,16 +21,19 @@ def _key(variant: str, floors: str, env_id: int = 3) -> str:
     return table_key(TERMS.contract("c", variant), env, "schedule")
 
 
-@pytest.mark.parametrize("variant,floors,shared", [
-    ("base", "no-deduction-floor+rollover-lifts-floors", True),  # no minimum anywhere: nothing to lift
-    ("S", "rollover-lifts-floors", True),  # no rollover: substitution's floor binds
-    ("S+PD", "no-deduction-floor", True),  # substitution's floor equals deduction's
-    ("PD", "rollover-lifts-floors", True),
-    ("PD", "no-deduction-floor", False),
-    ("PD+RO", "rollover-lifts-floors", False),
-    ("S+RO", "rollover-lifts-floors", False),
-    ("S+PD+RO", "no-deduction-floor", True),
-])
+@pytest.mark.parametrize(
+    "variant,floors,shared",
+    [
+        ("base", "no-deduction-floor+rollover-lifts-floors", True),  # no minimum anywhere: nothing to lift
+        ("S", "rollover-lifts-floors", True),  # no rollover: substitution's floor binds
+        ("S+PD", "no-deduction-floor", True),  # substitution's floor equals deduction's
+        ("PD", "rollover-lifts-floors", True),
+        ("PD", "no-deduction-floor", False),
+        ("PD+RO", "rollover-lifts-floors", False),
+        ("S+RO", "rollover-lifts-floors", False),
+        ("S+PD+RO", "no-deduction-floor", True),
+    ],
+)
 def test_a_rule_set_shares_the_default_table_exactly_where_it_floors_the_same(variant, floors, shared):
     assert (_key(variant, floors) == _key(variant, "cs14")) is shared
 

@@ -24,9 +24,15 @@ def capped(env_id: int):
 
 def weekly(q, payments=(40, 40, 40, 40, 40, 0)) -> ContractSimIR:
     """The same delivery q every production week, GRIM."""
-    return ContractSimIR(name=f"weekly-{'-'.join(map(str, q))}", setting="catering", parties=("Customer", "Caterer"),
-                         prices=(20, 10, 5), deliveries=(tuple(q),) * 5, payments=payments,
-                         contingencies=Contingencies())
+    return ContractSimIR(
+        name=f"weekly-{'-'.join(map(str, q))}",
+        setting="catering",
+        parties=("Customer", "Caterer"),
+        prices=(20, 10, 5),
+        deliveries=(tuple(q),) * 5,
+        payments=payments,
+        contingencies=Contingencies(),
+    )
 
 
 FITS = weekly((3, 3, 1))  # uses 6, 6, 4 units: exactly the cap of inputs 1 and 2

@@ -12,13 +12,13 @@ from contractlang import load
 from contractlang.interpreter.events import EVENT_ADAPTER
 from contractlang.interpreter.rounds import RoundRules, evaluate_round
 from contractlang.interpreter.trace import replay
-from tests.hardening.hostile import WORKED, cli
-from tests.helpers import ROOT, run_cli
 from games.contractsim.environments import ENVIRONMENTS, environment
 from games.ctbench.board import benchmark_board
 from games.ctbench.verify_board import board_spec
 from solver.verify import translation_checks, verify
 from solver.verify.semantics import ZRound
+from tests.hardening.hostile import WORKED, cli
+from tests.helpers import ROOT, run_cli
 from tests.strategies import contractsim_irs
 
 EXAMPLES = sorted((ROOT / "examples").glob("*.contract"))
@@ -59,13 +59,16 @@ def test_examples_prove_their_arithmetic_and_capacity():
             assert got["budget"] == got["capacity"] == got["minimums"] == "proved", path
 
 
-@pytest.mark.parametrize("name,env,expected", [
-    ("starved", 1, {"cashflow.best_case": "refuted", "cashflow.worst_case": "refuted", "capacity": "proved"}),
-    ("late-crunch", 1, {"cashflow.best_case": "refuted", "capacity": "proved"}),
-    ("mismatch", 1, {"arithmetic.totals": "refuted", "assert.0": "refuted", "assert.1": "proved"}),
-    ("over-budget", 1, {"budget": "refuted", "assert.0": "refuted", "minimums": "refuted"}),
-    ("over-capacity", 1, {"capacity": "refuted", "cashflow.best_case": "refuted"}),
-])
+@pytest.mark.parametrize(
+    "name,env,expected",
+    [
+        ("starved", 1, {"cashflow.best_case": "refuted", "cashflow.worst_case": "refuted", "capacity": "proved"}),
+        ("late-crunch", 1, {"cashflow.best_case": "refuted", "capacity": "proved"}),
+        ("mismatch", 1, {"arithmetic.totals": "refuted", "assert.0": "refuted", "assert.1": "proved"}),
+        ("over-budget", 1, {"budget": "refuted", "assert.0": "refuted", "minimums": "refuted"}),
+        ("over-capacity", 1, {"capacity": "refuted", "cashflow.best_case": "refuted"}),
+    ],
+)
 def test_broken_contracts_are_refuted(name, env, expected):
     got, _ = statuses(ROOT / "tests" / "verify" / f"{name}.contract", env=environment(env))
     for check, status in expected.items():
@@ -148,8 +151,12 @@ def test_ctbench_checks_and_forfeit_counterexample():
     got, _ = statuses(ROOT / "examples/ctbench-board-24-swap.contract", board=board)
     assert set(got.values()) == {"proved"}
     got, report = statuses(ROOT / "tests/verify/greedy-giver.contract", board=board)
-    assert got == {"coverage.colours": "refuted", "coverage.giver_chips": "refuted", "points.bounds": "proved",
-                   "coverage.path": "refuted"}
+    assert got == {
+        "coverage.colours": "refuted",
+        "coverage.giver_chips": "refuted",
+        "points.bounds": "proved",
+        "coverage.path": "refuted",
+    }
     chips = next(c for c in report.checks if c.name == "coverage.giver_chips")
     assert chips.counterexample["tiles"] == [[0, 3]]
     monitor = _replay(load(ROOT / "tests/verify/greedy-giver.contract")[0], chips.counterexample["events"])
@@ -174,7 +181,6 @@ def test_verify_cli_json_and_events(tmp_path):
     assert (verdict["first_breach"], verdict["week"]) == ("supplier", 2)
     bad = run_cli("verify", "examples/worked-example-1.contract", "--env", "7")
     assert bad.returncode == 2 and "Invalid value for '--env'" in bad.stderr
-
 
 
 @pytest.mark.slow
@@ -214,8 +220,10 @@ def test_check_refutes_a_false_closed_assert_and_verify_strict_exits_1(tmp_path)
     false = tmp_path / "false.contract"
     false.write_text(WORKED.read_text().replace("pizza 1,", "pizza 2,"))
     proc = cli("check", false)
-    assert proc.returncode == 1 and "error[E703]: `total pay == total value` is false: the left side is $90, the " \
-                                    "right side $140" in proc.stderr
+    assert (
+        proc.returncode == 1
+        and "error[E703]: `total pay == total value` is false: the left side is $90, the right side $140" in proc.stderr
+    )
     assert cli("check", WORKED).returncode == 0
     mismatch = ROOT / "tests" / "verify" / "mismatch.contract"
     assert cli("verify", mismatch).returncode == 0
@@ -227,8 +235,10 @@ def test_check_refutes_a_false_closed_assert_and_verify_strict_exits_1(tmp_path)
 
 def test_verify_hints_what_each_kind_of_contract_needs(tmp_path):
     board = tmp_path / "board.contract"
-    board.write_text('contract "b" {\n  game ctbench\n  parties { red: P-Red  blue: P-Blue }\n  cover {\n'
-                     "    (1,2): red pays for blue with red chip\n  }\n}\n")
+    board.write_text(
+        'contract "b" {\n  game ctbench\n  parties { red: P-Red  blue: P-Blue }\n  cover {\n'
+        "    (1,2): red pays for blue with red chip\n  }\n}\n"
+    )
     done = run_cli("verify", board)
     assert done.returncode == 0 and "--board ID" in done.stderr and "ctbench boards" in done.stderr
     assert "--env" not in done.stderr

@@ -5,10 +5,10 @@ import os
 
 import pytest
 
-from tests.helpers import ROOT, run_cli
+from contractlang.llm import LlmSettings
 from contractlang.translate import MissingApiKey, TranslationCache, translate_text
 from contractlang.translate.cache import cache_key
-from contractlang.llm import LlmSettings
+from tests.helpers import ROOT, run_cli
 from tests.llm_server import ScriptedServer, message, overloaded, prompt_of
 
 TEXT = (ROOT / "tests" / "nl" / "01-plain-lists.txt").read_text()
@@ -36,8 +36,14 @@ def key(monkeypatch):
 
 def run(server, tmp_path, text=TEXT, name="deal", extra_checks=(), timeout=10.0, retries=2):
     settings = LlmSettings(base_url=server.url, model="scripted-model", timeout_seconds=timeout, max_retries=retries)
-    return translate_text(text, name=name, backend="anthropic", cache=TranslationCache(tmp_path / "c.sqlite"),
-                          settings=settings, extra_checks=extra_checks)
+    return translate_text(
+        text,
+        name=name,
+        backend="anthropic",
+        cache=TranslationCache(tmp_path / "c.sqlite"),
+        settings=settings,
+        extra_checks=extra_checks,
+    )
 
 
 def test_correct_first_answer(key, tmp_path):
@@ -98,8 +104,9 @@ def test_cache_answers_without_any_request(key, tmp_path):
     assert len(server.requests) == 1
     with ScriptedServer([(200, message(GOOD))]) as server:
         settings = LlmSettings(base_url=server.url, model="another-model")
-        third = translate_text(TEXT, name="deal", backend="anthropic", cache=TranslationCache(tmp_path / "c.sqlite"),
-                               settings=settings)
+        third = translate_text(
+            TEXT, name="deal", backend="anthropic", cache=TranslationCache(tmp_path / "c.sqlite"), settings=settings
+        )
     assert not third.cached and len(server.requests) == 1  # a new model forces a new translation
 
 
@@ -107,17 +114,37 @@ def test_missing_key(monkeypatch, tmp_path):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     with pytest.raises(MissingApiKey, match="--backend rules"):
         translate_text(TEXT, backend="anthropic")
-    proc = run_cli("translate", ROOT / "tests/nl/01-plain-lists.txt", "--backend", "anthropic", "--cache",
-                   tmp_path / "c.sqlite", env={k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"})
+    proc = run_cli(
+        "translate",
+        ROOT / "tests/nl/01-plain-lists.txt",
+        "--backend",
+        "anthropic",
+        "--cache",
+        tmp_path / "c.sqlite",
+        env={k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"},
+    )
     assert proc.returncode == 1 and "ANTHROPIC_API_KEY" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_cli_end_to_end_through_loopback(tmp_path):
     with ScriptedServer([(200, message(GOOD))]) as server:
         env = {**os.environ, "ANTHROPIC_API_KEY": KEY}
-        proc = run_cli("translate", ROOT / "tests/nl/01-plain-lists.txt", "--backend", "anthropic", "--base-url",
-                       server.url, "--model", "scripted-model", "--cache", tmp_path / "c.sqlite", "--json", "-o",
-                       tmp_path / "out.contract", env=env)
+        proc = run_cli(
+            "translate",
+            ROOT / "tests/nl/01-plain-lists.txt",
+            "--backend",
+            "anthropic",
+            "--base-url",
+            server.url,
+            "--model",
+            "scripted-model",
+            "--cache",
+            tmp_path / "c.sqlite",
+            "--json",
+            "-o",
+            tmp_path / "out.contract",
+            env=env,
+        )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["ok"] and out["attempts"] == 1 and out["cached"] is False and out["missing"] == []
@@ -133,11 +160,18 @@ def test_rules_backend_is_the_offline_default(tmp_path):
     assert proc.stderr == ""  # under --json the object names its backend
     told = run_cli("translate", ROOT / "tests/nl/i2-no-final-payment.txt", "--cache", tmp_path / "c.sqlite")
     assert "rules/rules-v5 (offline: no LLM)" in told.stderr.splitlines()[0]
-    unwritable = run_cli("translate", ROOT / "tests/nl/01-plain-lists.txt", "--cache", tmp_path / "c.sqlite", "-o",
-                         "/proc/no-such-dir/out.contract")
+    unwritable = run_cli(
+        "translate",
+        ROOT / "tests/nl/01-plain-lists.txt",
+        "--cache",
+        tmp_path / "c.sqlite",
+        "-o",
+        "/proc/no-such-dir/out.contract",
+    )
     assert unwritable.returncode == 1  # the failure is the only line: no offline notice before it
-    assert unwritable.stderr.splitlines() == ["error: cannot write /proc/no-such-dir/out.contract: No such file or "
-                                              "directory"]
+    assert unwritable.stderr.splitlines() == [
+        "error: cannot write /proc/no-such-dir/out.contract: No such file or directory"
+    ]
 
 
 # --- honest inconsistencies: translated as written, flagged, never "repaired" (issue #19) ---------
@@ -165,11 +199,15 @@ def run_checked(server, tmp_path, text):
     return run(server, tmp_path, text=text, name="t", extra_checks=(translation_checks,), retries=0)
 
 
-@pytest.mark.parametrize("repair", [
-    AS_WRITTEN.replace("weeks 1..9: $20", "weeks 1..9: $18"),  # payments bent to the stated total
-    AS_WRITTEN.replace("  assert total pay == $90\n", ""),     # the stated total deleted
-    AS_WRITTEN.replace("$90", "$100"),                          # the stated total bent to the payments
-], ids=["payments-changed", "total-dropped", "total-changed"])
+@pytest.mark.parametrize(
+    "repair",
+    [
+        AS_WRITTEN.replace("weeks 1..9: $20", "weeks 1..9: $18"),  # payments bent to the stated total
+        AS_WRITTEN.replace("  assert total pay == $90\n", ""),  # the stated total deleted
+        AS_WRITTEN.replace("$90", "$100"),  # the stated total bent to the payments
+    ],
+    ids=["payments-changed", "total-dropped", "total-changed"],
+)
 def test_a_model_that_repairs_an_honest_inconsistency_is_not_rewarded(key, tmp_path, repair):
     with ScriptedServer([(200, message(AS_WRITTEN)), (200, message(repair))]) as server:
         result = run_checked(server, tmp_path, MISMATCHED)
@@ -181,8 +219,9 @@ def test_a_model_that_repairs_an_honest_inconsistency_is_not_rewarded(key, tmp_p
     second = prompt_of(server.requests[1])
     assert "price × quantity total $90 differs from the payment total $100" in second
     assert "Never change a number" in second and "Fix every problem" not in second
-    audit = TranslationCache(tmp_path / "c.sqlite").attempts(cache_key("anthropic", "scripted-model",
-                                                                       "t\x00" + MISMATCHED, server.url))
+    audit = TranslationCache(tmp_path / "c.sqlite").attempts(
+        cache_key("anthropic", "scripted-model", "t\x00" + MISMATCHED, server.url)
+    )
     assert [a["attempt"] for a in audit] == [1, 2]
 
 
@@ -226,15 +265,21 @@ def test_cli_says_why_a_text_is_not_well_formed(tmp_path):
     proc = _translate_cli(tmp_path, path, "-o", str(tmp_path / "out.contract"))
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "not well-formed: 1 attempt(s)" in proc.stderr
-    assert ("inconsistent: arithmetic.totals: price × quantity total $90 differs from the payment total $100 by $10"
-            in proc.stderr)
-    assert "inconsistent: assert.0: `total pay == $90` is false: the left side is $100, the right side $90" in proc.stderr
+    assert (
+        "inconsistent: arithmetic.totals: price × quantity total $90 differs from the payment total $100 by $10"
+        in proc.stderr
+    )
+    assert (
+        "inconsistent: assert.0: `total pay == $90` is false: the left side is $100, the right side $90" in proc.stderr
+    )
     assert "assert total pay == $90" in (tmp_path / "out.contract").read_text()  # the faithful DSL is written
     out = json.loads(_translate_cli(tmp_path, path, "--json").stdout)
     assert out["ok"] is True and out["well_formed"] is False and out["status"] == "not well-formed"
     assert out["cached"] is True and out["error"] is None
     assert [(f["check"], f["values"]) for f in out["inconsistencies"]] == [
-        ("arithmetic.totals", {"price_total": 90, "payment_total": 100}), ("assert.0", {"left": 100, "right": 90})]
+        ("arithmetic.totals", {"price_total": 90, "payment_total": 100}),
+        ("assert.0", {"left": 100, "right": 90}),
+    ]
 
 
 def test_cli_names_what_it_could_not_read_and_why(tmp_path):
@@ -243,8 +288,10 @@ def test_cli_names_what_it_could_not_read_and_why(tmp_path):
     assert proc.returncode == 1 and out["status"] == "parse-incomplete" and out["well_formed"] is False
     assert out["missing"] == ["no price for soup", "no payment for week 1"]
     assert out["error"] == "2 term(s) the text does not settle"
-    assert out["notes"] == ["week 1 pays 'half of the contract total', and the contract total cannot be computed "
-                            "(not every price is stated); left out"]
+    assert out["notes"] == [
+        "week 1 pays 'half of the contract total', and the contract total cannot be computed "
+        "(not every price is stated); left out"
+    ]
     proc = _translate_cli(tmp_path, ROOT / "tests" / "nl" / "i10-ct-vague.txt")
     assert proc.returncode == 1 and "missing: no coverage or points term could be read" in proc.stderr
     assert "parse-incomplete: 1 attempt(s)" in proc.stderr
@@ -263,17 +310,28 @@ def test_cli_gives_the_reason_for_a_failed_translation(tmp_path):
 
 # --- hostile servers and files (issue #15 items 11 and 12) --------------------------------------------
 
+
 def test_an_error_body_that_echoes_the_key_is_redacted_everywhere(key, tmp_path):
     body = {"type": "error", "error": {"type": "invalid_request_error", "message": f"bad key {KEY} refused"}}
     with ScriptedServer([(400, body), (400, body)]) as server:
         result = run(server, tmp_path)
-        proc = _translate_cli(tmp_path, ROOT / "tests/nl/01-plain-lists.txt", "--backend", "anthropic", "--base-url",
-                              server.url, "--model", "scripted-model", env_key=True)
+        proc = _translate_cli(
+            tmp_path,
+            ROOT / "tests/nl/01-plain-lists.txt",
+            "--backend",
+            "anthropic",
+            "--base-url",
+            server.url,
+            "--model",
+            "scripted-model",
+            env_key=True,
+        )
     assert not result.ok and "[redacted key]" in result.error and KEY not in result.error
     assert proc.returncode == 1 and KEY not in proc.stdout + proc.stderr and "[redacted key]" in proc.stderr
     assert KEY.encode() not in (tmp_path / "c.sqlite").read_bytes()
-    audit = TranslationCache(tmp_path / "c.sqlite").attempts(cache_key("anthropic", "scripted-model",
-                                                                       "deal\x00" + TEXT, server.url))
+    audit = TranslationCache(tmp_path / "c.sqlite").attempts(
+        cache_key("anthropic", "scripted-model", "deal\x00" + TEXT, server.url)
+    )
     assert len(audit) == 1 and "API error 400" in audit[0]["error"]  # a failed run leaves its audit row
 
 
@@ -311,8 +369,10 @@ def test_the_endpoint_is_part_of_the_cache_key(key, tmp_path):
         assert run(a, tmp_path).cached is True
 
 
-@pytest.mark.parametrize("content,why", [(b"this is not a database at all" * 100, "not a usable translation cache"),
-                                         (None, "something else")])
+@pytest.mark.parametrize(
+    "content,why",
+    [(b"this is not a database at all" * 100, "not a usable translation cache"), (None, "something else")],
+)
 def test_corrupt_or_foreign_cache_files_are_refused_in_one_line(tmp_path, content, why):
     cache = tmp_path / "c.sqlite"
     if content is None:
@@ -329,10 +389,18 @@ def test_corrupt_or_foreign_cache_files_are_refused_in_one_line(tmp_path, conten
     assert cache.read_bytes() == before  # another program's file is never written to
 
 
-@pytest.mark.parametrize("args", [["--base-url", "not a url", "--backend", "anthropic"],
-                                  ["--base-url", "ftp://127.0.0.1/", "--backend", "anthropic"],
-                                  ["--base-url", "http://127.0.0.1:9/"], ["--retries", "-1"], ["--timeout", "0"],
-                                  ["--max-tokens", "0"], ["--backend", "gpt"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--base-url", "not a url", "--backend", "anthropic"],
+        ["--base-url", "ftp://127.0.0.1/", "--backend", "anthropic"],
+        ["--base-url", "http://127.0.0.1:9/"],
+        ["--retries", "-1"],
+        ["--timeout", "0"],
+        ["--max-tokens", "0"],
+        ["--backend", "gpt"],
+    ],
+)
 def test_bad_translate_options_are_usage_errors(tmp_path, args):
     proc = _translate_cli(tmp_path, ROOT / "tests/nl/01-plain-lists.txt", "--json", *args)
     out = json.loads(proc.stdout)
@@ -345,17 +413,21 @@ def test_translate_cli_output_golden(tmp_path):
     from tests.helpers import compare_golden
 
     proc = _translate_cli(tmp_path, ROOT / "tests" / "nl" / "27-mismatched-total.txt")
-    compare_golden(ROOT / "tests" / "golden" / "translate-mismatched.txt",
-                   proc.stdout + "--- stderr ---\n" + proc.stderr)
+    compare_golden(
+        ROOT / "tests" / "golden" / "translate-mismatched.txt", proc.stdout + "--- stderr ---\n" + proc.stderr
+    )
 
 
 def test_a_translation_that_does_not_check_shows_each_diagnostic_with_caret_and_hint(tmp_path):
     text = tmp_path / "g.txt"
-    text.write_text('Hotel cleaning agreement "gran".\nPrices: conference room $150, king room $500, single room '
-                    "$300.\nThe provider cleans 1 conference room, 1 king room and 1 single room each delivery "
-                    "week.\nThe hotel pays $1,000 in weeks 1 to 9 and $0 in week 11.\n")
+    text.write_text(
+        'Hotel cleaning agreement "gran".\nPrices: conference room $150, king room $500, single room '
+        "$300.\nThe provider cleans 1 conference room, 1 king room and 1 single room each delivery "
+        "week.\nThe hotel pays $1,000 in weeks 1 to 9 and $0 in week 11.\n"
+    )
     proc = _translate_cli(tmp_path, text)
-    assert proc.returncode == 1 and proc.stderr.startswith("error: translation failed: the translated contract "
-                                                           "does not check: price of conference_room $150")
+    assert proc.returncode == 1 and proc.stderr.startswith(
+        "error: translation failed: the translated contract does not check: price of conference_room $150"
+    )
     assert "<translation>:3:29: error[E302]: price of conference_room $150 is not a multiple of $100" in proc.stderr
     assert "\n                                ^^^^\n" in proc.stderr and "hint: Hotel Cleaning amounts" in proc.stderr

@@ -25,16 +25,29 @@ def back(text: str, name: str):
 
 @settings(max_examples=300, deadline=None)
 @given(contractsim_irs())
-@example(ContractSimIR(name="", setting="catering", parties=("", "P-BLUE"), prices=(0, 0, 0),
-                       deliveries=((0, 0, 0),) * 5, payments=(0,) * 6,
-                       contingencies=Contingencies(grim_trigger=False)))  # a party named like a CT-Bench player
+@example(
+    ContractSimIR(
+        name="",
+        setting="catering",
+        parties=("", "P-BLUE"),
+        prices=(0, 0, 0),
+        deliveries=((0, 0, 0),) * 5,
+        payments=(0,) * 6,
+        contingencies=Contingencies(grim_trigger=False),
+    )
+)  # a party named like a CT-Bench player
 def test_contractsim_render_translate_roundtrip(ir):
     assert back(render(ir), "unused") == ir
 
 
 @settings(max_examples=100, deadline=None)
-@given(ctbench_irs().filter(lambda ir: (ir.coverage or ir.points) and len(
-    {(c.tile, c.giver, c.receiver) for c in ir.coverage}) == len(ir.coverage)))
+@given(
+    ctbench_irs().filter(
+        lambda ir: (
+            (ir.coverage or ir.points) and len({(c.tile, c.giver, c.receiver) for c in ir.coverage}) == len(ir.coverage)
+        )
+    )
+)
 def test_ctbench_render_translate_roundtrip(ir):
     assert back(render(ir), "unused") == ir
 
@@ -49,11 +62,17 @@ def test_an_agreement_without_terms_is_reported_not_round_tripped():
 
 def test_a_repeated_coverage_is_one_entry_and_conflicting_chips_are_left_out():
     """A transcript repeats a term when agreeing to it: that is one entry, not two."""
-    same = translate("P-Red pays for P-Blue's move onto (1,2) with a red chip.\n"
-                     "P-Blue: Agreed, you pay for my move onto (1,2) with a red chip.", "x")
+    same = translate(
+        "P-Red pays for P-Blue's move onto (1,2) with a red chip.\n"
+        "P-Blue: Agreed, you pay for my move onto (1,2) with a red chip.",
+        "x",
+    )
     assert same.dsl.count("(1,2)") == 1 and same.missing == ()
-    clash = translate("P-Red pays for P-Blue's move onto (1,2) with a red chip.\n"
-                      "P-Red pays for P-Blue's move onto (1,2) with a green chip.", "x")
+    clash = translate(
+        "P-Red pays for P-Blue's move onto (1,2) with a red chip.\n"
+        "P-Red pays for P-Blue's move onto (1,2) with a green chip.",
+        "x",
+    )
     assert "(1,2)" not in clash.dsl and clash.missing == ("no coverage or points term could be read",)
     assert any("two different chips" in n for n in clash.notes)
 
@@ -87,7 +106,12 @@ def test_stated_words_and_plurals_round_trip_in_every_setting(setting):
 
 
 def test_one_point_is_singular_and_round_trips():
-    ir = CTBenchIR(kind="ctbench", name="p", parties=("a", "b"), coverage=(),
-                   points=(PointsTerm(giver="blue", receiver="red", amount=1),))
+    ir = CTBenchIR(
+        kind="ctbench",
+        name="p",
+        parties=("a", "b"),
+        coverage=(),
+        points=(PointsTerm(giver="blue", receiver="red", amount=1),),
+    )
     assert "transfers 1 point to P-Red." in render(ir)
     assert back(render(ir), "unused") == ir

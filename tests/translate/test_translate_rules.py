@@ -8,7 +8,6 @@ import pytest
 from contractlang import check_source
 from contractlang.formatter import format_ir
 from contractlang.translate.rules import translate
-
 from tests.helpers import ROOT, run_cli
 
 NL = ROOT / "tests" / "nl"
@@ -84,11 +83,14 @@ def test_a_breach_sentence_becomes_the_termination_clause_and_party_names_are_ke
     assert 'parties { customer: "Acme Foods"  supplier: "Luigi\'s Kitchen" }' in out["dsl"]
 
 
-@pytest.mark.parametrize("sentence", [
-    "A late delivery costs the Caterer a $5 penalty in week 4.",
-    "If the Customer defaults, the Caterer may claim damages.",
-    "Either side may cancel with two weeks' notice.",
-])
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "A late delivery costs the Caterer a $5 penalty in week 4.",
+        "If the Customer defaults, the Caterer may claim damages.",
+        "Either side may cancel with two weeks' notice.",
+    ],
+)
 def test_a_remedy_the_rules_cannot_read_is_quoted_and_the_verdict_is_parse_incomplete(tmp_path, sentence):
     out = _translate(tmp_path, CONTRACT_TEXT + sentence + "\n")
     assert out["status"] == "parse-incomplete" and out["error"] == "1 term(s) the text does not settle"

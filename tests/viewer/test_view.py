@@ -26,11 +26,19 @@ from tests.llm_server import ScriptedServer, message
 MODEL = "claude-haiku-4-5"
 CHROMIUM = Path("/usr/bin/chromium")
 FIGURES = ROOT / "docs" / "figures"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
 
-pytestmark = [pytest.mark.e2e,  # a real browser
-              pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (.ci/run installs it)")]
+pytestmark = [
+    pytest.mark.e2e,  # a real browser
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (.ci/run installs it)"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -100,8 +108,9 @@ def games(tmp_path_factory) -> Path:
     (out / "supplier").mkdir()
     (out / "supplier" / "g.jsonl").write_text(ok("run", contract, "--env", "1", "--supplier", "random", "--json"))
     (out / "ct").mkdir()
-    (out / "ct" / "ct.json").write_text(ok("run", str(ROOT / "examples" / "ctbench-board-24-swap.contract"),
-                                           "--board", "24", "--json"))
+    (out / "ct" / "ct.json").write_text(
+        ok("run", str(ROOT / "examples" / "ctbench-board-24-swap.contract"), "--board", "24", "--json")
+    )
     return out
 
 
@@ -114,8 +123,9 @@ def experiment(tmp_path_factory, tables) -> Path:
     terms = Terms(quantities=(1, 1, 1), prices=(10, 5, 3), payments=(18, 18, 18, 18, 18, 0))
     base = BaseChoice(env=1, rho=1.0, terms_env=1, start=0, terms=terms, feasible_starts=1)
     jobs = [SolveJob(env=1, rho=1.0, variant=v, terms=terms) for v in ("base", "S+PD")]
-    write_outputs(out, [base], {j: run_solve(j, tables) for j in jobs}, SynthPlan(starts=1, search_envs=(1,),
-                                                                                   rhos=(1.0,)))
+    write_outputs(
+        out, [base], {j: run_solve(j, tables) for j in jobs}, SynthPlan(starts=1, search_envs=(1,), rhos=(1.0,))
+    )
     ok("experiment", "performance", out, "--agent", "random", "--agent", "rcc", "--role", "customer", "--workers", "1")
     return out
 
@@ -156,8 +166,14 @@ def test_a_game_log_bundle_shows_the_breach_week_and_the_clause_that_fired(games
 
 def test_a_log_without_a_header_is_shown_against_the_contract_given(page, tmp_path):
     site = tmp_path / "site"
-    ok("view", ROOT / "examples" / "traces" / "worked-example-1-late-breach.jsonl", "--contract",
-       ROOT / "examples" / "worked-example-1.contract", "--bundle", site)
+    ok(
+        "view",
+        ROOT / "examples" / "traces" / "worked-example-1-late-breach.jsonl",
+        "--contract",
+        ROOT / "examples" / "worked-example-1.contract",
+        "--bundle",
+        site,
+    )
     static, url = static_site(site)
     try:
         tab = page.open(url + "#/game/g0")
@@ -180,7 +196,9 @@ def test_a_ctbench_game_log_bundle_replays_the_board_from_the_log_alone(page, tm
         assert "both players reached the goal" in tab.inner_text("#outcome")
         tab.locator("#slider").fill("5")  # red onto (0,3), paid by blue's chip under the contract
         assert tab.locator("#board circle[data-player='red']").get_attribute("data-tile") == "0,3"
-        assert tab.locator("#source mark[data-clause='cover.2']").inner_text() == "(0,3): blue pays for red with blue chip"
+        assert (
+            tab.locator("#source mark[data-clause='cover.2']").inner_text() == "(0,3): blue pays for red with blue chip"
+        )
         assert tab.locator("#events li.now", has_text="contract: blue gives red a blue chip for (0, 3)").count() == 1
     finally:
         static.shutdown()
@@ -193,7 +211,10 @@ def test_a_run_record_shows_each_week_beside_the_rcc_baseline(games, page):
         tab.wait_for_selector("#weeks")
         assert tab.inner_text("#shown") == "events kept in the record"
         rows = {r.get_attribute("data-week"): r for r in tab.locator("#weeks tbody tr").all()}
-        cells = lambda w: [c.inner_text() for c in rows[w].locator("td").all()]
+
+        def cells(w):
+            return [c.inner_text() for c in rows[w].locator("td").all()]
+
         # week 1: RCC pays the $18 due where the random Customer paid $128; a production week shows the order
         assert cells("1")[2:5] == ["$18", "paid $128", "pay $18 (E[U] +$110.00)"]
         assert "rcc-differs" in rows["1"].get_attribute("class")
@@ -201,10 +222,14 @@ def test_a_run_record_shows_each_week_beside_the_rcc_baseline(games, page):
         assert cells("2")[6].endswith("spoiled 0/0/0")
         assert rows["5"].get_attribute("class").split()[0] == "breach"
         assert "Breach: the customer paid $" in tab.inner_text("#reason")
-        assert tab.locator("#chart-cash polyline").count() == 2 and tab.locator("#chart-inventory polyline").count() == 3
+        assert (
+            tab.locator("#chart-cash polyline").count() == 2 and tab.locator("#chart-inventory polyline").count() == 3
+        )
         rows["2"].click()  # another week: its schedule entry is marked, nothing fired
         assert tab.locator("#source mark.fired").count() == 0
-        assert tab.locator("#source mark[data-clause='deliver.2']").inner_text() == "weeks 2..10: pizza 1, pasta 1, soup 1"
+        assert (
+            tab.locator("#source mark[data-clause='deliver.2']").inner_text() == "weeks 2..10: pizza 1, pasta 1, soup 1"
+        )
         tab.locator("#weeks tr.breach").first.click()
         page.shot("contractsim")
     finally:
@@ -221,8 +246,10 @@ def test_an_order_rcc_would_not_place_is_set_beside_rccs_in_expected_utility(gam
         assert rcc.startswith("order ") and "(E[U] " in rcc  # a random order differs from RC's
         row.click()
         text = tab.inner_text("#week-detail .expected")
-        agent, best = (float(x.split("$")[1].split(" ")[0]) * (-1 if x.startswith("−") else 1)
-                       for x in (text.split("the agent's ")[1], text.split("RCC's ")[1]))
+        agent, best = (
+            float(x.split("$")[1].split(" ")[0]) * (-1 if x.startswith("−") else 1)
+            for x in (text.split("the agent's ")[1], text.split("RCC's ")[1])
+        )
         assert best > agent and f"RCC's is +${best - agent:.2f}" in text
     finally:
         httpd.shutdown()
@@ -239,10 +266,12 @@ def test_the_order_values_reproduce_the_dp_value_of_the_game(tables):
     result, table, _ = tables.solve(ir, environment(1))
     p = table.problem
     values, cash = Values(p), p.cash_at_ordering()
-    chosen = [values.order(0, 0, (0, 0, 0), cash, prices, table.order(0, (0, 0, 0), cash, 0, prices))
-              for prices in p.prices]
-    assert sum(nu * q.value for nu, q in zip(p.price_probs, chosen)) + p.payments[0] == \
-        pytest.approx(result.v_supplier, abs=1e-9)
+    chosen = [
+        values.order(0, 0, (0, 0, 0), cash, prices, table.order(0, (0, 0, 0), cash, 0, prices)) for prices in p.prices
+    ]
+    assert sum(nu * q.value for nu, q in zip(p.price_probs, chosen)) + p.payments[0] == pytest.approx(
+        result.v_supplier, abs=1e-9
+    )
     assert sum(nu * q.p_sat for nu, q in zip(p.price_probs, chosen)) == pytest.approx(result.p_sat, abs=1e-12)
     assert values.order(0, 0, (0, 0, 0), cash, p.prices[0], (12, 12, 12)) is None or cash >= 12 * sum(p.prices[0])
 
@@ -260,8 +289,7 @@ def test_the_customers_value_after_rccs_first_payment_is_the_dp_expected_utility
     result, table, _ = tables.solve(ir, env)
     p = table.problem
     later = customer_to_come(table, 0, 0, (0, 0, 0), p.cash_at_ordering())
-    assert env.budget - p.payments[0] + later == pytest.approx(result.u_customer / ir.setting_info.multiplier,
-                                                               abs=1e-9)
+    assert env.budget - p.payments[0] + later == pytest.approx(result.u_customer / ir.setting_info.multiplier, abs=1e-9)
 
 
 def test_a_ctbench_game_replays_the_board_move_by_move(games, page):
@@ -280,10 +308,17 @@ def test_a_ctbench_game_replays_the_board_move_by_move(games, page):
         assert red == ["11", "0", "2"]  # 14 red chips less two moves and the one the contract gave blue
         tab.locator("#slider").fill("4")  # blue's move onto (1,1)
         tab.locator("#slider").fill("5")  # red onto (0,3), paid by blue's chip under the contract
-        assert tab.locator("#source mark[data-clause='cover.2']").inner_text() == "(0,3): blue pays for red with blue chip"
+        assert (
+            tab.locator("#source mark[data-clause='cover.2']").inner_text() == "(0,3): blue pays for red with blue chip"
+        )
         assert tab.locator("#events li.now", has_text="contract: blue gives red a blue chip for (0, 3)").count() == 1
-        assert [c.inner_text() for c in tab.locator("#promises tr").nth(1).locator("td").all()] == \
-            ["red", "0", "0", "2", "0"]
+        assert [c.inner_text() for c in tab.locator("#promises tr").nth(1).locator("td").all()] == [
+            "red",
+            "0",
+            "0",
+            "2",
+            "0",
+        ]
         page.shot("ctbench")
     finally:
         httpd.shutdown()
@@ -326,8 +361,20 @@ def test_an_experiment_lists_filters_opens_and_compares_its_games(experiment, pa
 
 
 def test_a_ctbench_sweep_shows_its_summary_and_keeps_each_games_negotiation(page, tmp_path):
-    ok("ctbench", "sweep", "--boards", "0,24", "--conditions", "none,prog_trading", "--modes", "pfp", "--out",
-       tmp_path / "sweep", "--workers", "1")
+    ok(
+        "ctbench",
+        "sweep",
+        "--boards",
+        "0,24",
+        "--conditions",
+        "none,prog_trading",
+        "--modes",
+        "pfp",
+        "--out",
+        tmp_path / "sweep",
+        "--workers",
+        "1",
+    )
     httpd, url = serving(Viewer(tmp_path / "sweep"))
     try:
         tab = page.open(url)
@@ -345,7 +392,7 @@ def test_a_ctbench_sweep_shows_its_summary_and_keeps_each_games_negotiation(page
         httpd.shutdown()
 
 
-HOSTILE = "<script>window.pwned = 1</script><img src=x onerror=\"window.pwned = 2\"> I pay {\"payment\": 18}"
+HOSTILE = '<script>window.pwned = 1</script><img src=x onerror="window.pwned = 2"> I pay {"payment": 18}'
 
 
 def hostile_customer(body):
@@ -360,9 +407,20 @@ def test_an_llm_game_shows_its_calls_as_text_and_is_rebuilt_from_its_recordings(
     alone (replay: no request reaches any server) and matches the record."""
     recordings = tmp_path / "llm.sqlite"
     with ScriptedServer(hostile_customer) as api:
-        done = run_cli("run", ROOT / "examples" / "worked-example-1.contract", "--env", "1", "--customer",
-                       f"llm:{MODEL}", "--base-url", api.url, "--recordings", recordings, "--json",
-                       env={**os.environ, "ANTHROPIC_API_KEY": "sk-test-not-a-real-key"})
+        done = run_cli(
+            "run",
+            ROOT / "examples" / "worked-example-1.contract",
+            "--env",
+            "1",
+            "--customer",
+            f"llm:{MODEL}",
+            "--base-url",
+            api.url,
+            "--recordings",
+            recordings,
+            "--json",
+            env={**os.environ, "ANTHROPIC_API_KEY": "sk-test-not-a-real-key"},
+        )
     assert done.returncode == 0, done.stdout + done.stderr
     record = json.loads(done.stdout)
     assert len(record["llm_calls"]) == 6
@@ -386,14 +444,17 @@ def test_an_llm_game_shows_its_calls_as_text_and_is_rebuilt_from_its_recordings(
     assert [w["paid"] for w in rebuilt["weeks"] if w["role"] == "customer"] == [18] * 6
     assert len(rebuilt["llm_calls"]) == 6
     elsewhere = Viewer(tmp_path / "bare", ViewOptions(llm=settings.model_copy(update={"base_url": None}))).game("g0-1")
-    assert elsewhere["error"].startswith("the record keeps no events and the game could not be rebuilt: ") and \
-        "no recorded response" in elsewhere["error"]
+    assert (
+        elsewhere["error"].startswith("the record keeps no events and the game could not be rebuilt: ")
+        and "no recorded response" in elsewhere["error"]
+    )
 
 
 def test_the_server_serves_nothing_outside_its_page_and_data(games):
     httpd, _ = serving(Viewer(games / "runs"))
     port = httpd.server_address[1]
     try:
+
         def status(path: str) -> int:
             connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
             connection.putrequest("GET", path, skip_host=False)  # sent as written, never normalised
@@ -403,10 +464,21 @@ def test_the_server_serves_nothing_outside_its_page_and_data(games):
             return answer.status
 
         assert status("/") == 200 and status("/static/view.js") == 200 and status("/data/index.json") == 200
-        for path in ("/../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/static/..%2f..%2fsite.py",
-                     "/static/%2e%2e/index.py", "/data/game/..%2f..%2f..%2fetc%2fpasswd.json",
-                     "/files/..%2F..%2Fetc%2Fpasswd", "/files/0.png", "/data/list/7.json", "/data/game/g9-9.json",
-                     "//etc/passwd", "/static/view.js/../../../site.py", "/runs/g.jsonl", "/%00"):
+        for path in (
+            "/../../etc/passwd",
+            "/%2e%2e/%2e%2e/etc/passwd",
+            "/static/..%2f..%2fsite.py",
+            "/static/%2e%2e/index.py",
+            "/data/game/..%2f..%2f..%2fetc%2fpasswd.json",
+            "/files/..%2F..%2Fetc%2Fpasswd",
+            "/files/0.png",
+            "/data/list/7.json",
+            "/data/game/g9-9.json",
+            "//etc/passwd",
+            "/static/view.js/../../../site.py",
+            "/runs/g.jsonl",
+            "/%00",
+        ):
             assert status(path) == 404, path
         assert httpd.server_address[0] == "127.0.0.1"
         rebinding = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
@@ -428,7 +500,7 @@ def test_the_list_grows_while_a_run_is_still_writing(games, page, tmp_path):
             handle.write(line + line[: len(line) // 2])  # one more record and half of another, still being written
         tab.wait_for_selector("#count:text-matches('^2 game')", timeout=10_000)
         with store.open("a") as handle:
-            handle.write(line[len(line) // 2:])
+            handle.write(line[len(line) // 2 :])
         tab.wait_for_selector("#count:text-matches('^3 game')", timeout=10_000)
     finally:
         httpd.shutdown()
@@ -473,14 +545,23 @@ def test_a_bundle_is_put_in_place_whole_or_not_at_all(games, tmp_path, monkeypat
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("keep me")
     done = run_cli("view", games / "runs", "--bundle", tmp_path / "mine")
-    assert done.returncode == 1 and done.stderr.strip() == f"error: cannot write the site into {tmp_path / 'mine'}: " \
+    assert (
+        done.returncode == 1
+        and done.stderr.strip()
+        == f"error: cannot write the site into {tmp_path / 'mine'}: "
         "it exists and is not a viewer bundle (name a new folder)"
+    )
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
 
 
 def test_the_command_serves_on_loopback_and_prints_its_url(games):
-    process = subprocess.Popen([sys.executable, "-m", "contractlang", "view", str(games / "runs"), "--json"], cwd=ROOT,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "contractlang", "view", str(games / "runs"), "--json"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         first = json.loads(process.stdout.readline())
         assert first["ok"] and first["url"].startswith("http://127.0.0.1:")
@@ -493,12 +574,18 @@ def test_the_command_serves_on_loopback_and_prints_its_url(games):
         process.wait(timeout=30)
 
 
-@pytest.mark.parametrize("args, message", [
-    (["view", "no-such-dir"], "error: no-such-dir: no such file or directory"),
-    (["view", "examples/agents"], "no games, tables or figures found"),
-    (["view", "examples", "--board", "3"], "--board goes with --contract"),
-    (["view", "examples/traces/worked-example-1-late-breach.jsonl"], "is an event log (`run --log`) without a header naming its contract: give --contract FILE"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["view", "no-such-dir"], "error: no-such-dir: no such file or directory"),
+        (["view", "examples/agents"], "no games, tables or figures found"),
+        (["view", "examples", "--board", "3"], "--board goes with --contract"),
+        (
+            ["view", "examples/traces/worked-example-1-late-breach.jsonl"],
+            "is an event log (`run --log`) without a header naming its contract: give --contract FILE",
+        ),
+    ],
+)
 def test_bad_input_is_one_line(args, message):
     done = run_cli(*args, cwd=ROOT)
     assert done.returncode in (1, 2) and message in done.stderr and "Traceback" not in done.stderr
@@ -528,8 +615,13 @@ def test_a_ctbench_event_log_is_drawn_against_its_contract_and_board():
     options = ViewOptions(contract=load(contract)[0], source=contract.read_text(), board=24)
     page = Viewer(ROOT / "examples" / "traces" / "board-24-swap.jsonl", options).game("g0")
     assert page["shown"].startswith("events of the log only") and page["forfeited"] == ["blue"]
-    assert [f["position"] for f in page["frames"]] == [{"red": [0, 0], "blue": [0, 0]}, {"red": [0, 0], "blue": [0, 1]},
-                                                       {"red": [0, 3], "blue": [0, 1]}]
+    assert [f["position"] for f in page["frames"]] == [
+        {"red": [0, 0], "blue": [0, 0]},
+        {"red": [0, 0], "blue": [0, 1]},
+        {"red": [0, 3], "blue": [0, 1]},
+    ]
     assert page["frames"][1]["chips"]["red"]["red"] == 13  # red's chip paid blue's move (cover.0)
-    assert [(e["type"], e["clause"]) for e in page["events"] if e["clause"]] == [("contract_transfer", "cover.0"),
-                                                                                 ("forfeit", "cover.2")]
+    assert [(e["type"], e["clause"]) for e in page["events"] if e["clause"]] == [
+        ("contract_transfer", "cover.0"),
+        ("forfeit", "cover.2"),
+    ]

@@ -4,12 +4,11 @@ it, [CS-11]), and the page says which it shows."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import json
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from functools import lru_cache
 
 import numpy as np
@@ -21,19 +20,19 @@ from contractlang.diagnostics import Span
 from contractlang.formatter import format_ir
 from contractlang.interpreter.contractsim import WeekStatus, breach_reason
 from contractlang.interpreter.events import Delivery, Payment
-from contractlang.vocab import PAYMENT_WEEKS
 from contractlang.ir import ContractSimIR, CTBenchIR
 from contractlang.llm import ApiKeys, LlmClient, agent_model
 from contractlang.render import relabel
+from contractlang.vocab import PAYMENT_WEEKS
+from games.agents import AgentError, Seat, make_agent, names_code, play_out
 from games.contractsim.environments import environment
 from games.contractsim.game import ContractSimGame, Order, Pay, Produce, State
 from games.contractsim.log import OrderPlaced, WeekShocks
-from games.agents import Seat, make_agent, play_out
 from games.contractsim.play import RunRecord, play
 from games.contractsim.shocks import draw_shocks
 from games.ctbench.board import GOAL_BONUS, INITIAL_CHIPS, PLAYERS, START, benchmark_board
-from games.ctbench.play import GameRecord, play as play_ctbench
-from games.agents import AgentError, names_code
+from games.ctbench.play import GameRecord
+from games.ctbench.play import play as play_ctbench
 from solver.dp import TableCache
 from solver.dp.baseline import Values, customer_to_come
 from solver.dp.problem import ROUNDS
@@ -56,8 +55,14 @@ class Baselines:
         """The Customer's expected value delivered less payments from round t on, both players RCC, from a
         breach-free state (`solver.dp.baseline.customer_to_come`): the table RC starts with, else the wider one it
         turns to when the first has no order for a state; None when neither has."""
-        key = (ir.model_dump_json(exclude={"name", "parties", "asserts"}), env.id, t, tuple(memory), tuple(leftover),
-               cash)
+        key = (
+            ir.model_dump_json(exclude={"name", "parties", "asserts"}),
+            env.id,
+            t,
+            tuple(memory),
+            tuple(leftover),
+            cash,
+        )
         if key not in self._customer:
             value = None
             for cover in ("schedule", "budget"):
@@ -93,8 +98,13 @@ def game_page(raw: bytes, row: GameRow, options: ViewOptions, baselines: Baselin
         record = _run(obj["run"]["performances"][row.part])
         page = contractsim_page(record, ContractSimIR.from_json_value(record.contract_ir), options, baselines)
         negotiation = obj["run"]["negotiation"]
-        return {**page, "negotiation": {"outcome": negotiation["outcome"], "turns": [
-            {k: t[k] for k in ("round", "role", "response")} for t in negotiation["turns"]]}}
+        return {
+            **page,
+            "negotiation": {
+                "outcome": negotiation["outcome"],
+                "turns": [{k: t[k] for k in ("round", "role", "response")} for t in negotiation["turns"]],
+            },
+        }
     if "job" in obj and "run" in obj:
         job, run = obj["job"], obj["run"]
         setting = job.get("setting")
@@ -155,8 +165,10 @@ def _llm_client(names: list[str], options: ViewOptions) -> LlmClient | None:
 def _rebuildable(names: list[str], options: ViewOptions) -> None:
     programs = [n for n in names if names_code(n)]
     if programs and not options.allow_commands:
-        raise PageError(f"the record keeps no events, and rebuilding it would run the code {programs[0]!r} names; "
-                        "run `contractlang view` with --allow-commands to let it")
+        raise PageError(
+            f"the record keeps no events, and rebuilding it would run the code {programs[0]!r} names; "
+            "run `contractlang view` with --allow-commands to let it"
+        )
 
 
 @contextmanager
@@ -170,11 +182,26 @@ def rebuilding() -> Iterator[None]:
 
 
 def _llm_calls(calls) -> list[dict]:
-    return [c.model_dump(include={"purpose", "model", "prompt", "reply", "input_tokens", "output_tokens",
-                                  "cache_read_tokens", "cost_usd", "error"}) for c in calls]
+    return [
+        c.model_dump(
+            include={
+                "purpose",
+                "model",
+                "prompt",
+                "reply",
+                "input_tokens",
+                "output_tokens",
+                "cache_read_tokens",
+                "cost_usd",
+                "error",
+            }
+        )
+        for c in calls
+    ]
 
 
 # --- ContractSim ------------------------------------------------------------------------------------------------
+
 
 def _actions(log, multiplier: int):
     """The agents' actions in the order they were taken, read back from the log (money to base units)."""
@@ -196,8 +223,15 @@ def _clauses(status: WeekStatus, ir: ContractSimIR) -> list[str]:
     keys = [f"pay.{status.week}" if status.role == "customer" else f"deliver.{status.week}"]
     c = ir.contingencies
     if status.role == "supplier":
-        keys += [k for k, on in (("substitution", c.substitution), ("payment_deduction", c.payment_deduction),
-                                 ("rollover", c.rollover)) if on]
+        keys += [
+            k
+            for k, on in (
+                ("substitution", c.substitution),
+                ("payment_deduction", c.payment_deduction),
+                ("rollover", c.rollover),
+            )
+            if on
+        ]
     elif status.deduction:
         keys.append("payment_deduction")
     if status.enforcement and c.grim_trigger:
@@ -235,17 +269,29 @@ def contractsim_page(record: RunRecord, ir: ContractSimIR, options: ViewOptions,
     if not log:
         _rebuildable([record.customer, record.supplier], options)
         with rebuilding():
-            again = play(ir, env, record.customer, record.supplier, seed=record.seed, tables=tables,
-                         llm=_llm_client([record.customer, record.supplier], options))
+            again = play(
+                ir,
+                env,
+                record.customer,
+                record.supplier,
+                seed=record.seed,
+                tables=tables,
+                llm=_llm_client([record.customer, record.supplier], options),
+            )
         log = again.log
-        same = (again.weeks, again.u_customer, again.u_supplier) == (record.weeks, record.u_customer,
-                                                                      record.u_supplier)
+        same = (again.weeks, again.u_customer, again.u_supplier) == (record.weeks, record.u_customer, record.u_supplier)
         shown = f"rebuilt from seed {record.seed}" + ("" if same else " — it differs from the record")
     m = ir.setting_info.multiplier
     state: State = ContractSimGame.make(ir, env).new_initial_state(draw_shocks(env, np.random.default_rng(record.seed)))
     rng = np.random.default_rng(0)  # RCC draws nothing; the factories ask for a generator
-    seat = Seat(game="contractsim", role="customer", rng=rng, contract=ir, env=env,
-                tables=lambda cover: tables.solve(ir, env, cover)[1])
+    seat = Seat(
+        game="contractsim",
+        role="customer",
+        rng=rng,
+        contract=ir,
+        env=env,
+        tables=lambda cover: tables.solve(ir, env, cover)[1],
+    )
     rcc = {role: make_agent("rcc", replace(seat, role=role)) for role in ("customer", "supplier")}
     decisions: dict[int, list[dict]] = {}
     after: dict[int, dict] = {}
@@ -259,62 +305,110 @@ def contractsim_page(record: RunRecord, ir: ContractSimIR, options: ViewOptions,
             note = str(exc)
         else:
             note = ""
-        decision = {"phase": state.phase, "action": _action(action, m), "rcc": _action(baseline, m) if baseline else None,
-                    "same": baseline == action, "note": note, "observed_breach": observation.observed_breach}
-        if isinstance(action, Order) and baseline is not None and baseline != action and \
-                not observation.observed_breach:
+        decision = {
+            "phase": state.phase,
+            "action": _action(action, m),
+            "rcc": _action(baseline, m) if baseline else None,
+            "same": baseline == action,
+            "note": note,
+            "observed_breach": observation.observed_breach,
+        }
+        if (
+            isinstance(action, Order)
+            and baseline is not None
+            and baseline != action
+            and not observation.observed_breach
+        ):
             decision["expected"] = _expected(baselines, ir, env, observation, action, baseline, m)
         elif isinstance(action, Pay) and baseline is not None and baseline != action:
             decision["expected"] = _customer_expected(baselines, ir, env, state, action, baseline, seat, m)
         decisions.setdefault(week, []).append(decision)
         state = state.apply_action(action)
         if not isinstance(action, Order):
-            after[week] = {"cash": state.cash * m, "budget_left": state.budget_left * m,
-                           "inventory": list(state.inventory), "paid_total": state.paid_total * m,
-                           "spend_total": state.spend_total * m, "value": state.value_delivered * m}
+            after[week] = {
+                "cash": state.cash * m,
+                "budget_left": state.budget_left * m,
+                "inventory": list(state.inventory),
+                "paid_total": state.paid_total * m,
+                "spend_total": state.spend_total * m,
+                "value": state.value_delivered * m,
+            }
     rows = week_rows(state.monitor.weeks, ir, m)
     for entry in log:
         if isinstance(entry, WeekShocks):
             rows[entry.week - 1].update(spoiled=list(entry.spoiled), prices=[p * m for p in entry.prices])
         elif isinstance(entry, OrderPlaced):
-            rows[entry.week - 1].update(order=list(entry.order), cost=entry.cost, received=list(entry.received),
-                                        stock=list(entry.inventory))
+            rows[entry.week - 1].update(
+                order=list(entry.order), cost=entry.cost, received=list(entry.received), stock=list(entry.inventory)
+            )
     for row in rows:
         row.update(after.get(row["week"], {}), decisions=decisions.get(row["week"], []))
     verdict = state.monitor.verdict()
     return {
-        "kind": "contractsim", "shown": shown, "contract": ir.name, "env": env.id, "seed": record.seed,
-        "customer": record.customer, "supplier": record.supplier, "setting": ir.setting,
-        "products": list(ir.setting_info.products), "inputs": list(ir.setting_info.inputs),
-        "u_customer": record.u_customer * m, "u_supplier": record.u_supplier * m, "budget": env.budget * m,
-        "capital": env.capital * m, "inventory_cap": env.inventory_cap,
-        "verdict": {"first_breach": verdict.first_breach, "week": verdict.week,
-                    "reason": breach_reason(_dollars(next(s for s in state.monitor.weeks if s.week == verdict.week),
-                                                     m), ir) if verdict.week else verdict.reason},
-        "weeks": rows, "source": source_view(ir, options), "contingencies": ir.contingencies.mode,
-        "llm_calls": _llm_calls(record.llm_calls), "llm_usage": record.llm_usage.model_dump(),
+        "kind": "contractsim",
+        "shown": shown,
+        "contract": ir.name,
+        "env": env.id,
+        "seed": record.seed,
+        "customer": record.customer,
+        "supplier": record.supplier,
+        "setting": ir.setting,
+        "products": list(ir.setting_info.products),
+        "inputs": list(ir.setting_info.inputs),
+        "u_customer": record.u_customer * m,
+        "u_supplier": record.u_supplier * m,
+        "budget": env.budget * m,
+        "capital": env.capital * m,
+        "inventory_cap": env.inventory_cap,
+        "verdict": {
+            "first_breach": verdict.first_breach,
+            "week": verdict.week,
+            "reason": breach_reason(_dollars(next(s for s in state.monitor.weeks if s.week == verdict.week), m), ir)
+            if verdict.week
+            else verdict.reason,
+        },
+        "weeks": rows,
+        "source": source_view(ir, options),
+        "contingencies": ir.contingencies.mode,
+        "llm_calls": _llm_calls(record.llm_calls),
+        "llm_usage": record.llm_usage.model_dump(),
     }
 
 
-def _expected(baselines: Baselines, ir: ContractSimIR, env: SupplyEnvironment, o, action: Order, baseline: Order,
-              m: int) -> dict | None:
+def _expected(
+    baselines: Baselines, ir: ContractSimIR, env: SupplyEnvironment, o, action: Order, baseline: Order, m: int
+) -> dict | None:
     """The agent's order and RC's at the same state, each followed by RC's play: the Supplier's expected utility
     still to come (payments less spend, RC Customer assumed as in ContractSim paper, App. C.1) and its P̂, in the contract's dollars."""
     table = baselines.tables.solve(ir, env)[1]
     mu = table.memory_index(o.memory)
     cover = "schedule" if table.solved(o.round_index, o.inventory, o.cash, mu) else "budget"
     values = baselines.values(ir, env, cover)
-    agent, rcc = (values.order(o.round_index, mu, o.inventory, o.cash, o.prices, a.quantities)
-                  for a in (action, baseline))
+    agent, rcc = (
+        values.order(o.round_index, mu, o.inventory, o.cash, o.prices, a.quantities) for a in (action, baseline)
+    )
     if agent is None or rcc is None:
         return None
-    return {"who": "supplier", "agent": agent.value * m, "rcc": rcc.value * m,
-            "difference": (rcc.value - agent.value) * m,
-            "p_agent": agent.p_sat, "p_rcc": rcc.p_sat}
+    return {
+        "who": "supplier",
+        "agent": agent.value * m,
+        "rcc": rcc.value * m,
+        "difference": (rcc.value - agent.value) * m,
+        "p_agent": agent.p_sat,
+        "p_rcc": rcc.p_sat,
+    }
 
 
-def _customer_expected(baselines: Baselines, ir: ContractSimIR, env: SupplyEnvironment, state: State, action: Pay,
-                       baseline: Pay, seat: Seat, m: int) -> dict | None:
+def _customer_expected(
+    baselines: Baselines,
+    ir: ContractSimIR,
+    env: SupplyEnvironment,
+    state: State,
+    action: Pay,
+    baseline: Pay,
+    seat: Seat,
+    m: int,
+) -> dict | None:
     """The agent's payment and RCC's in the same state, each followed by both players' RCC play ([CS-28]): the
     Customer's expected utility still to come (value delivered less payments, this one included), in the
     contract's dollars. A payment that meets the due leaves a breach-free state: the DP's exact enumeration from
@@ -324,23 +418,31 @@ def _customer_expected(baselines: Baselines, ir: ContractSimIR, env: SupplyEnvir
     if any(not s.compliant for s in state.monitor.weeks):
         return None
     due, k = state.payment_due(), PAYMENT_WEEKS.index(state.week)
-    scheduled_later = sum(ir.base_units().payments[k + 1:])
+    scheduled_later = sum(ir.base_units().payments[k + 1 :])
     values = {}
     for who, pay in (("agent", action), ("rcc", baseline)):
         if pay.amount < due:
-            end = play_out(state.apply_action(pay), {r: make_agent("rcc", replace(seat, role=r))
-                                                     for r in ("customer", "supplier")})
+            end = play_out(
+                state.apply_action(pay), {r: make_agent("rcc", replace(seat, role=r)) for r in ("customer", "supplier")}
+            )
             values[who] = float(end.value_delivered - state.value_delivered - (end.paid_total - state.paid_total))
             continue
         if state.budget_left - pay.amount < scheduled_later:
             return None
-        later = baselines.customer(ir, env, k, state.monitor.memory, state.inventory, state.cash + pay.amount) \
-            if k < ROUNDS else 0.0
+        later = (
+            baselines.customer(ir, env, k, state.monitor.memory, state.inventory, state.cash + pay.amount)
+            if k < ROUNDS
+            else 0.0
+        )
         if later is None:
             return None
         values[who] = later - pay.amount
-    return {"who": "customer", "agent": values["agent"] * m, "rcc": values["rcc"] * m,
-            "difference": (values["rcc"] - values["agent"]) * m}
+    return {
+        "who": "customer",
+        "agent": values["agent"] * m,
+        "rcc": values["rcc"] * m,
+        "difference": (values["rcc"] - values["agent"]) * m,
+    }
 
 
 def _action(action, m: int) -> dict:
@@ -365,8 +467,10 @@ def event_log_page(raw: bytes, row: GameRow, options: ViewOptions, baselines: Ba
     except TraceError as exc:
         raise PageError(str(exc)) from None
     if options.contract is None:
-        raise PageError("an event log names no contract: run `contractlang view LOG --contract FILE` "
-                        "(and --board ID for a CT-Bench log)")
+        raise PageError(
+            "an event log names no contract: run `contractlang view LOG --contract FILE` "
+            "(and --board ID for a CT-Bench log)"
+        )
     ir = options.contract.ir
     if row.game != ir.kind:
         raise PageError(f"this is a {row.game} event log and {options.contract.file} a {ir.kind} contract")
@@ -381,12 +485,24 @@ def event_log_page(raw: bytes, row: GameRow, options: ViewOptions, baselines: Ba
         except TraceError as exc:
             raise PageError(str(exc)) from None
         verdict = monitor.verdict()
-        page = {"kind": "contractsim", "shown": "events of the log only (no prices, stock or cash)",
-                "contract": ir.name, "env": None, "seed": None, "customer": "", "supplier": "",
-                "setting": ir.setting, "products": list(ir.setting_info.products),
-                "inputs": list(ir.setting_info.inputs), "verdict": verdict.model_dump(),
-                "weeks": week_rows(monitor.weeks, ir, 1), "source": source_view(ir, options),
-                "contingencies": ir.contingencies.mode, "llm_calls": [], "llm_usage": None}
+        page = {
+            "kind": "contractsim",
+            "shown": "events of the log only (no prices, stock or cash)",
+            "contract": ir.name,
+            "env": None,
+            "seed": None,
+            "customer": "",
+            "supplier": "",
+            "setting": ir.setting,
+            "products": list(ir.setting_info.products),
+            "inputs": list(ir.setting_info.inputs),
+            "verdict": verdict.model_dump(),
+            "weeks": week_rows(monitor.weeks, ir, 1),
+            "source": source_view(ir, options),
+            "contingencies": ir.contingencies.mode,
+            "llm_calls": [],
+            "llm_usage": None,
+        }
     return {**page, "shown": page["shown"] + (f"; {why}" if why else "")}
 
 
@@ -402,17 +518,33 @@ def _from_header(raw: bytes, header, ir, options: ViewOptions, baselines: Baseli
                 if header.env is None or set(header.agents) != {"customer", "supplier"}:
                     return None, "the header names no environment and agents to play it again"
                 env = environment(header.env)
-                again = play(ir, env, header.agents["customer"], header.agents["supplier"], seed=header.seed,
-                             tables=baselines.tables, llm=_llm_client(agents, options),
-                             guidance=header.guidance or ())
+                again = play(
+                    ir,
+                    env,
+                    header.agents["customer"],
+                    header.agents["supplier"],
+                    seed=header.seed,
+                    tables=baselines.tables,
+                    llm=_llm_client(agents, options),
+                    guidance=header.guidance or (),
+                )
             else:
                 if header.board is None or set(header.agents) != {"red", "blue"}:
                     return None, "the header names no board and agents to play it again"
                 bench = benchmark_board(header.board, header.board_set or "ours")
-                again = play_game(bench, "file", header.mode or "pfp", header.agents["red"], header.agents["blue"],
-                                  header.seed, contract=ir, visible=True if header.visible is None else header.visible,
-                                  keep_log=True, rules=header.rules or "authors",
-                                  llm=_llm_client(agents, options))
+                again = play_ctbench(
+                    bench,
+                    "file",
+                    header.mode or "pfp",
+                    header.agents["red"],
+                    header.agents["blue"],
+                    header.seed,
+                    contract=ir,
+                    visible=True if header.visible is None else header.visible,
+                    keep_log=True,
+                    rules=header.rules or "authors",
+                    llm=_llm_client(agents, options),
+                )
     except PageError as exc:
         return None, str(exc).replace("the record keeps no events", "the log keeps only the monitor's events")
     except ValueError as exc:
@@ -424,6 +556,7 @@ def _from_header(raw: bytes, header, ir, options: ViewOptions, baselines: Baseli
 
 
 # --- CT-Bench ---------------------------------------------------------------------------------------------------
+
 
 def _holdings(h) -> dict:
     return {p: h.of(p).model_dump() for p in PLAYERS}
@@ -439,25 +572,53 @@ def ctbench_page(record: GameRecord, options: ViewOptions) -> dict:
     if not log:
         _rebuildable([record.red_agent, record.blue_agent], options)
         with rebuilding():
-            again = play_ctbench(bench, record.condition, record.mode, record.red_agent, record.blue_agent, record.seed,
-                              contract=terms if record.condition == "file" else None, visible=record.visible,
-                              keep_log=True, repeat=record.repeat, judge=record.judge, rules=record.rules,
-                              llm=_llm_client([record.red_agent, record.blue_agent, record.judge], options))
+            again = play_ctbench(
+                bench,
+                record.condition,
+                record.mode,
+                record.red_agent,
+                record.blue_agent,
+                record.seed,
+                contract=terms if record.condition == "file" else None,
+                visible=record.visible,
+                keep_log=True,
+                repeat=record.repeat,
+                judge=record.judge,
+                rules=record.rules,
+                llm=_llm_client([record.red_agent, record.blue_agent, record.judge], options),
+            )
         log = again.log
         same = (again.scores, again.rounds) == (record.scores, record.rounds)
         shown = f"rebuilt from seed {record.seed}" + ("" if same else " — it differs from the record")
     frames, events = _frames([e.model_dump(mode="json") for e in log], terms)
     return {
-        "kind": "ctbench", "shown": shown, "board_id": record.board_id, "board_set": record.board_set,
-        "board_class": record.board_class, "rules": record.rules, "condition": record.condition, "mode": record.mode,
-        "red": record.red_agent, "blue": record.blue_agent, "seed": record.seed,
+        "kind": "ctbench",
+        "shown": shown,
+        "board_id": record.board_id,
+        "board_set": record.board_set,
+        "board_class": record.board_class,
+        "rules": record.rules,
+        "condition": record.condition,
+        "mode": record.mode,
+        "red": record.red_agent,
+        "blue": record.blue_agent,
+        "seed": record.seed,
         "board": [[bench.board.colour((r, c)) for c in range(4)] for r in range(4)],
-        "frames": frames, "events": events, "scores": list(record.scores), "raw_scores": list(record.raw_scores),
-        "baselines": list(record.baselines), "finished": list(record.finished), "forfeited": list(record.forfeited),
-        "end_reason": record.end_reason, "coverage": record.coverage, "transcript": record.transcript,
+        "frames": frames,
+        "events": events,
+        "scores": list(record.scores),
+        "raw_scores": list(record.raw_scores),
+        "baselines": list(record.baselines),
+        "finished": list(record.finished),
+        "forfeited": list(record.forfeited),
+        "end_reason": record.end_reason,
+        "coverage": record.coverage,
+        "transcript": record.transcript,
         "negotiation": record.negotiation.model_dump(mode="json", exclude={"contract"}) if record.negotiation else None,
-        "terms": record.contract_terms, "source": source_view(terms, options) if terms else None,
-        "llm_calls": _llm_calls(record.llm_calls), "llm_usage": record.llm_usage.model_dump(),
+        "terms": record.contract_terms,
+        "source": source_view(terms, options) if terms else None,
+        "llm_calls": _llm_calls(record.llm_calls),
+        "llm_usage": record.llm_usage.model_dump(),
         "goal_bonus": GOAL_BONUS,
     }
 
@@ -465,8 +626,9 @@ def ctbench_page(record: GameRecord, options: ViewOptions) -> dict:
 def _cover_clause(terms: CTBenchIR | None, giver: str, tile) -> str | None:
     if terms is None:
         return None
-    return next((f"cover.{k}" for k, c in enumerate(terms.coverage) if c.giver == giver and list(c.tile) == list(tile)),
-                None)
+    return next(
+        (f"cover.{k}" for k, c in enumerate(terms.coverage) if c.giver == giver and list(c.tile) == list(tile)), None
+    )
 
 
 def _frames(log: list[dict], terms: CTBenchIR | None) -> tuple[list[dict], list[dict]]:
@@ -475,8 +637,15 @@ def _frames(log: list[dict], terms: CTBenchIR | None) -> tuple[list[dict], list[
     position = {p: list(START) for p in PLAYERS}
     trail = {p: [list(START)] for p in PLAYERS}
     chips = {p: dict(INITIAL_CHIPS[p]) for p in PLAYERS}
-    frames = [{"round": 0, "text": "start", "position": json.loads(json.dumps(position)), "chips": json.loads(
-        json.dumps(chips)), "trail": json.loads(json.dumps(trail))}]
+    frames = [
+        {
+            "round": 0,
+            "text": "start",
+            "position": json.loads(json.dumps(position)),
+            "chips": json.loads(json.dumps(chips)),
+            "trail": json.loads(json.dumps(trail)),
+        }
+    ]
     events = []
     tried: dict | None = None
     contract_paid: str | None = None
@@ -496,8 +665,16 @@ def _frames(log: list[dict], terms: CTBenchIR | None) -> tuple[list[dict], list[
                 chips[e["receiver"]][e["colour"]] += 1
         elif kind in ("forfeit", "contract_blocked"):
             clause = _cover_clause(terms, e.get("giver", player), e["tile"])
-        events.append({"round": e.get("round"), "player": player or e.get("giver") or e.get("payer"), "type": kind,
-                       "text": text, "clause": clause, "frame": len(frames)})
+        events.append(
+            {
+                "round": e.get("round"),
+                "player": player or e.get("giver") or e.get("payer"),
+                "type": kind,
+                "text": text,
+                "clause": clause,
+                "frame": len(frames),
+            }
+        )
         if kind == "moved" and tried is not None:
             colour = tried["tile_colour"]
             payer = {"own": player, "pfp": _other(player), "contract": contract_paid}.get(e.get("paid_by", "own"))
@@ -505,9 +682,16 @@ def _frames(log: list[dict], terms: CTBenchIR | None) -> tuple[list[dict], list[
                 chips[payer][colour] -= 1
             position[player] = list(e["tile"])
             trail[player].append(list(e["tile"]))
-            frames.append({"round": e.get("round"), "text": text, "mover": player,
-                           "position": json.loads(json.dumps(position)), "chips": json.loads(json.dumps(chips)),
-                           "trail": json.loads(json.dumps(trail))})
+            frames.append(
+                {
+                    "round": e.get("round"),
+                    "text": text,
+                    "mover": player,
+                    "position": json.loads(json.dumps(position)),
+                    "chips": json.loads(json.dumps(chips)),
+                    "trail": json.loads(json.dumps(trail)),
+                }
+            )
     return frames, events
 
 
@@ -526,11 +710,14 @@ def _describe(e: dict) -> str:
         offer = e["offer"]
         if "give" in offer:
             return f"{who} offers {_chips(offer['give'])} for {_chips(offer['receive'])}"
-        return f"{who} offers to pay for {_chips(offer['i_cover'])} of the partner's moves if it pays for " \
-               f"{_chips(offer['you_cover'])}"
+        return (
+            f"{who} offers to pay for {_chips(offer['i_cover'])} of the partner's moves if it pays for "
+            f"{_chips(offer['you_cover'])}"
+        )
     if kind == "response":
-        return f"{who} {'accepts' if e['accept'] else 'rejects'}" + ("" if e["executed"] or not e["accept"]
-                                                                     else " (the chips could not cover it)")
+        return f"{who} {'accepts' if e['accept'] else 'rejects'}" + (
+            "" if e["executed"] or not e["accept"] else " (the chips could not cover it)"
+        )
     if kind == "pass":
         return f"{who} passes"
     if kind == "move_attempt":
@@ -574,21 +761,50 @@ def ctbench_events_page(raw: bytes, options: ViewOptions) -> dict:
     for step in steps:
         event = step.event
         log.append(event)
-        enforced = [{**a, "type": "contract_transfer" if a.get("kind") == "chip_transfer" else a.get("kind")}
-                    for a in step.enforcement]
+        enforced = [
+            {**a, "type": "contract_transfer" if a.get("kind") == "chip_transfer" else a.get("kind")}
+            for a in step.enforcement
+        ]
         log += enforced
         if event["type"] == "move_attempt":  # a monitor log holds attempts only: each is drawn as the move
             paid = any(a.get("pays_move") for a in enforced)
-            log.append({"type": "moved", "player": event["player"], "tile": event["tile"],
-                        "paid_by": "contract" if paid else "own"})
+            log.append(
+                {
+                    "type": "moved",
+                    "player": event["player"],
+                    "tile": event["tile"],
+                    "paid_by": "contract" if paid else "own",
+                }
+            )
     bench = benchmark_board(options.board)
     frames, described = _frames(log, ir)
-    return {"kind": "ctbench", "shown": "events of the log only (each attempt drawn as a move)",
-            "board_id": options.board, "board_set": bench.board_set, "board_class": bench.board_class,
-            "rules": "", "condition": "file", "mode": "", "red": "", "blue": "", "seed": None,
-            "board": [[bench.board.colour((r, c)) for c in range(4)] for r in range(4)], "frames": frames,
-            "events": described, "scores": None, "raw_scores": None, "baselines": None,
-            "finished": list(monitor.finished), "forfeited": list(monitor.forfeited), "end_reason": "",
-            "coverage": {}, "transcript": "", "negotiation": None, "terms": ir.terms_json(),
-            "source": source_view(ir, options), "llm_calls": [], "llm_usage": None, "goal_bonus": GOAL_BONUS}
-
+    return {
+        "kind": "ctbench",
+        "shown": "events of the log only (each attempt drawn as a move)",
+        "board_id": options.board,
+        "board_set": bench.board_set,
+        "board_class": bench.board_class,
+        "rules": "",
+        "condition": "file",
+        "mode": "",
+        "red": "",
+        "blue": "",
+        "seed": None,
+        "board": [[bench.board.colour((r, c)) for c in range(4)] for r in range(4)],
+        "frames": frames,
+        "events": described,
+        "scores": None,
+        "raw_scores": None,
+        "baselines": None,
+        "finished": list(monitor.finished),
+        "forfeited": list(monitor.forfeited),
+        "end_reason": "",
+        "coverage": {},
+        "transcript": "",
+        "negotiation": None,
+        "terms": ir.terms_json(),
+        "source": source_view(ir, options),
+        "llm_calls": [],
+        "llm_usage": None,
+        "goal_bonus": GOAL_BONUS,
+    }

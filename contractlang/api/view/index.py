@@ -120,8 +120,7 @@ class ViewIndex:
         found: list[Path] = []
         for top, dirs, files in os.walk(self.root):
             depth = len(Path(top).relative_to(self.root).parts)
-            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS
-                             and depth < MAX_DEPTH)
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS and depth < MAX_DEPTH)
             found += [Path(top) / f for f in sorted(files) if not f.startswith(".")]
             if len(found) >= MAX_FILES:
                 break
@@ -161,8 +160,10 @@ class ViewIndex:
                 rows = from_json(text)
             except ValueError:  # still being written
                 return False
-            table = Table(path=self._relative(path), rows=tuple(r for r in rows if isinstance(r, dict))
-                          if isinstance(rows, list) else ())
+            table = Table(
+                path=self._relative(path),
+                rows=tuple(r for r in rows if isinstance(r, dict)) if isinstance(rows, list) else (),
+            )
         else:
             table = Table(path=self._relative(path), text=text)
         self._tables[path] = (mtime, table)
@@ -224,18 +225,38 @@ class ViewIndex:
         if obj.get("type") in CONTRACTSIM_TYPES + CTBENCH_TYPES and state.line == 1:
             state.kind = "contractsim-events" if obj["type"] in CONTRACTSIM_TYPES else "ctbench-events"
             name = self.paths[state.index].name
-            self._add(GameRow(id=f"g{state.index}", game=state.kind.split("-")[0], source=state.index, line=0,
-                              offset=0, contract=name, where="", role="", agent="", counterparty="",
-                              outcome="events only", kept=True), state)
+            self._add(
+                GameRow(
+                    id=f"g{state.index}",
+                    game=state.kind.split("-")[0],
+                    source=state.index,
+                    line=0,
+                    offset=0,
+                    contract=name,
+                    where="",
+                    role="",
+                    agent="",
+                    counterparty="",
+                    outcome="events only",
+                    kept=True,
+                ),
+                state,
+            )
             return
         for row in rows_of(obj, state.index, state.line, offset):
             state.kind = state.kind or row_kind(obj)
             self._add(row, state)
 
     def sources(self) -> tuple[Source, ...]:
-        return tuple(Source(path=str(p.relative_to(self.root)) if p != self.root else p.name,
-                            kind=self._files[p].kind or "other", games=self._files[p].games)
-                     for p in self.paths if self._files[p].games)
+        return tuple(
+            Source(
+                path=str(p.relative_to(self.root)) if p != self.root else p.name,
+                kind=self._files[p].kind or "other",
+                games=self._files[p].games,
+            )
+            for p in self.paths
+            if self._files[p].games
+        )
 
     def figure(self, k: int) -> Path | None:
         return self._figures[k] if 0 <= k < len(self._figures) else None
@@ -244,18 +265,25 @@ class ViewIndex:
         """What the index holds now (a scan may be adding rows meanwhile: `reading` says so)."""
         rows = self.rows
         return IndexSummary(
-            root=str(self.root), version=self.version, reading=self.reading, games=len(rows), chunk=CHUNK,
-            sources=self.sources(), tables=tuple(t for _, (_, t) in sorted(self._tables.items())),
+            root=str(self.root),
+            version=self.version,
+            reading=self.reading,
+            games=len(rows),
+            chunk=CHUNK,
+            sources=self.sources(),
+            tables=tuple(t for _, (_, t) in sorted(self._tables.items())),
             figures=tuple(self._relative(p) for p in self._figures),
-            agents=tuple(sorted({r.agent for r in rows if r.agent})), contracts=tuple(sorted({r.contract for r in rows})),
-            wheres=tuple(sorted({r.where for r in rows if r.where}, key=_natural)))
+            agents=tuple(sorted({r.agent for r in rows if r.agent})),
+            contracts=tuple(sorted({r.contract for r in rows})),
+            wheres=tuple(sorted({r.where for r in rows if r.where}, key=_natural)),
+        )
 
     def chunk(self, k: int) -> list[dict] | None:
         """Rows k·CHUNK … (k+1)·CHUNK − 1, as the page reads them; None past the end."""
         rows = self.rows
         if k < 0 or (k * CHUNK >= len(rows) and k):
             return None
-        return [r.model_dump() for r in rows[k * CHUNK:(k + 1) * CHUNK]]
+        return [r.model_dump() for r in rows[k * CHUNK : (k + 1) * CHUNK]]
 
     def line(self, row: GameRow) -> bytes:
         """The record's line as it is in the file now."""
@@ -298,17 +326,42 @@ def rows_of(obj: dict, source: int, line: int, offset: int) -> list[GameRow]:
     base = {"source": source, "line": line, "offset": offset}
     try:
         if "job" in obj and isinstance(obj.get("run"), dict) and "performances" in obj["run"]:
-            return [_contractsim_row(run, f"g{source}-{line}-{k}", {**base, "part": k, "variant": obj["job"]["setting"]},
-                                     "customer", run["customer"], run["supplier"])
-                    for k, run in enumerate(obj["run"]["performances"])]
+            return [
+                _contractsim_row(
+                    run,
+                    f"g{source}-{line}-{k}",
+                    {**base, "part": k, "variant": obj["job"]["setting"]},
+                    "customer",
+                    run["customer"],
+                    run["supplier"],
+                )
+                for k, run in enumerate(obj["run"]["performances"])
+            ]
         if "job" in obj and "run" in obj:
             job, run = obj["job"], obj["run"]
-            return [_contractsim_row(run, f"g{source}-{line}", {**base, "variant": job.get("setting") or ""},
-                                     job["role"], job["agent"], job["counterparty"])]
+            return [
+                _contractsim_row(
+                    run,
+                    f"g{source}-{line}",
+                    {**base, "variant": job.get("setting") or ""},
+                    job["role"],
+                    job["agent"],
+                    job["counterparty"],
+                )
+            ]
         if "job" in obj and "runs" in obj:
-            return [_contractsim_row(run, f"g{source}-{line}-{k}-{role[0]}", {**base, "part": k}, role,
-                                     run[role], run["supplier" if role == "customer" else "customer"])
-                    for k, run in enumerate(obj["runs"]) for role in ("customer", "supplier")]
+            return [
+                _contractsim_row(
+                    run,
+                    f"g{source}-{line}-{k}-{role[0]}",
+                    {**base, "part": k},
+                    role,
+                    run[role],
+                    run["supplier" if role == "customer" else "customer"],
+                )
+                for k, run in enumerate(obj["runs"])
+                for role in ("customer", "supplier")
+            ]
         if "board_id" in obj and "red_agent" in obj:
             return [_ctbench_row(obj, f"g{source}-{line}", base)]
         if {"weeks", "customer", "supplier", "env", "customer_first_violation"} <= obj.keys():
@@ -319,34 +372,74 @@ def rows_of(obj: dict, source: int, line: int, offset: int) -> list[GameRow]:
 
 
 def _contractsim_row(run: dict, id: str, base: dict, role: str, agent: str, counterparty: str) -> GameRow:
-    firsts = [(w, r) for r, w in (("customer", run.get("customer_first_violation")),
-                                   ("supplier", run.get("supplier_first_violation"))) if w is not None]
+    firsts = [
+        (w, r)
+        for r, w in (
+            ("customer", run.get("customer_first_violation")),
+            ("supplier", run.get("supplier_first_violation")),
+        )
+        if w is not None
+    ]
     week, first = min(firsts) if firsts else (None, None)
     other = "supplier" if role == "customer" else "customer"
-    return GameRow(id=id, game="contractsim", **base, contract=str(run["contract"]), where=f"env {run['env']}",
-                   role=role, agent=str(agent), counterparty=str(counterparty), seed=run.get("seed"),
-                   outcome="breach" if firsts else "no breach", first_breach=first, breach_week=week,
-                   utility=run.get(f"u_{role}"), other_utility=run.get(f"u_{other}"),
-                   kept=bool(run.get("log") or run.get("trajectory")))
+    return GameRow(
+        id=id,
+        game="contractsim",
+        **base,
+        contract=str(run["contract"]),
+        where=f"env {run['env']}",
+        role=role,
+        agent=str(agent),
+        counterparty=str(counterparty),
+        seed=run.get("seed"),
+        outcome="breach" if firsts else "no breach",
+        first_breach=first,
+        breach_week=week,
+        utility=run.get(f"u_{role}"),
+        other_utility=run.get(f"u_{other}"),
+        kept=bool(run.get("log") or run.get("trajectory")),
+    )
 
 
 def _header_row(obj: dict, source: int, name: str) -> GameRow:
     """An event log's row from its header; what the header does not say well is left blank (its page checks it)."""
     from contractlang.interpreter.trace import LogHeader
 
-    row = {"id": f"g{source}", "game": obj["game"], "source": source, "line": 0, "offset": 0, "contract": name,
-           "where": "", "role": "", "agent": "", "counterparty": "", "outcome": "events only", "kept": True,
-           "header": True}
+    row = {
+        "id": f"g{source}",
+        "game": obj["game"],
+        "source": source,
+        "line": 0,
+        "offset": 0,
+        "contract": name,
+        "where": "",
+        "role": "",
+        "agent": "",
+        "counterparty": "",
+        "outcome": "events only",
+        "kept": True,
+        "header": True,
+    }
     try:
         header = LogHeader.model_validate(obj, strict=True)
     except ValueError:
         return GameRow(**row)
     roles = ("customer", "supplier") if header.game == "contractsim" else ("red", "blue")
-    where = f"env {header.env}" if header.env is not None else \
-        f"board {header.board}" if header.board is not None else ""
-    return GameRow(**{**row, "contract": header.name, "where": where, "role": roles[0], "seed": header.seed,
-                      "agent": header.agents.get(roles[0], ""), "counterparty": header.agents.get(roles[1], ""),
-                      "variant": header.mode or ""})
+    where = (
+        f"env {header.env}" if header.env is not None else f"board {header.board}" if header.board is not None else ""
+    )
+    return GameRow(
+        **{
+            **row,
+            "contract": header.name,
+            "where": where,
+            "role": roles[0],
+            "seed": header.seed,
+            "agent": header.agents.get(roles[0], ""),
+            "counterparty": header.agents.get(roles[1], ""),
+            "variant": header.mode or "",
+        }
+    )
 
 
 def _ctbench_row(obj: dict, id: str, base: dict) -> GameRow:
@@ -356,9 +449,20 @@ def _ctbench_row(obj: dict, id: str, base: dict) -> GameRow:
     terms = obj.get("contract_terms") or {}
     condition = obj.get("condition", "")
     contract = terms.get("name", condition) if condition == "file" else condition
-    return GameRow(id=id, game="ctbench", **base, contract=str(contract), where=f"board {obj['board_id']}",
-                   variant=str(obj.get("mode", "")),
-                   role="red", agent=str(obj["red_agent"]), counterparty=str(obj["blue_agent"]), seed=obj.get("seed"),
-                   outcome="forfeit" if forfeited else obj.get("end_reason", ""),
-                   first_breach=forfeited[0] if forfeited else None, utility=red, other_utility=blue,
-                   kept=bool(obj.get("log")))
+    return GameRow(
+        id=id,
+        game="ctbench",
+        **base,
+        contract=str(contract),
+        where=f"board {obj['board_id']}",
+        variant=str(obj.get("mode", "")),
+        role="red",
+        agent=str(obj["red_agent"]),
+        counterparty=str(obj["blue_agent"]),
+        seed=obj.get("seed"),
+        outcome="forfeit" if forfeited else obj.get("end_reason", ""),
+        first_breach=forfeited[0] if forfeited else None,
+        utility=red,
+        other_utility=blue,
+        kept=bool(obj.get("log")),
+    )

@@ -23,8 +23,11 @@ from contractlang.files import FileError, make_folder
 from contractlang.vocab import Frozen
 
 STATIC = Path(__file__).resolve().parent / "static"
-ASSETS = {"index.html": "text/html; charset=utf-8", "view.js": "text/javascript; charset=utf-8",
-          "view.css": "text/css; charset=utf-8"}
+ASSETS = {
+    "index.html": "text/html; charset=utf-8",
+    "view.js": "text/javascript; charset=utf-8",
+    "view.css": "text/css; charset=utf-8",
+}
 GAME_ID = re.compile(r"g[0-9]+(-[0-9]+)*(-[cs])?")
 PAGES_KEPT = 64
 LOOPBACK = ("127.0.0.1", "::1")
@@ -175,15 +178,17 @@ class Bundle(Frozen):
     figures: int
 
 
-def bundle(viewer: Viewer, out: Path, progress: Callable[[str, int, int], None] | None = None,
-           workers: int | None = None) -> Bundle:
+def bundle(
+    viewer: Viewer, out: Path, progress: Callable[[str, int, int], None] | None = None, workers: int | None = None
+) -> Bundle:
     """The viewer as a static site under `out`: the page, and every data file it can ask for (a snapshot). It is
     written into a new folder beside `out` and put in place whole at the end, so a bundle that fails or is
     interrupted leaves no half site (and `out` as it was); `progress(phase, done, total)` hears each game page.
     The game pages are built by `workers` forked processes (default: one per core; 1: this one, which must then
     not have run the compiled kernels yet: a fork after their threads started can hang)."""
-    if out.is_symlink() or (out.exists() and (not out.is_dir() or (any(out.iterdir()) and
-                                                                   not (out / "data" / "index.json").is_file()))):
+    if out.is_symlink() or (
+        out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "data" / "index.json").is_file()))
+    ):
         raise FileError(f"cannot write the site into {out}: it exists and is not a viewer bundle (name a new folder)")
     make_folder(out.parent)
     work = out.parent / f".{out.name}.partial-{secrets.token_hex(6)}"
@@ -210,8 +215,12 @@ def bundle(viewer: Viewer, out: Path, progress: Callable[[str, int, int], None] 
             from games.runner import run_jobs
 
             jobs = [(str(viewer.index.paths[r.source]), r) for r in rows]
-            pages = run_jobs(partial(_bundle_page, viewer.options, folder), jobs, workers,
-                             chunksize=max(1, min(50, len(jobs) // (4 * workers))))
+            pages = run_jobs(
+                partial(_bundle_page, viewer.options, folder),
+                jobs,
+                workers,
+                chunksize=max(1, min(50, len(jobs) // (4 * workers))),
+            )
         failed = 0
         for done, page_failed in enumerate(pages, start=1):
             failed += page_failed
