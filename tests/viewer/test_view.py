@@ -443,10 +443,16 @@ def test_an_llm_game_shows_its_calls_as_text_and_is_rebuilt_from_its_recordings(
     assert rebuilt.get("error") is None and rebuilt["shown"] == "rebuilt from seed 42"
     assert [w["paid"] for w in rebuilt["weeks"] if w["role"] == "customer"] == [18] * 6
     assert len(rebuilt["llm_calls"]) == 6
+    # the recording key holds no base URL (issue #47): the same model through another endpoint replays them too
     elsewhere = Viewer(tmp_path / "bare", ViewOptions(llm=settings.model_copy(update={"base_url": None}))).game("g0-1")
+    assert elsewhere.get("error") is None and len(elsewhere["llm_calls"]) == 6
+    from contractlang.llm import Recordings
+
+    empty = settings.model_copy(update={"recordings": Recordings(tmp_path / "other.sqlite").path})  # none in it
+    unrecorded = Viewer(tmp_path / "bare", ViewOptions(llm=empty)).game("g0-1")
     assert (
-        elsewhere["error"].startswith("the record keeps no events and the game could not be rebuilt: ")
-        and "no recorded response" in elsewhere["error"]
+        unrecorded["error"].startswith("the record keeps no events and the game could not be rebuilt: ")
+        and "no recorded response" in unrecorded["error"]
     )
 
 
