@@ -6,6 +6,7 @@ import math
 from collections.abc import Iterable
 
 from contractlang.vocab import Frozen
+from games.agents import agent_name
 from games.ctbench.board import MAX_JOINT_REWARD
 from games.ctbench.play import GameRecord
 
@@ -105,7 +106,7 @@ def summarise(records: list[GameRecord]) -> list[TableRow]:
     """One row per (condition, mode, agent pairing, rule set), columns as in the paper's Tables 1–8."""
     groups: dict[tuple[str, str, str, str], list[GameMetrics]] = {}
     for g in records:
-        key = (g.condition, g.mode, f"{g.red_agent} vs {g.blue_agent}", g.rules)
+        key = (g.condition, g.mode, f"{agent_name(g.red_agent)} vs {agent_name(g.blue_agent)}", g.rules)  # labels
         groups.setdefault(key, []).append(game_metrics(g))
     rows = []
     for (condition, mode, agents, rules), ms in sorted(groups.items()):

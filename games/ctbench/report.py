@@ -10,6 +10,7 @@ from pathlib import Path
 
 from contractlang.files import make_folder, write_atomically
 from contractlang.vocab import Frozen
+from games.agents import agent_name
 from games.ctbench.board import PLAYERS, benchmark_boards
 from games.ctbench.metrics import COLUMNS, TITLES, Interval, game_metrics, t_interval
 from games.ctbench.play import GameRecord
@@ -77,7 +78,8 @@ class MissingMetrics(Frozen):
 
 
 def agents_of(g: GameRecord) -> str:
-    return g.red_agent if g.red_agent == g.blue_agent else f"{g.red_agent} vs {g.blue_agent}"
+    red, blue = agent_name(g.red_agent), agent_name(g.blue_agent)  # a LABEL=SPEC agent by its label
+    return red if red == blue else f"{red} vs {blue}"
 
 
 def paper_tables(records: list[GameRecord]) -> list[PaperTable]:

@@ -280,3 +280,27 @@ def test_a_ctbench_sweep_from_python_seats_an_object_like_its_spec(tmp_path):
     strip = lambda r: r.model_dump(exclude={"red_agent"})  # noqa: E731
     assert [strip(r) for r in by_object.result.records] == [strip(r) for r in by_spec.result.records]
     assert by_object.result.records[0].red_agent == "walker" and by_object.rows()
+
+
+@pytest.mark.e2e
+def test_a_labelled_agent_is_named_by_its_label_in_a_sweeps_summary(tmp_path):
+    """`--red mine=SPEC`: the summary's rows say `mine`, not the whole LABEL=SPEC (issue #43, item 2)."""
+    done = run_cli(
+        "ctbench",
+        "sweep",
+        "--set",
+        "paper",
+        "--boards",
+        "0",
+        "--conditions",
+        "none",
+        "--red",
+        "mine=random",
+        "--blue",
+        "planner",
+        "--out",
+        tmp_path / "sweep",
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = json.loads((tmp_path / "sweep" / "summary.json").read_text())
+    assert {row["agents"] for row in rows} == {"mine vs planner"}
