@@ -35,14 +35,12 @@ ARGS = [
     "--no-first-run",
 ]
 
-pytestmark = [
-    pytest.mark.e2e,  # a real browser
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (.ci/run installs it)"),
-]
+pytestmark = pytest.mark.e2e  # a real browser
 
 
 @pytest.fixture(scope="module")
 def browser():
+    assert CHROMIUM.exists(), "needs Debian's chromium: apt-get install chromium (.ci/run installs it)"
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
