@@ -106,3 +106,42 @@ def sweep_under_way(out: Path, boards: str, preexec_fn=None) -> tuple[subprocess
     while time.monotonic() < deadline and not (games.exists() and games.stat().st_size > 0):
         time.sleep(0.05)
     return proc, games
+
+
+def stuck_agents_sweep(tmp_path: Path) -> tuple[subprocess.Popen, Path]:
+    """A 2-worker `ctbench sweep` whose red player is an external agent that reads its first observation, writes
+    its pid to the returned file and sleeps; returned once both workers' agents are up (or the sweep ended)."""
+    pids = tmp_path / "pids"
+    stuck = agent(tmp_path, "stuck", f"read line\necho $$ >> {pids}\nexec sleep 300")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "contractlang",
+            "ctbench",
+            "sweep",
+            "--boards",
+            "1,2",
+            "--red",
+            stuck,
+            "--blue",
+            "planner",
+            "--out",
+            str(tmp_path / "s"),
+            "--workers",
+            "2",
+            "--json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    deadline = time.monotonic() + 60
+    while (
+        time.monotonic() < deadline
+        and proc.poll() is None
+        and len(pids.read_text().split() if pids.exists() else []) < 2
+    ):
+        time.sleep(0.05)
+    return proc, pids

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hardening.hostile import agent, cli, ended, one_json_failure, sweep_under_way
+from tests.hardening.hostile import agent, cli, ended, one_json_failure, stuck_agents_sweep, sweep_under_way
 from tests.helpers import ROOT
 
 pytestmark = pytest.mark.e2e  # signals, workers and sweeps in real processes
@@ -107,42 +107,8 @@ def test_sigterm_ends_the_sweep_and_its_workers_and_the_rerun_completes_it(tmp_p
 def test_an_interrupted_sweep_ends_the_external_agents_its_workers_started(tmp_path):
     """The parent ends its workers with SIGTERM; each worker takes its agents with it (they sat in a game that
     would never ask again, orphaned, for as long as they cared to run)."""
-    pids = tmp_path / "pids"
-    agent = tmp_path / "stuck"
-    agent.write_text(f"#!/bin/sh\nread line\necho $$ >> {pids}\nexec sleep 300\n")
-    agent.chmod(0o755)
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "contractlang",
-            "ctbench",
-            "sweep",
-            "--boards",
-            "1,2",
-            "--red",
-            f"cmd:{agent}",
-            "--blue",
-            "planner",
-            "--out",
-            str(tmp_path / "s"),
-            "--workers",
-            "2",
-            "--json",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-    )
+    proc, pids = stuck_agents_sweep(tmp_path)
     try:
-        deadline = time.monotonic() + 60
-        while (
-            time.monotonic() < deadline
-            and proc.poll() is None
-            and len(pids.read_text().split() if pids.exists() else []) < 2
-        ):
-            time.sleep(0.05)
         proc.send_signal(signal.SIGINT)
         stdout, _ = proc.communicate(timeout=30)
     finally:

@@ -10,7 +10,6 @@ import shutil
 import signal
 import stat
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -18,8 +17,8 @@ import pytest
 
 from contractlang.files import sealed_lines
 from games.contractsim.synth import SHIPPED, read_manifest
-from tests.hardening.hostile import ended
-from tests.helpers import ROOT, run_cli, run_process
+from tests.hardening.hostile import ended, stuck_agents_sweep
+from tests.helpers import run_cli, run_process
 
 pytestmark = pytest.mark.e2e  # stores written by workers in real processes, and SIGKILL
 
@@ -231,38 +230,9 @@ def test_a_resumed_experiment_with_two_workers_writes_its_store_in_job_order(tmp
 
 
 def test_sigkill_of_the_main_process_ends_its_workers_and_their_agents(tmp_path):
-    pids = tmp_path / "pids"
-    agent = tmp_path / "stuck"
-    agent.write_text(f"#!/bin/sh\nread line\necho $$ >> {pids}\nexec sleep 300\n")
-    agent.chmod(0o755)
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "contractlang",
-            "ctbench",
-            "sweep",
-            "--boards",
-            "1,2",
-            "--red",
-            f"cmd:{agent}",
-            "--blue",
-            "planner",
-            "--out",
-            str(tmp_path / "s"),
-            "--workers",
-            "2",
-            "--json",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        cwd=ROOT,
-    )
+    proc, pids = stuck_agents_sweep(tmp_path)
     workers: list[int] = []
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and len(pids.read_text().split() if pids.exists() else []) < 2:
-            time.sleep(0.05)
         workers = [
             int(p)
             for p in subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
