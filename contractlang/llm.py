@@ -840,17 +840,11 @@ class Recordings:
         return count, dict(zip(_USAGE_FIELDS, (m or 0.0 for m in means)))
 
 
-class LlmTotals(Frozen):
-    """What a connection's calls came to so far, for the progress line and the run limits."""
+class LlmTotals(LlmUsage):
+    """What a connection's calls came to so far (a ledger's totals over every game of the process, and what the
+    connection alone knows), for the progress line and the run limits."""
 
-    calls: int = 0  # answered, replayed and failed
-    replayed: int = 0
-    failed: int = 0
     retries: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
     cost_usd: float = 0.0  # of the calls of priced models (replayed ones and `count_earlier` included)
     unpriced: int = 0  # answered calls of models without a known price, not in cost_usd
     in_flight: int = 0
