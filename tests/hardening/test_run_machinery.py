@@ -208,42 +208,15 @@ def test_a_game_that_reaches_a_game_limit_is_recorded_as_limited(synthetic, tmp_
     directory = fresh(synthetic, tmp_path)
     server = Customer(delay=delay)
     with ScriptedServer(server) as http:
-        done = run_cli(
-            *args(
-                directory,
-                http.url,
-                tmp_path / "r.sqlite",
-                "--contracts",
-                "synth-env1-*",
-                "--limit",
-                "1",
-                option,
-                value,
-                "--json",
-            ),
-            env=ENV,
-        )
+        command = args(directory, http.url, tmp_path / "r.sqlite", "--contracts", "synth-env1-*", "--limit", "1")
+        done = run_cli(*command, option, value, "--json", env=ENV)
         assert done.returncode == 0, done.stdout + done.stderr
         assert json.loads(done.stdout)["limited"] == 3
         lines = [json.loads(line) for line in store(directory, "performance.unfinished.jsonl").read_text().splitlines()]
         assert [r["status"] for r in lines] == ["limited"] * 3
         assert all(f"game's {kind} limit" in r["reason"] for r in lines), lines[0]["reason"]
         asked = len(server.requests)
-        again = run_cli(
-            *args(
-                directory,
-                http.url,
-                tmp_path / "r.sqlite",
-                "--contracts",
-                "synth-env1-*",
-                "--limit",
-                "1",
-                option,
-                value,
-                "--json",
-            ),
-            env=ENV,
-        )
+        again = run_cli(*command, option, value, "--json", env=ENV)
     assert again.returncode == 0 and json.loads(again.stdout)["played_now"]["agents"] == 0
     assert len(server.requests) == asked
 
