@@ -22,7 +22,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.llm_server import as_chat_reply, as_messages_request, message, overloaded, prompt_of  # noqa: E402
+from tests.llm_server import (  # noqa: E402
+    as_chat_reply,
+    as_messages_request,
+    message,
+    overloaded,
+    prompt_of,
+    send_json,
+)
 
 FAULTS = ("none", "burst429", "outage529")
 _KEYS = re.compile(r'"([a-z][a-z0-9_]*)": ?(?:<|0)')
@@ -92,14 +99,7 @@ class LoopbackLlm:
                 try:
                     status, payload, headers = server._answer(as_messages_request(body) if chat else body, since_first)
                     payload = as_chat_reply(status, payload) if chat else payload
-                    data = json.dumps(payload).encode()
-                    self.send_response(status)
-                    self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(data)))
-                    for name, value in headers.items():
-                        self.send_header(name, value)
-                    self.end_headers()
-                    self.wfile.write(data)
+                    send_json(self, status, json.dumps(payload).encode(), headers)
                     self.wfile.flush()
                 except OSError:
                     self.close_connection = True  # the client gave up on this request

@@ -11,6 +11,17 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
+def send_json(handler: BaseHTTPRequestHandler, status: int, data: bytes, headers: dict[str, str]) -> None:
+    """One JSON response of `data` with `headers`, as the APIs send it."""
+    handler.send_response(status)
+    handler.send_header("content-type", "application/json")
+    handler.send_header("content-length", str(len(data)))
+    for name, value in headers.items():
+        handler.send_header(name, value)
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
 def message(text: str, input_tokens: int = 100, output_tokens: int = 50) -> dict:
     return {
         "id": "msg_scripted",
@@ -138,13 +149,7 @@ class ScriptedServer:
                 data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 self.answered()
                 try:
-                    self.send_response(status)
-                    self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(data)))
-                    for name, value in headers.items():
-                        self.send_header(name, value)
-                    self.end_headers()
-                    self.wfile.write(data)
+                    send_json(self, status, data, headers)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout test)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Annotated
 
@@ -153,25 +154,12 @@ def ctbench_sweep(
     pairs = [(red, blue)] if red is not None else [_pairing(pair) for pair in items(agents, "--agents")]
     allowed = fail_on_error(fail_on_errors)
     settings = llm_settings([n for pair in pairs for n in pair] + [judge], llm_flags)
+    games = partial(sweep, out, refs, board_set, conds, mode_list, pairs, repeats, seed, hidden, judge, rules)
     if estimate:
         from contractlang.cli.experiments import echo_estimate
 
         try:
-            plan = sweep(
-                out,
-                refs,
-                board_set,
-                conds,
-                mode_list,
-                pairs,
-                repeats,
-                seed,
-                hidden,
-                judge,
-                rules,
-                llm=settings,
-                estimate=True,
-            )
+            plan = games(llm=settings, estimate=True)
         except ValueError as exc:
             raise UsageProblem(str(exc)) from None
         echo_estimate(plan, json_out)
@@ -179,24 +167,8 @@ def ctbench_sweep(
     llm_client(settings)  # a recordings file that cannot be used stops the sweep here, before any game
     try:
         with job_progress(json_out) as advance, playing():
-            result = sweep(
-                out,
-                refs,
-                board_set,
-                conds,
-                mode_list,
-                pairs,
-                repeats,
-                seed,
-                hidden,
-                judge,
-                rules,
-                workers,
-                ray,
-                settings,
-                advance,
-                lambda note: typer.echo(note, err=True),
-                fail_on_error=allowed,
+            result = games(
+                workers, ray, settings, advance, lambda note: typer.echo(note, err=True), fail_on_error=allowed
             ).result
     except RuntimeError as exc:
         raise InputError(str(exc)) from None
