@@ -146,7 +146,8 @@ def scripted_customer(requests: list, fail_after: list[int | None]):
     return reply
 
 
-def llm_args(directory: Path, url: str, recordings: Path) -> list:
+def llm_args(directory: Path, url: str, recordings: Path, *extra) -> list:
+    """`experiment performance` of an LLM Customer on `directory`'s set against the API at `url`."""
     return [
         "experiment",
         "performance",
@@ -159,6 +160,7 @@ def llm_args(directory: Path, url: str, recordings: Path) -> list:
         url,
         "--recordings",
         recordings,
+        *extra,
     ]
 
 

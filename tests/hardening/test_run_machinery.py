@@ -20,7 +20,7 @@ import pytest
 
 from contractlang.files import RECORD_CHECK
 from contractlang.llm import ESTIMATE_INPUT_TOKENS, ESTIMATE_OUTPUT_TOKENS, cost_of
-from tests.contractsim.test_performance import KEY, MODEL
+from tests.contractsim.test_performance import KEY, MODEL, llm_args
 from tests.helpers import ROOT, fresh, run_cli
 from tests.llm.test_llm_agents import BOARD, CTBenchScript
 from tests.llm_server import ScriptedServer, message, prompt_of
@@ -60,23 +60,6 @@ class Customer:
                 self.in_flight -= 1
 
 
-def args(directory: Path, url: str, recordings: Path, *extra) -> list:
-    return [
-        "experiment",
-        "performance",
-        directory,
-        "--agent",
-        f"llm:{MODEL}",
-        "--role",
-        "customer",
-        "--base-url",
-        url,
-        "--recordings",
-        recordings,
-        *extra,
-    ]
-
-
 def store(directory: Path, name: str = "performance.jsonl") -> Path:
     return directory / "jobs" / name
 
@@ -108,7 +91,7 @@ def test_many_games_wait_on_the_model_at_once_with_one_worker_and_write_the_same
         server = Customer(delay=0.3)
         with ScriptedServer(server) as http:
             done = run_cli(
-                *args(
+                *llm_args(
                     directory,
                     http.url,
                     tmp_path / f"{workers}.sqlite",
@@ -137,25 +120,26 @@ def test_errored_games_cost_a_game_not_the_run_and_a_rerun_retries_only_them(syn
     directory = fresh(synthetic, tmp_path / "cut")
     server = Customer(failing=lambda n: n <= 3)
     with ScriptedServer(server) as http:
-        first = run_cli(*args(directory, http.url, tmp_path / "r.sqlite", "--max-connections", "1"), env=ENV)
+        first = run_cli(*llm_args(directory, http.url, tmp_path / "r.sqlite", "--max-connections", "1"), env=ENV)
         assert first.returncode == 0, first.stderr
         assert "3 errored and 0 limited games left out of the tables" in first.stdout
         assert "Completed games only: 3 errored" in (directory / "performance" / "tables.md").read_text()
         assert store(directory, "performance.unfinished.jsonl").read_text().count('"status": "errored"') == 3
         asked = len(server.requests)
-        again = run_cli(*args(directory, http.url, tmp_path / "r.sqlite", "--max-connections", "1"), env=ENV)
+        again = run_cli(*llm_args(directory, http.url, tmp_path / "r.sqlite", "--max-connections", "1"), env=ENV)
     assert again.returncode == 0, again.stderr
     assert "retrying 3 errored agent games" in again.stderr and len(server.requests) - asked == 3 * 6
     assert not store(directory, "performance.unfinished.jsonl").exists()
     whole = fresh(synthetic, tmp_path / "whole")
     with ScriptedServer(Customer()) as http:
-        assert run_cli(*args(whole, http.url, tmp_path / "w.sqlite"), env=ENV).returncode == 0
+        assert run_cli(*llm_args(whole, http.url, tmp_path / "w.sqlite"), env=ENV).returncode == 0
     same_outputs(directory, whole)
 
     failing = fresh(synthetic, tmp_path / "failing")
     with ScriptedServer(Customer(failing=lambda n: True)) as http:
         stopped = run_cli(
-            *args(failing, http.url, tmp_path / "f.sqlite", "--max-connections", "1", "--fail-on-error", "2"), env=ENV
+            *llm_args(failing, http.url, tmp_path / "f.sqlite", "--max-connections", "1", "--fail-on-error", "2"),
+            env=ENV,
         )
     assert stopped.returncode == 1 and "Traceback" not in stopped.stderr
     assert "3 games errored, more than --fail-on-error 2 allows" in stopped.stderr
@@ -171,7 +155,7 @@ def test_a_cost_limit_stops_the_run_and_a_higher_one_resumes_to_an_uninterrupted
     server = Customer()
     with ScriptedServer(server) as http:
         cut = run_cli(
-            *args(
+            *llm_args(
                 directory,
                 http.url,
                 tmp_path / "r.sqlite",
@@ -185,12 +169,12 @@ def test_a_cost_limit_stops_the_run_and_a_higher_one_resumes_to_an_uninterrupted
         assert cut.returncode == 3, cut.stdout + cut.stderr
         assert "cost limit" in cut.stderr and "--cost-limit" in cut.stderr and "rerun" in cut.stderr
         assert store(directory).read_text().count("\n") == 1  # the first game; the second stopped mid-way
-        resumed = run_cli(*args(directory, http.url, tmp_path / "r.sqlite", "--cost-limit", "1"), env=ENV)
+        resumed = run_cli(*llm_args(directory, http.url, tmp_path / "r.sqlite", "--cost-limit", "1"), env=ENV)
     assert resumed.returncode == 0, resumed.stderr
     assert len(server.requests) == 6 * 6  # the stopped game's answered calls were replayed, not paid again
     whole = fresh(synthetic, tmp_path / "whole")
     with ScriptedServer(Customer()) as http:
-        assert run_cli(*args(whole, http.url, tmp_path / "w.sqlite"), env=ENV).returncode == 0
+        assert run_cli(*llm_args(whole, http.url, tmp_path / "w.sqlite"), env=ENV).returncode == 0
     same_outputs(directory, whole)
 
 
@@ -208,7 +192,7 @@ def test_a_game_that_reaches_a_game_limit_is_recorded_as_limited(synthetic, tmp_
     directory = fresh(synthetic, tmp_path)
     server = Customer(delay=delay)
     with ScriptedServer(server) as http:
-        command = args(directory, http.url, tmp_path / "r.sqlite", "--contracts", "synth-env1-*", "--limit", "1")
+        command = llm_args(directory, http.url, tmp_path / "r.sqlite", "--contracts", "synth-env1-*", "--limit", "1")
         done = run_cli(*command, option, value, "--json", env=ENV)
         assert done.returncode == 0, done.stdout + done.stderr
         assert json.loads(done.stdout)["limited"] == 3
@@ -228,7 +212,7 @@ def test_estimate_counts_games_calls_tokens_and_cost(synthetic, tmp_path):
     directory = fresh(synthetic, tmp_path)
     slice_ = ("--contracts", "synth-env1-*", "--limit", "1")
     before = run_cli(
-        *args(directory, "http://127.0.0.1:9", tmp_path / "r.sqlite", *slice_, "--estimate", "--json"), env=ENV
+        *llm_args(directory, "http://127.0.0.1:9", tmp_path / "r.sqlite", *slice_, "--estimate", "--json"), env=ENV
     )
     assert before.returncode == 0, before.stdout + before.stderr
     plan = json.loads(before.stdout)["estimate"]
@@ -239,7 +223,7 @@ def test_estimate_counts_games_calls_tokens_and_cost(synthetic, tmp_path):
     with ScriptedServer(Customer(failing=lambda n: n == 7)) as http:  # the second game's first call
         assert (
             run_cli(
-                *args(
+                *llm_args(
                     directory,
                     http.url,
                     tmp_path / "r.sqlite",
@@ -253,7 +237,7 @@ def test_estimate_counts_games_calls_tokens_and_cost(synthetic, tmp_path):
             ).returncode
             == 1
         )
-    after = run_cli(*args(directory, "http://127.0.0.1:9", tmp_path / "r.sqlite", *slice_, "--estimate"), env=ENV)
+    after = run_cli(*llm_args(directory, "http://127.0.0.1:9", tmp_path / "r.sqlite", *slice_, "--estimate"), env=ENV)
     assert after.returncode == 0, after.stderr
     assert after.stdout.startswith(
         "3 games: 1 stored, 1 errored to retry, 0 stopped at a per-game limit (kept); "
@@ -274,7 +258,10 @@ def test_ctrl_c_with_requests_in_flight_pays_none_of_them_twice(synthetic, tmp_p
                 sys.executable,
                 "-m",
                 "contractlang",
-                *map(str, args(directory, http.url, tmp_path / "r.sqlite", "--max-connections", "4", "--workers", "2")),
+                *map(
+                    str,
+                    llm_args(directory, http.url, tmp_path / "r.sqlite", "--max-connections", "4", "--workers", "2"),
+                ),
             ],
             cwd=ROOT,
             env=ENV,
@@ -293,12 +280,12 @@ def test_ctrl_c_with_requests_in_flight_pays_none_of_them_twice(synthetic, tmp_p
         assert len(lines) == 1 and "interrupted" in lines[0] and "rerun the same command" in lines[0], err
         first = len(server.requests)
         server.delay = 0.0
-        resumed = run_cli(*args(directory, http.url, tmp_path / "r.sqlite"), env=ENV)
+        resumed = run_cli(*llm_args(directory, http.url, tmp_path / "r.sqlite"), env=ENV)
     assert resumed.returncode == 0, resumed.stderr
     assert first >= 4 and len(server.requests) == 6 * 6
     whole = fresh(synthetic, tmp_path / "whole")
     with ScriptedServer(Customer()) as http:
-        assert run_cli(*args(whole, http.url, tmp_path / "w.sqlite"), env=ENV).returncode == 0
+        assert run_cli(*llm_args(whole, http.url, tmp_path / "w.sqlite"), env=ENV).returncode == 0
     same_outputs(directory, whole)
 
 
@@ -389,7 +376,7 @@ def test_ray_local_honours_the_counts_and_leaves_no_process_after_ctrl_c(synthet
                 "contractlang",
                 *map(
                     str,
-                    args(
+                    llm_args(
                         directory,
                         http.url,
                         tmp_path / "r.sqlite",
