@@ -1,4 +1,11 @@
 import os
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # each of the two test workers has a core; compiled kernels with a thread per core would oversubscribe it.
+    # Set before anything imports numba: it reads this once at import, and a pool launched at the machine's
+    # width then fails the next compile, which rereads the variable
+    os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+
 from pathlib import Path
 
 import pytest
@@ -11,10 +18,6 @@ from tests.helpers import EXAMPLES, VARIANTS
 settings.register_profile("ci", derandomize=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
-
-if os.environ.get("PYTEST_XDIST_WORKER"):
-    # each of the two test workers has a core; compiled kernels with a thread per core would oversubscribe it
-    os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 
 @pytest.fixture

@@ -30,3 +30,14 @@ def test_citation_matches_the_package_and_names_both_papers():
 def test_no_wheel_or_archive_is_tracked():
     tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert not [name for name in tracked.splitlines() if name.endswith((".whl", ".tar.gz"))]
+
+
+def test_compiled_kernels_run_on_the_thread_count_the_environment_names():
+    """numba reads NUMBA_NUM_THREADS at import and again at every compile: if the two differ once its pool is
+    running, the next compile fails, so the test workers set it before anything imports numba."""
+    import os
+
+    import numba
+
+    named = os.environ.get("NUMBA_NUM_THREADS", numba.config.NUMBA_DEFAULT_NUM_THREADS)
+    assert numba.config.NUMBA_NUM_THREADS == int(named)
