@@ -9,8 +9,9 @@ import os
 import secrets
 import sqlite3
 import stat
+import threading
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TypeVar
 
@@ -308,40 +309,88 @@ def make_folder(folder: Path) -> None:
         raise FileError(f"cannot write in {folder}: {exc.strerror or exc}") from None
 
 
-def open_sqlite_store(path: Path, ours: set[str], ddl: str, what: str, option: str) -> None:
-    """Create or check an SQLite file of ours (tables `ours`, schema `ddl`): another program's database, a
-    corrupt file or an unusable path is refused with one line naming `option`, the way to choose another."""
-
-    make_folder(path.parent)
-    refuse_link(path)
-    try:
-        with sqlite3.connect(path, timeout=30) as db:
-            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            if tables and not tables & ours:
-                raise FileError(
-                    f"{path}: an SQLite database of something else, not a {what}; pass {option} with another file"
-                )
-            db.executescript(ddl)
-    except sqlite3.DatabaseError as exc:
-        raise FileError(f"{path}: not a usable {what} ({exc}); pass {option} with another file") from None
-    except OSError as exc:
-        raise FileError(f"{path}: cannot open the {what}: {exc.strerror or exc}") from None
-
-
 def damaged(path: Path, what: str, option: str, why: str) -> FileError:
     return FileError(f"{path}: the {what} is damaged ({why}); delete it or pass {option} with another file")
 
 
-@contextmanager
-def sqlite_session(path: Path, what: str, option: str) -> Iterator[sqlite3.Connection]:
-    """A connection to an SQLite file of ours (one transaction); a damaged file (a corrupt page) is one line
-    naming it and `option`, the way to choose another; a link is refused as by `open_sqlite_store`."""
-    refuse_link(path)
-    try:
-        with sqlite3.connect(path, timeout=30) as db:
-            yield db
-    except sqlite3.DatabaseError as exc:
-        raise damaged(path, what, option, str(exc)) from None
+class SqliteFile:
+    """An SQLite file of ours (tables `ours`, schema `ddl`, created when missing), and one connection to it that the
+    threads of this process share, one transaction at a time: hundreds of threads each with its own connection
+    wait on SQLite's file lock, whose busy handler lets some of them starve past any timeout. A forked child
+    opens its own connection. Another program's database, a damaged file or an unusable path is one line naming
+    it and `option`, the way to choose another; a lock another process holds past the timeout is said to be
+    one, not damage; the file is never opened through a link."""
+
+    def __init__(self, path: Path, ours: set[str], ddl: str, what: str, option: str, busy_timeout: float = 30.0):
+        self.path, self.what, self.option, self.busy_timeout = Path(path), what, option, busy_timeout
+        self._fresh()
+        make_folder(self.path.parent)
+        try:
+            with self._connected() as db:
+                tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                if tables and not tables & ours:
+                    raise FileError(
+                        f"{path}: an SQLite database of something else, not a {what}; pass {option} with another file"
+                    )
+                db.executescript(ddl)
+        except sqlite3.DatabaseError as exc:
+            raise FileError(f"{path}: not a usable {what} ({exc}); pass {option} with another file") from None
+        except OSError as exc:
+            raise FileError(f"{path}: cannot open the {what}: {exc.strerror or exc}") from None
+
+    def _fresh(self) -> None:
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        self._pid = os.getpid()
+
+    @contextmanager
+    def session(self) -> Iterator[sqlite3.Connection]:
+        """The connection, for one transaction (committed at the end, rolled back on an error)."""
+        try:
+            with self._connected() as db:
+                yield db
+        except sqlite3.DatabaseError as exc:
+            raise self.damaged(str(exc)) from None
+
+    @contextmanager
+    def _connected(self) -> Iterator[sqlite3.Connection]:
+        if self._pid != os.getpid():
+            self._fresh()  # a lock and a connection inherited through fork belong to the parent
+        with self._lock:
+            try:
+                if self._db is None:
+                    refuse_link(self.path)
+                    self._db = sqlite3.connect(self.path, timeout=self.busy_timeout, check_same_thread=False)
+                with self._db:
+                    yield self._db
+            except sqlite3.DatabaseError as exc:
+                self._disconnect()  # the next session starts from a new connection
+                if isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc)):
+                    raise FileError(
+                        f"{self.path}: the {self.what} stayed locked by another process for {self.busy_timeout:g} "
+                        f"s; let it finish or pass {self.option} with another file"
+                    ) from None
+                raise
+
+    def damaged(self, why: str) -> FileError:
+        return damaged(self.path, self.what, self.option, why)
+
+    def close(self) -> None:
+        with self._lock:
+            self._disconnect()
+
+    def _disconnect(self) -> None:
+        if self._db is not None and self._pid == os.getpid():
+            with suppress(sqlite3.Error):
+                self._db.close()
+        self._db = None
+
+    def __getstate__(self) -> dict:
+        return {k: getattr(self, k) for k in ("path", "what", "option", "busy_timeout")}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._fresh()
 
 
 class OutputError(FileError):

@@ -50,7 +50,7 @@ from typing import Annotated, Literal, NamedTuple, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from contractlang.files import FileError, damaged, open_sqlite_store, sqlite_session
+from contractlang.files import FileError, SqliteFile
 from contractlang.vocab import Frozen
 
 DEFAULT_MODEL = "claude-sonnet-5-5"  # claude-sonnet-4-5 reached end of life on 2026-11-30
@@ -763,15 +763,18 @@ class Recordings:
                 f"{self.path}: no such recordings file to replay from; record the run first (without "
                 "--replay) or pass --recordings with the file it was recorded in"
             )
-        open_sqlite_store(
+        self._file = SqliteFile(
             self.path, {"llm_recordings_v1"}, self._DDL, "recordings file of LLM responses", "--recordings"
         )
 
     def _db(self):
-        return sqlite_session(self.path, "recordings file", "--recordings")
+        return self._file.session()
+
+    def close(self) -> None:
+        self._file.close()
 
     def _unusable(self, why: str) -> FileError:
-        return damaged(self.path, "recordings file", "--recordings", why)
+        return self._file.damaged(why)
 
     def get(self, key: str, occurrence: int) -> tuple[str, dict] | None:
         with self._db() as db:
@@ -1048,13 +1051,15 @@ class _Connection:
         return self.in_flight()
 
     def close(self) -> None:
-        """Close the SDK clients and the pooled connections under them."""
+        """Close the SDK clients, the pooled connections under them and the recordings file."""
         with self._lock:
             clients, self._clients = list(self._clients.values()), {}
         for client in clients:
             client.close()
         if self._transport is not None:
             self._transport.close()
+        if self.recordings is not None:
+            self.recordings.close()
 
 
 class _Game:

@@ -14,7 +14,7 @@ import time
 import uuid
 from pathlib import Path
 
-from contractlang.files import open_sqlite_store, sqlite_session
+from contractlang.files import SqliteFile
 
 SCHEMA_VERSION = 2  # 2: translations carry well_formed, inconsistencies and notes; audit rows per run
 
@@ -44,10 +44,10 @@ class TranslationCache:
 
     def __init__(self, path: Path):
         self.path = Path(path)
-        open_sqlite_store(self.path, _OURS, _DDL, "translation cache", "--cache")
+        self._file = SqliteFile(self.path, _OURS, _DDL, "translation cache", "--cache")
 
     def _db(self):
-        return sqlite_session(self.path, "translation cache", "--cache")
+        return self._file.session()
 
     def get(self, key: str) -> dict | None:
         """The kept translation for `key`; None for none, or for a row that is not a translation's JSON (that

@@ -5,6 +5,9 @@ they are kept and sent back, and a missing key never suggests a replay the comma
 import json
 import shutil
 import sqlite3
+import subprocess
+import sys
+import threading
 
 import pytest
 
@@ -126,7 +129,7 @@ def test_a_damaged_recording_ends_the_replay_in_one_line_naming_the_file(tmp_pat
                 else "UPDATE llm_recordings_v1 SET reply = NULL"
             )
     proc = cli(*args, "--base-url", server.url, "--recordings", str(damaged), "--replay", key=None)
-    one_line_error(proc, str(damaged), "the recordings file is damaged")
+    one_line_error(proc, str(damaged), "the recordings file of LLM responses is damaged")
 
 
 def test_a_translation_cache_with_a_corrupt_page_is_one_line(tmp_path):
@@ -139,3 +142,96 @@ def test_a_translation_cache_with_a_corrupt_page_is_one_line(tmp_path):
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
     error = json.loads(proc.stdout)["error"]
     assert str(cache) in error and "the translation cache is damaged" in error
+
+
+USAGE = {"input_tokens": 3, "output_tokens": 2, "cache_read_tokens": 0, "cache_write_tokens": 0}
+
+
+def _record(recordings, key: str) -> None:
+    from contractlang.llm import ApiKeys
+
+    recordings.put(key, 0, "test", "perform", "m", {"messages": key}, f"reply {key}", USAGE, ApiKeys())
+
+
+def test_hundreds_of_threads_record_through_one_connection_and_every_reply_is_kept(tmp_path, monkeypatch):
+    """256 games recording at once (a run at --max-connections 256) share the process's one connection, taking
+    turns, instead of 256 connections waiting on the file's lock (which ended such a run as 'damaged')."""
+    import contractlang.files as files
+    from contractlang.llm import Recordings
+
+    opened = []
+    connect = sqlite3.connect
+    monkeypatch.setattr(files.sqlite3, "connect", lambda *a, **k: opened.append(a) or connect(*a, **k))
+    recordings = Recordings(tmp_path / "r.sqlite")
+    errors = []
+
+    def game(g: int) -> None:
+        try:
+            for call in range(4):
+                _record(recordings, f"{g}-{call}")
+                assert recordings.get(f"{g}-{call}", 0) == (f"reply {g}-{call}", USAGE)
+        except Exception as exc:  # reported below, with the game that saw it
+            errors.append((g, exc))
+
+    threads = [threading.Thread(target=game, args=(g,)) for g in range(256)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and recordings.count() == 1024
+    assert len(opened) == 1  # the file is opened once, to create it, and kept open
+    recordings.close()
+
+
+def test_a_recordings_file_another_process_keeps_locked_is_said_to_be_locked_not_damaged(tmp_path):
+    from contractlang.files import FileError, SqliteFile
+    from contractlang.llm import Recordings
+
+    path = tmp_path / "r.sqlite"
+    Recordings(path).close()
+    file = SqliteFile(path, {"llm_recordings_v1"}, "", "recordings file", "--recordings", busy_timeout=0.2)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sqlite3, sys, time\n"
+            f"db = sqlite3.connect({str(path)!r}, isolation_level=None)\n"
+            "db.execute('BEGIN EXCLUSIVE'); print('held', flush=True); sys.stdin.readline()",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(FileError) as raised:
+            with file.session() as db:
+                db.execute("SELECT COUNT(*) FROM llm_recordings_v1").fetchone()
+        assert str(raised.value) == (
+            f"{path}: the recordings file stayed locked by another process for 0.2 s; let it finish or pass "
+            "--recordings with another file"
+        )
+    finally:
+        holder.communicate("\n", timeout=10)
+    with file.session() as db:  # the lock released, the same file object is usable again
+        assert db.execute("SELECT COUNT(*) FROM llm_recordings_v1").fetchone() == (0,)
+    file.close()
+
+
+def test_a_forked_child_and_an_unpickled_copy_record_through_connections_of_their_own(tmp_path):
+    import multiprocessing
+    import pickle
+
+    from contractlang.llm import Recordings
+
+    recordings = Recordings(tmp_path / "r.sqlite")
+    _record(recordings, "parent, before the fork")  # the parent's connection is open when it forks
+    child = multiprocessing.get_context("fork").Process(target=_record, args=(recordings, "child"))
+    child.start()
+    child.join(30)
+    assert child.exitcode == 0
+    _record(recordings, "parent, after the fork")
+    _record(pickle.loads(pickle.dumps(recordings)), "copy")
+    assert recordings.count() == 4
+    assert recordings.get("child", 0) == ("reply child", USAGE)
+    recordings.close()
