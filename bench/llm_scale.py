@@ -36,6 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import LOCAL, ROOT, write_result  # noqa: E402
 from loopback_llm import Fault, LoopbackLlm  # noqa: E402
 
+from games.runner import limits_path  # noqa: E402
+
 MODEL = "claude-haiku-4-5"
 AGENT = f"llm:anthropic/{MODEL}"
 KEY = "sk-loopback-not-a-real-key"
@@ -133,65 +135,25 @@ def warm(contracts: int, seeds: int, env: dict, work: Path) -> float:
     return time.perf_counter() - start
 
 
-def find_limit_history(report, out: Path):
-    """The in-flight limit's history the run wrote: a `limit_history` (or similar) entry of its JSON report,
-    else of a JSON file under its output directory; None when the run writes none."""
-
-    def search(value):
-        if isinstance(value, dict):
-            for k, v in value.items():
-                if "limit" in k and "history" in k:
-                    return v
-                found = search(v)
-                if found is not None:
-                    return found
-        elif isinstance(value, list):
-            for v in value:
-                found = search(v)
-                if found is not None:
-                    return found
+def limit_recovery(out: Path, n: int) -> dict | None:
+    """From the in-flight limit's history the run wrote beside its store (`runner.limits_path`): its changes,
+    the lowest limit, when it first fell and when it first stood at 0.9 N or more again after its lowest point
+    (seconds since the run's client started); None when the run wrote no history."""
+    path = limits_path(out / STORE)
+    if not path.exists():
         return None
-
-    found = search(report)
-    for path in sorted(out.rglob("*.json")) if found is None else []:
-        try:
-            found = search(json.loads(path.read_text()))
-        except (OSError, ValueError):
-            continue
-        if found is not None:
-            break
-    return found
-
-
-def limits_of(history) -> list[float]:
-    """The sequence of limit values in a history: a list of numbers, or of records holding a `limit`."""
-    values = []
-    for item in history or []:
-        if isinstance(item, (int, float)):
-            values.append(float(item))
-        elif isinstance(item, dict):
-            v = item.get("limit", item.get("in_flight_limit"))
-            if isinstance(v, (int, float)):
-                values.append(float(v))
-        elif isinstance(item, (list, tuple)) and item and isinstance(item[-1], (int, float)):
-            values.append(float(item[-1]))
-    if isinstance(history, dict):
-        for v in history.values():
-            values += limits_of(v)
-    return values
-
-
-def lowered_then_recovered(values: list[float]) -> bool:
-    """A fall below the peak reached before it, then a climb back above the low point."""
-    peak = low = None
-    for v in values:
-        if peak is None or (low is None and v >= peak):
-            peak = v
-        elif v < peak and (low is None or v < low):
-            low = v
-        elif low is not None and v > low:
-            return True
-    return False
+    changes = [c for model in json.loads(path.read_text())["limit_history"].values() for c in model]
+    lowest = min(changes, key=lambda c: (c["limit"], c["t"]))
+    fell = next((c["t"] for c in changes if c["limit"] < n), None)
+    back = next((c["t"] for c in changes if c["t"] >= lowest["t"] and c["limit"] >= 0.9 * n), None)
+    return {
+        "changes": len(changes),
+        "lowest": lowest["limit"],
+        "first_lowered_at": fell,
+        "lowest_at": lowest["t"],
+        "back_to_0.9n_at": back,
+        "lowered_then_recovered": fell is not None and back is not None,
+    }
 
 
 def run_case(
@@ -276,7 +238,6 @@ def run_case(
     busy = server.busy_seconds()
     steady_end = tail_from if tail_from is not None else busy
     steady = server.mean_in_flight(WARMUP, steady_end) if steady_end > WARMUP else None
-    history = find_limit_history(report, out)
     counts = server.counts
     figures = {
         "n": n,
@@ -303,9 +264,7 @@ def run_case(
     }
     if fault.kind != "none":
         figures["fault"] = {"kind": fault.kind, "at_seconds": fault.at, "seconds": fault.seconds}
-        figures["limit_history"] = history
-        values = limits_of(history)
-        figures["limit_lowered_then_recovered"] = lowered_then_recovered(values) if values else None
+        figures["limit"] = limit_recovery(out, n)
         figures["every_game_completed"] = figures["games_completed"] == games and process.returncode == 0
         figures["server_side"] = recovery(figures["in_flight_per_second"], figures["fault"], n)
     if not quiet:
@@ -381,9 +340,8 @@ def markdown(payload: dict) -> str:
             f"{c['fault']['at_seconds']:g} s, N = {c['n']} by {c['concurrency']}): "
             f"{c['games_completed']}/{c['games']} games, exit {c['exit_code']}"
             + (f" ({c['error']})" if c["error"] else "")
-            + f"; every game completed: {c['every_game_completed']}; limit lowered then recovered: "
-            f"{c['limit_lowered_then_recovered']} (the run's limit history: "
-            f"{'none written' if c['limit_history'] is None else len(c['limit_history'])}); requests "
+            + f"; every game completed: {c['every_game_completed']}; the run's in-flight limit: "
+            f"{c['limit'] or 'no history written'}; requests "
             f"{c['requests']}; at the server: "
             f"{c.get('server_side') or recovery(c['in_flight_per_second'], c['fault'], c['n'])}; "
             f"in flight each second: {c['in_flight_per_second']}",
@@ -527,7 +485,10 @@ def main() -> None:
             for k in ("in_flight_to_n", "pss_peak_mb", "rss_growth_100_to_1000", "wall_seconds")
         }
         | {f"{name}.completed": c.get("every_game_completed") for name, c in fault_cases.items()}
-        | {f"{name}.limit_recovered": c.get("limit_lowered_then_recovered") for name, c in fault_cases.items()},
+        | {
+            f"{name}.limit_recovered": (c["limit"] or {}).get("lowered_then_recovered")
+            for name, c in fault_cases.items()
+        },
         "cases": cases,
         "ratios": ratios(cases, base) if base else {},
         "faults": fault_cases,

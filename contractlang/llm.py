@@ -443,17 +443,22 @@ class Ticket(NamedTuple):
 
 
 class RateLimiter:
-    """The in-flight limit of one provider and model across every game and thread of a connection: additive
-    increase, multiplicative decrease (AIMD), starting at `max_connections`. An overloaded answer (429, 503,
-    529) halves the limit (floor 1), at most once per round trip: only a request sent after the last decrease
-    lowers it again. Each success adds 1/limit, so the limit grows by one per limit's worth of successes, up to
-    `max_connections`. A server that names when to come back (retry-after, or its remaining-requests headers at
-    zero) pauses every new request until then. Thread-safe."""
+    """The in-flight limit of one provider and model across every game and thread of a connection, adapted the
+    way TCP adapts its window, starting at `max_connections`. An overloaded answer (429, 503, 529) halves the
+    limit (floor 1), at most once per round trip: only a request sent after the last decrease lowers it again.
+    The first decrease after a working spell notes the limit that worked as the level to come back to. Only a
+    request sent after the last decrease raises the limit again (and ends the spell of faults): below that
+    level each such success adds 1 (slow start: the limit doubles per round trip), above it 1/limit (one per
+    limit's worth of successes), up to `max_connections`. A decrease during slow start notes half the limit instead: the doubling overshot. A
+    server that names when to come back (retry-after, or its remaining-requests headers at zero) pauses every
+    new request until then. Thread-safe."""
 
     def __init__(self, max_connections: int, longest_pause: float = 300.0):
         self.max_connections = max_connections
         self.longest_pause = longest_pause
         self._limit = max_connections
+        self._come_back_to = max_connections
+        self._faulting = False
         self._in_flight = 0
         self._credit = 0.0
         self._paused_until = 0.0
@@ -505,13 +510,20 @@ class RateLimiter:
             now = time.monotonic()
             if status in OVERLOADED and sent_at >= self._last_decrease:
                 self._last_decrease = now
+                if not self._faulting:
+                    self._faulting = True
+                    slow_start = self._limit < self._come_back_to
+                    self._come_back_to = max(1, self._limit // 2) if slow_start else self._limit
                 if self._limit > 1:
-                    self._change(max(1, int(self._limit * 0.5)), f"HTTP {status}", now)
-            elif status is not None and 200 <= status < 300 and self._limit < self.max_connections:
-                self._credit += 1 / self._limit
-                if self._credit >= 1:
-                    self._credit = 0.0
+                    self._change(max(1, self._limit // 2), f"HTTP {status}", now)
+            elif status is not None and 200 <= status < 300 and sent_at >= self._last_decrease:
+                self._faulting = False  # a request sent at the lowered limit went through
+                if self._limit < self._come_back_to:
                     self._change(self._limit + 1, "success", now)
+                elif self._limit < self.max_connections:
+                    self._credit += 1 / self._limit
+                    if self._credit >= 1:
+                        self._change(self._limit + 1, "success", now)
             resume = _resume_at(headers, status, now)
             if resume is not None:
                 self._paused_until = max(self._paused_until, min(resume, now + self.longest_pause))

@@ -100,33 +100,39 @@ def in_threads(count: int, work) -> list:
 # --- the rate limiter ----------------------------------------------------------------------------------
 
 
-def test_the_limit_halves_once_per_round_trip_and_grows_by_one_per_limit_s_worth_of_successes():
-    limiter = RateLimiter(8)
+def _answer(limiter: RateLimiter, status: int, times: int = 1) -> int:
+    """`times` requests sent now, each answered with `status`; the limit after them."""
+    for _ in range(times):
+        limiter.release(limiter.acquire().sent_at, status)
+    return limiter.limit
+
+
+def test_the_limit_halves_once_per_round_trip_and_doubles_back_per_round_trip_to_the_level_that_worked():
+    limiter = RateLimiter(16)
     early = [limiter.acquire().sent_at for _ in range(3)]
     limiter.release(early[0], 429)
-    assert limiter.limit == 4
+    assert limiter.limit == 8
     limiter.release(early[1], 429)  # sent before the decrease: the same congestion, not a new one
-    assert limiter.limit == 4
-    late = limiter.acquire().sent_at
-    limiter.release(late, 529)
-    assert limiter.limit == 2
-    limiter.release(early[2], 200)
+    assert limiter.limit == 8
+    assert _answer(limiter, 529, 2) == 2  # each sent after the last decrease
+    limiter.release(early[2], 200)  # sent before the decreases: says nothing about the lowered limit
     assert limiter.limit == 2 and limiter.in_flight == 0
-    limiter.release(limiter.acquire().sent_at, 200)
-    assert limiter.limit == 3  # two successes at a limit of 2
-    for _ in range(3):
-        limiter.release(limiter.acquire().sent_at, 200)
-    assert limiter.limit == 4
-    assert [(c.limit, c.reason) for c in limiter.history] == [
-        (8, "start"),
-        (4, "HTTP 429"),
-        (2, "HTTP 529"),
-        (3, "success"),
-        (4, "success"),
-    ]
-    for _ in range(5):
-        limiter.release(limiter.acquire().sent_at, 429)
-    assert limiter.limit == 1  # the floor
+    assert _answer(limiter, 200) == 3  # slow start: one more per success, twice the limit per round trip
+    assert _answer(limiter, 200, 13) == 16  # back to the 16 that worked before the faults, in 4 round trips
+    assert _answer(limiter, 200, 20) == 16  # never past --max-connections
+    history = [(c.limit, c.reason) for c in limiter.history]
+    assert history[:5] == [(16, "start"), (8, "HTTP 429"), (4, "HTTP 529"), (2, "HTTP 529"), (3, "success")]
+    assert history[5:] == [(n, "success") for n in range(4, 17)]
+
+
+def test_a_fault_during_slow_start_comes_back_to_half_the_limit_then_one_per_round_trip():
+    limiter = RateLimiter(16)
+    assert _answer(limiter, 429) == 8  # after a working spell at 16: come back to 16
+    assert _answer(limiter, 200) == 9
+    assert _answer(limiter, 429) == 4  # 9 was too many: come back to half of it, 4, then probe
+    assert _answer(limiter, 200, 3) == 4 and _answer(limiter, 200) == 5  # one per limit's worth of successes
+    assert _answer(limiter, 200, 5) == 6
+    assert _answer(limiter, 429, 5) == 1  # the floor
 
 
 def test_a_place_is_waited_for_and_a_pause_holds_new_requests():
