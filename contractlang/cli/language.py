@@ -14,7 +14,7 @@ from contractlang.cli.app import app
 from contractlang.cli.errors import InputError, UsageProblem
 from contractlang.cli.inputs import emit_diagnostics, load_contracts, load_one, read, source_text
 from contractlang.cli.llm_options import check_base_url
-from contractlang.cli.options import JsonFlag, RulesOption, choice, rule_set, seconds
+from contractlang.cli.options import FloorsOption, JsonFlag, RulesOption, choice, rule_set, seconds
 from contractlang.diagnostics import ContractError, printable
 from contractlang.files import FileError, read_capped, write_atomically
 from contractlang.formatter import format_source
@@ -116,11 +116,13 @@ def trace(
     ],
     events: Annotated[Path | None, typer.Argument(help="Event log: one JSON object per line.")] = None,
     rules: RulesOption = "authors",
+    floors: FloorsOption = "cs14",
     json_out: JsonFlag = False,
 ) -> None:
-    """Replay a trajectory: dues, compliance, prefix status, memory, enforcement, and who breached first. A
-    CT-Bench log is replayed under --rules, which must be the rule set it was played under (`run`'s default is
-    the same; a log's header names it)."""
+    """Replay a trajectory: dues, compliance, prefix status, memory, enforcement, and who breached first. A log
+    is replayed under the rule set it was played under: a CT-Bench one under --rules, a ContractSim one under
+    --floors (`run`'s defaults are the same; a log's header names them)."""
+    from contractlang.interpreter.rounds import DEFAULT_FLOORS, FLOOR_RULES
     from contractlang.interpreter.trace import TraceError, header_contract, read_events, read_header, replay, trace_json
 
     log = contract if events is None else events
@@ -137,8 +139,13 @@ def trace(
             checked = load_one(contract)
         if header is not None and header.rules is not None and rules == "authors":
             rules = header.rules
+        if header is not None and header.floors is not None and floors == "cs14":
+            floors = header.floors
+        choice(floors, tuple(FLOOR_RULES), "floor rule set")
+        if floors != DEFAULT_FLOORS and checked.ir.kind != "contractsim":
+            raise UsageProblem("--floors is a rule of ContractSim games; this log is of a CT-Bench game")
         enforced = rule_set(rules)
-        monitor, steps = replay(checked.ir, read_events(raw, str(log), checked.ir.kind), str(log), enforced)
+        monitor, steps = replay(checked.ir, read_events(raw, str(log), checked.ir.kind), str(log), enforced, floors)
     except TraceError as exc:
         raise InputError(str(exc)) from None
     report = trace_json(monitor, steps)

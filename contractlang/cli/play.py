@@ -185,6 +185,7 @@ def _run_contractsim(
             seed=seed,
             agents={"customer": customer, "supplier": supplier},
             guidance=tuple(guidance) or None,
+            floors=None if floors == "cs14" else floors,
         )
     if json_out:
         typer.echo(json.dumps({"ok": True, **record.to_json(played.p_sat)}))

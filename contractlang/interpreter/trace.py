@@ -20,6 +20,7 @@ from contractlang.interpreter.events import (
     EventError,
     extra_fields,
 )
+from contractlang.interpreter.rounds import DEFAULT_FLOORS, FLOOR_RULES, FloorsName
 from contractlang.ir import CheckedContract, ContractIR
 from contractlang.vocab import Frozen
 
@@ -75,6 +76,7 @@ class LogHeader(Frozen):
     visible: bool | None = None  # CT-Bench: each player sees the other's state
     rules: str | None = None  # CT-Bench: the rule set the game was played and is replayed under [CT-24a]
     guidance: tuple[str, ...] | None = None  # ContractSim LLM agents: the prompt's guidance clauses
+    floors: FloorsName | None = None  # ContractSim: the floor rule set other than cs14 it was played under [CS-14a]
     contractlang: str  # the version that wrote the log
 
 
@@ -210,10 +212,16 @@ def read_events(raw: bytes, file: str, kind: str) -> list[tuple[int, object]]:
     return events
 
 
-def replay(ir: ContractIR, events: list[tuple[int, object]], file: str = "<events>", rules: Rules | None = None):
-    """Feed events to a fresh monitor (a CT-Bench one enforcing `rules`, [CT-24a]); returns the final monitor and
-    the per-event steps."""
-    monitor = compile(ir, rules)
+def replay(
+    ir: ContractIR,
+    events: list[tuple[int, object]],
+    file: str = "<events>",
+    rules: Rules | None = None,
+    floors: FloorsName = DEFAULT_FLOORS,
+):
+    """Feed events to a fresh monitor (a ContractSim one under the floor rule set `floors`, [CS-14a]; a CT-Bench
+    one enforcing `rules`, [CT-24a]); returns the final monitor and the per-event steps."""
+    monitor = compile(ir, rules, FLOOR_RULES[floors])
     steps = []
     for number, event in events:
         try:

@@ -162,3 +162,30 @@ def test_the_view_of_a_headed_log_plays_the_game_again_and_checks_it_against_the
         "differs from the log"
     )
     assert page["env"] is None and page["weeks"][0]["paid"] == altered["amount"]
+
+
+def test_a_game_under_another_floor_rule_set_is_traced_and_rebuilt_under_it(tmp_path):
+    """The header names a floor rule set other than cs14 ([CS-14a]): `trace` replays under it without being told
+    (an RE Supplier's empty weeks are deductions, not floor violations, under no-deduction-floor), `--floors`
+    does the same for a log without a header, and `view` plays the game again under it."""
+    from contractlang.api.view.site import Viewer
+
+    deduction, variant = ROOT / "examples" / "catering-deduction.contract", "no-deduction-floor"
+    log = tmp_path / "g.jsonl"
+    ok("run", deduction, "--env", "1", "--supplier", "re", "--floors", variant, "--log", log)
+    header, *events = log.read_text().splitlines(keepends=True)
+    assert LogHeader.model_validate_json(header).floors == variant
+    bare = tmp_path / "bare.jsonl"
+    bare.write_text("".join(events))
+    by_header = json.loads(ok("trace", log, "--json"))
+    assert by_header == json.loads(ok("trace", deduction, bare, "--floors", variant, "--json"))
+    under_cs14 = json.loads(ok("trace", deduction, bare, "--json"))
+    violations = [
+        sum(not w["compliant"] for w in t["weeks"] if w["role"] == "supplier") for t in (by_header, under_cs14)
+    ]
+    assert violations == [4, 5] and by_header["weeks"][1]["deduction"] == 23
+    page = Viewer(log, live=False).game("g0")
+    assert page["shown"] == "rebuilt from the log's header (seed 42); its events are the log's"
+    ok("run", SWAP, "--board", "24", "--log", tmp_path / "ct.jsonl")
+    error = one_line_error("trace", tmp_path / "ct.jsonl", "--floors", variant)
+    assert error == "error: usage: --floors is a rule of ContractSim games; this log is of a CT-Bench game"

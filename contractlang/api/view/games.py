@@ -517,7 +517,7 @@ def _from_header(raw: bytes, header, ir, options: ViewOptions, baselines: Baseli
             if ir.kind == "contractsim":
                 if header.env is None or set(header.agents) != {"customer", "supplier"}:
                     return None, "the header names no environment and agents to play it again"
-                env = environment(header.env)
+                env = environment(header.env, header.floors or "cs14")
                 again = play(
                     ir,
                     env,
