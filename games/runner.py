@@ -48,6 +48,7 @@ from contractlang.files import (
     sealed_lines,
     write_atomically,
 )
+from contractlang.llm import GameLimits
 from contractlang.progress import Advance as Progress
 from contractlang.vocab import Frozen
 from games.external import kill_tree
@@ -434,6 +435,29 @@ class Unfinished(Frozen, Generic[Job]):
     job: Job
     status: Status
     reason: str
+    limits: GameLimits | None = None  # a limited game's per-game limits: a run under others plays it again
+
+
+def game_limits(options: RunOptions) -> GameLimits:
+    return getattr(options.llm, "game_limits", None) or GameLimits()
+
+
+class Left(NamedTuple):
+    """A phase's games left unfinished before, by what a run does with them: `errored` and `relimited` (stopped
+    at per-game limits other than this run's) are played again, `limited` (stopped at this run's) are kept."""
+
+    errored: list
+    relimited: list
+    limited: list
+
+    @classmethod
+    def of(cls, jobs: Iterable, left: dict, limits: GameLimits) -> Left:
+        errored, relimited, limited = [], [], []
+        for job in jobs:
+            if job in left:
+                u = left[job]
+                (errored if u.status == "errored" else limited if u.limits == limits else relimited).append(job)
+        return cls(errored, relimited, limited)
 
 
 def limits_path(path: Path) -> Path:
@@ -497,39 +521,44 @@ class Played(NamedTuple):
 
 class RunPlan(Frozen):
     """What a phase has to do: its jobs, those already finished (stored or reused), the errored ones a run
-    retries, and the limited ones it keeps."""
+    retries, the limited ones it plays again under other per-game limits, and those it keeps."""
 
     jobs: int
     stored: int
     errored: int
+    relimited: int
     limited: int
 
 
-def plan(phase: Phase) -> tuple[RunPlan, list]:
-    """`phase`'s `RunPlan` and the jobs a run would play, read from its stores without taking their locks."""
+def plan(phase: Phase, limits: GameLimits = GameLimits()) -> tuple[RunPlan, list]:
+    """`phase`'s `RunPlan` under the per-game `limits` and the jobs a run would play, read from its stores without
+    taking their locks."""
     finished = _reused(phase) | stored_records(phase.path, phase.record_type, phase.job_of, phase.records_of)
-    jobs = [j for j in dict.fromkeys(phase.jobs)]
-    left = {j: u for j, u in _unfinished_records(phase).items() if j not in finished}
-    status = [left[j].status for j in jobs if j in left]
+    jobs = [j for j in dict.fromkeys(phase.jobs) if j not in finished]
+    left = Left.of(jobs, _unfinished_records(phase), limits)
+    kept = set(left.limited)
     return (
         RunPlan(
-            jobs=len(jobs),
-            stored=sum(j in finished for j in jobs),
-            errored=status.count("errored"),
-            limited=status.count("limited"),
+            jobs=len(set(phase.jobs)),
+            stored=len(set(phase.jobs)) - len(jobs),
+            errored=len(left.errored),
+            relimited=len(left.relimited),
+            limited=len(left.limited),
         ),
-        [j for j in jobs if j not in finished and (j not in left or left[j].status == "errored")],
+        [j for j in jobs if j not in kept],
     )
 
 
 class RunEstimate(Frozen):
-    """What a run would do (`--estimate`): its games (stored, errored to retry, limited and kept, to play now),
+    """What a run would do (`--estimate`): its games (stored, errored to retry, limited under other per-game limits
+    to play again, limited and kept, to play now),
     the LLM calls those to play are expected to make, and their tokens and cost, with where the per-call
     figures come from."""
 
     games: int
     stored: int
     errored: int
+    relimited: int  # stopped at per-game limits other than this run's: played again
     limited: int
     to_play: int
     calls: int
@@ -541,8 +570,9 @@ class RunEstimate(Frozen):
     def text(self) -> str:
         cost = "cost unknown (no price for the model)" if self.cost_usd is None else f"about ${self.cost_usd:,.2f}"
         return (
-            f"{self.games} games: {self.stored} stored, {self.errored} errored to retry, {self.limited} stopped "
-            f"at a per-game limit (kept); {self.to_play} to play now, about {self.calls:,} LLM calls, "
+            f"{self.games} games: {self.stored} stored, {self.errored} errored to retry, "
+            + (f"{self.relimited} stopped at other per-game limits to play again, " if self.relimited else "")
+            + f"{self.limited} stopped at a per-game limit (kept); {self.to_play} to play now, about {self.calls:,} LLM calls, "
             f"{self.input_tokens:,} input and {self.output_tokens:,} output tokens, {cost} ({self.source})"
         )
 
@@ -553,7 +583,7 @@ def estimate(phase: Phase, calls_of: Callable[[Any], list], llm: Any) -> RunEsti
     estimate_cost` (the recordings' averages, else its defaults priced by the prices table)."""
     from contractlang.llm import Recordings, estimate_cost
 
-    counts, todo = plan(phase)
+    counts, todo = plan(phase, getattr(llm, "game_limits", None) or GameLimits())
     calls: dict = {}
     for job in todo:
         for model, n in calls_of(job):
@@ -561,11 +591,14 @@ def estimate(phase: Phase, calls_of: Callable[[Any], list], llm: Any) -> RunEsti
     path = getattr(llm, "recordings", None)
     recordings = Recordings(path) if path is not None and Path(path).exists() else None
     costs = {model: estimate_cost(model, n, recordings) for model, n in calls.items()}
+    if recordings is not None:
+        recordings.close()
     prices = [c.cost_usd for c in costs.values()]
     return RunEstimate(
         games=counts.jobs,
         stored=counts.stored,
         errored=counts.errored,
+        relimited=counts.relimited,
         limited=counts.limited,
         to_play=len(todo),
         calls=sum(calls.values()),
@@ -639,6 +672,7 @@ class _Run:
         self, phases: list[Phase], options: RunOptions, progress: Progress | None, notice: Callable[[str], None] | None
     ):
         self.phases, self.options, self.progress = phases, options, progress
+        self.limits = game_limits(options)
         self.notice = notice or (lambda text: None)
         self.stores: list[JobStore] = []
         self.unfinished: list[JobStore | None] = []
@@ -683,20 +717,23 @@ class _Run:
         return job in self.stores[i].records or job in self.reused[i]
 
     def play(self) -> list[Played]:
-        todo, kept = [], []
+        todo = []
         for i, phase in enumerate(self.phases):
             if self.stores[i].dropped_cut_line:
                 self.notice(f"{self.stores[i].path}: dropped its last line, cut short by an interrupted run")
-            left = self.unfinished[i].records if self.unfinished[i] is not None else {}
             jobs = [j for j in dict.fromkeys(phase.jobs) if not self.finished(i, j)]
-            limited = {j for j in jobs if j in left and left[j].status == "limited"}
-            retry = [j for j in jobs if j in left and left[j].status == "errored"]
-            if retry:
-                self.notice(f"retrying {len(retry)} errored {phase.name}")
-            if limited:
-                self.notice(f"{len(limited)} {phase.name} stopped at a per-game limit before are kept as they are")
+            left = Left.of(jobs, self.unfinished[i].records if self.unfinished[i] is not None else {}, self.limits)
+            if left.errored:
+                self.notice(f"retrying {len(left.errored)} errored {phase.name}")
+            if left.relimited:
+                self.notice(
+                    f"playing again {len(left.relimited)} {phase.name} stopped before at per-game limits other "
+                    "than this run's"
+                )
+            if left.limited:
+                self.notice(f"{len(left.limited)} {phase.name} stopped at this run's per-game limits before are kept")
+            limited = set(left.limited)
             todo.append([j for j in jobs if j not in limited])
-            kept.append(limited)
         self.to_play = [len(t) for t in todo]
         for i in range(len(self.phases)):
             self._advance(i)
@@ -799,7 +836,9 @@ class _Run:
                 if self.stopping is None:
                     self._submit(*later)
         elif kind in ("errored", "limited"):
-            self.unfinished[i].add(_unfinished_type(self.phases[i])(job=job, status=kind, reason=payload), replace=True)
+            limits = self.limits if kind == "limited" else None
+            unfinished = _unfinished_type(self.phases[i])(job=job, status=kind, reason=payload, limits=limits)
+            self.unfinished[i].add(unfinished, replace=True)
             if kind == "errored":
                 self.errored_now += 1
                 self.last_error = payload

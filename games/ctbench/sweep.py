@@ -21,7 +21,7 @@ from games.ctbench.board import SHORTEST_PATH, benchmark_board
 from games.ctbench.metrics import TableRow, summarise
 from games.ctbench.negotiation import MAX_MESSAGES
 from games.ctbench.play import GameRecord, check_judge, play
-from games.runner import Phase, RunOptions, plan, run_games, run_jobs
+from games.runner import Phase, RunOptions, game_limits, plan, run_games, run_jobs
 
 
 class GameSpec(Frozen):
@@ -192,7 +192,7 @@ def sweep(
     `games.runner.run_games` for how, and what a failed call or a limit does), and write the summary rows of the
     completed ones to `out/summary.json`; `notice` hears what the store held before."""
     phase = sweep_phase(specs, out, objects)
-    counts, todo = plan(phase)
+    counts, todo = plan(phase, game_limits(options))
     summary_path = out / "summary.json"
     make_folder(out)
     check_writable(summary_path)  # refused now, not after the games

@@ -187,8 +187,9 @@ def test_a_cost_limit_stops_the_run_and_a_higher_one_resumes_to_an_uninterrupted
     ],
 )
 def test_a_game_that_reaches_a_game_limit_is_recorded_as_limited(synthetic, tmp_path, option, value, kind, delay):
-    """Every game stops before its 6 calls: each stored as limited, naming the limit; the run ends normally and
-    a rerun keeps them (it plays nothing)."""
+    """Every game stops before its 6 calls: each stored as limited, naming the limit; the run ends normally, a
+    rerun under the same limit keeps them (it plays nothing), and one without it plays them again, paying only
+    the calls the first run did not make."""
     directory = fresh(synthetic, tmp_path)
     server = Customer(delay=delay)
     with ScriptedServer(server) as http:
@@ -201,8 +202,16 @@ def test_a_game_that_reaches_a_game_limit_is_recorded_as_limited(synthetic, tmp_
         assert all(f"game's {kind} limit" in r["reason"] for r in lines), lines[0]["reason"]
         asked = len(server.requests)
         again = run_cli(*command, option, value, "--json", env=ENV)
-    assert again.returncode == 0 and json.loads(again.stdout)["played_now"]["agents"] == 0
-    assert len(server.requests) == asked
+        assert again.returncode == 0 and json.loads(again.stdout)["played_now"]["agents"] == 0
+        assert len(server.requests) == asked
+        plan = json.loads(run_cli(*command, "--estimate", "--json", env=ENV).stdout)["estimate"]
+        assert (plan["relimited"], plan["limited"], plan["to_play"]) == (3, 0, 3)
+        raised = run_cli(*command, env=ENV)
+    assert raised.returncode == 0, raised.stderr
+    assert "playing again 3 agent games stopped before at per-game limits other than this run's" in raised.stderr
+    assert "left out of the tables" not in raised.stdout
+    assert len(server.requests) == 3 * 6  # every call of the three games paid once
+    assert not store(directory, "performance.unfinished.jsonl").exists()
 
 
 def test_estimate_counts_games_calls_tokens_and_cost(synthetic, tmp_path):
