@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from bench.llm_scale import AGENT, KEY, STORE, find_limit_history, limits_of, lines_of, lowered_then_recovered
+from bench.llm_scale import AGENT, KEY, STORE, limit_recovery, lines_of
 from bench.loopback_llm import Fault, LoopbackLlm, zero_action
 from tests.helpers import fresh, run_cli
 
@@ -29,11 +29,26 @@ def test_the_loopback_reply_is_the_zero_action_each_request_names():
     ) == {"payment": 0}
 
 
-def test_lowered_then_recovered_needs_a_fall_and_a_climb():
-    assert lowered_then_recovered([10, 10, 5, 2, 3, 6])
-    assert not lowered_then_recovered([10, 5, 2, 2])
-    assert not lowered_then_recovered([2, 4, 8, 10])
-    assert limits_of([{"t": 0.0, "limit": 8}, {"t": 1.0, "limit": 4}]) == [8.0, 4.0]
+def _history(out, *limits) -> None:
+    path = out / STORE.with_name("performance.limits.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    changes = [{"t": float(t), "limit": n, "reason": "x"} for t, n in enumerate(limits)]
+    path.write_text(json.dumps({"limit_history": {"anthropic/m": changes}}))
+
+
+def test_recovery_is_read_from_the_run_s_history_and_needs_0_9_n_after_the_lowest_point(tmp_path):
+    _history(tmp_path, 10, 5, 1, 2, 4, 8, 9)
+    assert limit_recovery(tmp_path, 10) == {
+        "changes": 7,
+        "lowest": 1,
+        "first_lowered_at": 1.0,
+        "lowest_at": 2.0,
+        "back_to_0.9n_at": 6.0,
+        "lowered_then_recovered": True,
+    }
+    _history(tmp_path, 10, 5, 1, 2, 4, 8)
+    assert limit_recovery(tmp_path, 10)["lowered_then_recovered"] is False  # 8 < 0.9 × 10
+    assert limit_recovery(tmp_path / "none", 10) is None
 
 
 @pytest.mark.parametrize(
@@ -69,6 +84,6 @@ def test_every_game_completes_through_a_fault_and_the_limit_falls_then_recovers(
     assert done.returncode == 0, done.stdout + done.stderr
     assert lines_of(directory / STORE) == GAMES
     assert server.counts.by_status[200] == 10 * GAMES  # no game lost a decision to the fault
-    history = limits_of(find_limit_history(json.loads(done.stdout), directory))
-    assert history, "the run wrote no in-flight limit history (jobs/performance.limits.json)"
-    assert lowered_then_recovered(history), history
+    limit = limit_recovery(directory, 4)
+    assert limit is not None, "the run wrote no in-flight limit history (jobs/performance.limits.json)"
+    assert limit["lowered_then_recovered"] and limit["lowest"] < 4, limit
