@@ -246,10 +246,10 @@ def performance(
     out = output_dir(out, directory, "performance")
     directory = synthetic_set(directory)
     chosen, covers = sliced_contracts(directory, contract_slice(contracts, envs, variants, rhos, limit))
-    cases = [
+    cases = [  # a contract's seeds one after another: its games share one compiled contract in each process
         Case(contract=ir, env=entry.env, p_sat=entry.p_sat, seed=s, floors=floors)
-        for s in seed_list
         for entry, ir in chosen
+        for s in seed_list
     ]
     rational_jobs = list(dict.fromkeys(c.rational for c in cases))
     jobs = out / "jobs"
