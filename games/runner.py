@@ -23,7 +23,7 @@ import stat
 import sys
 import threading
 import time
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator, MutableMapping
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack
@@ -274,6 +274,50 @@ def _alive(pid: int) -> bool:
     return True
 
 
+class Records(MutableMapping[Job, Record]):
+    """Finished records by job, each kept as its JSON text and read again (as a store's line is) when asked for:
+    a run holds every record it stored, and a record's Python objects take several times its JSON (an LLM game's
+    45 KB against 10 KB, issue #47)."""
+
+    def __init__(self, record_type: type[Record], records: Iterable[tuple[Job, Record]] = ()):
+        self._type = record_type
+        self._text: dict[Job, str] = {}
+        for job, record in records:
+            self[job] = record
+
+    def __getitem__(self, job: Job) -> Record:
+        return self._type.model_validate_json(self._text[job], strict=True)
+
+    def __setitem__(self, job: Job, record: Record) -> None:
+        self.put_data(job, record.model_dump(mode="json"))
+
+    def put_data(self, job: Job, data: dict) -> None:
+        """Keep the record whose JSON data (`model_dump(mode="json")`) is `data`."""
+        self._text[job] = json.dumps(data)
+
+    def __delitem__(self, job: Job) -> None:
+        del self._text[job]
+
+    def __iter__(self) -> Iterator[Job]:
+        return iter(self._text)
+
+    def __len__(self) -> int:
+        return len(self._text)
+
+    def __contains__(self, job: object) -> bool:
+        return job in self._text
+
+    def reordered(self, jobs: Iterable[Job]) -> Records[Job, Record]:
+        """The records of `jobs`, in that order."""
+        records = Records(self._type)
+        records._text = {j: self._text[j] for j in jobs}
+        return records
+
+    def data(self) -> Iterator[dict]:
+        """Each record as JSON data, in order."""
+        return (json.loads(text) for text in self._text.values())
+
+
 class JobStore(Generic[Job, Record]):
     """A JSON-lines file of finished records, one complete line each, appended to as jobs finish.
 
@@ -287,7 +331,7 @@ class JobStore(Generic[Job, Record]):
 
     def __init__(self, path: Path, record_type: type[Record], job_of: Callable[[Record], Job], what: str):
         self.path = path
-        self.records: dict[Job, Record] = {}
+        self.records: Records[Job, Record] = Records(record_type)
         self.dropped_cut_line = False
         self._job_of = job_of
         self._fd: int | None = None
@@ -304,7 +348,8 @@ class JobStore(Generic[Job, Record]):
     def _read(self, record_type: type[Record], what: str) -> None:
         path = self.path
         lines = read_lines_capped(path) if path.exists() else []
-        self.records, self._check, self.dropped_cut_line = read_records(path, lines, record_type, self._job_of, what)
+        records, self._check, self.dropped_cut_line = read_records(path, lines, record_type, self._job_of, what)
+        self.records = Records(record_type, records.items())
         if self.dropped_cut_line:
             write_atomically(path, b"".join(lines[:-1]))
 
@@ -320,7 +365,8 @@ class JobStore(Generic[Job, Record]):
                 self.records[job] = record
                 self._rewrite()
             return
-        data, check = sealed_line(record.model_dump(mode="json"), self._check)
+        dumped = record.model_dump(mode="json")
+        data, check = sealed_line(dumped, self._check)
         created = False
         try:
             if self._fd is None:
@@ -339,7 +385,7 @@ class JobStore(Generic[Job, Record]):
                 raise
         except OSError as exc:
             raise FileError(f"cannot write {self.path}: {exc.strerror or exc}") from None
-        self.records[job] = record
+        self.records.put_data(job, dumped)
         self._check = check
 
     def put_in_order(self, jobs: Iterable[Job], drop: Iterable[Job] = ()) -> None:
@@ -348,10 +394,10 @@ class JobStore(Generic[Job, Record]):
         finished first."""
         gone = set(drop)
         order = [*dict.fromkeys(j for j in jobs if j in self.records), *self.records]
-        ordered = {j: self.records[j] for j in dict.fromkeys(order) if j not in gone}
-        if list(ordered) == list(self.records):
+        ordered = [j for j in dict.fromkeys(order) if j not in gone]
+        if ordered == list(self.records):
             return
-        self.records = ordered
+        self.records = self.records.reordered(ordered)
         self._rewrite()
 
     def _rewrite(self) -> None:
@@ -362,7 +408,7 @@ class JobStore(Generic[Job, Record]):
             self.path.unlink(missing_ok=True)  # no empty store is left behind
             self._check = ""
             return
-        data, self._check = sealed_lines(r.model_dump(mode="json") for r in self.records.values())
+        data, self._check = sealed_lines(self.records.data())
         write_atomically(self.path, data)
 
     def close(self) -> None:
@@ -777,7 +823,8 @@ class _Run:
             left = self.unfinished[i].records if self.unfinished[i] is not None else {}
             out.append(
                 Played(
-                    records={j: self.reused[i][j] for j in phase.jobs if j in self.reused[i]} | self.stores[i].records,
+                    records={j: self.reused[i][j] for j in phase.jobs if j in self.reused[i]}
+                    | dict(self.stores[i].records),
                     played=self.played[i],
                     unfinished={j: left[j] for j in phase.jobs if j in left},
                 )

@@ -11,6 +11,7 @@ import signal
 import stat
 import subprocess
 import time
+from operator import attrgetter
 from pathlib import Path
 
 import pytest
@@ -251,3 +252,32 @@ def test_sigkill_of_the_main_process_ends_its_workers_and_their_agents(tmp_path)
             if not ended(pid):
                 os.kill(pid, signal.SIGKILL)
     assert left == []
+
+
+def test_a_store_keeps_its_records_as_text_and_gives_back_equal_records_in_its_order(tmp_path):
+    """`JobStore.records` holds each record as its JSON (a run holds every record it stored): what it gives back
+    equals what was stored, in the store's order, after a rewrite in another order and when read again."""
+    from games.contractsim.experiments import RationalRecord
+    from games.runner import JobStore, stored_records
+
+    shipped = stored_records(SHIPPED / "jobs" / "rational.jsonl", RationalRecord, attrgetter("job"), "rational")
+    records = list(shipped.values())[:6]
+
+    def opened() -> JobStore:
+        return JobStore(tmp_path / "s.jsonl", RationalRecord, attrgetter("job"), "rational")
+
+    store = opened()
+    try:
+        for record in records:
+            store.add(record)
+        assert list(store.records) == [r.job for r in records] and len(store.records) == 6
+        assert [store.records[r.job] for r in records] == records
+        store.put_in_order([r.job for r in reversed(records)])
+        assert [store.records[j] for j in store.records] == records[::-1]
+    finally:
+        store.close()
+    again = opened()
+    try:
+        assert [again.records[j] for j in again.records] == records[::-1]
+    finally:
+        again.close()
