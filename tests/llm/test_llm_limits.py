@@ -1,6 +1,7 @@
-"""LLM runs at scale (issue #47): the per-model rate limiter (AIMD on 429/529, pauses the server names), retries
-within a budget, run and game limits, stopping with calls in flight, recordings keyed without the endpoint, and one
-client shared by many threads — the real `anthropic` and `openai` clients against scripted servers on 127.0.0.1."""
+"""LLM runs at scale (issue #47): the per-model rate limiter (halved on 429/529, slow start back, pauses the
+server names), retries within a budget, run and game limits, stopping with calls in flight, recordings keyed
+without the endpoint, and one client shared by many threads — the real `anthropic` and `openai` clients against
+scripted servers on 127.0.0.1."""
 
 from __future__ import annotations
 
