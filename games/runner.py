@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Generic, Literal, NamedTuple, TypeVar
 
 import threadpoolctl
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from contractlang.errors import RunEnded
 from contractlang.files import (
@@ -496,7 +496,8 @@ class Unfinished(Frozen, Generic[Job]):
     job: Job
     status: Status
     reason: str
-    limits: GameLimits | None = None  # a limited game's per-game limits: a run under others plays it again
+    # a limited game's per-game limits: a run under others plays it again (not written for an errored game)
+    limits: GameLimits | None = Field(None, exclude_if=lambda limits: limits is None)
 
 
 def game_limits(options: RunOptions) -> GameLimits:

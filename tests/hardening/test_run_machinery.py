@@ -145,7 +145,9 @@ def test_errored_games_cost_a_game_not_the_run_and_a_rerun_retries_only_them(syn
     assert "3 games errored, more than --fail-on-error 2 allows" in stopped.stderr
     [error] = [line for line in stopped.stderr.splitlines() if line.startswith("error:")]
     assert "API error 400" in error and "0 agent games played now" in error, error
-    assert store(failing, "performance.unfinished.jsonl").read_text().count("\n") == 3
+    # the game the one connection started while the third error was on its way is stored too, if it ended
+    errored = store(failing, "performance.unfinished.jsonl").read_text().count('"status": "errored"')
+    assert 3 <= errored <= 4
 
 
 def test_a_cost_limit_stops_the_run_and_a_higher_one_resumes_to_an_uninterrupted_runs_store(synthetic, tmp_path):
