@@ -314,10 +314,10 @@ def damaged(path: Path, what: str, option: str, why: str) -> FileError:
 
 
 class SqliteFile:
-    """An SQLite file of ours (tables `ours`, schema `ddl`, created when missing), and one connection to it that the
-    threads of this process share, one transaction at a time: hundreds of threads each with its own connection
-    wait on SQLite's file lock, whose busy handler lets some of them starve past any timeout. A forked child
-    opens its own connection. Another program's database, a damaged file or an unusable path is one line naming
+    """An SQLite file of ours (tables `ours`, schema `ddl`, created when missing), and one connection to it that
+    the threads of this process share, one transaction at a time: hundreds of threads each with its own
+    connection wait on SQLite's file lock, whose busy handler lets some of them starve past any timeout. A forked
+    child opens its own connection. Another program's database, a damaged file or an unusable path is one line naming
     it and `option`, the way to choose another; a lock another process holds past the timeout is said to be
     one, not damage; the file is never opened through a link."""
 
@@ -365,7 +365,7 @@ class SqliteFile:
                     yield self._db
             except sqlite3.DatabaseError as exc:
                 self._disconnect()  # the next session starts from a new connection
-                if isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc)):
+                if getattr(exc, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
                     raise FileError(
                         f"{self.path}: the {self.what} stayed locked by another process for {self.busy_timeout:g} "
                         f"s; let it finish or pass {self.option} with another file"

@@ -449,9 +449,9 @@ class RateLimiter:
     The first decrease after a working spell notes the limit that worked as the level to come back to. Only a
     request sent after the last decrease raises the limit again (and ends the spell of faults): below that
     level each such success adds 1 (slow start: the limit doubles per round trip), above it 1/limit (one per
-    limit's worth of successes), up to `max_connections`. A decrease during slow start notes half the limit instead: the doubling overshot. A
-    server that names when to come back (retry-after, or its remaining-requests headers at zero) pauses every
-    new request until then. Thread-safe."""
+    limit's worth of successes), up to `max_connections`. A decrease during slow start notes half the limit
+    instead: the doubling overshot. A server that names when to come back (retry-after, or its remaining-requests
+    headers at zero) pauses every new request until then. Thread-safe."""
 
     def __init__(self, max_connections: int, longest_pause: float = 300.0):
         self.max_connections = max_connections

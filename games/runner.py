@@ -500,8 +500,9 @@ class Unfinished(Frozen, Generic[Job]):
     limits: GameLimits | None = Field(None, exclude_if=lambda limits: limits is None)
 
 
-def game_limits(options: RunOptions) -> GameLimits:
-    return getattr(options.llm, "game_limits", None) or GameLimits()
+def game_limits(llm: Any) -> GameLimits:
+    """The per-game limits of a run's LLM settings (none without LLM settings)."""
+    return getattr(llm, "game_limits", None) or GameLimits()
 
 
 class Left(NamedTuple):
@@ -596,13 +597,14 @@ def plan(phase: Phase, limits: GameLimits = GameLimits()) -> tuple[RunPlan, list
     """`phase`'s `RunPlan` under the per-game `limits` and the jobs a run would play, read from its stores without
     taking their locks."""
     finished = _reused(phase) | stored_records(phase.path, phase.record_type, phase.job_of, phase.records_of)
-    jobs = [j for j in dict.fromkeys(phase.jobs) if j not in finished]
+    every = list(dict.fromkeys(phase.jobs))
+    jobs = [j for j in every if j not in finished]
     left = Left.of(jobs, _unfinished_records(phase), limits)
     kept = set(left.limited)
     return (
         RunPlan(
-            jobs=len(set(phase.jobs)),
-            stored=len(set(phase.jobs)) - len(jobs),
+            jobs=len(every),
+            stored=len(every) - len(jobs),
             errored=len(left.errored),
             relimited=len(left.relimited),
             limited=len(left.limited),
@@ -613,9 +615,8 @@ def plan(phase: Phase, limits: GameLimits = GameLimits()) -> tuple[RunPlan, list
 
 class RunEstimate(Frozen):
     """What a run would do (`--estimate`): its games (stored, errored to retry, limited under other per-game limits
-    to play again, limited and kept, to play now),
-    the LLM calls those to play are expected to make, and their tokens and cost, with where the per-call
-    figures come from."""
+    to play again, limited and kept, to play now), the LLM calls those to play are expected to make, and their
+    tokens and cost, with where the per-call figures come from."""
 
     games: int
     stored: int
@@ -634,8 +635,8 @@ class RunEstimate(Frozen):
         return (
             f"{self.games} games: {self.stored} stored, {self.errored} errored to retry, "
             + (f"{self.relimited} stopped at other per-game limits to play again, " if self.relimited else "")
-            + f"{self.limited} stopped at a per-game limit (kept); {self.to_play} to play now, about {self.calls:,} LLM calls, "
-            f"{self.input_tokens:,} input and {self.output_tokens:,} output tokens, {cost} ({self.source})"
+            + f"{self.limited} stopped at a per-game limit (kept); {self.to_play} to play now, about "
+            f"{self.calls:,} LLM calls, {self.input_tokens:,} input and {self.output_tokens:,} output tokens, {cost} ({self.source})"
         )
 
 
@@ -645,7 +646,7 @@ def estimate(phase: Phase, calls_of: Callable[[Any], list], llm: Any) -> RunEsti
     estimate_cost` (the recordings' averages, else its defaults priced by the prices table)."""
     from contractlang.llm import Recordings, estimate_cost
 
-    counts, todo = plan(phase, getattr(llm, "game_limits", None) or GameLimits())
+    counts, todo = plan(phase, game_limits(llm))
     calls: dict = {}
     for job in todo:
         for model, n in calls_of(job):
@@ -734,7 +735,7 @@ class _Run:
         self, phases: list[Phase], options: RunOptions, progress: Progress | None, notice: Callable[[str], None] | None
     ):
         self.phases, self.options, self.progress = phases, options, progress
-        self.limits = game_limits(options)
+        self.limits = game_limits(options.llm)
         self.notice = notice or (lambda text: None)
         self.stores: list[JobStore] = []
         self.unfinished: list[JobStore | None] = []

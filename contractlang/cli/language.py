@@ -139,7 +139,7 @@ def trace(
             checked = load_one(contract)
         if header is not None and header.rules is not None and rules == "authors":
             rules = header.rules
-        if header is not None and header.floors is not None and floors == "cs14":
+        if header is not None and header.floors is not None and floors == DEFAULT_FLOORS:
             floors = header.floors
         choice(floors, tuple(FLOOR_RULES), "floor rule set")
         if floors != DEFAULT_FLOORS and checked.ir.kind != "contractsim":

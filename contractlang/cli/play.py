@@ -24,6 +24,7 @@ from contractlang.cli.options import (
 )
 from contractlang.cli.render import usage_line
 from contractlang.files import write_atomically
+from contractlang.interpreter.rounds import DEFAULT_FLOORS
 
 AGENT_HELP = (
     "planner, conditional, exploiter, random, llm[:[PROVIDER/]MODEL] (an LLM player: llm:MODEL or "
@@ -185,7 +186,7 @@ def _run_contractsim(
             seed=seed,
             agents={"customer": customer, "supplier": supplier},
             guidance=tuple(guidance) or None,
-            floors=None if floors == "cs14" else floors,
+            floors=None if floors == DEFAULT_FLOORS else floors,
         )
     if json_out:
         typer.echo(json.dumps({"ok": True, **record.to_json(played.p_sat)}))

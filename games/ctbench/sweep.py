@@ -192,7 +192,7 @@ def sweep(
     `games.runner.run_games` for how, and what a failed call or a limit does), and write the summary rows of the
     completed ones to `out/summary.json`; `notice` hears what the store held before."""
     phase = sweep_phase(specs, out, objects)
-    counts, todo = plan(phase, game_limits(options))
+    counts, todo = plan(phase, game_limits(options.llm))
     summary_path = out / "summary.json"
     make_folder(out)
     check_writable(summary_path)  # refused now, not after the games

@@ -20,6 +20,7 @@ from contractlang.diagnostics import Span
 from contractlang.formatter import format_ir
 from contractlang.interpreter.contractsim import WeekStatus, breach_reason
 from contractlang.interpreter.events import Delivery, Payment
+from contractlang.interpreter.rounds import DEFAULT_FLOORS
 from contractlang.ir import ContractSimIR, CTBenchIR
 from contractlang.llm import ApiKeys, LlmClient, agent_model
 from contractlang.render import relabel
@@ -517,7 +518,7 @@ def _from_header(raw: bytes, header, ir, options: ViewOptions, baselines: Baseli
             if ir.kind == "contractsim":
                 if header.env is None or set(header.agents) != {"customer", "supplier"}:
                     return None, "the header names no environment and agents to play it again"
-                env = environment(header.env, header.floors or "cs14")
+                env = environment(header.env, header.floors or DEFAULT_FLOORS)
                 again = play(
                     ir,
                     env,
