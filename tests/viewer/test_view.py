@@ -326,6 +326,8 @@ def test_an_experiment_lists_filters_opens_and_compares_its_games(experiment, pa
     httpd, url = serving(Viewer(experiment))
     try:
         tab = page.open(url)
+        # the page is up before the server has read every store ("reading the files…"); the tables follow
+        tab.get_by_text("Table 7 — Customer, macro").first.wait_for(timeout=60_000)
         assert "Table 7 — Customer, macro" in tab.inner_text("main") and "RCC (paper)" in tab.inner_text("main")
         assert tab.locator(".figures img").count() == 1
         total = int(tab.inner_text("#count").split()[0])
