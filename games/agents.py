@@ -25,7 +25,7 @@ import json
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache
 from pathlib import Path
@@ -35,6 +35,7 @@ import numpy as np
 
 from contractlang.errors import UnknownName
 from contractlang.llm import CallRefused
+from games.confined import AgentEnded, AgentTimeout, Confined
 
 GAMES = ("contractsim", "contractsim-negotiation", "ctbench")
 ENTRY_POINT_GROUP = "contractlang.agents"
@@ -176,6 +177,10 @@ def _is_file(where: str) -> bool:
     return where.endswith(".py") or "/" in where or where.startswith(".")
 
 
+def _module_at(where: str) -> Path | str:
+    return Path(where) if _is_file(where) else where
+
+
 def _import_file(path: Path):
     """The module of a Python file, imported once per process under a name made from its absolute path (so
     worker processes, which import the same spec, give its classes the same names)."""
@@ -200,14 +205,14 @@ def load_py(spec: str):
     """The object `py:...` names, imported once per process; any failure to import it is an `AgentError` naming
     the spec and why."""
     where, attr = _py_target(spec)
-    with user_code(f"agent {spec!r}: cannot import {where}:"):
-        if _is_file(where):
-            path = Path(where)
-            if not path.is_file():
-                raise AgentError(f"agent {spec!r}: no Python file {where}")
-            module = _import_file(path)
-        else:
-            module = importlib.import_module(where)
+    if _is_file(where) and not Path(where).is_file():
+        raise AgentError(f"agent {spec!r}: no Python file {where}")
+    confined = Confined(f"agent {spec!r}")
+    try:
+        with user_code(f"agent {spec!r}: cannot import {where}:"):
+            module = confined.call(_import_file if _is_file(where) else importlib.import_module, _module_at(where))
+    finally:
+        confined.end()
     target = module
     for part in attr.split("."):
         if not hasattr(target, part):
@@ -225,12 +230,14 @@ def _line(exc: BaseException) -> str:
 @contextmanager
 def user_code(what: str) -> Iterator[None]:
     """Whatever a user's agent code raises inside, as one `AgentError` line, `what` then the exception's type and
-    first line, so it ends the game naming the agent, never with a traceback; an `AgentError` passes as it is, and
-    so does a `CallRefused` (a game or run limit, or a stop, ends the game recorded as such, not as an error)."""
+    first line, so it ends the game naming the agent, never with a traceback (an attempt to end the process or a call past
+    the per-move limit too: `games.confined`); an `AgentError` passes as it is, and so does a `CallRefused` (a game or run limit, or a stop, ends the game recorded as such, not as an error)."""
     try:
         yield
     except (AgentError, CallRefused):
         raise
+    except (AgentEnded, AgentTimeout) as exc:
+        raise AgentError(str(exc)) from None
     except Exception as exc:
         raise AgentError(f"{what} {type(exc).__name__}: {_line(exc)}") from None
 
@@ -396,13 +403,20 @@ def make_agent(agent, seat: Seat) -> Agent:
         spec = name
         entry = Registration(name, seat.game, None, _factory_of(agent, name))
     seat = replace(seat, spec=spec)
-    with nullcontext() if entry.builtin else user_code(f"agent {name!r} ({seat.role}) failed to start:"):
-        agent = entry.factory(seat)
     if entry.builtin:
-        return agent
-    if not _is_agent(agent):
-        raise AgentError(f"agent {name!r} ({seat.role}): {type(agent).__name__} is not an agent (it has no act method)")
-    return Guarded(agent, name, seat.role, seat.game)
+        return entry.factory(seat)
+    confined = Confined(f"agent {name!r} ({seat.role})")
+    try:
+        with user_code(f"agent {name!r} ({seat.role}) failed to start:"):
+            agent = confined.call(entry.factory, seat)
+        if not _is_agent(agent):
+            raise AgentError(
+                f"agent {name!r} ({seat.role}): {type(agent).__name__} is not an agent (it has no act method)"
+            )
+        return Guarded(agent, name, seat.role, seat.game, confined)
+    except BaseException:
+        confined.end()
+        raise
 
 
 ACTION_TYPES = {"contractsim": ("games.contractsim.game", "Action"), "ctbench": ("games.ctbench.agents", "AnyAction")}
@@ -421,14 +435,17 @@ def action_adapter(game: str):
 
 
 class Guarded:
-    """A user's agent: what it raises becomes an `AgentError` naming it; an action given in its JSON form (a
-    dict) is read into the game's typed action; `reset` and `close` are optional."""
+    """A user's agent: its code runs confined to its own thread (`games.confined`: a per-move limit, no exit of
+    the process, its child processes ended with it); what it raises becomes an `AgentError` naming it; an
+    action given in its JSON form (a dict) is read into the game's typed action; `reset` and `close` are
+    optional."""
 
-    def __init__(self, agent, name: str, role: str, game: str):
+    def __init__(self, agent, name: str, role: str, game: str, confined: Confined):
         self.agent = agent
         self.name = name
         self.role = role
         self.game = game
+        self.confined = confined
         self._act = agent.act
         self._actions = action_adapter(game) if game in ACTION_TYPES else None
         self._call("reset")
@@ -437,11 +454,11 @@ class Guarded:
         hook = getattr(self.agent, method, None)
         if callable(hook):
             with user_code(f"agent {self.name!r} ({self.role}) raised in {method}:"):
-                hook()
+                self.confined.call(hook)
 
     def act(self, observation):
         with user_code(f"agent {self.name!r} ({self.role}) raised"):
-            action = self._act(observation)
+            action = self.confined.call(self._act, observation)
         if isinstance(action, dict) and self._actions is not None:
             from pydantic import ValidationError
 
@@ -457,7 +474,10 @@ class Guarded:
         return action
 
     def close(self, grace: float = 0.0) -> None:
-        self._call("close")
+        try:
+            self._call("close")
+        finally:
+            self.confined.end()
 
 
 # --- playing ------------------------------------------------------------------------------------------------

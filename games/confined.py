@@ -1,0 +1,166 @@
+"""A user's in-process agent runs in a thread of its own, so that what its code does stays with its game.
+
+An external (`cmd:`) agent is a process the game can wait for, time out and kill; a Python agent shares the
+game's process, so the same guarantees need help:
+
+- **time**: each call (`__init__`, `reset`, `act`, `close`, the import of a `py:` file) has the per-move limit
+  an external agent has (`CONTRACTLANG_AGENT_TIMEOUT`, 60 s); past it the game ends with one line. A thread
+  cannot be killed, so an agent's thread that never returns is left behind as a daemon: it no longer holds
+  the game or the process's exit;
+- **exits**: `sys.exit()`, `os._exit()` and a `KeyboardInterrupt` raised by the agent's own code end its game
+  with one line naming it, instead of ending the whole command (or, in a worker, hanging the run). A real
+  Ctrl-C is delivered to the main thread, never to the agent's, so it still stops the run;
+- **children**: the processes the agent's thread started (`fork`, `subprocess`, `multiprocessing`) are
+  killed when the agent is closed, as an external agent's process group is.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+TIMEOUT_VARIABLE = "CONTRACTLANG_AGENT_TIMEOUT"
+DEFAULT_SECONDS = 60.0
+
+
+def move_seconds() -> float:
+    """The per-call limit of an agent: `CONTRACTLANG_AGENT_TIMEOUT` seconds, 60 by default."""
+    return float(os.environ.get(TIMEOUT_VARIABLE, DEFAULT_SECONDS))
+
+
+class AgentEnded(BaseException):
+    """The agent's code tried to end the process (`sys.exit`, `os._exit`, `KeyboardInterrupt`); it ends the
+    agent's game instead. A BaseException, so an agent's own `except Exception` does not swallow it."""
+
+
+class _ProcessExit(BaseException):
+    """`os._exit` called in an agent's thread, unwinding that thread's stack."""
+
+
+class AgentTimeout(Exception):
+    """The agent's call did not return within its limit."""
+
+
+class _AgentThread(threading.Thread):
+    """The daemon thread that runs one agent's calls, one at a time, until told to stop; marked, so that
+    `os._exit` in it unwinds the agent's call instead (`_exit_unless_agent`). One thread for the agent's whole game,
+    because Linux lists the processes a thread started under that thread only while it lives."""
+
+    confined_agent = True
+
+    def __init__(self):
+        super().__init__(daemon=True, name="contractlang-agent")
+        self.inbox: queue.SimpleQueue = queue.SimpleQueue()
+        self.outbox: queue.SimpleQueue = queue.SimpleQueue()
+
+    def run(self) -> None:
+        while (work := self.inbox.get()) is not None:
+            fn, args = work
+            try:
+                self.outbox.put((True, fn(*args)))
+            except BaseException as exc:  # noqa: BLE001 - whatever the agent's code raises is reported, not lost
+                self.outbox.put((False, exc))
+
+
+def _exit_unless_agent(real_exit: Callable[[int], None]) -> Callable[[int], None]:
+    def _exit(code: int) -> None:
+        if getattr(threading.current_thread(), "confined_agent", False):
+            raise _ProcessExit(code)
+        real_exit(code)
+
+    _exit.confines_agents = True
+    return _exit
+
+
+def _guard_process_exit() -> None:
+    """Route `os._exit` called from an agent's thread to an exception that unwinds the agent's call; calls from any other thread exit as
+    before. Installed once per process, idempotent."""
+    if not getattr(os._exit, "confines_agents", False):
+        os._exit = _exit_unless_agent(os._exit)
+
+
+class Confined:
+    """The calls of the in-process agent `who` names, in its own thread, each within `seconds`; `end()` kills
+    the processes its calls started and lets the thread go."""
+
+    def __init__(self, who: str, seconds: float | None = None):
+        self.who = who
+        self.seconds = move_seconds() if seconds is None else seconds
+        self.stuck = False
+        _guard_process_exit()
+        self.thread = _AgentThread()
+        self.thread.start()
+
+    def call(self, fn: Callable, *args) -> Any:
+        """`fn(*args)` in the agent's thread. What it raises is raised here, an attempt to end the process
+        (`sys.exit`, `os._exit`, `KeyboardInterrupt`) as `AgentEnded`; `AgentTimeout` when it takes longer than
+        the limit, and for every call after one that did."""
+        if self.stuck:
+            raise AgentTimeout(f"{self.who} is still busy with a call that gave no answer")
+        self.thread.inbox.put((fn, args))
+        try:
+            ok, value = self.thread.outbox.get(timeout=self.seconds)
+        except queue.Empty:
+            self.stuck = True
+            raise AgentTimeout(f"{self.who} gave no answer within {self.seconds:g} s") from None
+        if ok:
+            return value
+        if isinstance(value, SystemExit):
+            raise self._ended(f"called sys.exit({value.code!r})") from None
+        if isinstance(value, _ProcessExit):
+            raise self._ended(f"called os._exit({value.args[0]!r})") from None
+        if isinstance(value, KeyboardInterrupt):
+            raise self._ended("raised KeyboardInterrupt") from None
+        raise value
+
+    def _ended(self, how: str) -> AgentEnded:
+        return AgentEnded(f"{self.who} {how}: an agent cannot end the process, so its game ends instead")
+
+    def end(self) -> None:
+        """Kill every process the agent's calls started, and theirs (SIGKILL, then reaped); the thread stops
+        once its current call, if any, returns."""
+        for pid in _children(self.thread.native_id):
+            _kill_tree(pid)
+        self.thread.inbox.put(None)
+
+
+def _children(tid: int) -> list[int]:
+    """The processes thread `tid` of this process started that still run (Linux's per-task children list)."""
+    try:
+        text = Path(f"/proc/self/task/{tid}/children").read_text()
+    except OSError:
+        return []
+    return [int(pid) for pid in text.split()]
+
+
+def _kill_tree(pid: int) -> None:
+    """SIGKILL `pid` and its descendants (stopped first, so none forks again meanwhile), then reap `pid`."""
+    tree = [pid]
+    for p in tree:
+        try:
+            os.kill(p, signal.SIGSTOP)
+        except OSError:
+            continue
+        for task in Path(f"/proc/{p}/task").glob("*"):
+            tree.extend(_read_children(task / "children"))
+    for p in tree:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except OSError:
+            pass
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:  # its owner (a Popen) reaped it already
+        pass
+
+
+def _read_children(path: Path) -> list[int]:
+    try:
+        return [int(pid) for pid in path.read_text().split()]
+    except OSError:
+        return []

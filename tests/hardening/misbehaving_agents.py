@@ -1,0 +1,41 @@
+"""ContractSim Customers (py: agents) whose code tries to end, hang or outlive the process; the mode comes from
+MISBEHAVE (`where:how`), so one file serves every case of tests/hardening/test_inprocess_agents.py."""
+
+import os
+import subprocess
+import sys
+import time
+
+WHERE, _, HOW = os.environ.get("MISBEHAVE", "act:exit").partition(":")
+
+
+def misbehave(where: str) -> None:
+    if where != WHERE:
+        return
+    if HOW == "exit":
+        sys.exit(3)
+    if HOW == "os_exit":
+        os._exit(0)
+    if HOW == "interrupt":
+        raise KeyboardInterrupt
+    if HOW == "sleep":
+        time.sleep(3600)
+    if HOW == "fork":
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+        with open(os.environ["MISBEHAVE_PIDS"], "a") as pids:
+            pids.write(f"{child.pid}\n")
+
+
+misbehave("import")
+
+
+class Customer:
+    name = "misbehaving"
+    roles = ("customer",)
+
+    def __init__(self):
+        misbehave("init")
+
+    def act(self, observation):
+        misbehave("act")
+        return {"kind": "pay", "amount": min(observation.payment_due, observation.remaining_budget)}

@@ -1,0 +1,79 @@
+"""In-process (`py:`) agents that try to end the process, hang, or leave processes behind: each ends its own
+game with one line naming the agent and what it did; the command goes on, never hangs, never exits 0 or with
+the agent's code, and no child of the agent outlives the game (games/confined.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pytest
+
+from tests.helpers import fresh, run_process
+
+pytestmark = pytest.mark.e2e  # commands in real processes: an exit or a hang must not take the test runner
+
+AGENT = "py:tests/hardening/misbehaving_agents.py:Customer"
+RUN = ("run", "examples/worked-example-1.contract", "--env", "1", "--customer", AGENT)
+
+
+def run_misbehaving(how: str, *args, extra_env: dict | None = None, timeout: float = 120):
+    env = {**os.environ, "MISBEHAVE": how, "CONTRACTLANG_AGENT_TIMEOUT": "2", **(extra_env or {})}
+    return run_process(*(args or RUN), env=env, timeout=timeout)
+
+
+@pytest.mark.parametrize(
+    ("how", "said"),
+    [
+        ("import:exit", "called sys.exit(3)"),
+        ("import:os_exit", "called os._exit(0)"),
+        ("init:exit", "called sys.exit(3)"),
+        ("init:os_exit", "called os._exit(0)"),
+        ("act:exit", "called sys.exit(3)"),
+        ("act:os_exit", "called os._exit(0)"),
+        ("act:interrupt", "raised KeyboardInterrupt"),
+        ("act:sleep", "gave no answer within 2 s"),
+        ("init:sleep", "gave no answer within 2 s"),
+    ],
+)
+def test_an_agent_that_ends_or_hangs_the_process_ends_its_game_in_one_line(how, said):
+    done = run_misbehaving(how)
+    assert done.returncode == 1, (done.returncode, done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and said in lines[0], done.stderr
+    assert "agent 'py:tests/hardening/misbehaving_agents.py:Customer'" in lines[0] or "'misbehaving'" in lines[0]
+    assert "Traceback" not in done.stderr
+
+
+def test_the_processes_an_agent_starts_end_with_its_game(tmp_path):
+    pids = tmp_path / "pids"
+    done = run_misbehaving("act:fork", extra_env={"MISBEHAVE_PIDS": str(pids)})
+    assert done.returncode == 0, done.stderr
+    started = [int(p) for p in pids.read_text().split()]
+    assert len(started) >= 1  # the Customer acts every payment week, starting a child each time
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(_alive(p) for p in started):
+        time.sleep(0.1)
+    assert not [p for p in started if _alive(p)]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = open(f"/proc/{pid}/stat").read()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+@pytest.mark.parametrize(("how", "said"), [("act:exit", "called sys.exit(3)"), ("act:os_exit", "called os._exit(0)")])
+def test_an_experiment_ends_naming_the_agent_whatever_the_workers(synthetic, tmp_path, how, said, workers):
+    directory = fresh(synthetic, tmp_path)
+    args = ("experiment", "performance", directory, "--agent", f"bad={AGENT}", "--contracts", "synth-env1-*")
+    done = run_misbehaving(how, *args, "--limit", "1", "--workers", workers, "--json", timeout=240)
+    assert (done.returncode, done.stderr) == (1, ""), done
+    assert json.loads(done.stdout) == {
+        "ok": False,
+        "error": f"agent 'bad' (customer) {said}: an agent cannot end the process, so its game ends instead",
+    }
