@@ -31,10 +31,10 @@ from contractlang.llm import (
     RunLimitReached,
     RunLimits,
     RunStopped,
-    _reset_in,
     cost_of,
     estimate_cost,
 )
+from contractlang.llm.ratelimit import _reset_in
 from tests.llm_server import ScriptedServer, chat_completion, message, overloaded
 
 pytestmark = pytest.mark.e2e  # the real LLM clients against scripted servers on 127.0.0.1
