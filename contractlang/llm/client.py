@@ -8,15 +8,15 @@ import time
 from collections import Counter
 from typing import Self
 
-from contractlang.llm.connection import _Connection
+from contractlang.llm.connection import Connection
 from contractlang.llm.errors import CallFailed, GameLimitReached, RunStopped
 from contractlang.llm.prices import cost_of
-from contractlang.llm.providers import ApiKeys, LlmModel, _sdk_module, endpoint, redact
-from contractlang.llm.ratelimit import LimitChange, _asked_wait
+from contractlang.llm.providers import ApiKeys, LlmModel, endpoint, redact, sdk_module
+from contractlang.llm.ratelimit import LimitChange, asked_wait
 from contractlang.llm.recordings import Recordings
 from contractlang.llm.settings import GameLimits, LlmSettings
-from contractlang.llm.usage import _USAGE_FIELDS, LlmCall, LlmTotals, LlmUsage
-from contractlang.llm.wire import _WIRES, _cause, _transient, capped
+from contractlang.llm.usage import USAGE_FIELDS, LlmCall, LlmTotals, LlmUsage
+from contractlang.llm.wire import WIRES, capped, cause_of, transient
 
 
 class _Game:
@@ -53,13 +53,13 @@ class LlmClient:
         settings: LlmSettings,
         api_key: str | ApiKeys | None = None,
         namespace: str = "",
-        connection: _Connection | None = None,
+        connection: Connection | None = None,
         game: _Game | None = None,
     ):
         self.settings = settings
         self.namespace = namespace
         keys = api_key if isinstance(api_key, ApiKeys) else ApiKeys(**{settings.provider: api_key})
-        self.connection = connection or _Connection(settings, keys)
+        self.connection = connection or Connection(settings, keys)
         self._game = game or _Game(settings.game_limits)
 
     @property
@@ -218,7 +218,7 @@ class LlmClient:
     def _log(self, purpose, prompt, reply, usage, seconds, replayed=False, error=None, retries=0) -> None:
         """The call into the ledger, which runs write out (its texts redacted), and into the connection's totals."""
         s = self.settings
-        cost = cost_of(s.model, *(usage.get(name, 0) for name in _USAGE_FIELDS), provider=s.provider)
+        cost = cost_of(s.model, *(usage.get(name, 0) for name in USAGE_FIELDS), provider=s.provider)
         call = LlmCall(
             purpose=purpose,
             provider=s.provider,
@@ -244,7 +244,7 @@ class LlmClient:
         from contractlang.llm.transport import ResponseRefused
 
         s = self.settings
-        wire, errors = _WIRES[s.provider], _sdk_module(s.provider)
+        wire, errors = WIRES[s.provider], sdk_module(s.provider)
         client = self.connection.client(s.provider)
         limiter = self.connection.limiter(s.llm_model)
         cause, retry, first, budget = None, 0, 0.0, deadline
@@ -280,8 +280,8 @@ class LlmClient:
                     raise CallFailed(str(refused)) from None
                 status = getattr(exc, "status_code", None)
                 headers = getattr(getattr(exc, "response", None), "headers", None) or {}
-                cause = _cause(exc, errors)
-                if not _transient(exc, errors):
+                cause = cause_of(exc, errors)
+                if not transient(exc, errors):
                     raise CallFailed(cause) from None
                 if retry == s.max_retries:
                     raise CallFailed(f"{cause} (after {retry} retries in {time.monotonic() - first:.1f} s)") from None
@@ -289,7 +289,7 @@ class LlmClient:
                 limiter.release(sent_at, status, headers)
             if status is not None and 200 <= status < 300:
                 return wire.read(response.http_response.content)
-            asked = _asked_wait(headers)
+            asked = asked_wait(headers)
             jitter = self.connection.backoff(retry, s.backoff_seconds)
             wait = jitter if asked is None else asked + min(asked, jitter)  # spread those told the same time
             left = budget - time.monotonic()

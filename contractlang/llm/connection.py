@@ -8,17 +8,17 @@ import time
 
 from contractlang.llm.errors import LlmUnavailable, MissingApiKey, RunLimitReached, RunStopped
 from contractlang.llm.prices import priced, unpriced_for_cost_limit
-from contractlang.llm.providers import ApiKeys, LlmModel, _sdk_module, endpoint, key_hint
+from contractlang.llm.providers import ApiKeys, LlmModel, endpoint, key_hint, sdk_module
 from contractlang.llm.ratelimit import RateLimiter
 from contractlang.llm.recordings import Recordings
 from contractlang.llm.settings import LlmSettings
-from contractlang.llm.usage import _USAGE_FIELDS, LlmCall, LlmTotals, LlmUsage
-from contractlang.llm.wire import _WIRES
+from contractlang.llm.usage import USAGE_FIELDS, LlmCall, LlmTotals, LlmUsage
+from contractlang.llm.wire import WIRES
 
 MAX_BACKOFF_SECONDS = 30.0  # the longest a retry waits of its own accord (a server may ask for longer)
 
 
-class _Connection:
+class Connection:
     """What every view of one client shares: the SDK clients (one per provider, made at first use, over one
     pooled transport), a rate limiter per provider and model, the run limits and totals, the stop signal, the
     recordings, the keys and the jitter generator."""
@@ -65,10 +65,10 @@ class _Connection:
                 key = self.keys.of(provider)
                 if not key:
                     raise MissingApiKey(key_hint(provider, can_replay=self.recordings is not None))
-                sdk = _sdk_module(provider)
+                sdk = sdk_module(provider)
                 from contractlang.llm.transport import http_client
 
-                self._clients[provider] = _WIRES[provider].client(
+                self._clients[provider] = WIRES[provider].client(
                     sdk, key, endpoint(provider, self.base_url), http_client(self.transport)
                 )
             return self._clients[provider]
@@ -112,7 +112,7 @@ class _Connection:
         usage = call if isinstance(call, LlmUsage) else LlmUsage.of([call])
         with self._lock:
             t = self._totals
-            for name in ("calls", "replayed", "failed", *_USAGE_FIELDS):
+            for name in ("calls", "replayed", "failed", *USAGE_FIELDS):
                 t[name] += getattr(usage, name)
             t["retries"] += retries
             if usage.cost_usd is None:

@@ -7,7 +7,7 @@ from typing import NamedTuple
 from contractlang.llm.prices import cost_of
 from contractlang.llm.providers import LlmModel
 from contractlang.llm.recordings import Recordings
-from contractlang.llm.usage import _USAGE_FIELDS
+from contractlang.llm.usage import USAGE_FIELDS
 
 # A call of unknown size, for estimates when no recordings say better: a performance decision's prompt (rules,
 # contract, history) is a few thousand tokens, its JSON answer a few hundred.
@@ -49,7 +49,7 @@ def estimate_cost(
             f"no recorded calls of {model.label}: {ESTIMATE_INPUT_TOKENS:,} input and {ESTIMATE_OUTPUT_TOKENS:,} "
             "output tokens a call assumed"
         )
-    cost = cost_of(model.model, *(usage[name] * calls for name in _USAGE_FIELDS), provider=model.provider)
+    cost = cost_of(model.model, *(usage[name] * calls for name in USAGE_FIELDS), provider=model.provider)
     return CostEstimate(
         input_tokens=round(calls * (usage["input_tokens"] + usage["cache_read_tokens"] + usage["cache_write_tokens"])),
         output_tokens=round(calls * usage["output_tokens"]),

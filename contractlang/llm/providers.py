@@ -125,7 +125,7 @@ def redact(text: str, keys: ApiKeys) -> str:
     return text
 
 
-def _sdk_module(provider: str, who: str | None = None):
+def sdk_module(provider: str, who: str | None = None):
     p = PROVIDERS[provider]
     try:
         return importlib.import_module(p.package)
@@ -146,4 +146,4 @@ def check_providers(names: list[str], keys: ApiKeys, replay: bool = False) -> No
             continue
         if not keys.of(model.provider):
             raise MissingApiKey(f"{name} needs {PROVIDERS[model.provider].title}: {key_hint(model.provider)}")
-        _sdk_module(model.provider, name)
+        sdk_module(model.provider, name)

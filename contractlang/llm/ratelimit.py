@@ -130,7 +130,7 @@ class RateLimiter:
         self._history.append(LimitChange(t=round(now - self._start, 3), limit=limit, reason=reason))
 
 
-def _asked_wait(headers: Mapping[str, str]) -> float | None:
+def asked_wait(headers: Mapping[str, str]) -> float | None:
     """The seconds the server asked to wait before retrying (retry-after-ms, else retry-after in seconds or as an
     HTTP date); None when it did not ask."""
     for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
@@ -160,7 +160,7 @@ _OPENAI_BUDGETS = tuple(
 _DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
-def _reset_in(value: str) -> float | None:
+def reset_in(value: str) -> float | None:
     """Seconds until a rate-limit reset: an RFC 3339 time (Anthropic's) or a duration such as `6m0s` or `20ms`
     (OpenAI's); None for anything else."""
     try:
@@ -187,11 +187,11 @@ def _reset_in(value: str) -> float | None:
 def _resume_at(headers: Mapping[str, str], status: int | None, now: float) -> float | None:
     """When (time.monotonic()) new requests may go again by what the server said: its retry-after on an
     overloaded answer, else the latest reset of a rate-limit budget it reports spent; None: no pause."""
-    asked = _asked_wait(headers) if status in OVERLOADED else None
+    asked = asked_wait(headers) if status in OVERLOADED else None
     resets = [asked] if asked is not None else []
     for remaining, reset in (*_ANTHROPIC_BUDGETS, *_OPENAI_BUDGETS):
         if headers.get(remaining, "").strip() == "0" and headers.get(reset) is not None:
-            seconds = _reset_in(headers[reset])
+            seconds = reset_in(headers[reset])
             if seconds is not None and math.isfinite(seconds):
                 resets.append(max(0.0, seconds))
     return now + max(resets) if resets else None

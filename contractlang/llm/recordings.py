@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from contractlang.files import FileError, SqliteFile
 from contractlang.llm.providers import ApiKeys, LlmModel, redact
-from contractlang.llm.usage import _USAGE_FIELDS, TokenCount
+from contractlang.llm.usage import USAGE_FIELDS, TokenCount
 from contractlang.llm.wire import capped
 from contractlang.vocab import Frozen
 
@@ -107,7 +107,7 @@ class Recordings:
     def averages(self, model: LlmModel, purpose: str | None = None) -> tuple[int, dict] | None:
         """How many calls of `model` (of `purpose`, when given) are recorded and their mean token counts; None
         when there are none."""
-        fields = ", ".join(f"AVG(json_extract(usage_json, '$.{name}'))" for name in _USAGE_FIELDS)
+        fields = ", ".join(f"AVG(json_extract(usage_json, '$.{name}'))" for name in USAGE_FIELDS)
         query = (
             f"SELECT COUNT(*), {fields} FROM llm_recordings_v1 WHERE model = ? AND "
             "COALESCE(json_extract(request_json, '$.provider'), 'anthropic') = ?"
@@ -119,4 +119,4 @@ class Recordings:
             count, *means = db.execute(query, args).fetchone()
         if not count:
             return None
-        return count, dict(zip(_USAGE_FIELDS, (m or 0.0 for m in means)))
+        return count, dict(zip(USAGE_FIELDS, (m or 0.0 for m in means)))

@@ -51,17 +51,17 @@ class LlmUsage(Frozen):
             calls=len(calls),
             failed=sum(c.error is not None for c in calls),
             replayed=sum(c.replayed for c in calls),
-            **{name: sum(getattr(c, name) for c in calls) for name in _USAGE_FIELDS},
+            **{name: sum(getattr(c, name) for c in calls) for name in USAGE_FIELDS},
             cost_usd=None if any(c is None for c in costs) else round(sum(costs), 6),
         )
 
     @property
     def tokens(self) -> int:
         """Input (cached or not) plus output tokens: what the token limits count."""
-        return sum(getattr(self, name) for name in _USAGE_FIELDS)
+        return sum(getattr(self, name) for name in USAGE_FIELDS)
 
 
-_USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 
 
 TokenCount = Annotated[int, Field(ge=0, le=TOKEN_COUNT_LIMIT)]

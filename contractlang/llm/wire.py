@@ -18,7 +18,7 @@ def capped(reply: str) -> str:
     return reply[:REPLY_CAP] + f"\n[reply cut at {REPLY_CAP:,} characters]"
 
 
-def _cause(exc, errors) -> str:
+def cause_of(exc, errors) -> str:
     """The error in one line, its HTTP status first."""
     status = getattr(exc, "status_code", None)
     if status is not None:
@@ -28,7 +28,7 @@ def _cause(exc, errors) -> str:
     return f"API error: {str(exc)[:300]}"
 
 
-def _transient(exc, errors) -> bool:
+def transient(exc, errors) -> bool:
     if isinstance(exc, errors.APIConnectionError):
         return True
     return isinstance(exc, errors.APIStatusError) and (exc.status_code in (408, 409, 429) or exc.status_code >= 500)
@@ -170,4 +170,4 @@ class _ChatCompletionsWire:
         }
 
 
-_WIRES = {"anthropic": _AnthropicWire, "openai": _ChatCompletionsWire}
+WIRES = {"anthropic": _AnthropicWire, "openai": _ChatCompletionsWire}

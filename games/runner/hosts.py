@@ -16,14 +16,17 @@ from concurrent.futures.process import BrokenProcessPool
 from functools import partial
 from typing import Any
 
+from contractlang.llm.client import LlmClient
+from contractlang.llm.errors import CallFailed, GameLimitReached, RunLimitReached, RunStopped
+from contractlang.llm.providers import ApiKeys
 from games.external import kill_tree
 from games.runner.plans import RunOptions
 from games.runner.workers import (
     WORKER_END_SECONDS,
-    _end_pool,
-    _free_large_blocks_to_the_system,
-    _still_running,
-    _worker_init,
+    end_pool,
+    free_large_blocks_to_the_system,
+    still_running,
+    worker_init,
 )
 
 
@@ -50,8 +53,6 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
 
 def _outcome(exc: BaseException) -> tuple[str, Any]:
     """How a game that raised `exc` ended: (kind, reason) — see `_attempt`."""
-    from contractlang.llm import CallFailed, GameLimitReached, RunLimitReached, RunStopped
-
     chain = list(_chain(exc))
     for kind, wanted in (
         ("run-limit", RunLimitReached),
@@ -85,7 +86,7 @@ def _sendable(kind: str, payload):
     return payload
 
 
-class _Processes:
+class Processes:
     """The CPU jobs: `workers` forked worker processes (one: a thread of this process), one job at a time each,
     every result an event."""
 
@@ -99,7 +100,7 @@ class _Processes:
             self.pool = ProcessPoolExecutor(
                 workers,
                 mp_context=multiprocessing.get_context("fork"),
-                initializer=_worker_init,
+                initializer=worker_init,
                 initargs=(threads, os.getpid()),
             )
 
@@ -134,7 +135,7 @@ class _Processes:
         """End the jobs at once; how many were still running."""
         running = len(self.futures)
         if isinstance(self.pool, ProcessPoolExecutor):
-            _end_pool(self.pool)
+            end_pool(self.pool)
         else:
             self.pool.shutdown(wait=False, cancel_futures=True)
         return running
@@ -145,21 +146,19 @@ def process_client(options: RunOptions, earlier: Any = None):
     finished before spent (`earlier`, an LlmUsage), so the run's limits count them."""
     if options.llm is None:
         return None
-    from contractlang.llm import ApiKeys, LlmClient
-
     client = LlmClient(options.llm, ApiKeys.from_environment())
     if earlier is not None and earlier.calls:
         client.count_earlier(earlier)
     return client
 
 
-class _Threads:
+class Threads:
     """The games that wait on an LLM: `connections` at once in threads of this process, sharing one client (one
     pooled HTTP client per provider). Every game submitted gives one event, a stopped one included."""
 
     def __init__(self, options: RunOptions, events, works: list[Callable], earlier: Any = None):
         self.events, self.works = events, works
-        _free_large_blocks_to_the_system()
+        free_large_blocks_to_the_system()
         self.client = process_client(options, earlier)
         self.pool = ThreadPoolExecutor(options.connections, thread_name_prefix="game")
         self.halted = threading.Event()
@@ -200,9 +199,9 @@ class _Sender:
 
 
 def _serve(connection, options: RunOptions, works: list[Callable], earlier: Any, parent: int) -> None:
-    """The game process: plays what the parent sends it in `_Threads`, sending back every game's event."""
-    _worker_init(1, parent)
-    threads = _Threads(options, _Sender(connection), works, earlier)
+    """The game process: plays what the parent sends it in `Threads`, sending back every game's event."""
+    worker_init(1, parent)
+    threads = Threads(options, _Sender(connection), works, earlier)
     try:
         while True:
             try:
@@ -220,8 +219,8 @@ def _serve(connection, options: RunOptions, works: list[Callable], earlier: Any,
         os._exit(0)  # the game threads still waiting are the parent's to forget, not to join
 
 
-class _GameProcess:
-    """`_Threads` in one forked process, so this one starts no compiled-kernel threads before forking workers
+class GameProcess:
+    """`Threads` in one forked process, so this one starts no compiled-kernel threads before forking workers
     (a fork after that can hang); its events are read back by a thread."""
 
     def __init__(self, options: RunOptions, events: queue.Queue, works: list[Callable], earlier: Any = None):
@@ -267,7 +266,7 @@ class _GameProcess:
             self._send("end")
         except OSError:
             pass
-        if _still_running([self.process], WORKER_END_SECONDS):
+        if still_running([self.process], WORKER_END_SECONDS):
             kill_tree(self.process.pid)
         self.process.join()
 
@@ -290,7 +289,7 @@ class _RayPlayer:
             self.client.stop(grace)
 
 
-class _RayRun:
+class RayRun:
     """The jobs on Ray: CPU jobs as tasks, at most `workers` at once; LLM games on `workers` threaded actors,
     `max_connections` at once over them all. Ray is shut down at the end, an interrupt included, so a local
     cluster this run started leaves no process behind."""

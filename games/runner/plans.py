@@ -9,11 +9,11 @@ from typing import Any, Generic, Literal, NamedTuple
 
 from pydantic import Field
 
-from contractlang.llm import GameLimits
+from contractlang.llm.estimates import estimate_cost
+from contractlang.llm.recordings import Recordings
+from contractlang.llm.settings import GameLimits
 from contractlang.vocab import Frozen
 from games.runner.stores import Job, stored_records
-
-# --- runs of games: CPU work in worker processes, network waits in threads around one client ------------------
 
 Status = Literal["errored", "limited"]
 
@@ -127,10 +127,10 @@ class RunPlan(Frozen):
 def plan(phase: Phase, limits: GameLimits = GameLimits()) -> tuple[RunPlan, list]:
     """`phase`'s `RunPlan` under the per-game `limits` and the jobs a run would play, read from its stores without
     taking their locks."""
-    finished = _reused(phase) | stored_records(phase.path, phase.record_type, phase.job_of, phase.records_of)
+    finished = reused_records(phase) | stored_records(phase.path, phase.record_type, phase.job_of, phase.records_of)
     every = list(dict.fromkeys(phase.jobs))
     jobs = [j for j in every if j not in finished]
-    left = Left.of(jobs, _unfinished_records(phase), limits)
+    left = Left.of(jobs, unfinished_records(phase), limits)
     kept = set(left.limited)
     return (
         RunPlan(
@@ -175,8 +175,6 @@ def estimate(phase: Phase, calls_of: Callable[[Any], list], llm: Any) -> RunEsti
     """`phase`'s `RunEstimate`: `calls_of(job)` lists (model, calls) of the game's LLM players and judges (the
     decisions a game of its length takes); the tokens and cost per call come from `contractlang.llm.
     estimate_cost` (the recordings' averages, else its defaults priced by the prices table)."""
-    from contractlang.llm import Recordings, estimate_cost
-
     counts, todo = plan(phase, game_limits(llm))
     calls: dict = {}
     for job in todo:
@@ -203,18 +201,18 @@ def estimate(phase: Phase, calls_of: Callable[[Any], list], llm: Any) -> RunEsti
     )
 
 
-def _reused(phase: Phase) -> dict:
+def reused_records(phase: Phase) -> dict:
     return stored_records(phase.shared, phase.record_type, phase.job_of, phase.records_of) if phase.shared else {}
 
 
-def _unfinished_type(phase: Phase) -> type:
+def unfinished_type(phase: Phase) -> type:
     return Unfinished[type(phase.jobs[0])] if phase.jobs else Unfinished[Any]
 
 
-def _unfinished_records(phase: Phase) -> dict:
+def unfinished_records(phase: Phase) -> dict:
     path = unfinished_path(phase.path)
     return (
-        stored_records(path, _unfinished_type(phase), attrgetter("job"), f"unfinished {phase.records_of}")
+        stored_records(path, unfinished_type(phase), attrgetter("job"), f"unfinished {phase.records_of}")
         if phase.network is not None
         else {}
     )

@@ -16,18 +16,19 @@ from contractlang.errors import RunEnded
 from contractlang.files import (
     write_atomically,
 )
+from contractlang.llm.usage import LlmUsage
 from contractlang.progress import Advance as Progress
-from games.runner.hosts import _GameProcess, _Processes, _RayRun, _Threads
+from games.runner.hosts import GameProcess, Processes, RayRun, Threads
 from games.runner.plans import (
     Left,
     Phase,
     Played,
     RunOptions,
-    _reused,
-    _unfinished_type,
     game_limits,
     limits_path,
+    reused_records,
     unfinished_path,
+    unfinished_type,
 )
 from games.runner.stores import Job, JobStore, Record
 from games.runner.workers import WORKER_END_SECONDS
@@ -97,12 +98,12 @@ class _Run:
     def __enter__(self) -> _Run:
         try:
             for phase in self.phases:
-                self.reused.append(_reused(phase))
+                self.reused.append(reused_records(phase))
                 self.stores.append(JobStore(phase.path, phase.record_type, phase.job_of, phase.records_of))
                 self.unfinished.append(
                     JobStore(
                         unfinished_path(phase.path),
-                        _unfinished_type(phase),
+                        unfinished_type(phase),
                         attrgetter("job"),
                         f"unfinished {phase.records_of}",
                     )
@@ -184,13 +185,13 @@ class _Run:
         earlier = self._earlier_usage()
         if self.options.ray is not None:
             if network or cpu:
-                self.cpu = self.host = _RayRun(self.options, self.events, self.works, workers, earlier)
+                self.cpu = self.host = RayRun(self.options, self.events, self.works, workers, earlier)
             return
         if network:  # before the worker processes: it forks from a process that has run nothing compiled
-            make = _Threads if workers == 1 else _GameProcess
+            make = Threads if workers == 1 else GameProcess
             self.host = make(self.options, self.events, self.works, earlier)
         if cpu:
-            self.cpu = _Processes(min(workers, cpu), self.events)
+            self.cpu = Processes(min(workers, cpu), self.events)
 
     @property
     def works(self) -> list[Callable]:
@@ -200,8 +201,6 @@ class _Run:
         """What the LLM games this run finished before spent (they count toward its limits), or None."""
         if self.options.llm is None:
             return None
-        from contractlang.llm import LlmUsage
-
         calls = [
             c
             for i, phase in enumerate(self.phases)
@@ -245,7 +244,7 @@ class _Run:
                     self._submit(*later)
         elif kind in ("errored", "limited"):
             limits = self.limits if kind == "limited" else None
-            unfinished = _unfinished_type(self.phases[i])(job=job, status=kind, reason=payload, limits=limits)
+            unfinished = unfinished_type(self.phases[i])(job=job, status=kind, reason=payload, limits=limits)
             self.unfinished[i].add(unfinished, replace=True)
             if kind == "errored":
                 self.errored_now += 1

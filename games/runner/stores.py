@@ -31,7 +31,7 @@ Record = TypeVar("Record", bound=BaseModel)
 class Records(MutableMapping[Job, Record]):
     """Finished records by job, each kept as its JSON text and read again (as a store's line is) when asked for:
     a run holds every record it stored, and a record's Python objects take several times its JSON (an LLM game's
-    45 KB against 10 KB, issue #47)."""
+    45 KB against 10 KB)."""
 
     def __init__(self, record_type: type[Record], records: Iterable[tuple[Job, Record]] = ()):
         self._type = record_type

@@ -26,22 +26,22 @@ def limit_threads(threads: int) -> None:
     if numba is not None:
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))  # the worker processes share the cores
     # BLAS (the DP's spoilage pull-back) keeps the thread pool it sized for the whole machine before the fork:
-    # every worker running it on every core oversubscribed them (issue #34: 1.2–1.6× slower solves under load)
+    # every worker running it on every core oversubscribed them (1.2–1.6× slower solves under load)
     threadpoolctl.threadpool_limits(threads)
 
 
-def _worker_init(threads: int, parent: int) -> None:
+def worker_init(threads: int, parent: int) -> None:
     # the parent alone answers Ctrl-C / SIGTERM, and then ends the workers itself
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _end_worker)
-    _die_with(parent)
+    die_with(parent)
     limit_threads(threads)
 
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
-def _die_with(parent: int) -> None:
+def die_with(parent: int) -> None:
     """A worker whose parent dies, even by SIGKILL (which no handler sees), is sent SIGTERM, and so ends with its
     external agents: the kernel's parent-death signal on Linux, elsewhere a thread watching the parent's pid. A
     parent already gone before this ran ends the worker at once."""
@@ -56,11 +56,11 @@ def _die_with(parent: int) -> None:
 M_MMAP_THRESHOLD = -3  # <malloc.h>
 
 
-def _free_large_blocks_to_the_system() -> None:
+def free_large_blocks_to_the_system() -> None:
     """Blocks of 128 KB or more (a compiled contract's outcome tables) go back to the system when freed: glibc
     otherwise raises that threshold the first time such a block is freed, and then keeps them in the pool of
-    each game thread that freed them (issue #47 measured a 256-game process growing from 832 to 1,283 MB while
-    what it held stayed near 610 MB; with the threshold fixed, 829 to 845 MB). Nothing elsewhere than glibc."""
+    each game thread that freed them (measured: a 256-game process grew from 832 to 1,283 MB while what it held
+    stayed near 610 MB; with the threshold fixed, 829 to 845 MB). Nothing elsewhere than glibc."""
     try:
         libc = ctypes.CDLL(None)
         libc.mallopt(M_MMAP_THRESHOLD, 128 * 1024)
@@ -103,7 +103,7 @@ def run_jobs(
     threads = max(1, (os.cpu_count() or 1) // size)
     chunk = chunksize or max(1, len(jobs) // (size * 8))
     pool = ProcessPoolExecutor(
-        size, mp_context=multiprocessing.get_context("fork"), initializer=_worker_init, initargs=(threads, os.getpid())
+        size, mp_context=multiprocessing.get_context("fork"), initializer=worker_init, initargs=(threads, os.getpid())
     )
     try:
         chunks = [pool.submit(_run_chunk, work, jobs[i : i + chunk]) for i in range(0, len(jobs), chunk)]
@@ -117,7 +117,7 @@ def run_jobs(
                 ) from None
             yield from records
     finally:
-        _end_pool(pool)
+        end_pool(pool)
 
 
 WORKER_END_SECONDS = 5.0
@@ -125,7 +125,7 @@ WORKER_END_SECONDS = 5.0
 handler runs only between Python steps, not inside a compiled kernel."""
 
 
-def _end_pool(pool: ProcessPoolExecutor) -> None:
+def end_pool(pool: ProcessPoolExecutor) -> None:
     """End the workers at once, not after their current jobs (shutdown alone would wait for them), and the pool.
     A worker ended while it was sending a record leaves half a message in the result pipe, and the pool's
     manager thread would wait for the rest forever, since this process holds the pipe's other write end
@@ -134,14 +134,14 @@ def _end_pool(pool: ProcessPoolExecutor) -> None:
     processes = list(pool._processes.values())
     for process in processes:
         process.terminate()
-    for process in _still_running(processes, WORKER_END_SECONDS):
+    for process in still_running(processes, WORKER_END_SECONDS):
         kill_tree(process.pid)  # with the external agents it could not end itself
-    _still_running(processes, None)
+    still_running(processes, None)
     pool._result_queue._writer.close()
     pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _still_running(processes: list, seconds: float | None) -> list:
+def still_running(processes: list, seconds: float | None) -> list:
     """Wait until every process has ended or `seconds` have passed (None: no limit); those still running."""
     running = {p.sentinel: p for p in processes}
     deadline = None if seconds is None else time.monotonic() + seconds

@@ -34,7 +34,7 @@ from contractlang.llm import (
     cost_of,
     estimate_cost,
 )
-from contractlang.llm.ratelimit import _reset_in
+from contractlang.llm.ratelimit import reset_in
 from tests.llm_server import ScriptedServer, chat_completion, message, overloaded
 
 pytestmark = pytest.mark.e2e  # the real LLM clients against scripted servers on 127.0.0.1
@@ -154,7 +154,7 @@ def test_a_place_is_waited_for_and_a_pause_holds_new_requests():
     "value, seconds", [("6m0s", 360.0), ("20ms", 0.02), ("1.5s", 1.5), ("1h2m", 3720.0), ("soon", None), ("5", None)]
 )
 def test_the_reset_durations_openai_sends_are_read(value, seconds):
-    assert _reset_in(value) == (pytest.approx(seconds) if seconds is not None else None)
+    assert reset_in(value) == (pytest.approx(seconds) if seconds is not None else None)
 
 
 # --- bursts, outages and permanent failures through the real clients -----------------------------------
