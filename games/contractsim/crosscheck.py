@@ -1,4 +1,4 @@
-"""The simulator against the exact DP (issue #5): RCC-vs-RCC games on the batch engine compared with
+"""The simulator against the exact DP: RCC-vs-RCC games on the batch engine compared with
 P_sat and the expected utilities, each difference in standard errors of the sample mean."""
 
 from __future__ import annotations

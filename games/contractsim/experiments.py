@@ -108,8 +108,8 @@ def run_rational(job: RationalJob, tables: TableCache | None = None) -> Rational
 
 
 QUIET_SECONDS_PER_TABLE = 3.3
-"""Wall time of one synthetic contract's DP solve on an idle 2-core machine (the shipped 180 in about 10 min,
-issue #46); under load we measured 20-30 s (docs/explanation/fidelity.md)."""
+"""Wall time of one synthetic contract's DP solve on an idle 2-core machine (the shipped 180 in about 10 min);
+under load we measured 20-30 s (docs/explanation/fidelity.md)."""
 
 
 class SolvingPlan(Frozen):

@@ -18,11 +18,11 @@ from typing import Literal
 
 import numpy as np
 
-from contractlang import check_source
 from contractlang.files import MAX_CONTRACT_BYTES, FileError, make_folder, read_capped, write_atomically
 from contractlang.formatter import format_ir
 from contractlang.ir import Contingencies, ContractSimIR, DeductionTerms, RolloverTerms, SubstitutionTerms, Triple
 from contractlang.render import render
+from contractlang.source import check_source
 from contractlang.vocab import Frozen
 from games.contractsim.environments import environment
 from games.runner import Progress, run_phase, shared_store, stored_records
