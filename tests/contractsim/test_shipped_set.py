@@ -10,8 +10,8 @@ import shutil
 import pytest
 
 from contractlang import load
-from games.contractsim.experiments import RationalJob, RationalRecord, run_rational
-from games.contractsim.synth import (
+from games.experiments.rational import RationalJob, RationalRecord, run_rational
+from games.experiments.synth import (
     SHIPPED,
     BaseChoice,
     SearchRecord,

@@ -18,8 +18,8 @@ from contractlang.interpreter.events import Delivery, Payment, WeekEnd
 from contractlang.interpreter.rounds import FLOOR_RULES, RoundRules, evaluate_round, payment_due
 from contractlang.ir import Contingencies, ContractSimIR, DeductionTerms, RolloverTerms, SubstitutionTerms
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS
-from games.contractsim import batch
 from games.contractsim.environments import environment
+from games.experiments import batch
 from solver.dp import kernels
 from solver.dp.problem import ORDER_SIDE, flat, round_transition
 from solver.verify import semantics
