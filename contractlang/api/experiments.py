@@ -77,7 +77,7 @@ class RationalResult(Rows):
 
     model_config = Rows.model_config | {"arbitrary_types_allowed": True}
 
-    report: Any  # games.contractsim.experiments.RationalReport
+    report: Any  # games.experiments.rational.RationalReport
     played_now: int
     tables: Path
     markdown: str
@@ -147,7 +147,7 @@ class PerformanceResult(Rows):
 
     model_config = Rows.model_config | {"arbitrary_types_allowed": True}
 
-    report: Any  # games.contractsim.performance.PerformanceReport
+    report: Any  # games.experiments.performance.PerformanceReport
     played_rational: int
     played_agents: int
     folder: Path

@@ -580,7 +580,7 @@ def _paths(name: str) -> tuple[str, str]:
 SHIPPED = Path(__file__).resolve().parent / "data" / "synthetic"
 """The paper's plan (20 starts, [CS-34]) generated into the repository: the set commands read by default, as
 read-only input (their outputs go to ./contractlang-out unless told). It grows only by an explicit
-`contractlang synth --out games/contractsim/data/synthetic`; its job store is committed as it grows."""
+`contractlang synth --out games/experiments/data/synthetic`; its job store is committed as it grows."""
 
 
 def is_shipped(out: Path) -> bool:

@@ -180,7 +180,7 @@ def _scripted_order(n_mem, use):
 
 
 def batch_engine(case):
-    """`games.contractsim.batch._play` on one game whose Supplier is the RC table, scripted to deliver the case's
+    """`games.experiments.batch._play` on one game whose Supplier is the RC table, scripted to deliver the case's
     quantities: it orders exactly the inputs they use (free, received in full, nothing spoils) and the
     production table returns them."""
     ir = contract(case)
