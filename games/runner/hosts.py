@@ -24,9 +24,11 @@ from games.runner.plans import RunOptions
 from games.runner.workers import (
     WORKER_END_SECONDS,
     end_pool,
+    fork_pool,
     free_large_blocks_to_the_system,
     still_running,
     worker_init,
+    worker_lost,
 )
 
 
@@ -87,22 +89,14 @@ def _sendable(kind: str, payload):
 
 
 class Processes:
-    """The CPU jobs: `workers` forked worker processes (one: a thread of this process), one job at a time each,
-    every result an event."""
+    """The CPU jobs: `size` forked worker processes, one job at a time each, every result an event; without
+    `fork`, one thread of this process. A run with workers forks even for a single job, so that this process never
+    starts the compiled kernels' threads (OpenMP aborts a process that forks after starting them)."""
 
-    def __init__(self, workers: int, events: queue.Queue):
+    def __init__(self, size: int, events: queue.Queue, fork: bool = True):
         self.events = events
         self.futures: set = set()
-        if workers == 1:
-            self.pool = ThreadPoolExecutor(1, thread_name_prefix="job")
-        else:
-            threads = max(1, (os.cpu_count() or 1) // workers)
-            self.pool = ProcessPoolExecutor(
-                workers,
-                mp_context=multiprocessing.get_context("fork"),
-                initializer=worker_init,
-                initargs=(threads, os.getpid()),
-            )
+        self.pool = fork_pool(size) if fork else ThreadPoolExecutor(1, thread_name_prefix="job")
 
     def run(self, i: int, job, work: Callable) -> None:
         future = self.pool.submit(_attempt, work, job)
@@ -116,13 +110,7 @@ class Processes:
         try:
             kind, payload = future.result()
         except BrokenProcessPool:
-            kind, payload = (
-                "lost",
-                (
-                    "a worker process died in the middle of its jobs (killed, or out of memory); "
-                    "the finished jobs are kept, and a rerun runs the rest"
-                ),
-            )
+            kind, payload = "lost", worker_lost(self.pool)
         self.events.put((kind, i, job, payload, None))
 
     def halt(self, grace: float) -> None:

@@ -88,7 +88,6 @@ class _Run:
         self.events: queue.Queue = queue.Queue()
         self.in_flight = 0
         self.played = [0] * len(phases)
-        self.retried: list[set] = [set() for _ in phases]
         self.errored_now = 0
         self.stopping: RunEnded | None = None
         self.last_error = ""
@@ -191,7 +190,7 @@ class _Run:
             make = Threads if workers == 1 else GameProcess
             self.host = make(self.options, self.events, self.works, earlier)
         if cpu:
-            self.cpu = Processes(min(workers, cpu), self.events)
+            self.cpu = Processes(min(workers, cpu), self.events, fork=workers > 1)
 
     @property
     def works(self) -> list[Callable]:
@@ -237,8 +236,6 @@ class _Run:
         if kind == "done":
             self.stores[i].add(payload)
             self.played[i] += 1
-            if self.unfinished[i] is not None and job in self.unfinished[i].records:
-                self.retried[i].add(job)
             for later in waiting.pop((i, job), []):
                 if self.stopping is None:
                     self._submit(*later)
@@ -315,8 +312,7 @@ class _Run:
                 model: [change.model_dump() for change in changes] for model, changes in self.totals.history.items()
             }
             write_atomically(limits_path(self.phases[i].path), json.dumps({"limit_history": history}, indent=1) + "\n")
-        if self.played[i] or self.retried[i]:
-            self.stores[i].put_in_order(self.phases[i].jobs)
+        self.stores[i].put_in_order(self.phases[i].jobs)  # a run killed before its end left finishing order
         unfinished = self.unfinished[i]
         if unfinished is not None and unfinished.records:
             unfinished.put_in_order(self.phases[i].jobs, drop=[*self.stores[i].records, *self.reused[i]])

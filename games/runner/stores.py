@@ -143,12 +143,15 @@ class JobStore(Generic[Job, Record]):
         self._check = check
 
     def put_in_order(self, jobs: Iterable[Job], drop: Iterable[Job] = ()) -> None:
-        """Rewrite the store with the records of `jobs` first, in that order, then any others it holds, as they
-        were, leaving out those of `drop`: once every job has ended, its bytes no longer depend on which worker
-        finished first."""
+        """Rewrite the store so that the records of `jobs` stand in that order, in the places they hold (the records
+        of other jobs, from runs over other slices, stay where they are), leaving out those of `drop`: once every
+        job has ended, its bytes no longer depend on which worker finished first. A store already in order is left
+        as it is."""
         gone = set(drop)
-        order = [*dict.fromkeys(j for j in jobs if j in self.records), *self.records]
-        ordered = [j for j in dict.fromkeys(order) if j not in gone]
+        kept = [j for j in self.records if j not in gone]
+        wanted = [j for j in dict.fromkeys(jobs) if j in self.records and j not in gone]
+        ours, slots = set(wanted), iter(wanted)
+        ordered = [next(slots) if j in ours else j for j in kept]
         if ordered == list(self.records):
             return
         self.records = self.records.reordered(ordered)

@@ -100,24 +100,52 @@ def run_jobs(
     if not jobs:
         return
     size = min(workers, len(jobs))
-    threads = max(1, (os.cpu_count() or 1) // size)
     chunk = chunksize or max(1, len(jobs) // (size * 8))
-    pool = ProcessPoolExecutor(
-        size, mp_context=multiprocessing.get_context("fork"), initializer=worker_init, initargs=(threads, os.getpid())
-    )
+    pool = fork_pool(size)
     try:
         chunks = [pool.submit(_run_chunk, work, jobs[i : i + chunk]) for i in range(0, len(jobs), chunk)]
         for done in as_completed(chunks):
             try:
                 records = done.result()
             except BrokenProcessPool:
-                raise RuntimeError(
-                    "a worker process died in the middle of its jobs (killed, or out of memory); "
-                    "the finished jobs are kept, and a rerun runs the rest"
-                ) from None
+                raise RuntimeError(worker_lost(pool)) from None
             yield from records
     finally:
         end_pool(pool)
+
+
+def fork_pool(size: int) -> ProcessPoolExecutor:
+    """`size` forked worker processes, each with its share of the cores for its compiled kernels and BLAS."""
+    threads = max(1, (os.cpu_count() or 1) // size)
+    return ProcessPoolExecutor(
+        size, mp_context=multiprocessing.get_context("fork"), initializer=worker_init, initargs=(threads, os.getpid())
+    )
+
+
+DEATH_SECONDS = 2.0
+"""How long the pool's news of a dead worker waits for the worker's exit status, which can come after it."""
+
+
+def worker_lost(pool: ProcessPoolExecutor) -> str:
+    """The run's error line when a worker of `pool` died under it: how the worker ended, by signal or status
+    (the others are ended by the pool itself, with SIGTERM, once it sees the death)."""
+    processes = list(pool._processes.values())
+    deadline = time.monotonic() + DEATH_SECONDS
+    while not (codes := [p.exitcode for p in processes if p.exitcode is not None]) and time.monotonic() < deadline:
+        time.sleep(0.01)  # the pipe tells of the death before the exit status can be read
+    code = next((c for c in codes if c != -signal.SIGTERM), codes[0] if codes else None)
+    if code is None:
+        how = "died"
+    elif code == -signal.SIGKILL:
+        how = "was killed (SIGKILL: by hand, or by the system when memory ran out)"
+    elif code < 0:
+        try:
+            how = f"was ended by {signal.Signals(-code).name}"
+        except ValueError:
+            how = f"was ended by signal {-code}"
+    else:
+        how = f"exited with status {code}"
+    return f"a worker process {how} in the middle of its jobs; the finished jobs are kept, and a rerun runs the rest"
 
 
 WORKER_END_SECONDS = 5.0
