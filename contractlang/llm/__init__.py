@@ -36,6 +36,7 @@ from contractlang.llm.connection import MAX_BACKOFF_SECONDS
 from contractlang.llm.errors import (
     CallFailed,
     CallRefused,
+    DeadlinePassed,
     GameLimitReached,
     LlmUnavailable,
     MissingApiKey,
@@ -64,7 +65,7 @@ from contractlang.llm.providers import (
 )
 from contractlang.llm.ratelimit import OVERLOADED, LimitChange, RateLimiter, Ticket
 from contractlang.llm.recordings import DEFAULT_RECORDINGS, Recordings
-from contractlang.llm.settings import GameLimits, LlmSettings, RunLimits
+from contractlang.llm.settings import MAX_OUTPUT_TOKENS, GameLimits, LlmSettings, RunLimits
 from contractlang.llm.usage import TOKEN_COUNT_LIMIT, LlmCall, LlmTotals, LlmUsage, TokenCount
 from contractlang.llm.wire import REPLY_CAP, capped
 
@@ -88,6 +89,7 @@ __all__ = [
     "MissingSdk",
     "CallFailed",
     "CallRefused",
+    "DeadlinePassed",
     "GameLimitReached",
     "RunInterrupted",
     "RunLimitReached",
@@ -99,6 +101,7 @@ __all__ = [
     "unpriced_for_cost_limit",
     "RunLimits",
     "GameLimits",
+    "MAX_OUTPUT_TOKENS",
     "LlmSettings",
     "TOKEN_COUNT_LIMIT",
     "TokenCount",

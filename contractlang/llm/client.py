@@ -9,7 +9,7 @@ from collections import Counter
 from typing import Self
 
 from contractlang.llm.connection import Connection
-from contractlang.llm.errors import CallFailed, GameLimitReached, RunStopped
+from contractlang.llm.errors import CallFailed, DeadlinePassed, GameLimitReached, RunStopped
 from contractlang.llm.prices import cost_of
 from contractlang.llm.providers import ApiKeys, LlmModel, endpoint, redact, sdk_module
 from contractlang.llm.ratelimit import LimitChange, asked_wait
@@ -28,6 +28,16 @@ class _Game:
         self.occurrences: Counter[str] = Counter()
         self.started = time.monotonic()
         self.limit_reached: GameLimitReached | None = None
+
+    @property
+    def ends_at(self) -> float | None:
+        """When (time.monotonic()) the game's time limit runs out; None without one."""
+        return None if self.limits.seconds is None else self.started + self.limits.seconds
+
+    def time_up(self) -> GameLimitReached:
+        """The game's time limit, reached (and kept in `limit_reached`)."""
+        self.limit_reached = GameLimitReached("seconds", self.limits.seconds)
+        return GameLimitReached("seconds", self.limits.seconds)
 
     def check(self) -> None:
         """GameLimitReached (kept in `limit_reached`) when a limit of the game is reached."""
@@ -148,8 +158,9 @@ class LlmClient:
 
     def complete(self, purpose: str, system: str, messages: list[dict], deadline: float | None = None) -> str:
         """The model's text reply to `messages` under `system`; every call lands in the ledger. Before it
-        starts: RunStopped, RunLimitReached, GameLimitReached (see each); `deadline` (time.monotonic()) bounds
-        every attempt and retry of the call besides the settings' own bounds."""
+        starts: RunStopped, RunLimitReached, GameLimitReached (see each); `deadline` (time.monotonic()) and the
+        game's time limit bound every attempt, retry and pause of the call besides the settings' own bounds: a call
+        the game's time limit cuts raises GameLimitReached."""
         s = self.settings
         self.connection.check_run_limits()
         self._game.check()
@@ -189,8 +200,10 @@ class LlmClient:
             self._log(purpose, prompt, "", {}, 0.0, error=error)
             raise CallFailed(error)
         retries = [0]
+        game_end = self._game.ends_at
+        cut = min((t for t in (deadline, game_end) if t is not None), default=None)
         try:
-            text, usage = self._create(system, messages, deadline, retries)
+            text, usage = self._create(system, messages, cut, retries)
             reply = capped(text)
             if self.recordings is not None:
                 self.recordings.put(
@@ -201,6 +214,8 @@ class LlmClient:
                 raise RunStopped("the run is stopping: an LLM call in flight was cut") from None
             message = self.redact(str(exc))
             self._log(purpose, prompt, "", {}, time.perf_counter() - start, error=message, retries=retries[0])
+            if isinstance(exc, DeadlinePassed) and game_end is not None and game_end == cut:
+                raise self._game.time_up() from None
             raise CallFailed(message) from None
         self._log(purpose, prompt, reply, usage, time.perf_counter() - start, retries=retries[0])
         return reply
@@ -250,6 +265,10 @@ class LlmClient:
         cause, retry, first, budget = None, 0, 0.0, deadline
         while True:
             ticket = limiter.acquire(budget)
+            if ticket is None and deadline is not None and budget == deadline:
+                raise DeadlinePassed(
+                    (f"{cause}; " if cause else "") + "the API's rate limit held the call past its deadline"
+                )
             if ticket is None:
                 raise CallFailed(
                     f"{cause}; the API's rate limit held the retry past the {s.retry_seconds:g} s retry budget"
@@ -270,6 +289,8 @@ class LlmClient:
                     response = wire.send(client, s, system, messages, max(end - sent_at, 0.001))
                 status, headers = response.http_response.status_code, response.http_response.headers
             except errors.APITimeoutError:  # not retried: the provider may still be working on it, and bill it
+                if deadline is not None and end == deadline:
+                    raise DeadlinePassed("the call's deadline passed before the model answered") from None
                 raise CallFailed(
                     f"the model did not answer within {s.timeout_seconds:g} s"
                     + (f" (the attempt before failed: {cause})" if cause else "")
@@ -290,9 +311,12 @@ class LlmClient:
             if status is not None and 200 <= status < 300:
                 return wire.read(response.http_response.content)
             asked = asked_wait(headers)
+            asked = None if asked is None else min(asked, limiter.longest_pause)  # a server may ask for a year
             jitter = self.connection.backoff(retry, s.backoff_seconds)
             wait = jitter if asked is None else asked + min(asked, jitter)  # spread those told the same time
             left = budget - time.monotonic()
+            if wait >= left and deadline is not None and budget == deadline:
+                raise DeadlinePassed(f"{cause}; the next retry would start after the call's deadline") from None
             if wait >= left:
                 why = (
                     f"the API asked to wait {asked:g} s before retrying"

@@ -30,7 +30,7 @@ class Connection:
         self.base_url = settings.base_url
         self.replay = settings.replay
         self.max_connections = settings.max_connections
-        self.retry_seconds = settings.retry_seconds
+        self.longest_pause = min(settings.retry_seconds, settings.max_server_wait)
         self.run_limits = settings.run_limits
         self.recordings = Recordings(settings.recordings, settings.replay) if settings.recordings is not None else None
         self.stopped = threading.Event()
@@ -76,7 +76,7 @@ class Connection:
     def limiter(self, model: LlmModel) -> RateLimiter:
         with self._lock:
             if model not in self._limiters:
-                self._limiters[model] = RateLimiter(self.max_connections, self.retry_seconds)
+                self._limiters[model] = RateLimiter(self.max_connections, self.longest_pause)
                 if self.stopped.is_set():
                     self._limiters[model].stop()
             return self._limiters[model]

@@ -22,6 +22,11 @@ class CallFailed(Exception):
     agents end the game on it (as an `AgentError`); the runner records the game as errored."""
 
 
+class DeadlinePassed(CallFailed):
+    """A call cut by its deadline (the caller's, or its game's time limit) rather than by the settings' own
+    bounds: waiting on the server's pause, an attempt in flight, or the wait before a retry."""
+
+
 class CallRefused(Exception):
     """A call refused before it starts, by a limit or a stop: not a CallFailed, so it passes the agents untouched
     and ends the game, and its type tells the runner how to record the game."""

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from contractlang.files import FileError, SqliteFile
 from contractlang.llm.providers import ApiKeys, LlmModel, redact
-from contractlang.llm.usage import USAGE_FIELDS, TokenCount
+from contractlang.llm.usage import TOKEN_COUNT_LIMIT, USAGE_FIELDS, TokenCount
 from contractlang.llm.wire import capped
 from contractlang.vocab import Frozen
 
@@ -106,17 +106,29 @@ class Recordings:
 
     def averages(self, model: LlmModel, purpose: str | None = None) -> tuple[int, dict] | None:
         """How many calls of `model` (of `purpose`, when given) are recorded and their mean token counts; None
-        when there are none."""
-        fields = ", ".join(f"AVG(json_extract(usage_json, '$.{name}'))" for name in USAGE_FIELDS)
-        query = (
-            f"SELECT COUNT(*), {fields} FROM llm_recordings_v1 WHERE model = ? AND "
-            "COALESCE(json_extract(request_json, '$.provider'), 'anthropic') = ?"
-        )
+        when there are none. The counts are checked as `get` checks them: a row whose counts are not whole numbers
+        from 0 to TOKEN_COUNT_LIMIT makes the file unusable, so an estimate is never negative or absurd."""
+        where = "model = ? AND COALESCE(json_extract(request_json, '$.provider'), 'anthropic') = ?"
         args: tuple = (model.model, model.provider)
         if purpose is not None:
-            query, args = query + " AND purpose = ?", (*args, purpose)
+            where, args = where + " AND purpose = ?", (*args, purpose)
+        counts = " AND ".join(
+            f"json_type(usage_json, '$.{name}') = 'integer' AND "
+            f"json_extract(usage_json, '$.{name}') BETWEEN 0 AND {TOKEN_COUNT_LIMIT}"
+            for name in USAGE_FIELDS
+        )
+        fields = ", ".join(f"AVG(json_extract(usage_json, '$.{name}'))" for name in USAGE_FIELDS)
         with self._db() as db:
-            count, *means = db.execute(query, args).fetchone()
+            bad = db.execute(
+                f"SELECT COUNT(*) FROM llm_recordings_v1 WHERE {where} AND "
+                f"NOT COALESCE(CASE WHEN json_valid(usage_json) THEN {counts} ELSE 0 END, 0)",
+                args,
+            ).fetchone()[0]
+            if bad:
+                raise self._unusable("a recorded response's token counts are unreadable")
+            count, *means = db.execute(
+                f"SELECT COUNT(*), {fields} FROM llm_recordings_v1 WHERE {where}", args
+            ).fetchone()
         if not count:
             return None
         return count, dict(zip(USAGE_FIELDS, (m or 0.0 for m in means)))

@@ -9,6 +9,8 @@ from pydantic import Field
 from contractlang.llm.providers import DEFAULT_MODEL, Effort, LlmModel, Provider
 from contractlang.vocab import Frozen
 
+MAX_OUTPUT_TOKENS = 128_000  # the largest output limit a provider's models take; more is not a limit
+
 
 class RunLimits(Frozen):
     """Limits of a whole run (every game of one connection), checked before each call starts: calls already in
@@ -29,7 +31,7 @@ class GameLimits(Frozen):
 class LlmSettings(Frozen):
     provider: Provider = "anthropic"
     model: str = DEFAULT_MODEL
-    max_tokens: int = 4096
+    max_tokens: int = Field(4096, ge=1, le=MAX_OUTPUT_TOKENS)
     effort: Effort | None = None  # Anthropic output_config.effort / OpenAI reasoning_effort, for models that take it
     thinking: bool = False  # adaptive thinking (Anthropic)
     timeout_seconds: float = 60.0  # one attempt, a deadline (translation: its whole loop of attempts)
@@ -40,6 +42,9 @@ class LlmSettings(Frozen):
     backoff_seconds: float = Field(1.0, gt=0)  # the first retry's backoff ceiling; doubled per retry
     base_url: str | None = None  # every provider's; None: each SDK's environment variable, else its default
     max_connections: int = Field(10, ge=1, le=1000)  # requests in flight per provider and model, at most
+    # The longest pause a server's retry-after or rate-limit reset imposes (a longer one is taken as this): a
+    # server that says "no requests until the year 9999" costs a minute, not the whole retry budget.
+    max_server_wait: float = Field(60.0, gt=0)
     run_limits: RunLimits = RunLimits()
     game_limits: GameLimits = GameLimits()  # every game's, unless `for_game` is given others
     jitter_seed: int = 0  # the seed of the connection's backoff jitter generator
