@@ -263,14 +263,15 @@ class LlmClient:
         client = self.connection.client(s.provider)
         limiter = self.connection.limiter(s.llm_model)
         cause, retry, first, budget = None, 0, 0.0, deadline
+
+        def failure(bound: float | None) -> type[CallFailed]:
+            """DeadlinePassed when `bound` is the call's deadline (it, not the settings' bounds, cut the call)."""
+            return DeadlinePassed if deadline is not None and bound == deadline else CallFailed
+
         while True:
             ticket = limiter.acquire(budget)
-            if ticket is None and deadline is not None and budget == deadline:
-                raise DeadlinePassed(
-                    (f"{cause}; " if cause else "") + "the API's rate limit held the call past its deadline"
-                )
             if ticket is None:
-                raise CallFailed(
+                raise failure(budget)(
                     f"{cause}; the API's rate limit held the retry past the {s.retry_seconds:g} s retry budget"
                     if cause
                     else f"the model did not answer within {s.timeout_seconds:g} s"
@@ -289,9 +290,7 @@ class LlmClient:
                     response = wire.send(client, s, system, messages, max(end - sent_at, 0.001))
                 status, headers = response.http_response.status_code, response.http_response.headers
             except errors.APITimeoutError:  # not retried: the provider may still be working on it, and bill it
-                if deadline is not None and end == deadline:
-                    raise DeadlinePassed("the call's deadline passed before the model answered") from None
-                raise CallFailed(
+                raise failure(end)(
                     f"the model did not answer within {s.timeout_seconds:g} s"
                     + (f" (the attempt before failed: {cause})" if cause else "")
                 ) from None
@@ -315,15 +314,13 @@ class LlmClient:
             jitter = self.connection.backoff(retry, s.backoff_seconds)
             wait = jitter if asked is None else asked + min(asked, jitter)  # spread those told the same time
             left = budget - time.monotonic()
-            if wait >= left and deadline is not None and budget == deadline:
-                raise DeadlinePassed(f"{cause}; the next retry would start after the call's deadline") from None
             if wait >= left:
                 why = (
                     f"the API asked to wait {asked:g} s before retrying"
                     if asked is not None
                     else f"the next retry would wait {wait:.2g} s"
                 )
-                raise CallFailed(
+                raise failure(budget)(
                     f"{cause}; {why}, more than the {max(left, 0):.1f} s left of the {s.retry_seconds:g} s retry budget"
                 ) from None
             self.connection.sleep(wait)
