@@ -84,7 +84,7 @@ def main() -> None:
         cache = Path(tmp) / "dp"
         cold = timed_run(slice_args, Path(tmp) / "cold", cache, args.workers)
         warm = timed_run(slice_args, Path(tmp) / "warm", cache, args.workers)
-    from games.contractsim.experiments import QUIET_SECONDS_PER_TABLE
+    from games.experiments.rational import QUIET_SECONDS_PER_TABLE
 
     n = cold["contracts"]
     quiet_warm = json.loads((RESULTS / "performance.json").read_text())["performance"]["seconds"]

@@ -16,8 +16,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import ROOT, contractsim_examples, write_result  # noqa: E402
 
-from games.contractsim.crosscheck import cross_check  # noqa: E402
 from games.contractsim.environments import environment  # noqa: E402
+from games.experiments.crosscheck import cross_check  # noqa: E402
 from solver.dp import TableCache  # noqa: E402
 from solver.dp.cache import DEFAULT_DIR  # noqa: E402
 

@@ -22,7 +22,7 @@ import numpy as np  # noqa: E402
 from _common import contractsim_examples, write_result  # noqa: E402
 
 from games.contractsim.environments import environment  # noqa: E402
-from games.contractsim.synth import SHIPPED, SearchRecord  # noqa: E402
+from games.experiments.synth import SHIPPED, SearchRecord  # noqa: E402
 from solver.dp import build_problem  # noqa: E402
 from solver.dp.induction import backward  # noqa: E402
 

@@ -6,7 +6,7 @@ excluded PD and PD+RO classes) and the nine rational games of each retained cont
 effective floors equal the shipped one's keeps the shipped records (the rule sets only differ where
 `RoundRules.floor_min` differs). Everything lands in a scratch directory (never the shipped set), in job stores,
 so an interrupted run resumes; one JSON per combination holds its screening count and its Tables 7–10 cells
-classified against the paper's (`games/contractsim/data/paper_performance.json`).
+classified against the paper's (`games/experiments/data/paper_performance.json`).
 
 Usage: python3 bench/fidelity.py [--out DIR] [--combo NAME]...   (default: every combination, most telling first)
        python3 bench/fidelity.py --out DIR --report                (the Markdown table of the finished combinations)
@@ -25,18 +25,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from contractlang.interpreter.rounds import FLOOR_RULES, RoundRules
 from contractlang.vocab import Frozen
-from games.contractsim.batch import play_batch
 from games.contractsim.environments import environment
-from games.contractsim.experiments import (
+from games.experiments.batch import play_batch
+from games.experiments.paper import paper_tables
+from games.experiments.performance import parse_cell
+from games.experiments.rational import (
     PAIRINGS,
     RationalJob,
     RationalRecord,
     row_cells,
     tables,
 )
-from games.contractsim.paper import paper_tables
-from games.contractsim.performance import parse_cell
-from games.contractsim.synth import (
+from games.experiments.synth import (
     EXCLUDED_VARIANTS,
     SHIPPED,
     VARIANTS,

@@ -33,7 +33,7 @@ PAYMENTS = (16, 18, 20, 22, 24)  # weekly payment of Example 1's schedule (five 
 
 
 def build_set(out: Path) -> None:
-    from games.contractsim.synth import BaseChoice, SolveJob, SynthPlan, Terms, run_solve, write_outputs
+    from games.experiments.synth import BaseChoice, SolveJob, SynthPlan, Terms, run_solve, write_outputs
     from solver.dp import TableCache
 
     rhos = tuple(round(1.0 - 0.1 * i, 1) for i in range(len(PAYMENTS)))

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import write_result  # noqa: E402
 
 from games.contractsim.environments import environment  # noqa: E402
-from games.contractsim.synth import SHIPPED, SearchRecord, SynthPlan, Terms  # noqa: E402
+from games.experiments.synth import SHIPPED, SearchRecord, SynthPlan, Terms  # noqa: E402
 from games.runner import stored_records  # noqa: E402
 
 

@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import RESULTS, write_result  # noqa: E402
 
 from contractlang.files import write_atomically  # noqa: E402
-from games.contractsim.synth import (  # noqa: E402
+from games.experiments.synth import (  # noqa: E402
     MOVES,
     RHOS,
     SEARCH_ENVS,
@@ -152,7 +152,7 @@ the starts but the variant classes and their count do not)."""
 
 
 def _project() -> None:
-    from games.contractsim.synth import SHIPPED, SearchRecord
+    from games.experiments.synth import SHIPPED, SearchRecord
     from games.runner import stored_records
 
     limit_threads(1)

@@ -47,7 +47,7 @@ ARGS = [
 def store(directory: Path, games: int) -> Path:
     """`jobs/performance.jsonl` with `games` records, as `experiment performance` writes them."""
     from contractlang import load
-    from games.contractsim.performance import PerformanceJob, run_performance
+    from games.experiments.performance import PerformanceJob, run_performance
 
     ir = load(ROOT / "examples" / "worked-example-1.contract")[0].ir
     line = json.loads(

@@ -16,6 +16,7 @@ FACE = (
     "Played",
     "Seat",
     "ctbench",
+    "data",
     "experiments",
     "load_one",
     "play",

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from games.contractsim.synth import BaseChoice, SolveJob, SynthPlan, Terms, run_solve, write_outputs
+from games.experiments.synth import BaseChoice, SolveJob, SynthPlan, Terms, run_solve, write_outputs
 from tests.helpers import EXAMPLES, VARIANTS
 
 # CI explores the same examples on every run, so a red build is reproducible; elsewhere they are fresh each run

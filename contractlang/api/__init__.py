@@ -6,7 +6,7 @@ like the CLI, this package is the one layer that wires `contractlang`, `solver` 
 
 from __future__ import annotations
 
-from contractlang.api import ctbench, experiments
+from contractlang.api import ctbench, data, experiments
 from contractlang.api.language import load_one, solve, verify
 from contractlang.api.play import Played, play
 from games.agents import Agent, AgentError, Seat, register_agent
@@ -17,6 +17,7 @@ __all__ = [
     "Played",
     "Seat",
     "ctbench",
+    "data",
     "experiments",
     "load_one",
     "play",

@@ -19,7 +19,7 @@ DEFAULT_OUT = Path("contractlang-out")
 
 def synthetic_set(directory: str | Path | None) -> Path:
     """The set an experiment reads: `directory`, else the set shipped in the repository (read-only input)."""
-    from games.contractsim.synth import SHIPPED
+    from games.experiments.synth import SHIPPED
 
     return SHIPPED if directory is None else Path(directory)
 
@@ -33,7 +33,7 @@ def output_dir(out: str | Path | None, directory: str | Path | None, command: st
 
 def contract_slice(contracts: str | None = None, envs=None, variants=None, rhos=None, limit: int | None = None):
     """The `ContractSlice` of the options (each None: all)."""
-    from games.contractsim.experiments import ContractSlice
+    from games.experiments.rational import ContractSlice
 
     if limit is not None and limit < 1:
         raise ValueError(f"limit {limit}: a slice holds at least one contract")
@@ -49,7 +49,7 @@ def contract_slice(contracts: str | None = None, envs=None, variants=None, rhos=
 def sliced_contracts(directory: Path, chosen) -> tuple[list, str]:
     """(manifest entry, IR) of every contract of the set in the slice, read back from its file, and the line that
     says which slice it is ('' for the whole set); a slice that keeps nothing is an error."""
-    from games.contractsim.synth import set_contracts
+    from games.experiments.synth import set_contracts
 
     pairs = set_contracts(directory)[1]
     if not pairs:
@@ -77,7 +77,7 @@ class RationalResult(Rows):
 
     model_config = Rows.model_config | {"arbitrary_types_allowed": True}
 
-    report: Any  # games.contractsim.experiments.RationalReport
+    report: Any  # games.experiments.rational.RationalReport
     played_now: int
     tables: Path
     markdown: str
@@ -104,7 +104,7 @@ def rational(
     App. C.6, D.3) under the floor rule set `floors` ([CS-14a]); outputs in `out` (`output_dir`), finished games
     of the set's own store reused read-only (those of the same rule set only: it is part of every job)."""
     from contractlang.files import check_outputs
-    from games.contractsim.experiments import (
+    from games.experiments.rational import (
         RationalJob,
         RationalReport,
         identities,
@@ -147,7 +147,7 @@ class PerformanceResult(Rows):
 
     model_config = Rows.model_config | {"arbitrary_types_allowed": True}
 
-    report: Any  # games.contractsim.performance.PerformanceReport
+    report: Any  # games.experiments.performance.PerformanceReport
     played_rational: int
     played_agents: int
     folder: Path
@@ -203,9 +203,8 @@ def performance(
     from contractlang.llm import agent_model
     from contractlang.vocab import SETTINGS
     from games.agents import agent_name, roles_of
-    from games.contractsim.experiments import ROLES, rational_phase
     from games.contractsim.metrics import output_name
-    from games.contractsim.performance import (
+    from games.experiments.performance import (
         Case,
         check_agents,
         decisions,
@@ -217,6 +216,7 @@ def performance(
         report_paths,
         write_report,
     )
+    from games.experiments.rational import ROLES, rational_phase
     from games.runner import RunOptions, run_games, shared_store
     from games.runner import estimate as run_estimate
 
@@ -265,8 +265,8 @@ def performance(
     rational_store = shared_store(directory, out, "rational.jsonl")
     if notice is not None:
         # a clone holds the shipped set's rational games but no table: the agent games solve them, so both count
-        from games.contractsim.experiments import RationalRecord, solving_plan, unplayed
-        from games.contractsim.performance import PerformanceRecord
+        from games.experiments.performance import PerformanceRecord
+        from games.experiments.rational import RationalRecord, solving_plan, unplayed
         from solver.dp import TableCache
 
         tables = TableCache()

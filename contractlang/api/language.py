@@ -10,7 +10,7 @@ from contractlang.ir import CheckedContract
 
 def load_one(path: str | Path) -> CheckedContract:
     """The one contract of a file, parsed and checked; `ContractError` (with diagnostics) if anything is wrong."""
-    from contractlang import load as load_all
+    from contractlang.source import load as load_all
 
     contracts = load_all(path)
     if len(contracts) > 1:

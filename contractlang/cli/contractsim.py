@@ -32,7 +32,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 def _frontiers(directory: Path | None) -> tuple:
     """Figure 2's frontiers for Envs 3–6: a given set must have them; the shipped one may not yet."""
-    from games.contractsim.frontier import read_frontiers
+    from games.experiments.frontier import read_frontiers
 
     drawn = read_frontiers(synthetic_set(directory))
     if directory is not None and not drawn:
@@ -145,8 +145,8 @@ def negotiate(
     default: scripted negotiators, the rules translator."""
     from games.contractsim.environments import ENVIRONMENTS, environment
     from games.contractsim.llm_agents import guidance_for
-    from games.contractsim.negotiation_experiment import MAX_NEGOTIATIONS, Plan, play_job
     from games.contractsim.session import NegotiationSummary, check_names
+    from games.experiments.negotiate import MAX_NEGOTIATIONS, Plan, play_job
     from solver.dp import TableCache
 
     customers, suppliers = _agents(customer, "--customer"), _agents(supplier, "--supplier")
@@ -189,7 +189,7 @@ def negotiate(
     allowed = fail_on_error(fail_on_errors)
     if estimate:
         from contractlang.cli.experiments import echo_estimate
-        from games.contractsim.negotiation_experiment import decisions, negotiation_phase
+        from games.experiments.negotiate import decisions, negotiation_phase
         from games.runner import estimate as run_estimate
 
         if out is None:
@@ -210,7 +210,7 @@ def negotiate(
                 runs.append(play_job(job, client=client, tables=tables).run)
                 advance("negotiating", len(runs), len(jobs))
         else:
-            from games.contractsim.negotiation_experiment import negotiation_records, report_paths
+            from games.experiments.negotiate import negotiation_records, report_paths
             from games.runner import RunOptions
 
             check_outputs(report_paths(out))  # refused now, not after the negotiations
@@ -226,7 +226,7 @@ def negotiate(
     summary = NegotiationSummary.of(runs)
     folder = None
     if out is not None:
-        from games.contractsim.negotiation_experiment import report, write_report
+        from games.experiments.negotiate import report, write_report
 
         folder = write_report(out, report(plan, jobs, runs, drawn), setting is not None)
     if json_out:

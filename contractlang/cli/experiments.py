@@ -57,7 +57,7 @@ def synth(
 ) -> None:
     """Generate the 180 synthetic performance contracts (ContractSim paper, App. C.4): base contracts by multi-start coordinate
     ascent in Envs 3–6, reused in Envs 1–2, six contingency variants each, every one re-solved; checks E14."""
-    from games.contractsim.synth import EXCLUDED_VARIANTS, SHIPPED, SynthPlan, synthesize
+    from games.experiments.synth import EXCLUDED_VARIANTS, SHIPPED, SynthPlan, synthesize
 
     reuse = SHIPPED if out is None else None
     out = output_dir(out, None, "synth")
@@ -393,8 +393,8 @@ def experiment_frontier(
     """Pareto frontiers F1 (grim only) and F2 (all contingencies) per environment [CS-35], over contracts valued
     exactly: the `synth` searches' pool in Envs 3–6, an enumeration in Envs 1–2. Writes a Figure-2 style PNG
     per environment and the points as JSON. Resumable."""
-    from games.contractsim.frontier import DETERMINISTIC, frontiers, pool_jobs, pool_records, write_report
-    from games.contractsim.synth import search_records, set_contracts
+    from games.experiments.frontier import DETERMINISTIC, frontiers, pool_jobs, pool_records, write_report
+    from games.experiments.synth import search_records, set_contracts
     from games.runner import shared_store
 
     out = output_dir(out, directory, "frontier")

@@ -190,7 +190,9 @@ def translate(
     model: Annotated[
         str | None, typer.Option(help="Model for an LLM backend (anthropic's default: claude-sonnet-5-5).")
     ] = None,
-    max_tokens: Annotated[int, typer.Option(min=1, help="Output token limit per attempt (LLM backends).")] = 4096,
+    max_tokens: Annotated[
+        int, typer.Option(min=1, max=128_000, help="Output token limit per attempt (LLM backends; at most 128,000).")
+    ] = 4096,
     timeout: Annotated[
         float,
         typer.Option(

@@ -33,7 +33,9 @@ ReplayFlag = Annotated[
 ]
 EffortOption = Annotated[str | None, typer.Option(help=f"LLM effort: {', '.join(EFFORTS)} (models that take it).")]
 ThinkingFlag = Annotated[bool, typer.Option("--thinking", help="Adaptive thinking for the LLM.")]
-MaxTokensOption = Annotated[int, typer.Option("--max-tokens", min=1, help="LLM output token limit per call.")]
+MaxTokensOption = Annotated[
+    int, typer.Option("--max-tokens", min=1, max=128_000, help="LLM output token limit per call (at most 128,000).")
+]
 LlmTimeoutOption = Annotated[
     float,
     typer.Option(

@@ -118,7 +118,7 @@ def verify(
 def _notes(report, path: Path) -> dict[str, str]:
     """What a refuted check means beyond its message, by check name: a synthetic contract's refuted
     `arithmetic.totals` is the set's design, not a fault of the contract file ([CS-34a])."""
-    from games.contractsim.synth import UNTIED_PRICES_NOTE, in_synthetic_set
+    from games.experiments.synth import UNTIED_PRICES_NOTE, in_synthetic_set
 
     refuted = any(c.name == "arithmetic.totals" and c.status == "refuted" for c in report.checks)
     return {"arithmetic.totals": UNTIED_PRICES_NOTE} if refuted and in_synthetic_set(path) else {}

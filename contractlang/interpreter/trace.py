@@ -123,7 +123,7 @@ def read_header(raw: bytes, file: str) -> LogHeader | None:
 def header_contract(header: LogHeader, file: str) -> tuple[CheckedContract, str]:
     """The contract a header names and its text: the text the header holds, else the file at its path; either
     must have the header's SHA-256, so a log is never read against terms other than those it was played under."""
-    from contractlang import check_source
+    from contractlang.source import check_source
 
     text = header.source
     if text is None:

@@ -6,10 +6,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from contractlang import check_source
 from contractlang.checker import CheckResult
 from contractlang.formatter import format_ir
 from contractlang.llm import PROVIDERS, ApiKeys, LlmClient, LlmSettings, LlmUnavailable, MissingApiKey, endpoint
+from contractlang.source import check_source
 from contractlang.translate.cache import TranslationCache, cache_key
 from contractlang.translate.checks import ExtraCheck, Inconsistency, run_checks
 from contractlang.translate.llm import compile_with_llm

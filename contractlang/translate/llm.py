@@ -9,10 +9,11 @@ from __future__ import annotations
 import re
 import time
 
-from contractlang import build, check_source
+from contractlang import build
 from contractlang.formatter import format_contracts
 from contractlang.llm import CallFailed, LlmClient
 from contractlang.parser import grammar_text
+from contractlang.source import check_source
 from contractlang.translate.checks import ExtraCheck, Inconsistency, run_checks, unfaithful_changes
 from contractlang.vocab import PRODUCTION_WEEKS, SETTINGS, Frozen
 

@@ -90,8 +90,8 @@ Observation = Union[CustomerObservation, SupplierObservation]
 
 
 COMPILED_BYTES = 96 * 2**20
-"""The compiled contracts one process keeps: a contract's outcome tables take up to ~7 MB (issue #47 measured a
-worker at 590 MB with 64 of them), and consecutive games play the same contract (`performance.jobs_of`)."""
+"""The compiled contracts one process keeps: a contract's outcome tables take up to ~7 MB (a worker measured
+590 MB with 64 of them), and consecutive games play the same contract (`performance.jobs_of`)."""
 
 
 def _compile(base_ir: ContractSimIR, inventory_cap: int, floors: FloorRules) -> CompiledContractSim:

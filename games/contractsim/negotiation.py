@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal, Protocol
 
-from contractlang import check_source
 from contractlang.ir import ContractSimIR
 from contractlang.llm import LlmCall, LlmUsage, json_object_in
+from contractlang.source import check_source
 from contractlang.translate import Translation
 from contractlang.vocab import Frozen
 from solver.dp.induction import SolveResult

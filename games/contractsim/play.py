@@ -129,8 +129,8 @@ class RunRecord(Record, PlayedIn):
 def checked_terms(terms: dict) -> ContractSimIR:
     """A record's contract terms, held to the checker's rules: they must read back unchanged through the
     formatter and the checker, so a record can never carry terms no contract file could state."""
-    from contractlang import check_source
     from contractlang.formatter import format_ir
+    from contractlang.source import check_source
 
     try:
         ir = ContractSimIR.from_json_value(terms)

@@ -13,11 +13,12 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from contractlang import ast, build, check_source
+from contractlang import ast, build
 from contractlang.formatter import format_contracts
 from contractlang.interpreter import Rules
 from contractlang.ir import CTBenchIR
 from contractlang.llm import CallFailed, LlmClient, json_object_in
+from contractlang.source import check_source
 from contractlang.translate.rules import translate as rules_translate
 from games.agents import AgentError
 from games.ctbench.board import GOAL_BONUS, Player, Tile

@@ -1,5 +1,5 @@
 """ContractSim checks: arithmetic, budget, minimums, capacity, and cash-flow feasibility in the
-best and worst case (ContractSim paper, App. C.3, [CS-31], [CS-32]; issue #6)."""
+best and worst case (ContractSim paper, App. C.3, [CS-31], [CS-32])."""
 
 from __future__ import annotations
 

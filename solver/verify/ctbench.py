@@ -1,5 +1,5 @@
 """CT-Bench checks against one board: coverage colours, giver chip sufficiency, points bounds, and
-whether each player's coverage plus its own chips opens a path home (CT-Bench paper, Sec. 2.4; issue #6), under the
+whether each player's coverage plus its own chips opens a path home (CT-Bench paper, Sec. 2.4), under the
 paper's rules or the authors' engine's ([CT-24a]: tile-colour chips from the partner, blocked payments)."""
 
 from __future__ import annotations

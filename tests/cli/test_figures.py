@@ -100,7 +100,7 @@ def test_ctbench_report_figures_fit_without_warnings(tmp_path):
 
 
 def test_figure4_shows_equal_series_side_by_side_and_its_legend_over_no_data():
-    from games.contractsim.performance import FigureBin, FigureSeries, figure4_plot
+    from games.experiments.performance import FigureBin, FigureSeries, figure4_plot
 
     def series(policy: str, rational: bool, axis: str, labels: tuple[str, ...]) -> FigureSeries:
         return FigureSeries(

@@ -113,7 +113,7 @@ def test_negotiate_names_each_contract_offered():
 
 def test_one_minus_sign_in_tables_and_stories():
     """ASCII '-' everywhere: the paper's cells beside ours, and a story with a negative amount."""
-    shipped = ROOT / "games" / "contractsim" / "data" / "synthetic" / "rational"
+    shipped = ROOT / "games" / "experiments" / "data" / "synthetic" / "rational"
     for name in ("tables.md", "tables.paper-tables.md"):
         text = (shipped / name).read_text()
         assert "\u2212" not in text and "/ -46.2 ± 32.4" in text

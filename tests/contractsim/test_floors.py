@@ -99,7 +99,7 @@ def test_experiments_key_their_games_by_the_rule_set(synthetic, tmp_path):  # no
 def test_a_synthetic_contracts_refuted_totals_point_to_the_reason():
     """`verify` on a shipped contract says its price/payment disagreement is the set's design, in the paper's
     words, with the page that explains it; a contract of no synthetic set gets no such note."""
-    shipped = ROOT / "games/contractsim/data/synthetic/contracts/synth-env5-rho0.5-s-pd-ro/contract.contract"
+    shipped = ROOT / "games/experiments/data/synthetic/contracts/synth-env5-rho0.5-s-pd-ro/contract.contract"
     done = run_cli("verify", shipped, "--json")
     report = json.loads(done.stdout)
     assert next(c for c in report["checks"] if c["name"] == "arithmetic.totals")["status"] == "refuted"

@@ -321,8 +321,8 @@ def test_figure2_draws_a_synthetic_sets_frontiers_in_the_stochastic_environments
     """Envs 1–2's frontiers are enumerated; Env 3's come from `--frontiers SET`, the frontiers.json
     `experiment frontier` wrote there. A set without one, or with a file that is not one, is one line before
     any negotiation is played."""
-    from games.contractsim.frontier import Frontier, FrontierReport, Point
-    from games.contractsim.synth import Terms
+    from games.experiments.frontier import Frontier, FrontierReport, Point
+    from games.experiments.synth import Terms
     from games.figures import write_json
 
     terms = Terms(quantities=(4, 1, 1), prices=(6, 3, 2), payments=(41, 39, 36, 25, 23, 33))

@@ -1,4 +1,4 @@
-"""Issue #34: the 20-start synthetic set committed under games/contractsim/data/synthetic is what its job
+"""Issue #34: the 20-start synthetic set committed under games/experiments/data/synthetic is what its job
 stores say: its contract files and manifest are the variant solves written out, its bases are the best ends of
 the search jobs in the store, its rational tables are its games scored, and those games replay byte for byte."""
 
@@ -10,8 +10,8 @@ import shutil
 import pytest
 
 from contractlang import load
-from games.contractsim.experiments import RationalJob, RationalRecord, run_rational
-from games.contractsim.synth import (
+from games.experiments.rational import RationalJob, RationalRecord, run_rational
+from games.experiments.synth import (
     SHIPPED,
     BaseChoice,
     SearchRecord,

@@ -17,8 +17,8 @@ import pytest
 from contractlang import load
 from contractlang.vocab import Frozen
 from games.contractsim.environments import environment
-from games.contractsim.frontier import Point, enumeration, f2_seeds, pareto, sweep
-from games.contractsim.synth import (
+from games.experiments.frontier import Point, enumeration, f2_seeds, pareto, sweep
+from games.experiments.synth import (
     SHIPPED,
     AscentRecord,
     SearchJob,
@@ -192,7 +192,7 @@ def test_pareto_keeps_the_nondominated_satisfiable_points():
 def test_deterministic_frontier_points_are_the_dp_values():
     """The closed form of `enumeration` against the DP on every 200th point of Envs 1 and 2, and one unit below
     a point's smallest total the contract is unsatisfiable."""
-    from games.contractsim.synth import Evaluator
+    from games.experiments.synth import Evaluator
 
     for env_id in (1, 2):
         ev = Evaluator(env_id)
@@ -326,7 +326,7 @@ def test_commands_default_to_the_shipped_set_and_say_how_far_it_is(tmp_path, mon
     """Issue #34: without a directory, `experiment …` read the set shipped in the repository; while it is still
     being generated they say how many of its 80 search jobs are done (the store is read without its lock, so a
     running generation can be watched), and `synth --out` into it takes the paper's plan only."""
-    import games.contractsim.synth as synth
+    import games.experiments.synth as synth
 
     shipped = tmp_path / "shipped"
     (shipped / "jobs").mkdir(parents=True)

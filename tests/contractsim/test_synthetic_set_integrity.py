@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from games.contractsim.synth import SHIPPED, Manifest
+from games.experiments.synth import SHIPPED, Manifest
 from tests.helpers import run_cli
 
 SECRET = "ANTHROPIC_API_KEY=sk-ant-secret-value-never-shown"

@@ -1,6 +1,6 @@
 """Every block of docs/tutorials/your-agent.md and docs/reference/python-api.md runs (issue #43), in a scratch
 folder holding the examples: a block marked `<!-- test: file NAME -->` is written to NAME, a ```bash block's
-commands run (`contractlang …` in a real process, `cp -r` from the repository), a ```python block is
+commands run (`contractlang …` in a real process), a ```python block is
 executed, and a block marked `<!-- test: illustration -->` is only shown."""
 
 from __future__ import annotations
@@ -51,11 +51,6 @@ def run_block(page: str, line: int, info: str, directive: str, body: str, work: 
         out = []
         for command in filter(None, (ln.strip() for ln in body.splitlines())):
             words = shlex.split(command)
-            if words[:2] == ["cp", "-r"]:
-                shutil.copytree(
-                    ROOT / words[2], work / words[3], ignore=shutil.ignore_patterns("performance", "performance.jsonl")
-                )
-                continue
             assert words[0] == "contractlang", f"{where}: cannot run {command!r}"
             done = run_process(*words[1:], cwd=work, env={**os.environ, "PYTHONPATH": str(ROOT)})
             assert done.returncode == 0, f"{where}: {command}\n{done.stderr}"
@@ -76,7 +71,7 @@ def test_every_block_of_the_page_runs(page, tmp_path, monkeypatch):
     outputs = [run_block(page, *block, tmp_path) for block in blocks((ROOT / page).read_text())]
     if page.endswith("your-agent.md"):
         assert len(outputs) >= 8
-        tables = (tmp_path / "my-set" / "performance" / "tables.md").read_text()
+        tables = (tmp_path / "my-run" / "performance" / "tables.md").read_text()
         assert "| RCC | stingy |" in tables and "2 of the set's 180 contracts" in tables
         assert '"title": "contractsim customer observation"' in "".join(outputs)
     else:

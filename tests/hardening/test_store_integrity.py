@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from contractlang.files import sealed_lines
-from games.contractsim.synth import SHIPPED, read_manifest
+from games.experiments.synth import SHIPPED, read_manifest
 from tests.hardening.hostile import ended, stuck_agents_sweep
 from tests.helpers import run_cli, run_process
 
@@ -257,7 +257,7 @@ def test_sigkill_of_the_main_process_ends_its_workers_and_their_agents(tmp_path)
 def test_a_store_keeps_its_records_as_text_and_gives_back_equal_records_in_its_order(tmp_path):
     """`JobStore.records` holds each record as its JSON (a run holds every record it stored): what it gives back
     equals what was stored, in the store's order, after a rewrite in another order and when read again."""
-    from games.contractsim.experiments import RationalRecord
+    from games.experiments.rational import RationalRecord
     from games.runner import JobStore, stored_records
 
     shipped = stored_records(SHIPPED / "jobs" / "rational.jsonl", RationalRecord, attrgetter("job"), "rational")

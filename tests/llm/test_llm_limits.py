@@ -16,8 +16,10 @@ import pytest
 
 from contractlang.cli.errors import InputError, UsageProblem
 from contractlang.cli.llm_options import LlmFlags, llm_settings
+from contractlang.files import FileError
 from contractlang.llm import (
     ESTIMATE_INPUT_TOKENS,
+    MAX_OUTPUT_TOKENS,
     CallFailed,
     GameLimitReached,
     GameLimits,
@@ -31,10 +33,11 @@ from contractlang.llm import (
     RunLimitReached,
     RunLimits,
     RunStopped,
-    _reset_in,
     cost_of,
     estimate_cost,
 )
+from contractlang.llm.ratelimit import reset_in
+from tests.helpers import run_cli
 from tests.llm_server import ScriptedServer, chat_completion, message, overloaded
 
 pytestmark = pytest.mark.e2e  # the real LLM clients against scripted servers on 127.0.0.1
@@ -154,7 +157,7 @@ def test_a_place_is_waited_for_and_a_pause_holds_new_requests():
     "value, seconds", [("6m0s", 360.0), ("20ms", 0.02), ("1.5s", 1.5), ("1h2m", 3720.0), ("soon", None), ("5", None)]
 )
 def test_the_reset_durations_openai_sends_are_read(value, seconds):
-    assert _reset_in(value) == (pytest.approx(seconds) if seconds is not None else None)
+    assert reset_in(value) == (pytest.approx(seconds) if seconds is not None else None)
 
 
 # --- bursts, outages and permanent failures through the real clients -----------------------------------
@@ -496,3 +499,65 @@ def test_the_commands_refuse_limits_they_cannot_keep_in_one_line(tmp_path):
     ):
         proc = run_cli("run", worked, "--env", "5", "--customer", "llm:claude-haiku-4-5", *bad, cwd=tmp_path, env=env)
         assert proc.returncode == 2 and bad[0] in proc.stderr and "Traceback" not in proc.stderr, (bad, proc.stderr)
+
+
+# --- a provider whose rate-limit headers lie --------------------------------------------------------------
+
+
+FOREVER = {"anthropic-ratelimit-requests-remaining": "0", "anthropic-ratelimit-requests-reset": "9999-12-31T23:59:59Z"}
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        (200, message("ok"), 0, FOREVER),  # a success that says no request may follow until the year 9999
+        (200, message("ok"), 0, {"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "99999999h"}),
+        (429, {"type": "error", "error": {"type": "rate_limit_error", "message": "wait"}}, 0, {"retry-after": "1e12"}),
+    ],
+)
+def test_a_server_given_wait_is_capped(reply):
+    provider = "openai" if "x-ratelimit-reset-requests" in reply[3] else "anthropic"
+    with ScriptedServer([reply, (200, message("ok"))]) as server:
+        client = client_of(server.url, provider, max_server_wait=0.5, retry_seconds=30)
+        started = time.monotonic()
+        texts = [client.complete("test", "S", ASK) for _ in range(2 if reply[0] == 200 else 1)]
+        took = time.monotonic() - started
+    assert texts[-1] == "ok" and len(server.requests) == 2
+    assert 0.45 <= server.arrivals[1] - server.arrivals[0] and took < 10  # the cap, not the server's word
+
+
+def test_the_game_time_limit_cuts_a_server_pause():
+    with ScriptedServer(lambda body: (200, message("ok"), 0, FOREVER)) as server:
+        game = client_of(server.url).for_game("g", GameLimits(seconds=1))
+        game.complete("test", "S", ASK)
+        started = time.monotonic()
+        with pytest.raises(GameLimitReached, match="seconds limit"):
+            game.complete("test", "S", ASK)  # paused for a minute by the server: the game's second ends it
+        assert time.monotonic() - started < 5 and game.limit_reached is not None
+    assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"input_tokens": -18_000_000_000, "output_tokens": 0, "cache_read_tokens": 0, "cache_write_tokens": 0},
+        {"input_tokens": 10**12, "output_tokens": 0, "cache_read_tokens": 0, "cache_write_tokens": 0},
+        {"input_tokens": 1.5, "output_tokens": 0, "cache_read_tokens": 0, "cache_write_tokens": 0},
+        {"input_tokens": 100},
+    ],
+)
+def test_an_estimate_refuses_recorded_token_counts_that_are_not_counts(tmp_path, usage):
+    recordings = Recordings(tmp_path / "r.sqlite")
+    keys = LlmClient(settings("http://127.0.0.1:9"), KEY).connection.keys
+    for n, row in enumerate(({**usage, "output_tokens": 5, "cache_read_tokens": 0, "cache_write_tokens": 0}, usage)):
+        request = {"provider": "anthropic", "model": "claude-haiku-4-5", "n": n}
+        recordings.put(f"k{n}", 0, "g", "test", "claude-haiku-4-5", request, "ok", row, keys)
+    with pytest.raises(FileError, match="token counts are unreadable"):
+        estimate_cost("claude-haiku-4-5", 10, recordings)
+
+
+def test_a_huge_output_limit_is_refused():
+    with pytest.raises(ValueError, match="max_tokens"):
+        LlmSettings(max_tokens=MAX_OUTPUT_TOKENS + 1)
+    done = run_cli("translate", "examples/worked-example-1.txt", "--max-tokens", str(MAX_OUTPUT_TOKENS + 1))
+    assert done.returncode == 2 and "--max-tokens" in done.stderr and "Traceback" not in done.stderr

@@ -17,7 +17,7 @@ import time
 import pytest
 
 from contractlang.llm import TOKEN_COUNT_LIMIT, Recordings
-from contractlang.llm_transport import MAX_RESPONSE_BYTES
+from contractlang.llm.transport import MAX_RESPONSE_BYTES
 from contractlang.translate import translate_text
 from tests.helpers import ROOT, run_cli
 from tests.llm_server import RawServer, ScriptedServer, chat_completion, head, message, prompt_of

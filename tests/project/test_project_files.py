@@ -1,5 +1,6 @@
-"""The repository's front matter: a licence, a citation that matches the package, no build artefacts."""
+"""The repository's front matter: a licence, a citation that matches the package, no build artefacts, no issue numbers in code."""
 
+import re
 import subprocess
 import tomllib
 
@@ -41,3 +42,16 @@ def test_compiled_kernels_run_on_the_thread_count_the_environment_names():
 
     named = os.environ.get("NUMBA_NUM_THREADS", numba.config.NUMBA_DEFAULT_NUM_THREADS)
     assert numba.config.NUMBA_NUM_THREADS == int(named)
+
+
+def test_package_code_names_no_issue_numbers():
+    """Comments and docstrings say why, not which issue brought a line: history is in the commits and the
+    changelog."""
+    found = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for top in ("contractlang", "games", "solver")
+        for path in sorted((ROOT / top).rglob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if re.search(r"\bissues? #\d", line)
+    ]
+    assert found == []

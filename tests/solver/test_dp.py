@@ -13,11 +13,11 @@ import pytest
 from contractlang.interpreter.rounds import RoundRules, evaluate_round
 from contractlang.ir import RolloverTerms
 from contractlang.render.prose import relabel
-from games.contractsim.crosscheck import cross_check
 from games.contractsim.environments import environment
 from games.contractsim.game import ContractSimGame, Order, Pay, Produce
 from games.contractsim.play import play
 from games.contractsim.shocks import draw_shocks
+from games.experiments.crosscheck import cross_check
 from solver.dp import TableCache, build_problem, kernels, solve
 from solver.dp.cache import table_key
 from solver.dp.induction import UNSOLVED, backward, forward

@@ -8,8 +8,8 @@ import pytest
 from contractlang.formatter import format_ir
 from contractlang.interpreter.rounds import FLOOR_RULES
 from games.contractsim.environments import environment
-from games.contractsim.paper import LLM_AGENTS, paper_table, paper_tables, welch_p
-from games.contractsim.synth import Terms, tied_prices, with_tied_prices
+from games.experiments.paper import LLM_AGENTS, paper_table, paper_tables, welch_p
+from games.experiments.synth import Terms, tied_prices, with_tied_prices
 from solver.dp.cache import table_key
 from tests.helpers import run_cli
 

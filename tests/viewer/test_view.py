@@ -115,7 +115,7 @@ def games(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def experiment(tmp_path_factory, tables) -> Path:
     """A small `experiment performance` (two agents as the Customer on Example 1's terms and a variant)."""
-    from games.contractsim.synth import BaseChoice, SolveJob, SynthPlan, Terms, run_solve, write_outputs
+    from games.experiments.synth import BaseChoice, SolveJob, SynthPlan, Terms, run_solve, write_outputs
 
     out = tmp_path_factory.mktemp("experiment") / "set"
     terms = Terms(quantities=(1, 1, 1), prices=(10, 5, 3), payments=(18, 18, 18, 18, 18, 0))

@@ -13,7 +13,6 @@ from functools import lru_cache
 
 import numpy as np
 
-from contractlang import check_source
 from contractlang.api.view.index import GameRow, unwrapped
 from contractlang.api.view.options import PageError, ViewOptions
 from contractlang.diagnostics import Span
@@ -24,6 +23,7 @@ from contractlang.interpreter.rounds import DEFAULT_FLOORS
 from contractlang.ir import ContractSimIR, CTBenchIR
 from contractlang.llm import ApiKeys, LlmClient, agent_model
 from contractlang.render import relabel
+from contractlang.source import check_source
 from contractlang.vocab import PAYMENT_WEEKS
 from games.agents import AgentError, Seat, make_agent, names_code, play_out
 from games.contractsim.environments import environment

@@ -18,11 +18,11 @@ from typing import Literal
 
 import numpy as np
 
-from contractlang import check_source
 from contractlang.files import MAX_CONTRACT_BYTES, FileError, make_folder, read_capped, write_atomically
 from contractlang.formatter import format_ir
 from contractlang.ir import Contingencies, ContractSimIR, DeductionTerms, RolloverTerms, SubstitutionTerms, Triple
 from contractlang.render import render
+from contractlang.source import check_source
 from contractlang.vocab import Frozen
 from games.contractsim.environments import environment
 from games.runner import Progress, run_phase, shared_store, stored_records
@@ -580,7 +580,7 @@ def _paths(name: str) -> tuple[str, str]:
 SHIPPED = Path(__file__).resolve().parent / "data" / "synthetic"
 """The paper's plan (20 starts, [CS-34]) generated into the repository: the set commands read by default, as
 read-only input (their outputs go to ./contractlang-out unless told). It grows only by an explicit
-`contractlang synth --out games/contractsim/data/synthetic`; its job store is committed as it grows."""
+`contractlang synth --out games/experiments/data/synthetic`; its job store is committed as it grows."""
 
 
 def is_shipped(out: Path) -> bool:

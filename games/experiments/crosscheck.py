@@ -1,4 +1,4 @@
-"""The simulator against the exact DP (issue #5): RCC-vs-RCC games on the batch engine compared with
+"""The simulator against the exact DP: RCC-vs-RCC games on the batch engine compared with
 P_sat and the expected utilities, each difference in standard errors of the sample mean."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import numpy as np
 
 from contractlang.ir import ContractSimIR
 from contractlang.vocab import Frozen
-from games.contractsim.batch import play_batch
 from games.contractsim.play import SESSION_TABLES
+from games.experiments.batch import play_batch
 from solver.dp import TableCache
 from solver.environment import SupplyEnvironment
 

@@ -21,7 +21,7 @@ import numpy as np
 from contractlang.files import FileError, make_folder, read_capped
 from contractlang.vocab import Frozen
 from games.contractsim.environments import environment
-from games.contractsim.synth import ALL_VARIANTS, Evaluator, SearchRecord, Terms, unit_ingredient_cost
+from games.experiments.synth import ALL_VARIANTS, Evaluator, SearchRecord, Terms, unit_ingredient_cost
 from games.figures import pyplot, save_png, write_json
 from games.runner import Progress, run_phase
 

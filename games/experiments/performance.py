@@ -21,9 +21,12 @@ from contractlang.llm import LlmClient, LlmUsage, agent_model
 from contractlang.render import relabel
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, Frozen
 from games.agents import AgentError, agent_name, check, split_label
-from games.contractsim.batch import play_batch
 from games.contractsim.environments import PlayedIn
-from games.contractsim.experiments import (
+from games.contractsim.metrics import convention_line, output_name, summarise
+from games.contractsim.play import RunRecord, play
+from games.experiments.batch import play_batch
+from games.experiments.paper import PAPER_N, cell_text, paper_tables, welch_p
+from games.experiments.rational import (
     COUNTERPARTIES,
     POLICIES,
     SEED,
@@ -38,9 +41,6 @@ from games.contractsim.experiments import (
     table_row,
     tables,
 )
-from games.contractsim.metrics import convention_line, output_name, summarise
-from games.contractsim.paper import PAPER_N, cell_text, paper_tables, welch_p
-from games.contractsim.play import RunRecord, play
 from games.figures import pyplot, save_png, write_json
 from games.runner import Phase
 from solver.dp import TableCache

@@ -17,7 +17,6 @@ from contractlang.files import make_folder, write_atomically
 from contractlang.interpreter.rounds import DEFAULT_FLOORS, RecordedFloors
 from contractlang.ir import ContractSimIR
 from contractlang.vocab import Frozen
-from games.contractsim.batch import play_batch
 from games.contractsim.environments import PlayedIn, environment
 from games.contractsim.metrics import (
     RoleSummary,
@@ -27,8 +26,9 @@ from games.contractsim.metrics import (
     role_run,
     summarise,
 )
-from games.contractsim.paper import cell_text, paper_tables
 from games.contractsim.play import RunRecord
+from games.experiments.batch import play_batch
+from games.experiments.paper import cell_text, paper_tables
 from games.runner import Phase, Progress, run_phase, stored_records
 from solver.dp import TableCache
 
@@ -108,8 +108,8 @@ def run_rational(job: RationalJob, tables: TableCache | None = None) -> Rational
 
 
 QUIET_SECONDS_PER_TABLE = 3.3
-"""Wall time of one synthetic contract's DP solve on an idle 2-core machine (the shipped 180 in about 10 min,
-issue #46); under load we measured 20-30 s (docs/explanation/fidelity.md)."""
+"""Wall time of one synthetic contract's DP solve on an idle 2-core machine (the shipped 180 in about 10 min);
+under load we measured 20-30 s (docs/explanation/fidelity.md)."""
 
 
 class SolvingPlan(Frozen):

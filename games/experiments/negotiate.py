@@ -19,10 +19,10 @@ from contractlang.llm import LlmClient, agent_model
 from contractlang.render import relabel
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, SETTINGS, Frozen
 from games.contractsim.environments import environment
-from games.contractsim.frontier import DETERMINISTIC, Frontier, draw, frontiers
 from games.contractsim.negotiation import EPS, MAX_ROUNDS
-from games.contractsim.performance import process_tables
 from games.contractsim.session import NegotiatedRun, negotiate_and_perform
+from games.experiments.frontier import DETERMINISTIC, Frontier, draw, frontiers
+from games.experiments.performance import process_tables
 from games.figures import pyplot, save_png, write_json
 from games.runner import Phase, Progress, RunOptions, run_games
 from solver.dp import TableCache

@@ -1,5 +1,5 @@
 """The ContractSim paper's published performance rows (Tables 7–10, App. D.3–D.4; Tables 1–2 repeat part of
-7–8) as data, and the test that says whether an agent's row differs from a published one (issue #46)."""
+7–8) as data, and the test that says whether an agent's row differs from a published one."""
 
 from __future__ import annotations
 
