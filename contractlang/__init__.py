@@ -17,6 +17,7 @@ FACE = (
     "Seat",
     "ctbench",
     "experiments",
+    "load_game",
     "load_one",
     "play",
     "register_agent",
