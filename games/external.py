@@ -25,7 +25,7 @@ from typing import Annotated
 from pydantic import Field, TypeAdapter, ValidationError
 
 from contractlang.files import parse_json
-from games.agents import AgentError
+from games.errors import AgentError
 
 EXTERNAL_PREFIX = "cmd:"
 MAX_ANSWER_BYTES = 2**20  # an action is a few hundred bytes; a program writing without end is stopped here

@@ -65,11 +65,12 @@ class GameType:
 
 def _members(tp) -> tuple:
     """The classes of a (possibly annotated) union type."""
+    from types import UnionType
     from typing import get_args, get_origin
 
     if get_origin(tp) is Annotated:
         return _members(get_args(tp)[0])
-    if get_origin(tp) is Union:
+    if get_origin(tp) in (Union, UnionType):
         return tuple(m for a in get_args(tp) for m in _members(a))
     return (tp,)
 

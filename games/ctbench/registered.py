@@ -13,11 +13,21 @@ from contractlang.interpreter.events import EventBase
 from contractlang.ir import CTBenchIR
 from contractlang.vocab import BoardSet, Frozen, RuleSet
 from games.agents import Seat, make_agent
-from games.ctbench.agents import AnyAction
 from games.ctbench.board import PLAYERS, board_ref
-from games.ctbench.game import Arrangement, CTBenchGame, CTBenchObservation, Mode, Move, Propose, Respond, State, Trade
+from games.ctbench.game import (
+    Action,
+    Arrangement,
+    CTBenchGame,
+    CTBenchObservation,
+    Mode,
+    Move,
+    Propose,
+    Respond,
+    State,
+    Trade,
+)
 from games.ctbench.game import total as chips
-from games.ctbench.negotiation import NegotiationObservation
+from games.ctbench.negotiation import Confirm, NegotiationObservation, Say
 from games.game import GameType, PlayRecord, register_game
 
 
@@ -40,7 +50,7 @@ class CTBenchSetup(Frozen):
 
 
 _OBSERVATION = Union[CTBenchObservation, NegotiationObservation]  # noqa: UP007 - a type for the schema
-_ACTION = Annotated[AnyAction, Field(discriminator="kind")]
+_ACTION = Annotated[Union[Action, Say, Confirm], Field(discriminator="kind")]  # noqa: UP007 - as AnyAction
 GAME_TYPE = GameType(
     name="ctbench",
     roles=PLAYERS,
@@ -111,9 +121,7 @@ class CTBench:
             llm_calls=game.llm_calls,
             rows=tuple(
                 {"player": p, "agent": a, "score": s, "raw_score": raw, "baseline": b, "finished": p in game.finished}
-                for p, a, s, raw, b in zip(
-                    PLAYERS, game.agents.values(), game.scores, game.raw_scores, game.baselines
-                )
+                for p, a, s, raw, b in zip(PLAYERS, game.agents.values(), game.scores, game.raw_scores, game.baselines)
             ),
             detail=game,
         )
