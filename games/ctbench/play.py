@@ -7,7 +7,7 @@ from typing import ClassVar
 import numpy as np
 
 from contractlang.errors import UnknownName
-from contractlang.interpreter import Rules
+from contractlang.interpreter import ChipTransfer, Forfeit, Rules
 from contractlang.ir import CTBenchIR
 from contractlang.llm import LlmCall, LlmClient
 from contractlang.vocab import BoardSet, RuleSet
@@ -16,7 +16,7 @@ from games.ctbench.board import PLAYERS, BenchmarkBoard
 from games.ctbench.game import Condition, CTBenchGame, Mode, Stats
 from games.ctbench.judge import LlmJudge, OfflineJudge
 from games.ctbench.llm_agents import LlmPlayer
-from games.ctbench.log import ContractForfeit, ContractTransfer, CoverageHonoured, CoverageUnfulfilled, LogEvent
+from games.ctbench.log import CoverageHonoured, CoverageUnfulfilled, LogEvent
 from games.ctbench.negotiation import NegotiationOutcome, negotiate_contract
 from games.log import Record
 
@@ -167,9 +167,9 @@ def coverage_counts(log: tuple[LogEvent, ...]) -> dict[str, dict[str, int]]:
             coverage[entry.payer]["honoured"] += 1
         elif isinstance(entry, CoverageUnfulfilled):
             coverage[entry.payer]["unfulfilled"] += 1
-        elif isinstance(entry, ContractTransfer):
+        elif isinstance(entry, ChipTransfer):
             coverage[entry.giver]["contract_paid"] += 1
-        elif isinstance(entry, ContractForfeit):
+        elif isinstance(entry, Forfeit):
             coverage[entry.player]["contract_forfeit"] += 1
     return coverage
 
