@@ -9,9 +9,17 @@ monitor serves both, switch by switch (`Rules`).
 
 from __future__ import annotations
 
-from typing import Literal, Union
+from typing import ClassVar, Literal, Union
 
-from contractlang.interpreter.events import CTBenchEvent, EventBase, EventError, GameEnd, GoalReached, MoveAttempt
+from contractlang.interpreter.events import (
+    CTBENCH_TYPES,
+    CTBenchEvent,
+    EventBase,
+    EventError,
+    GameEnd,
+    GoalReached,
+    MoveAttempt,
+)
 from contractlang.ir import CoverageTerm, CTBenchIR
 from contractlang.vocab import Frozen, RuleSet
 
@@ -123,6 +131,9 @@ class JudgedMoveAttempt(MoveAttempt):
 
 
 class CTBenchMonitor(Frozen):
+    KIND: ClassVar[str] = CTBenchIR.model_fields["kind"].default  # the contracts it monitors
+    EVENTS: ClassVar[tuple[str, ...]] = CTBENCH_TYPES  # the event types it consumes
+
     ir: CTBenchIR
     rules: Rules = Rules.named("paper")
     used: tuple[bool, ...] = ()

@@ -161,4 +161,3 @@ LogEvent = Annotated[
     Field(discriminator="type"),
 ]
 LOG_EVENT: TypeAdapter = TypeAdapter(LogEvent)
-

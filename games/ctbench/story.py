@@ -5,10 +5,13 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from contractlang.interpreter import ChipTransfer, ContractBlocked, Forfeit, PointsTransfer
 from contractlang.interpreter.events import EventBase, MoveAttempt
 from games.ctbench.board import BenchmarkBoard
 from games.ctbench.metrics import TITLES, TableRow
 from games.ctbench.play import GameRecord
+
+ENFORCEMENT = (ChipTransfer, Forfeit, ContractBlocked, PointsTransfer)  # told under the move that fired them
 
 
 def story(record: GameRecord, bench: BenchmarkBoard) -> str:
@@ -31,7 +34,9 @@ def told(e: EventBase) -> str | None:
     if isinstance(e, MoveAttempt):
         return None
     where = getattr(e, "round", None)
-    return f"round {where}: {e.describe()}" if where is not None else f"  {e.describe()}"
+    if where is not None:
+        return f"round {where}: {e.describe()}"
+    return f"  {e.describe()}" if isinstance(e, ENFORCEMENT) else e.describe()
 
 
 def print_summary(rows: list[TableRow], console: Console | None = None) -> None:
