@@ -138,7 +138,7 @@ class RoundGoalReached(GoalReached, RoundEvent):
 class ExplainedGameEnd(GameEnd):
     """The monitor's `game_end`, and why the game ended ([CT-13]-[CT-15])."""
 
-    reason: str
+    reason: str = ""
 
     def describe(self) -> str:
         return f"game over: {self.reason}" if self.reason else "game over"
