@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Annotated, Any, Protocol, Union, runtime_checkable
 
-from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, Field, SerializeAsAny, TypeAdapter, ValidationError, field_validator
 
 from contractlang.errors import UnknownName
-from contractlang.interpreter.events import EventBase
+from contractlang.interpreter.events import EventBase, monitor_events
 from contractlang.llm import LlmCall, LlmUsage
 from contractlang.vocab import Frozen
 
@@ -43,6 +43,11 @@ class GameType:
     agent_modules: tuple[str, ...] = ()
     who: str = "agent"
     summary: str = ""
+    events: Any = None  # the union of its log's event classes, by `type`: how a stored record's events read back
+
+    @cached_property
+    def event_adapter(self) -> TypeAdapter | None:
+        return TypeAdapter(self.events) if self.events is not None else None
 
     @cached_property
     def action_adapter(self) -> TypeAdapter:
@@ -92,15 +97,29 @@ class PlayRecord(Frozen):
     seed: int
     agents: dict[str, str]
     outcome: dict[str, int]
-    events: tuple[EventBase, ...] = ()
+    events: tuple[SerializeAsAny[EventBase], ...] = ()
     llm_calls: tuple[LlmCall, ...] = ()
     rows: tuple[dict, ...] = ()
     facts: dict[str, Any] = {}  # what the game knows beyond the outcome (ContractSim: the contract's P_sat)
     detail: Any = None
 
+    @field_validator("events", mode="before")
+    @classmethod
+    def _typed_events(cls, value, info):
+        """Events read from JSON come back as the game's own classes (`GameType.events`)."""
+        game = info.data.get("game")
+        if not value or not any(isinstance(e, dict) for e in value) or not game or not is_game(game):
+            return value
+        adapter = game_type(game).event_adapter
+        return value if adapter is None else tuple(adapter.validate_python(e) for e in value)
+
     @property
     def llm_usage(self) -> LlmUsage:
         return LlmUsage.of(self.llm_calls)
+
+    def monitor_events(self) -> list[dict]:
+        """The events a monitor consumes, as the lines of a `run --log` file that `trace` replays."""
+        return [e.model_dump(mode="json") for e in monitor_events(self.events)]
 
 
 @runtime_checkable

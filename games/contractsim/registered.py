@@ -26,6 +26,7 @@ from games.contractsim.game import (
     State,
     SupplierObservation,
 )
+from games.contractsim.log import LogEntry
 from games.contractsim.negotiation import NegotiationObservation, NegotiationTurn
 from games.contractsim.shocks import draw_shocks
 from games.game import GameType, PlayRecord, register_game
@@ -57,6 +58,7 @@ GAME_TYPE = GameType(
     agent_modules=("games.contractsim.agents",),
     who="{role} policy",
     summary="supplier contracting over 11 weeks under stochastic prices, losses and spoilage",
+    events=LogEntry,
 )
 DEFAULT_SEED = 42  # ContractSim paper, App. A.3
 

@@ -27,6 +27,7 @@ from games.ctbench.game import (
     Trade,
 )
 from games.ctbench.game import total as chips
+from games.ctbench.log import LogEvent
 from games.ctbench.negotiation import Confirm, NegotiationObservation, Say
 from games.game import GameType, PlayRecord, register_game
 
@@ -61,6 +62,7 @@ GAME_TYPE = GameType(
     default_agents=dict.fromkeys(PLAYERS, "planner"),
     agent_modules=("games.ctbench.agents",),
     summary="Colored Trails on a 4x4 board: trade chips, pay for tiles, reach the goal",
+    events=LogEvent,
 )
 
 
