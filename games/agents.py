@@ -145,9 +145,9 @@ def _overlap(a: Registration, b: Registration) -> bool:
 def register_llm_agent(game: str, factory: Factory) -> None:
     """Register `factory` as `game`'s LLM agents: `llm` and `llm:[PROVIDER/]MODEL`, each calling the model its
     spec names (on the Seat as `seat.model`)."""
-    register_agent("llm:", game=game, builtin=True, accepts=lambda spec: agent_model(spec) is not None, model=agent_model)(
-        factory
-    )
+    register_agent(
+        "llm:", game=game, builtin=True, accepts=lambda spec: agent_model(spec) is not None, model=agent_model
+    )(factory)
 
 
 def model_of(agent, game: str | None = None) -> LlmModel | None:
@@ -159,11 +159,7 @@ def model_of(agent, game: str | None = None) -> LlmModel | None:
     spec = split_label(agent)[1]
     _load_builtins()
     for entry in _REGISTRY:
-        if (
-            entry.model is not None
-            and (game is None or entry.game == game)
-            and _family_takes(entry, spec)
-        ):
+        if entry.model is not None and (game is None or entry.game == game) and _family_takes(entry, spec):
             return entry.model_for(spec)
     return None
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from contractlang.api.language import as_checked
 from contractlang.api.results import Rows
-from games.game import Game, PlayRecord, game_for_contract
+from games.game import Game, PlayRecord, game_for_contract, game_type
 from games.game import load_game as _load
 
 
@@ -43,18 +43,28 @@ def load_game(name: str, **setup) -> Game:
     return _load(name, **setup)
 
 
-def play(contract, agents: Mapping[str, Any] | None = None, seed: int | None = None, llm=None, **setup) -> Played:
-    """Play `contract` (a file or a checked contract) in the game its kind names, set up by `setup` (ContractSim:
-    `env=N`, `floors=`, `guidance=`; CT-Bench: `board=ID`, `mode=`, `visible=`, `rules=`), with `agents`
-    {role: agent} where an agent is an object with `act`, a class, a factory, a built-in name or a spec (`py:`,
-    `cmd:`, `llm:`); unnamed roles take the game's default agent (RCC, the planner). The seed defaults as
-    `contractlang run`'s (42 and 0); `llm` is an `LlmClient` for `llm:` agents."""
-    checked = as_checked(contract)
-    kind = game_for_contract(checked.ir)
+def play(
+    contract=None,
+    agents: Mapping[str, Any] | None = None,
+    seed: int | None = None,
+    llm=None,
+    game: str | None = None,
+    **setup,
+) -> Played:
+    """Play `contract` (a file or a checked contract) in the game its kind names, or the registered `game` under
+    its own kind of contract (None: none), set up by `setup` (ContractSim: `env=N`, `floors=`, `guidance=`;
+    CT-Bench: `board=ID`, `mode=`, `visible=`, `rules=`), with `agents` {role: agent} where an agent is an object
+    with `act`, a class, a factory, a built-in name or a spec (`py:`, `cmd:`, `llm:`); unnamed roles take the
+    game's default agent (RCC, the planner). The seed defaults as `contractlang run`'s (42 and 0); `llm` is an
+    `LlmClient` for `llm:` agents."""
+    if game is None:
+        contract = as_checked(contract).ir
+        kind = game_for_contract(contract)
+    else:
+        kind = game_type(game)
     seats = {**kind.default_agents, **(agents or {})}
     unknown = set(seats) - set(kind.roles)
     if unknown:
         raise ValueError(f"{kind.name} has the roles {', '.join(kind.roles)}, not {', '.join(sorted(unknown))}")
-    game = load_game(kind.name, contract=checked.ir, **{k: v for k, v in setup.items() if v is not None})
-    return Played(record=game.play(seats, seed, llm=llm))
-
+    given = {k: v for k, v in {**setup, "contract": contract}.items() if v is not None}
+    return Played(record=load_game(kind.name, **given).play(seats, seed, llm=llm))

@@ -33,9 +33,7 @@ NEGOTIATION = "contractsim-negotiation"
 def _llm_negotiator(seat: Seat) -> LlmNegotiator:
     if seat.llm is None:
         raise AgentError(f"the {seat.role} negotiator {seat.spec!r} is an LLM, and this run has no LLM client")
-    return LlmNegotiator(
-        seat.role, seat.llm.with_model(seat.model), seat.env, seat.extra["setting"], seat.guidance
-    )
+    return LlmNegotiator(seat.role, seat.llm.with_model(seat.model), seat.env, seat.extra["setting"], seat.guidance)
 
 
 register_agent("scripted", game=NEGOTIATION, roles=("customer",), builtin=True)(

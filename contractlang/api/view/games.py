@@ -37,7 +37,7 @@ from games.ctbench.log import LOG_EVENT
 from games.ctbench.play import GameRecord
 from games.ctbench.play import play as play_ctbench
 from games.ctbench.registered import GAME_TYPE as CTBENCH
-from games.game import SetupError, game_for_contract, game_type, load_game
+from games.game import PlayRecord, SetupError, game_for_contract, game_type, load_game
 from solver.dp import TableCache
 from solver.dp.baseline import Values, customer_to_come
 from solver.dp.problem import ROUNDS
@@ -96,7 +96,27 @@ def game_page(raw: bytes, row: GameRow, options: ViewOptions, baselines: Baselin
     """The page data of one game of the list, from its record's line (`ViewIndex.line`)."""
     if row.line == 0:
         return event_log_page(raw, row, options, baselines)
-    return RECORD_PAGES[row.game](unwrapped(json.loads(raw)), row, options, baselines)
+    return RECORD_PAGES.get(row.game, played_page)(unwrapped(json.loads(raw)), row, options, baselines)
+
+
+def played_page(obj: dict, row: GameRow, options: ViewOptions, baselines: Baselines) -> dict:
+    """Any registered game's record (`PlayRecord`): who played each role, what each got, every event in the
+    game's own words."""
+    record = PlayRecord.model_validate({k: v for k, v in obj.items() if k in PlayRecord.model_fields})
+    game = game_type(record.game)
+    return {
+        "kind": "played",
+        "shown": "kept" if record.events else "no events kept",
+        "game": game.name,
+        "summary": game.summary,
+        "seed": record.seed,
+        "setup": record.setup,
+        "agents": record.agents,
+        "outcome": record.outcome,
+        "events": [{"type": e.type, "text": e.describe()} for e in record.events],
+        "llm_calls": _llm_calls(record.llm_calls),
+        "llm_usage": record.llm_usage.model_dump(),
+    }
 
 
 def _contractsim_record_page(obj: dict, row: GameRow, options: ViewOptions, baselines: Baselines) -> dict:
