@@ -17,6 +17,7 @@ FACE = (
     "Seat",
     "ctbench",
     "experiments",
+    "game_for",
     "load_game",
     "load_one",
     "play",

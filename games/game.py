@@ -37,6 +37,7 @@ class GameType:
     roles: tuple[str, ...]
     observations: Mapping[str, Any]
     actions: Mapping[str, Any]
+    title: str = ""  # how a person calls it (ContractSim, CT-Bench); default its name
     setup: type[BaseModel] | None = None
     ir_kind: str | None = None
     default_agents: Mapping[str, str] = field(default_factory=dict)
@@ -126,7 +127,8 @@ class PlayRecord(Frozen):
 class Game(Protocol):
     """A loaded game: its type and setup, initial states from a seed, whole games played, events in words.
 
-    A state offers `current_player()`, `is_terminal()`, `legal_actions()`, `why_illegal(action)`,
+    `story(record)` tells a played game for a person (what `contractlang run` prints); `to_json(record)` is the
+    object `run --json` prints. A state offers `current_player()`, `is_terminal()`, `legal_actions()`, `why_illegal(action)`,
     `apply_action(action)` (a new state), `observe(role)` (a pydantic model) and `returns()`. A game may also
     give `check_game_api` a random player (`random_action(state, rng)`), actions to probe beyond the offered ones
     (`probes(state)`) and a quantity every transition conserves (`conserved(state)`)."""
@@ -139,6 +141,10 @@ class Game(Protocol):
     def play(self, agents: Mapping[str, Any], seed: int | None = None, *, llm: Any = None) -> PlayRecord: ...
 
     def describe(self, event: EventBase) -> str | None: ...
+
+    def story(self, record: PlayRecord) -> str: ...
+
+    def to_json(self, record: PlayRecord) -> dict: ...
 
 
 @dataclass(frozen=True)

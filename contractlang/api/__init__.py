@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from contractlang.api import ctbench, experiments
 from contractlang.api.language import load_one, solve, verify
-from contractlang.api.play import Played, load_game, play
+from contractlang.api.play import Played, game_for, load_game, play
 from games.agents import Agent, AgentError, Seat, register_agent
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "Seat",
     "ctbench",
     "experiments",
+    "game_for",
     "load_game",
     "load_one",
     "play",

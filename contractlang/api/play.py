@@ -6,9 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import Field
+
 from contractlang.api.language import as_checked
 from contractlang.api.results import Rows
-from games.game import Game, PlayRecord, game_for_contract, game_type
+from games.game import Game, GameType, PlayRecord, game_for_contract, game_type
 from games.game import load_game as _load
 
 
@@ -20,6 +22,15 @@ class Played(Rows):
     model_config = Rows.model_config | {"arbitrary_types_allowed": True}
 
     record: PlayRecord
+    loaded: Any = Field(default=None, exclude=True, repr=False)  # the game it was played in
+
+    def story(self) -> str:
+        """The game told for a person, as `contractlang run` prints it."""
+        return self.loaded.story(self.record)
+
+    def to_json(self) -> dict:
+        """The object `contractlang run --json` prints."""
+        return self.loaded.to_json(self.record)
 
     @property
     def game(self) -> str:
@@ -39,7 +50,7 @@ def load_game(name: str, **setup) -> Game:
     `load_game("contractsim", contract="examples/worked-example-1.contract", env=5)` or
     `load_game("ctbench", contract=..., board=24)`."""
     if isinstance(setup.get("contract"), (str, bytes)) or hasattr(setup.get("contract"), "__fspath__"):
-        setup["contract"] = as_checked(setup["contract"]).ir
+        setup["contract"] = as_checked(setup["contract"])
     return _load(name, **setup)
 
 
@@ -58,8 +69,8 @@ def play(
     game's default agent (RCC, the planner). The seed defaults as `contractlang run`'s (42 and 0); `llm` is an
     `LlmClient` for `llm:` agents."""
     if game is None:
-        contract = as_checked(contract).ir
-        kind = game_for_contract(contract)
+        contract = as_checked(contract)
+        kind = game_for_contract(contract.ir)
     else:
         kind = game_type(game)
     seats = {**kind.default_agents, **(agents or {})}
@@ -67,4 +78,10 @@ def play(
     if unknown:
         raise ValueError(f"{kind.name} has the roles {', '.join(kind.roles)}, not {', '.join(sorted(unknown))}")
     given = {k: v for k, v in {**setup, "contract": contract}.items() if v is not None}
-    return Played(record=load_game(kind.name, **given).play(seats, seed, llm=llm))
+    loaded = load_game(kind.name, **given)
+    return Played(record=loaded.play(seats, seed, llm=llm), loaded=loaded)
+
+
+def game_for(contract) -> GameType:
+    """The registered type of the game a contract (a file or a checked contract) plays."""
+    return game_for_contract(as_checked(contract).ir)

@@ -46,9 +46,19 @@ class ContractSimSetup(Frozen):
     def _ir(cls, value):
         return getattr(value, "ir", value)
 
+    @field_validator("guidance")
+    @classmethod
+    def _known(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        """Only prompt guidance clauses the LLM agents know (`UnknownName` names the others)."""
+        from games.contractsim.llm_agents import guidance_for
+
+        guidance_for(value, "performance", "customer")
+        return value
+
 
 GAME_TYPE = GameType(
     name="contractsim",
+    title="ContractSim",
     roles=("customer", "supplier"),
     observations={"customer": CustomerObservation, "supplier": SupplierObservation},
     actions={"customer": Pay, "supplier": Annotated[Order | Produce, Field(discriminator="kind")]},
@@ -100,16 +110,36 @@ class ContractSim:
         """The one record of a played game, from ContractSim's own (`RunRecord`)."""
         return PlayRecord(
             game=GAME_TYPE.name,
-            setup={"contract": run.contract, "env": run.env, "floors": run.floors},
+            setup={
+                "env": run.env,
+                "guidance": self.setup.guidance or None,
+                "floors": None if run.floors == DEFAULT_FLOORS else run.floors,
+            },
             seed=run.seed,
             agents=run.agents,
             outcome=run.outcome,
             events=run.log,
             llm_calls=run.llm_calls,
             rows=tuple(w.model_dump() for w in run.weeks),
-            facts={"p_sat": p_sat},
+            facts={"p_sat": p_sat, "usage_note": _defaults_note(run)},
             detail=run,
         )
+
+    def story(self, record: PlayRecord) -> str:
+        """The game week by week ([CS-11]), the floor rule set when it is not the default ([CS-14a]) and the
+        contract's P_sat when a rational Supplier played."""
+        from games.contractsim.story import story
+
+        run, p_sat = record.detail, record.facts.get("p_sat")
+        lines = [story(run, self.setup.contract)]
+        if run.floors != DEFAULT_FLOORS:
+            lines.append(f"Played under the {run.floors} floor rule set [CS-14a].")
+        if p_sat is not None:
+            lines.append(f"P_sat of this contract here (exact DP): {p_sat:.6f}")
+        return "\n".join(lines)
+
+    def to_json(self, record: PlayRecord) -> dict:
+        return record.detail.to_json(record.facts.get("p_sat"))
 
     def describe(self, event: EventBase) -> str | None:
         from games.contractsim.story import describe
@@ -140,6 +170,13 @@ class ContractSim:
     def conserved(self, state: State) -> int:
         """Money: the budget left, the Supplier's cash and what it spent ([CS-05])."""
         return state.budget_left + state.cash + state.spend_total
+
+
+def _defaults_note(run) -> str:
+    """What an LLM agent's usage line adds: the requests that ran out of attempts and defaulted to zero."""
+    if not run.llm_calls:
+        return ""
+    return "requests defaulted to zero: " + ", ".join(f"{role} {n}" for role, n in run.llm_defaults.items())
 
 
 register_game(GAME_TYPE, ContractSim)

@@ -7,10 +7,11 @@ from collections.abc import Mapping
 from typing import Annotated, Any, Union
 
 import numpy as np
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
+from contractlang.diagnostics import ContractError
 from contractlang.interpreter.events import EventBase
-from contractlang.ir import CTBenchIR
+from contractlang.ir import CheckedContract, CTBenchIR
 from contractlang.vocab import BoardSet, Frozen, RuleSet
 from games.agents import Seat, make_agent
 from games.ctbench.board import PLAYERS, board_ref
@@ -44,6 +45,22 @@ class CTBenchSetup(Frozen):
     visible: bool = True
     rules: RuleSet = "authors"
 
+    @model_validator(mode="before")
+    @classmethod
+    def _fits_the_board(cls, data):
+        """A checked contract's `with ... chip` colours must match its tiles on the board (`ContractError` with
+        the diagnostics, located in the contract's source)."""
+        if isinstance(data, dict) and isinstance(data.get("contract"), CheckedContract) and "board" in data:
+            from contractlang.checker import check_board
+
+            checked = data["contract"]
+            bench = _bench(data["board"], checked.ir.board_set, data.get("board_set"))
+            problems = check_board(checked, bench.board.colour, f"board {data['board']}")
+            if problems:
+                raise ContractError(list(problems))
+            data = {**data, "contract": checked.ir}
+        return data
+
     @field_validator("contract", mode="before")
     @classmethod
     def _ir(cls, value):
@@ -54,6 +71,7 @@ _OBSERVATION = Union[CTBenchObservation, NegotiationObservation]  # noqa: UP007 
 _ACTION = Annotated[Union[Action, Say, Confirm], Field(discriminator="kind")]  # noqa: UP007 - as AnyAction
 GAME_TYPE = GameType(
     name="ctbench",
+    title="CT-Bench",
     roles=PLAYERS,
     observations=dict.fromkeys(PLAYERS, _OBSERVATION),
     actions=dict.fromkeys(PLAYERS, _ACTION),
@@ -73,11 +91,7 @@ class CTBench:
 
     def __init__(self, setup: CTBenchSetup):
         self.setup = setup
-        self.bench = board_ref(
-            str(setup.board),
-            header=setup.contract.board_set if setup.contract else None,
-            setup=setup.board_set,
-        )
+        self.bench = _bench(setup.board, setup.contract.board_set if setup.contract else None, setup.board_set)
         self.base = CTBenchGame(
             board=self.bench.board,
             mode=setup.mode,
@@ -115,7 +129,13 @@ class CTBench:
         """The one record of a played game, from CT-Bench's own (`GameRecord`)."""
         return PlayRecord(
             game=GAME_TYPE.name,
-            setup={"board": game.board_id, "board_set": game.board_set, "mode": game.mode, "rules": game.rules},
+            setup={
+                "board": game.board_id,
+                "board_set": game.board_set,
+                "mode": game.mode,
+                "visible": game.visible,
+                "rules": game.rules,
+            },
             seed=game.seed,
             agents=game.agents,
             outcome=game.outcome,
@@ -130,6 +150,15 @@ class CTBench:
 
     def describe(self, event: EventBase) -> str | None:
         return event.describe()
+
+    def story(self, record: PlayRecord) -> str:
+        """The game round by round, each event in its own words, and the scores ([CT-27])."""
+        from games.ctbench.story import story
+
+        return story(record.detail, self.bench)
+
+    def to_json(self, record: PlayRecord) -> dict:
+        return record.detail.to_json()
 
     # --- what check_game_api needs beyond the state API ----------------------------------------------------
 
@@ -152,6 +181,11 @@ class CTBench:
     def conserved(self, state: State) -> int:
         """Chips: those held and those spent on moves ([CT-08])."""
         return chips(state.red_chips) + chips(state.blue_chips) + state.stats.chips_spent
+
+
+def _bench(board: int | str, header: BoardSet | None, board_set: BoardSet | None):
+    """The board `board` names (ID or SET:ID), with the sets the contract's header and the setup may name."""
+    return board_ref(str(board), **{"the contract's game header": header, "--set": board_set})
 
 
 def _rules(name: RuleSet):
