@@ -62,7 +62,7 @@ class LogHeader(Frozen):
 
     type: Literal["header"] = "header"
     format: Literal[1] = 1
-    game: Literal["contractsim", "ctbench"]
+    game: str = Field(pattern=r"^[a-z][a-z0-9-]{0,63}$")  # the game's registered name; its contract's IR kind
     contract: str  # the contract file's path when the game was played
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")  # of the contract file's bytes
     source: str | None = Field(default=None, max_length=MAX_HEADER_SOURCE)  # the file's text
