@@ -18,6 +18,8 @@ FACE = (
     "ctbench",
     "data",
     "experiments",
+    "game_for",
+    "load_game",
     "load_one",
     "play",
     "register_agent",

@@ -1,34 +1,23 @@
 """A conformance check for game implementations, in the spirit of PettingZoo's `api_test` and OpenSpiel's random
-simulation test: `check_game_api(GameUnderTest(...))` plays seeded random games through the state API the
-agents see and fails, naming each broken property, when the game breaks one.
+simulation test: `check_game_api(game)` takes a loaded game (`cl.load_game(...)`, any `games.game.Game`), plays
+seeded random games through the state API the agents see and fails, naming each broken property, when the game
+breaks one.
 
 The state API: `current_player()`, `is_terminal()`, `legal_actions()` (the actions offered), `why_illegal(action)`
 (None when legal, else why in words), `apply_action(action)` (a new state; ValueError for an illegal action),
-`observe(role)` (a pydantic model) and `returns()`. Both games of contractlang implement it; so can a third party.
+`observe(role)` (a pydantic model) and `returns()`. The game may add a random player (`random_action(state,
+rng)`; default: one of the offered actions), actions to probe beyond the offered ones (`probes(state)`, illegal
+ones included) and a quantity every transition conserves (`conserved(state)`: money, chips).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-
-
-@dataclass(frozen=True)
-class GameUnderTest:
-    """What the check needs of a game: its initial state for a seed; how a random player picks an action (default:
-    one of the offered actions); actions to probe in a state beyond the offered ones (illegal ones included);
-    and a quantity every transition conserves (money, chips), if any."""
-
-    new_state: Callable[[int], Any]
-    random_action: Callable[[Any, np.random.Generator], Any] | None = None
-    probes: Callable[[Any], Sequence[Any]] = lambda state: ()
-    conserved: Callable[[Any], Any] | None = None
-    max_steps: int = 10_000
-    offered_per_state: int = 8  # offered actions applied in each state (a sample of them when there are more)
 
 
 class GameApiError(AssertionError):
@@ -46,12 +35,36 @@ class GameApiReport:
             self.failures.append(message)
 
 
-def check_game_api(game: GameUnderTest, seeds: Sequence[int] = (0, 1, 2)) -> GameApiReport:
+@dataclass(frozen=True)
+class _Checked:
+    """The game under the check and how far it plays: its optional hooks read once."""
+
+    game: Any
+    max_steps: int
+    offered_per_state: int  # offered actions applied in each state (a sample of them when there are more)
+
+    def random_action(self, state, rng: np.random.Generator):
+        pick = getattr(self.game, "random_action", None)
+        return pick(state, rng) if pick is not None else _pick(state.legal_actions(), rng)
+
+    def probes(self, state) -> Sequence[Any]:
+        probes = getattr(self.game, "probes", None)
+        return probes(state) if probes is not None else ()
+
+    def conserved(self, state):
+        conserved = getattr(self.game, "conserved", None)
+        return conserved(state) if conserved is not None else None
+
+
+def check_game_api(
+    game, seeds: Sequence[int] = (0, 1, 2), max_steps: int = 10_000, offered_per_state: int = 8
+) -> GameApiReport:
     """Play one random game per seed, twice, and check: the two plays are identical (seeded determinism); every
     offered action is legal and applies; every probe is legal exactly when it applies, and an illegal one comes
     with a reason; observations round-trip through JSON; the conserved quantity never changes; the game ends
     within `max_steps`. Raises `GameApiError` listing what failed; returns the report when nothing did."""
     report = GameApiReport()
+    game = _Checked(game, max_steps, offered_per_state)
     for seed in seeds:
         first = _play(game, seed, report)
         if first != _play(game, seed, None):
@@ -65,14 +78,14 @@ def check_game_api(game: GameUnderTest, seeds: Sequence[int] = (0, 1, 2)) -> Gam
     return report
 
 
-def _play(game: GameUnderTest, seed: int, report: GameApiReport | None) -> list[str]:
+def _play(game: _Checked, seed: int, report: GameApiReport | None) -> list[str]:
     """One random game; the transcript of observations and returns that determinism compares. With `report`,
     every property is checked on the way."""
     rng, sampler = np.random.default_rng(seed), np.random.default_rng([seed, 1])  # the sampler's draws never
     # move the players' stream, so the checked play and the plain one play the same game
-    state = game.new_state(seed)
+    state = game.game.new_initial_state(seed)
     transcript: list[str] = []
-    conserved = game.conserved(state) if game.conserved is not None else None
+    conserved = game.conserved(state)
     for step in range(game.max_steps):
         if state.is_terminal():
             transcript.append(json.dumps(state.returns(), sort_keys=True, default=str))
@@ -83,9 +96,9 @@ def _play(game: GameUnderTest, seed: int, report: GameApiReport | None) -> list[
         if report is not None:
             report.steps += 1
             _check_state(game, state, observation, f"seed {seed}, step {step}", report, sampler)
-        action = game.random_action(state, rng) if game.random_action else _pick(state.legal_actions(), rng)
+        action = game.random_action(state, rng)
         state = state.apply_action(action)
-        if game.conserved is not None and game.conserved(state) != conserved and report is not None:
+        if game.conserved(state) != conserved and report is not None:
             report.fail(
                 f"seed {seed}, step {step}: {action!r} changed the conserved quantity from {conserved} to "
                 f"{game.conserved(state)}"
@@ -100,7 +113,7 @@ def _pick(actions: list, rng: np.random.Generator):
 
 
 def _check_state(
-    game: GameUnderTest, state, observation, where: str, report: GameApiReport, rng: np.random.Generator
+    game: _Checked, state, observation, where: str, report: GameApiReport, rng: np.random.Generator
 ) -> None:
     try:
         if type(observation).model_validate_json(observation.model_dump_json()) != observation:

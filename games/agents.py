@@ -1,17 +1,18 @@
-"""The one agent protocol of both games, and the one registry that turns an agent's name into an agent.
+"""The one agent protocol of every game, and the one registry that turns an agent's name into an agent.
 
 An agent has a `name` and `act(observation) -> action`; `reset()` (called before each game) and `close()`
-(after it) are optional. The registry knows, per game (`contractsim`, `contractsim-negotiation`, `ctbench`):
+(after it) are optional. The registry knows, per registered game (`games.game`):
 
 - built-in agents (`rcc`, `planner`, …), registered by the games with `register_agent`;
 - families of specs by prefix: `cmd:PROGRAM` (an external program, games/external.py) and
-  `llm:[PROVIDER/]MODEL` (an LLM agent);
+  `llm:[PROVIDER/]MODEL` (an LLM agent, `register_llm_agent`);
 - `py:MODULE:ATTR` and `py:path/to/file.py:ATTR`, where ATTR is a class, a factory or an agent instance;
 - agents a user's code registers with the `register_agent` decorator, and agents an installed package
   declares in the entry-point group `contractlang.agents` (its name is the agent's name).
 
 A class or a factory is called with the `Seat` (what the game offers the agent: its role, a seeded generator,
 the contract, …) when it takes an argument, else with none. `LABEL=SPEC` names an agent for tables and figures.
+Each entry says whether, and which, model its agents call (`model_of`): nothing else reads a spec for it.
 """
 
 from __future__ import annotations
@@ -27,29 +28,22 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from functools import cache, lru_cache
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from contractlang.errors import UnknownName
-from contractlang.llm import CallRefused
+from contractlang.llm import CallRefused, LlmModel, agent_model
 from games.confined import AgentEnded, AgentTimeout, Confined
+from games.errors import AgentError, CommandRefused
+from games.external import EXIT_SECONDS, ExternalAgent
+from games.game import game_type, game_types
 
-GAMES = ("contractsim", "contractsim-negotiation", "ctbench")
 ENTRY_POINT_GROUP = "contractlang.agents"
 PY_PREFIX = "py:"
 LABEL = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_.+-]*)=(.+)", re.DOTALL)
-
-
-class AgentError(Exception):
-    """An agent broke the protocol: it cannot be found or started, is not an agent, raised, stayed silent, or
-    answered with an illegal action. One line, naming the agent."""
-
-
-class CommandRefused(AgentError):
-    """Code named in a data file (a program or a Python agent), which never runs unless the user asked for it."""
 
 
 @runtime_checkable
@@ -74,6 +68,7 @@ class Seat:
     env: Any = None
     tables: Callable[[str], Any] | None = None  # ContractSim: cover → the solved DP order table
     llm: Any = None  # an LlmClient for `llm:` agents
+    model: LlmModel | None = None  # the model the agent calls, as its registry entry says (`model_of`)
     guidance: tuple[str, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)  # game-specific helpers (a negotiation's appraiser)
 
@@ -83,7 +78,8 @@ Factory = Callable[[Seat], Any]
 
 @dataclass(frozen=True)
 class Registration:
-    """One registry entry: `name` (a family of specs when it ends in ':'), the game and roles it plays."""
+    """One registry entry: `name` (a family of specs when it ends in ':'), the game and roles it plays, and
+    which model a spec's agent calls (`model`; None: it calls none)."""
 
     name: str
     game: str
@@ -92,13 +88,17 @@ class Registration:
     builtin: bool = False
     summary: str = ""
     accepts: Callable[[str], bool] | None = None  # a family: which of the specs it starts are well formed
+    model: Callable[[str], LlmModel | None] | None = None
 
     def plays(self, game: str, role: str | None) -> bool:
         return self.game == game and (role is None or self.roles is None or role in self.roles)
 
+    def model_for(self, spec: str) -> LlmModel | None:
+        """The model the agent `spec` names calls, or None when it calls none."""
+        return self.model(spec) if self.model is not None else None
+
 
 _REGISTRY: list[Registration] = []  # filled as modules register; a later entry replaces one it overlaps
-BUILTIN_MODULES = ("games.contractsim.agents", "games.contractsim.session", "games.ctbench.agents")
 
 
 def register_agent(
@@ -108,12 +108,16 @@ def register_agent(
     roles: Iterable[str] | None = None,
     builtin: bool = False,
     accepts: Callable[[str], bool] | None = None,
+    model: Callable[[str], LlmModel | None] | None = None,
 ):
     """Decorator: register a class, factory or agent instance under `name` for `game` (and only `roles`, if
     given), so `--agent name` (or `--customer name`, `--red name`, …) seats it. A name ending in ':' registers
-    a family of specs (`cmd:`), `accepts` saying which are well formed."""
-    if game not in GAMES:
-        raise ValueError(f"unknown game {game!r}; one of {', '.join(GAMES)}")
+    a family of specs (`cmd:`), `accepts` saying which are well formed; `model` says which model a spec's agent
+    calls (None when it calls none)."""
+    from games.game import is_game
+
+    if not is_game(game):
+        raise ValueError(f"unknown game {game!r}; one of {', '.join(t.name for t in game_types())}")
     if not name or name.startswith(PY_PREFIX) or "=" in name:
         raise ValueError(f"{name!r} cannot name an agent (empty, py:, or holding '=')")
 
@@ -126,6 +130,7 @@ def register_agent(
             builtin,
             (inspect.getdoc(target) or "").split("\n")[0],
             accepts,
+            model,
         )
         _REGISTRY[:] = [r for r in _REGISTRY if (r.name, r.game) != (name, game) or not _overlap(r, entry)]
         _REGISTRY.append(entry)
@@ -138,9 +143,45 @@ def _overlap(a: Registration, b: Registration) -> bool:
     return a.roles is None or b.roles is None or bool(set(a.roles) & set(b.roles))
 
 
+def register_llm_agent(game: str, factory: Factory) -> None:
+    """Register `factory` as `game`'s LLM agents: `llm` and `llm:[PROVIDER/]MODEL`, each calling the model its
+    spec names (on the Seat as `seat.model`)."""
+    register_agent(
+        "llm:", game=game, builtin=True, accepts=lambda spec: agent_model(spec) is not None, model=agent_model
+    )(factory)
+
+
+def model_of(agent, game: str | None = None) -> LlmModel | None:
+    """The model the agent `agent` (a spec or `LABEL=SPEC`) calls, as the registry entry that starts it says;
+    None for an agent that calls none (a Python object, a built-in, a program, a name no entry knows). Any
+    game's entries when `game` is None."""
+    if not isinstance(agent, str):
+        return None
+    spec = split_label(agent)[1]
+    _load_builtins()
+    for entry in _REGISTRY:
+        if entry.model is not None and (game is None or entry.game == game) and _family_takes(entry, spec):
+            return entry.model_for(spec)
+    return None
+
+
+def calls_model(agent, game: str | None = None) -> bool:
+    """Whether the agent `agent` names calls a model (see `model_of`)."""
+    return model_of(agent, game) is not None
+
+
+def _family_takes(entry: Registration, spec: str) -> bool:
+    return (
+        entry.name.endswith(":")
+        and (spec.startswith(entry.name) or spec == entry.name[:-1])
+        and (entry.accepts is None or entry.accepts(spec))
+    )
+
+
 def _load_builtins() -> None:
-    for module in BUILTIN_MODULES:
-        importlib.import_module(module)
+    for kind in game_types():
+        for module in kind.agent_modules:
+            importlib.import_module(module)
 
 
 def registered(game: str, role: str | None = None) -> list[Registration]:
@@ -302,12 +343,7 @@ def resolve(spec: str, game: str, role: str | None = None, what: str | None = No
         return _py_registration(spec, game)
     _load_builtins()
     for entry in _REGISTRY:
-        if (
-            entry.name.endswith(":")
-            and entry.plays(game, role)
-            and (spec.startswith(entry.name) or spec == entry.name[:-1])
-            and (entry.accepts is None or entry.accepts(spec))
-        ):
+        if entry.plays(game, role) and _family_takes(entry, spec):
             return entry
     entry = _named(spec, game, role)
     if entry is None and _named(spec, game, None) is None:
@@ -323,12 +359,8 @@ def _py_registration(spec: str, game: str) -> Registration:
 
 
 def _who(game: str, role: str | None) -> str:
-    """What an error calls the agent of `role`: a customer policy, an agent, a Customer negotiator."""
-    if game == "contractsim" and role:
-        return f"{role} policy"
-    if game == "contractsim-negotiation" and role:
-        return f"{role.capitalize()} negotiator"
-    return "agent"
+    """What an error calls the agent of `role`, as the game's type says (a customer policy, an agent, …)."""
+    return game_type(game).agent_noun(role)
 
 
 def choices(game: str, role: str | None = None) -> list[str]:
@@ -402,7 +434,7 @@ def make_agent(agent, seat: Seat) -> Agent:
     else:
         spec = name
         entry = Registration(name, seat.game, None, _factory_of(agent, name))
-    seat = replace(seat, spec=spec)
+    seat = replace(seat, spec=spec, model=entry.model_for(spec))
     if entry.builtin:
         return entry.factory(seat)
     confined = Confined(f"agent {name!r} ({seat.role})")
@@ -419,19 +451,11 @@ def make_agent(agent, seat: Seat) -> Agent:
         raise
 
 
-ACTION_TYPES = {"contractsim": ("games.contractsim.game", "Action"), "ctbench": ("games.ctbench.agents", "AnyAction")}
-"""Where each game's action union lives: a user's agent may answer with its JSON form (a dict) instead."""
-
-
-@cache
 def action_adapter(game: str):
-    """The pydantic adapter that reads `game`'s actions from their JSON form (`kind` plus fields)."""
-    from typing import Annotated
-
-    from pydantic import Field, TypeAdapter
-
-    module, name = ACTION_TYPES[game]
-    return TypeAdapter(Annotated[getattr(importlib.import_module(module), name), Field(discriminator="kind")])
+    """The pydantic adapter that reads a played game's actions from their JSON form (`kind` plus fields), so a
+    user's agent may answer with a dict; None for a protocol that is not a game played on its own."""
+    kind = game_type(game)
+    return kind.action_adapter if kind.setup is not None else None
 
 
 class Guarded:
@@ -447,7 +471,7 @@ class Guarded:
         self.game = game
         self.confined = confined
         self._act = agent.act
-        self._actions = action_adapter(game) if game in ACTION_TYPES else None
+        self._actions = action_adapter(game)
         self._call("reset")
 
     def _call(self, method: str) -> None:
@@ -531,8 +555,6 @@ def closing_agents(agents: Iterable) -> Iterator[list]:
     """Close every agent when the game ends, however it ends. After a game that failed, external programs are
     killed at once: a program that broke the protocol may never read its end of input, and the user's error
     line should not wait for it."""
-    from games.external import EXIT_SECONDS, ExternalAgent  # it builds on this module's AgentError
-
     agents = list(agents)
     grace = 0.0
     try:

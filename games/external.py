@@ -4,10 +4,10 @@ An agent receives its role's typed observation (`state.observe(role)`) and retur
 built-in baselines do this in-process; an external agent (`cmd:PROGRAM`) is a child process that gets one
 request line per decision on its stdin,
 
-    {"game": "contractsim" | "ctbench", "role": "...", "request": N, "observation": {...}}
+    {"game": "NAME", "role": "...", "request": N, "observation": {...}}
 
-and answers with one line on its stdout: `{"action": {...}}`, the action in the game's JSON form (`kind`
-plus its fields; money in base units). Whatever it writes to stderr passes through to ours.
+(NAME: the game's registered name, `games.game`) and answers with one line on its stdout: `{"action": {...}}`,
+the action in the game's JSON form (`kind` plus its fields; money in base units). Whatever it writes to stderr passes through to ours.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Annotated
 from pydantic import Field, TypeAdapter, ValidationError
 
 from contractlang.files import parse_json
-from games.agents import AgentError
+from games.errors import AgentError
 
 EXTERNAL_PREFIX = "cmd:"
 MAX_ANSWER_BYTES = 2**20  # an action is a few hundred bytes; a program writing without end is stopped here

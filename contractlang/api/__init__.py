@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from contractlang.api import ctbench, data, experiments
 from contractlang.api.language import load_one, solve, verify
-from contractlang.api.play import Played, play
+from contractlang.api.play import Played, game_for, load_game, play
 from games.agents import Agent, AgentError, Seat, register_agent
 
 __all__ = [
@@ -19,6 +19,8 @@ __all__ = [
     "ctbench",
     "data",
     "experiments",
+    "game_for",
+    "load_game",
     "load_one",
     "play",
     "register_agent",

@@ -1,98 +1,87 @@
-"""`cl.play`: one game of either game under a contract, agents given as objects, names or specs."""
+"""`cl.load_game` and `cl.play`: a registered game set up, and one game of it played under a contract, agents
+given as objects, names or specs."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from contractlang.api.language import as_checked
-from contractlang.api.results import Rows, flat
+from pydantic import Field
 
-DEFAULT_AGENTS = {
-    "contractsim": {"customer": "rcc", "supplier": "rcc"},
-    "ctbench": {"red": "planner", "blue": "planner"},
-}
+from contractlang.api.language import as_checked
+from contractlang.api.results import Rows
+from games.game import Game, GameType, PlayRecord, game_for_contract, game_type
+from games.game import load_game as _load
 
 
 class Played(Rows):
-    """One game's record (`RunRecord` for ContractSim, `GameRecord` for CT-Bench) and, for a rational
-    Supplier, the contract's P_sat."""
+    """One played game's record (`PlayRecord`: agents and outcome by role, events, LLM usage, the game's own
+    record as `detail`); `rows()` are the game's table of it (ContractSim: one per week, CT-Bench: one per
+    player)."""
 
     model_config = Rows.model_config | {"arbitrary_types_allowed": True}
 
-    game: str
-    record: Any
-    p_sat: float | None = None
+    record: PlayRecord
+    loaded: Any = Field(default=None, exclude=True, repr=False)  # the game it was played in
+
+    def story(self) -> str:
+        """The game told for a person, as `contractlang run` prints it."""
+        return self.loaded.story(self.record)
+
+    def to_json(self) -> dict:
+        """The object `contractlang run --json` prints."""
+        return self.loaded.to_json(self.record)
+
+    @property
+    def game(self) -> str:
+        return self.record.game
+
+    @property
+    def p_sat(self) -> float | None:
+        """ContractSim with a rational Supplier: the contract's P_sat in the environment (exact DP)."""
+        return self.record.facts.get("p_sat")
 
     def rows(self) -> list[dict]:
-        """ContractSim: one row per week; CT-Bench: one row per player."""
-        r = self.record
-        if self.game == "contractsim":
-            return [flat("", w.model_dump()) for w in r.weeks]
-        return [
-            {"player": p, "agent": a, "score": s, "raw_score": raw, "baseline": b, "finished": p in r.finished}
-            for p, a, s, raw, b in zip(
-                ("red", "blue"), (r.red_agent, r.blue_agent), r.scores, r.raw_scores, r.baselines
-            )
-        ]
+        return [dict(r) for r in self.record.rows]
+
+
+def load_game(name: str, **setup) -> Game:
+    """The registered game `name` set up by `setup`; a `contract` may be a file or a checked contract, e.g.
+    `load_game("contractsim", contract="examples/worked-example-1.contract", env=5)` or
+    `load_game("ctbench", contract=..., board=24)`."""
+    if isinstance(setup.get("contract"), (str, bytes)) or hasattr(setup.get("contract"), "__fspath__"):
+        setup["contract"] = as_checked(setup["contract"])
+    return _load(name, **setup)
 
 
 def play(
-    contract,
-    env: int | None = None,
-    board: int | str | None = None,
-    agents: dict | None = None,
+    contract=None,
+    agents: Mapping[str, Any] | None = None,
     seed: int | None = None,
-    mode: str = "pfp",
-    visible: bool = True,
-    rules: str = "authors",
     llm=None,
-    guidance: tuple[str, ...] = (),
-    floors: str = "cs14",
+    game: str | None = None,
+    **setup,
 ) -> Played:
-    """Play `contract` (a file or a checked contract) in ContractSim environment `env` or on CT-Bench board
-    `board`, with `agents` {role: agent} where an agent is an object with `act`, a class, a factory, a built-in
-    name or a spec (`py:`, `cmd:`, `llm:`); unnamed roles are RCC (ContractSim) or the planner (CT-Bench). The
-    seed defaults as `contractlang run`'s (42 and 0). `llm` is an `LlmClient` for `llm:` agents; a ContractSim
-    game is played under the floor rule set `floors` ([CS-14a])."""
-    checked = as_checked(contract)
-    kind = checked.ir.kind
-    if (env is None) == (board is None) or (kind == "contractsim") != (env is not None):
-        raise ValueError(f"a {kind} contract plays with {'env=N' if kind == 'contractsim' else 'board=ID'}")
-    seats = {**DEFAULT_AGENTS[kind], **(agents or {})}
-    unknown = set(seats) - set(DEFAULT_AGENTS[kind])
+    """Play `contract` (a file or a checked contract) in the game its kind names, or the registered `game` under
+    its own kind of contract (None: none), set up by `setup` (ContractSim: `env=N`, `floors=`, `guidance=`;
+    CT-Bench: `board=ID`, `mode=`, `visible=`, `rules=`), with `agents` {role: agent} where an agent is an object
+    with `act`, a class, a factory, a built-in name or a spec (`py:`, `cmd:`, `llm:`); unnamed roles take the
+    game's default agent (RCC, the planner). The seed defaults as `contractlang run`'s (42 and 0); `llm` is an
+    `LlmClient` for `llm:` agents."""
+    if game is None:
+        contract = as_checked(contract)
+        kind = game_for_contract(contract.ir)
+    else:
+        kind = game_type(game)
+    seats = {**kind.default_agents, **(agents or {})}
+    unknown = set(seats) - set(kind.roles)
     if unknown:
-        raise ValueError(f"{kind} has the roles {', '.join(DEFAULT_AGENTS[kind])}, not {', '.join(sorted(unknown))}")
-    if kind == "contractsim":
-        from games.contractsim.play import play_run
-        from solver.dp import TableCache
+        raise ValueError(f"{kind.name} has the roles {', '.join(kind.roles)}, not {', '.join(sorted(unknown))}")
+    given = {k: v for k, v in {**setup, "contract": contract}.items() if v is not None}
+    loaded = load_game(kind.name, **given)
+    return Played(record=loaded.play(seats, seed, llm=llm), loaded=loaded)
 
-        played = play_run(
-            checked.ir,
-            env,
-            seats["customer"],
-            seats["supplier"],
-            42 if seed is None else seed,
-            TableCache(),
-            llm,
-            tuple(guidance),
-            floors,
-        )
-        return Played(game=kind, record=played.record, p_sat=played.p_sat)
-    from games.ctbench.board import board_ref
-    from games.ctbench.play import play as play_ctbench
 
-    bench = board_ref(str(board), header=checked.ir.board_set)
-    record = play_ctbench(
-        bench,
-        "file",
-        mode,
-        seats["red"],
-        seats["blue"],
-        seed=seed or 0,
-        contract=checked.ir,
-        visible=visible,
-        keep_log=True,
-        llm=llm,
-        rules=rules,
-    )
-    return Played(game=kind, record=record)
+def game_for(contract) -> GameType:
+    """The registered type of the game a contract (a file or a checked contract) plays."""
+    return game_for_contract(as_checked(contract).ir)

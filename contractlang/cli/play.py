@@ -18,13 +18,11 @@ from contractlang.cli.options import (
     JsonFlag,
     RulesOption,
     choice,
-    ctbench_board,
     floors_for_env,
     rule_set,
 )
 from contractlang.cli.render import usage_line
 from contractlang.files import write_atomically
-from contractlang.interpreter.rounds import DEFAULT_FLOORS
 
 AGENT_HELP = (
     "planner, conditional, exploiter, random, llm[:[PROVIDER/]MODEL] (an LLM player: llm:MODEL or "
@@ -79,82 +77,56 @@ def run(
     llm_flags: LlmFlags | None = None,
 ) -> None:
     """Play one game under a contract (ContractSim with --env, CT-Bench with --board): story and scores."""
+    import contractlang as cl
+    from contractlang.diagnostics import ContractError
+
     checked = load_one(contract)
     game_options([checked], env, board, contract)
     floors_for_env(floors, env)
-    players = [customer, supplier] if checked.ir.kind == "contractsim" else [red, blue]
-    settings = llm_settings(players, llm_flags)
-    if checked.ir.kind == "contractsim":
-        from games.contractsim.llm_agents import guidance_for
-
-        guidance_for(tuple(guidance or ()), "performance", "customer")
-        _run_contractsim(
-            checked,
-            contract,
-            env,
-            customer,
-            supplier,
-            42 if seed is None else seed,
-            log,
-            json_out,
-            llm_client(settings),
-            tuple(guidance or ()),
-            floors,
-        )
-        return
-    if guidance:
+    kind = cl.game_for(checked)
+    given = {"customer": customer, "supplier": supplier, "red": red, "blue": blue}
+    agents = {role: given[role] for role in kind.roles}
+    options = {
+        "env": env,
+        "floors": floors,
+        "guidance": tuple(guidance or ()),
+        "board": board,
+        "board_set": board_set,
+        "mode": choice(mode, ("pfp", "trade"), "mode"),
+        "visible": not hidden,
+        "rules": rules,
+    }
+    setup = {k: v for k, v in options.items() if k in kind.setup.model_fields}
+    if guidance and "guidance" not in setup:
         raise UsageProblem("--guidance applies to ContractSim LLM agents")
-    if board is None:
-        raise InputError("a CT-Bench contract needs --board ID (0..79; see `contractlang ctbench boards`)")
-    from contractlang.checker import check_board
-    from games.agents import check
-    from games.ctbench.play import play
-
-    rule_set(rules)
-    bench = ctbench_board(board, board_set, checked.ir.board_set)
-    problems = check_board(checked, bench.board.colour, f"board {board}")
-    if problems:
-        raise CheckFailed(problems, source_text(read(contract)[0]))
-    choice(mode, ("pfp", "trade"), "mode")
-    check(red, "ctbench", "red")
-    check(blue, "ctbench", "blue")
-    client = llm_client(settings)
-    with llm_status(client, json_out), playing():
-        record = play(
-            bench,
-            "file",
-            mode,
-            red,
-            blue,
-            seed=seed or 0,
-            contract=checked.ir,
-            visible=not hidden,
-            keep_log=True,
-            llm=client,
-            rules=rules,
+    missing = [k for k in REQUIRED if k in setup and setup[k] is None]
+    if missing:
+        raise (UsageProblem if missing[0] == "env" else InputError)(
+            f"a {kind.title} contract needs {REQUIRED[missing[0]]}"
         )
+    if "rules" in setup:
+        rule_set(rules)
+    client = llm_client(llm_settings(list(agents.values()), llm_flags))
+    try:
+        with llm_status(client, json_out), playing():
+            played = cl.play(checked, agents=agents, seed=seed, llm=client, **setup)
+    except ContractError as exc:
+        raise CheckFailed(exc.diagnostics, source_text(read(contract)[0])) from None
+    record = played.record
     if log is not None:
-        _write_log(
-            log,
-            contract,
-            checked,
-            record.monitor_events(),
-            board=bench.id,
-            board_set=bench.board_set,
-            seed=seed or 0,
-            agents={"red": red, "blue": blue},
-            mode=mode,
-            visible=not hidden,
-            rules=rules,
-        )
+        header = {k: v for k, v in record.setup.items() if v is not None}
+        _write_log(log, contract, checked, record.monitor_events(), seed=record.seed, agents=agents, **header)
     if json_out:
-        typer.echo(json.dumps({"ok": True, **record.to_json()}))
+        typer.echo(json.dumps({"ok": True, **played.to_json()}))
         return
-    from games.ctbench.story import story
-
-    typer.echo(story(record, bench))
+    typer.echo(played.story())
     if record.llm_calls:
-        typer.echo(usage_line(record.llm_usage))
+        note = record.facts.get("usage_note")
+        typer.echo(usage_line(record.llm_usage) + (f"; {note}" if note else ""))
+
+
+REQUIRED = {"env": "--env N (1..6)", "board": "--board ID (0..79; see `contractlang ctbench boards`)"}
+"""The setup each game needs from the command line, and how to give it."""
 
 
 def _write_log(log: Path, contract: Path, checked, events: list[dict], **game) -> None:
@@ -162,45 +134,6 @@ def _write_log(log: Path, contract: Path, checked, events: list[dict], **game) -
     from contractlang.interpreter.trace import game_log, log_header
 
     write_atomically(log, game_log(log_header(checked, read(contract)[0], **game), events))
-
-
-def _run_contractsim(
-    checked, contract, env, customer, supplier, seed, log, json_out, llm=None, guidance=(), floors="cs14"
-) -> None:
-    from games.contractsim.play import play_run
-    from solver.dp import TableCache
-
-    if env is None:
-        raise UsageProblem("a ContractSim contract needs --env N (1..6)")
-    tables = TableCache()
-    with llm_status(llm, json_out), playing():
-        played = play_run(checked.ir, env, customer, supplier, seed, tables, llm, guidance, floors)
-    record = played.record
-    if log is not None:
-        _write_log(
-            log,
-            contract,
-            checked,
-            record.monitor_events(),
-            env=env,
-            seed=seed,
-            agents={"customer": customer, "supplier": supplier},
-            guidance=tuple(guidance) or None,
-            floors=None if floors == DEFAULT_FLOORS else floors,
-        )
-    if json_out:
-        typer.echo(json.dumps({"ok": True, **record.to_json(played.p_sat)}))
-        return
-    from games.contractsim.story import story
-
-    typer.echo(story(record, checked.ir))
-    if record.floors != "cs14":
-        typer.echo(f"Played under the {record.floors} floor rule set [CS-14a].")
-    if played.p_sat is not None:
-        typer.echo(f"P_sat of this contract here (exact DP): {played.p_sat:.6f}")
-    if record.llm_calls:
-        defaults = ", ".join(f"{role} {n}" for role, n in record.llm_defaults.items())
-        typer.echo(usage_line(record.llm_usage) + f"; requests defaulted to zero: {defaults}")
 
 
 @app.command("agent-schema")

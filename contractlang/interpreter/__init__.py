@@ -38,7 +38,16 @@ __all__ = [
     "Verdict",
     "WeekStatus",
     "compile",
+    "event_types",
 ]
+
+
+MONITORS = (ContractSimMonitor, CTBenchMonitor)
+
+
+def event_types(kind: str) -> tuple[str, ...]:
+    """The event types the monitor of a contract of IR kind `kind` consumes."""
+    return next(m.EVENTS for m in MONITORS if m.KIND == kind)
 
 
 def compile(

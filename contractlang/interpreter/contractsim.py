@@ -7,12 +7,12 @@ ContractSim paper, App. C.1 (prefix constraints), ContractSim paper, App. C.1 (o
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple
+from typing import ClassVar, Literal, NamedTuple
 
 import numpy as np
 from pydantic import ConfigDict
 
-from contractlang.interpreter.events import ContractSimEvent, Delivery, EventError, Payment, WeekEnd
+from contractlang.interpreter.events import CONTRACTSIM_TYPES, ContractSimEvent, Delivery, EventError, Payment, WeekEnd
 from contractlang.interpreter.rounds import FloorRules, RoundRules, applied_deduction, evaluate_round, payment_due
 from contractlang.ir import ContractSimIR, Triple
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, Frozen
@@ -143,6 +143,8 @@ class ContractSimMonitor(Frozen):
     """An immutable monitor state; `apply` returns the next one, so a solver can branch on it."""
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    KIND: ClassVar[str] = ContractSimIR.model_fields["kind"].default  # the contracts it monitors
+    EVENTS: ClassVar[tuple[str, ...]] = CONTRACTSIM_TYPES  # the event types it consumes
 
     contract: CompiledContractSim
     week: int = 1

@@ -9,9 +9,17 @@ monitor serves both, switch by switch (`Rules`).
 
 from __future__ import annotations
 
-from typing import Literal, Union
+from typing import ClassVar, Literal, Union
 
-from contractlang.interpreter.events import CTBenchEvent, EventError, GameEnd, GoalReached, MoveAttempt
+from contractlang.interpreter.events import (
+    CTBENCH_TYPES,
+    CTBenchEvent,
+    EventBase,
+    EventError,
+    GameEnd,
+    GoalReached,
+    MoveAttempt,
+)
 from contractlang.ir import CoverageTerm, CTBenchIR
 from contractlang.vocab import Frozen, RuleSet
 
@@ -47,9 +55,15 @@ class Rules(Frozen):
         return "+".join(k for k, v in self.model_dump().items() if v)
 
 
-class ChipTransfer(Frozen):
-    """Move one `colour` chip from giver to receiver; `pays_move` when it matches the tile and is spent on it."""
+# What the monitor enforces is an event of the game's log too: `type` is its log type, `kind` the monitor's name
+# for it (both are the format of logs and `trace` reports).
 
+
+class ChipTransfer(EventBase):
+    """A contract entry moves one `colour` chip from giver to receiver; `pays_move` when it matches the tile and
+    is spent on it ([CT-22], [CT-23])."""
+
+    type: Literal["contract_transfer"] = "contract_transfer"
     kind: Literal["chip_transfer"] = "chip_transfer"
     giver: Player
     receiver: Player
@@ -57,32 +71,53 @@ class ChipTransfer(Frozen):
     tile: tuple[int, int]
     pays_move: bool
 
+    def describe(self) -> str:
+        use = "" if self.pays_move else " (off-colour: the receiver still pays the tile)"
+        return f"contract: {self.giver} gives {self.receiver} a {self.colour} chip for {self.tile}{use}"
 
-class Forfeit(Frozen):
-    """The giver could not honour a coverage entry: its final score is 0 ([CT-24])."""
 
+class Forfeit(EventBase):
+    """The giver could not honour a coverage entry: its final score is 0 ([CT-24], `paper` rules)."""
+
+    type: Literal["forfeit"] = "forfeit"
     kind: Literal["forfeit"] = "forfeit"
     player: Player
     tile: tuple[int, int]
     colour: Literal["red", "blue", "green"]
 
+    def describe(self) -> str:
+        return f"contract: {self.player} lacks a {self.colour} chip for {self.tile}: forfeits (score 0)"
 
-class ContractBlocked(Frozen):
+
+class ContractBlocked(EventBase):
     """[CT-24a] (2): the giver lacks the chip, so the entry does not pay this move; nobody forfeits and the
-    entry stays usable."""
+    entry stays usable (`authors` rules)."""
 
+    type: Literal["contract_blocked"] = "contract_blocked"
     kind: Literal["contract_blocked"] = "contract_blocked"
     giver: Player
     receiver: Player
     colour: Literal["red", "blue", "green"]
     tile: tuple[int, int]
 
+    def describe(self) -> str:
+        return (
+            f"contract: {self.giver} lacks a {self.colour} chip for {self.tile}: the contract does not pay this "
+            "move; the entry stays open"
+        )
 
-class PointsTransfer(Frozen):
+
+class PointsTransfer(EventBase):
+    """A Prog-Points entry at the game's end: the giver, on the goal, transfers `amount` points ([CT-26])."""
+
+    type: Literal["points_transfer"] = "points_transfer"
     kind: Literal["points_transfer"] = "points_transfer"
     giver: Player
     receiver: Player
     amount: int
+
+    def describe(self) -> str:
+        return f"contract: {self.giver} transfers {self.amount} points to {self.receiver}"
 
 
 Enforcement = Union[ChipTransfer, Forfeit, ContractBlocked, PointsTransfer]
@@ -96,6 +131,9 @@ class JudgedMoveAttempt(MoveAttempt):
 
 
 class CTBenchMonitor(Frozen):
+    KIND: ClassVar[str] = CTBenchIR.model_fields["kind"].default  # the contracts it monitors
+    EVENTS: ClassVar[tuple[str, ...]] = CTBENCH_TYPES  # the event types it consumes
+
     ir: CTBenchIR
     rules: Rules = Rules.named("paper")
     used: tuple[bool, ...] = ()

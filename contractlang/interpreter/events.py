@@ -1,8 +1,10 @@
 """Typed events the monitors consume; one JSON object per line in a trajectory log.
 
-Every event of both games is an `EventBase`: a JSON object whose `type` names it. A game's log entries are these
-classes too: an entry of a wire type the monitors consume subclasses the monitor's event (adding what the game
-knows about it, such as a CT-Bench round), so one set of classes serves the monitors, the logs and `trace`.
+Every event of both games is an `EventBase`: a JSON object whose `type` names it, and which says itself in words
+(`describe`). A game's log entries are these classes too: an entry of a wire type the monitors consume subclasses
+the monitor's event (adding what the game knows about it, such as a CT-Bench round), and what a monitor enforces
+is an event as well (`contractlang.interpreter.ctbench`), so one set of classes serves the monitors, the logs,
+the stories, the viewer and `trace`.
 """
 
 from __future__ import annotations
@@ -25,6 +27,10 @@ class EventBase(Frozen):
 
     type: str
 
+    def describe(self) -> str:
+        """The event in words, as the story, the viewer and `trace` tell it."""
+        return self.type.replace("_", " ")
+
 
 class WeekEvent(EventBase):
     """A ContractSim event of week `week`, 1..11 (ContractSim paper, Sec. 3)."""
@@ -38,6 +44,9 @@ class Payment(WeekEvent):
     type: Literal["payment"] = "payment"
     amount: NonNegative
 
+    def describe(self) -> str:
+        return f"week {self.week}: the Customer pays ${self.amount:,}"
+
 
 class Delivery(WeekEvent):
     """The Supplier delivers `qty` units of `product` in production week `week`."""
@@ -46,11 +55,17 @@ class Delivery(WeekEvent):
     product: str
     qty: NonNegative
 
+    def describe(self) -> str:
+        return f"week {self.week}: the Supplier delivers {self.product} {self.qty}"
+
 
 class WeekEnd(WeekEvent):
     """Closes week `week`: the monitor evaluates it and opens the next."""
 
     type: Literal["week_end"] = "week_end"
+
+    def describe(self) -> str:
+        return f"week {self.week} ends"
 
 
 class ChipCounts(Frozen):
@@ -79,14 +94,23 @@ class MoveAttempt(EventBase):
     tile_colour: Literal["red", "blue", "green"]
     holdings: Holdings
 
+    def describe(self) -> str:
+        return f"{self.player} tries {self.tile} ({self.tile_colour})"
+
 
 class GoalReached(EventBase):
     type: Literal["goal_reached"] = "goal_reached"
     player: Literal["red", "blue"]
 
+    def describe(self) -> str:
+        return f"{self.player} reaches the goal"
+
 
 class GameEnd(EventBase):
     type: Literal["game_end"] = "game_end"
+
+    def describe(self) -> str:
+        return "game over"
 
 
 ContractSimEvent = Annotated[Payment | Delivery | WeekEnd, Field(discriminator="type")]

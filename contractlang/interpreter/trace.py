@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationError
 
-from contractlang.interpreter import compile
+from contractlang.interpreter import compile, event_types
 from contractlang.interpreter.contractsim import ContractSimMonitor
 from contractlang.interpreter.ctbench import CTBenchMonitor, Rules
 from contractlang.interpreter.events import (
@@ -62,7 +62,7 @@ class LogHeader(Frozen):
 
     type: Literal["header"] = "header"
     format: Literal[1] = 1
-    game: Literal["contractsim", "ctbench"]
+    game: str = Field(pattern=r"^[a-z][a-z0-9-]{0,63}$")  # the game's registered name; its contract's IR kind
     contract: str  # the contract file's path when the game was played
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")  # of the contract file's bytes
     source: str | None = Field(default=None, max_length=MAX_HEADER_SOURCE)  # the file's text
@@ -167,7 +167,7 @@ def read_events(raw: bytes, file: str, kind: str) -> list[tuple[int, object]]:
 
     Values are taken strictly: an amount is a JSON integer (never `true`, `"18"` or `18.0`), a key
     appears once, and a tile lies on the board."""
-    allowed = CONTRACTSIM_TYPES if kind == "contractsim" else CTBENCH_TYPES
+    allowed = event_types(kind)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -228,7 +228,7 @@ def replay(
             monitor = monitor.apply(event)
         except EventError as exc:
             raise TraceError(file, number, str(exc)) from None
-        enforcement = tuple(a.model_dump() for a in getattr(monitor, "last_actions", ()))
+        enforcement = tuple(_said(a) for a in getattr(monitor, "last_actions", ()))
         steps.append(TraceStep(line=number, event=event.model_dump(), enforcement=enforcement))
     return monitor, steps
 
@@ -250,5 +250,10 @@ def trace_json(monitor: ContractSimMonitor | CTBenchMonitor, steps: list[TraceSt
         "forfeited": list(monitor.forfeited),
         "finished": list(monitor.finished),
         "ended": monitor.ended,
-        "enforcement": [a.model_dump() for a in monitor.actions],
+        "enforcement": [_said(a) for a in monitor.actions],
     }
+
+
+def _said(action) -> dict:
+    """An enforcement event as a report shows it: its fields and its own words (`text`)."""
+    return {**action.model_dump(), "text": action.describe()}

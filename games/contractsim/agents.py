@@ -11,8 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from contractlang.llm import agent_model
-from games.agents import AgentError, Seat, register_agent
+from games.agents import AgentError, Seat, register_agent, register_llm_agent
 from games.contractsim.game import Action, CustomerObservation, Order, Pay, Produce, SupplierObservation
 from games.contractsim.llm_agents import LlmPerformer
 from games.external import ExternalAgent
@@ -135,7 +134,7 @@ def _table(seat: Seat) -> TableSource:
 def _llm(seat: Seat):
     if seat.llm is None:
         raise AgentError(f"the {seat.role} {seat.spec!r} is an LLM agent, and this run has no LLM client")
-    return LlmPerformer(seat.role, seat.llm.with_model(agent_model(seat.spec)), seat.contract, seat.env, seat.guidance)
+    return LlmPerformer(seat.role, seat.llm.with_model(seat.model), seat.contract, seat.env, seat.guidance)
 
 
 for _name, _customer, _supplier in (
@@ -147,4 +146,4 @@ for _name, _customer, _supplier in (
     register_agent(_name, game=GAME, roles=("customer",), builtin=True)(_customer)
     register_agent(_name, game=GAME, roles=("supplier",), builtin=True)(_supplier)
 register_agent("cmd:", game=GAME, builtin=True)(lambda seat: ExternalAgent(seat.spec, GAME, Action))
-register_agent("llm:", game=GAME, builtin=True, accepts=lambda spec: agent_model(spec) is not None)(_llm)
+register_llm_agent(GAME, _llm)

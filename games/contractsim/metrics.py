@@ -7,9 +7,9 @@ from collections.abc import Callable
 
 from contractlang.files import FileError
 from contractlang.interpreter.rounds import DEFAULT_FLOORS
-from contractlang.llm import agent_model
 from contractlang.progress import Advance
 from contractlang.vocab import Frozen
+from games.agents import model_of
 from games.contractsim.play import RunRecord, regret_replays, week_utility_deltas
 from solver.dp import TableCache
 
@@ -224,7 +224,7 @@ def performance_metrics(
     external agent is replayed only with `allow_commands` (see `regret_replays`)."""
     counterfactuals: dict[str, list[RunRecord] | None] = {"customer": None, "supplier": None}
     if all(r.contract_ir is not None for r in runs):
-        roles = [role for role in counterfactuals if not any(agent_model(r.counterparty(role)) for r in runs)]
+        roles = [role for role in counterfactuals if not any(model_of(r.counterparty(role)) for r in runs)]
         for role in counterfactuals.keys() - set(roles):
             notice(
                 f"regret of the {role} left out: its counterparty is an LLM agent in some runs, and replaying "

@@ -53,6 +53,16 @@ class NegotiationObservation(Frozen):
     can_accept: bool  # the Customer may accept the active proposal now [CS-20]
 
 
+class NegotiationTurn(Frozen):
+    """A negotiator's answer [CS-21]: what it says, and at most one of a contract, accept (Customer) or
+    terminate. A `cmd:` negotiator writes this object itself as its answer line."""
+
+    response: str
+    contract: str | None = None
+    accept: bool = False
+    terminate: bool = False
+
+
 class Negotiator(Protocol):
     name: str
 

@@ -7,10 +7,19 @@ from dataclasses import replace
 
 from contractlang.errors import UnknownName
 from contractlang.ir import ContractSimIR
-from contractlang.llm import LlmClient, LlmUsage, agent_model
+from contractlang.llm import LlmClient, LlmUsage
 from contractlang.translate.llm import MAX_TOKENS as TRANSLATION_MAX_TOKENS
 from contractlang.vocab import Frozen
-from games.agents import AgentError, Seat, check, closing_agents, make_agent, register_agent
+from games.agents import (
+    AgentError,
+    Seat,
+    check,
+    closing_agents,
+    make_agent,
+    model_of,
+    register_agent,
+    register_llm_agent,
+)
 from games.contractsim.llm_agents import PERFORMANCE_MAX_TOKENS, LlmNegotiator
 from games.contractsim.negotiation import NegotiationMetrics, NegotiationRecord, negotiate, negotiation_metrics
 from games.contractsim.negotiators import Appraiser, ExternalNegotiator, ScriptedCustomer, ScriptedSupplier
@@ -24,9 +33,7 @@ NEGOTIATION = "contractsim-negotiation"
 def _llm_negotiator(seat: Seat) -> LlmNegotiator:
     if seat.llm is None:
         raise AgentError(f"the {seat.role} negotiator {seat.spec!r} is an LLM, and this run has no LLM client")
-    return LlmNegotiator(
-        seat.role, seat.llm.with_model(agent_model(seat.spec)), seat.env, seat.extra["setting"], seat.guidance
-    )
+    return LlmNegotiator(seat.role, seat.llm.with_model(seat.model), seat.env, seat.extra["setting"], seat.guidance)
 
 
 register_agent("scripted", game=NEGOTIATION, roles=("customer",), builtin=True)(
@@ -36,9 +43,7 @@ register_agent("scripted", game=NEGOTIATION, roles=("supplier",), builtin=True)(
     lambda seat: ScriptedSupplier(seat.extra["offers"], seat.extra["appraiser"])
 )
 register_agent("cmd:", game=NEGOTIATION, builtin=True)(lambda seat: ExternalNegotiator(seat.spec))
-register_agent("llm:", game=NEGOTIATION, builtin=True, accepts=lambda spec: agent_model(spec) is not None)(
-    _llm_negotiator
-)
+register_llm_agent(NEGOTIATION, _llm_negotiator)
 
 
 class NegotiatedRun(Frozen):
@@ -69,7 +74,7 @@ def negotiate_and_perform(
     namespace of a single negotiation), so a repeat is a new conversation, not a replay of the first."""
     namespace = f"negotiation/env{env.id}/{customer}/{supplier}/{translator}" + (f"/repeat{repeat}" if repeat else "")
     game = llm.for_game(namespace) if llm is not None else None
-    translator_model = agent_model(translator)
+    translator_model = model_of(translator)
     # the translator and the performance games send what `translate` and `run` send (the paper's scaffold)
     appraiser = Appraiser(
         env,
@@ -120,7 +125,7 @@ def check_names(customer: str, supplier: str, translator: str, perform: tuple[st
     check(supplier, NEGOTIATION, "supplier")
     check(perform[0], "contractsim", "customer", "performing Customer")
     check(perform[1], "contractsim", "supplier", "performing Supplier")
-    if translator != "rules" and agent_model(translator) is None:
+    if translator != "rules" and model_of(translator) is None:
         raise UnknownName(f"unknown translator {translator!r}; use rules or llm[:MODEL]")
 
 

@@ -12,8 +12,7 @@ from typing import Union
 import numpy as np
 
 from contractlang.interpreter.events import ChipCounts
-from contractlang.llm import agent_model
-from games.agents import AgentError, Seat, register_agent
+from games.agents import AgentError, Seat, register_agent, register_llm_agent
 from games.ctbench.board import COLOUR_ORDER, GOAL, Board, Player, Tile, simple_paths
 from games.ctbench.game import (
     Action,
@@ -260,11 +259,11 @@ AGENTS = {"planner": CooperativePlanner, "conditional": ConditionalCooperator, "
 def _llm(seat: Seat) -> LlmPlayer:
     if seat.llm is None:
         raise AgentError(f"{seat.spec!r} is an LLM player, and this run has no LLM client")
-    return LlmPlayer(seat.llm.with_model(agent_model(seat.spec)))
+    return LlmPlayer(seat.llm.with_model(seat.model))
 
 
 for _name, _cls in AGENTS.items():
     register_agent(_name, game=GAME, builtin=True)(_cls)
 register_agent("random", game=GAME, builtin=True)(lambda seat: RandomAgent(seat.rng))
 register_agent("cmd:", game=GAME, builtin=True)(lambda seat: ExternalAgent(seat.spec, GAME, AnyAction))
-register_agent("llm:", game=GAME, builtin=True, accepts=lambda spec: agent_model(spec) is not None)(_llm)
+register_llm_agent(GAME, _llm)

@@ -43,7 +43,6 @@ from games.ctbench.log import (
     RoundGoalReached,
     RoundMoveAttempt,
     Trade,
-    enforcement_event,
 )
 
 Mode = Literal["pfp", "trade"]
@@ -612,7 +611,7 @@ class State(Frozen):
                 update = {"forfeited": state.forfeited + ((a.player,) if a.player not in state.forfeited else ())}
             else:  # a blocked payment ([CT-24a]) changes nothing but the log
                 update = {}
-            state = state.model_copy(update={**update, "log": state.log + (enforcement_event(a),)})
+            state = state.model_copy(update={**update, "log": state.log + (a,)})
         return paid, state
 
     def _defect(self, payer: Player, why: str) -> State:

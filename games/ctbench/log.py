@@ -3,7 +3,8 @@
 Their JSON is the log's line format (`run --log`, a sweep record's `log`); the fields and their order are the
 format, so a log written before these types existed reads back unchanged. Every event is an `EventBase`; those
 of a wire type the CT-Bench monitor consumes (`move_attempt`, `goal_reached`, `game_end`) are the monitor's own
-event with what the game adds (the round, why the game ended).
+event with what the game adds (the round, why the game ended); what the contract enforces (`contract_transfer`,
+`forfeit`, `contract_blocked`) is the monitor's own enforcement event. Each says itself in words (`describe`).
 """
 
 from __future__ import annotations
@@ -12,16 +13,16 @@ from typing import Annotated, Literal
 
 from pydantic import Field, TypeAdapter
 
-from contractlang.interpreter import ChipTransfer, ContractBlocked, Enforcement, Forfeit
+from contractlang.interpreter import ChipTransfer, ContractBlocked, Forfeit
 from contractlang.interpreter.events import ChipCounts, EventBase, GameEnd, GoalReached, MoveAttempt
 from contractlang.vocab import Frozen
-from games.ctbench.board import Colour, Player, Tile
+from games.ctbench.board import Player, Tile
 
 
 class RoundEvent(EventBase):
-    """A CT-Bench event of round `round` ([CT-07])."""
+    """A CT-Bench event of round `round` ([CT-07]); a bare monitor log's events have none."""
 
-    round: int
+    round: int | None = None
 
 
 class Trade(Frozen):
@@ -30,6 +31,9 @@ class Trade(Frozen):
     give: ChipCounts
     receive: ChipCounts
 
+    def describe(self) -> str:
+        return f"a trade: gives {_counts(self.give)} for {_counts(self.receive)}"
+
 
 class Arrangement(Frozen):
     """Pay-for-Partner: proposer pays for `i_cover` of the partner's tiles; partner for `you_cover` ([CT-17])."""
@@ -37,11 +41,21 @@ class Arrangement(Frozen):
     i_cover: ChipCounts
     you_cover: ChipCounts
 
+    def describe(self) -> str:
+        return f"Pay-for-Partner: covers {_counts(self.i_cover)} of the partner's tiles, asks {_counts(self.you_cover)}"
+
+
+def _counts(c: ChipCounts) -> str:
+    return ", ".join(f"{n} {k}" for k, n in c.model_dump().items() if n) or "nothing"
+
 
 class Proposal(RoundEvent):
     type: Literal["proposal"] = "proposal"
     player: Player
     offer: Trade | Arrangement
+
+    def describe(self) -> str:
+        return f"{self.player} proposes {self.offer.describe()}"
 
 
 class Response(RoundEvent):
@@ -52,10 +66,17 @@ class Response(RoundEvent):
     accept: bool
     executed: bool
 
+    def describe(self) -> str:
+        failed = " (it could not be executed)" if self.accept and not self.executed else ""
+        return f"{self.player} {'accepts' if self.accept else 'rejects'}{failed}"
+
 
 class Pass(RoundEvent):
     type: Literal["pass"] = "pass"
     player: Player
+
+    def describe(self) -> str:
+        return f"{self.player} passes"
 
 
 class RoundMoveAttempt(MoveAttempt, RoundEvent):
@@ -63,42 +84,12 @@ class RoundMoveAttempt(MoveAttempt, RoundEvent):
     `move_attempt` in round `round` (its fields after `type` and `round`, as logs have always written them)."""
 
 
-class ContractTransfer(EventBase):
-    """A contract entry moved a chip from giver to receiver; `pays_move` when it was spent on the move ([CT-23])."""
-
-    type: Literal["contract_transfer"] = "contract_transfer"
-    kind: Literal["chip_transfer"] = "chip_transfer"
-    giver: Player
-    receiver: Player
-    colour: Colour
-    tile: Tile
-    pays_move: bool
-
-
-class ContractForfeit(EventBase):
-    """The giver lacked the chip an entry asked for: its score is 0 ([CT-24], `paper` rules)."""
-
-    type: Literal["forfeit"] = "forfeit"
-    kind: Literal["forfeit"] = "forfeit"
-    player: Player
-    tile: Tile
-    colour: Colour
-
-
-class ContractPaymentBlocked(EventBase):
-    """The giver lacked the chip: the entry did not pay and stays open ([CT-24a], `authors` rules)."""
-
-    type: Literal["contract_blocked"] = "contract_blocked"
-    kind: Literal["contract_blocked"] = "contract_blocked"
-    giver: Player
-    receiver: Player
-    colour: Colour
-    tile: Tile
-
-
 class CoverageHonoured(RoundEvent):
     type: Literal["coverage_honoured"] = "coverage_honoured"
     payer: Player
+
+    def describe(self) -> str:
+        return f"{self.payer} honours its Pay-for-Partner promise"
 
 
 class CoverageUnfulfilled(RoundEvent):
@@ -108,11 +99,24 @@ class CoverageUnfulfilled(RoundEvent):
     payer: Player
     why: Literal["refused", "no chip"]
 
+    def describe(self) -> str:
+        return f"{self.payer} does not honour its promise ({self.why})"
+
 
 class MoveFailed(RoundEvent):
     type: Literal["move_failed"] = "move_failed"
     player: Player
     tile: Tile
+
+    def describe(self) -> str:
+        return f"{self.player} cannot pay for {self.tile} and stays"
+
+
+PAID = {
+    "own": "with its own chip",
+    "pfp": "covered by its partner (Pay-for-Partner)",
+    "contract": "paid by the contract",
+}
 
 
 class Moved(RoundEvent):
@@ -123,6 +127,9 @@ class Moved(RoundEvent):
     tile: Tile
     paid_by: Literal["own", "pfp", "contract"]
 
+    def describe(self) -> str:
+        return f"{self.player} moves to {self.tile} {PAID[self.paid_by]}"
+
 
 class RoundGoalReached(GoalReached, RoundEvent):
     """The monitor's `goal_reached` in round `round`."""
@@ -131,7 +138,10 @@ class RoundGoalReached(GoalReached, RoundEvent):
 class ExplainedGameEnd(GameEnd):
     """The monitor's `game_end`, and why the game ended ([CT-13]-[CT-15])."""
 
-    reason: str
+    reason: str = ""
+
+    def describe(self) -> str:
+        return f"game over: {self.reason}" if self.reason else "game over"
 
 
 LogEvent = Annotated[
@@ -139,9 +149,9 @@ LogEvent = Annotated[
     | Response
     | Pass
     | RoundMoveAttempt
-    | ContractTransfer
-    | ContractForfeit
-    | ContractPaymentBlocked
+    | ChipTransfer
+    | Forfeit
+    | ContractBlocked
     | CoverageHonoured
     | CoverageUnfulfilled
     | MoveFailed
@@ -151,9 +161,3 @@ LogEvent = Annotated[
     Field(discriminator="type"),
 ]
 LOG_EVENT: TypeAdapter = TypeAdapter(LogEvent)
-
-
-def enforcement_event(action: Enforcement) -> ContractTransfer | ContractForfeit | ContractPaymentBlocked:
-    """The log's record of what the monitor did about one contract entry (the same fields, and the log's type)."""
-    kind = {ChipTransfer: ContractTransfer, Forfeit: ContractForfeit, ContractBlocked: ContractPaymentBlocked}
-    return kind[type(action)](**action.model_dump())

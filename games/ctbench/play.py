@@ -7,16 +7,16 @@ from typing import ClassVar
 import numpy as np
 
 from contractlang.errors import UnknownName
-from contractlang.interpreter import Rules
+from contractlang.interpreter import ChipTransfer, Forfeit, Rules
 from contractlang.ir import CTBenchIR
-from contractlang.llm import LlmCall, LlmClient, agent_model
+from contractlang.llm import LlmCall, LlmClient
 from contractlang.vocab import BoardSet, RuleSet
-from games.agents import AgentError, play_out, seated, spec_of
+from games.agents import AgentError, model_of, play_out, seated, spec_of
 from games.ctbench.board import PLAYERS, BenchmarkBoard
 from games.ctbench.game import Condition, CTBenchGame, Mode, Stats
 from games.ctbench.judge import LlmJudge, OfflineJudge
 from games.ctbench.llm_agents import LlmPlayer
-from games.ctbench.log import ContractForfeit, ContractTransfer, CoverageHonoured, CoverageUnfulfilled, LogEvent
+from games.ctbench.log import CoverageHonoured, CoverageUnfulfilled, LogEvent
 from games.ctbench.negotiation import NegotiationOutcome, negotiate_contract
 from games.log import Record
 
@@ -167,22 +167,22 @@ def coverage_counts(log: tuple[LogEvent, ...]) -> dict[str, dict[str, int]]:
             coverage[entry.payer]["honoured"] += 1
         elif isinstance(entry, CoverageUnfulfilled):
             coverage[entry.payer]["unfulfilled"] += 1
-        elif isinstance(entry, ContractTransfer):
+        elif isinstance(entry, ChipTransfer):
             coverage[entry.giver]["contract_paid"] += 1
-        elif isinstance(entry, ContractForfeit):
+        elif isinstance(entry, Forfeit):
             coverage[entry.player]["contract_forfeit"] += 1
     return coverage
 
 
 def check_judge(judge: str) -> str:
     """`judge` when it names a judge (rules, or an LLM); `UnknownName` otherwise."""
-    if judge != "rules" and agent_model(judge) is None:
+    if judge != "rules" and model_of(judge) is None:
         raise UnknownName(f"unknown judge {judge!r}; use rules or llm[:MODEL]")
     return judge
 
 
 def _judge_client(client: LlmClient | None, judge: str) -> LlmClient:
-    model = agent_model(check_judge(judge))
+    model = model_of(check_judge(judge))
     if client is None:
         raise AgentError(f"the judge {judge!r} is an LLM, and this run has no LLM client")
     return client.with_model(model)

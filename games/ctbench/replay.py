@@ -14,7 +14,7 @@ from itertools import combinations
 
 from pydantic import computed_field
 
-from contractlang.interpreter import Rules
+from contractlang.interpreter import ChipTransfer, Forfeit, Rules
 from contractlang.ir import CTBenchIR
 from contractlang.vocab import Frozen
 from games.ctbench.board import PLAYERS, Player, Tile, benchmark_boards, neighbours
@@ -30,7 +30,7 @@ from games.ctbench.game import (
     other,
 )
 from games.ctbench.judge import read_terms
-from games.ctbench.log import ContractForfeit, ContractTransfer, CoverageUnfulfilled, LogEvent
+from games.ctbench.log import CoverageUnfulfilled, LogEvent
 from games.ctbench.published import ImportedGame, LoggedPlayerTurn, LoggedTurn
 
 RULES = {
@@ -305,9 +305,9 @@ def _rule(turn: LoggedTurn, entries: tuple[LogEvent, ...], players: LoggedPlayer
     refused = [why for t, why in players.refused if t == k]
     if refused:
         return "one-sided offer" if "offer" in refused[0] else "other"
-    if any(isinstance(e, ContractForfeit) for e in entries):
+    if any(isinstance(e, Forfeit) for e in entries):
         return "contract forfeit"
-    transfers = [e for e in entries if isinstance(e, ContractTransfer)]
+    transfers = [e for e in entries if isinstance(e, ChipTransfer)]
     if any(not e.pays_move for e in transfers):
         return "contract colour"
     logged_contract = {p.player for p in turn.players if p.move_type == "move_under_contract"}

@@ -5,32 +5,13 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from contractlang.interpreter.events import ChipCounts
+from contractlang.interpreter import ChipTransfer, ContractBlocked, Forfeit, PointsTransfer
+from contractlang.interpreter.events import EventBase, MoveAttempt
 from games.ctbench.board import BenchmarkBoard
-from games.ctbench.log import (
-    Arrangement,
-    ContractForfeit,
-    ContractPaymentBlocked,
-    ContractTransfer,
-    CoverageHonoured,
-    CoverageUnfulfilled,
-    ExplainedGameEnd,
-    LogEvent,
-    Moved,
-    MoveFailed,
-    Proposal,
-    Response,
-    RoundGoalReached,
-    Trade,
-)
 from games.ctbench.metrics import TITLES, TableRow
 from games.ctbench.play import GameRecord
 
-_PAID = {
-    "own": "with its own chip",
-    "pfp": "covered by its partner (Pay-for-Partner)",
-    "contract": "paid by the contract",
-}
+ENFORCEMENT = (ChipTransfer, Forfeit, ContractBlocked, PointsTransfer)  # told under the move that fired them
 
 
 def story(record: GameRecord, bench: BenchmarkBoard) -> str:
@@ -38,7 +19,7 @@ def story(record: GameRecord, bench: BenchmarkBoard) -> str:
         f"Board {bench.ref} ({bench.board_class}), {record.mode} mode, "
         f"P-Red {record.red_agent} vs P-Blue {record.blue_agent}, {record.rules} rules"
     ]
-    lines += [line for e in record.log if (line := _line(e))]
+    lines += [line for e in record.log if (line := told(e))]
     red, blue = record.scores
     lines.append(
         f"scores: P-Red {red}, P-Blue {blue} (before contract effects {record.raw_scores[0]}, "
@@ -47,43 +28,15 @@ def story(record: GameRecord, bench: BenchmarkBoard) -> str:
     return "\n".join(lines)
 
 
-def _line(e: LogEvent) -> str | None:
-    """One event as a sentence; the move attempt itself is told by what came of it."""
-    if isinstance(e, Moved):
-        return f"round {e.round}: {e.player} moves to {e.tile} {_PAID[e.paid_by]}"
-    if isinstance(e, MoveFailed):
-        return f"round {e.round}: {e.player} cannot pay for {e.tile} and stays"
-    if isinstance(e, Proposal):
-        return f"round {e.round}: {e.player} proposes {_offer(e.offer)}"
-    if isinstance(e, Response):
-        verdict = "accepts" if e.accept else "rejects"
-        return f"round {e.round}: {e.player} {verdict}" + (
-            "" if e.executed or not e.accept else " (it could not be executed)"
-        )
-    if isinstance(e, CoverageHonoured):
-        return f"round {e.round}: {e.payer} honours its Pay-for-Partner promise"
-    if isinstance(e, CoverageUnfulfilled):
-        return f"round {e.round}: {e.payer} does not honour its promise ({e.why})"
-    if isinstance(e, ContractTransfer):
-        return f"  contract: {e.giver} gives {e.receiver} a {e.colour} chip for {e.tile}"
-    if isinstance(e, ContractForfeit):
-        return f"  contract: {e.player} lacks a {e.colour} chip for {e.tile}: forfeits (score 0)"
-    if isinstance(e, ContractPaymentBlocked):
-        return f"  contract: {e.giver} lacks a {e.colour} chip for {e.tile}: the contract does not pay this move"
-    if isinstance(e, RoundGoalReached):
-        return f"round {e.round}: {e.player} reaches the goal"
-    if isinstance(e, ExplainedGameEnd):
-        return f"game over: {e.reason}"
-    return None
-
-
-def _offer(offer: Trade | Arrangement) -> str:
-    def counts(c: ChipCounts) -> str:
-        return ", ".join(f"{n} {k}" for k, n in c.model_dump().items() if n) or "nothing"
-
-    if isinstance(offer, Trade):
-        return f"a trade: gives {counts(offer.give)} for {counts(offer.receive)}"
-    return f"Pay-for-Partner: covers {counts(offer.i_cover)} of the partner's tiles, asks {counts(offer.you_cover)}"
+def told(e: EventBase) -> str | None:
+    """One event as a line of the story, in its own words (`describe`) after its round; the move attempt itself
+    is told by what came of it."""
+    if isinstance(e, MoveAttempt):
+        return None
+    where = getattr(e, "round", None)
+    if where is not None:
+        return f"round {where}: {e.describe()}"
+    return f"  {e.describe()}" if isinstance(e, ENFORCEMENT) else e.describe()
 
 
 def print_summary(rows: list[TableRow], console: Console | None = None) -> None:

@@ -13,10 +13,11 @@ from operator import attrgetter
 from pathlib import Path
 
 from contractlang.files import check_writable, make_folder, write_atomically
-from contractlang.llm import LlmClient, LlmModel, LlmUsage, agent_model
+from contractlang.llm import LlmClient, LlmModel, LlmUsage
 from contractlang.progress import Advance
 from contractlang.vocab import BoardSet, Frozen, RuleSet
 from games.agents import check as check_agent
+from games.agents import model_of
 from games.ctbench.board import SHORTEST_PATH, benchmark_board
 from games.ctbench.metrics import TableRow, summarise
 from games.ctbench.negotiation import MAX_MESSAGES
@@ -129,7 +130,7 @@ def run_specs(specs: list[GameSpec], workers: int | None = None) -> Iterator[Gam
 
 def calls_model(spec: GameSpec) -> bool:
     """Whether the game waits on an LLM (a player or the judge is one)."""
-    return any(agent_model(name) is not None for name in (spec.red, spec.blue, spec.judge))
+    return any(model_of(name) is not None for name in (spec.red, spec.blue, spec.judge))
 
 
 def decisions(spec: GameSpec) -> list[tuple[LlmModel, int]]:
@@ -137,8 +138,8 @@ def decisions(spec: GameSpec) -> list[tuple[LlmModel, int]]:
     turn along a shortest path (SHORTEST_PATH turns), and under a contract condition speaks about half of a
     negotiation's MAX_MESSAGES and confirms once; the judge reads each of those messages and moves."""
     talk = MAX_MESSAGES // 2 + 1 if spec.condition != "none" else 0
-    players = [(agent_model(name), SHORTEST_PATH + talk) for name in (spec.red, spec.blue)]
-    judge = [(agent_model(spec.judge), 2 * (SHORTEST_PATH + talk))]
+    players = [(model_of(name), SHORTEST_PATH + talk) for name in (spec.red, spec.blue)]
+    judge = [(model_of(spec.judge), 2 * (SHORTEST_PATH + talk))]
     return [(model, n) for model, n in players + judge if model is not None]
 
 

@@ -15,9 +15,10 @@ from pydantic import computed_field
 
 from contractlang.files import make_folder, write_atomically
 from contractlang.ir import ContractSimIR
-from contractlang.llm import LlmClient, agent_model
+from contractlang.llm import LlmClient
 from contractlang.render import relabel
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, SETTINGS, Frozen
+from games.agents import model_of
 from games.contractsim.environments import environment
 from games.contractsim.negotiation import EPS, MAX_ROUNDS
 from games.contractsim.session import NegotiatedRun, negotiate_and_perform
@@ -132,7 +133,7 @@ def play_job(
 
 def calls_model(job: NegotiationJob) -> bool:
     """Whether the negotiation waits on an LLM (a negotiator, the translator or a performer is one)."""
-    return any(agent_model(name) is not None for name in (job.customer, job.supplier, job.translator, *job.perform))
+    return any(model_of(name) is not None for name in (job.customer, job.supplier, job.translator, *job.perform))
 
 
 def llm_calls(record: NegotiationJobRecord) -> tuple:
@@ -157,7 +158,7 @@ def decisions(job: NegotiationJob) -> list:
         (job.perform[0], len(PAYMENT_WEEKS) * len(job.seeds)),
         (job.perform[1], len(PRODUCTION_WEEKS) * len(job.seeds)),
     ]
-    return [(agent_model(name), n) for name, n in models if agent_model(name) is not None]
+    return [(model_of(name), n) for name, n in models if model_of(name) is not None]
 
 
 def negotiation_records(

@@ -17,10 +17,10 @@ from pathlib import Path
 from contractlang.files import make_folder, write_atomically
 from contractlang.interpreter.rounds import DEFAULT_FLOORS, RecordedFloors
 from contractlang.ir import ContractSimIR
-from contractlang.llm import LlmClient, LlmUsage, agent_model
+from contractlang.llm import LlmClient, LlmUsage
 from contractlang.render import relabel
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, Frozen
-from games.agents import AgentError, agent_name, check, split_label
+from games.agents import AgentError, agent_name, check, model_of, split_label
 from games.contractsim.environments import PlayedIn
 from games.contractsim.metrics import convention_line, output_name, summarise
 from games.contractsim.play import RunRecord, play
@@ -60,7 +60,7 @@ def check_agents(agents: list[str], roles: list[str]) -> None:
 
 def _model(agent: str):
     """The LLM model an agent spec names (after its label), or None."""
-    return agent_model(split_label(agent)[1])
+    return model_of(agent)
 
 
 class Case(Frozen):

@@ -81,7 +81,8 @@ def test_ctbench_play_and_negotiation_observations_validate():
 
 
 def test_unknown_games_and_roles_are_one_line():
-    assert len(schemas()) == 6
+    builtin = {"contractsim", "contractsim-negotiation", "ctbench"}  # a test may have registered a game of its own
+    assert len([game for game, _ in schemas() if game in builtin]) == 6
     for args, message in ((("chess",), "unknown game 'chess'"), (("ctbench", "customer"), "ctbench has the roles")):
         done = run_cli("agent-schema", *args)
         assert done.returncode == 1 and message in done.stderr

@@ -45,4 +45,4 @@ def test_a_masked_rational_customer_plays_and_the_monitors_events_arrive():
     assert {"payment", "delivery", "week_end"} <= kinds, kinds
     # the same game as RC against the non-engaging Supplier (RE: orders and produces nothing), played by `run`
     same = cl.play(WORKED, env=1, agents={"customer": "rc", "supplier": "re"}, seed=42).record
-    assert final == {"customer": same.u_customer, "supplier": same.u_supplier}
+    assert final == same.outcome

@@ -49,8 +49,8 @@ def test_run_plays_under_the_rule_set_and_metrics_replays_regret_under_the_recor
 
 def test_a_default_record_reads_as_before_and_names_its_rule_set_when_asked():
     played = cl.play(DEDUCTION, env=1)
-    assert played.record.floors == "cs14" and "floors" not in played.record.model_dump(mode="json")
-    assert cl.play(DEDUCTION, env=1, floors=VARIANT).record.floors == VARIANT
+    assert played.record.detail.floors == "cs14" and "floors" not in played.record.detail.model_dump(mode="json")
+    assert cl.play(DEDUCTION, env=1, floors=VARIANT).record.detail.floors == VARIANT
     with pytest.raises(UnknownName, match="floor rule set"):
         cl.play(DEDUCTION, env=1, floors="cs15")
 

@@ -212,7 +212,7 @@ def test_logs_written_before_typed_events_read_back_byte_for_byte():
     assert record.rules == "paper" and record.board_set == "ours"  # what every older record was played by
     old_log = json.loads(text)["log"]
     assert json.loads(record.model_dump_json())["log"] == old_log
-    assert [type(e).__name__ for e in record.log][2:5] == ["RoundMoveAttempt", "ContractTransfer", "Moved"]
+    assert [type(e).__name__ for e in record.log][2:5] == ["RoundMoveAttempt", "ChipTransfer", "Moved"]
 
 
 SHORT_GIVER = 'contract "c" {\n  game ctbench.paper\n  cover {\n    (1,0): red pays for blue\n  }\n}\n'

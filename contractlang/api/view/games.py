@@ -30,10 +30,14 @@ from games.contractsim.environments import environment
 from games.contractsim.game import ContractSimGame, Order, Pay, Produce, State
 from games.contractsim.log import OrderPlaced, WeekShocks
 from games.contractsim.play import RunRecord, play
+from games.contractsim.registered import GAME_TYPE as CONTRACTSIM
 from games.contractsim.shocks import draw_shocks
 from games.ctbench.board import GOAL_BONUS, INITIAL_CHIPS, PLAYERS, START, benchmark_board
+from games.ctbench.log import LOG_EVENT
 from games.ctbench.play import GameRecord
 from games.ctbench.play import play as play_ctbench
+from games.ctbench.registered import GAME_TYPE as CTBENCH
+from games.game import PlayRecord, SetupError, game_for_contract, game_type, load_game
 from solver.dp import TableCache
 from solver.dp.baseline import Values, customer_to_come
 from solver.dp.problem import ROUNDS
@@ -92,9 +96,32 @@ def game_page(raw: bytes, row: GameRow, options: ViewOptions, baselines: Baselin
     """The page data of one game of the list, from its record's line (`ViewIndex.line`)."""
     if row.line == 0:
         return event_log_page(raw, row, options, baselines)
-    obj = unwrapped(json.loads(raw))
-    if row.game == "ctbench":
-        return ctbench_page(ctbench_record(obj), options)
+    return RECORD_PAGES.get(row.game, played_page)(unwrapped(json.loads(raw)), row, options, baselines)
+
+
+def played_page(obj: dict, row: GameRow, options: ViewOptions, baselines: Baselines) -> dict:
+    """Any registered game's record (`PlayRecord`): who played each role, what each got, every event in the
+    game's own words."""
+    record = PlayRecord.model_validate({k: v for k, v in obj.items() if k in PlayRecord.model_fields})
+    game = game_type(record.game)
+    return {
+        "kind": "played",
+        "shown": "kept" if record.events else "no events kept",
+        "game": game.name,
+        "summary": game.summary,
+        "seed": record.seed,
+        "setup": record.setup,
+        "agents": record.agents,
+        "outcome": record.outcome,
+        "events": [{"type": e.type, "text": e.describe()} for e in record.events],
+        "llm_calls": _llm_calls(record.llm_calls),
+        "llm_usage": record.llm_usage.model_dump(),
+    }
+
+
+def _contractsim_record_page(obj: dict, row: GameRow, options: ViewOptions, baselines: Baselines) -> dict:
+    """A ContractSim record of any store: a sweep's or an experiment's job, a negotiation's performances, a
+    synthetic set's runs, a `run --json` object."""
     if "job" in obj and isinstance(obj.get("run"), dict) and "performances" in obj["run"]:
         record = _run(obj["run"]["performances"][row.part])
         page = contractsim_page(record, ContractSimIR.from_json_value(record.contract_ir), options, baselines)
@@ -286,7 +313,7 @@ def contractsim_page(record: RunRecord, ir: ContractSimIR, options: ViewOptions,
     state: State = ContractSimGame.make(ir, env).new_initial_state(draw_shocks(env, np.random.default_rng(record.seed)))
     rng = np.random.default_rng(0)  # RCC draws nothing; the factories ask for a generator
     seat = Seat(
-        game="contractsim",
+        game=CONTRACTSIM.name,
         role="customer",
         rng=rng,
         contract=ir,
@@ -346,7 +373,7 @@ def contractsim_page(record: RunRecord, ir: ContractSimIR, options: ViewOptions,
         row.update(after.get(row["week"], {}), decisions=decisions.get(row["week"], []))
     verdict = state.monitor.verdict()
     return {
-        "kind": "contractsim",
+        "kind": CONTRACTSIM.name,
         "shown": shown,
         "contract": ir.name,
         "env": env.id,
@@ -457,7 +484,7 @@ def event_log_page(raw: bytes, row: GameRow, options: ViewOptions, baselines: Ba
     again from it and shown whole when its events are the log's. Otherwise the monitor's verdicts week by week
     (or the board move by move) against the contract given with --contract; prices, stock and cash are not in
     such a log."""
-    from contractlang.interpreter.trace import TraceError, header_contract, read_events, read_header, replay
+    from contractlang.interpreter.trace import TraceError, header_contract, read_header
 
     name = row.contract
     try:
@@ -478,33 +505,38 @@ def event_log_page(raw: bytes, row: GameRow, options: ViewOptions, baselines: Ba
     whole, why = _from_header(raw, header, ir, options, baselines) if header is not None else (None, "")
     if whole is not None:
         return whole
-    if ir.kind == "ctbench":
-        page = ctbench_events_page(raw, options)
-    else:
-        try:
-            monitor, _ = replay(ir, read_events(raw, name, "contractsim"), name)
-        except TraceError as exc:
-            raise PageError(str(exc)) from None
-        verdict = monitor.verdict()
-        page = {
-            "kind": "contractsim",
-            "shown": "events of the log only (no prices, stock or cash)",
-            "contract": ir.name,
-            "env": None,
-            "seed": None,
-            "customer": "",
-            "supplier": "",
-            "setting": ir.setting,
-            "products": list(ir.setting_info.products),
-            "inputs": list(ir.setting_info.inputs),
-            "verdict": verdict.model_dump(),
-            "weeks": week_rows(monitor.weeks, ir, 1),
-            "source": source_view(ir, options),
-            "contingencies": ir.contingencies.mode,
-            "llm_calls": [],
-            "llm_usage": None,
-        }
+    page = EVENT_PAGES[game_for_contract(ir).name](raw, name, options)
     return {**page, "shown": page["shown"] + (f"; {why}" if why else "")}
+
+
+def contractsim_events_page(raw: bytes, name: str, options: ViewOptions) -> dict:
+    """A bare ContractSim event log against --contract: the monitor's verdicts week by week."""
+    from contractlang.interpreter.trace import TraceError, read_events, replay
+
+    ir = options.contract.ir
+    try:
+        monitor, _ = replay(ir, read_events(raw, name, ir.kind), name)
+    except TraceError as exc:
+        raise PageError(str(exc)) from None
+    verdict = monitor.verdict()
+    return {
+        "kind": CONTRACTSIM.name,
+        "shown": "events of the log only (no prices, stock or cash)",
+        "contract": ir.name,
+        "env": None,
+        "seed": None,
+        "customer": "",
+        "supplier": "",
+        "setting": ir.setting,
+        "products": list(ir.setting_info.products),
+        "inputs": list(ir.setting_info.inputs),
+        "verdict": verdict.model_dump(),
+        "weeks": week_rows(monitor.weeks, ir, 1),
+        "source": source_view(ir, options),
+        "contingencies": ir.contingencies.mode,
+        "llm_calls": [],
+        "llm_usage": None,
+    }
 
 
 def _from_header(raw: bytes, header, ir, options: ViewOptions, baselines: Baselines) -> tuple[dict | None, str]:
@@ -514,45 +546,22 @@ def _from_header(raw: bytes, header, ir, options: ViewOptions, baselines: Baseli
     agents = list(header.agents.values())
     try:
         _rebuildable(agents, options)
+        kind = game_for_contract(ir)
+        if set(header.agents) != set(kind.roles):
+            return None, "the header names no agents to play it again"
         with rebuilding():
-            if ir.kind == "contractsim":
-                if header.env is None or set(header.agents) != {"customer", "supplier"}:
-                    return None, "the header names no environment and agents to play it again"
-                env = environment(header.env, header.floors or DEFAULT_FLOORS)
-                again = play(
-                    ir,
-                    env,
-                    header.agents["customer"],
-                    header.agents["supplier"],
-                    seed=header.seed,
-                    tables=baselines.tables,
-                    llm=_llm_client(agents, options),
-                    guidance=header.guidance or (),
-                )
-            else:
-                if header.board is None or set(header.agents) != {"red", "blue"}:
-                    return None, "the header names no board and agents to play it again"
-                bench = benchmark_board(header.board, header.board_set or "ours")
-                again = play_ctbench(
-                    bench,
-                    "file",
-                    header.mode or "pfp",
-                    header.agents["red"],
-                    header.agents["blue"],
-                    header.seed,
-                    contract=ir,
-                    visible=True if header.visible is None else header.visible,
-                    keep_log=True,
-                    rules=header.rules or "authors",
-                    llm=_llm_client(agents, options),
-                )
+            game = load_game(kind.name, contract=ir, **_header_setup(header))
+            played = game.play(header.agents, header.seed, llm=_llm_client(agents, options))
+    except SetupError as exc:
+        return None, f"the header does not set the game up to play it again: {exc}"
     except PageError as exc:
         return None, str(exc).replace("the record keeps no events", "the log keeps only the monitor's events")
     except ValueError as exc:
         return None, f"the game the header names cannot be played again: {str(exc).splitlines()[0]}"
+    again = played.detail
     if json.loads(json.dumps(again.monitor_events())) != logged:
         return None, f"played again from seed {header.seed}, the game differs from the log"
-    page = contractsim_page(again, ir, options, baselines) if ir.kind == "contractsim" else ctbench_page(again, options)
+    page = RECORD_VIEWS[kind.name](again, ir, options, baselines)
     return {**page, "shown": f"rebuilt from the log's header (seed {header.seed}); its events are the log's"}, ""
 
 
@@ -593,7 +602,7 @@ def ctbench_page(record: GameRecord, options: ViewOptions) -> dict:
         shown = f"rebuilt from seed {record.seed}" + ("" if same else " — it differs from the record")
     frames, events = _frames([e.model_dump(mode="json") for e in log], terms)
     return {
-        "kind": "ctbench",
+        "kind": CTBENCH.name,
         "shown": shown,
         "board_id": record.board_id,
         "board_set": record.board_set,
@@ -705,47 +714,11 @@ def _chips(c: dict) -> str:
 
 
 def _describe(e: dict) -> str:
-    """One log event in words."""
-    kind, who = e["type"], e.get("player")
-    if kind == "proposal":
-        offer = e["offer"]
-        if "give" in offer:
-            return f"{who} offers {_chips(offer['give'])} for {_chips(offer['receive'])}"
-        return (
-            f"{who} offers to pay for {_chips(offer['i_cover'])} of the partner's moves if it pays for "
-            f"{_chips(offer['you_cover'])}"
-        )
-    if kind == "response":
-        return f"{who} {'accepts' if e['accept'] else 'rejects'}" + (
-            "" if e["executed"] or not e["accept"] else " (the chips could not cover it)"
-        )
-    if kind == "pass":
-        return f"{who} passes"
-    if kind == "move_attempt":
-        return f"{who} tries {tuple(e['tile'])} ({e['tile_colour']})"
-    if kind == "moved":
-        how = {"own": "with its own chip", "pfp": "paid by its partner", "contract": "paid by the contract"}
-        return f"{who} moves to {tuple(e['tile'])} {how[e['paid_by']]}"
-    if kind == "move_failed":
-        return f"{who} cannot move to {tuple(e['tile'])}"
-    if kind == "contract_transfer":
-        return f"contract: {e['giver']} gives {e['receiver']} a {e['colour']} chip for {tuple(e['tile'])}"
-    if kind == "forfeit":
-        return f"contract: {who} lacks the {e['colour']} chip for {tuple(e['tile'])} and forfeits its score"
-    if kind == "contract_blocked":
-        return f"contract: {e['giver']} lacks the {e['colour']} chip for {tuple(e['tile'])}; the entry stays open"
-    if kind == "coverage_honoured":
-        return f"{e['payer']} pays for its partner's move as promised"
-    if kind == "coverage_unfulfilled":
-        return f"{e['payer']} does not pay for its partner's move as promised ({e['why']})"
-    if kind == "goal_reached":
-        return f"{who} reaches the goal"
-    if kind == "game_end":
-        return f"game over: {e.get('reason', '')}".rstrip(": ")
-    return kind
+    """One log event in its own words (`describe`)."""
+    return LOG_EVENT.validate_python(e).describe()
 
 
-def ctbench_events_page(raw: bytes, options: ViewOptions) -> dict:
+def ctbench_events_page(raw: bytes, name: str, options: ViewOptions) -> dict:
     """A bare CT-Bench event log against --contract on --board: each attempt taken as a move, the contract's
     transfers as the monitor enforces them."""
     from contractlang.interpreter.trace import TraceError, read_events, replay
@@ -754,18 +727,15 @@ def ctbench_events_page(raw: bytes, options: ViewOptions) -> dict:
         raise PageError("a CT-Bench event log needs its board: run `contractlang view LOG --contract FILE --board ID`")
     ir = options.contract.ir
     try:
-        events = read_events(raw, "log", "ctbench")
-        monitor, steps = replay(ir, events, "log")
+        events = read_events(raw, name, ir.kind)
+        monitor, steps = replay(ir, events, name)
     except TraceError as exc:
         raise PageError(str(exc)) from None
     log = []
     for step in steps:
         event = step.event
         log.append(event)
-        enforced = [
-            {**a, "type": "contract_transfer" if a.get("kind") == "chip_transfer" else a.get("kind")}
-            for a in step.enforcement
-        ]
+        enforced = [{k: v for k, v in a.items() if k != "text"} for a in step.enforcement]
         log += enforced
         if event["type"] == "move_attempt":  # a monitor log holds attempts only: each is drawn as the move
             paid = any(a.get("pays_move") for a in enforced)
@@ -780,7 +750,7 @@ def ctbench_events_page(raw: bytes, options: ViewOptions) -> dict:
     bench = benchmark_board(options.board)
     frames, described = _frames(log, ir)
     return {
-        "kind": "ctbench",
+        "kind": CTBENCH.name,
         "shown": "events of the log only (each attempt drawn as a move)",
         "board_id": options.board,
         "board_set": bench.board_set,
@@ -809,3 +779,33 @@ def ctbench_events_page(raw: bytes, options: ViewOptions) -> dict:
         "llm_usage": None,
         "goal_bonus": GOAL_BONUS,
     }
+
+
+def _header_setup(header) -> dict:
+    """The setup a log's header names, for `load_game`: the fields it holds of the game's setup."""
+    named = {
+        "env": header.env,
+        "floors": header.floors or DEFAULT_FLOORS,
+        "guidance": header.guidance or (),
+        "board": header.board if header.board_set is None else f"{header.board_set}:{header.board}",
+        "mode": header.mode,
+        "visible": header.visible,
+        "rules": header.rules or "authors",
+    }
+    fields = game_type(header.game).setup.model_fields
+    return {k: v for k, v in named.items() if k in fields and v is not None}
+
+
+def _ctbench_record_page(obj: dict, row: GameRow, options: ViewOptions, baselines: Baselines) -> dict:
+    return ctbench_page(ctbench_record(obj), options)
+
+
+RECORD_PAGES = {CONTRACTSIM.name: _contractsim_record_page, CTBENCH.name: _ctbench_record_page}
+"""Each game's page of a stored record, by the game's name in the list (`GameRow.game`)."""
+RECORD_VIEWS = {
+    CONTRACTSIM.name: contractsim_page,
+    CTBENCH.name: lambda record, ir, options, baselines: ctbench_page(record, options),
+}
+"""Each game's page of its own record played again."""
+EVENT_PAGES = {CONTRACTSIM.name: contractsim_events_page, CTBENCH.name: ctbench_events_page}
+"""Each game's page of a bare event log against the contract given."""

@@ -302,7 +302,33 @@ def _natural(text: str) -> tuple:
     return (kind, int(number)) if number.isdigit() else (kind, 0)
 
 
+PLAYED_KEYS = {"game", "setup", "agents", "outcome"}  # a `games.game.PlayRecord`: any registered game's record
+
+
+def _played_row(obj: dict, id: str, base: dict) -> GameRow:
+    """A `PlayRecord` line: the first role's agent against the second's, each role's outcome."""
+    roles = list(obj["agents"])
+    other = roles[1] if len(roles) > 1 else None
+    return GameRow(
+        id=id,
+        game=str(obj["game"]),
+        **base,
+        contract=str(obj["game"]),
+        where="",
+        role=roles[0],
+        agent=str(obj["agents"][roles[0]]),
+        counterparty=str(obj["agents"].get(other, "")),
+        seed=obj.get("seed"),
+        outcome="finished",
+        utility=obj["outcome"].get(roles[0]),
+        other_utility=obj["outcome"].get(other),
+        kept=bool(obj.get("events")),
+    )
+
+
 def row_kind(obj: dict) -> str:
+    if PLAYED_KEYS <= obj.keys():
+        return str(obj["game"])
     if "job" in obj and isinstance(obj.get("run"), dict) and "performances" in obj["run"]:
         return "negotiation"
     if "job" in obj and "run" in obj:
@@ -324,6 +350,8 @@ def rows_of(obj: dict, source: int, line: int, offset: int) -> list[GameRow]:
     """The game rows one JSON line holds: none when it is not a game record."""
     obj = unwrapped(obj)
     base = {"source": source, "line": line, "offset": offset}
+    if PLAYED_KEYS <= obj.keys():
+        return [_played_row(obj, f"g{source}-{line}", base)]
     try:
         if "job" in obj and isinstance(obj.get("run"), dict) and "performances" in obj["run"]:
             return [
