@@ -1,26 +1,54 @@
 """The Python face of contractlang: the researcher's verbs over both games and the solvers, typed results.
 
 `import contractlang as cl` reaches all of it lazily (`cl.verify`, `cl.play`, `cl.experiments.performance`, …);
-like the CLI, this package is the one layer that wires `contractlang`, `solver` and `games` together.
+like the CLI, this package is the one layer that wires `contractlang`, `solver` and `games` together. Each name
+is imported on first use, so a command that needs one verb loads only what that verb needs.
 """
 
 from __future__ import annotations
 
-from contractlang.api import ctbench, experiments
-from contractlang.api.language import load_one, solve, verify
-from contractlang.api.play import Played, play
-from games.agents import Agent, AgentError, Seat, register_agent
+import importlib
 
-__all__ = [
-    "Agent",
-    "AgentError",
-    "Played",
-    "Seat",
-    "ctbench",
-    "experiments",
-    "load_one",
-    "play",
-    "register_agent",
-    "solve",
-    "verify",
-]
+TYPES = (
+    "CTBenchNegotiationObservation",
+    "CTBenchObservation",
+    "Confirm",
+    "ContractSimNegotiationObservation",
+    "CustomerObservation",
+    "Honour",
+    "Move",
+    "Order",
+    "Pay",
+    "Produce",
+    "Propose",
+    "Respond",
+    "Say",
+    "SupplierObservation",
+)
+"""The agent protocol's observation and action types (`contractlang.api.types`)."""
+
+HOMES = {
+    **dict.fromkeys(("ctbench", "experiments"), None),
+    **dict.fromkeys(("fmt", "load_one", "render", "solve", "trace", "translate", "verify", "verify_all"), "language"),
+    **dict.fromkeys(("metrics", "seal", "synth"), "experiments"),
+    **dict.fromkeys(("Played", "play"), "play"),
+    **dict.fromkeys(TYPES, "types"),
+    **dict.fromkeys(("Agent", "AgentError", "Seat", "register_agent"), "games.agents"),
+}
+"""Each name of the face and the module it lives in (None: the module of that name)."""
+
+__all__ = sorted(HOMES)
+
+
+def __getattr__(name: str):
+    if name not in HOMES:
+        raise AttributeError(f"module 'contractlang.api' has no attribute {name!r}")
+    home = HOMES[name]
+    if home is None:
+        return importlib.import_module(f"contractlang.api.{name}")
+    module = importlib.import_module(home if "." in home else f"contractlang.api.{home}")
+    return getattr(module, name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from contractlang.api.language import as_checked
+from contractlang.api.language import Board, ContractLike, Environment, as_checked
 from contractlang.api.results import Rows, flat
+from contractlang.errors import Flag, Seed, Text, checked
 
 DEFAULT_AGENTS = {
     "contractsim": {"customer": "rcc", "supplier": "rcc"},
@@ -36,18 +38,19 @@ class Played(Rows):
         ]
 
 
+@checked
 def play(
-    contract,
-    env: int | None = None,
-    board: int | str | None = None,
-    agents: dict | None = None,
-    seed: int | None = None,
-    mode: str = "pfp",
-    visible: bool = True,
-    rules: str = "authors",
-    llm=None,
-    guidance: tuple[str, ...] = (),
-    floors: str = "cs14",
+    contract: ContractLike,
+    env: Environment | None = None,
+    board: Board | None = None,
+    agents: dict[str, Any] | None = None,
+    seed: Seed | None = None,
+    mode: Text = "pfp",
+    visible: Flag = True,
+    rules: Text = "authors",
+    llm: Any = None,
+    guidance: Sequence[Text] = (),
+    floors: Text = "cs14",
 ) -> Played:
     """Play `contract` (a file or a checked contract) in ContractSim environment `env` or on CT-Bench board
     `board`, with `agents` {role: agent} where an agent is an object with `act`, a class, a factory, a built-in
