@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -18,7 +19,10 @@ try:
 except PackageNotFoundError:  # a source checkout run without installing: no metadata to read
     __version__ = "unknown"
 
+from contractlang.api import Face  # noqa: E402
 from contractlang.api import __all__ as FACE  # noqa: E402  (the face's names; the face itself loads on first use)
+
+sys.modules[__name__].__class__ = Face  # `cl.render` and `cl.translate` stay the verbs, not the subpackages
 
 __all__ = [
     "BadArgument",

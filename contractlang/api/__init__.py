@@ -8,6 +8,8 @@ is imported on first use, so a command that needs one verb loads only what that 
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 
 TYPES = (
     "CTBenchNegotiationObservation",
@@ -38,6 +40,24 @@ HOMES = {
 """Each name of the face and the module it lives in (None: the module of that name)."""
 
 __all__ = sorted(HOMES)
+
+VERBS = frozenset(name for name, home in HOMES.items() if home is not None)
+"""The face's names that are not modules of it."""
+
+
+class Face(types.ModuleType):
+    """A package whose face names a verb as one of its subpackages is named (`cl.render` and the subpackage
+    `contractlang.render`, `cl.translate`, `contractlang.api.play`): importing the subpackage does not bind it
+    over the verb, so the name stays the verb wherever it is reached. The subpackage is still in `sys.modules`
+    and `from package.sub import x` reads it as ever."""
+
+    def __setattr__(self, name: str, value) -> None:
+        if name in VERBS and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = Face
 
 
 def __getattr__(name: str):

@@ -12,6 +12,22 @@ from pydantic import Field
 from contractlang.api.results import Rows, flat
 from contractlang.errors import BadData, Count, Flag, Int, Seed, Text, checked
 
+__all__ = [
+    "BoardPicture",
+    "Replayed",
+    "Report",
+    "Sweep",
+    "board",
+    "boards",
+    "import_logs",
+    "replay",
+    "report",
+    "show",
+    "sweep",
+]
+"""The verbs and result types of this part of the face (its other functions are their helpers)."""
+
+
 Board = Int | Text
 """A CT-Bench board: an ID 0..79, or `ID` / `SET:ID` as text."""
 CONDITIONS = ("none", "prog_trading", "prog_points", "nl_trading")

@@ -12,9 +12,27 @@ from pydantic import Field
 from contractlang.api.results import Rows, flat
 from contractlang.errors import BadArgument, BadData, Count, Flag, Seed, Text, UnknownName, checked
 
+__all__ = [
+    "FrontierResult",
+    "Metrics",
+    "Negotiations",
+    "PerformanceResult",
+    "RationalResult",
+    "frontier",
+    "metrics",
+    "negotiate",
+    "negotiations",
+    "performance",
+    "rational",
+    "seal",
+    "synth",
+]
+"""The verbs and result types of this part of the face (its other functions are their helpers)."""
+
+
 Progress = Callable[[str, int, int], None] | None
 Folder = str | Path
-Envs = Annotated[Sequence[Annotated[int, Field(ge=1, le=6, strict=True)]], Field(min_length=1)]
+Envs = Annotated[Sequence[Annotated[int, Field(strict=True)]], Field(min_length=1)]
 """ContractSim environments 1..6, at least one."""
 Probabilities = Annotated[Sequence[Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]], Field(min_length=1)]
 Names = Annotated[Sequence[Text], Field(min_length=1)]

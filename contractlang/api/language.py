@@ -14,6 +14,21 @@ from contractlang.errors import BadArgument, BadData, Count, Flag, Int, Text, ch
 from contractlang.ir import CheckedContract, ContractSimIR, CTBenchIR
 from contractlang.vocab import Frozen
 
+__all__ = [
+    "Traced",
+    "Verifications",
+    "fmt",
+    "load_one",
+    "render",
+    "solve",
+    "trace",
+    "translate",
+    "verify",
+    "verify_all",
+]
+"""The verbs and result types of this part of the face (its other functions are their helpers)."""
+
+
 ContractLike = CheckedContract | str | Path
 """A checked contract, or the file of one."""
 Board = Int | Text
@@ -132,7 +147,7 @@ def render(contract: ContractLike | ContractSimIR | CTBenchIR, setting: Text | N
 @checked
 def translate(
     text: Text,
-    name: Text = "contract",
+    name: Text | None = None,
     backend: Text = "rules",
     model: Text | None = None,
     max_tokens: Count = 4096,
@@ -143,7 +158,8 @@ def translate(
     verify: Flag = True,
 ):
     """Contract prose to checked DSL (the `Translation`): by the offline rules, or by an LLM (`anthropic`,
-    `openai`) whose parser, checker and — with `verify` — z3 findings are fed back for repair; `timeout` seconds
+    `openai`) whose parser, checker and — with `verify` — z3 findings are fed back for repair; `name` is the
+    contract's when the text gives none ("contract" unless given); `timeout` seconds
     bound the whole translation. A missing term is reported, never filled in. Results are cached in `cache`
     (default .contractlang-cache/translations.sqlite)."""
     from contractlang.llm import DEFAULT_MODEL, PROVIDERS, LlmSettings
@@ -159,7 +175,7 @@ def translate(
     )  # fmt: skip
     return translate_text(
         text,
-        name=name,
+        name=name or "contract",
         backend=backend,
         cache=TranslationCache(Path(cache) if cache else DEFAULT_CACHE),
         settings=settings,

@@ -85,3 +85,29 @@ def test_the_checker_reports_a_planted_violation(tmp_path):
         "contractlang/interpreter/deep.py:3: contractlang imports solver",
         "solver/dp.py:3: solver imports games.runner",
     ]
+
+
+CLI_WIRING = {"contractlang/cli/play.py", "contractlang/cli/lsp.py"}
+"""CLI modules that still reach the games or solvers themselves rather than through a facade verb."""
+
+
+def engine_imports(root: Path) -> list[str]:
+    """`file:line: module` for every import of `games` or `solver` in `contractlang/cli/` outside CLI_WIRING: the
+    commands parse their options, call one facade verb and print."""
+    found = []
+    for path in sorted((root / "contractlang" / "cli").rglob("*.py")):
+        name = path.relative_to(root).as_posix()
+        if name in CLI_WIRING:
+            continue
+        for line, module in imported_modules(path, path.relative_to(root).parts[:-1]):
+            if module.split(".")[0] in ("games", "solver"):
+                found.append(f"{name}:{line}: {module}")
+    return found
+
+
+def test_the_cli_reaches_games_and_solvers_only_through_the_facade(tmp_path):
+    assert engine_imports(ROOT) == []
+    (tmp_path / "contractlang" / "cli").mkdir(parents=True)
+    (tmp_path / "contractlang" / "cli" / "solve.py").write_text("def solve():\n    from solver.dp import TableCache\n")
+    (tmp_path / "contractlang" / "cli" / "play.py").write_text("import games\n")
+    assert engine_imports(tmp_path) == ["contractlang/cli/solve.py:2: solver.dp"]
