@@ -2,41 +2,41 @@
 
 from __future__ import annotations
 
+import sys
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from contractlang.ast import SourceFile
 from contractlang.checker import CheckResult, check_asserts
 from contractlang.checker import check as check_tree
 from contractlang.diagnostics import ContractError, Diagnostic, Span
+from contractlang.errors import BadArgument, ContractlangError, Flag, Text, UnknownName, checked
 from contractlang.ir import CheckedContract, ContractIR, ContractSimIR, CTBenchIR
-from contractlang.parser import parse
+from contractlang.parser import parse as parse_source
 
-FACE = (
-    "Agent",
-    "AgentError",
-    "Played",
-    "Seat",
-    "ctbench",
-    "data",
-    "experiments",
-    "game_for",
-    "load_game",
-    "load_one",
-    "play",
-    "register_agent",
-    "solve",
-    "verify",
-)
-"""The verbs of the Python face (`contractlang.api`), imported on first use: they need the games and solvers."""
+try:
+    __version__ = version("contractlang")
+except PackageNotFoundError:  # a source checkout run without installing: no metadata to read
+    __version__ = "unknown"
+
+from contractlang.api import Face  # noqa: E402
+from contractlang.api import __all__ as FACE  # noqa: E402  (the face's names; the face itself loads on first use)
+
+sys.modules[__name__].__class__ = Face  # `cl.render` and `cl.translate` stay the verbs, not the subpackages
 
 __all__ = [
+    "BadArgument",
     "CheckResult",
     "CheckedContract",
     "ContractError",
     "ContractIR",
     "ContractSimIR",
+    "ContractlangError",
     "CTBenchIR",
     "Diagnostic",
     "Span",
+    "UnknownName",
+    "__version__",
     "check",
     "check_source",
     "load",
@@ -47,13 +47,25 @@ __all__ = [
 
 def __getattr__(name: str):
     if name in FACE:
-        import contractlang.api as face
+        from contractlang import api
 
-        return getattr(face, name)
+        return getattr(api, name)
     raise AttributeError(f"module 'contractlang' has no attribute {name!r}")
 
 
-def check(source, path: str = "<input>"):
+def __dir__() -> list[str]:
+    """The face as `dir(cl)` lists it: the lazily loaded verbs too."""
+    return sorted({*globals(), *__all__})
+
+
+@checked
+def parse(source: str | bytes, path: Text = "<input>") -> SourceFile:
+    """Parse contract source text into a `SourceFile`; raises `ContractError` on a syntax error."""
+    return parse_source(source, path)
+
+
+@checked
+def check(source: str | bytes | Path | SourceFile, path: Text = "<input>") -> CheckResult:
     """Check contract source (text, bytes, or the file a `Path` names) as `contractlang check` does, asserts
     decided; a parse tree is checked as it is. Diagnostics come back in the result, never raised."""
     if isinstance(source, Path):
@@ -63,11 +75,12 @@ def check(source, path: str = "<input>"):
     return check_tree(source)
 
 
-def check_source(source: str | bytes, path: str = "<input>", decide_asserts: bool = False) -> CheckResult:
+@checked
+def check_source(source: str | bytes, path: Text = "<input>", decide_asserts: Flag = False) -> CheckResult:
     """Parse and check in one step; syntax errors come back as diagnostics, not exceptions. With
     `decide_asserts` (the `check` command) an `assert` that needs no environment and is false is an error too."""
     try:
-        tree = parse(source, path)
+        tree = parse_source(source, path)
     except ContractError as err:
         return CheckResult(contracts=(), diagnostics=tuple(err.diagnostics))
     result = check_tree(tree)
@@ -78,6 +91,7 @@ def check_source(source: str | bytes, path: str = "<input>", decide_asserts: boo
     return result.model_copy(update={"diagnostics": tuple(ordered)})
 
 
+@checked
 def load(path: str | Path) -> list[CheckedContract]:
     """Read, parse and check a contract file; raises `ContractError` if anything is wrong."""
     path = Path(path)

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Protocol, Union, runtime_checkable
 
 from pydantic import BaseModel, Field, SerializeAsAny, TypeAdapter, ValidationError, field_validator
 
-from contractlang.errors import UnknownName
+from contractlang.errors import BadArgument, UnknownName
 from contractlang.interpreter.events import EventBase, monitor_events
 from contractlang.llm import LlmCall, LlmUsage
 from contractlang.vocab import Frozen
@@ -234,7 +234,7 @@ def load_game(name: str, **setup) -> Game:
     return entry.load(valid)
 
 
-class SetupError(ValueError):
+class SetupError(BadArgument):
     """A game's setup does not fit its `GameType.setup` model: one line saying what to give instead."""
 
 

@@ -3,14 +3,42 @@ job stores of the CLI, so a run from Python and one from the command line share 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
 
 from contractlang.api.results import Rows, flat
-from contractlang.errors import UnknownName
+from contractlang.errors import BadArgument, BadData, Count, Flag, Seed, Text, UnknownName, checked
+
+__all__ = [
+    "FrontierResult",
+    "Metrics",
+    "Negotiations",
+    "PerformanceResult",
+    "RationalResult",
+    "frontier",
+    "metrics",
+    "negotiate",
+    "negotiations",
+    "performance",
+    "rational",
+    "seal",
+    "synth",
+]
+"""The verbs and result types of this part of the face (its other functions are their helpers)."""
+
 
 Progress = Callable[[str, int, int], None] | None
+Folder = str | Path
+Envs = Annotated[Sequence[Annotated[int, Field(strict=True)]], Field(min_length=1)]
+"""ContractSim environments 1..6, at least one."""
+Probabilities = Annotated[Sequence[Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]], Field(min_length=1)]
+Names = Annotated[Sequence[Text], Field(min_length=1)]
+"""One name or more (never one text, which would be read letter by letter)."""
+Share = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+"""A count of games (a whole number) or a share of them (under 1)."""
 
 
 DEFAULT_OUT = Path("contractlang-out")
@@ -35,8 +63,6 @@ def contract_slice(contracts: str | None = None, envs=None, variants=None, rhos=
     """The `ContractSlice` of the options (each None: all)."""
     from games.experiments.rational import ContractSlice
 
-    if limit is not None and limit < 1:
-        raise ValueError(f"limit {limit}: a slice holds at least one contract")
     return ContractSlice(
         contracts=contracts,
         envs=None if envs is None else tuple(envs),
@@ -86,19 +112,20 @@ class RationalResult(Rows):
         return [flat("", r.model_dump(mode="json")) for r in self.report.rows]
 
 
+@checked
 def rational(
-    directory: str | Path | None = None,
-    out: str | Path | None = None,
-    contracts: str | None = None,
-    envs=None,
-    variants=None,
-    rhos=None,
-    limit: int | None = None,
-    convention: str = "cs19",
-    workers: int | None = None,
-    ray: str | None = None,
+    directory: Folder | None = None,
+    out: Folder | None = None,
+    contracts: Text | None = None,
+    envs: Envs | None = None,
+    variants: Names | None = None,
+    rhos: Probabilities | None = None,
+    limit: Count | None = None,
+    convention: Text = "cs19",
+    workers: Count | None = None,
+    ray: Text | None = None,
     progress: Progress = None,
-    floors: str = "cs14",
+    floors: Text = "cs14",
 ) -> RationalResult:
     """All nine RC/RCC/RE pairings on every contract of the set (or the slice) with seed 42 (ContractSim paper,
     App. C.6, D.3) under the floor rule set `floors` ([CS-14a]); outputs in `out` (`output_dir`), finished games
@@ -164,28 +191,36 @@ class PerformanceResult(Rows):
         ]
 
 
+def agent_specs(agents: Sequence[str]) -> list[str]:
+    """The spec of each agent named `LABEL=SPEC` or by its spec alone, as `performance` reads them."""
+    from games.agents import split_label
+
+    return [split_label(a)[1] for a in agents]
+
+
+@checked
 def performance(
-    agent=None,
-    agents=(),
-    directory: str | Path | None = None,
-    out: str | Path | None = None,
-    role: str = "both",
-    seeds=(42,),
-    settings=None,
-    contracts: str | None = None,
-    envs=None,
-    variants=None,
-    rhos=None,
-    limit: int | None = None,
-    convention: str = "cs19",
-    workers: int | None = None,
-    ray: str | None = None,
-    llm=None,
+    agent: Any = None,
+    agents: Sequence[Any] = (),
+    directory: Folder | None = None,
+    out: Folder | None = None,
+    role: Text = "both",
+    seeds: Annotated[Sequence[Seed], Field(min_length=1)] = (42,),
+    settings: Names | None = None,
+    contracts: Text | None = None,
+    envs: Envs | None = None,
+    variants: Names | None = None,
+    rhos: Probabilities | None = None,
+    limit: Count | None = None,
+    convention: Text = "cs19",
+    workers: Count | None = None,
+    ray: Text | None = None,
+    llm: Any = None,
     progress: Progress = None,
     notice: Callable[[str], None] | None = None,
-    floors: str = "cs14",
-    fail_on_error: float | None = None,
-    estimate: bool = False,
+    floors: Text = "cs14",
+    fail_on_error: Share | None = None,
+    estimate: Flag = False,
 ):
     """Each agent (`agent`, and every one of `agents`: an object with `act`, a class, a factory, a built-in name
     or a spec, `LABEL=SPEC` to label it) in `role` (with "both", the roles every agent plays: an agent may say
@@ -237,8 +272,6 @@ def performance(
     names = list(dict.fromkeys(a if isinstance(a, str) else agent_name(a) for a in given))
     check_agents([n for n in names if n not in objects], roles)
     seed_list = list(dict.fromkeys(seeds))
-    if any(s < 0 for s in seed_list):
-        raise ValueError(f"seeds are 0 or more, not {seed_list}")
     for s in settings or ():
         if s not in SETTINGS:
             raise UnknownName(f"unknown setting {s!r}; choose from {', '.join(SETTINGS)}")
@@ -305,29 +338,28 @@ def performance(
     )
 
 
+@checked
 def negotiate(
-    env: int,
-    customer: str = "scripted",
-    supplier: str = "scripted",
-    offers=None,
-    translator: str = "rules",
-    perform: tuple[str, str] = ("rcc", "rcc"),
-    seeds=(42,),
-    llm=None,
-    guidance: tuple[str, ...] = (),
-    repeat: int = 0,
+    env: Annotated[int, Field(ge=1, le=6, strict=True)],
+    customer: Any = "scripted",
+    supplier: Any = "scripted",
+    offers: Annotated[Sequence[Any], Field(min_length=1)] | None = None,
+    translator: Text = "rules",
+    perform: tuple[Text, Text] = ("rcc", "rcc"),
+    seeds: Annotated[Sequence[Seed], Field(min_length=1)] = (42,),
+    llm: Any = None,
+    guidance: Sequence[Text] = (),
+    repeat: Annotated[int, Field(ge=0, strict=True)] = 0,
 ):
     """One ContractSim negotiation (ContractSim paper, Sec. 4) in environment `env`, scored by the paper's negotiation metrics and performed on the agreed contract
     (`perform`, one game per seed): the `NegotiatedRun`. Negotiators are `scripted`, specs (`py:`, `cmd:`,
     `llm:`) or objects; `offers` are the contracts (files or checked) the scripted Supplier may offer (default
     the bundled catering-*.contract examples). `llm` is an `LlmClient`."""
-    from contractlang.api.language import as_checked
     from games.contractsim.environments import environment
     from games.contractsim.session import negotiate_and_perform
     from solver.dp import TableCache
 
-    files = offers if offers is not None else sorted(EXAMPLES.glob("catering*.contract"))
-    irs = [as_checked(f).ir for f in files]
+    irs = offered(offers)
     return negotiate_and_perform(
         environment(env),
         customer,
@@ -344,3 +376,319 @@ def negotiate(
 
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+"""The bundled examples, whose catering-*.contract files are the scripted Supplier's default offers."""
+
+
+def offered(offers) -> list:
+    """The IRs of the ContractSim contracts the scripted Supplier may offer: every one of the files (all their
+    contracts) and checked contracts in `offers`, else of the bundled catering-*.contract examples."""
+    from contractlang import load
+    from contractlang.ir import CheckedContract
+
+    files = offers if offers is not None else sorted(EXAMPLES.glob("catering*.contract"))
+    checked_contracts = [c for f in files for c in ([f] if isinstance(f, CheckedContract) else load(f))]
+    irs = [c.ir for c in checked_contracts if c.ir.kind == "contractsim"]
+    if not irs:
+        raise BadData("no ContractSim contract to offer; give candidate contracts (files or checked contracts)")
+    own = sorted({ir.setting for ir in irs})
+    if len(own) > 1:
+        raise BadData(f"the candidates mix settings ({', '.join(own)}); one negotiation is in one setting")
+    return irs
+
+
+class Negotiations(Rows):
+    """`contractlang negotiate`: the plan, every job with its negotiated run in job order, their summary, and — for
+    a run into `out` — the report folder, how many were played now and how many were left out as errored."""
+
+    model_config = Rows.model_config | {"arbitrary_types_allowed": True}
+
+    plan: Any  # games.experiments.negotiate.Plan
+    jobs: tuple[Any, ...]
+    runs: tuple[Any, ...]  # games.contractsim.session.NegotiatedRun
+    summary: Any  # games.contractsim.session.NegotiationSummary
+    budgets: dict[int, int]
+    folder: Path | None = None
+    played_now: int | None = None
+    unfinished: int | None = None
+
+    def rows(self) -> list[dict]:
+        """One row per negotiation: its job's environment, pairing, repeat, condition, setting, and its metrics."""
+        return [
+            {"env": j.env, "customer": j.customer, "supplier": j.supplier, "repeat": j.repeat}
+            | {"condition": j.condition, "setting": j.setting, **flat("", r.metrics.model_dump(mode="json"))}
+            for j, r in zip(self.jobs, self.runs)
+        ]
+
+
+@checked
+def negotiations(
+    envs: Literal["all"] | Envs,
+    customers: Names = ("scripted",),
+    suppliers: Names = ("scripted",),
+    repeats: Annotated[int, Field(ge=1, le=1000, strict=True)] = 1,
+    translator: Text = "rules",
+    candidates: Annotated[Sequence[Any], Field(min_length=1)] | None = None,
+    settings: Names | None = None,
+    perform: tuple[Text, Text] = ("rcc", "rcc"),
+    seed: Seed = 42,
+    games: Annotated[int, Field(ge=1, le=1000, strict=True)] = 1,
+    guidance: Sequence[Text] = (),
+    ablation: Flag = False,
+    out: Folder | None = None,
+    frontiers: Folder | None = None,
+    workers: Count | None = None,
+    ray: Text | None = None,
+    llm: Any = None,
+    client: Any = None,
+    progress: Progress = None,
+    notice: Callable[[str], None] | None = None,
+    fail_on_error: Share | None = None,
+    estimate: Flag = False,
+):
+    """Every Customer meets every Supplier in every environment of `envs` (or "all"), `repeats` times (ContractSim paper, Sec. 3): each
+    negotiation scored (App. C.5) and its agreed contract performed (`perform`, `games` seeds from `seed`).
+    `candidates` are the scripted Supplier's offers (`offered`), `settings` relabel them (Table 11); `ablation`
+    plays the control and each `guidance` clause alone (Figure 5). With `out` the negotiations are jobs in
+    `out/jobs/negotiations.jsonl` (resumable, `workers`/`ray`, `llm` the `LlmSettings`) and the tables and
+    Figures 2, 3 and 5 are written to `out/negotiation/` (Figure 2's frontiers in Envs 3–6 from the synthetic set
+    `frontiers`, default the shipped one); without it they play here with `client` (an `LlmClient`).
+    `estimate`: the `RunEstimate` of the run into `out`, playing nothing."""
+    from contractlang.files import check_outputs
+    from contractlang.vocab import SETTINGS
+    from games.contractsim.environments import ENVIRONMENTS, environment
+    from games.contractsim.llm_agents import guidance_for
+    from games.experiments.negotiate import MAX_NEGOTIATIONS, Plan, play_job
+    from games.contractsim.session import NegotiationSummary, check_names
+    from solver.dp import TableCache
+
+    customers, suppliers = tuple(dict.fromkeys(customers)), tuple(dict.fromkeys(suppliers))
+    for c in customers:
+        for s in suppliers:
+            check_names(c, s, translator, perform)
+    clauses = tuple(dict.fromkeys(guidance))
+    guidance_for(clauses, "negotiation", "customer")
+    if ablation and not clauses:
+        raise BadArgument("ablation compares guidance clauses with the control; give guidance", "ablation")
+    env_ids = tuple(environment(e).id for e in dict.fromkeys(ENVIRONMENTS if envs == "all" else envs))
+    offers = offered(candidates)
+    chosen = [s for s in dict.fromkeys(settings or [offers[0].setting])]
+    for s in chosen:
+        if s not in SETTINGS:
+            raise UnknownName(f"unknown setting {s!r}; choose from {', '.join(SETTINGS)}")
+    plan = Plan(
+        envs=env_ids,
+        customers=customers,
+        suppliers=suppliers,
+        repeats=repeats,
+        conditions=((), *((c,) for c in clauses)) if ablation else (clauses,),
+        settings=tuple(chosen),
+        offers=tuple(offers),
+        translator=translator,
+        perform=perform,
+        seeds=tuple(range(seed, seed + games)),
+    )
+    if plan.size > MAX_NEGOTIATIONS:
+        raise BadArgument(f"{plan.size:,} negotiations asked for; one run plays at most {MAX_NEGOTIATIONS:,}")
+    jobs = plan.jobs()
+    if estimate:
+        from games.experiments.negotiate import decisions, negotiation_phase
+        from games.runner import estimate as run_estimate
+
+        if out is None:
+            raise BadArgument("estimate applies to a run into out (a stored sweep)", "estimate")
+        return run_estimate(negotiation_phase(jobs, Path(out) / "jobs" / "negotiations.jsonl"), decisions, llm)
+    drawn = () if out is None else _frontiers(frontiers)
+    advance = progress or (lambda *a: None)
+    played_now = unfinished = folder = None
+    if out is None:
+        tables = TableCache()
+        runs = []
+        advance("negotiating", 0, len(jobs))
+        for job in jobs:
+            runs.append(play_job(job, client=client, tables=tables).run)
+            advance("negotiating", len(runs), len(jobs))
+    else:
+        from games.experiments.negotiate import negotiation_records, report, report_paths, write_report
+        from games.runner import RunOptions
+
+        out = Path(out)
+        check_outputs(report_paths(out))  # refused now, not after the negotiations
+        options = RunOptions(workers=workers, ray=ray, llm=llm, fail_on_error=fail_on_error)
+        done, played_now, unfinished = negotiation_records(
+            jobs, out / "jobs" / "negotiations.jsonl", options, advance, notice
+        )
+        jobs, runs = [j for j, _ in done], [r for _, r in done]
+        folder = write_report(out, report(plan, jobs, runs, drawn), settings is not None)
+    return Negotiations(
+        plan=plan,
+        jobs=tuple(jobs),
+        runs=tuple(runs),
+        summary=NegotiationSummary.of(runs),
+        budgets={e: environment(e).budget for e in env_ids},
+        folder=folder,
+        played_now=played_now,
+        unfinished=unfinished,
+    )
+
+
+def _frontiers(directory: Folder | None) -> tuple:
+    """Figure 2's frontiers for Envs 3–6: a given set must have them; the shipped one may not yet."""
+    from games.experiments.frontier import read_frontiers
+
+    drawn = read_frontiers(synthetic_set(directory))
+    if directory is not None and not drawn:
+        raise BadData(
+            f"frontiers: {directory} has no frontiers/frontiers.json; run `contractlang experiment frontier "
+            f"{directory}` first"
+        )
+    return drawn
+
+
+class Metrics(Rows):
+    """`contractlang metrics`: a summary per role and policy over run records (ContractSim paper, App. C.6), and
+    the floor rule set ([CS-14a]) they were all played under."""
+
+    model_config = Rows.model_config | {"arbitrary_types_allowed": True}
+
+    roles: tuple[Any, ...]  # games.contractsim.metrics.RoleSummary
+    floors: str
+
+    def rows(self) -> list[dict]:
+        """One row per role and policy: `utility.mean`, `compliance.mean`, …"""
+        return [flat("", s.model_dump(mode="json")) for s in self.roles]
+
+    def print_table(self, console=None) -> None:
+        """Tables 7–10's columns as one rich table on `console` (default stdout)."""
+        from games.contractsim.story import print_metrics
+
+        print_metrics(list(self.roles), console)
+
+
+@checked
+def metrics(
+    logs: Annotated[Sequence[Folder], Field(min_length=1)],
+    allow_commands: Flag = False,
+    convention: Text = "cs19",
+    progress: Callable[..., None] | None = None,
+    notice: Callable[[str], None] | None = None,
+) -> Metrics:
+    """The ContractSim performance metrics (ContractSim paper, App. C.6) over the run records in `logs` (JSON
+    lines of `run --json`): utilities, regret and compliant regret — each run replayed with the role played by
+    RCC (same contract, environment, counterparty, seed and floor rule set) — compliance, defection, reciprocity.
+    Amounts in Catering base units; scoring by `convention` ([CS-19], [CS-19a]). External agents (`cmd:`) the
+    records name start in the replays only with `allow_commands`."""
+    from contractlang.files import read_capped
+    from games.contractsim.metrics import CONVENTIONS, performance_metrics
+    from games.contractsim.play import read_run_records
+    from solver.dp import TableCache
+
+    if convention not in CONVENTIONS:
+        raise UnknownName(f"unknown convention {convention!r}; choose from {', '.join(CONVENTIONS)}")
+    runs = [r for path in logs for r in read_run_records(read_capped(Path(path)), str(path))]
+    if not runs:
+        raise BadData("no run records found")
+    floors = sorted({r.floors for r in runs})
+    if len(floors) > 1:
+        raise BadData(
+            f"the records were played under different floor rule sets [CS-14a]: {', '.join(floors)}; "
+            "summarise each rule set's records apart"
+        )
+    if convention != "cs19" and any(r.contract_ir is None for r in runs):
+        raise BadData(
+            f"convention {convention} needs the contract's terms in every record; records from "
+            "`run --json` of this version hold them"
+        )
+    summaries = performance_metrics(
+        runs, TableCache(), progress or (lambda *a: None), notice or (lambda note: None), allow_commands, convention
+    )
+    return Metrics(roles=tuple(summaries), floors=floors[0])
+
+
+@checked
+def synth(
+    out: Folder | None = None,
+    starts: Annotated[int, Field(ge=1, le=1000, strict=True)] = 20,
+    search_envs: Envs = (3, 4, 5, 6),
+    rhos: Probabilities = (0.9, 0.8, 0.7, 0.6, 0.5),
+    workers: Count | None = None,
+    ray: Text | None = None,
+    progress: Progress = None,
+):
+    """The synthetic performance contracts (ContractSim paper, App. C.4) into `out` (default
+    ./contractlang-out/synth, reusing the shipped set's finished jobs): base contracts by multi-start coordinate
+    ascent in `search_envs`, reused in Envs 1–2, six contingency variants each, every one re-solved; E14 checked.
+    The `SynthRun`; resumable."""
+    from games.experiments.synth import SHIPPED, SynthPlan, synthesize
+
+    reuse = SHIPPED if out is None else None
+    folder = output_dir(out, None, "synth")
+    plan = SynthPlan(starts=starts, search_envs=tuple(dict.fromkeys(search_envs)), rhos=tuple(dict.fromkeys(rhos)))
+    return synthesize(folder, plan, workers, ray, progress, reuse)
+
+
+class FrontierResult(Rows):
+    """`experiment frontier`: the frontiers F1 and F2 per environment, where they were written, the pool jobs run
+    now."""
+
+    model_config = Rows.model_config | {"arbitrary_types_allowed": True}
+
+    frontiers: tuple[Any, ...]  # games.experiments.frontier.Frontier
+    folder: Path
+    ran: int
+
+    def rows(self) -> list[dict]:
+        """One row per environment: pool sizes, frontier sizes, the best joint utility on each."""
+        return [
+            {"env": f.env, "pool_f1": f.pool_f1, "pool_f2": f.pool_f2, "f1": len(f.f1), "f2": len(f.f2)}
+            | {
+                f"best_{name}": max((p.joint_utility for p in pts), default=None)
+                for name, pts in (("f1", f.f1), ("f2", f.f2))
+            }
+            for f in self.frontiers
+        ]
+
+
+@checked
+def frontier(
+    directory: Folder | None = None,
+    out: Folder | None = None,
+    envs: Envs | None = None,
+    f2_seeds: Annotated[int, Field(ge=0, le=1000, strict=True)] = 8,
+    workers: Count | None = None,
+    ray: Text | None = None,
+    progress: Progress = None,
+) -> FrontierResult:
+    """Pareto frontiers F1 (grim only) and F2 (all contingencies) per environment [CS-35] (ContractSim paper,
+    eq. 4) over contracts valued exactly: the `synth` searches' pool in Envs 3–6 (with the variants of
+    `f2_seeds` grim-only contracts per P_sat band in F2's), an enumeration in Envs 1–2; a Figure-2 style PNG
+    per environment and the points as JSON. Resumable."""
+    from games.experiments.frontier import DETERMINISTIC, frontiers, pool_jobs, pool_records, write_report
+    from games.experiments.synth import search_records, set_contracts
+    from games.runner import shared_store
+
+    out = output_dir(out, directory, "frontier")
+    directory = synthetic_set(directory)
+    manifest, _ = set_contracts(directory)  # the frontiers draw on the searches; the set is checked whole all the same
+    covered = manifest.plan.envs
+    chosen = covered if envs is None else tuple(dict.fromkeys(envs))
+    if any(e not in covered for e in chosen):
+        raise BadData(f"envs: this contract set covers environments {', '.join(map(str, covered))}")
+    searched = tuple(sorted({manifest.plan.terms_env(e) for e in chosen if e not in DETERMINISTIC}))
+    search = search_records(directory, manifest.plan, searched)
+    jobs = pool_jobs(search, chosen, f2_seeds)
+    pools, ran = pool_records(
+        jobs, out / "jobs" / "frontier.jsonl", workers, ray, progress, shared_store(directory, out, "frontier.jsonl")
+    )
+    found = frontiers(search, pools, chosen)
+    folder = write_report(out, found, keep=tuple(e for e in covered if e not in chosen), source=directory)
+    return FrontierResult(frontiers=tuple(found), folder=folder, ran=ran)
+
+
+@checked
+def seal(stores: Annotated[Sequence[Folder], Field(min_length=1)]) -> dict[str, int]:
+    """Give every line of each job store written before stores carried checks its check, so runs read it again
+    (lines sealed, by store): only for stores you trust, since nothing can tell an old store from one whose checks
+    were removed."""
+    from games.runner import seal_store
+
+    return {str(path): seal_store(Path(path)) for path in stores}

@@ -8,8 +8,9 @@ from typing import Any
 
 from pydantic import Field
 
-from contractlang.api.language import as_checked
+from contractlang.api.language import ContractLike, as_checked
 from contractlang.api.results import Rows
+from contractlang.errors import Seed, Text, checked
 from games.game import Game, GameType, PlayRecord, game_for_contract, game_type
 from games.game import load_game as _load
 
@@ -54,13 +55,14 @@ def load_game(name: str, **setup) -> Game:
     return _load(name, **setup)
 
 
+@checked
 def play(
-    contract=None,
+    contract: ContractLike | None = None,
     agents: Mapping[str, Any] | None = None,
-    seed: int | None = None,
-    llm=None,
-    game: str | None = None,
-    **setup,
+    seed: Seed | None = None,
+    llm: Any = None,
+    game: Text | None = None,
+    **setup: Any,
 ) -> Played:
     """Play `contract` (a file or a checked contract) in the game its kind names, or the registered `game` under
     its own kind of contract (None: none), set up by `setup` (ContractSim: `env=N`, `floors=`, `guidance=`;

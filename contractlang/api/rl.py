@@ -16,7 +16,8 @@ try:
 except ImportError as exc:  # pragma: no cover - the extra is missing
     raise ImportError("contractlang.api.rl needs PettingZoo: pip install 'contractlang[rl]'") from exc
 
-from contractlang.api.language import as_checked
+from contractlang.api.language import Board, ContractLike, Environment, as_checked
+from contractlang.errors import Flag, Seed, Text, checked
 
 
 class _ContractEnv(AECEnv):
@@ -96,7 +97,11 @@ class ContractSimEnv(_ContractEnv):
     triple, each quantity 0..order cap, as one index (q1·(cap+1)² + q2·(cap+1) + q3); played under the floor rule
     set `floors` ([CS-14a])."""
 
-    def __init__(self, contract, env: int, seed: int = 42, render_mode: str | None = None, floors: str = "cs14"):
+    @checked
+    def __init__(
+        self, contract: ContractLike, env: Environment, seed: Seed = 42, render_mode: Text | None = None,
+        floors: Text = "cs14",
+    ):  # fmt: skip
         from games.contractsim.environments import environment
         from games.contractsim.game import ContractSimGame
 
@@ -180,14 +185,15 @@ class CTBenchEnv(_ContractEnv):
     """CT-Bench under a programmable contract: proposals are limited to none (offers are open-ended), answers,
     honours, and moves to a neighbour or pass, as indices into CTBENCH_ACTIONS."""
 
+    @checked
     def __init__(
         self,
-        contract,
-        board: int | str,
-        mode: str = "pfp",
-        rules: str = "authors",
-        visible: bool = True,
-        render_mode: str | None = None,
+        contract: ContractLike,
+        board: Board,
+        mode: Text = "pfp",
+        rules: Text = "authors",
+        visible: Flag = True,
+        render_mode: Text | None = None,
     ):
         from contractlang.interpreter import Rules
         from games.ctbench.board import board_ref

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from contractlang.cli.app import app
-from contractlang.cli.errors import InputError, UsageProblem, playing, runner_progress
-from contractlang.cli.inputs import load_contracts, synthetic_set
+from contractlang.cli.errors import UsageProblem, playing, runner_progress
 from contractlang.cli.llm_options import GuidanceOption, LlmFlags, llm_client, llm_options, llm_settings
 from contractlang.cli.options import (
     ConventionOption,
@@ -19,28 +19,10 @@ from contractlang.cli.options import (
     JsonFlag,
     LlmWorkers,
     Ray,
-    choice,
     fail_on_error,
     int_list,
 )
 from contractlang.cli.render import stdout_console, usage_line
-from contractlang.files import check_outputs, read_capped
-from contractlang.vocab import SETTINGS
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-
-
-def _frontiers(directory: Path | None) -> tuple:
-    """Figure 2's frontiers for Envs 3–6: a given set must have them; the shipped one may not yet."""
-    from games.experiments.frontier import read_frontiers
-
-    drawn = read_frontiers(synthetic_set(directory))
-    if directory is not None and not drawn:
-        raise InputError(
-            f"--frontiers: {directory} has no frontiers/frontiers.json; run `contractlang experiment "
-            f"frontier {directory}` first"
-        )
-    return drawn
 
 
 @app.command()
@@ -143,92 +125,50 @@ def negotiate(
     """Negotiate ContractSim contracts (ContractSim paper, Sec. 3), score each negotiation (ContractSim paper, App. C.5), then perform the agreed contract
     (default RCC vs RCC). Every Customer meets every Supplier in every environment, --repeats times. Offline by
     default: scripted negotiators, the rules translator."""
-    from games.contractsim.environments import ENVIRONMENTS, environment
-    from games.contractsim.llm_agents import guidance_for
-    from games.contractsim.session import NegotiationSummary, check_names
-    from games.experiments.negotiate import MAX_NEGOTIATIONS, Plan, play_job
-    from solver.dp import TableCache
+    from contractlang.api.experiments import negotiations
 
     customers, suppliers = _agents(customer, "--customer"), _agents(supplier, "--supplier")
-    perform = (perform_customer, perform_supplier)
-    for c in customers:
-        for s in suppliers:
-            check_names(c, s, translator, perform)
-    env_ids = list(ENVIRONMENTS) if env == "all" else int_list(env, "environment", "--env")
+    env_ids = "all" if env == "all" else int_list(env, "environment", "--env")
     clauses = tuple(dict.fromkeys(guidance or ()))
-    guidance_for(clauses, "negotiation", "customer")
     if ablation and not clauses:
         raise UsageProblem("--ablation compares --guidance clauses with the control; give --guidance")
-    envs = tuple(environment(e).id for e in dict.fromkeys(env_ids))
-    if not envs:
-        raise InputError("--env names no environment")
+    if estimate and out is None:
+        raise UsageProblem("--estimate applies to a run into --out (a stored sweep)")
+    perform = (perform_customer, perform_supplier)
     settings = llm_settings([*customers, *suppliers, translator, perform_customer, perform_supplier], llm_flags)
-    files = candidates or sorted(EXAMPLES.glob("catering*.contract"))
-    offers = [c.ir for f in files for c in load_contracts(f) if c.ir.kind == "contractsim"]
-    if not offers:
-        raise InputError("no ContractSim contract to offer; give --candidates FILE")
-    own = sorted({ir.setting for ir in offers})
-    if len(own) > 1:
-        raise InputError(f"the candidates mix settings ({', '.join(own)}); one negotiation is in one setting")
-    chosen = [choice(s, tuple(SETTINGS), "setting") for s in dict.fromkeys(setting or own)]
-    plan = Plan(
-        envs=envs,
-        customers=customers,
-        suppliers=suppliers,
-        repeats=repeats,
-        conditions=((), *((c,) for c in clauses)) if ablation else (clauses,),
-        settings=tuple(chosen),
-        offers=tuple(offers),
-        translator=translator,
-        perform=perform,
-        seeds=tuple(range(seed, seed + games)),
+    plan = partial(
+        negotiations,
+        env_ids,
+        customers,
+        suppliers,
+        repeats,
+        translator,
+        candidates,
+        setting,
+        perform,
+        seed,
+        games,
+        clauses,
+        ablation,
+        out,
+        frontiers,
+        workers,
+        ray,
+        settings,
+        fail_on_error=fail_on_error(fail_on_errors),
     )
-    if plan.size > MAX_NEGOTIATIONS:
-        raise InputError(f"{plan.size:,} negotiations asked for; one command plays at most {MAX_NEGOTIATIONS:,}")
-    jobs = plan.jobs()
-    allowed = fail_on_error(fail_on_errors)
     if estimate:
         from contractlang.cli.experiments import echo_estimate
-        from games.experiments.negotiate import decisions, negotiation_phase
-        from games.runner import estimate as run_estimate
 
-        if out is None:
-            raise UsageProblem("--estimate applies to a run into --out (a stored sweep)")
-        echo_estimate(
-            run_estimate(negotiation_phase(jobs, out / "jobs" / "negotiations.jsonl"), decisions, settings), json_out
-        )
+        echo_estimate(plan(estimate=True), json_out)
         return
     client = llm_client(settings)  # a recordings file that cannot be used stops the run here, before any game
-    drawn = () if out is None else _frontiers(frontiers)
-    played_now = unfinished = None
-    tables = TableCache()
     with runner_progress(json_out) as advance, playing():
-        if out is None:
-            runs = []
-            advance("negotiating", 0, len(jobs))
-            for job in jobs:
-                runs.append(play_job(job, client=client, tables=tables).run)
-                advance("negotiating", len(runs), len(jobs))
-        else:
-            from games.experiments.negotiate import negotiation_records, report_paths
-            from games.runner import RunOptions
-
-            check_outputs(report_paths(out))  # refused now, not after the negotiations
-            options = RunOptions(workers=workers, ray=ray, llm=settings, fail_on_error=allowed)
-            done, played_now, unfinished = negotiation_records(
-                jobs,
-                out / "jobs" / "negotiations.jsonl",
-                options,
-                advance,
-                None if json_out else lambda text: typer.echo(text, err=True),
-            )
-            jobs, runs = [j for j, _ in done], [r for _, r in done]
-    summary = NegotiationSummary.of(runs)
-    folder = None
-    if out is not None:
-        from games.experiments.negotiate import report, write_report
-
-        folder = write_report(out, report(plan, jobs, runs, drawn), setting is not None)
+        done = plan(
+            client=client, progress=advance, notice=None if json_out else lambda text: typer.echo(text, err=True)
+        )
+    jobs, runs, summary, folder = done.jobs, done.runs, done.summary, done.folder
+    played_now, unfinished = done.played_now, done.unfinished
     if json_out:
         extra = {} if folder is None else {"out": str(folder), "played_now": played_now, "unfinished": unfinished}
         typer.echo(
@@ -243,7 +183,7 @@ def negotiate(
         )
         return
     for job, run_ in zip(jobs, runs):
-        _print_negotiation(run_, job, plan, perform, len(runs) > 1)
+        _print_negotiation(run_, job, done.plan, done.budgets[run_.env], perform, len(runs) > 1)
     if len(runs) > 1:
         typer.echo(
             f"{summary.agreed} of {summary.negotiations} negotiations agreed; mean expected gain Customer "
@@ -265,11 +205,8 @@ def _agents(names: list[str] | None, option: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names or ["scripted"]))
 
 
-def _print_negotiation(run_, job, plan, perform: tuple[str, str], heading: bool) -> None:
-    from games.contractsim.environments import environment
-
+def _print_negotiation(run_, job, plan, budget: int, perform: tuple[str, str], heading: bool) -> None:
     record, metrics = run_.negotiation, run_.metrics
-    budget = environment(run_.env).budget
     if heading:
         # the parts of the job that vary in this plan, after the environment (the heading of a single sweep)
         parts = [f"environment {run_.env}"]
@@ -348,35 +285,14 @@ def metrics(
     Amounts are in Catering base units for every setting, as in the paper's tables. Regret and compliant
     regret replay each run with the role played by RCC (same contract, environment, counterparty, seed and floor
     rule set, [CS-14a], which each record names); records of two floor rule sets are refused together."""
+    from contractlang.api.experiments import metrics as summarise
     from contractlang.progress import job_progress
-    from games.contractsim.metrics import CONVENTIONS, performance_metrics
-    from games.contractsim.play import read_run_records
-    from solver.dp import TableCache
 
-    choice(convention, tuple(CONVENTIONS), "convention")
-    runs = [r for path in logs for r in read_run_records(read_capped(path), str(path))]
-    if not runs:
-        raise InputError("no run records found")
-    floors = sorted({r.floors for r in runs})
-    if len(floors) > 1:
-        raise InputError(
-            f"the records were played under different floor rule sets [CS-14a]: {', '.join(floors)}; "
-            "summarise each rule set's records apart"
-        )
-    if convention != "cs19" and any(r.contract_ir is None for r in runs):
-        raise InputError(
-            f"--convention {convention} needs the contract's terms in every record; records from "
-            "`run --json` of this version hold them"
-        )
-    tables = TableCache()
     with job_progress(json_out) as advance, playing():
-        summaries = performance_metrics(
-            runs, tables, advance, lambda note: typer.echo(note, err=True), allow_commands, convention
-        )
+        result = summarise(logs, allow_commands, convention, advance, lambda note: typer.echo(note, err=True))
+    summaries, floors = result.roles, [result.floors]
     if json_out:
         typer.echo(json.dumps({"ok": True, "floors": floors[0], "roles": [s.model_dump() for s in summaries]}))
         return
-    from games.contractsim.story import print_metrics
-
-    print_metrics(summaries, stdout_console())  # whole rows into a pipe, like every table
+    result.print_table(stdout_console())  # whole rows into a pipe, like every table
     typer.echo(f"Played under the {floors[0]} floor rule set [CS-14a]; regret replays under the same.")

@@ -20,10 +20,8 @@ from contractlang.cli.options import (
     LlmWorkers,
     RulesOption,
     choice,
-    ctbench_board,
     fail_on_error,
     items,
-    rule_set,
 )
 from contractlang.cli.play import AGENT_HELP
 from contractlang.cli.render import usage_line
@@ -41,9 +39,9 @@ def ctbench_boards(
     json_out: JsonFlag = False,
 ) -> None:
     """Class counts over all 3,432 boards and an 80-board set: classes, shortfalls, best paths, baselines."""
-    from games.ctbench.board import board_set_summary
+    from contractlang.api.ctbench import boards
 
-    summary = board_set_summary(choice(board_set, ("ours", "paper"), "board set"))
+    summary = boards(board_set)
     if json_out:
         typer.echo(
             json.dumps(
@@ -75,19 +73,16 @@ def ctbench_show(
     png: Annotated[Path | None, typer.Option("--png", help="Also draw the board to this PNG file.")] = None,
 ) -> None:
     """Draw a board: colours, start, goal and both players' best paths."""
+    from contractlang.api.ctbench import show
     from contractlang.cli.render import stdout_console
-    from games.ctbench.draw import board_text, save_png
 
-    bench = ctbench_board(board_id, board_set)
-    b = bench.board
+    picture = show(board_id, board_set, png)
     console = stdout_console()
-    console.print(f"Board {bench.ref} ({bench.board_class}, key {b.key})")
-    console.print(board_text(b))
-    for p in ("red", "blue"):
-        path, short = b.best_path(p)
-        console.print(f"P-{p.capitalize()} best path {' '.join(map(str, path))}, shortfall {short}")
+    console.print(f"Board {picture.ref} ({picture.board_class}, key {picture.key})")
+    console.print(picture.text)
+    for p, path in picture.best_paths.items():
+        console.print(f"P-{p.capitalize()} best path {' '.join(map(str, path))}, shortfall {picture.shortfalls[p]}")
     if png is not None:
-        save_png(b, png, title=f"board {bench.ref} ({bench.board_class})")
         console.print(f"wrote {png}")
 
 
@@ -167,13 +162,14 @@ def ctbench_sweep(
     llm_client(settings)  # a recordings file that cannot be used stops the sweep here, before any game
     try:
         with job_progress(json_out) as advance, playing():
-            result = games(
+            swept = games(
                 workers, ray, settings, advance, lambda note: typer.echo(note, err=True), fail_on_error=allowed
-            ).result
+            )
     except RuntimeError as exc:
         raise InputError(str(exc)) from None
     except ValueError as exc:
         raise UsageProblem(str(exc)) from None
+    result = swept.result
     if json_out:
         typer.echo(
             json.dumps(
@@ -190,9 +186,7 @@ def ctbench_sweep(
             )
         )
         return
-    from games.ctbench.story import print_summary
-
-    print_summary(list(result.rows))
+    swept.print_summary()
     if result.llm_usage.calls:
         typer.echo(usage_line(result.llm_usage))
     left_out = (
@@ -231,8 +225,8 @@ def ctbench_import(
     json_out: JsonFlag = False,
 ) -> None:
     """Import the CT-Bench authors' published game logs as typed games with contracts in contractlang."""
+    from contractlang.api.ctbench import import_logs
     from contractlang.progress import job_progress
-    from games.ctbench.published import import_logs
 
     def skipped(problem) -> None:
         if not json_out:
@@ -250,16 +244,6 @@ def ctbench_import(
     )
 
 
-def _runs(path: Path) -> list:
-    """Every line of a runs file (imported games or our game records); a bad line is `file:line: reason`."""
-    from games.ctbench.published import ImportProblem, read_runs
-
-    try:
-        return [item for _, item in read_runs(path)]
-    except ImportProblem as exc:
-        raise InputError(str(exc)) from None
-
-
 @ctbench_app.command("replay")
 def ctbench_replay(
     runs: Annotated[Path, typer.Argument(help="A runs file written by `ctbench import`.")],
@@ -271,14 +255,10 @@ def ctbench_replay(
 ) -> None:
     """Re-play every imported game through our engine and Monitor under a rule set; report where each parts from
     its log (first differing turn, the final state field by field) and every rule it needs to agree."""
-    from games.ctbench.published import ImportedGame
-    from games.ctbench.replay import RULES, replay_runs, replay_text
+    from contractlang.api.ctbench import replay
 
-    enforced = rule_set(rules)
-    games = [g for g in _runs(runs) if isinstance(g, ImportedGame)]
-    if not games:
-        raise InputError(f"{runs}: holds no imported game (write one with `contractlang ctbench import`)")
-    summary = replay_runs(games, enforced)
+    replayed = replay(runs, rules)
+    summary = replayed.summary
     if out is not None:
         write_atomically(out, "".join(v.model_dump_json() + "\n" for v in summary.verdicts))
     if json_out:
@@ -288,13 +268,13 @@ def ctbench_replay(
                 {
                     "ok": True,
                     **payload,
-                    "rule_texts": {k: RULES[k] for k in summary.by_rule},
+                    "rule_texts": replayed.rule_texts,
                     "games": [v.model_dump(mode="json") for v in summary.verdicts],
                 }
             )
         )
         return
-    typer.echo(replay_text(summary))
+    typer.echo(replayed.text())
 
 
 @ctbench_app.command("report")
@@ -329,12 +309,10 @@ def ctbench_report(
 ) -> None:
     """The paper's Tables 1–8 and 11, the contract-formation measures and the panels of Figures 4 and 19, from
     imported logs or our sweeps."""
-    from games.ctbench.report import report_runs, report_text
+    from contractlang.api.ctbench import report as paper_report
 
-    try:
-        report = report_runs(_runs(runs), all_runs=all_runs, plots=png, paper_names=paper)
-    except ValueError as exc:
-        raise InputError(f"{runs}: {exc}") from None
+    result = paper_report(runs, png, all_runs, paper)
+    report = result.report
     if json_out:
         c = report.comparison
         typer.echo(
@@ -355,4 +333,4 @@ def ctbench_report(
             )
         )
         return
-    typer.echo(report_text(report, with_paper=paper))
+    typer.echo(result.text())

@@ -18,7 +18,7 @@ from typer._click.exceptions import ClickException, NoArgsIsHelpError  # typer 0
 from typer.core import TyperGroup
 
 from contractlang.diagnostics import ContractError, printable
-from contractlang.errors import RunEnded, UnknownName
+from contractlang.errors import BadArgument, BadData, RunEnded, UnknownName
 from contractlang.files import FileError, GuardedOutput, OutputError
 
 
@@ -101,10 +101,12 @@ def exit_code(command: Callable[[], int | None], json_mode: bool) -> int:
         return _report(str(exc), 1, json_mode, exc.diagnostics, exc.source)
     except ContractError as exc:
         return _report(str(exc), 1, json_mode, exc.diagnostics)
-    except (InputError, UnknownName, FileError) as exc:
+    except (InputError, UnknownName, FileError, BadData) as exc:
         return _report(str(exc), 1, json_mode)
     except UsageProblem as exc:
         return _report(f"usage: {exc}", 2, json_mode)
+    except BadArgument as exc:
+        return _report(f"usage: {option_words(exc)}", 2, json_mode)
     except Exception as exc:
         if _agent_error(exc):  # an agent that cannot be found, started or played: the user's input
             return _report(str(exc), 1, json_mode)
@@ -121,6 +123,15 @@ def exit_code(command: Callable[[], int | None], json_mode: bool) -> int:
     if code == 130:  # typer turns an interrupt inside a command into exit code 130
         return _report("interrupted", 130, json_mode)
     return code or 0
+
+
+def option_words(exc: BadArgument) -> str:
+    """A facade's complaint about one of its parameters in the words of the command line: the parameter it
+    names first is the option of that name (`floors is …` → `--floors is …`)."""
+    text, name = str(exc), exc.parameter
+    if name and text.startswith(f"{name} "):
+        return f"--{name.replace('_', '-')}{text[len(name) :]}"
+    return text
 
 
 def _agent_error(exc: Exception) -> bool:
@@ -146,7 +157,7 @@ class ReportingGroup(TyperGroup):
 @contextmanager
 def playing() -> Iterator[None]:
     """Games as bad input, one line each: an agent that breaks the protocol (games/agents.py)."""
-    from games.agents import AgentError
+    from contractlang.api import AgentError
 
     try:
         yield

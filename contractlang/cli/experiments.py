@@ -10,7 +10,7 @@ import typer
 
 from contractlang.cli.app import app, experiment_app
 from contractlang.cli.errors import InputError, playing, runner_progress
-from contractlang.cli.inputs import output_dir, synthetic_set
+from contractlang.cli.inputs import output_dir
 from contractlang.cli.llm_options import LlmFlags, llm_client, llm_options, llm_settings
 from contractlang.cli.options import (
     ConventionOption,
@@ -57,16 +57,14 @@ def synth(
 ) -> None:
     """Generate the 180 synthetic performance contracts (ContractSim paper, App. C.4): base contracts by multi-start coordinate
     ascent in Envs 3–6, reused in Envs 1–2, six contingency variants each, every one re-solved; checks E14."""
-    from games.experiments.synth import EXCLUDED_VARIANTS, SHIPPED, SynthPlan, synthesize
+    from contractlang.api.experiments import synth as synthesize
 
-    reuse = SHIPPED if out is None else None
-    out = output_dir(out, None, "synth")
     envs = int_list(search_envs, "environment", "--search-envs")
     if any(e not in range(1, 7) for e in envs):
         raise InputError(f"--search-envs takes environments 1..6, not {search_envs!r}")
-    plan = SynthPlan(starts=starts, search_envs=tuple(dict.fromkeys(envs)), rhos=float_set(rhos, "--rhos"))
     with runner_progress(json_out) as advance:
-        run = synthesize(out, plan, workers, ray, advance, reuse)
+        run = synthesize(out, starts, envs, float_set(rhos, "--rhos"), workers, ray, advance)
+    out = output_dir(out, None, "synth")
     m = run.manifest
     rows = [r.model_dump(mode="json") | {"holds": r.holds} for r in m.e14]
     not_mb = sum(not e.mutually_beneficial for e in m.contracts + m.excluded)
@@ -100,10 +98,11 @@ def synth(
             f"{r.feasible_starts:>6}  {'holds' if r.holds else 'FAILS'}"
         )
     excluded_not_mb = sum(not e.mutually_beneficial for e in m.excluded)
+    excluded_classes = ", ".join(dict.fromkeys(e.variant for e in m.excluded))
     typer.echo(
         f"{len(m.contracts)} contracts in {out / 'contracts'}; E14 holds for {m.e14_holds} of {len(m.e14)} "
         f"base contracts; {not_mb} of {len(m.contracts) + len(m.excluded)} variants not mutually beneficial "
-        f"({excluded_not_mb} in the excluded classes {', '.join(EXCLUDED_VARIANTS)}); "
+        f"({excluded_not_mb} in the excluded classes {excluded_classes}); "
         f"{run.searched} searches and {run.solved} solves run now"
     )
 
@@ -266,15 +265,14 @@ def experiment_performance(
     and unilateral defection against P_sat and the number of contingencies), and the LLM agents' tokens and
     cost. Regret's RCC games are the rational experiment's, played once into the same job store. A game whose
     model calls fail is stored as errored and the run goes on; a rerun retries it. Resumable."""
-    from contractlang.api.experiments import performance
-    from games.agents import split_label
+    from contractlang.api.experiments import agent_specs, performance
 
     agents = list(dict.fromkeys(agent))
     seed_list = int_list(seeds, "seed", "--seeds")
     if any(s < 0 for s in seed_list):
         raise InputError(f"--seeds takes seeds of 0 or more, not {seeds!r}")
     allowed = fail_on_error(fail_on_errors)
-    settings = llm_settings([split_label(a)[1] for a in agents], llm_flags)
+    settings = llm_settings(agent_specs(agents), llm_flags)
     slice_options = _slice(contracts, envs, variants, rhos, limit)
     if estimate:
         with runner_progress(True):
@@ -393,26 +391,12 @@ def experiment_frontier(
     """Pareto frontiers F1 (grim only) and F2 (all contingencies) per environment [CS-35], over contracts valued
     exactly: the `synth` searches' pool in Envs 3–6, an enumeration in Envs 1–2. Writes a Figure-2 style PNG
     per environment and the points as JSON. Resumable."""
-    from games.experiments.frontier import DETERMINISTIC, frontiers, pool_jobs, pool_records, write_report
-    from games.experiments.synth import search_records, set_contracts
-    from games.runner import shared_store
+    from contractlang.api.experiments import frontier
 
-    out = output_dir(out, directory, "frontier")
-    directory = synthetic_set(directory)
-    manifest, _ = set_contracts(directory)  # the frontiers draw on the searches; the set is checked whole all the same
-    covered = manifest.plan.envs
-    chosen = covered if envs is None else tuple(dict.fromkeys(int_list(envs, "environment", "--envs")))
-    if any(e not in covered for e in chosen):
-        raise InputError(f"--envs: this contract set covers environments {', '.join(map(str, covered))}")
-    searched = tuple(sorted({manifest.plan.terms_env(e) for e in chosen if e not in DETERMINISTIC}))
-    search = search_records(directory, manifest.plan, searched)
-    jobs = pool_jobs(search, chosen, f2_seeds)
+    chosen = None if envs is None else int_list(envs, "environment", "--envs")
     with runner_progress(json_out) as advance:
-        pools, ran = pool_records(
-            jobs, out / "jobs" / "frontier.jsonl", workers, ray, advance, shared_store(directory, out, "frontier.jsonl")
-        )
-    found = frontiers(search, pools, chosen)
-    folder = write_report(out, found, keep=tuple(e for e in covered if e not in chosen), source=directory)
+        result = frontier(directory, out, chosen, f2_seeds, workers, ray, advance)
+    found, folder, ran = result.frontiers, result.folder, result.ran
     if json_out:
         typer.echo(
             json.dumps(
@@ -450,9 +434,9 @@ def seal(
 ) -> None:
     """Give every line of a job store written before stores carried checks its check, so runs read it again:
     only for stores you trust, since nothing can tell an old store from one whose checks were removed."""
-    from games.runner import seal_store
+    from contractlang.api.experiments import seal as seal_stores
 
-    sealed = {str(path): seal_store(path) for path in stores}
+    sealed = seal_stores(stores)
     if json_out:
         typer.echo(json.dumps({"ok": True, "sealed": sealed}))
         return

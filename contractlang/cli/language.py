@@ -9,16 +9,13 @@ from typing import Annotated
 import typer
 
 from contractlang import check_source
-from contractlang.checker import unformattable
 from contractlang.cli.app import app
 from contractlang.cli.errors import InputError, UsageProblem
 from contractlang.cli.inputs import emit_diagnostics, load_contracts, load_one, read, source_text
 from contractlang.cli.llm_options import check_base_url
-from contractlang.cli.options import FloorsOption, JsonFlag, RulesOption, choice, rule_set, seconds
+from contractlang.cli.options import FloorsOption, JsonFlag, RulesOption, seconds
 from contractlang.diagnostics import ContractError, printable
-from contractlang.files import FileError, read_capped, write_atomically
-from contractlang.formatter import format_source
-from contractlang.parser import parse
+from contractlang.files import FileError, write_atomically
 
 
 @app.command()
@@ -71,11 +68,13 @@ def fmt(
     """Print contracts in canonical form (stdout), rewrite them (--write) or test them (--check)."""
     if check_only and write:
         raise UsageProblem("--check and --write do not go together: --check only reports, --write rewrites")
+    from contractlang.api.language import fmt as canonical
+
     unformatted = []
     for path in files:
         try:
             data, name = read(path)
-            tree = parse(data, name)
+            text = canonical(data, name)
         except FileError as exc:
             unformatted.append(str(path))
             typer.echo(f"error: {printable(str(exc))}", err=True)
@@ -84,12 +83,6 @@ def fmt(
             unformatted.append(str(path))
             emit_diagnostics(err.diagnostics, source_text(data))
             continue
-        refused = unformattable(tree)
-        if refused:
-            unformatted.append(name)
-            emit_diagnostics(refused, source_text(data))
-            continue
-        text = format_source(tree)
         original = data.decode("utf-8")
         if check_only:
             if text != original:
@@ -122,39 +115,22 @@ def trace(
     """Replay a trajectory: dues, compliance, prefix status, memory, enforcement, and who breached first. A log
     is replayed under the rule set it was played under: a CT-Bench one under --rules, a ContractSim one under
     --floors (`run`'s defaults are the same; a log's header names them)."""
-    from contractlang.interpreter.rounds import DEFAULT_FLOORS, FLOOR_RULES
-    from contractlang.interpreter.trace import TraceError, header_contract, read_events, read_header, replay, trace_json
+    from contractlang.api.language import trace as replay
+    from contractlang.interpreter.trace import TraceError
 
-    log = contract if events is None else events
-    raw = read_capped(log)
     try:
-        header = read_header(raw, str(log))
-        if events is None:
-            if header is None:
-                raise InputError(
-                    f"{log} starts with no header naming its contract: give it, `contractlang trace CONTRACT LOG`"
-                )
-            checked = header_contract(header, str(log))[0]
-        else:
-            checked = load_one(contract)
-        if header is not None and header.rules is not None and rules == "authors":
-            rules = header.rules
-        if header is not None and header.floors is not None and floors == DEFAULT_FLOORS:
-            floors = header.floors
-        choice(floors, tuple(FLOOR_RULES), "floor rule set")
-        if floors != DEFAULT_FLOORS and checked.ir.kind != "contractsim":
-            raise UsageProblem("--floors is a rule of ContractSim games; this log is of a CT-Bench game")
-        enforced = rule_set(rules)
-        monitor, steps = replay(checked.ir, read_events(raw, str(log), checked.ir.kind), str(log), enforced, floors)
+        traced = replay(
+            contract if events is None else events, None if events is None else load_one(contract), rules, floors
+        )
     except TraceError as exc:
         raise InputError(str(exc)) from None
-    report = trace_json(monitor, steps)
+    report = traced.report
     if json_out:
         typer.echo(json.dumps({"ok": True, **report}))
         return
     from contractlang.cli.render import print_trace
 
-    print_trace(report, checked.ir)
+    print_trace(report, traced.contract.ir)
 
 
 @app.command()
@@ -163,16 +139,10 @@ def render(
     setting: Annotated[str | None, typer.Option(help="Re-label into catering, hotel or ai-hosting.")] = None,
 ) -> None:
     """Write a contract as prose: every term explicit, clauses in a fixed order, termination last."""
-    from contractlang.render import render as render_prose
-    from contractlang.vocab import SETTINGS
+    from contractlang.api.language import render as prose
 
-    if setting is not None:
-        choice(setting, tuple(SETTINGS), "setting")
-    contracts = load_contracts(contract)
-    if setting is not None and any(c.ir.kind == "ctbench" for c in contracts):
-        raise UsageProblem(f"--setting re-labels ContractSim contracts; {contract} holds a CT-Bench agreement")
-    for checked in contracts:
-        typer.echo(render_prose(checked.ir, setting=setting))
+    for checked in load_contracts(contract):
+        typer.echo(prose(checked, setting))
 
 
 @app.command()
@@ -223,10 +193,9 @@ def translate(
     json_out: JsonFlag = False,
 ) -> None:
     """Translate contract prose to checked DSL; a missing term is reported, never filled in."""
-    from contractlang.llm import DEFAULT_MODEL, PROVIDERS, LlmSettings, LlmUnavailable
-    from contractlang.translate import DEFAULT_CACHE, TranslationCache, translate_text
+    from contractlang.api.language import translate as translate_prose
+    from contractlang.llm import LlmUnavailable
 
-    choice(backend, ("rules", *PROVIDERS), "backend")
     check_base_url(base_url)
     if base_url is not None and backend == "rules":
         raise UsageProblem("--base-url applies to an LLM backend (anthropic, openai)")
@@ -237,21 +206,18 @@ def translate(
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise InputError(f"{text_file}: not UTF-8 text") from None
-    settings = LlmSettings(
-        model=model or DEFAULT_MODEL,
-        max_tokens=max_tokens,
-        timeout_seconds=timeout,
-        max_retries=retries,
-        base_url=base_url,
-    )
     try:
-        result = translate_text(
+        result = translate_prose(
             text,
             name=name or text_file.stem,
             backend=backend,
-            cache=TranslationCache(cache or DEFAULT_CACHE),
-            settings=settings,
-            extra_checks=() if no_verify else _extra_checks(),
+            model=model,
+            max_tokens=max_tokens,
+            timeout=timeout,
+            retries=retries,
+            base_url=base_url,
+            cache=cache,
+            verify=not no_verify,
         )
     except LlmUnavailable as exc:
         raise InputError(str(exc)) from None
@@ -311,10 +277,3 @@ def translate(
                     typer.echo(Diagnostic.from_json(d).render(result.dsl), err=True)
     if result.status != "ok":
         raise typer.Exit(1)
-
-
-def _extra_checks():
-    """Checks that join the translation repair loop: the z3 verifier's arithmetic (stated totals)."""
-    from solver.verify import translation_checks
-
-    return (translation_checks,)

@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 
 from contractlang.cli.errors import InputError, UsageProblem
-from contractlang.errors import UnknownName
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
 Workers = Annotated[int | None, typer.Option(min=1, help="Local worker processes (default: all cores).")]
@@ -92,9 +91,10 @@ def seconds(value: float) -> float:
 
 
 def choice(value: str, allowed: tuple[str, ...], what: str) -> str:
-    if value not in allowed:
-        raise UnknownName(f"unknown {what} {value!r}; choose from {', '.join(allowed)}")
-    return value
+    """`value` if it is one of `allowed`, else `UnknownName` listing them (the facade's rule, `choose`)."""
+    from contractlang.api.language import choose
+
+    return choose(value, allowed, what)
 
 
 def items(text: str, option: str) -> list[str]:
@@ -151,6 +151,6 @@ def rule_set(name: str):
 
 def ctbench_board(ref: str, board_set: str | None = None, header: str | None = None):
     """The CT-Bench board `ref` (ID or SET:ID) names, with the set `--set` and a contract's header may name."""
-    from games.ctbench.board import board_ref
+    from contractlang.api.ctbench import board
 
-    return board_ref(ref, **{"--set": board_set, "the contract's game header": header})
+    return board(ref, board_set, header)

@@ -33,23 +33,26 @@ def solve(
 ) -> None:
     """Exact DP for the rational Supplier (ContractSim paper, App. C.1): P_sat, expected utilities with both players RCC,
     completeness (ContractSim paper, App. C.5), the survival curve, table size and solve time."""
-    from games.contractsim.environments import environment as get_env
-    from solver.dp import TableCache
-    from solver.dp.cache import default_dir
+    from rich.progress import Progress
+
+    from contractlang.api.language import solve as solve_dp
 
     checked = load_one(contract)
     if checked.ir.kind != "contractsim":
         raise InputError(f"{contract}: `solve` needs a ContractSim contract; this one is for CT-Bench")
-    environment = get_env(env, floors)
-    directory = None if no_cache else (cache_dir or default_dir())
-    cache = TableCache(directory)
-    from rich.progress import Progress
-
+    kept: list[bool] = []  # whether the table came from the cache, as the solve tells it
     with Progress(transient=True, disable=json_out) as bar:
         task = bar.add_task(f"solving {checked.ir.name} in environment {env}", total=None)
-        result, _, hit = cache.solve(
-            checked.ir, environment, progress=lambda done, total: bar.update(task, completed=done, total=total)
+        result = solve_dp(
+            checked,
+            env,
+            cache_dir=cache_dir,
+            cache=not no_cache,
+            floors=floors,
+            progress=lambda done, total: bar.update(task, completed=done, total=total),
+            cached=kept.append,
         )
+    hit = kept[0]
     if plot is not None:
         from contractlang.cli.render import plot_survival
 

@@ -9,37 +9,12 @@ from typing import Annotated
 
 import typer
 
+from contractlang.api.language import verifier_inputs  # noqa: F401  (the language server's inputs)
 from contractlang.cli.app import app
 from contractlang.cli.errors import InputError
 from contractlang.cli.inputs import game_options, load_contracts, read, source_text
-from contractlang.cli.options import (
-    BoardSetOption,
-    FloorsOption,
-    JsonFlag,
-    RulesOption,
-    ctbench_board,
-    floors_for_env,
-    rule_set,
-)
+from contractlang.cli.options import BoardSetOption, FloorsOption, JsonFlag, RulesOption, floors_for_env
 from contractlang.files import write_atomically
-
-
-def verifier_inputs(
-    env: int | None, board: str | None, board_set: str | None = None, header: str | None = None, floors: str = "cs14"
-):
-    """The verifier's environment (under the floor rule set `floors`, [CS-14a]) and board description for
-    `--env N` and `--board ID|SET:ID` (with `--set` and the contract header's board set; None where not given)."""
-    environment = board_value = None
-    if env is not None:
-        from games.contractsim.environments import environment as get_env
-
-        environment = get_env(env, floors)
-    if board is not None:
-        from games.ctbench.verify_board import board_spec
-
-        bench = ctbench_board(str(board), board_set, header)
-        board_value = board_spec(bench.board, f"board {bench.ref}")
-    return environment, board_value
 
 
 @app.command()
@@ -66,19 +41,13 @@ def verify(
     json_out: JsonFlag = False,
 ) -> None:
     """Prove or refute the contract's properties with z3; refutations come with a replayable counterexample."""
-    from solver.verify import verify as run_verify
+    from contractlang.api.language import verify_all
 
-    contracts = load_contracts(contract)
+    contracts = load_contracts(contract)  # a file that does not check is reported with carets, before z3 starts
     game_options(contracts, env, board, contract)
     floors_for_env(floors, env)
-    headers = {c.ir.board_set for c in contracts if c.ir.kind == "ctbench" and c.ir.board_set}
-    environment, board_value = verifier_inputs(
-        env, board, board_set, next(iter(headers)) if len(headers) == 1 else None, floors
-    )
-    enforced = rule_set(rules)
-    reports = [
-        run_verify(c, env=environment, board=board_value, timeout_ms=timeout_ms, rules=enforced) for c in contracts
-    ]
+    verified = verify_all(contract, env, board, board_set, rules, timeout_ms, floors)
+    reports, notes = verified.reports, verified.notes
     if events_out is not None:
         try:
             events_out.mkdir(parents=True, exist_ok=True)
@@ -90,7 +59,6 @@ def verify(
                 if check.counterexample and "events" in check.counterexample:
                     body = "".join(json.dumps(e) + "\n" for e in check.counterexample["events"])
                     write_atomically(events_out / f"{stem}.{check.name}.jsonl", body)
-    notes = [_notes(r, contract) for r in reports]
     if json_out:
         payload = [r.to_json() | ({"notes": n} if n else {}) for r, n in zip(reports, notes)]
         typer.echo(json.dumps({"ok": True, **(payload[0] if len(payload) == 1 else {"contracts": payload})}))
@@ -113,15 +81,6 @@ def verify(
             )
     if strict and any(c.status == "refuted" for r in reports for c in r.checks):
         raise typer.Exit(1)
-
-
-def _notes(report, path: Path) -> dict[str, str]:
-    """What a refuted check means beyond its message, by check name: a synthetic contract's refuted
-    `arithmetic.totals` is the set's design, not a fault of the contract file ([CS-34a])."""
-    from games.experiments.synth import UNTIED_PRICES_NOTE, in_synthetic_set
-
-    refuted = any(c.name == "arithmetic.totals" and c.status == "refuted" for c in report.checks)
-    return {"arithmetic.totals": UNTIED_PRICES_NOTE} if refuted and in_synthetic_set(path) else {}
 
 
 def _file_stems(names: list[str]) -> list[str]:
