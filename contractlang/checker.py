@@ -9,14 +9,14 @@ from __future__ import annotations
 from typing import Literal
 
 from contractlang import ast
+from contractlang import ir as tir
 from contractlang.diagnostics import Diagnostic, Span, did_you_mean, unsafe_characters
 from contractlang.formatter import format_expr, money
-from contractlang import ir as tir
 from contractlang.ir import (
     AssertTerm,
-    CheckedScenario,
     BinOp,
     CheckedContract,
+    CheckedScenario,
     Contingencies,
     ContractSimIR,
     CoverageTerm,
@@ -716,7 +716,9 @@ class _ScenarioChecker:
                     continue
                 steps[w] = (tir.WeekStep(week=w, action=g.action, **step), g)
         horizon = max(steps, default=WEEKS[-1])
-        full = tuple(steps[w][0] if w in steps else tir.WeekStep(week=w, action="agreed") for w in range(1, horizon + 1))
+        full = tuple(
+            steps[w][0] if w in steps else tir.WeekStep(week=w, action="agreed") for w in range(1, horizon + 1)
+        )
         return full, horizon
 
     def week_in(self, lit: ast.IntLit, horizon: int) -> int | None:
@@ -814,7 +816,9 @@ class _ScenarioChecker:
             return tir.ExpectNoBreach(role=self.role(e.party) if e.party else None)
         if isinstance(e, ast.ExpectOwed):
             role = self.role(e.party)
-            return tir.ExpectOwed(role=role or "customer", **self.amount_or_items(e, role == "customer", "what is owed"))
+            return tir.ExpectOwed(
+                role=role or "customer", **self.amount_or_items(e, role == "customer", "what is owed")
+            )
         if isinstance(e, ast.ExpectDue):
             week = self.week_in(e.week, horizon)
             if week is None:
@@ -832,6 +836,13 @@ class _ScenarioChecker:
             return tir.ExpectCarried(week=week or 1, items=self.triple(e.items, "carried"))
         if isinstance(e, ast.ExpectTerminated):
             week = self.week_in(e.week, horizon) if e.week else None
+            if not e.negated and not self.contract.ir.contingencies.grim_trigger:
+                self.r.error(
+                    "E806",
+                    e.span,
+                    f"{self.contract.ir.name!r} has no `on breach: terminate` clause",
+                    "the grim trigger the solver falls back on is not a clause of the contract; expect the breach",
+                )
             return tir.ExpectTerminated(week=week, terminated=not e.negated)
         if isinstance(e, ast.ExpectNothing):
             return tir.ExpectNothing()

@@ -165,7 +165,8 @@ def _tile(t: ast.Tile) -> str:
     return f"({t.row.value},{t.col.value})"
 
 
-def _given(g: ast.Given, order: tuple[str, ...]) -> str:
+def format_given(g: ast.Given, order: tuple[str, ...] = ()) -> str:
+    """One `given` line of a scenario test."""
     if isinstance(g, ast.GivenWeek):
         action = {
             "pay": lambda: f"pay {money(g.amount.value)}",
@@ -183,7 +184,8 @@ def _given(g: ast.Given, order: tuple[str, ...]) -> str:
     return "game ends"
 
 
-def _expect(e: ast.Expect, order: tuple[str, ...]) -> str:
+def format_expect(e: ast.Expect, order: tuple[str, ...] = ()) -> str:
+    """One `expect` line of a scenario test (also how a failing test spells what it got)."""
     if isinstance(e, ast.ExpectBreach):
         week = f" week {e.week.value}" if e.week else ""
         return f"breach {e.party.value}{week}" + (f" by {e.clause.value}" if e.clause else "")
@@ -209,8 +211,8 @@ def _expect(e: ast.Expect, order: tuple[str, ...]) -> str:
 def _test(p: _Printer, t: ast.ScenarioTest, depth: int, order: tuple[str, ...]) -> None:
     p.line(depth, f'test "{t.name}" {{', t.span.line, t.name_span.line)
     for head, lines, span, show in (
-        ("given", t.given, t.given_span, lambda g: _given(g, order)),
-        ("expect", t.expect, t.expect_span, lambda e: _expect(e, order)),
+        ("given", t.given, t.given_span, lambda g: format_given(g, order)),
+        ("expect", t.expect, t.expect_span, lambda e: format_expect(e, order)),
     ):
         if head == "given" and not lines:
             continue  # an empty `given` block means every week goes as agreed, as no block does
@@ -256,6 +258,16 @@ def format_source(file: ast.SourceFile) -> str:
             _contract(p, block)
         else:
             _suite(p, block, orders)
+    return p.render()
+
+
+def format_tests(contract: str, tests: tuple[ast.ScenarioTest, ...], order: tuple[str, ...] = ()) -> str:
+    """Canonical text of a `tests for "CONTRACT"` block holding built tests (what `test --generate` writes)."""
+    p = _Printer(())
+    p.line(0, f'tests for "{contract}" {{', 0, 0)
+    for test in tests:
+        _test(p, test, 1, order)
+    p.line(0, "}", 0, 0, closes=True)
     return p.render()
 
 
