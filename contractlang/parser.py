@@ -288,12 +288,9 @@ class _ToAst(Transformer):
     def expect_block(self, c):
         return _node(_Block, c, lines=tuple(x for x in c if not isinstance(x, Token)))
 
-    def clause_ref(self, c):
-        return _name(c[0])
-
     def expect_breach(self, c):
         week = next((x for x in c if isinstance(x, ast.IntLit)), None)
-        clause = next((x for x in c if isinstance(x, ast.Name)), None)
+        clause = _name(c[-1]) if len(c) > 2 and str(c[-2]) == "by" else None
         return _node(ast.ExpectBreach, c, party=_name(c[1]), week=week, clause=clause)
 
     def expect_no_breach(self, c):
@@ -511,11 +508,13 @@ def _syntax_diagnostic(err: UnexpectedInput, text: str, path: str) -> Diagnostic
             hint="expected " + _expected_words(acceptable),
         )
     hint = "expected " + _expected_words(acceptable)
-    if tok.type == "NAME":
+    # lark's fallback lexer may read a keyword out of place as a NAME once the grammar has many keywords
+    keyword = tok.type != "NAME" or f"'{tok}'" in _terminal_words().values()
+    if not keyword:
         hint = _keyword_suggestion(str(tok), acceptable) + hint
     if str(tok) == "." and tok.column > 1 and text.splitlines()[tok.line - 1][tok.column - 2].isdigit():
         hint += "; amounts are whole numbers (no cents)"
-    elif "RBRACE" in acceptable and tok.type != "NAME":
+    elif "RBRACE" in acceptable and keyword:
         unclosed = _unclosed_block(text, tok.start_pos)
         if unclosed is not None:
             hint += f"; is the '}}' closing `{unclosed[2]}` (line {unclosed[0]}) missing?"

@@ -72,7 +72,7 @@ def clauses(checked: CheckedContract) -> tuple[Clause, ...]:
             ("on_breach", c.grim_trigger or None),
         ):
             if present is not None:
-                label = "on breach: terminate" if kind == "on_breach" else kind
+                label = "on breach (terminate)" if kind == "on_breach" else kind
                 found.append(Clause(key=kind, kind=kind, label=label, span=checked.spans.get(kind)))
     else:
         for k, entry in enumerate(ir.coverage):

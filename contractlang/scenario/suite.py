@@ -117,7 +117,7 @@ class TestReport(Frozen):
 class Loaded(Frozen):
     """The checked files under some paths: their contracts by name and their tests, bound."""
 
-    files: tuple[tuple[str, CheckResult], ...]
+    files: tuple[tuple[str, CheckResult, dict[str, CheckedContract]], ...]  # each with the contracts in its scope
     contracts: dict[str, CheckedContract]
     diagnostics: tuple[Diagnostic, ...]
 
@@ -143,8 +143,11 @@ def load(paths) -> Loaded:
     checked, diagnostics = [], []
     for path in files:
         result = first[path]
+        # the file's own contracts come first, then its folder's, then those of the other paths
+        near = {c.ir.name: c for p, r in first.items() if p.parent == path.parent for c in r.contracts}
+        scope = {**contracts, **near, **{c.ir.name: c for c in result.contracts}}
         if result.unresolved:
-            result = _check_file(path, contracts)
+            result = _check_file(path, scope)
         diagnostics.extend(result.diagnostics)
         for name in result.unresolved:
             if name not in contracts:
@@ -157,7 +160,7 @@ def load(paths) -> Loaded:
                         hint="name a contract of this file or of a .contract file in its folder",
                     )
                 )
-        checked.append((str(path), result))
+        checked.append((str(path), result, scope))
     return Loaded(files=tuple(checked), contracts=contracts, diagnostics=tuple(diagnostics))
 
 
@@ -171,16 +174,16 @@ def run_tests(paths, coverage: bool = False, only: str | None = None) -> TestRep
     `coverage`, which tests fired each clause of each contract that has tests, and which clauses are dead."""
     loaded = load(paths)
     results = []
-    for _path, result in loaded.files:
+    for _path, result, scope in loaded.files:
         for scenario in result.scenarios:
             if only is None or scenario.ir.name == only:
-                results.append(run_scenario(loaded.contracts[scenario.ir.contract], scenario))
+                results.append(run_scenario(scope[scenario.ir.contract], scenario))
     report = TestReport(results=tuple(results), diagnostics=loaded.diagnostics)
     if not coverage:
         return report
-    tested = dict.fromkeys(r.contract for r in results)
+    tested = {s.ir.contract: scope[s.ir.contract] for _p, r, scope in loaded.files for s in r.scenarios}
     return report.model_copy(
-        update={"coverage": tuple(clause_coverage(loaded.contracts[name], results) for name in tested)}
+        update={"coverage": tuple(clause_coverage(checked, results) for checked in tested.values())}
     )
 
 
