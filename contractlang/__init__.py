@@ -15,12 +15,15 @@ FACE = (
     "AgentError",
     "Played",
     "Seat",
+    "coverage",
     "ctbench",
     "experiments",
+    "generate_tests",
     "load_one",
     "play",
     "register_agent",
     "solve",
+    "test",
     "verify",
 )
 """The verbs of the Python face (`contractlang.api`), imported on first use: they need the games and solvers."""

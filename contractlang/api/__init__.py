@@ -9,6 +9,7 @@ from __future__ import annotations
 from contractlang.api import ctbench, experiments
 from contractlang.api.language import load_one, solve, verify
 from contractlang.api.play import Played, play
+from contractlang.api.tests import coverage, generate_tests, test
 from games.agents import Agent, AgentError, Seat, register_agent
 
 __all__ = [
@@ -16,11 +17,14 @@ __all__ = [
     "AgentError",
     "Played",
     "Seat",
+    "coverage",
     "ctbench",
     "experiments",
+    "generate_tests",
     "load_one",
     "play",
     "register_agent",
     "solve",
+    "test",
     "verify",
 ]

@@ -4,8 +4,8 @@ A clause is one scheduled payment or delivery entry, one contingency (substituti
 rollover, `on breach`), or one CT-Bench term (a cover entry, an `on goal` entry). What firing means is read
 off the monitor the games drive, never restated: a schedule entry fires when one of its weeks closes with
 something due ([CS-19]: zero-due weeks are excluded), substitution when it credits units the plain minimum
-would not ([CS-13]), payment deduction when a payment is lowered ([CS-14]), rollover when a deficit is carried
-(ContractSim paper, App. C.1), `on breach` when its termination notice is given ([CS-12]), a cover entry when
+would not ([CS-13]), payment deduction when a payment is lowered ([CS-14]), rollover when a week short of its
+schedule is carried without a breach (ContractSim paper, App. C.1), `on breach` when its termination notice is given ([CS-12]), a cover entry when
 it pays, forfeits or is blocked ([CT-22]–[CT-24a]) and a points entry when its points move ([CT-26]).
 """
 
@@ -137,7 +137,7 @@ def fired_contractsim(checked: CheckedContract, weeks: tuple[WeekStatus, ...]) -
             fired.add("payment_deduction")
         if status.role == "supplier" and substituted(status):
             fired.add("substitution")
-        if status.role == "supplier" and any(status.memory_after):
+        if status.role == "supplier" and status.compliant and any(status.memory_after):
             fired.add("rollover")
         if status.enforcement and checked.ir.contingencies.grim_trigger:
             fired.add("on_breach")
