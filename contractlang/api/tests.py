@@ -116,7 +116,7 @@ def _games_of(record) -> list:
         checked = checked_ir(CTBenchIR.from_terms_json(record.contract_terms))
         events = list(enumerate(monitor_events(record.log), start=1))
         return [(checked, game_of_events(checked, events, "<record>", rules=Rules.named(record.rules)))]
-    runs = [record.run] if hasattr(record, "run") else list(record.runs)
+    runs = list(record.runs) if hasattr(record, "runs") else [record.run]  # rational: nine games
     ir = record.job.contract
     out = []
     for run in runs:
