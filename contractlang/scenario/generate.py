@@ -188,7 +188,9 @@ def generate(checked: CheckedContract, covered: set[str]) -> tuple[tuple[Found, 
     return tuple(found), tuple(dead)
 
 
-def _given_node(step: Step, products: tuple[str, ...]) -> list[ast.Given]:
+def given_nodes(step: Step, products: tuple[str, ...]) -> list[ast.Given]:
+    """The `given` lines of one step; a move first states both players' chips."""
+
     def name(v):
         return ast.Name(value=v, span=NOWHERE)
 
@@ -226,7 +228,7 @@ def test_source(checked: CheckedContract, found: tuple[Found, ...]) -> str:
             for i, s in enumerate(f.steps)
             if not (isinstance(s, WeekStep) and s.action == "agreed" and i < len(f.steps) - 1)
         ]
-        given = tuple(g for s in shown for g in _given_node(s, products))
+        given = tuple(g for s in shown for g in given_nodes(s, products))
         expects = tuple(expect_node(e, products) for e in observe(checked, f.steps))
         tests.append(
             ast.ScenarioTest(
