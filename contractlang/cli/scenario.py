@@ -88,6 +88,8 @@ def test(
             typer.echo("every reachable clause is already covered; nothing written")
         return
     report = face.test(paths or [Path(".")], coverage=coverage, only=name)
+    if name is not None and not report.results and not report.diagnostics:
+        raise InputError(f"no test named {name!r} under {', '.join(map(str, paths or [Path('.')]))}")
     if junit is not None:
         from contractlang.scenario.junit import junit_xml
 

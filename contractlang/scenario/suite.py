@@ -109,7 +109,7 @@ class TestReport(Frozen):
                 }
                 for r in self.results
             ],
-            "errors": [d.model_dump(mode="json") for d in self.diagnostics],
+            "errors": [d.to_json() for d in self.diagnostics],
             "coverage": [c.to_json() for c in self.coverage],
         }
 
