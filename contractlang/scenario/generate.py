@@ -14,6 +14,7 @@ import math
 from collections.abc import Iterable
 
 from contractlang import ast
+from contractlang.checker import DEFAULT_HOLDINGS
 from contractlang.diagnostics import Span
 from contractlang.formatter import format_tests
 from contractlang.interpreter import EventError
@@ -70,7 +71,7 @@ def _week_actions(monitor: ContractSimMonitor) -> list[WeekStep]:
 
 
 def _move_actions(ir: CTBenchIR) -> list[Step]:
-    plenty, none = (1, 1, 1), (0, 0, 0)
+    plenty, none = DEFAULT_HOLDINGS, (0, 0, 0)
     actions: list[Step] = []
     for entry in ir.coverage:
         colour = entry.colour or "red"
@@ -188,8 +189,9 @@ def generate(checked: CheckedContract, covered: set[str]) -> tuple[tuple[Found, 
     return tuple(found), tuple(dead)
 
 
-def given_nodes(step: Step, products: tuple[str, ...]) -> list[ast.Given]:
-    """The `given` lines of one step; a move first states both players' chips."""
+def given_nodes(step: Step, products: tuple[str, ...], held: tuple = ()) -> list[ast.Given]:
+    """The `given` lines of one step; a move first states the chips of each player whose chips differ from
+    `held` (what the test's earlier lines left them holding)."""
 
     def name(v):
         return ast.Name(value=v, span=NOWHERE)
@@ -206,9 +208,13 @@ def given_nodes(step: Step, products: tuple[str, ...]) -> list[ast.Given]:
         return [ast.GivenWeek(weeks=weeks, action=step.action, amount=amount, items=items, span=NOWHERE)]
     if isinstance(step, MoveStep):
         lines: list[ast.Given] = []
-        for player, held in zip(("red", "blue"), step.holdings):
-            chips = tuple(ast.Quantity(product=name(c), amount=integer(n), span=NOWHERE) for c, n in zip(COLOURS, held))
-            lines.append(ast.GivenHolds(player=name(player), chips=chips, span=NOWHERE))
+        for k, (player, chips) in enumerate(zip(("red", "blue"), step.holdings)):
+            if held and held[k] == chips:
+                continue
+            counts = tuple(
+                ast.Quantity(product=name(c), amount=integer(n), span=NOWHERE) for c, n in zip(COLOURS, chips)
+            )
+            lines.append(ast.GivenHolds(player=name(player), chips=counts, span=NOWHERE))
         tile = ast.Tile(row=integer(step.tile[0]), col=integer(step.tile[1]), span=NOWHERE)
         lines.append(ast.GivenMove(player=name(step.player), colour=name(step.tile_colour), tile=tile, span=NOWHERE))
         return lines
@@ -228,13 +234,16 @@ def test_source(checked: CheckedContract, found: tuple[Found, ...]) -> str:
             for i, s in enumerate(f.steps)
             if not (isinstance(s, WeekStep) and s.action == "agreed" and i < len(f.steps) - 1)
         ]
-        given = tuple(g for s in shown for g in given_nodes(s, products))
+        given, held = [], (DEFAULT_HOLDINGS, DEFAULT_HOLDINGS)
+        for s in shown:
+            given += given_nodes(s, products, held)
+            held = s.holdings if isinstance(s, MoveStep) else held
         expects = tuple(expect_node(e, products) for e in observe(checked, f.steps))
         tests.append(
             ast.ScenarioTest(
                 name=f"fires {f.clause.label}",
                 name_span=NOWHERE,
-                given=given,
+                given=tuple(given),
                 expect=expects,
                 span=NOWHERE,
             )
