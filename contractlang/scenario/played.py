@@ -106,12 +106,17 @@ def game_of_weeks(checked: CheckedContract, weeks: Iterable, first_violations: t
 
 
 def summarise(sources: list[str], games: list[tuple[CheckedContract, Game]]) -> PlayCoverage:
-    """Per contract (in the order first met), how many games fired each clause."""
-    by_name: dict[str, tuple[CheckedContract, list[Game]]] = {}
+    """Per contract (in the order first met; contracts of one name with different terms apart, numbered), how
+    many games fired each clause."""
+    by_terms: dict[str, tuple[CheckedContract, list[Game]]] = {}
     for checked, game in games:
-        by_name.setdefault(checked.ir.name, (checked, []))[1].append(game)
+        by_terms.setdefault(checked.ir.model_dump_json(), (checked, []))[1].append(game)
+    names = [checked.ir.name for checked, _ in by_terms.values()]
     contracts = []
-    for name, (checked, played) in by_name.items():
+    for k, (checked, played) in enumerate(by_terms.values()):
+        name = checked.ir.name
+        if names.count(name) > 1:
+            name += f" #{names[: k + 1].count(name)}"
         rows = tuple(
             PlayedClause(
                 clause=c,

@@ -228,3 +228,19 @@ def test_coverage_over_an_experiment_performance_output(synthetic, tmp_path):
         assert c["triggered"], c
         labels = {row["clause"] for row in c["clauses"]}
         assert set(c["triggered"]) | set(c["never_triggered"]) | set(c["not_observable"]) == labels
+
+
+@pytest.mark.e2e
+def test_coverage_over_a_ctbench_sweep_keeps_contracts_of_one_name_apart(tmp_path):
+    out = tmp_path / "sweep"
+    args = ("--boards", "24", "--conditions", "prog_trading,prog_points", "--modes", "pfp", "--workers", "1")
+    done = run_cli("ctbench", "sweep", *args, "--out", out)
+    assert done.returncode == 0, done.stderr
+    found = run_cli("coverage", out, "--json")
+    assert found.returncode == 0, found.stderr
+    contracts = json.loads(found.stdout)["contracts"]
+    assert [c["games"] for c in contracts] == [1, 1] and contracts[0]["contract"] != contracts[1]["contract"]
+    kinds = [{row["key"].split(".")[0] for row in c["clauses"]} for c in contracts]
+    assert {"cover"} in kinds and {"goal"} in kinds
+    for c in contracts:
+        assert set(c["triggered"]) | set(c["never_triggered"]) == {row["clause"] for row in c["clauses"]}
