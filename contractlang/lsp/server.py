@@ -391,7 +391,9 @@ class ContractServer(LanguageServer):
         )
 
     def lsp_symbol(self, s: Symbol, lines: Lines) -> types.DocumentSymbol:
-        kind = types.SymbolKind.Module if s.kind == "contract" else types.SymbolKind.Property
+        kind = {"contract": types.SymbolKind.Module, "test": types.SymbolKind.Method}.get(
+            s.kind, types.SymbolKind.Property
+        )
         return types.DocumentSymbol(
             name=s.name,
             detail=s.detail,

@@ -218,7 +218,10 @@ def test_formatting_symbols_and_the_chip_colour_code_action():
             symbols = await s.client.text_document_document_symbol_async(
                 types.DocumentSymbolParams(text_document=s.doc(uri))
             )
-            assert [(x.name, x.detail) for x in symbols] == [("catering-env5-a", "game contractsim.catering")]
+            assert [(x.name, x.detail) for x in symbols] == [
+                ("catering-env5-a", "game contractsim.catering"),
+                ("tests for catering-env5-a", "2 tests"),
+            ]
             assert [c.name for c in symbols[0].children] == [
                 "parties",
                 "prices",
@@ -230,6 +233,9 @@ def test_formatting_symbols_and_the_chip_colour_code_action():
                 "payment deduction",
                 "rollover",
                 "on breach",
+                "test late payment breaches in week 3",
+                "test two pizzas carried, each deducted",
+                "test a third pizza short is more than rollover carries",
             ]
 
             cturi = uri_of(CTBENCH)
