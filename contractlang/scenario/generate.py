@@ -31,7 +31,7 @@ from contractlang.ir import (
 )
 from contractlang.scenario.clauses import Clause, clauses, fired
 from contractlang.scenario.run import events_of, expect_node, observe
-from contractlang.vocab import COLOURS, PAYMENT_WEEKS, SUBSTITUTION_WEIGHTS, WEEKS, Frozen
+from contractlang.vocab import COLOURS, PAYMENT_WEEKS, PRODUCTION_WEEKS, SUBSTITUTION_WEIGHTS, WEEKS, Frozen
 
 MAX_MOVES = 8  # CT-Bench sequences: every term fires within (entries + goals + end) events
 NOWHERE = Span(0, 0, 0, 0)
@@ -171,7 +171,7 @@ def dead_reason(checked: CheckedContract, clause: Clause) -> str:
         return f"it transfers {ir.points[clause.index].amount} points: nothing ever moves"
     if clause.kind == "rollover" and ir.contingencies.rollover.max_deficit == 0:
         return "max_deficit 0: no deficit can ever be carried"
-    if clause.kind == "payment_deduction":
+    if clause.kind == "payment_deduction" and not any(ir.payment(w + 1) for w in PRODUCTION_WEEKS):
         return "no shortfall is ever deducted from a payment: the payments after the production weeks are $0"
     return "no sequence of events through the monitor fires it (the search is exhaustive over its alphabet)"
 
