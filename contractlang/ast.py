@@ -210,17 +210,171 @@ class GameRef(Node):
         return ".".join(self.parts)
 
 
+# --- scenario tests ------------------------------------------------------------------
+
+
+class GivenWeek(Node):
+    """`week 1: pay $15`, `week 2: deliver pizza 1, ...`, `week 3: nothing`, `weeks 4..11: as agreed`."""
+
+    kind: Literal["given_week"] = "given_week"
+    weeks: WeekSpec
+    action: Literal["pay", "deliver", "nothing", "agreed"]
+    amount: MoneyLit | None = None
+    items: tuple[Quantity, ...] = ()
+
+
+class GivenMove(Node):
+    """`blue moves onto red tile (0,1)`."""
+
+    kind: Literal["given_move"] = "given_move"
+    player: Name
+    colour: Name
+    tile: Tile
+
+
+class GivenHolds(Node):
+    """`red holds red 14, blue 0, green 2`: the chips a player holds from here on."""
+
+    kind: Literal["given_holds"] = "given_holds"
+    player: Name
+    chips: tuple[Quantity, ...]
+
+
+class GivenGoal(Node):
+    kind: Literal["given_goal"] = "given_goal"
+    player: Name
+
+
+class GivenEnd(Node):
+    kind: Literal["given_end"] = "given_end"
+
+
+Given = Union[GivenWeek, GivenMove, GivenHolds, GivenGoal, GivenEnd]
+
+
+class ExpectBreach(Node):
+    """`breach customer week 3 by pay`."""
+
+    kind: Literal["expect_breach"] = "expect_breach"
+    party: Name
+    week: IntLit | None = None
+    clause: Name | None = None
+
+
+class ExpectNoBreach(Node):
+    """`no breach` or `no breach by supplier`."""
+
+    kind: Literal["expect_no_breach"] = "expect_no_breach"
+    party: Name | None = None
+
+
+class ExpectOwed(Node):
+    """`owed customer $25` or `owed supplier pizza 1, pasta 0, soup 0`."""
+
+    kind: Literal["expect_owed"] = "expect_owed"
+    party: Name
+    amount: MoneyLit | None = None
+    items: tuple[Quantity, ...] = ()
+
+
+class ExpectDue(Node):
+    """`due week 5 $15` or `due week 4 pizza 3, pasta 1, soup 1`."""
+
+    kind: Literal["expect_due"] = "expect_due"
+    week: IntLit
+    amount: MoneyLit | None = None
+    items: tuple[Quantity, ...] = ()
+
+
+class ExpectCarried(Node):
+    """`carried after week 4: pizza 1, pasta 0, soup 0`: the rollover memory."""
+
+    kind: Literal["expect_carried"] = "expect_carried"
+    week: IntLit
+    items: tuple[Quantity, ...]
+
+
+class ExpectTerminated(Node):
+    """`terminated week 3`, `terminated`, or `not terminated`."""
+
+    kind: Literal["expect_terminated"] = "expect_terminated"
+    week: IntLit | None = None
+    negated: bool = False
+
+
+class ExpectChip(Node):
+    """`(0,1): red pays for blue with red chip`: a coverage entry's chip transfer happened."""
+
+    kind: Literal["expect_chip"] = "expect_chip"
+    tile: Tile
+    giver: Name
+    receiver: Name
+    colour: Name | None = None
+
+
+class ExpectForfeit(Node):
+    kind: Literal["expect_forfeit"] = "expect_forfeit"
+    player: Name
+    tile: Tile | None = None
+
+
+class ExpectPoints(Node):
+    kind: Literal["expect_points"] = "expect_points"
+    giver: Name
+    amount: IntLit
+    receiver: Name
+
+
+class ExpectNothing(Node):
+    kind: Literal["expect_nothing"] = "expect_nothing"
+
+
+Expect = Union[
+    ExpectBreach,
+    ExpectNoBreach,
+    ExpectOwed,
+    ExpectDue,
+    ExpectCarried,
+    ExpectTerminated,
+    ExpectChip,
+    ExpectForfeit,
+    ExpectPoints,
+    ExpectNothing,
+]
+
+
+class ScenarioTest(Node):
+    """`test "NAME" { given { ... } expect { ... } }`."""
+
+    name: str
+    name_span: Span
+    given: tuple[Given, ...] = ()
+    given_span: Span | None = None
+    expect: tuple[Expect, ...] = ()
+    expect_span: Span | None = None
+
+
+class ScenarioSuite(Node):
+    """`tests for "CONTRACT" { test ... }`: tests kept apart from the contract they name."""
+
+    contract: str
+    contract_span: Span
+    tests: tuple[ScenarioTest, ...] = ()
+
+
 class Contract(Node):
     name: str
     name_span: Span
     game: GameRef
     clauses: tuple[Clause, ...]
+    tests: tuple[ScenarioTest, ...] = ()
 
 
 class SourceFile(Frozen):
     path: str
     contracts: tuple[Contract, ...]
     comments: tuple[Comment, ...] = ()
+    suites: tuple[ScenarioSuite, ...] = ()
 
 
 for _model in (Negate, Binary, Compare):

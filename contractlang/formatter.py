@@ -161,19 +161,113 @@ def _entry(e, order: tuple[str, ...]) -> str:
     return f"{e.trigger.value}: {e.giver.value} transfers {e.amount.value} points to {e.receiver.value}"
 
 
+def _tile(t: ast.Tile) -> str:
+    return f"({t.row.value},{t.col.value})"
+
+
+def format_given(g: ast.Given, order: tuple[str, ...] = ()) -> str:
+    """One `given` line of a scenario test."""
+    if isinstance(g, ast.GivenWeek):
+        action = {
+            "pay": lambda: f"pay {money(g.amount.value)}",
+            "deliver": lambda: f"deliver {_items(g.items, order)}",
+            "nothing": lambda: "nothing",
+            "agreed": lambda: "as agreed",
+        }[g.action]()
+        return f"{_week_spec(g.weeks)}: {action}"
+    if isinstance(g, ast.GivenMove):
+        return f"{g.player.value} moves onto {g.colour.value} tile {_tile(g.tile)}"
+    if isinstance(g, ast.GivenHolds):
+        return f"{g.player.value} holds " + ", ".join(f"{q.product.value} {q.amount.value}" for q in g.chips)
+    if isinstance(g, ast.GivenGoal):
+        return f"{g.player.value} reaches goal"
+    return "game ends"
+
+
+def format_expect(e: ast.Expect, order: tuple[str, ...] = ()) -> str:
+    """One `expect` line of a scenario test (also how a failing test spells what it got)."""
+    if isinstance(e, ast.ExpectBreach):
+        week = f" week {e.week.value}" if e.week else ""
+        return f"breach {e.party.value}{week}" + (f" by {e.clause.value}" if e.clause else "")
+    if isinstance(e, ast.ExpectNoBreach):
+        return "no breach" + (f" by {e.party.value}" if e.party else "")
+    if isinstance(e, (ast.ExpectOwed, ast.ExpectDue)):
+        head = f"owed {e.party.value}" if isinstance(e, ast.ExpectOwed) else f"due week {e.week.value}"
+        return f"{head} " + (money(e.amount.value) if e.amount else _items(e.items, order))
+    if isinstance(e, ast.ExpectCarried):
+        return f"carried after week {e.week.value}: {_items(e.items, order)}"
+    if isinstance(e, ast.ExpectTerminated):
+        return "not terminated" if e.negated else "terminated" + (f" week {e.week.value}" if e.week else "")
+    if isinstance(e, ast.ExpectChip):
+        colour = f" with {e.colour.value} chip" if e.colour else ""
+        return f"{_tile(e.tile)}: {e.giver.value} pays for {e.receiver.value}{colour}"
+    if isinstance(e, ast.ExpectForfeit):
+        return f"{e.player.value} forfeits" + (f" at {_tile(e.tile)}" if e.tile else "")
+    if isinstance(e, ast.ExpectPoints):
+        return f"{e.giver.value} transfers {e.amount.value} points to {e.receiver.value}"
+    return "nothing enforced"
+
+
+def _test(p: _Printer, t: ast.ScenarioTest, depth: int, order: tuple[str, ...]) -> None:
+    p.line(depth, f'test "{t.name}" {{', t.span.line, t.name_span.line)
+    for head, lines, span, show in (
+        ("given", t.given, t.given_span, lambda g: format_given(g, order)),
+        ("expect", t.expect, t.expect_span, lambda e: format_expect(e, order)),
+    ):
+        if head == "given" and not lines:
+            continue  # an empty `given` block means every week goes as agreed, as no block does
+        p.line(depth + 1, head + " {", span.line if span else 0, span.line if span else 0)
+        for line in lines:
+            p.line(depth + 2, show(line), line.span.line, line.span.end_line)
+        end = span.end_line if span else 0
+        p.line(depth + 1, "}", end, end, closes=True)
+    p.line(depth, "}", t.span.end_line, t.span.end_line, closes=True)
+
+
+def _contract(p: _Printer, contract: ast.Contract) -> None:
+    setting = SETTING_BY_GAME_ID.get(contract.game.game_id)
+    order = setting.products if setting else ()
+    p.line(0, f'contract "{contract.name}" {{', contract.span.line, contract.span.line)
+    p.line(1, f"game {contract.game.game_id}", contract.game.span.line, contract.game.span.end_line)
+    for clause in contract.clauses:
+        _clause(p, clause, order)
+    for test in contract.tests:
+        _test(p, test, 1, order)
+    p.line(0, "}", contract.span.end_line, contract.span.end_line, closes=True)
+
+
+def _suite(p: _Printer, suite: ast.ScenarioSuite, orders: Mapping[str, tuple[str, ...]]) -> None:
+    p.line(0, f'tests for "{suite.contract}" {{', suite.span.line, suite.contract_span.line)
+    for test in suite.tests:
+        _test(p, test, 1, orders.get(suite.contract, ()))
+    p.line(0, "}", suite.span.end_line, suite.span.end_line, closes=True)
+
+
 def format_source(file: ast.SourceFile) -> str:
-    """Canonical text of a parsed file; idempotent, comments kept."""
+    """Canonical text of a parsed file, contracts and test suites in their order; idempotent, comments kept."""
     p = _Printer(file.comments)
-    for k, contract in enumerate(file.contracts):
+    orders = {}
+    for c in file.contracts:
+        setting = SETTING_BY_GAME_ID.get(c.game.game_id)
+        orders[c.name] = setting.products if setting else ()
+    blocks = sorted((*file.contracts, *file.suites), key=lambda b: (b.span.line, b.span.column))
+    for k, block in enumerate(blocks):
         if k:
             p.line(0, "", 0, 0)
-        setting = SETTING_BY_GAME_ID.get(contract.game.game_id)
-        order = setting.products if setting else ()
-        p.line(0, f'contract "{contract.name}" {{', contract.span.line, contract.span.line)
-        p.line(1, f"game {contract.game.game_id}", contract.game.span.line, contract.game.span.end_line)
-        for clause in contract.clauses:
-            _clause(p, clause, order)
-        p.line(0, "}", contract.span.end_line, contract.span.end_line, closes=True)
+        if isinstance(block, ast.Contract):
+            _contract(p, block)
+        else:
+            _suite(p, block, orders)
+    return p.render()
+
+
+def format_tests(contract: str, tests: tuple[ast.ScenarioTest, ...], order: tuple[str, ...] = ()) -> str:
+    """Canonical text of a `tests for "CONTRACT"` block holding built tests (what `test --generate` writes)."""
+    p = _Printer(())
+    p.line(0, f'tests for "{contract}" {{', 0, 0)
+    for test in tests:
+        _test(p, test, 1, order)
+    p.line(0, "}", 0, 0, closes=True)
     return p.render()
 
 

@@ -303,3 +303,139 @@ class CheckedContract(Frozen):
 
     def span(self, key: str) -> Span:
         return self.spans.get(key) or self.spans["contract"]
+
+
+# --- scenario tests (`test "..." { given { ... } expect { ... } }`) ----------------------
+
+
+class WeekStep(Frozen):
+    """What happens in one ContractSim week: `agreed` pays or delivers exactly what is due then."""
+
+    kind: Literal["week"] = "week"
+    week: int
+    action: Literal["pay", "deliver", "nothing", "agreed"]
+    amount: int | None = None  # pay
+    items: Triple | None = None  # deliver
+
+
+class MoveStep(Frozen):
+    """A CT-Bench move attempt with the chips both players hold at that moment."""
+
+    kind: Literal["move"] = "move"
+    player: Player
+    tile: tuple[int, int]
+    tile_colour: Colour
+    holdings: tuple[tuple[int, int, int], tuple[int, int, int]]  # red's, blue's (red, blue, green chips)
+
+
+class GoalStep(Frozen):
+    kind: Literal["goal"] = "goal"
+    player: Player
+
+
+class EndStep(Frozen):
+    kind: Literal["end"] = "end"
+
+
+Step = Union[WeekStep, MoveStep, GoalStep, EndStep]
+
+
+class ExpectBreach(Frozen):
+    """`role` breached first in `week` (None: at some week), through `clause` (None: any)."""
+
+    kind: Literal["breach"] = "breach"
+    role: str
+    week: int | None = None
+    clause: str | None = None
+
+
+class ExpectNoBreach(Frozen):
+    kind: Literal["no_breach"] = "no_breach"
+    role: str | None = None
+
+
+class ExpectOwed(Frozen):
+    """What `role` still owes of its last closed week: unpaid money, or required minus credited units."""
+
+    kind: Literal["owed"] = "owed"
+    role: str
+    amount: int | None = None
+    items: Triple | None = None
+
+
+class ExpectDue(Frozen):
+    """What fell due in `week`: the payment after deduction, or the units required with carried deficits."""
+
+    kind: Literal["due"] = "due"
+    week: int
+    amount: int | None = None
+    items: Triple | None = None
+
+
+class ExpectCarried(Frozen):
+    kind: Literal["carried"] = "carried"
+    week: int
+    items: Triple
+
+
+class ExpectTerminated(Frozen):
+    kind: Literal["terminated"] = "terminated"
+    week: int | None = None
+    terminated: bool = True
+
+
+class ExpectChip(Frozen):
+    kind: Literal["chip"] = "chip"
+    tile: tuple[int, int]
+    giver: Player
+    receiver: Player
+    colour: Colour | None = None
+
+
+class ExpectForfeit(Frozen):
+    kind: Literal["forfeit"] = "forfeit"
+    player: Player
+    tile: tuple[int, int] | None = None
+
+
+class ExpectPoints(Frozen):
+    kind: Literal["points"] = "points"
+    giver: Player
+    receiver: Player
+    amount: int
+
+
+class ExpectNothing(Frozen):
+    kind: Literal["nothing"] = "nothing"
+
+
+Expectation = Union[
+    ExpectBreach,
+    ExpectNoBreach,
+    ExpectOwed,
+    ExpectDue,
+    ExpectCarried,
+    ExpectTerminated,
+    ExpectChip,
+    ExpectForfeit,
+    ExpectPoints,
+    ExpectNothing,
+]
+
+
+class ScenarioIR(Frozen):
+    """A checked scenario test: the steps that happen and what the contract is expected to say of them."""
+
+    name: str
+    contract: str
+    steps: tuple[Step, ...]
+    expects: tuple[Expectation, ...]
+
+
+class CheckedScenario(Frozen):
+    """A scenario test with where it and each of its expectations came from (failures point at them)."""
+
+    ir: ScenarioIR
+    file: str
+    span: Span
+    expect_spans: tuple[Span, ...]

@@ -239,12 +239,134 @@ class _ToAst(Transformer):
 
     def contract(self, c):
         ops = _operands(c)
+        tests = tuple(x for x in ops[2:] if isinstance(x, ast.ScenarioTest))
+        clauses = tuple(x for x in ops[2:] if not isinstance(x, ast.ScenarioTest))
         return _node(
-            ast.Contract, c, name=str(ops[0])[1:-1], name_span=_span_of(ops[0]), game=ops[1], clauses=tuple(ops[2:])
+            ast.Contract,
+            c,
+            name=str(ops[0])[1:-1],
+            name_span=_span_of(ops[0]),
+            game=ops[1],
+            clauses=clauses,
+            tests=tests,
         )
+
+    # scenario tests
+    def act_pay(self, c):
+        return _node(_Action, c, action="pay", amount=c[1])
+
+    def act_deliver(self, c):
+        return _node(_Action, c, action="deliver", items=tuple(_operands(c)))
+
+    def act_nothing(self, c):
+        return _node(_Action, c, action="nothing")
+
+    def act_agreed(self, c):
+        return _node(_Action, c, action="agreed")
+
+    def given_week(self, c):
+        act = c[2]
+        return _node(ast.GivenWeek, c, weeks=c[0], action=act.action, amount=act.amount, items=act.items)
+
+    def given_move(self, c):
+        ops = _operands(c)
+        return _node(ast.GivenMove, c, player=_name(ops[0]), colour=_name(ops[1]), tile=ops[2])
+
+    def given_holds(self, c):
+        ops = _operands(c)
+        return _node(ast.GivenHolds, c, player=_name(ops[0]), chips=tuple(ops[1:]))
+
+    def given_goal(self, c):
+        return _node(ast.GivenGoal, c, player=_name(c[0]))
+
+    def given_end(self, c):
+        return _node(ast.GivenEnd, c)
+
+    def given_block(self, c):
+        return _node(_Block, c, lines=tuple(x for x in c if not isinstance(x, Token)))
+
+    def expect_block(self, c):
+        return _node(_Block, c, lines=tuple(x for x in c if not isinstance(x, Token)))
+
+    def expect_breach(self, c):
+        week = next((x for x in c if isinstance(x, ast.IntLit)), None)
+        clause = _name(c[-1]) if len(c) > 2 and str(c[-2]) == "by" else None
+        return _node(ast.ExpectBreach, c, party=_name(c[1]), week=week, clause=clause)
+
+    def expect_no_breach(self, c):
+        return _node(ast.ExpectNoBreach, c, party=_name(c[3]) if len(c) > 3 else None)
+
+    def expect_owed(self, c):
+        money = next((x for x in c if isinstance(x, ast.MoneyLit)), None)
+        items = tuple(x for x in c if isinstance(x, ast.Quantity))
+        return _node(ast.ExpectOwed, c, party=_name(c[1]), amount=money, items=items)
+
+    def expect_due(self, c):
+        money = next((x for x in c if isinstance(x, ast.MoneyLit)), None)
+        items = tuple(x for x in c if isinstance(x, ast.Quantity))
+        return _node(ast.ExpectDue, c, week=c[2], amount=money, items=items)
+
+    def expect_carried(self, c):
+        items = tuple(x for x in c if isinstance(x, ast.Quantity))
+        return _node(ast.ExpectCarried, c, week=c[3], items=items)
+
+    def expect_terminated(self, c):
+        return _node(ast.ExpectTerminated, c, week=c[2] if len(c) > 2 else None)
+
+    def expect_not_terminated(self, c):
+        return _node(ast.ExpectTerminated, c, negated=True)
+
+    def expect_chip(self, c):
+        ops = _operands(c)
+        colour = _name(ops[3]) if len(ops) > 3 else None
+        return _node(ast.ExpectChip, c, tile=c[0], giver=_name(ops[1]), receiver=_name(ops[2]), colour=colour)
+
+    def expect_forfeit(self, c):
+        tile = c[-1] if isinstance(c[-1], ast.Tile) else None
+        return _node(ast.ExpectForfeit, c, player=_name(c[0]), tile=tile)
+
+    def expect_points(self, c):
+        ops = _operands(c)
+        return _node(ast.ExpectPoints, c, giver=_name(ops[0]), amount=ops[1], receiver=_name(ops[2]))
+
+    def expect_nothing(self, c):
+        return _node(ast.ExpectNothing, c)
+
+    def test_case(self, c):
+        blocks = [x for x in c if isinstance(x, _Block)]
+        given = blocks[0] if len(blocks) == 2 else None
+        expect = blocks[-1]
+        return _node(
+            ast.ScenarioTest,
+            c,
+            name=str(c[1])[1:-1],
+            name_span=_span_of(c[1]),
+            given=given.lines if given else (),
+            given_span=given.span if given else None,
+            expect=expect.lines,
+            expect_span=expect.span,
+        )
+
+    def test_suite(self, c):
+        tests = tuple(x for x in c if isinstance(x, ast.ScenarioTest))
+        return _node(ast.ScenarioSuite, c, contract=str(c[2])[1:-1], contract_span=_span_of(c[2]), tests=tests)
 
     def start(self, c):
         return tuple(c)
+
+
+class _Action(ast.Node):
+    """What a `given` week line says happens, before the line is built."""
+
+    action: str
+    amount: ast.MoneyLit | None = None
+    items: tuple[ast.Quantity, ...] = ()
+
+
+class _Block(ast.Node):
+    """A `given { ... }` or `expect { ... }` block's lines, before the test that holds it is built."""
+
+    lines: tuple = ()
 
 
 class _MinimumBlock(ast.Node):
@@ -386,11 +508,13 @@ def _syntax_diagnostic(err: UnexpectedInput, text: str, path: str) -> Diagnostic
             hint="expected " + _expected_words(acceptable),
         )
     hint = "expected " + _expected_words(acceptable)
-    if tok.type == "NAME":
+    # lark's fallback lexer may read a keyword out of place as a NAME once the grammar has many keywords
+    keyword = tok.type != "NAME" or f"'{tok}'" in _terminal_words().values()
+    if not keyword:
         hint = _keyword_suggestion(str(tok), acceptable) + hint
     if str(tok) == "." and tok.column > 1 and text.splitlines()[tok.line - 1][tok.column - 2].isdigit():
         hint += "; amounts are whole numbers (no cents)"
-    elif "RBRACE" in acceptable and tok.type != "NAME":
+    elif "RBRACE" in acceptable and keyword:
         unclosed = _unclosed_block(text, tok.start_pos)
         if unclosed is not None:
             hint += f"; is the '}}' closing `{unclosed[2]}` (line {unclosed[0]}) missing?"
@@ -447,13 +571,15 @@ def parse(source: str | bytes, path: str = "<input>") -> ast.SourceFile:
     """Parse contract source text into a `SourceFile`; raises `ContractError` on a syntax error."""
     text = decode_source(source, path) if isinstance(source, bytes) else source
     try:
-        contracts = _lark().parse(text)
+        top = _lark().parse(text)
     except UnexpectedInput as err:
         raise ContractError([_syntax_diagnostic(err, text, path)]) from None
+    contracts = tuple(x for x in top if isinstance(x, ast.Contract))
     deep = _too_deep(_asserted(contracts), path)
     if deep is not None:
         raise ContractError([deep])
-    return ast.SourceFile(path=path, contracts=contracts, comments=_comments(text))
+    suites = tuple(x for x in top if isinstance(x, ast.ScenarioSuite))
+    return ast.SourceFile(path=path, contracts=contracts, comments=_comments(text), suites=suites)
 
 
 def parse_expression(text: str, path: str = "<expression>") -> ast.Expr:

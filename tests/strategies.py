@@ -14,14 +14,28 @@ from contractlang.ir import (
     CoverageTerm,
     CTBenchIR,
     DeductionTerms,
+    EndStep,
+    ExpectBreach,
+    ExpectCarried,
+    ExpectChip,
+    ExpectDue,
+    ExpectForfeit,
+    ExpectNoBreach,
+    ExpectNothing,
+    ExpectOwed,
+    ExpectPoints,
+    ExpectTerminated,
+    GoalStep,
     Lit,
+    MoveStep,
     Neg,
     PointsTerm,
     Ref,
     RolloverTerms,
     SubstitutionTerms,
+    WeekStep,
 )
-from contractlang.vocab import SETTINGS
+from contractlang.vocab import PAYMENT_WEEKS, SETTINGS
 
 # names never hold control or format characters: the checker refuses them (E107)
 label_text = st.text(
@@ -133,3 +147,131 @@ def ctbench_irs(draw):
 
 
 contract_irs = st.one_of(contractsim_irs(), ctbench_irs())
+
+
+# --- scenario tests beside a contract -------------------------------------------------
+
+
+def _weeks_of(ir: ContractSimIR, draw) -> list:
+    g = ir.setting_info.granularity
+    weeks = sorted(draw(st.sets(st.integers(1, 11), max_size=5)))
+    steps = []
+    for w in weeks:
+        kind = draw(st.sampled_from(["own", "nothing", "agreed"]))
+        if kind != "own":
+            steps.append(WeekStep(week=w, action=kind))
+        elif w in PAYMENT_WEEKS:
+            steps.append(WeekStep(week=w, action="pay", amount=draw(st.integers(0, 60)) * g))
+        else:
+            steps.append(WeekStep(week=w, action="deliver", items=draw(st.tuples(quantity, quantity, quantity))))
+    return steps
+
+
+@st.composite
+def _contractsim_expectations(draw, ir: ContractSimIR, horizon: int):
+    g = ir.setting_info.granularity
+    roles = st.sampled_from(["customer", "supplier"])
+    c = ir.contingencies
+    choices = [
+        st.builds(ExpectNoBreach, role=st.one_of(st.none(), roles)),
+        st.builds(ExpectOwed, role=st.just("customer"), amount=st.integers(0, 60).map(lambda v: v * g)),
+        st.builds(ExpectOwed, role=st.just("supplier"), items=st.tuples(quantity, quantity, quantity)),
+        st.just(ExpectTerminated(terminated=False)),
+    ]
+    weeks = [w for w in range(1, horizon + 1)]
+    customer_weeks = [w for w in weeks if w in PAYMENT_WEEKS]
+    supplier_weeks = [w for w in weeks if w not in PAYMENT_WEEKS]
+    clauses = ["deliver"] + [k for k in ("substitution", "payment_deduction", "rollover") if getattr(c, k)]
+    if customer_weeks:
+        choices.append(
+            st.builds(
+                ExpectBreach, role=st.just("customer"), week=st.sampled_from(customer_weeks), clause=st.just("pay")
+            )
+        )
+        choices.append(
+            st.builds(ExpectDue, week=st.sampled_from(customer_weeks), amount=st.integers(0, 9).map(lambda v: v * g))
+        )
+    if supplier_weeks:
+        choices.append(
+            st.builds(
+                ExpectBreach,
+                role=st.just("supplier"),
+                week=st.one_of(st.none(), st.sampled_from(supplier_weeks)),
+                clause=st.one_of(st.none(), st.sampled_from(clauses)),
+            )
+        )
+        choices.append(
+            st.builds(ExpectDue, week=st.sampled_from(supplier_weeks), items=st.tuples(quantity, quantity, quantity))
+        )
+        if c.rollover:
+            choices.append(
+                st.builds(
+                    ExpectCarried, week=st.sampled_from(supplier_weeks), items=st.tuples(quantity, quantity, quantity)
+                )
+            )
+    if c.grim_trigger:
+        choices.append(st.builds(ExpectTerminated, week=st.one_of(st.none(), st.sampled_from(weeks))))
+    return draw(st.lists(st.one_of(choices), min_size=1, max_size=4))
+
+
+_holdings = st.tuples(quantity, quantity, quantity)
+
+
+@st.composite
+def _ctbench_scenario(draw, ir: CTBenchIR):
+    steps = []
+    for _ in range(draw(st.integers(0, 4))):
+        steps.append(
+            draw(
+                st.one_of(
+                    st.builds(
+                        MoveStep,
+                        player=players,
+                        tile=st.tuples(st.integers(0, 3), st.integers(0, 3)),
+                        tile_colour=st.sampled_from(["red", "blue", "green"]),
+                        holdings=st.tuples(_holdings, _holdings),
+                    ),
+                    st.builds(GoalStep, player=players),
+                    st.just(EndStep()),
+                )
+            )
+        )
+    choices = [st.just(ExpectNothing()), st.builds(ExpectForfeit, player=players, tile=st.none())]
+    for entry in ir.coverage:
+        choices.append(
+            st.just(ExpectChip(tile=entry.tile, giver=entry.giver, receiver=entry.receiver, colour=entry.colour))
+        )
+    for p in ir.points:
+        choices.append(st.just(ExpectPoints(giver=p.giver, receiver=p.receiver, amount=p.amount)))
+    return steps, draw(st.lists(st.one_of(choices), min_size=1, max_size=3))
+
+
+@st.composite
+def contracts_with_tests(draw):
+    """A contract's syntax tree holding scenario tests that type-check against it (`given` steps and `expect` lines
+    drawn from what the game can produce and the clauses the contract has)."""
+    from contractlang import ast
+    from contractlang.scenario.generate import given_nodes
+    from contractlang.scenario.run import expect_node
+
+    ir = draw(contract_irs)
+    products = ir.setting_info.products if isinstance(ir, ContractSimIR) else ()
+    tests = []
+    for k in range(draw(st.integers(1, 3))):
+        if isinstance(ir, ContractSimIR):
+            steps = _weeks_of(ir, draw)
+            horizon = steps[-1].week if steps else 11
+            expects = draw(_contractsim_expectations(ir, horizon))
+        else:
+            steps, expects = draw(_ctbench_scenario(ir))
+        nowhere = build.NOWHERE
+        tests.append(
+            ast.ScenarioTest(
+                name=f"t{k}",
+                name_span=nowhere,
+                given=tuple(g for s in steps for g in given_nodes(s, products)),
+                expect=tuple(expect_node(e, products) for e in expects),
+                span=nowhere,
+            )
+        )
+    return build.from_ir(ir).model_copy(update={"tests": tuple(tests)})

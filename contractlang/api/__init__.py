@@ -34,6 +34,7 @@ HOMES = {
     **dict.fromkeys(("fmt", "load_one", "render", "solve", "trace", "translate", "verify", "verify_all"), "language"),
     **dict.fromkeys(("metrics", "seal", "synth"), "experiments"),
     **dict.fromkeys(("Played", "game_for", "load_game", "play"), "play"),
+    **dict.fromkeys(("coverage", "generate_tests", "test"), "tests"),
     **dict.fromkeys(TYPES, "types"),
     **dict.fromkeys(("Agent", "AgentError", "Seat", "register_agent"), "games.agents"),
 }

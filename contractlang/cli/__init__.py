@@ -19,6 +19,7 @@ from contractlang.cli import (  # noqa: E402,F401,I001
     language,
     lsp,
     play,
+    scenario,
     solve,
     verify,
     view,

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 
-from contractlang import ast
+from contractlang import ast, check_source
 from contractlang.checker import CheckResult, check, check_board
 from contractlang.diagnostics import ContractError, Diagnostic, Span
+from contractlang.files import FileError, read_capped
 from contractlang.ir import CheckedContract
 from contractlang.lsp.text import Position, span_contains
 from contractlang.parser import parse
@@ -56,6 +58,15 @@ class Analysis(Frozen):
             return None
         return next((c for c in self.tree.contracts if c.span.line <= line <= c.span.end_line), None)
 
+    def test_at(self, line: int) -> ast.ScenarioTest | None:
+        """The scenario test whose text holds 1-based `line`, in a contract or a `tests for` block."""
+        return next((t for t in self.tests() if t.span.line <= line <= t.span.end_line), None)
+
+    def tests(self) -> list[ast.ScenarioTest]:
+        if self.tree is None:
+            return []
+        return [t for block in (*self.tree.contracts, *self.tree.suites) for t in block.tests]
+
 
 def too_large(source: str, path: str) -> Diagnostic:
     return Diagnostic(
@@ -88,6 +99,8 @@ def analyse(source: str, path: str, board: Board | None = None, previous: Analys
         result = CheckResult(contracts=(), diagnostics=tuple(err.diagnostics))
         return Analysis(source=source, tree=None, result=result, board=board, diagnostics=result.diagnostics)
     result = check(tree)
+    if result.unresolved:  # `tests for` a contract of another file: the folder's contract files have it
+        result = check(tree, sibling_contracts(path))
     found = list(result.diagnostics)
     if board is not None:
         for checked in result.contracts:
@@ -104,6 +117,7 @@ def parse_by_contract(source: str, path: str, known: Pieces) -> tuple[ast.Source
     """
     pieces: Pieces = {}
     contracts: list[ast.Contract] = []
+    suites: list[ast.ScenarioSuite] = []
     comments: list[ast.Comment] = []
     line = column = 1
     for text in _pieces(source):
@@ -114,10 +128,29 @@ def parse_by_contract(source: str, path: str, known: Pieces) -> tuple[ast.Source
             return parse(source, path), {}
         pieces[key] = part
         contracts += part.contracts
+        suites += part.suites
         comments += part.comments
         breaks = text.count("\n")
         line, column = line + breaks, (len(text) - text.rfind("\n") if breaks else column + len(text))
-    return ast.SourceFile(path=path, contracts=tuple(contracts), comments=tuple(comments)), pieces
+    tree = ast.SourceFile(path=path, contracts=tuple(contracts), comments=tuple(comments), suites=tuple(suites))
+    return tree, pieces
+
+
+def sibling_contracts(path: str) -> dict[str, CheckedContract]:
+    """The contracts of the other `.contract` files in the folder of `path` (a test file's contract is there)."""
+    here = Path(path)
+    found: dict[str, CheckedContract] = {}
+    if not here.is_absolute() or not here.parent.is_dir():
+        return found
+    for other in sorted(here.parent.glob("*.contract")):
+        if other != here and other.is_file():
+            try:
+                data = read_capped(other, MAX_LIVE_CHARS)
+            except (OSError, FileError):
+                continue
+            for checked in check_source(data, str(other)).contracts:
+                found.setdefault(checked.ir.name, checked)
+    return found
 
 
 def _pieces(source: str) -> list[str]:

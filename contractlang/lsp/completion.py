@@ -26,7 +26,7 @@ _PARTIAL_WORD = re.compile(r"[A-Za-z0-9_.-]*\Z")
 # Longer than any keyword, game ID or name of a vocabulary: the word being typed is looked for only this far
 # back, so a run of thousands of word characters costs no more than a short one (the search is quadratic in it).
 MAX_WORD_CHARS = 64
-# Completion reads from the last contract's start: `start: contract*` makes that a valid place to begin, so a
+# Completion reads from the last contract's start: `start: (contract | test_suite)*` makes that a valid place to begin, so a
 # long file costs no more than its last contract.
 _CONTRACT_START = re.compile(r"^[ \t]*contract\b", re.MULTILINE)
 _PRODUCT_BLOCKS = ("prices", "deliver", "substitution", "payment_deduction", "price")

@@ -31,8 +31,42 @@ class Hover(Frozen):
     range: Range
 
 
+EXPECTATIONS = {
+    ast.ExpectBreach: "the first breach of that party: its week and, after `by`, the clause it broke",
+    ast.ExpectNoBreach: "no breach (by anyone, or by the party named)",
+    ast.ExpectOwed: "what the party still owes of its last closed week: unpaid money, or units short",
+    ast.ExpectDue: "what fell due in the week: the payment after deduction, or the units required",
+    ast.ExpectCarried: "the deficits rollover carries out of the week",
+    ast.ExpectTerminated: "whether `on breach: terminate` ended the engagement, and in which week",
+    ast.ExpectChip: "a chip transfer a cover entry made",
+    ast.ExpectForfeit: "a forfeit: the giver lacked the chip an entry needed",
+    ast.ExpectPoints: "points an `on goal` entry moved at the game's end",
+    ast.ExpectNothing: "no enforcement at all",
+}
+
+
+def _test_hover(test: ast.ScenarioTest, pos: Position) -> Hover | None:
+    """A scenario test's name, or one of its expectations: what it checks, and how to run it."""
+    for e in test.expect:
+        if e.span.line <= pos.line + 1 <= e.span.end_line:
+            return Hover(markdown=f"**expect**: {EXPECTATIONS[type(e)]}.", range=span_range(e.span))
+    if test.name_span.line == pos.line + 1:
+        steps = len(test.given)
+        text = (
+            f"**Scenario test** “{test.name}”: {steps} `given` line{'s' * (steps != 1)}, "
+            f"{len(test.expect)} expectation{'s' * (len(test.expect) != 1)}; weeks it leaves out go as agreed. "
+            f'Run it with the code lens, or `contractlang test FILE --name "{test.name}"`.'
+        )
+        return Hover(markdown=text, range=span_range(test.name_span))
+    return None
+
+
 def hover(analysis: Analysis, pos: Position) -> Hover | None:
     """The hover for the innermost meaningful node at `pos`, or None where there is nothing to say."""
+    test = analysis.test_at(pos.line + 1)
+    found = _test_hover(test, pos) if test is not None else None
+    if found is not None:
+        return found
     contract = analysis.contract_at(pos.line + 1)
     if contract is None:
         return None

@@ -47,6 +47,7 @@ from contractlang.lsp.completion import Completion, complete
 from contractlang.lsp.hover import hover
 from contractlang.lsp.stdio import Frames, Output
 from contractlang.lsp.symbols import Symbol, document_symbols
+from contractlang.lsp.tests import RUN_TEST_COMMAND, run_named_test, test_lenses
 from contractlang.lsp.text import (
     ChangesRefused,
     Lines,
@@ -390,7 +391,9 @@ class ContractServer(LanguageServer):
         )
 
     def lsp_symbol(self, s: Symbol, lines: Lines) -> types.DocumentSymbol:
-        kind = types.SymbolKind.Module if s.kind == "contract" else types.SymbolKind.Property
+        kind = {"contract": types.SymbolKind.Module, "test": types.SymbolKind.Method}.get(
+            s.kind, types.SymbolKind.Property
+        )
         return types.DocumentSymbol(
             name=s.name,
             detail=s.detail,
@@ -609,6 +612,32 @@ async def verify_command(ls: ContractServer, *arguments) -> list[dict]:
     return [s.model_dump() for s in result.summaries]
 
 
+async def on_code_lens(ls: ContractServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+    uri = params.text_document.uri
+    snap = await ls.snapshot(uri)
+    return [
+        types.CodeLens(
+            range=ls.lsp_range(snap.lines, lens.range),
+            command=types.Command(title=lens.title, command=RUN_TEST_COMMAND, arguments=[uri, lens.test]),
+        )
+        for lens in test_lenses(snap.analysis)
+    ]
+
+
+async def run_test_command(ls: ContractServer, *arguments) -> dict:
+    """`contractlang.runTest [uri, name]`: run one scenario test of the document; its outcome, also shown."""
+    if len(arguments) < 2 or not all(isinstance(a, str) for a in arguments[:2]):
+        raise ValueError("contractlang.runTest takes the document's URI and the test's name")
+    uri, name = arguments[0], arguments[1]
+    snap = await ls.snapshot(uri)
+    loop = asyncio.get_running_loop()
+    outcome = await loop.run_in_executor(ls.checking, run_named_test, snap.analysis, _path(uri), name)
+    summary = f"test {name!r}: " + ("passed" if outcome["passed"] else "FAILED\n" + "\n".join(outcome["failures"]))
+    kind = types.MessageType.Info if outcome["passed"] else types.MessageType.Error
+    ls.window_show_message(types.ShowMessageParams(type=kind, message=summary))
+    return outcome
+
+
 def build_server(
     verify: Verify | None = None, board_colours: BoardColours | None = None, debounce: float = DEBOUNCE_S
 ) -> ContractServer:
@@ -628,6 +657,8 @@ def build_server(
         types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix])
     )(on_code_action)
     ls.command(VERIFY_COMMAND)(verify_command)
+    ls.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))(on_code_lens)
+    ls.command(RUN_TEST_COMMAND)(run_test_command)
     return ls
 
 

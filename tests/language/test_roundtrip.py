@@ -1,13 +1,14 @@
-"""parse ∘ format is the identity on IR, and format is idempotent (issue #2, item 5)."""
+"""parse ∘ format is the identity on IR, scenario tests included, and format is idempotent."""
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contractlang import check_source
-from contractlang.formatter import format_ir, format_source
+from contractlang import ast, check_source
+from contractlang.checker import check
+from contractlang.formatter import format_contracts, format_ir, format_source, format_tests
 from contractlang.parser import parse
 from tests.helpers import EXAMPLES as EXAMPLES_DIR
-from tests.strategies import contract_irs, contractsim_irs
+from tests.strategies import contract_irs, contracts_with_tests, contractsim_irs
 
 EXAMPLES = sorted(EXAMPLES_DIR.glob("*.contract"))
 
@@ -99,3 +100,25 @@ def test_comments_survive_and_formatting_is_idempotent(ir, notes, rng):
     assert kept.count("//") == len(notes)
     for note in notes:
         assert note.strip() in kept
+
+
+def _scenarios(result):
+    return [s.ir for s in result.scenarios]
+
+
+@settings(max_examples=150, deadline=None)
+@given(contracts_with_tests())
+def test_parse_format_is_identity_on_scenario_tests(contract):
+    """Tests inside the contract, and the same tests in a `tests for` block: the same checked scenarios."""
+    built = check(ast.SourceFile(path="<built>", contracts=(contract,)))
+    assert built.ok, built.diagnostics
+    text = format_contracts(contract)
+    assert format_source(parse(text)) == text
+    result = check_source(text, "<roundtrip>")
+    assert result.ok, "\n".join(d.render(text) for d in result.diagnostics)
+    assert _scenarios(result) == _scenarios(built) and len(result.scenarios) == len(contract.tests)
+    apart = (
+        format_contracts(contract.model_copy(update={"tests": ()})) + "\n" + format_tests(contract.name, contract.tests)
+    )
+    assert format_source(parse(apart)) == apart
+    assert _scenarios(check_source(apart, "<roundtrip>")) == _scenarios(built)

@@ -173,6 +173,7 @@ def test_completion_offers_keywords_names_and_weeks_of_the_right_kind():
                 "prices",
                 "rollover",
                 "substitution",
+                "test",  # a scenario test may follow the clauses
             }
             assert await labels(s, head + "  deliver {\n    ") == ["week", "weeks"]
             assert await labels(s, head + "  deliver {\n    weeks 2, ") == ["2", "4", "6", "8", "10"]
@@ -217,7 +218,10 @@ def test_formatting_symbols_and_the_chip_colour_code_action():
             symbols = await s.client.text_document_document_symbol_async(
                 types.DocumentSymbolParams(text_document=s.doc(uri))
             )
-            assert [(x.name, x.detail) for x in symbols] == [("catering-env5-a", "game contractsim.catering")]
+            assert [(x.name, x.detail) for x in symbols] == [
+                ("catering-env5-a", "game contractsim.catering"),
+                ("tests for catering-env5-a", "2 tests"),
+            ]
             assert [c.name for c in symbols[0].children] == [
                 "parties",
                 "prices",
@@ -229,6 +233,9 @@ def test_formatting_symbols_and_the_chip_colour_code_action():
                 "payment deduction",
                 "rollover",
                 "on breach",
+                "test late payment breaches in week 3",
+                "test two pizzas carried, each deducted",
+                "test a third pizza short is more than rollover carries",
             ]
 
             cturi = uri_of(CTBENCH)
@@ -315,7 +322,7 @@ def test_hostile_documents_and_requests_never_stop_the_server():
             for version, end in enumerate(range(0, len(example), 97), start=2):
                 s.replace(cut, example[:end], version)
             last = version + 1
-            s.replace(cut, example[: len(example) // 2], last)
+            s.replace(cut, example[: example.rindex("\n", 0, len(example) // 2)], last)  # cut at a line's end
             half = await s.diagnostics(cut, last)
             assert [d.code for d in half] == ["E001"] and "unexpected end of file" in half[0].message
             assert not [p for p in s.published if p.uri == cut and 1 < p.version < last], "edits were debounced"
@@ -467,3 +474,49 @@ def test_lsp_command_refuses_a_bad_option_in_one_line():
         proc = run_cli("lsp", "--debounce-ms", value, cwd=ROOT)
         assert proc.returncode == 2 and "debounce" in proc.stderr and "Traceback" not in proc.stderr
         assert proc.stdout == ""  # stdout belongs to the protocol
+
+
+def test_a_code_lens_runs_one_scenario_test_and_tests_are_checked_and_explained():
+    text = EXAMPLE.read_text()
+
+    async def go():
+        async with session() as s:
+            uri = uri_of(EXAMPLE)
+            s.open(uri, text)
+            assert await s.diagnostics(uri, 1) == []
+            lenses = await s.client.text_document_code_lens_async(types.CodeLensParams(text_document=s.doc(uri)))
+            names = [lens.command.arguments[1] for lens in lenses]
+            assert names[:3] == [
+                "late payment breaches in week 3",
+                "two pizzas carried, each deducted",
+                "a third pizza short is more than rollover carries",
+            ]
+            first = lenses[0]
+            assert first.range.start == where(text, '"late payment')
+            assert first.command.command == "contractlang.runTest" and first.command.arguments[0] == uri
+            outcome = await s.client.workspace_execute_command_async(
+                types.ExecuteCommandParams(command=first.command.command, arguments=first.command.arguments)
+            )
+            assert outcome["passed"] is True and "on_breach" in outcome["fired"]
+            # the test now pays in full: the lens's run fails at the expectation, file:line:col
+            s.replace(uri, text.replace("week 3: pay $0", "week 3: pay $25"), 2)
+            assert await s.diagnostics(uri, 2) == []
+            outcome = await s.client.workspace_execute_command_async(
+                types.ExecuteCommandParams(command=first.command.command, arguments=first.command.arguments)
+            )
+            at = where(text, "breach customer week 3")
+            assert outcome["passed"] is False
+            assert outcome["failures"][0].startswith(
+                f"{EXAMPLE}:{at.line + 1}:{at.character + 1}: expected breach customer week 3 by pay, got no breach"
+            )
+            assert s.messages[-1].type == types.MessageType.Error
+            # a test the contract cannot mean is a diagnostic at its span; hover explains an expectation
+            s.replace(uri, text.replace("breach customer week 3 by pay", "breach customer week 3 by substitution"), 3)
+            (problem,) = await s.diagnostics(uri, 3)
+            assert problem.code == "E806" and problem.range.start == where(text, "by pay", 3)
+            s.replace(uri, text, 4)
+            assert await s.diagnostics(uri, 4) == []
+            shown = await hover_text(s, uri, where(text, "owed customer"))
+            assert shown.startswith("**expect**: what the party still owes")
+
+    run(go())

@@ -1,0 +1,134 @@
+"""Scenario tests, clause coverage and generated tests: the verbs behind `contractlang test` and `coverage`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from contractlang.files import RECORD_CHECK, FileError, parse_json, read_capped, read_lines_capped, write_atomically
+from contractlang.ir import CTBenchIR
+from contractlang.scenario.generate import Dead, Found, generate, test_source
+from contractlang.scenario.played import PlayCoverage, checked_ir, game_of_events, game_of_log, game_of_weeks, summarise
+from contractlang.scenario.suite import TestReport, load, run_tests
+from contractlang.vocab import Frozen
+
+
+def test(paths=(".",), coverage: bool = False, only: str | None = None) -> TestReport:
+    """Run every scenario test in the `.contract` files under `paths` through the monitor the games use; with
+    `coverage`, which tests fired each clause and which clauses no event sequence can fire."""
+    return run_tests([paths] if isinstance(paths, (str, Path)) else list(paths), coverage=coverage, only=only)
+
+
+class Generated(Frozen):
+    """The tests `generate_tests` wrote (one file per contract) and the clauses found dead."""
+
+    written: tuple[str, ...]
+    found: tuple[Found, ...]
+    dead: tuple[Dead, ...]
+
+
+def generate_tests(contract: str | Path, write: bool = True) -> Generated:
+    """For each clause of the contracts in `contract` that no test in its folder fires, a shortest shrunk event
+    sequence that fires it, written as `tests for` blocks to `STEM.generated.contract` beside it (`contractlang
+    test` on the folder finds them); a clause no sequence fires is reported dead with the reason."""
+    path = Path(contract)
+    report = run_tests([path.parent])
+    if report.diagnostics:
+        from contractlang.diagnostics import ContractError
+
+        raise ContractError(list(report.diagnostics))
+    loaded = load([path])
+    mine = [c for c in loaded.contracts.values() if Path(c.file) == path]
+    if not mine:
+        raise FileError(f"{path}: holds no contract")
+    all_found, all_dead, blocks = [], [], []
+    for checked in mine:
+        covered = {k for r in report.results if r.contract == checked.ir.name for k in r.fired}
+        found, dead = generate(checked, covered)
+        all_found.extend(found)
+        all_dead.extend(dead)
+        if found:
+            blocks.append(test_source(checked, found))
+    written = []
+    if write and blocks:
+        out = path.with_name(path.name.removesuffix(".contract") + ".generated.contract")
+        header = (
+            f"// Tests written by `contractlang test --generate {path.name}`: one per clause no other test fired.\n"
+        )
+        write_atomically(out, header + "\n".join(blocks))
+        written.append(str(out))
+    return Generated(written=tuple(written), found=tuple(all_found), dead=tuple(all_dead))
+
+
+def coverage(path: str | Path) -> PlayCoverage:
+    """Which clauses agents triggered in the games under `path`: `run --log` files, and the game records of
+    `experiment performance`/`rational` and `ctbench sweep` outputs (their `.jsonl` stores)."""
+    from games.contractsim.experiments import RationalRecord
+    from games.contractsim.performance import PerformanceRecord
+    from games.ctbench.play import GameRecord
+
+    root = Path(path)
+    files = sorted(root.rglob("*.jsonl")) if root.is_dir() else [root]
+    sources, games = [], []
+    for file in files:
+        raw = read_capped(file)
+        logged = game_of_log(raw, str(file))
+        if logged is not None:
+            sources.append(str(file))
+            games.append(logged)
+            continue
+        found = False
+        for line in read_lines_capped(file):
+            try:
+                data = parse_json(line)
+            except ValueError:
+                break
+            if not isinstance(data, dict):
+                break
+            data.pop(RECORD_CHECK, None)
+            record = next(
+                (r for r in (_try(t, data) for t in (PerformanceRecord, RationalRecord, GameRecord)) if r), None
+            )
+            if record is None:
+                break
+            found = True
+            games.extend(_games_of(record))
+        if found:
+            sources.append(str(file))
+    if not sources:
+        raise FileError(f"{path}: holds no game log or game record (run --log files, experiment or sweep outputs)")
+    return summarise(sources, games)
+
+
+def _try(model, data):
+    try:
+        return model.model_validate(data)
+    except ValueError:
+        return None
+
+
+def _games_of(record) -> list:
+    from contractlang.interpreter import Rules
+    from contractlang.interpreter.events import monitor_events
+
+    if hasattr(record, "board_id"):  # a CT-Bench game
+        if not record.contract_terms:
+            return []
+        checked = checked_ir(CTBenchIR.from_terms_json(record.contract_terms))
+        events = list(enumerate(monitor_events(record.log), start=1))
+        return [(checked, game_of_events(checked, events, "<record>", rules=Rules.named(record.rules)))]
+    runs = list(record.runs) if hasattr(record, "runs") else [record.run]  # rational: nine games
+    ir = record.job.contract
+    out = []
+    for run in runs:
+        checked = checked_ir(ir)
+        if run.log:
+            events = list(enumerate(monitor_events(run.log), start=1))
+            out.append((checked, game_of_events(checked, events, "<record>", floors=run.floors)))
+        else:
+            out.append(
+                (
+                    checked,
+                    game_of_weeks(checked, run.weeks, (run.customer_first_violation, run.supplier_first_violation)),
+                )
+            )
+    return out

@@ -1,0 +1,1 @@
+"""Scenario tests of contracts: running them through the monitor, clause coverage, and generated tests."""
