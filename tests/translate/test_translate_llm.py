@@ -159,7 +159,7 @@ def test_rules_backend_is_the_offline_default(tmp_path):
     assert out["backend"] == "rules" and out["missing"] == ["no payment for week 11"] and out["terms"] is None
     assert proc.stderr == ""  # under --json the object names its backend
     told = run_cli("translate", ROOT / "tests/nl/i2-no-final-payment.txt", "--cache", tmp_path / "c.sqlite")
-    assert "rules/rules-v5 (offline: no LLM)" in told.stderr.splitlines()[0]
+    assert "rules/rules-v6 (offline: no LLM)" in told.stderr.splitlines()[0]
     unwritable = run_cli(
         "translate",
         ROOT / "tests/nl/01-plain-lists.txt",
@@ -432,3 +432,30 @@ def test_a_translation_that_does_not_check_shows_each_diagnostic_with_caret_and_
     )
     assert "<translation>:3:29: error[E302]: price of conference_room $150 is not a multiple of $100" in proc.stderr
     assert "\n                                ^^^^\n" in proc.stderr and "hint: Hotel Cleaning amounts" in proc.stderr
+
+
+def test_a_term_the_model_says_it_cannot_express_is_a_missing_line_through_the_cli(tmp_path):
+    """The model lists what the language cannot express after its block; the verdict is parse-incomplete, not
+    ok, and the term is shown."""
+    term = "the next payment is reduced by $5 for every missing pizza"
+    text = tmp_path / "terms.txt"
+    text.write_text(TEXT + f"If a delivery falls short, {term}.\n")
+    with ScriptedServer([(200, message(GOOD + f"\nmissing: {term}\n"))]) as server:
+        proc = run_cli(
+            "translate",
+            text,
+            "--backend",
+            "anthropic",
+            "--base-url",
+            server.url,
+            "--model",
+            "scripted-model",
+            "--cache",
+            tmp_path / "c.sqlite",
+            "--json",
+            env={**os.environ, "ANTHROPIC_API_KEY": KEY},
+        )
+    out = json.loads(proc.stdout)
+    assert proc.returncode == 1 and out["status"] == "parse-incomplete" and not out["ok"]
+    assert out["missing"] == [f"could not express: {term}"]
+    assert "`missing: <the text's own words>`" in server.requests[0]["system"][0]["text"]
