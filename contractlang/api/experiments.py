@@ -3,6 +3,7 @@ job stores of the CLI, so a run from Python and one from the command line share 
 
 from __future__ import annotations
 
+from collections import ChainMap
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -202,11 +203,11 @@ def performance(
     from contractlang.files import check_outputs
     from contractlang.llm import agent_model
     from contractlang.vocab import SETTINGS
-    from games.agents import agent_name, roles_of
     from games.contractsim.experiments import ROLES, rational_phase
     from games.contractsim.metrics import output_name
     from games.contractsim.performance import (
         Case,
+        agent_key,
         check_agents,
         decisions,
         figure4,
@@ -215,6 +216,8 @@ def performance(
         performance_phase,
         report,
         report_paths,
+        seat_agents,
+        stored_seats,
         write_report,
     )
     from games.runner import RunOptions, run_games, shared_store
@@ -226,16 +229,8 @@ def performance(
     check_choices(convention, floors)
     if role not in (*ROLES, "both"):
         raise UnknownName(f"unknown role {role!r}; choose from customer, supplier, both")
-    roles = [
-        r
-        for r in (ROLES if role == "both" else (role,))
-        if all(r in (roles_of(a, "contractsim") or ROLES) for a in given)
-    ]
-    if not roles:
-        raise UnknownName(f"no agent given plays every one of the roles asked for ({role})")
-    objects = {agent_name(a): a for a in given if not isinstance(a, str)}
-    names = list(dict.fromkeys(a if isinstance(a, str) else agent_name(a) for a in given))
-    check_agents([n for n in names if n not in objects], roles)
+    seats, objects = seat_agents(given, role)
+    check_agents({a: seats[agent_key(a)] for a in given if isinstance(a, str)})
     seed_list = list(dict.fromkeys(seeds))
     if any(s < 0 for s in seed_list):
         raise ValueError(f"seeds are 0 or more, not {seed_list}")
@@ -253,7 +248,7 @@ def performance(
     ]
     rational_jobs = list(dict.fromkeys(c.rational for c in cases))
     jobs = out / "jobs"
-    agent_jobs = jobs_of(cases, names, roles, game_settings)
+    agent_jobs = jobs_of(cases, seats, game_settings)
     games_phase = performance_phase(
         agent_jobs, jobs / "performance.jsonl", shared_store(directory, out, "performance.jsonl"), objects
     )
@@ -290,10 +285,12 @@ def performance(
         notice,
     )
     rational_by_job = {job: rational.records[job] for job in rational_jobs}
-    rep = report(
-        cases, names, roles, games.records, rational_by_job, game_settings, convention, covers, floors, games.unfinished
-    )
-    folder = write_report(out, rep, figure4(cases, rep, games.records, rational_by_job))
+    stores = [p for p in (jobs / "performance.jsonl", shared_store(directory, out, "performance.jsonl")) if p]
+    others, stored = stored_seats(cases, game_settings, stores)  # the tables cover every agent of the set
+    seats |= {a: r for a, r in others.items() if a not in seats}
+    played = ChainMap(games.records, stored)
+    rep = report(cases, seats, played, rational_by_job, game_settings, convention, covers, floors, games.unfinished)
+    folder = write_report(out, rep, figure4(cases, rep, played, rational_by_job))
     return PerformanceResult(
         report=rep,
         played_rational=rational.played,

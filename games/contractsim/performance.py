@@ -14,18 +14,20 @@ from __future__ import annotations
 from functools import lru_cache, partial
 from pathlib import Path
 
+from contractlang.errors import UnknownName
 from contractlang.files import make_folder, write_atomically
 from contractlang.interpreter.rounds import DEFAULT_FLOORS, RecordedFloors
 from contractlang.ir import ContractSimIR
 from contractlang.llm import LlmClient, LlmUsage, agent_model
 from contractlang.render import relabel
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, Frozen
-from games.agents import AgentError, agent_name, check, split_label
+from games.agents import PY_PREFIX, AgentError, agent_name, check, roles_of, split_label
 from games.contractsim.batch import play_batch
 from games.contractsim.environments import PlayedIn
 from games.contractsim.experiments import (
     COUNTERPARTIES,
     POLICIES,
+    ROLES,
     SEED,
     TITLES,
     RationalJob,
@@ -42,20 +44,50 @@ from games.contractsim.metrics import convention_line, output_name, summarise
 from games.contractsim.paper import PAPER_N, cell_text, paper_tables, welch_p
 from games.contractsim.play import RunRecord, play
 from games.figures import pyplot, save_png, write_json
-from games.runner import Phase
+from games.runner import Phase, stored_records
 from solver.dp import TableCache
 
 
-def check_agents(agents: list[str], roles: list[str]) -> None:
-    """`UnknownName` (or `AgentError`) for the first agent `play` cannot seat in one of `roles` (see
-    games/agents.py); two agents under one label are a usage error."""
-    for name in agents:
+def check_agents(seats: dict[str, tuple[str, ...]]) -> None:
+    """`UnknownName` (or `AgentError`) for the first agent `play` cannot seat in one of its roles (`seats`: agent
+    spec → roles, see games/agents.py); two agents under one label are a usage error."""
+    agents = list(seats)
+    for name, roles in seats.items():
         for role in roles:
             check(name, "contractsim", role, "agent")
     labels = [agent_name(a) for a in agents]
     twice = next((label for label in labels if labels.count(label) > 1), None)
     if twice is not None:
         raise AgentError(f"two agents are labelled {twice!r}; give each its own LABEL=SPEC")
+
+
+def agent_key(agent) -> str:
+    """How a job names an agent: a Python agent (an object, or a labelled `py:` spec) by its label, so a run from
+    Python and one from the shell share its games; any other spec as given."""
+    if not isinstance(agent, str):
+        return agent_name(agent)
+    label, spec = split_label(agent)
+    return label if spec.startswith(PY_PREFIX) else agent
+
+
+def seat_agents(given: list, role: str) -> tuple[dict[str, tuple[str, ...]], dict]:
+    """(agent key → the roles it is seated in, the Python agents by key): each agent in those of the roles asked
+    for (`role`, or both) that it says it plays (its `roles`; every role when it does not say)."""
+    asked = ROLES if role == "both" else (role,)
+    seats: dict[str, tuple[str, ...]] = {}
+    objects = {}
+    for agent in given:
+        declared = roles_of(agent, "contractsim") or ROLES
+        roles = tuple(r for r in asked if r in declared)
+        if not roles:
+            raise UnknownName(
+                f"agent {agent_name(agent)!r} plays the {' and '.join(declared)} only, not the role asked for ({role})"
+            )
+        key = agent_key(agent)
+        seats[key] = roles
+        if key != agent:
+            objects[key] = agent
+    return seats, objects
 
 
 def _model(agent: str):
@@ -160,17 +192,35 @@ def process_tables() -> TableCache:
 
 
 def jobs_of(
-    cases: list[Case], agents: list[str], roles: list[str], settings: tuple[str | None, ...] = (None,)
+    cases: list[Case], seats: dict[str, tuple[str, ...]], settings: tuple[str | None, ...] = (None,)
 ) -> list[PerformanceJob]:
-    """Every game, the games of one case together (see `process_tables`)."""
+    """Every game of each agent in each role it is seated in (`seats`: agent → roles), the games of one case
+    together (see `process_tables`)."""
     return [
         PerformanceJob.of(case, role, other, agent, setting)
         for case in cases
-        for agent in agents
+        for agent, roles in seats.items()
         for setting in settings
         for role in roles
         for other in COUNTERPARTIES
     ]
+
+
+def stored_seats(
+    cases: list[Case], settings: tuple[str | None, ...], stores: list[Path]
+) -> tuple[dict[str, tuple[str, ...]], dict[PerformanceJob, PerformanceRecord]]:
+    """The agents `stores` hold games of on `cases` in `settings`, each with the roles it played there, and
+    those games: a report covers every agent of the set, not only the one a run was asked for."""
+    keys = {(c.contract, c.env, c.seed, c.floors) for c in cases}
+    found: dict[PerformanceJob, PerformanceRecord] = {}
+    for path in stores:
+        for job, record in stored_records(path, PerformanceRecord, lambda r: r.job, "games").items():
+            if (job.contract, job.env, job.seed, job.floors) in keys and job.setting in settings:
+                found[job] = record
+    seats: dict[str, set[str]] = {}
+    for job in found:
+        seats.setdefault(job.agent, set()).add(job.role)
+    return {a: tuple(r for r in ROLES if r in roles) for a, roles in seats.items()}, found
 
 
 def performance_phase(
@@ -240,7 +290,7 @@ class PerformanceReport(Frozen):
     contracts: int
     seeds: tuple[int, ...]
     agents: tuple[str, ...]
-    roles: tuple[str, ...]
+    roles: tuple[str, ...]  # every role some agent is seated in
     rows: tuple[TableRow, ...]  # policy = the agent's label (`entries`)
     rational: tuple[TableRow, ...]
     paper: tuple[PaperRow, ...]  # Tables 7–10 as published: the three LLM agents' rows and the rational ones
@@ -251,9 +301,14 @@ class PerformanceReport(Frozen):
     floors: RecordedFloors = DEFAULT_FLOORS  # the floor rule set every game was played under ([CS-14a])
     errored: int = 0  # games left out: their model calls failed (a rerun retries them)
     limited: int = 0  # games left out: they reached a per-game limit
+    seats: dict[str, tuple[str, ...]] = {}  # agent → the roles it is seated in; absent: every role of `roles`
 
     def entries(self) -> list[tuple[str, str, str | None]]:
         return entries(list(self.agents), self.settings)
+
+    def seated(self, agent: str, role: str) -> bool:
+        """Whether `agent` plays `role` in this report (an agent says which roles it plays)."""
+        return role in self.seats.get(agent, self.roles)
 
 
 def entries(agents: list[str], settings: tuple[str | None, ...]) -> list[tuple[str, str, str | None]]:
@@ -268,8 +323,7 @@ def entries(agents: list[str], settings: tuple[str | None, ...]) -> list[tuple[s
 
 def report(
     cases: list[Case],
-    agents: list[str],
-    roles: list[str],
+    seats: dict[str, tuple[str, ...]],
     games: dict[PerformanceJob, PerformanceRecord],
     rational: dict[RationalJob, RationalRecord],
     settings: tuple[str | None, ...] = (None,),
@@ -283,7 +337,9 @@ def report(
     games count, in job order (the store may hold others, and holds them in the order they finished); the
     `unfinished` ones (errored, limited: `games.runner.Unfinished`) are counted apart. Regret in another setting
     is against the same RCC games: a setting changes names and money only (ContractSim paper, App. A.1–A.2), and
-    the records are in base units."""
+    the records are in base units. Each agent has rows for the roles it is seated in (`seats`: agent → roles)."""
+    agents = list(seats)
+    roles = [r for r in ROLES if any(r in seated for seated in seats.values())]
     labelled = entries(agents, settings)
     left = list((unfinished or {}).values())
 
@@ -306,6 +362,7 @@ def report(
         for role in roles
         for other in COUNTERPARTIES
         for label, agent, setting in labelled
+        if role in seats[agent]
     ]
     per_case = [rational[c.rational] for c in cases]
     llm = [
@@ -343,6 +400,7 @@ def report(
         floors=floors,
         errored=sum(u.status == "errored" for u in left),
         limited=sum(u.status == "limited" for u in left),
+        seats=seats,
     )
 
 
@@ -529,6 +587,7 @@ def figure4(
             runs = {
                 label: (False, [games.get(PerformanceJob.of(c, role, other, agent, setting)) for c in cases])
                 for label, agent, setting in rep.entries()
+                if rep.seated(agent, role)
             }
             runs.update(
                 {
