@@ -201,7 +201,6 @@ def performance(
     `estimate`: return the run's `games.runner.RunEstimate` instead, playing nothing. Resumable: the games are
     jobs in `DIRECTORY/jobs/`, shared with the CLI."""
     from contractlang.files import check_outputs
-    from contractlang.llm import agent_model
     from contractlang.vocab import SETTINGS
     from games.contractsim.experiments import ROLES, rational_phase
     from games.contractsim.metrics import output_name
@@ -209,10 +208,10 @@ def performance(
         Case,
         agent_key,
         check_agents,
-        decisions,
         figure4,
         jobs_of,
         markdown,
+        model_calls,
         performance_phase,
         report,
         report_paths,
@@ -253,9 +252,7 @@ def performance(
         agent_jobs, jobs / "performance.jsonl", shared_store(directory, out, "performance.jsonl"), objects
     )
     if estimate:
-        return run_estimate(
-            games_phase, lambda job: [(agent_model(job.agent), decisions(job))] if decisions(job) else [], llm
-        )
+        return run_estimate(games_phase, model_calls, llm)
     check_outputs(report_paths(out, convention, floors))  # refused now, not after the games
     rational_store = shared_store(directory, out, "rational.jsonl")
     if notice is not None:

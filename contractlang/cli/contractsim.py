@@ -162,7 +162,9 @@ def negotiate(
     envs = tuple(environment(e).id for e in dict.fromkeys(env_ids))
     if not envs:
         raise InputError("--env names no environment")
-    settings = llm_settings([*customers, *suppliers, translator, perform_customer, perform_supplier], llm_flags)
+    settings = llm_settings(
+        [*customers, *suppliers, translator, perform_customer, perform_supplier], llm_flags, calls=not estimate
+    )
     files = candidates or sorted(EXAMPLES.glob("catering*.contract"))
     offers = [c.ir for f in files for c in load_contracts(f) if c.ir.kind == "contractsim"]
     if not offers:

@@ -153,7 +153,7 @@ def ctbench_sweep(
         raise UsageProblem("--red and --blue go together (or give --agents)")
     pairs = [(red, blue)] if red is not None else [_pairing(pair) for pair in items(agents, "--agents")]
     allowed = fail_on_error(fail_on_errors)
-    settings = llm_settings([n for pair in pairs for n in pair] + [judge], llm_flags)
+    settings = llm_settings([n for pair in pairs for n in pair] + [judge], llm_flags, calls=not estimate)
     games = partial(sweep, out, refs, board_set, conds, mode_list, pairs, repeats, seed, hidden, judge, rules)
     if estimate:
         from contractlang.cli.experiments import echo_estimate

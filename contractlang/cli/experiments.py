@@ -274,7 +274,7 @@ def experiment_performance(
     if any(s < 0 for s in seed_list):
         raise InputError(f"--seeds takes seeds of 0 or more, not {seeds!r}")
     allowed = fail_on_error(fail_on_errors)
-    settings = llm_settings([split_label(a)[1] for a in agents], llm_flags)
+    settings = llm_settings([split_label(a)[1] for a in agents], llm_flags, calls=not estimate)
     slice_options = _slice(contracts, envs, variants, rhos, limit)
     if estimate:
         with runner_progress(True):

@@ -18,7 +18,7 @@ from contractlang.errors import UnknownName
 from contractlang.files import make_folder, write_atomically
 from contractlang.interpreter.rounds import DEFAULT_FLOORS, RecordedFloors
 from contractlang.ir import ContractSimIR
-from contractlang.llm import LlmClient, LlmUsage, agent_model
+from contractlang.llm import LlmClient, LlmModel, LlmUsage, agent_model
 from contractlang.render import relabel
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, Frozen
 from games.agents import PY_PREFIX, AgentError, agent_name, check, roles_of, split_label
@@ -240,6 +240,11 @@ def performance_phase(
         calls=lambda record: record.run.llm_calls,
         needs=lambda job: RationalJob(contract=job.contract, env=job.env, seed=job.seed),
     )
+
+
+def model_calls(job: PerformanceJob) -> list[tuple[LlmModel, int]]:
+    """(model, calls) of the game's LLM agent, for a run's estimate; none when the agent is no LLM."""
+    return [(_model(job.agent), decisions(job))] if calls_model(job) else []
 
 
 def decisions(job: PerformanceJob) -> int:

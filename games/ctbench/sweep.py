@@ -17,6 +17,7 @@ from contractlang.llm import LlmClient, LlmModel, LlmUsage, agent_model
 from contractlang.progress import Advance
 from contractlang.vocab import BoardSet, Frozen, RuleSet
 from games.agents import check as check_agent
+from games.agents import split_label
 from games.ctbench.board import SHORTEST_PATH, benchmark_board
 from games.ctbench.metrics import TableRow, summarise
 from games.ctbench.negotiation import MAX_MESSAGES
@@ -137,7 +138,7 @@ def decisions(spec: GameSpec) -> list[tuple[LlmModel, int]]:
     turn along a shortest path (SHORTEST_PATH turns), and under a contract condition speaks about half of a
     negotiation's MAX_MESSAGES and confirms once; the judge reads each of those messages and moves."""
     talk = MAX_MESSAGES // 2 + 1 if spec.condition != "none" else 0
-    players = [(agent_model(name), SHORTEST_PATH + talk) for name in (spec.red, spec.blue)]
+    players = [(agent_model(split_label(name)[1]), SHORTEST_PATH + talk) for name in (spec.red, spec.blue)]
     judge = [(agent_model(spec.judge), 2 * (SHORTEST_PATH + talk))]
     return [(model, n) for model, n in players + judge if model is not None]
 
