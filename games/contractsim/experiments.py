@@ -27,7 +27,7 @@ from games.contractsim.metrics import (
     role_run,
     summarise,
 )
-from games.contractsim.paper import cell_text, paper_tables
+from games.contractsim.paper import PAPER_N, cell_text, paper_tables
 from games.contractsim.play import RunRecord
 from games.runner import Phase, Progress, run_phase, stored_records
 from solver.dp import TableCache
@@ -257,9 +257,40 @@ TITLES = {
 }
 
 
-def table_lines(heading: str, role: str, left: str, rows: list[tuple[str, str, tuple[str, ...]]]) -> list[str]:
+LEGEND = (
+    "Columns: U utility and CU compliant utility, R regret and CR compliant regret (dollars; the paper heads CU "
+    'and CR "Compl." under Utility and Regret); Compl. the compliance rate, Cond. compliance before the '
+    "counterparty's first breach, Expl. compliance after it, TFT tit-for-tat (%, the paper's Compliance: Rate, "
+    "Cond., Exploited, TFT); Def. defection, Uni. unilateral and Rec. reciprocal defection (% of runs, the "
+    "paper's Defection: Rate, Unilateral, Reciprocal). Cond., Expl., Uni. and Rec. are over the eligible runs "
+    "only (ContractSim paper, App. C.6)."
+)
+FIDELITY = (
+    "Why rows here, the rational ones included, can differ from the paper's: the fidelity page "
+    "(docs/explanation/fidelity.md)."
+)
+
+
+def is_slice(covers: str) -> bool:
+    """Whether a `ContractSlice.describe` line names a slice rather than the whole set."""
+    return covers.startswith("a slice")
+
+
+def table_notes(covers: str) -> tuple[str, ...]:
+    """The lines under every table: the slice it covers when it is one, the legend, the fidelity page."""
+    caveat = (
+        (f"Not the paper's {PAPER_N} cases but {covers}: these rows describe that slice only.",)
+        if is_slice(covers)
+        else ()
+    )
+    return (*caveat, LEGEND, FIDELITY)
+
+
+def table_lines(
+    heading: str, role: str, left: str, rows: list[tuple[str, str, tuple[str, ...]]], notes: tuple[str, ...] = ()
+) -> list[str]:
     """One table of the paper's layout: `heading`, the column heads (`left` names the counterparty column),
-    one line per (counterparty, policy, cells) and a blank line."""
+    one line per (counterparty, policy, cells), a blank line, then each of `notes` as a paragraph."""
     return [
         heading,
         "",
@@ -267,6 +298,7 @@ def table_lines(heading: str, role: str, left: str, rows: list[tuple[str, str, t
         "|---|---|" + "---|" * len(COLUMNS),
         *(f"| {other} | {own} | " + " | ".join(cells) + " |" for other, own, cells in rows),
         "",
+        *(line for note in notes for line in (note, "")),
     ]
 
 
@@ -291,6 +323,7 @@ def tables_markdown(
                     for r in rows
                     if r.role == role
                 ],
+                table_notes(covers),
             )
     out += ["## Beside the paper (ContractSim paper, App. D.3, macro): ours / paper", ""]
     for role in ROLES:
@@ -304,7 +337,7 @@ def tables_markdown(
                 for mine, theirs in zip(row_cells(r.summary, False), paper)
             )
             lines.append((r.counterparty.upper(), r.policy.upper(), cells))
-        out += table_lines(f"### {role.capitalize()} side", role, counterparty_name(role), lines)
+        out += table_lines(f"### {role.capitalize()} side", role, counterparty_name(role), lines, table_notes(covers))
     out.append("Bold cells differ from the paper's (ours first); the others agree as printed.")
     return "\n".join(out) + "\n"
 

@@ -25,6 +25,7 @@ from games.agents import PY_PREFIX, AgentError, agent_name, check, roles_of, spl
 from games.contractsim.batch import play_batch
 from games.contractsim.environments import PlayedIn
 from games.contractsim.experiments import (
+    COLUMNS,
     COUNTERPARTIES,
     POLICIES,
     ROLES,
@@ -34,14 +35,16 @@ from games.contractsim.experiments import (
     RationalRecord,
     TableRow,
     counterparty_name,
+    is_slice,
     pairing,
     row_cells,
     table_lines,
+    table_notes,
     table_row,
     tables,
 )
-from games.contractsim.metrics import convention_line, output_name, summarise
-from games.contractsim.paper import PAPER_N, cell_text, paper_tables, welch_p
+from games.contractsim.metrics import RoleSummary, convention_line, output_name, summarise
+from games.contractsim.paper import PAPER_N, cell_text, paper_n, paper_tables, welch_p
 from games.contractsim.play import RunRecord, play
 from games.figures import pyplot, save_png, write_json
 from games.runner import Phase, stored_records
@@ -418,18 +421,37 @@ def _paper_label(policy: str) -> str:
 
 
 SIGNIFICANCE = 0.05
+MIN_N = 10
+"""Fewer runs than this behind one of our cells and the p table says so (`n<10`) instead of a p."""
 
 
-def differs(cell: str, stat: tuple[float, float] | None, n: int) -> str:
-    """Welch's two-sample t-test of one of our cells (mean ± SD over `n` runs) against a published one (n =
-    PAPER_N): its two-sided p, starred below SIGNIFICANCE; '–' where either side has no mean or no spread."""
+def differs(cell: str, n: int | None, stat: tuple[float, float] | None, column: str) -> str:
+    """Welch's two-sample t-test of one of our cells (mean ± SD over `n` runs) against a published one in
+    `column` (over PAPER_N cases, or the eligible ones a conditional rate's numbers imply: `paper_n`): its
+    two-sided p, starred below SIGNIFICANCE; `n<MIN_N` below MIN_N runs; '–' where either side has no mean, no
+    spread or no n."""
     mine = parse_cell(cell)
-    if mine is None or stat is None:
+    theirs = None if stat is None else paper_n(column, stat)
+    if mine is None or stat is None or n is None:
         return "–"
-    p = welch_p(mine[0], mine[1], n, stat[0], stat[1], PAPER_N)
+    if n < MIN_N:
+        return f"n<{MIN_N}"
+    p = None if theirs is None else welch_p(mine[0], mine[1], n, stat[0], stat[1], theirs)
     if p is None:
         return "–"
     return f"{p:.2g}*" if p < SIGNIFICANCE else f"{p:.2g}"
+
+
+def cell_ns(s: RoleSummary, micro: bool) -> tuple[int | None, ...]:
+    """The runs behind each of a row's cells, in `row_cells` order: a conditional rate's eligible runs only."""
+    compliance = (
+        (s.compliance_micro, s.conditional_micro, s.exploited_micro, s.tft_micro)
+        if micro
+        else (s.compliance, s.conditional, s.exploited, s.tft)
+    )
+    stats = (s.utility, s.compliant_utility, s.regret, s.compliant_regret, *compliance)
+    stats += (s.defection, s.unilateral, s.reciprocal)
+    return tuple(None if x is None else s.runs if x.n is None else x.n for x in stats)
 
 
 def parse_cell(cell: str) -> tuple[float, float] | None:
@@ -446,6 +468,7 @@ def markdown(rep: PerformanceReport) -> str:
     each table, Welch's test of every agent row against every published row of its block; then the LLM agents'
     account."""
     out = [convention_line(rep.convention, rep.floors), *([f"Contracts: {rep.covers}."] if rep.covers else []), ""]
+    notes = table_notes(rep.covers)
     for micro in (False, True):
         for role in rep.roles:
             lines, tests = [], []
@@ -462,17 +485,25 @@ def markdown(rep: PerformanceReport) -> str:
                     (
                         other.upper(),
                         f"{_label(r.policy)} vs {_paper_label(p.policy)}",
-                        tuple(differs(c, s, r.summary.runs) for c, s in zip(row_cells(r.summary, micro), p.stats)),
+                        tuple(
+                            differs(c, n, s, column)
+                            for c, n, s, column in zip(
+                                row_cells(r.summary, micro), cell_ns(r.summary, micro), p.stats, COLUMNS
+                            )
+                        ),
                     )
                     for r in block
                     for p in paper
                 ]
-            out += table_lines(f"## {TITLES[role, micro]}", role, f"{counterparty_name(role)} (counterparty)", lines)
+            out += table_lines(
+                f"## {TITLES[role, micro]}", role, f"{counterparty_name(role)} (counterparty)", lines, notes
+            )
             out += table_lines(
                 f"### {TITLES[role, micro]}: does each agent differ from the paper's rows? (p)",
                 role,
                 f"{counterparty_name(role)} (counterparty)",
                 tests,
+                (notes[0],) if is_slice(rep.covers) else (),
             )
     out.append(
         f"{rep.contracts} contracts × seeds {', '.join(map(str, rep.seeds))}. In each counterparty block: "
@@ -480,9 +511,11 @@ def markdown(rep: PerformanceReport) -> str:
         "rows (Tables 7–10: Claude Opus 5, Gemini 3.6 Flash, GPT–5.6-Sol and the rational policies), marked "
         "(paper). Regret is against the RCC game on the same contract, environment, counterparty and seed "
         "(ContractSim paper, App. C.6). The p tables give the two-sided p of Welch's two-sample t-test from summary statistics "
-        f"(each row's mean and SD, n = its runs against the paper's n = {PAPER_N}; for a rate defined on "
-        f"fewer runs this n overstates both sides); * marks p < {SIGNIFICANCE}, and '–' a cell either side "
-        "leaves undefined or where neither varies."
+        f"(each cell's mean and SD over the runs behind it, against the paper's over its {PAPER_N} cases; for "
+        "Cond., Expl., Uni. and Rec., rates over the eligible runs only, the paper's n is the smallest its "
+        "printed mean and SD imply for 0/1 outcomes, e.g. 66.7 ± 57.7 is 2 of 3, and '–' where they imply "
+        f"none); * marks p < {SIGNIFICANCE}; n<{MIN_N} marks a cell of ours over fewer than {MIN_N} runs, too "
+        "few for a p; '–' a cell either side leaves undefined or where neither varies."
     )
     if rep.errored or rep.limited:
         out.append(
