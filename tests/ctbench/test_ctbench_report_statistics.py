@@ -63,3 +63,12 @@ def test_report_paper_on_our_boards_and_mixed_pairings_says_so_above_the_tables(
     assert lines[3].startswith("Table 1:")
     plain = run_cli("ctbench", "report", tmp_path / "sweep" / "games.jsonl")
     assert "Unlike the paper" not in plain.stdout  # only beside the paper's values
+
+
+def test_bbb_is_both_beat_baseline_wherever_the_docs_name_it():
+    from tests.helpers import ROOT
+
+    pages = ["docs/explanation/ctbench.md", "docs/tutorials/ctbench-agent.md", "docs/rules/checks.md"]
+    for page in pages:
+        text = (ROOT / page).read_text()
+        assert "betrayal" not in text.lower() and "Both Beat Baseline" in text, page
