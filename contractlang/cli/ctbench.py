@@ -186,6 +186,7 @@ def ctbench_sweep(
                     "limited": result.limited,
                     "rows": [r.model_dump(mode="json") for r in result.rows],
                     "llm": result.llm_usage.model_dump(),
+                    "llm_null_actions": result.null_actions,
                 }
             )
         )
@@ -194,7 +195,7 @@ def ctbench_sweep(
 
     print_summary(list(result.rows))
     if result.llm_usage.calls:
-        typer.echo(usage_line(result.llm_usage))
+        typer.echo(usage_line(result.llm_usage) + f"; invalid replies taken as the null action: {result.null_actions}")
     left_out = (
         f"; {result.errored} errored and {result.limited} limited games left out of the summary"
         if result.errored or result.limited

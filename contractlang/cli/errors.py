@@ -65,7 +65,9 @@ def _report(
         for d in diagnostics:
             typer.echo(d.render(source), err=True)
     elif not quiet:
-        typer.echo(f"error: {printable(message)}", err=True)
+        # one line, whatever the message holds; CONTRACTLANG_DEBUG=1 lets an agent's error show its own frames
+        lines = message.split("\n") if os.environ.get("CONTRACTLANG_DEBUG") == "1" else [message]
+        typer.echo("error: " + "\n".join(map(printable, lines)), err=True)
     if lost_stdout:
         _drop_stdout()
     return code

@@ -154,7 +154,8 @@ def run(
 
     typer.echo(story(record, bench))
     if record.llm_calls:
-        typer.echo(usage_line(record.llm_usage))
+        nulls = ", ".join(f"{player} {n}" for player, n in record.llm_null_actions.items())
+        typer.echo(usage_line(record.llm_usage) + f"; invalid replies taken as the null action: {nulls}")
 
 
 def _write_log(log: Path, contract: Path, checked, events: list[dict], **game) -> None:
