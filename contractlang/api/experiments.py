@@ -25,11 +25,14 @@ def synthetic_set(directory: str | Path | None) -> Path:
     return SHIPPED if directory is None else Path(directory)
 
 
-def output_dir(out: str | Path | None, directory: str | Path | None, command: str) -> Path:
-    """Where a run writes: `out`, else the set it was given, else `./contractlang-out/COMMAND`."""
+def output_dir(out: str | Path | None, directory: str | Path | None, folder: str | None = None) -> Path:
+    """Where a run writes: `out`, else the set it was given, else `./contractlang-out` laid out as a set is (an
+    experiment's tables in its own folder there, the games in `jobs/`), or its `folder` there (`synth`'s set)."""
     if out is not None:
         return Path(out)
-    return Path(directory) if directory is not None else DEFAULT_OUT / command
+    if directory is not None:
+        return Path(directory)
+    return DEFAULT_OUT / folder if folder else DEFAULT_OUT
 
 
 def contract_slice(contracts: str | None = None, envs=None, variants=None, rhos=None, limit: int | None = None):
@@ -118,7 +121,7 @@ def rational(
     from games.runner import shared_store
 
     check_choices(convention, floors)
-    out = output_dir(out, directory, "rational")
+    out = output_dir(out, directory)
     directory = synthetic_set(directory)
     chosen, covers = sliced_contracts(directory, contract_slice(contracts, envs, variants, rhos, limit))
     jobs = [RationalJob(contract=ir, env=entry.env, floors=floors) for entry, ir in chosen]
@@ -237,7 +240,7 @@ def performance(
         if s not in SETTINGS:
             raise UnknownName(f"unknown setting {s!r}; choose from {', '.join(SETTINGS)}")
     game_settings = tuple(dict.fromkeys(settings)) if settings else (None,)
-    out = output_dir(out, directory, "performance")
+    out = output_dir(out, directory)
     directory = synthetic_set(directory)
     chosen, covers = sliced_contracts(directory, contract_slice(contracts, envs, variants, rhos, limit))
     cases = [  # a contract's seeds one after another: its games share one compiled contract in each process

@@ -119,7 +119,7 @@ Out = Annotated[
     Path | None,
     typer.Option(
         help="Directory for the job records and the report; a rerun into it resumes (default: DIRECTORY when given, "
-        "else ./contractlang-out/COMMAND, reusing the shipped set's finished games).",
+        "else ./contractlang-out, laid out as a set, reusing the shipped set's finished games).",
         show_default=False,
     ),
 ]
@@ -397,7 +397,7 @@ def experiment_frontier(
     from games.contractsim.synth import search_records, set_contracts
     from games.runner import shared_store
 
-    out = output_dir(out, directory, "frontier")
+    out = output_dir(out, directory)
     directory = synthetic_set(directory)
     manifest, _ = set_contracts(directory)  # the frontiers draw on the searches; the set is checked whole all the same
     covered = manifest.plan.envs

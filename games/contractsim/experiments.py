@@ -112,23 +112,48 @@ QUIET_SECONDS_PER_TABLE = 3.3
 issue #46); under load we measured 20-30 s (docs/explanation/fidelity.md)."""
 
 
+COMPILE_SECONDS = 20
+"""The DP kernels' compilation on an idle machine, before the first table where numba's cache holds none (once;
+later runs load them from disk): about its CPU time, single-threaded, which bench/cold_solve.py measures with
+the wall time under the load of the day (20 s of CPU, 118 s wall at a load of 18-22 on 2 cores)."""
+
+
+def kernels_compiled() -> bool:
+    """Whether numba's on-disk cache holds the DP kernels (`NUMBA_CACHE_DIR`, else beside their module)."""
+    import os
+
+    from solver.dp import kernels
+
+    where = os.environ.get("NUMBA_CACHE_DIR")
+    cache = Path(where) if where else Path(kernels.__file__).parent / "__pycache__"
+    return cache.is_dir() and any(cache.rglob("kernels.solve_round-*.nbi"))
+
+
+def duration(seconds: float) -> str:
+    """About how long, in seconds under two minutes and in minutes above."""
+    return f"about {seconds:.0f} s" if seconds < 120 else f"about {seconds / 60:.0f} min"
+
+
 class SolvingPlan(Frozen):
     """What a run must solve before it plays: of the contracts with games still to play (in any phase), those whose
-    DP tables are needed and not on disk, and a quiet-machine estimate of the time."""
+    DP tables are needed and not on disk, and a quiet-machine estimate of the time (the kernels' compilation
+    included when they are not compiled yet)."""
 
     to_play: int
     to_solve: int
+    compile: bool = False  # the DP kernels must be compiled first (numba's cache holds none)
 
     @property
-    def quiet_minutes(self) -> float:
-        return self.to_solve * QUIET_SECONDS_PER_TABLE / 60
+    def quiet_seconds(self) -> float:
+        return self.to_solve * QUIET_SECONDS_PER_TABLE + (COMPILE_SECONDS if self.compile and self.to_solve else 0)
 
     def text(self, cache_dir: Path) -> str:
+        compiling = f", the first after the solver's kernels compile (about {COMPILE_SECONDS} s, once)"
         return (
             f"{self.to_solve} of {self.to_play} contracts to play have no solved DP table in {cache_dir}: each "
-            f"is solved before its games, about {self.quiet_minutes:.0f} min in all on an idle 2-core machine "
-            f"({QUIET_SECONDS_PER_TABLE} s a table), several times that under load; the progress line below "
-            "keeps the running estimate"
+            f"is solved before its games{compiling if self.compile else ''}, {duration(self.quiet_seconds)} in all "
+            f"on an idle 2-core machine ({QUIET_SECONDS_PER_TABLE} s a table), several times that under load; the "
+            "progress line below keeps the running estimate"
         )
 
 
@@ -145,7 +170,8 @@ def solving_plan(todo: list, tables: TableCache) -> SolvingPlan:
     each in its environment and floor rule set, they play, and how many of those need a DP solve first."""
     cases = {(j.contract, j.environment) for j in todo}
     needed = {(j.contract, j.environment) for j in todo if j.needs_table}
-    return SolvingPlan(to_play=len(cases), to_solve=sum(not tables.holds(ir, env) for ir, env in needed))
+    to_solve = sum(not tables.holds(ir, env) for ir, env in needed)
+    return SolvingPlan(to_play=len(cases), to_solve=to_solve, compile=bool(to_solve) and not kernels_compiled())
 
 
 def rational_records(

@@ -56,3 +56,15 @@ def test_every_table_of_a_slice_says_so_and_carries_the_legend_and_the_fidelity_
     assert rational.returncode == 0, rational.stderr
     md = (directory / "rational" / "tables.md").read_text()
     assert md.count("Not the paper's 180 cases but a slice (limit 1)") == md.count("\n## Table ") + 2
+
+
+def test_the_cold_start_notice_counts_the_kernels_compilation_and_never_says_0_min(tmp_path, monkeypatch):
+    from games.contractsim.experiments import COMPILE_SECONDS, SolvingPlan, kernels_compiled
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "empty"))
+    assert not kernels_compiled()
+    warm, cold = SolvingPlan(to_play=2, to_solve=2), SolvingPlan(to_play=2, to_solve=2, compile=True)
+    assert "about 7 s in all" in warm.text(tmp_path) and "compile" not in warm.text(tmp_path)
+    assert f"about {COMPILE_SECONDS + 7} s in all" in cold.text(tmp_path)
+    assert f"the solver's kernels compile (about {COMPILE_SECONDS} s, once)" in cold.text(tmp_path)
+    assert "about 10 min in all" in SolvingPlan(to_play=180, to_solve=180).text(tmp_path)
