@@ -126,24 +126,16 @@ def test_missing_key(monkeypatch, tmp_path):
     assert proc.returncode == 1 and "ANTHROPIC_API_KEY" in proc.stderr and "Traceback" not in proc.stderr
 
 
+def translate_through(server, text, tmp_path, *extra):
+    """`translate TEXT --backend anthropic` against the scripted server, with a key in the environment."""
+    args = ("--backend", "anthropic", "--base-url", server.url, "--model", "scripted-model", *extra)
+    return _translate_cli(tmp_path, text, *args, env_key=True)
+
+
 def test_cli_end_to_end_through_loopback(tmp_path):
     with ScriptedServer([(200, message(GOOD))]) as server:
-        env = {**os.environ, "ANTHROPIC_API_KEY": KEY}
-        proc = run_cli(
-            "translate",
-            ROOT / "tests/nl/01-plain-lists.txt",
-            "--backend",
-            "anthropic",
-            "--base-url",
-            server.url,
-            "--model",
-            "scripted-model",
-            "--cache",
-            tmp_path / "c.sqlite",
-            "--json",
-            "-o",
-            tmp_path / "out.contract",
-            env=env,
+        proc = translate_through(
+            server, ROOT / "tests/nl/01-plain-lists.txt", tmp_path, "--json", "-o", tmp_path / "out.contract"
         )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
@@ -315,17 +307,7 @@ def test_an_error_body_that_echoes_the_key_is_redacted_everywhere(key, tmp_path)
     body = {"type": "error", "error": {"type": "invalid_request_error", "message": f"bad key {KEY} refused"}}
     with ScriptedServer([(400, body), (400, body)]) as server:
         result = run(server, tmp_path)
-        proc = _translate_cli(
-            tmp_path,
-            ROOT / "tests/nl/01-plain-lists.txt",
-            "--backend",
-            "anthropic",
-            "--base-url",
-            server.url,
-            "--model",
-            "scripted-model",
-            env_key=True,
-        )
+        proc = translate_through(server, ROOT / "tests/nl/01-plain-lists.txt", tmp_path)
     assert not result.ok and "[redacted key]" in result.error and KEY not in result.error
     assert proc.returncode == 1 and KEY not in proc.stdout + proc.stderr and "[redacted key]" in proc.stderr
     assert KEY.encode() not in (tmp_path / "c.sqlite").read_bytes()
@@ -441,20 +423,7 @@ def test_a_term_the_model_says_it_cannot_express_is_a_missing_line_through_the_c
     text = tmp_path / "terms.txt"
     text.write_text(TEXT + f"If a delivery falls short, {term}.\n")
     with ScriptedServer([(200, message(GOOD + f"\nmissing: {term}\n"))]) as server:
-        proc = run_cli(
-            "translate",
-            text,
-            "--backend",
-            "anthropic",
-            "--base-url",
-            server.url,
-            "--model",
-            "scripted-model",
-            "--cache",
-            tmp_path / "c.sqlite",
-            "--json",
-            env={**os.environ, "ANTHROPIC_API_KEY": KEY},
-        )
+        proc = translate_through(server, text, tmp_path, "--json")
     out = json.loads(proc.stdout)
     assert proc.returncode == 1 and out["status"] == "parse-incomplete" and not out["ok"]
     assert out["missing"] == [f"could not express: {term}"]
