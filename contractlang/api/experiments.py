@@ -192,10 +192,12 @@ def performance(
     estimate: bool = False,
 ):
     """Each agent (`agent`, and every one of `agents`: an object with `act`, a class, a factory, a built-in name
-    or a spec, `LABEL=SPEC` to label it) in `role` (with "both", the roles every agent plays: an agent may say
-    which in its `roles` attribute) against RCC, RC and RE on every contract of the set or the
-    slice (ContractSim paper, App. B.2, C.6), every game under the floor rule set `floors` ([CS-14a]): Tables
-    7–10 with the rational rows of the same cases, Figure 4, the LLM account. An
+    or a spec, `LABEL=SPEC` to label it) in each role of `role` (customer, supplier or both) that it says it plays
+    (its `roles` attribute; every role when it does not say) against RCC, RC and RE on every contract of the set or
+    the slice (ContractSim paper, App. B.2, C.6), every game under the floor rule set `floors` ([CS-14a]): Tables
+    7–10 with the rational rows of the same cases, for every agent the set's stores hold games of on them (a Python
+    agent known by its label, so a run from Python and one from the shell share its games), Figure 4, the LLM
+    account. An
     object is labelled by its `name` and must pickle for `workers` > 1. `llm` is an `LlmSettings` for `llm:`
     agents (its `max_connections` games wait on the model at once, in threads; `workers` processes solve and
     play the rational games meanwhile); `notice` hears, before a cold start, how many DP tables must be solved
