@@ -112,10 +112,10 @@ QUIET_SECONDS_PER_TABLE = 3.3
 issue #46); under load we measured 20-30 s (docs/explanation/fidelity.md)."""
 
 
-COMPILE_SECONDS = 20
+COMPILE_SECONDS = 17
 """The DP kernels' compilation on an idle machine, before the first table where numba's cache holds none (once;
-later runs load them from disk): about its CPU time, single-threaded, which bench/cold_solve.py measures with
-the wall time under the load of the day (20 s of CPU, 118 s wall at a load of 18-22 on 2 cores)."""
+later runs load them from disk): about its CPU time, single-threaded, which bench/cold_solve.py measures beside
+the wall time under the load of the day (16.5 s of CPU; the cold solve 64 s wall at a load of 19 on 2 cores)."""
 
 
 def kernels_compiled() -> bool:

@@ -268,6 +268,6 @@ def test_a_cold_cache_is_announced_with_an_estimate_before_the_solving_phase(syn
     assert first.returncode == 0, first.stderr
     assert "2 of 2 contracts to play have no solved DP table in " in first.stderr
     # 2 × 3.3 s, and the kernels' compilation when this is the machine's first solve
-    assert re.search(r"about (7|27) s in all on an idle 2-core machine \(3\.3 s a table\)", first.stderr)
+    assert re.search(r"about (7|24) s in all on an idle 2-core machine \(3\.3 s a table\)", first.stderr)
     again = run_cli("experiment", "performance", directory, "--agent", "rcc", "--workers", "1", env=env)
     assert again.returncode == 0 and "no solved DP table" not in again.stderr
