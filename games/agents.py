@@ -23,8 +23,10 @@ import importlib.metadata
 import importlib.util
 import inspect
 import json
+import os
 import re
 import sys
+import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -280,7 +282,21 @@ def user_code(what: str) -> Iterator[None]:
     except (AgentEnded, AgentTimeout) as exc:
         raise AgentError(str(exc)) from None
     except Exception as exc:
-        raise AgentError(f"{what} {type(exc).__name__}: {_line(exc)}") from None
+        raise AgentError(f"{what} {type(exc).__name__}: {_line(exc)}{_user_frames(exc)}") from None
+
+
+PROJECT = Path(__file__).resolve().parents[1]
+"""The checkout or site-packages folder holding this project's packages, whose frames are not the user's."""
+
+
+def _user_frames(exc: BaseException) -> str:
+    """With CONTRACTLANG_DEBUG=1, the traceback's frames in the user's own code (outside contractlang, games and
+    solver), one `File …, line …` block each, so the line of the agent that raised can be found; else nothing."""
+    if os.environ.get("CONTRACTLANG_DEBUG") != "1":
+        return ""
+    ours = tuple(str(PROJECT / package) + os.sep for package in ("contractlang", "games", "solver"))
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith(ours)]
+    return "".join("\n" + block.rstrip("\n") for block in traceback.format_list(frames))
 
 
 def _is_agent(obj) -> bool:

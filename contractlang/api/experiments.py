@@ -3,6 +3,7 @@ job stores of the CLI, so a run from Python and one from the command line share 
 
 from __future__ import annotations
 
+from collections import ChainMap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -52,11 +53,14 @@ def synthetic_set(directory: str | Path | None) -> Path:
     return SHIPPED if directory is None else Path(directory)
 
 
-def output_dir(out: str | Path | None, directory: str | Path | None, command: str) -> Path:
-    """Where a run writes: `out`, else the set it was given, else `./contractlang-out/COMMAND`."""
+def output_dir(out: str | Path | None, directory: str | Path | None, folder: str | None = None) -> Path:
+    """Where a run writes: `out`, else the set it was given, else `./contractlang-out` laid out as a set is (an
+    experiment's tables in its own folder there, the games in `jobs/`), or its `folder` there (`synth`'s set)."""
     if out is not None:
         return Path(out)
-    return Path(directory) if directory is not None else DEFAULT_OUT / command
+    if directory is not None:
+        return Path(directory)
+    return DEFAULT_OUT / folder if folder else DEFAULT_OUT
 
 
 def contract_slice(contracts: str | None = None, envs=None, variants=None, rhos=None, limit: int | None = None):
@@ -144,7 +148,7 @@ def rational(
     from games.runner import shared_store
 
     check_choices(convention, floors)
-    out = output_dir(out, directory, "rational")
+    out = output_dir(out, directory)
     directory = synthetic_set(directory)
     chosen, covers = sliced_contracts(directory, contract_slice(contracts, envs, variants, rhos, limit))
     jobs = [RationalJob(contract=ir, env=entry.env, floors=floors) for entry, ir in chosen]
@@ -223,10 +227,12 @@ def performance(
     estimate: Flag = False,
 ):
     """Each agent (`agent`, and every one of `agents`: an object with `act`, a class, a factory, a built-in name
-    or a spec, `LABEL=SPEC` to label it) in `role` (with "both", the roles every agent plays: an agent may say
-    which in its `roles` attribute) against RCC, RC and RE on every contract of the set or the
-    slice (ContractSim paper, App. B.2, C.6), every game under the floor rule set `floors` ([CS-14a]): Tables
-    7–10 with the rational rows of the same cases, Figure 4, the LLM account. An
+    or a spec, `LABEL=SPEC` to label it) in each role of `role` (customer, supplier or both) that it says it plays
+    (its `roles` attribute; every role when it does not say) against RCC, RC and RE on every contract of the set or
+    the slice (ContractSim paper, App. B.2, C.6), every game under the floor rule set `floors` ([CS-14a]): Tables
+    7–10 with the rational rows of the same cases, for every agent the set's stores hold games of on them (a Python
+    agent known by its label, so a run from Python and one from the shell share its games), Figure 4, the LLM
+    account. An
     object is labelled by its `name` and must pickle for `workers` > 1. `llm` is an `LlmSettings` for `llm:`
     agents (its `max_connections` games wait on the model at once, in threads; `workers` processes solve and
     play the rational games meanwhile); `notice` hears, before a cold start, how many DP tables must be solved
@@ -235,20 +241,21 @@ def performance(
     `estimate`: return the run's `games.runner.RunEstimate` instead, playing nothing. Resumable: the games are
     jobs in `DIRECTORY/jobs/`, shared with the CLI."""
     from contractlang.files import check_outputs
-    from contractlang.llm import agent_model
     from contractlang.vocab import SETTINGS
-    from games.agents import agent_name, roles_of
     from games.contractsim.metrics import output_name
     from games.experiments.performance import (
         Case,
+        agent_key,
         check_agents,
-        decisions,
         figure4,
         jobs_of,
         markdown,
+        model_calls,
         performance_phase,
         report,
         report_paths,
+        seat_agents,
+        stored_seats,
         write_report,
     )
     from games.experiments.rational import ROLES, rational_phase
@@ -261,22 +268,14 @@ def performance(
     check_choices(convention, floors)
     if role not in (*ROLES, "both"):
         raise UnknownName(f"unknown role {role!r}; choose from customer, supplier, both")
-    roles = [
-        r
-        for r in (ROLES if role == "both" else (role,))
-        if all(r in (roles_of(a, "contractsim") or ROLES) for a in given)
-    ]
-    if not roles:
-        raise UnknownName(f"no agent given plays every one of the roles asked for ({role})")
-    objects = {agent_name(a): a for a in given if not isinstance(a, str)}
-    names = list(dict.fromkeys(a if isinstance(a, str) else agent_name(a) for a in given))
-    check_agents([n for n in names if n not in objects], roles)
+    seats, objects = seat_agents(given, role)
+    check_agents({a: seats[agent_key(a)] for a in given if isinstance(a, str)})
     seed_list = list(dict.fromkeys(seeds))
     for s in settings or ():
         if s not in SETTINGS:
             raise UnknownName(f"unknown setting {s!r}; choose from {', '.join(SETTINGS)}")
     game_settings = tuple(dict.fromkeys(settings)) if settings else (None,)
-    out = output_dir(out, directory, "performance")
+    out = output_dir(out, directory)
     directory = synthetic_set(directory)
     chosen, covers = sliced_contracts(directory, contract_slice(contracts, envs, variants, rhos, limit))
     cases = [  # a contract's seeds one after another: its games share one compiled contract in each process
@@ -286,14 +285,12 @@ def performance(
     ]
     rational_jobs = list(dict.fromkeys(c.rational for c in cases))
     jobs = out / "jobs"
-    agent_jobs = jobs_of(cases, names, roles, game_settings)
+    agent_jobs = jobs_of(cases, seats, game_settings)
     games_phase = performance_phase(
         agent_jobs, jobs / "performance.jsonl", shared_store(directory, out, "performance.jsonl"), objects
     )
     if estimate:
-        return run_estimate(
-            games_phase, lambda job: [(agent_model(job.agent), decisions(job))] if decisions(job) else [], llm
-        )
+        return run_estimate(games_phase, model_calls, llm)
     check_outputs(report_paths(out, convention, floors))  # refused now, not after the games
     rational_store = shared_store(directory, out, "rational.jsonl")
     if notice is not None:
@@ -323,10 +320,12 @@ def performance(
         notice,
     )
     rational_by_job = {job: rational.records[job] for job in rational_jobs}
-    rep = report(
-        cases, names, roles, games.records, rational_by_job, game_settings, convention, covers, floors, games.unfinished
-    )
-    folder = write_report(out, rep, figure4(cases, rep, games.records, rational_by_job))
+    stores = [p for p in (jobs / "performance.jsonl", shared_store(directory, out, "performance.jsonl")) if p]
+    others, stored = stored_seats(cases, game_settings, stores)  # the tables cover every agent of the set
+    seats |= {a: r for a, r in others.items() if a not in seats}
+    played = ChainMap(games.records, stored)
+    rep = report(cases, seats, played, rational_by_job, game_settings, convention, covers, floors, games.unfinished)
+    folder = write_report(out, rep, figure4(cases, rep, played, rational_by_job))
     return PerformanceResult(
         report=rep,
         played_rational=rational.played,
@@ -457,8 +456,8 @@ def negotiations(
     from contractlang.vocab import SETTINGS
     from games.contractsim.environments import ENVIRONMENTS, environment
     from games.contractsim.llm_agents import guidance_for
-    from games.experiments.negotiate import MAX_NEGOTIATIONS, Plan, play_job
     from games.contractsim.session import NegotiationSummary, check_names
+    from games.experiments.negotiate import MAX_NEGOTIATIONS, Plan, play_job
     from solver.dp import TableCache
 
     customers, suppliers = tuple(dict.fromkeys(customers)), tuple(dict.fromkeys(suppliers))
@@ -666,7 +665,7 @@ def frontier(
     from games.experiments.synth import search_records, set_contracts
     from games.runner import shared_store
 
-    out = output_dir(out, directory, "frontier")
+    out = output_dir(out, directory)
     directory = synthetic_set(directory)
     manifest, _ = set_contracts(directory)  # the frontiers draw on the searches; the set is checked whole all the same
     covered = manifest.plan.envs

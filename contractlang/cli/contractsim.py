@@ -135,7 +135,9 @@ def negotiate(
     if estimate and out is None:
         raise UsageProblem("--estimate applies to a run into --out (a stored sweep)")
     perform = (perform_customer, perform_supplier)
-    settings = llm_settings([*customers, *suppliers, translator, perform_customer, perform_supplier], llm_flags)
+    settings = llm_settings(
+        [*customers, *suppliers, translator, perform_customer, perform_supplier], llm_flags, calls=not estimate
+    )
     plan = partial(
         negotiations,
         env_ids,

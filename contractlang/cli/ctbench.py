@@ -148,7 +148,7 @@ def ctbench_sweep(
         raise UsageProblem("--red and --blue go together (or give --agents)")
     pairs = [(red, blue)] if red is not None else [_pairing(pair) for pair in items(agents, "--agents")]
     allowed = fail_on_error(fail_on_errors)
-    settings = llm_settings([n for pair in pairs for n in pair] + [judge], llm_flags)
+    settings = llm_settings([n for pair in pairs for n in pair] + [judge], llm_flags, calls=not estimate)
     games = partial(sweep, out, refs, board_set, conds, mode_list, pairs, repeats, seed, hidden, judge, rules)
     if estimate:
         from contractlang.cli.experiments import echo_estimate
@@ -182,13 +182,14 @@ def ctbench_sweep(
                     "limited": result.limited,
                     "rows": [r.model_dump(mode="json") for r in result.rows],
                     "llm": result.llm_usage.model_dump(),
+                    "llm_null_actions": result.null_actions,
                 }
             )
         )
         return
     swept.print_summary()
     if result.llm_usage.calls:
-        typer.echo(usage_line(result.llm_usage))
+        typer.echo(usage_line(result.llm_usage) + f"; invalid replies taken as the null action: {result.null_actions}")
     left_out = (
         f"; {result.errored} errored and {result.limited} limited games left out of the summary"
         if result.errored or result.limited

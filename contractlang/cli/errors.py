@@ -7,6 +7,7 @@ object on stdout. The console script and the in-process test runner both reach i
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import sys
@@ -65,7 +66,9 @@ def _report(
         for d in diagnostics:
             typer.echo(d.render(source), err=True)
     elif not quiet:
-        typer.echo(f"error: {printable(message)}", err=True)
+        # one line, whatever the message holds; CONTRACTLANG_DEBUG=1 lets an agent's error show its own frames
+        lines = message.split("\n") if os.environ.get("CONTRACTLANG_DEBUG") == "1" else [message]
+        typer.echo("error: " + "\n".join(map(printable, lines)), err=True)
     if lost_stdout:
         _drop_stdout()
     return code
@@ -144,6 +147,7 @@ class ReportingGroup(TyperGroup):
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         argv = list(sys.argv[1:] if args is None else args)
+        unwrap_help(self)
         if not isinstance(sys.stdout, GuardedOutput):  # a full device or closed pipe on stdout: one line, exit 1
             sys.stdout = GuardedOutput(sys.stdout)
         sys.exit(
@@ -152,6 +156,21 @@ class ReportingGroup(TyperGroup):
                 "--json" in argv,
             )
         )
+
+
+def unwrap_help(command) -> None:
+    """Each paragraph of every command's help on one line, so rich wraps it to the terminal once: typer keeps the
+    line breaks of the paragraphs after the first, and rich wrapping those lines again left them ragged. A
+    paragraph of indented or listed lines, or marked `\\b`, keeps its breaks."""
+    if command.help:
+        command.help = "\n\n".join(
+            paragraph
+            if paragraph.startswith("\b") or any(line[:1] in (" ", "-", "*", "•") for line in paragraph.splitlines())
+            else " ".join(paragraph.split("\n"))
+            for paragraph in inspect.cleandoc(command.help).split("\n\n")
+        )
+    for sub in getattr(command, "commands", {}).values():
+        unwrap_help(sub)
 
 
 @contextmanager

@@ -118,7 +118,7 @@ Out = Annotated[
     Path | None,
     typer.Option(
         help="Directory for the job records and the report; a rerun into it resumes (default: DIRECTORY when given, "
-        "else ./contractlang-out/COMMAND, reusing the shipped set's finished games).",
+        "else ./contractlang-out, laid out as a set, reusing the shipped set's finished games).",
         show_default=False,
     ),
 ]
@@ -272,7 +272,7 @@ def experiment_performance(
     if any(s < 0 for s in seed_list):
         raise InputError(f"--seeds takes seeds of 0 or more, not {seeds!r}")
     allowed = fail_on_error(fail_on_errors)
-    settings = llm_settings(agent_specs(agents), llm_flags)
+    settings = llm_settings(agent_specs(agents), llm_flags, calls=not estimate)
     slice_options = _slice(contracts, envs, variants, rhos, limit)
     if estimate:
         with runner_progress(True):

@@ -210,9 +210,10 @@ def check_base_url(base_url: str | None) -> None:
         raise UsageProblem(f"--base-url must be an http:// or https:// address, not {base_url!r}")
 
 
-def llm_settings(names: list[str], flags: LlmFlags):
+def llm_settings(names: list[str], flags: LlmFlags, calls: bool = True):
     """LLM settings when any of `names` (agents, judge, translator) is `llm[:[PROVIDER/]MODEL]`; None otherwise.
-    Without its provider's key or SDK, and not replaying, an LLM option is bad input that says what to do."""
+    Without its provider's key or SDK, and not replaying, an LLM option is bad input that says what to do, unless
+    no call will be made (`calls` False: an estimate)."""
     from contractlang.llm import (
         DEFAULT_RECORDINGS,
         ApiKeys,
@@ -254,7 +255,7 @@ def llm_settings(names: list[str], flags: LlmFlags):
     if flags.effort is not None:
         choice(flags.effort, EFFORTS, "effort")
     try:
-        check_providers(uses, ApiKeys.from_environment(), flags.replay)
+        check_providers(uses, ApiKeys.from_environment(), flags.replay or not calls)
     except LlmUnavailable as exc:
         raise InputError(str(exc)) from None
     unpriced = [m for m in map(agent_model, uses) if not priced(m)]

@@ -18,7 +18,7 @@ from contractlang.vocab import Frozen
 
 __all__ = ["DEFAULT_CACHE", "MissingApiKey", "Translation", "TranslationCache", "translate_text"]
 
-RULES_MODEL = "rules-v5"  # bump whenever the rules backend reads some text differently
+RULES_MODEL = "rules-v6"  # bump whenever the rules backend reads some text differently
 DEFAULT_CACHE = Path(".contractlang-cache") / "translations.sqlite"
 
 
@@ -117,12 +117,15 @@ def translate_text(
                 raise type(exc)(f"{exc}; or use --backend rules (offline)") from None
         outcome = compile_with_llm(text, name, client, extra_checks)
         dsl, attempts, error, notes = outcome.dsl, outcome.attempts, outcome.error, outcome.notes
+        unread = tuple(outcome.unread)
     # a call that failed before any contract came back has nothing to check
     result = (
         CheckResult(contracts=(), diagnostics=()) if error and not dsl.strip() else check_source(dsl, "<translation>")
     )
     if result.ok and result.contracts:
+        # the verdict is on the text written out, which spells out defaults the answer may have left implicit
         dsl = format_ir(*(c.ir for c in result.contracts))
+        result = check_source(dsl, "<translation>")
     missing = _missing_from(result.diagnostics) + list(unread)
     ok = error is None and _failure(result, missing) is None
     inconsistencies = run_checks(result.contracts, extra_checks) if ok else []

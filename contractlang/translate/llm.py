@@ -61,6 +61,9 @@ Rules:
   payment_deduction (a shortfall lowers the next payment), rollover (missed items carry forward;
   max_deficit 0..2), `on breach: terminate` (explicit termination or suspension after a breach).
 - A total written in the text becomes `assert total pay == $N` (or `total value`).
+- A term the language cannot express (a fixed penalty, a deduction of a stated amount rather than the
+  missing items' price, interest, a term of another kind) is left out of the contract and listed after the
+  block, one line each: `missing: <the text's own words>`. Never drop a stated term silently.
 - Copy every number exactly as written. If the text contradicts itself (say, a stated total that differs
   from the payments), keep both numbers as written: the contradiction is reported, never repaired.
 
@@ -119,17 +122,31 @@ def consistency_message(findings: list[Inconsistency]) -> str:
     )
 
 
+_SAID_MISSING = re.compile(r"^[ \t]*missing:[ \t]*(.+?)[ \t]*$", re.M | re.I)
+
+
+def said_missing(response_text: str) -> list[str]:
+    """The `missing: …` lines a reply lists outside its blocks: stated terms the language cannot express."""
+    outside = _FENCE.sub("", response_text)
+    return [f"could not express: {term}" for term in _SAID_MISSING.findall(outside)]
+
+
 class LlmOutcome(Frozen):
+    """The repair loop's answer; `unread` the terms its chosen reply says the language cannot express."""
+
     dsl: str
     attempts: list[dict]
     notes: list[str] = []
     error: str | None = None
+    unread: list[str] = []
 
 
 def compile_with_llm(text: str, name: str, client: LlmClient, extra_checks: tuple[ExtraCheck, ...] = ()) -> LlmOutcome:
     """The repair loop's outcome as it is written and shown (cache, output file, stdout): keys redacted in it,
     never in the replies the loop reads."""
     outcome = _repair(text, name, client, extra_checks)
+    chosen = [a["response_text"] for a in outcome.attempts if extract_source(a.get("response_text", "")) == outcome.dsl]
+    outcome = outcome.model_copy(update={"unread": said_missing(chosen[-1]) if chosen else []})
     return LlmOutcome(**client.redact(outcome.model_dump()))
 
 

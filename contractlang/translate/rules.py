@@ -629,7 +629,13 @@ def translate(text: str, name: str = "contract") -> RulesResult:
             sub = build.substitution(_minimum(sentence, reading.patterns, s.products))
             continue
         if _DEDUCTION.search(sentence):
-            ded = build.payment_deduction(_minimum(sentence, reading.patterns, s.products))
+            if _MONEY.search(sentence):  # the clause deducts the missing items' price (ContractSim paper, App. C.1)
+                unread.append(
+                    "could not read (a deduction of a stated amount; the language deducts the missing items' "
+                    f"price): {sentence.strip()}"
+                )
+            else:
+                ded = build.payment_deduction(_minimum(sentence, reading.patterns, s.products))
             continue
         if _ROLLOVER.search(sentence):
             k = re.search(r"(?:at most|up to|no more than|maximum of|max(?:imum)?)\s+" + _NUM, sentence, re.I)

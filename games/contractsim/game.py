@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Literal, Union
 
+from pydantic import Field
+
 from contractlang.interpreter.contractsim import CompiledContractSim, ContractSimMonitor, compile_contractsim
 from contractlang.interpreter.events import Delivery, Payment, WeekEnd
 from contractlang.interpreter.rounds import FloorRules
@@ -24,32 +26,47 @@ Role = Literal["customer", "supplier"]
 Phase = Literal["pay", "order", "produce", "over"]
 
 
+MONEY = "in the game's base units (multiply by `multiplier` for the setting's dollars, [CS-01])"
+PRODUCTS3 = "one number per product, in the setting's order (pizza, pasta, soup in Catering)"
+INPUTS3 = "one number per input (1, 2, 3), in the setting's order (mozzarella, basil, tomato in Catering)"
+
+RECIPES: tuple[Triple, Triple, Triple] = ((1, 1, 1), (1, 1, 0), (0, 0, 1))
+"""Inputs (1, 2, 3) one unit of each product uses: the first all three, the second inputs 1 and 2, the third input
+3 (ContractSim paper, App. C.1, [CS-24])."""
+
+
 class Pay(Frozen):
+    """The Customer's payment this payment week."""
+
     kind: Literal["pay"] = "pay"
-    amount: int  # base units
+    amount: int = Field(description=f"the payment, $0 up to the remaining budget, {MONEY}")
 
 
 class Order(Frozen):
+    """The Supplier's order of inputs this production week, bought at this week's prices."""
+
     kind: Literal["order"] = "order"
-    quantities: Triple
+    quantities: Triple = Field(description=f"units of each input to order, 0 up to `order_cap` each; {INPUTS3}")
 
 
 class Produce(Frozen):
+    """The Supplier's output this production week, made from its inventory by RECIPES and delivered at once."""
+
     kind: Literal["produce"] = "produce"
-    quantities: Triple
+    quantities: Triple = Field(description=f"units of each product to make and deliver; {PRODUCTS3}")
 
 
 Action = Union[Pay, Order, Produce]
 
 
 class Delivered(Frozen):
-    week: int
-    delivered: Triple
+    week: int = Field(description="the production week (2, 4, …, 10)")
+    delivered: Triple = Field(description=f"units delivered that week; {PRODUCTS3}")
 
 
 class Paid(Frozen):
-    week: int
-    paid: int  # base units
+    week: int = Field(description="the payment week (1, 3, …, 11)")
+    paid: int = Field(description=f"the payment made that week, {MONEY}")
 
 
 class CustomerObservation(Frozen):
@@ -57,33 +74,103 @@ class CustomerObservation(Frozen):
     and what was delivered; never the Supplier's inventory, prices or spoilage. Money in base units."""
 
     role: Literal["customer"] = "customer"
-    week: int
-    total_paid: int
-    remaining_budget: int
-    payment_due: int  # the contract's payment for this week, deductions applied (eq. 7)
-    observed_breach: bool  # D (eq. 16): the Supplier violated in an earlier week
-    deliveries: tuple[Delivered, ...]
-    multiplier: int  # setting dollars per base unit
+    week: int = Field(description="this payment week (1, 3, …, 11)")
+    total_paid: int = Field(description=f"the payments made so far, {MONEY}")
+    remaining_budget: int = Field(description=f"the budget not yet paid out, the most a payment can be, {MONEY}")
+    payment_due: int = Field(description=f"the contract's payment for this week, deductions applied (eq. 7), {MONEY}")
+    observed_breach: bool = Field(description="D (eq. 16): the Supplier violated the contract in an earlier week")
+    deliveries: tuple[Delivered, ...] = Field(description="what the Supplier delivered in each earlier production week")
+    multiplier: int = Field(description="the setting's dollars per base unit")
+
+    def legal_actions(self) -> list[Pay]:
+        """Every legal payment: $0 up to the remaining budget ([CS-05])."""
+        return [Pay(amount=a) for a in range(self.remaining_budget + 1)]
 
 
 class SupplierObservation(Frozen):
     """What the Supplier may know when asked to order or produce (ContractSim paper, Sec. 3, App. B.2). Money in base units."""
 
     role: Literal["supplier"] = "supplier"
-    week: int
-    phase: Literal["order", "produce"]
-    round_index: int  # t − 1 for production round t
-    cash: int
-    inventory: Triple  # after spoilage (order phase) or after receipts (produce phase)
-    prices: Triple  # this round's input prices
-    spoiled: Triple
-    received: Triple
-    order_cap: int
-    delivery_due: Triple  # the contract's delivery for this week, carried deficits included
-    memory: Triple  # the contract's contingency memory (rollover deficits, pending deductions)
-    observed_breach: bool  # D (eq. 16): the Customer violated in an earlier week
-    payments: tuple[Paid, ...]
-    multiplier: int
+    week: int = Field(description="this production week (2, 4, …, 10)")
+    phase: Literal["order", "produce"] = Field(
+        description="order: buy inputs at this week's prices (a random share arrives); produce: make and deliver"
+    )
+    round_index: int = Field(description="t − 1 for production round t (0 for week 2, … 4 for week 10)")
+    cash: int = Field(description=f"the Supplier's cash β, which orders cannot exceed, {MONEY}")
+    inventory: Triple = Field(
+        description=f"inputs held: after spoilage in the order phase, after receipts in the produce phase; {INPUTS3}"
+    )
+    prices: Triple = Field(description=f"this week's price of one unit of each input, {MONEY}; {INPUTS3}")
+    spoiled: Triple = Field(description=f"units of each input lost to spoilage this week; {INPUTS3}")
+    received: Triple = Field(description=f"units of each input of this week's order that arrived; {INPUTS3}")
+    order_cap: int = Field(description="the most units of each input one order may ask for")
+    delivery_due: Triple = Field(
+        description=f"the contract's delivery for this week, carried deficits included; {PRODUCTS3}"
+    )
+    memory: Triple = Field(
+        description=f"the contract's contingency memory (rollover deficits, pending deductions); {PRODUCTS3}"
+    )
+    observed_breach: bool = Field(description="D (eq. 16): the Customer violated the contract in an earlier week")
+    payments: tuple[Paid, ...] = Field(description="what the Customer paid in each earlier payment week")
+    multiplier: int = Field(description="the setting's dollars per base unit")
+    recipes: tuple[Triple, Triple, Triple] = Field(
+        default=RECIPES,
+        description="for each product, the units of each input (1, 2, 3) one unit of it uses: "
+        "the first product all three, the second inputs 1 and 2, the third input 3",
+    )
+
+    def legal_actions(self) -> list[Order | Produce]:
+        """Every legal order (each input up to `order_cap`, costing at most `cash`) or output (made from
+        `inventory` by `recipes`) in this phase ([CS-07], [CS-24])."""
+        if self.phase == "order":
+            cap = range(self.order_cap + 1)
+            return [
+                Order(quantities=q)
+                for q in ((a, b, c) for a in cap for b in cap for c in cap)
+                if sum(x * p for x, p in zip(q, self.prices)) <= self.cash
+            ]
+        most = max(self.inventory)
+        axis = range(most + 1)
+        return [
+            Produce(quantities=q)
+            for q in ((a, b, c) for a in axis for b in axis for c in axis)
+            if supplier_why_illegal(self, Produce(quantities=q)) is None
+        ]
+
+    def is_legal(self, action: Order | Produce) -> bool:
+        return supplier_why_illegal(self, action) is None
+
+    def why_illegal(self, action) -> str | None:
+        """Why `action` breaks the action rules in this phase, in words; None when it is legal."""
+        return supplier_why_illegal(self, action)
+
+
+def supplier_why_illegal(at, action) -> str | None:
+    """Why the Supplier's `action` breaks the order or production rules ([CS-07], [CS-24]) at `at` (a state or an
+    observation: its phase, week, cash, prices, inventory and order cap), in words; None when it is legal."""
+    wanted = {"order": Order, "produce": Produce}[at.phase]
+    if not isinstance(action, wanted):
+        kind = getattr(action, "kind", type(action).__name__)
+        return f"a {kind} action where week {at.week} asks for a {wanted.__name__.lower()} action"
+    q = action.quantities
+    if min(q) < 0:
+        return f"{at.phase}s a negative quantity {q}"
+    if at.phase == "order":
+        over = [f"{x} of input {i + 1}" for i, x in enumerate(q) if x > at.order_cap]
+        if over:
+            return f"orders {', '.join(over)}; the order cap is {at.order_cap} per input"
+        cost = sum(x * p for x, p in zip(q, at.prices))
+        if cost > at.cash:
+            return f"orders inputs costing ${cost:,} at this week's prices {at.prices}; the Supplier holds ${at.cash:,}"
+        return None
+    n = at.inventory
+    need = tuple(sum(y * recipe[i] for y, recipe in zip(q, RECIPES)) for i in range(3))
+    if any(x > have for x, have in zip(need, n)):
+        return (
+            f"produces {q}, which needs {need[0]} of input 1, {need[1]} of input 2 and {need[2]} of input 3; "
+            f"the inventory holds {n}"
+        )
+    return None
 
 
 Observation = Union[CustomerObservation, SupplierObservation]
@@ -152,6 +239,10 @@ class State(Frozen):
         return PRODUCTION_WEEKS.index(self.week)
 
     @property
+    def order_cap(self) -> int:
+        return self.game.env.order_cap
+
+    @property
     def prices(self) -> Triple:
         return self.shocks.weeks[self.round_index].prices
 
@@ -179,40 +270,18 @@ class State(Frozen):
     def why_illegal(self, action) -> str | None:
         """Why `action` breaks the action rules ([CS-05]-[CS-07]) in this state, in words; None when it is legal.
         Money in base units."""
-        wanted = {"pay": Pay, "order": Order, "produce": Produce}.get(self.phase)
-        if wanted is None:
+        if self.phase == "over":
             return "the game is over"
-        if not isinstance(action, wanted):
-            kind = getattr(action, "kind", type(action).__name__)
-            return f"a {kind} action where week {self.week} asks for a {wanted.__name__.lower()} action"
         if self.phase == "pay":
+            if not isinstance(action, Pay):
+                kind = getattr(action, "kind", type(action).__name__)
+                return f"a {kind} action where week {self.week} asks for a pay action"
             if action.amount < 0:
                 return f"pays ${action.amount:,}; a payment is $0 or more"
             if action.amount > self.budget_left:
                 return f"pays ${action.amount:,}; ${self.budget_left:,} of the budget remains"
             return None
-        q = action.quantities
-        if min(q) < 0:
-            return f"{self.phase}s a negative quantity {q}"
-        if self.phase == "order":
-            cap = self.game.env.order_cap
-            over = [f"{x} of input {i + 1}" for i, x in enumerate(q) if x > cap]
-            if over:
-                return f"orders {', '.join(over)}; the order cap is {cap} per input"
-            cost = sum(x * p for x, p in zip(q, self.prices))
-            if cost > self.cash:
-                return (
-                    f"orders inputs costing ${cost:,} at this week's prices {self.prices}; the Supplier holds "
-                    f"${self.cash:,}"
-                )
-            return None
-        n = self.inventory
-        if q[0] + q[1] > min(n[0], n[1]) or q[0] + q[2] > n[2]:
-            return (
-                f"produces {q}, which needs {q[0] + q[1]} each of inputs 1 and 2 and {q[0] + q[2]} of input 3; "
-                f"the inventory holds {n}"
-            )
-        return None
+        return supplier_why_illegal(self, action)
 
     # --- transitions ---------------------------------------------------------------------------
 
@@ -330,7 +399,7 @@ class State(Frozen):
             prices=self.prices,
             spoiled=self.spoiled,
             received=self.received,
-            order_cap=self.game.env.order_cap,
+            order_cap=self.order_cap,
             delivery_due=self.monitor.delivery_due(),
             memory=self.monitor.memory,
             observed_breach=self.observed_breach("supplier"),

@@ -126,6 +126,7 @@ def _mean(xs) -> float | None:
 class Stat(Frozen):
     mean: float | None
     sd: float | None
+    n: int | None = None  # the runs behind it (for a conditional rate, the eligible runs only)
 
     def text(self, scale: float = 1.0) -> str:
         if self.mean is None:
@@ -138,19 +139,20 @@ class Stat(Frozen):
 def _stat(xs: list[float]) -> Stat:
     """Mean ± sample SD with the n−1 denominator ([CS-37])."""
     if not xs:
-        return Stat(mean=None, sd=None)
+        return Stat(mean=None, sd=None, n=0)
     mean = sum(xs) / len(xs)
     sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (len(xs) - 1)) if len(xs) > 1 else 0.0
-    return Stat(mean=mean, sd=sd)
+    return Stat(mean=mean, sd=sd, n=len(xs))
 
 
 def _micro(rates: list[tuple[float, int]]) -> Stat:
     """Pooled-week mean Σ_j |W_j| x_j / Σ_j |W_j| with the week-weighted SD of the per-run rates around it ([CS-37])."""
     weeks = sum(w for _, w in rates)
     if not weeks:
-        return Stat(mean=None, sd=None)
+        return Stat(mean=None, sd=None, n=0)
     mean = sum(x * w for x, w in rates) / weeks
-    return Stat(mean=mean, sd=math.sqrt(sum(w * (x - mean) ** 2 for x, w in rates) / weeks))
+    sd = math.sqrt(sum(w * (x - mean) ** 2 for x, w in rates) / weeks)
+    return Stat(mean=mean, sd=sd, n=sum(1 for _, w in rates if w))
 
 
 class RoleSummary(Frozen):

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal, Protocol
 
+from pydantic import Field
+
 from contractlang.ir import ContractSimIR
 from contractlang.llm import LlmCall, LlmUsage, json_object_in
 from contractlang.source import check_source
@@ -30,10 +32,10 @@ class Turn(Frozen):
 
     round: int
     role: Role
-    response: str
-    contract: str | None = None
-    accept: bool = False
-    terminate: bool = False
+    response: str = Field(description="what the negotiator says to the other side")
+    contract: str | None = Field(default=None, description="a contract proposed now, in contractlang")
+    accept: bool = Field(default=False, description="the Customer accepts the active proposal [CS-20]")
+    terminate: bool = Field(default=False, description="end the negotiation without an agreement")
     raw: str
     dialogue_only: bool = False  # the reply carried an action it may not take (or several): read as dialogue
 
@@ -41,16 +43,16 @@ class Turn(Frozen):
 class NegotiationObservation(Frozen):
     """What a negotiator sees when asked for its turn (ContractSim paper, Sec. 3)."""
 
-    role: Role
-    round: int
-    max_rounds: int
-    env: int
-    budget: int  # the Customer's budget B: public in every environment description
-    counterparty_message: str | None
-    active_proposal: str | None
-    proposer: Role | None
-    proposal_round: int | None
-    can_accept: bool  # the Customer may accept the active proposal now [CS-20]
+    role: Role = Field(description="the negotiator's role: customer or supplier")
+    round: int = Field(description="this round, from 1")
+    max_rounds: int = Field(description="the last round; no agreement by then ends the negotiation without one")
+    env: int = Field(description="the environment (1-6) the contract will be performed in")
+    budget: int = Field(description="the Customer's budget B, public in every environment, in base units")
+    counterparty_message: str | None = Field(description="what the other side said last, if anything")
+    active_proposal: str | None = Field(description="the contract on the table, in contractlang, if any")
+    proposer: Role | None = Field(description="who proposed the active contract")
+    proposal_round: int | None = Field(description="the round the active contract was proposed in")
+    can_accept: bool = Field(description="the Customer may accept the active proposal now [CS-20]")
 
 
 class NegotiationTurn(Frozen):

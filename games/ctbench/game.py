@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Literal, Protocol, Union
 
+from pydantic import Field
+
 from contractlang.interpreter import ChipTransfer, CTBenchMonitor, Forfeit, PointsTransfer, Rules, compile
 from contractlang.interpreter.ctbench import JudgedMoveAttempt
 from contractlang.interpreter.events import ChipCounts, GameEnd, GoalReached, Holdings, MoveAttempt
@@ -123,29 +125,33 @@ class CTBenchObservation(Frozen):
     """What `player` may know when asked to act ([CT-28]): the board, its own state, the partner's state only
     when visible, the promises and contract terms still open, and what it is being asked about."""
 
-    player: Player
-    board: Board
-    board_rows: tuple[str, ...]
-    mode: Mode
-    condition: Condition
-    visible: bool
-    round: int
-    phase: Literal["propose", "respond", "move", "honour"]
-    position: Tile
-    chips: ChipCounts
-    partner_position: Tile | None  # None when the partner's state is hidden
-    partner_chips: ChipCounts | None
-    finished: tuple[Player, ...]
-    promises: tuple[Promise, ...]  # Pay-for-Partner coverage still owed, both ways
-    open_coverage: tuple[CoverageTerm, ...]  # contract entries not used yet (Prog-Trading)
-    points: tuple[PointsTerm, ...]  # Prog-Points terms
-    transcript: str  # NL-Trading: the agreement the judge reads
-    nl_executed: tuple[tuple[Tile, Player], ...]
-    pending_offer: Trade | Arrangement | None  # respond phase: the partner's offer
-    pending_colour: Colour | None  # honour phase: the colour of the coverage asked for
-    last_rejected: tuple[Player, ...]  # players whose last offer was not executed
-    partner_defections: int  # coverages the partner left unfulfilled so far
-    legal_moves: tuple[Tile, ...]  # move phase: the tiles next to `position`
+    player: Player = Field(description="the player asked: red (P-Red) or blue (P-Blue)")
+    board: Board = Field(description="the 5×5 board: each tile's colour, both players' starts and the goal")
+    board_rows: tuple[str, ...] = Field(description="the board as text, row 0 at the top (R red, B blue, G green)")
+    mode: Mode = Field(description="pfp (Pay-for-Partner) or trade (regular chip trading)")
+    condition: Condition = Field(description="the contract condition: none, prog_trading, prog_points, nl_trading")
+    visible: bool = Field(description="whether the partner's position and chips are shown")
+    round: int = Field(description="this round, from 1")
+    phase: Literal["propose", "respond", "move", "honour"] = Field(
+        description="what is asked now: an offer, an answer to the partner's, a move, or honouring a coverage"
+    )
+    position: Tile = Field(description="the player's tile, (row, column)")
+    chips: ChipCounts = Field(description="the player's chips of each colour")
+    partner_position: Tile | None = Field(description="the partner's tile; None when its state is hidden")
+    partner_chips: ChipCounts | None = Field(description="the partner's chips; None when its state is hidden")
+    finished: tuple[Player, ...] = Field(description="the players who have reached the goal")
+    promises: tuple[Promise, ...] = Field(description="Pay-for-Partner coverage still owed, both ways")
+    open_coverage: tuple[CoverageTerm, ...] = Field(description="Prog-Trading contract entries not used yet")
+    points: tuple[PointsTerm, ...] = Field(description="Prog-Points terms: points owed on finishing")
+    transcript: str = Field(description="NL-Trading: the agreement the judge reads")
+    nl_executed: tuple[tuple[Tile, Player], ...] = Field(
+        description="NL-Trading: the (tile, mover) moves the judge has executed under the agreement"
+    )
+    pending_offer: Trade | Arrangement | None = Field(description="respond phase: the partner's offer")
+    pending_colour: Colour | None = Field(description="honour phase: the colour of the coverage asked for")
+    last_rejected: tuple[Player, ...] = Field(description="players whose last offer was not executed")
+    partner_defections: int = Field(description="coverages the partner left unfulfilled so far")
+    legal_moves: tuple[Tile, ...] = Field(description="move phase: the tiles next to `position`")
 
     def position_of(self, player: Player) -> Tile | None:
         return self.position if player == self.player else self.partner_position

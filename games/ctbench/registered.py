@@ -145,6 +145,7 @@ class CTBench:
                 {"player": p, "agent": a, "score": s, "raw_score": raw, "baseline": b, "finished": p in game.finished}
                 for p, a, s, raw, b in zip(PLAYERS, game.agents.values(), game.scores, game.raw_scores, game.baselines)
             ),
+            facts={"usage_note": _nulls_note(game)},
             detail=game,
         )
 
@@ -192,6 +193,14 @@ def _rules(name: RuleSet):
     from contractlang.interpreter import Rules
 
     return Rules.named(name)
+
+
+def _nulls_note(game) -> str:
+    """What an LLM player's usage line adds: its invalid replies, each taken as the null action [CT-12]."""
+    if not game.llm_calls:
+        return ""
+    nulls = ", ".join(f"{player} {n}" for player, n in game.llm_null_actions.items())
+    return f"invalid replies taken as the null action: {nulls}"
 
 
 register_game(GAME_TYPE, CTBench)

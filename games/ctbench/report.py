@@ -4,6 +4,7 @@ Table 11 (promise keeping per player) and the contract-formation measures of CT-
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
@@ -60,6 +61,45 @@ class PromiseRow(Frozen):
         return self.kept[i] / total if total else None
 
 
+class Share(Frozen):
+    """A share in [0, 1] and its 95% interval, which stays in [0, 1] ([CT-38] gives t-intervals for the tables'
+    means; a share of a few games needs one that cannot leave its range)."""
+
+    mean: float | None
+    low: float | None
+    high: float | None
+    n: int
+
+    def text(self) -> str:
+        return "–" if self.mean is None else f"{self.mean:.2f} [{self.low:.2f}, {self.high:.2f}]"
+
+
+Z95 = 1.959963984540054
+
+
+def wilson(outcomes: Iterable[bool]) -> Share:
+    """The share of true outcomes with its 95% Wilson score interval."""
+    xs = [bool(v) for v in outcomes]
+    n = len(xs)
+    if n == 0:
+        return Share(mean=None, low=None, high=None, n=0)
+    p, z2 = sum(xs) / n, Z95 * Z95
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return Share(mean=p, low=max(0.0, centre - half), high=min(1.0, centre + half), n=n)
+
+
+def bounded(values: Iterable[float | None]) -> Share:
+    """The mean of shares in [0, 1] with its 95% t-interval ([CT-38]) cut to [0, 1]."""
+    interval = t_interval(values)
+    if interval.mean is None:
+        return Share(mean=None, low=None, high=None, n=0)
+    half = interval.half_width or 0.0
+    return Share(
+        mean=interval.mean, low=max(0.0, interval.mean - half), high=min(1.0, interval.mean + half), n=interval.n
+    )
+
+
 class FormationRow(Frozen):
     """Contract-formation measures (CT-Bench paper, Sec. 2.3) for one condition and board class, over games with a formed contract."""
 
@@ -67,9 +107,9 @@ class FormationRow(Frozen):
     board_class: str
     contracts: int
     net_for_red: Interval  # points (Prog-Points) or tiles (Prog-Trading) P-Red gains on balance
-    first_mover_share: Interval
-    winner_takes_all: Interval | None  # Prog-Points only
-    equal_split: Interval
+    first_mover_share: Share  # P-Red's share of what the contract gives, per game
+    winner_takes_all: Share | None  # Prog-Points only
+    equal_split: Share
 
 
 class MissingMetrics(Frozen):
@@ -95,9 +135,35 @@ def paper_tables(records: list[GameRecord]) -> list[PaperTable]:
             groups.setdefault(agents_of(g), []).append(g)
         rows = [(name, len(gs), _cells(gs, columns)) for name, gs in sorted(groups.items())]
         if len(groups) > 1:
-            rows.append((MEAN_ROW, len(chosen), _cells(chosen, columns)))
+            rows.append((MEAN_ROW, len(chosen), mean_of_rows([cells for _, _, cells in rows], columns)))
         tables.append(PaperTable(number=number, mode=mode, condition=condition, columns=columns, rows=tuple(rows)))
     return tables
+
+
+def mean_of_rows(rows: list[dict[str, Interval]], columns: tuple[str, ...]) -> dict[str, Interval]:
+    """The Mean row as the paper's is computed: the unweighted mean of the model rows' means (it equals the
+    paper's printed Mean in 39 of its 46 cells, a mean pooled over the games in 25). The paper does not say how
+    its ± is computed: ours is the 95% half-width of that mean from the rows' own, √(Σ h²) / k."""
+    out = {}
+    for c in columns:
+        defined = [r[c] for r in rows if r[c].mean is not None]
+        k = len(defined)
+        out[c] = (
+            Interval(
+                mean=sum(i.mean for i in defined) / k,
+                half_width=math.sqrt(sum((i.half_width or 0.0) ** 2 for i in defined)) / k,
+                n=sum(i.n for i in defined),
+            )
+            if k
+            else Interval(mean=None, half_width=None, n=0)
+        )
+    return out
+
+
+MEAN_NOTE = (
+    "  Mean: the unweighted mean of the model rows, as the paper's Mean rows are; the paper gives neither the "
+    "games behind them nor how their ± is computed (ours: √(Σ h²) / k from the rows' 95% half-widths)."
+)
 
 
 def _cells(games: list[GameRecord], columns: tuple[str, ...]) -> dict[str, Interval]:
@@ -153,13 +219,9 @@ def missing_metrics(records: list[GameRecord]) -> MissingMetrics:
                 continue
             flows = [(_received(t, "red"), _received(t, "blue")) for t in terms]
             net = t_interval(red[0] - red[1] for red, _ in flows)
-            share = t_interval(red[0] / (red[0] + blue[0]) if red[0] + blue[0] else None for red, blue in flows)
-            wta = (
-                t_interval(float((red[0] > 0) != (blue[0] > 0)) for red, blue in flows)
-                if condition == "prog_points"
-                else None
-            )
-            equal = t_interval(float(red[0] == blue[0]) for red, blue in flows)
+            share = bounded(red[0] / (red[0] + blue[0]) if red[0] + blue[0] else None for red, blue in flows)
+            wta = wilson((red[0] > 0) != (blue[0] > 0) for red, blue in flows) if condition == "prog_points" else None
+            equal = wilson(red[0] == blue[0] for red, blue in flows)
             formation.append(
                 FormationRow(
                     condition=condition,
@@ -204,7 +266,7 @@ class CellAbsent(Frozen):
     ours: str
     paper: str
     games: int  # games behind our row
-    paper_games: int  # games behind the paper's row
+    paper_games: int | None  # games behind the paper's row; None for a Mean row, which rests on its rows
 
 
 class PaperComparison(Frozen):
@@ -233,8 +295,29 @@ def paper_cell(table: PaperTable, row: str, column: str) -> str | None:
 
 
 def paper_games(table: PaperTable, row: str) -> int | None:
-    """How many games the paper's row rests on (CT-Bench paper, App. E)."""
+    """How many games the paper's row rests on (CT-Bench paper, App. E); None for its Mean rows."""
     return _paper_data()["games"].get(str(table.number), {}).get(row)
+
+
+def on_paper_games(table: PaperTable, row: str, n: int) -> bool:
+    """Whether our row rests on at least the games the paper's does: a Mean row when every model row of the
+    paper's table does."""
+    if row != MEAN_ROW:
+        needed = paper_games(table, row)
+        return needed is None or n >= needed
+    ours = {name: games for name, games, _ in table.rows}
+    return all(
+        name in ours and on_paper_games(table, name, ours[name])
+        for name in _paper_data()["games"].get(str(table.number), {})
+    )
+
+
+def short_of_paper(table: PaperTable, row: str, n: int, paper: str) -> str:
+    """The paper's value beside one of ours that rests on fewer games than the paper's."""
+    needed = paper_games(table, row)
+    if needed is None:
+        return f"(paper {paper}, a mean of rows whose games are not all here)"
+    return f"(paper {paper} over {needed} games, {n} here)"
 
 
 def _value(cell: str) -> tuple[float, float] | None:
@@ -262,7 +345,7 @@ def compare_with_paper(tables: list[PaperTable]) -> PaperComparison:
                 if paper is None:
                     continue
                 ours = printed(cells[c])
-                if needed is not None and n < needed:
+                if not on_paper_games(t, name, n):
                     absent.append(
                         CellAbsent(
                             table=t.number,
@@ -291,11 +374,11 @@ def table_text(table: PaperTable, with_paper: bool = False) -> str:
     def cell(name: str, n: int, cells: dict[str, Interval], c: str) -> str:
         if not with_paper:
             return cells[c].text()
-        ours, paper, needed = printed(cells[c]), paper_cell(table, name, c), paper_games(table, name)
+        ours, paper = printed(cells[c]), paper_cell(table, name, c)
         if paper is None:
             return ours
-        if needed is not None and n < needed:
-            return f"{ours} (paper {paper} over {needed} games, {n} here)"
+        if not on_paper_games(table, name, n):
+            return f"{ours} {short_of_paper(table, name, n, paper)}"
         return ours if _value(ours) == _value(paper) else f"{ours} (paper {paper})"
 
     head = ["Model", *(TITLES[c] for c in table.columns), "n"]
@@ -304,13 +387,15 @@ def table_text(table: PaperTable, with_paper: bool = False) -> str:
         for name, n, cells in table.rows
     ]
     published = _paper_rows(table, {name for name, _, _ in table.rows}) if with_paper else []
-    body += [[f"{paper_name(name)} (paper)", *cells, str(paper_games(table, name))] for name, cells in published]
+    body += [[f"{paper_name(name)} (paper)", *cells, str(paper_games(table, name) or "–")] for name, cells in published]
     widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
     title = f"Table {table.number}: {MODE_TITLE[table.mode]}; {CONDITION_TITLE[table.condition]}"
     lines = [title, "  ".join(h.ljust(w) for h, w in zip(head, widths))]
     lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in body]
     if with_paper:
         lines += _differences(table, published)
+    if any(name == MEAN_ROW for name, _, _ in table.rows) or any(name == MEAN_ROW for name, _ in published):
+        lines.append(MEAN_NOTE)
     return "\n".join(lines)
 
 
@@ -366,7 +451,8 @@ def promise_text(rows: list[PromiseRow], paper_names: bool = False) -> str:
 
 def missing_text(m: MissingMetrics) -> str:
     lines = [
-        "Contract formation (games with a formed contract; mean ± 95% CI)",
+        "Contract formation (games with a formed contract; net: mean ± 95% CI; shares: share [95% interval in "
+        "[0, 1]: Wilson's for winner-takes-all and equal split, the t-interval cut to [0, 1] for first-mover share])",
         "condition | board class | contracts | net for P-Red | first-mover share | winner-takes-all | equal split",
     ]
     for r in m.formation:
@@ -526,6 +612,7 @@ class CTBenchReport(Frozen):
     promises: tuple[PromiseRow, ...]
     formation: MissingMetrics
     plots: tuple[Path, ...] = ()
+    unlike_paper: tuple[str, ...] = ()  # how the games differ from the paper's (its boards, self-play)
 
 
 def report_runs(
@@ -552,6 +639,7 @@ def report_runs(
     for g in records:
         rules[g.rules] = rules.get(g.rules, 0) + 1
     return CTBenchReport(
+        unlike_paper=unlike_paper(records),
         games=len(records),
         skipped=skipped,
         rules=rules,
@@ -563,9 +651,32 @@ def report_runs(
     )
 
 
+def unlike_paper(records: list[GameRecord]) -> tuple[str, ...]:
+    """How the games differ from the paper's in ways its tables cannot answer for: boards other than the
+    authors' 80 grids, and pairings other than self-play (the paper's rows are one model as both players)."""
+    out = []
+    ours = sum(g.board_set != "paper" for g in records)
+    if ours:
+        out.append(
+            f"{ours} of {len(records)} games are on our seeded boards (--set ours), not the authors' 80 grids: "
+            "the paper's values beside them are for other boards."
+        )
+    mixed = sorted({agents_of(g) for g in records if agent_name(g.red_agent) != agent_name(g.blue_agent)})
+    if mixed:
+        count = sum(agent_name(g.red_agent) != agent_name(g.blue_agent) for g in records)
+        out.append(
+            f"{count} of {len(records)} games pair two different agents ({', '.join(mixed)}); the paper's rows are "
+            "self-play, one model as both players."
+        )
+    return tuple(out)
+
+
 def report_text(report: CTBenchReport, with_paper: bool = False) -> str:
-    """The report for a person: every table (the paper's names and values beside ours with `with_paper`)."""
-    parts = [table_text(t, with_paper=with_paper) + "\n" for t in report.tables]
+    """The report for a person: every table (the paper's names and values beside ours with `with_paper`, after
+    a word on how the games differ from the paper's)."""
+    parts = [f"Unlike the paper: {line}" for line in report.unlike_paper] if with_paper else []
+    parts = [*parts, *([""] if parts else [])]
+    parts += [table_text(t, with_paper=with_paper) + "\n" for t in report.tables]
     if report.promises:
         parts.append(promise_text(list(report.promises), with_paper) + "\n")
     parts.append(missing_text(report.formation))

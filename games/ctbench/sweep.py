@@ -180,6 +180,11 @@ class SweepResult(Frozen):
     errored: int = 0  # games left out of `records`: their model calls failed (a rerun retries them)
     limited: int = 0  # games left out of `records`: they reached a per-game limit
 
+    @property
+    def null_actions(self) -> int:
+        """LLM replies that were invalid twice and became the null action [CT-12], over `records`."""
+        return sum(n for r in self.records for n in r.llm_null_actions.values())
+
 
 def sweep(
     specs: list[GameSpec],

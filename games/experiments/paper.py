@@ -67,6 +67,34 @@ def paper_table(role: str, micro: bool) -> PaperTable:
     return next(t for t in paper_tables() if t.role == role and (t.aggregation == "micro") == micro)
 
 
+ELIGIBLE_ONLY = ("Cond.", "Expl.", "Uni.", "Rec.")
+"""The rates taken over the eligible runs only (ContractSim paper, App. C.6): conditional compliance and
+unilateral defection over the runs with a week before any breach by the counterparty, exploited compliance and
+reciprocal defection over those with a week after one. The paper prints no n for them."""
+
+
+def eligible_n(cell: tuple[float, float]) -> int | None:
+    """The cases behind a published percentage of 0/1 outcomes (mean 100·k/n, SD the sample SD of k ones among
+    n): the smallest n ≤ PAPER_N whose k fits both printed numbers to their rounding, the most cautious reading
+    for a test; None when no n fits (a mean of fractions) or every n does (0 % or 100 %, SD 0). 66.7 ± 57.7 is
+    2 of 3."""
+    mean, sd = cell
+    if sd == 0:
+        return None
+    for n in range(2, PAPER_N + 1):
+        k = round(mean * n / 100)
+        exact_sd = 100 * math.sqrt(k * (n - k) / (n * (n - 1)))
+        if abs(100 * k / n - mean) <= 0.05 + 1e-9 and abs(exact_sd - sd) <= 0.05 + 1e-9:
+            return n
+    return None
+
+
+def paper_n(column: str, cell: tuple[float, float]) -> int | None:
+    """The n behind a published cell: PAPER_N, or for a rate over the eligible runs the n its numbers imply
+    (`eligible_n`), None when they imply none."""
+    return eligible_n(cell) if column in ELIGIBLE_ONLY else PAPER_N
+
+
 def welch_p(mean1: float, sd1: float, n1: int, mean2: float, sd2: float, n2: int) -> float | None:
     """Two-sided p of Welch's two-sample t-test from summary statistics (Welch–Satterthwaite degrees of freedom);
     None when both samples have no spread (the test is undefined) or a sample has fewer than two values."""

@@ -14,48 +14,83 @@ from __future__ import annotations
 from functools import lru_cache, partial
 from pathlib import Path
 
+from contractlang.errors import UnknownName
 from contractlang.files import make_folder, write_atomically
 from contractlang.interpreter.rounds import DEFAULT_FLOORS, RecordedFloors
 from contractlang.ir import ContractSimIR
-from contractlang.llm import LlmClient, LlmUsage
+from contractlang.llm import LlmClient, LlmModel, LlmUsage
 from contractlang.render import relabel
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, Frozen
-from games.agents import AgentError, agent_name, check, model_of, split_label
+from games.agents import PY_PREFIX, AgentError, agent_name, check, model_of, roles_of, split_label
 from games.contractsim.environments import PlayedIn
-from games.contractsim.metrics import convention_line, output_name, summarise
+from games.contractsim.metrics import RoleSummary, convention_line, output_name, summarise
 from games.contractsim.play import RunRecord, play
 from games.experiments.batch import play_batch
-from games.experiments.paper import PAPER_N, cell_text, paper_tables, welch_p
+from games.experiments.paper import PAPER_N, cell_text, paper_n, paper_tables, welch_p
 from games.experiments.rational import (
+    COLUMNS,
     COUNTERPARTIES,
     POLICIES,
+    ROLES,
     SEED,
     TITLES,
     RationalJob,
     RationalRecord,
     TableRow,
     counterparty_name,
+    is_slice,
     pairing,
     row_cells,
     table_lines,
+    table_notes,
     table_row,
     tables,
 )
 from games.figures import pyplot, save_png, write_json
-from games.runner import Phase
+from games.runner import Phase, stored_records
 from solver.dp import TableCache
 
 
-def check_agents(agents: list[str], roles: list[str]) -> None:
-    """`UnknownName` (or `AgentError`) for the first agent `play` cannot seat in one of `roles` (see
-    games/agents.py); two agents under one label are a usage error."""
-    for name in agents:
+def check_agents(seats: dict[str, tuple[str, ...]]) -> None:
+    """`UnknownName` (or `AgentError`) for the first agent `play` cannot seat in one of its roles (`seats`: agent
+    spec → roles, see games/agents.py); two agents under one label are a usage error."""
+    agents = list(seats)
+    for name, roles in seats.items():
         for role in roles:
             check(name, "contractsim", role, "agent")
     labels = [agent_name(a) for a in agents]
     twice = next((label for label in labels if labels.count(label) > 1), None)
     if twice is not None:
         raise AgentError(f"two agents are labelled {twice!r}; give each its own LABEL=SPEC")
+
+
+def agent_key(agent) -> str:
+    """How a job names an agent: a Python agent (an object, or a labelled `py:` spec) by its label, so a run from
+    Python and one from the shell share its games; any other spec as given."""
+    if not isinstance(agent, str):
+        return agent_name(agent)
+    label, spec = split_label(agent)
+    return label if spec.startswith(PY_PREFIX) else agent
+
+
+def seat_agents(given: list, role: str) -> tuple[dict[str, tuple[str, ...]], dict]:
+    """(agent key → the roles it is seated in, the Python agents by key): each agent in those of the roles asked
+    for (`role`, or both) that it says it plays (its `roles`; every role when it does not say)."""
+    asked = ROLES if role == "both" else (role,)
+    seats: dict[str, tuple[str, ...]] = {}
+    objects = {}
+    for agent in given:
+        declared = roles_of(agent, "contractsim") or ROLES
+        roles = tuple(r for r in asked if r in declared)
+        if not roles:
+            raise UnknownName(
+                f"agent {agent_name(agent)!r} plays the {' and '.join(declared)} only, not the role asked for ({role})"
+            )
+        key = agent_key(agent)
+        seats[key] = roles
+        if key != agent:
+            objects[key] = agent
+    return seats, objects
 
 
 def _model(agent: str):
@@ -160,17 +195,35 @@ def process_tables() -> TableCache:
 
 
 def jobs_of(
-    cases: list[Case], agents: list[str], roles: list[str], settings: tuple[str | None, ...] = (None,)
+    cases: list[Case], seats: dict[str, tuple[str, ...]], settings: tuple[str | None, ...] = (None,)
 ) -> list[PerformanceJob]:
-    """Every game, the games of one case together (see `process_tables`)."""
+    """Every game of each agent in each role it is seated in (`seats`: agent → roles), the games of one case
+    together (see `process_tables`)."""
     return [
         PerformanceJob.of(case, role, other, agent, setting)
         for case in cases
-        for agent in agents
+        for agent, roles in seats.items()
         for setting in settings
         for role in roles
         for other in COUNTERPARTIES
     ]
+
+
+def stored_seats(
+    cases: list[Case], settings: tuple[str | None, ...], stores: list[Path]
+) -> tuple[dict[str, tuple[str, ...]], dict[PerformanceJob, PerformanceRecord]]:
+    """The agents `stores` hold games of on `cases` in `settings`, each with the roles it played there, and
+    those games: a report covers every agent of the set, not only the one a run was asked for."""
+    keys = {(c.contract, c.env, c.seed, c.floors) for c in cases}
+    found: dict[PerformanceJob, PerformanceRecord] = {}
+    for path in stores:
+        for job, record in stored_records(path, PerformanceRecord, lambda r: r.job, "games").items():
+            if (job.contract, job.env, job.seed, job.floors) in keys and job.setting in settings:
+                found[job] = record
+    seats: dict[str, set[str]] = {}
+    for job in found:
+        seats.setdefault(job.agent, set()).add(job.role)
+    return {a: tuple(r for r in ROLES if r in roles) for a, roles in seats.items()}, found
 
 
 def performance_phase(
@@ -190,6 +243,11 @@ def performance_phase(
         calls=lambda record: record.run.llm_calls,
         needs=lambda job: RationalJob(contract=job.contract, env=job.env, seed=job.seed),
     )
+
+
+def model_calls(job: PerformanceJob) -> list[tuple[LlmModel, int]]:
+    """(model, calls) of the game's LLM agent, for a run's estimate; none when the agent is no LLM."""
+    return [(_model(job.agent), decisions(job))] if calls_model(job) else []
 
 
 def decisions(job: PerformanceJob) -> int:
@@ -240,7 +298,7 @@ class PerformanceReport(Frozen):
     contracts: int
     seeds: tuple[int, ...]
     agents: tuple[str, ...]
-    roles: tuple[str, ...]
+    roles: tuple[str, ...]  # every role some agent is seated in
     rows: tuple[TableRow, ...]  # policy = the agent's label (`entries`)
     rational: tuple[TableRow, ...]
     paper: tuple[PaperRow, ...]  # Tables 7–10 as published: the three LLM agents' rows and the rational ones
@@ -251,9 +309,14 @@ class PerformanceReport(Frozen):
     floors: RecordedFloors = DEFAULT_FLOORS  # the floor rule set every game was played under ([CS-14a])
     errored: int = 0  # games left out: their model calls failed (a rerun retries them)
     limited: int = 0  # games left out: they reached a per-game limit
+    seats: dict[str, tuple[str, ...]] = {}  # agent → the roles it is seated in; absent: every role of `roles`
 
     def entries(self) -> list[tuple[str, str, str | None]]:
         return entries(list(self.agents), self.settings)
+
+    def seated(self, agent: str, role: str) -> bool:
+        """Whether `agent` plays `role` in this report (an agent says which roles it plays)."""
+        return role in self.seats.get(agent, self.roles)
 
 
 def entries(agents: list[str], settings: tuple[str | None, ...]) -> list[tuple[str, str, str | None]]:
@@ -268,8 +331,7 @@ def entries(agents: list[str], settings: tuple[str | None, ...]) -> list[tuple[s
 
 def report(
     cases: list[Case],
-    agents: list[str],
-    roles: list[str],
+    seats: dict[str, tuple[str, ...]],
     games: dict[PerformanceJob, PerformanceRecord],
     rational: dict[RationalJob, RationalRecord],
     settings: tuple[str | None, ...] = (None,),
@@ -283,7 +345,9 @@ def report(
     games count, in job order (the store may hold others, and holds them in the order they finished); the
     `unfinished` ones (errored, limited: `games.runner.Unfinished`) are counted apart. Regret in another setting
     is against the same RCC games: a setting changes names and money only (ContractSim paper, App. A.1–A.2), and
-    the records are in base units."""
+    the records are in base units. Each agent has rows for the roles it is seated in (`seats`: agent → roles)."""
+    agents = list(seats)
+    roles = [r for r in ROLES if any(r in seated for seated in seats.values())]
     labelled = entries(agents, settings)
     left = list((unfinished or {}).values())
 
@@ -306,6 +370,7 @@ def report(
         for role in roles
         for other in COUNTERPARTIES
         for label, agent, setting in labelled
+        if role in seats[agent]
     ]
     per_case = [rational[c.rational] for c in cases]
     llm = [
@@ -343,6 +408,7 @@ def report(
         floors=floors,
         errored=sum(u.status == "errored" for u in left),
         limited=sum(u.status == "limited" for u in left),
+        seats=seats,
     )
 
 
@@ -355,18 +421,37 @@ def _paper_label(policy: str) -> str:
 
 
 SIGNIFICANCE = 0.05
+MIN_N = 10
+"""Fewer runs than this behind one of our cells and the p table says so (`n<10`) instead of a p."""
 
 
-def differs(cell: str, stat: tuple[float, float] | None, n: int) -> str:
-    """Welch's two-sample t-test of one of our cells (mean ± SD over `n` runs) against a published one (n =
-    PAPER_N): its two-sided p, starred below SIGNIFICANCE; '–' where either side has no mean or no spread."""
+def differs(cell: str, n: int | None, stat: tuple[float, float] | None, column: str) -> str:
+    """Welch's two-sample t-test of one of our cells (mean ± SD over `n` runs) against a published one in
+    `column` (over PAPER_N cases, or the eligible ones a conditional rate's numbers imply: `paper_n`): its
+    two-sided p, starred below SIGNIFICANCE; `n<MIN_N` below MIN_N runs; '–' where either side has no mean, no
+    spread or no n."""
     mine = parse_cell(cell)
-    if mine is None or stat is None:
+    theirs = None if stat is None else paper_n(column, stat)
+    if mine is None or stat is None or n is None:
         return "–"
-    p = welch_p(mine[0], mine[1], n, stat[0], stat[1], PAPER_N)
+    if n < MIN_N:
+        return f"n<{MIN_N}"
+    p = None if theirs is None else welch_p(mine[0], mine[1], n, stat[0], stat[1], theirs)
     if p is None:
         return "–"
     return f"{p:.2g}*" if p < SIGNIFICANCE else f"{p:.2g}"
+
+
+def cell_ns(s: RoleSummary, micro: bool) -> tuple[int | None, ...]:
+    """The runs behind each of a row's cells, in `row_cells` order: a conditional rate's eligible runs only."""
+    compliance = (
+        (s.compliance_micro, s.conditional_micro, s.exploited_micro, s.tft_micro)
+        if micro
+        else (s.compliance, s.conditional, s.exploited, s.tft)
+    )
+    stats = (s.utility, s.compliant_utility, s.regret, s.compliant_regret, *compliance)
+    stats += (s.defection, s.unilateral, s.reciprocal)
+    return tuple(None if x is None else s.runs if x.n is None else x.n for x in stats)
 
 
 def parse_cell(cell: str) -> tuple[float, float] | None:
@@ -383,6 +468,7 @@ def markdown(rep: PerformanceReport) -> str:
     each table, Welch's test of every agent row against every published row of its block; then the LLM agents'
     account."""
     out = [convention_line(rep.convention, rep.floors), *([f"Contracts: {rep.covers}."] if rep.covers else []), ""]
+    notes = table_notes(rep.covers)
     for micro in (False, True):
         for role in rep.roles:
             lines, tests = [], []
@@ -399,17 +485,25 @@ def markdown(rep: PerformanceReport) -> str:
                     (
                         other.upper(),
                         f"{_label(r.policy)} vs {_paper_label(p.policy)}",
-                        tuple(differs(c, s, r.summary.runs) for c, s in zip(row_cells(r.summary, micro), p.stats)),
+                        tuple(
+                            differs(c, n, s, column)
+                            for c, n, s, column in zip(
+                                row_cells(r.summary, micro), cell_ns(r.summary, micro), p.stats, COLUMNS
+                            )
+                        ),
                     )
                     for r in block
                     for p in paper
                 ]
-            out += table_lines(f"## {TITLES[role, micro]}", role, f"{counterparty_name(role)} (counterparty)", lines)
+            out += table_lines(
+                f"## {TITLES[role, micro]}", role, f"{counterparty_name(role)} (counterparty)", lines, notes
+            )
             out += table_lines(
                 f"### {TITLES[role, micro]}: does each agent differ from the paper's rows? (p)",
                 role,
                 f"{counterparty_name(role)} (counterparty)",
                 tests,
+                (notes[0],) if is_slice(rep.covers) else (),
             )
     out.append(
         f"{rep.contracts} contracts × seeds {', '.join(map(str, rep.seeds))}. In each counterparty block: "
@@ -417,9 +511,11 @@ def markdown(rep: PerformanceReport) -> str:
         "rows (Tables 7–10: Claude Opus 5, Gemini 3.6 Flash, GPT–5.6-Sol and the rational policies), marked "
         "(paper). Regret is against the RCC game on the same contract, environment, counterparty and seed "
         "(ContractSim paper, App. C.6). The p tables give the two-sided p of Welch's two-sample t-test from summary statistics "
-        f"(each row's mean and SD, n = its runs against the paper's n = {PAPER_N}; for a rate defined on "
-        f"fewer runs this n overstates both sides); * marks p < {SIGNIFICANCE}, and '–' a cell either side "
-        "leaves undefined or where neither varies."
+        f"(each cell's mean and SD over the runs behind it, against the paper's over its {PAPER_N} cases; for "
+        "Cond., Expl., Uni. and Rec., rates over the eligible runs only, the paper's n is the smallest its "
+        "printed mean and SD imply for 0/1 outcomes, e.g. 66.7 ± 57.7 is 2 of 3, and '–' where they imply "
+        f"none); * marks p < {SIGNIFICANCE}; n<{MIN_N} marks a cell of ours over fewer than {MIN_N} runs, too "
+        "few for a p; '–' a cell either side leaves undefined or where neither varies."
     )
     if rep.errored or rep.limited:
         out.append(
@@ -529,6 +625,7 @@ def figure4(
             runs = {
                 label: (False, [games.get(PerformanceJob.of(c, role, other, agent, setting)) for c in cases])
                 for label, agent, setting in rep.entries()
+                if rep.seated(agent, role)
             }
             runs.update(
                 {

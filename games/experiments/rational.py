@@ -28,7 +28,7 @@ from games.contractsim.metrics import (
 )
 from games.contractsim.play import RunRecord
 from games.experiments.batch import play_batch
-from games.experiments.paper import cell_text, paper_tables
+from games.experiments.paper import PAPER_N, cell_text, paper_tables
 from games.runner import Phase, Progress, run_phase, stored_records
 from solver.dp import TableCache
 
@@ -112,23 +112,48 @@ QUIET_SECONDS_PER_TABLE = 3.3
 under load we measured 20-30 s (docs/explanation/fidelity.md)."""
 
 
+COMPILE_SECONDS = 17
+"""The DP kernels' compilation on an idle machine, before the first table where numba's cache holds none (once;
+later runs load them from disk): about its CPU time, single-threaded, which bench/cold_solve.py measures beside
+the wall time under the load of the day (16.5 s of CPU; the cold solve 64 s wall at a load of 19 on 2 cores)."""
+
+
+def kernels_compiled() -> bool:
+    """Whether numba's on-disk cache holds the DP kernels (`NUMBA_CACHE_DIR`, else beside their module)."""
+    import os
+
+    from solver.dp import kernels
+
+    where = os.environ.get("NUMBA_CACHE_DIR")
+    cache = Path(where) if where else Path(kernels.__file__).parent / "__pycache__"
+    return cache.is_dir() and any(cache.rglob("kernels.solve_round-*.nbi"))
+
+
+def duration(seconds: float) -> str:
+    """About how long, in seconds under two minutes and in minutes above."""
+    return f"about {seconds:.0f} s" if seconds < 120 else f"about {seconds / 60:.0f} min"
+
+
 class SolvingPlan(Frozen):
     """What a run must solve before it plays: of the contracts with games still to play (in any phase), those whose
-    DP tables are needed and not on disk, and a quiet-machine estimate of the time."""
+    DP tables are needed and not on disk, and a quiet-machine estimate of the time (the kernels' compilation
+    included when they are not compiled yet)."""
 
     to_play: int
     to_solve: int
+    compile: bool = False  # the DP kernels must be compiled first (numba's cache holds none)
 
     @property
-    def quiet_minutes(self) -> float:
-        return self.to_solve * QUIET_SECONDS_PER_TABLE / 60
+    def quiet_seconds(self) -> float:
+        return self.to_solve * QUIET_SECONDS_PER_TABLE + (COMPILE_SECONDS if self.compile and self.to_solve else 0)
 
     def text(self, cache_dir: Path) -> str:
+        compiling = f", the first after the solver's kernels compile (about {COMPILE_SECONDS} s, once)"
         return (
             f"{self.to_solve} of {self.to_play} contracts to play have no solved DP table in {cache_dir}: each "
-            f"is solved before its games, about {self.quiet_minutes:.0f} min in all on an idle 2-core machine "
-            f"({QUIET_SECONDS_PER_TABLE} s a table), several times that under load; the progress line below "
-            "keeps the running estimate"
+            f"is solved before its games{compiling if self.compile else ''}, {duration(self.quiet_seconds)} in all "
+            f"on an idle 2-core machine ({QUIET_SECONDS_PER_TABLE} s a table), several times that under load; the "
+            "progress line below keeps the running estimate"
         )
 
 
@@ -145,7 +170,8 @@ def solving_plan(todo: list, tables: TableCache) -> SolvingPlan:
     each in its environment and floor rule set, they play, and how many of those need a DP solve first."""
     cases = {(j.contract, j.environment) for j in todo}
     needed = {(j.contract, j.environment) for j in todo if j.needs_table}
-    return SolvingPlan(to_play=len(cases), to_solve=sum(not tables.holds(ir, env) for ir, env in needed))
+    to_solve = sum(not tables.holds(ir, env) for ir, env in needed)
+    return SolvingPlan(to_play=len(cases), to_solve=to_solve, compile=bool(to_solve) and not kernels_compiled())
 
 
 def rational_records(
@@ -257,9 +283,40 @@ TITLES = {
 }
 
 
-def table_lines(heading: str, role: str, left: str, rows: list[tuple[str, str, tuple[str, ...]]]) -> list[str]:
+LEGEND = (
+    "Columns: U utility and CU compliant utility, R regret and CR compliant regret (dollars; the paper heads CU "
+    'and CR "Compl." under Utility and Regret); Compl. the compliance rate, Cond. compliance before the '
+    "counterparty's first breach, Expl. compliance after it, TFT tit-for-tat (%, the paper's Compliance: Rate, "
+    "Cond., Exploited, TFT); Def. defection, Uni. unilateral and Rec. reciprocal defection (% of runs, the "
+    "paper's Defection: Rate, Unilateral, Reciprocal). Cond., Expl., Uni. and Rec. are over the eligible runs "
+    "only (ContractSim paper, App. C.6)."
+)
+FIDELITY = (
+    "Why rows here, the rational ones included, can differ from the paper's: the fidelity page "
+    "(docs/explanation/fidelity.md)."
+)
+
+
+def is_slice(covers: str) -> bool:
+    """Whether a `ContractSlice.describe` line names a slice rather than the whole set."""
+    return covers.startswith("a slice")
+
+
+def table_notes(covers: str) -> tuple[str, ...]:
+    """The lines under every table: the slice it covers when it is one, the legend, the fidelity page."""
+    caveat = (
+        (f"Not the paper's {PAPER_N} cases but {covers}: these rows describe that slice only.",)
+        if is_slice(covers)
+        else ()
+    )
+    return (*caveat, LEGEND, FIDELITY)
+
+
+def table_lines(
+    heading: str, role: str, left: str, rows: list[tuple[str, str, tuple[str, ...]]], notes: tuple[str, ...] = ()
+) -> list[str]:
     """One table of the paper's layout: `heading`, the column heads (`left` names the counterparty column),
-    one line per (counterparty, policy, cells) and a blank line."""
+    one line per (counterparty, policy, cells), a blank line, then each of `notes` as a paragraph."""
     return [
         heading,
         "",
@@ -267,6 +324,7 @@ def table_lines(heading: str, role: str, left: str, rows: list[tuple[str, str, t
         "|---|---|" + "---|" * len(COLUMNS),
         *(f"| {other} | {own} | " + " | ".join(cells) + " |" for other, own, cells in rows),
         "",
+        *(line for note in notes for line in (note, "")),
     ]
 
 
@@ -291,6 +349,7 @@ def tables_markdown(
                     for r in rows
                     if r.role == role
                 ],
+                table_notes(covers),
             )
     out += ["## Beside the paper (ContractSim paper, App. D.3, macro): ours / paper", ""]
     for role in ROLES:
@@ -304,7 +363,7 @@ def tables_markdown(
                 for mine, theirs in zip(row_cells(r.summary, False), paper)
             )
             lines.append((r.counterparty.upper(), r.policy.upper(), cells))
-        out += table_lines(f"### {role.capitalize()} side", role, counterparty_name(role), lines)
+        out += table_lines(f"### {role.capitalize()} side", role, counterparty_name(role), lines, table_notes(covers))
     out.append("Bold cells differ from the paper's (ours first); the others agree as printed.")
     return "\n".join(out) + "\n"
 

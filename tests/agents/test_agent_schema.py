@@ -93,3 +93,58 @@ def test_the_negotiation_turn_is_the_answer_line(game):
     turn = schemas(game)[game, "customer"]["action"]
     assert valid(turn, {"response": "I accept.", "accept": True})
     assert not valid(turn, {"accept": True})
+
+
+def _properties(schema: dict):
+    """(where, property schema) of every property of a schema and of its $defs."""
+    for name, definition in [("", schema), *schema.get("$defs", {}).items()]:
+        for field, prop in definition.get("properties", {}).items():
+            yield f"{name}.{field}", prop
+
+
+def test_every_field_says_what_it_means_and_the_supplier_schema_holds_the_recipes():
+    found = schemas()
+    for (game, role), schema in found.items():
+        for part in ("observation", "action"):
+            props = dict(_properties(schema[part]))
+            # CT-Bench: the observation's own fields (its nested board and chip types are self-explaining)
+            asked = [w for w in props if game.startswith("contractsim") or (part == "observation" and w[0] == ".")]
+            undescribed = [
+                w for w in asked if w.split(".")[-1] not in ("role", "kind") and not props[w].get("description")
+            ]
+            assert not undescribed, f"{game} {role} {part}: {undescribed}"
+    found = schemas("contractsim")
+    supplier = found["contractsim", "supplier"]["observation"]["properties"]
+    assert supplier["recipes"]["default"] == [[1, 1, 1], [1, 1, 0], [0, 0, 1]]
+    assert "base units" in supplier["cash"]["description"] and "input" in supplier["prices"]["description"]
+
+
+def allowed(observation, q) -> bool:
+    """By hand (ContractSim paper, App. C.1): an order within the cap and the cash; an output whose inputs the
+    inventory holds, the first product using inputs 1, 2 and 3, the second 1 and 2, the third 3."""
+    n = observation.inventory
+    if observation.phase == "order":
+        cost = sum(x * p for x, p in zip(q, observation.prices))
+        return max(q) <= observation.order_cap and cost <= observation.cash
+    return q[0] + q[1] <= min(n[0], n[1]) and q[0] + q[2] <= n[2]
+
+
+def test_the_supplier_observation_lists_exactly_the_legal_actions():
+    """legal_actions() on the Supplier's observation is every order or output the rules allow, and nothing else."""
+    from games.contractsim.game import Order, Produce
+
+    decisions = [(o, a) for role, o, a in contractsim_states() if role == "supplier"]
+    assert {o.phase for o, _ in decisions} == {"order", "produce"}
+    state_of = {}
+    for role, observation, _ in contractsim_states():
+        if role == "supplier":
+            state_of.setdefault(observation.phase, observation)
+    for phase, observation in state_of.items():
+        listed = observation.legal_actions()
+        kind = Order if phase == "order" else Produce
+        box = range(max(observation.order_cap, max(observation.inventory)) + 2)
+        every = [kind(quantities=(a, b, c)) for a in box for b in box for c in box]
+        assert set(listed) == {x for x in every if allowed(observation, x.quantities)} and listed
+        assert all(observation.why_illegal(x) is None for x in listed)
+    for observation, action in decisions:  # what the rational Supplier chose is always among them
+        assert action in observation.legal_actions()

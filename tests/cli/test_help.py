@@ -39,3 +39,17 @@ def test_help_into_a_pipe_cuts_no_option_name(command):
     done = run_process(*command, "--help")
     assert done.returncode == 0 and "--help" in done.stdout
     assert "…" not in done.stdout, [line for line in done.stdout.splitlines() if "…" in line]
+
+
+@pytest.mark.e2e
+def test_help_paragraphs_are_wrapped_once_to_the_terminal():
+    """Every paragraph of a command's help reaches rich as one line, so a terminal of 90 columns gets full lines
+    and not the source's 115-column breaks wrapped again (a long line, then a short one)."""
+    import os
+
+    done = run_process("metrics", "--help", env={**os.environ, "TERMINAL_WIDTH": "90"})
+    assert done.returncode == 0, done.stderr
+    lines = [line.strip() for line in done.stdout.split("╭")[0].splitlines()]
+    paragraph = lines[lines.index(next(x for x in lines if x.startswith("Amounts are"))) :]
+    paragraph = paragraph[: paragraph.index("")]
+    assert len(paragraph) >= 3 and all(len(line) > 70 for line in paragraph[:-1]), paragraph

@@ -60,7 +60,7 @@ def test_rcc_as_the_agent_reproduces_the_rational_rcc_rows_cell_for_cell(synthet
     assert "| RCC | RE (paper) | 46.2 ± 32.4 | 8.3 ± 18.3 | 6.5 ± 49.2 | 44.1 ± 45.2 | 5.3 ± 8.8 | 7.3 ± 9.6 |" in md
     welch = md.split("### Table 7 — Customer, macro: does each agent differ")[1].split("\n\n")[1].splitlines()
     opus = next(line for line in welch if line.startswith("| RCC | rcc vs Claude Opus 5 (paper) |"))
-    assert opus.split(" | ")[2].endswith("*")  # U 215 ± 0 over 2 runs against 324.4 ± 95.6 over 180: p < 0.05
+    assert opus.split(" | ")[2] == "n<10"  # U 215 ± 0 over 2 runs: too few for a p against the paper's 180
     assert "Welch's two-sample t-test" in md
     assert (directory / "performance" / "figure4.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     figure = json.loads((directory / "performance" / "figure4.json").read_text())["series"]
@@ -267,6 +267,7 @@ def test_a_cold_cache_is_announced_with_an_estimate_before_the_solving_phase(syn
     first = run_cli("experiment", "performance", directory, "--agent", "rcc", "--workers", "1", env=env)
     assert first.returncode == 0, first.stderr
     assert "2 of 2 contracts to play have no solved DP table in " in first.stderr
-    assert "about 0 min in all on an idle 2-core machine (3.3 s a table)" in first.stderr
+    # 2 × 3.3 s, and the kernels' compilation when this is the machine's first solve
+    assert re.search(r"about (7|24) s in all on an idle 2-core machine \(3\.3 s a table\)", first.stderr)
     again = run_cli("experiment", "performance", directory, "--agent", "rcc", "--workers", "1", env=env)
     assert again.returncode == 0 and "no solved DP table" not in again.stderr

@@ -356,14 +356,14 @@ def test_commands_default_to_the_shipped_set_and_say_how_far_it_is(tmp_path, mon
     )
     # an environment whose searches are all in (here Env 1, enumerated, which needs none) is drawn already, and
     # the panels drawn before for other environments stay (the shipped set gains its frontiers as its searches
-    # land); the run writes into ./contractlang-out/frontier, never into the shipped set
+    # land); the run writes into ./contractlang-out/frontiers, never into the shipped set
     shutil.copytree(real / "frontiers", shipped / "frontiers")
     before = json.loads((shipped / "frontiers" / "frontiers.json").read_text())
     (shipped / "frontiers" / "env1.png").unlink()
     done = run_cli("experiment", "frontier", "--envs", "1", "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert [e["env"] for e in json.loads(done.stdout)["envs"]] == [1]
-    written = tmp_path / "contractlang-out" / "frontier" / "frontiers"
+    written = tmp_path / "contractlang-out" / "frontiers"
     assert (written / "env1.png").exists() and not (shipped / "frontiers" / "env1.png").exists()
     after = json.loads((written / "frontiers.json").read_text())
     assert [f["env"] for f in before["frontiers"]][:4] == [1, 2, 3, 4]  # the shipped panels, Env 1 among them
@@ -491,8 +491,8 @@ def test_commands_on_the_shipped_set_write_only_into_the_working_directory(tmp_p
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert (report["contracts"], report["played_now"], report["identities_hold"]) == (180, 0, 13)
-    tables = tmp_path / "contractlang-out" / "rational" / "rational" / "tables.md"
-    assert report["tables"] == "contractlang-out/rational/rational/tables.md"
+    tables = tmp_path / "contractlang-out" / "rational" / "tables.md"  # one folder, not rational/rational
+    assert report["tables"] == "contractlang-out/rational/tables.md"
     assert tables.read_bytes() == (SHIPPED / "rational" / "tables.md").read_bytes()
     done = run_cli("synth", "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr

@@ -678,3 +678,26 @@ def test_run_with_llm_players_prints_the_story_and_the_ledger(tmp_path):
     )
     assert again.returncode == 0 and f"({calls} replayed, 0 failed)" in again.stdout
     assert again.stdout.split("LLM:")[0] == proc.stdout.split("LLM:")[0]  # the same story, offline
+
+
+def test_invalid_ctbench_replies_are_counted_where_the_usage_is_shown(tmp_path):
+    """A reply that is invalid twice becomes the null action [CT-12]; `run` and `ctbench sweep` say how many,
+    as ContractSim's `run` says how many requests defaulted."""
+    common = ["--base-url", "", "--recordings", str(tmp_path / "r.sqlite")]
+    with ScriptedServer(lambda body: (200, message("no idea"))) as server:
+        common[1] = server.url
+        ran = cli("run", "examples/ctbench-board-24-swap.contract", "--board", "24", "--red", "llm", *common, key=KEY)
+        swept = cli(
+            "ctbench", "sweep", "--boards", "0", "--red", "llm", "--blue", "planner", "--out", str(tmp_path / "s"),
+            "--workers", "1", *common, key=KEY,
+        )  # fmt: skip
+        as_json = cli(
+            "ctbench", "sweep", "--boards", "0", "--red", "llm", "--blue", "planner", "--out", str(tmp_path / "s"),
+            "--workers", "1", "--json", *common, key=KEY,
+        )  # fmt: skip
+    assert ran.returncode == 0 and swept.returncode == 0, ran.stderr + swept.stderr
+    counted = re.search(r"invalid replies taken as the null action: red (\d+)$", ran.stdout.splitlines()[-1])
+    assert counted and int(counted.group(1)) > 0, ran.stdout
+    line = next(x for x in swept.stdout.splitlines() if "invalid replies taken as the null action" in x)
+    nulls = int(line.rsplit(": ", 1)[1])
+    assert nulls > 0 and json.loads(as_json.stdout)["llm_null_actions"] == nulls

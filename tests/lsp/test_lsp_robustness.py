@@ -8,7 +8,6 @@ import asyncio
 import os
 import subprocess
 import sys
-import time
 
 import pytest
 from lsprotocol import types
@@ -24,14 +23,16 @@ pytestmark = pytest.mark.e2e  # the language server in a real process
 EXAMPLE = ROOT / "examples" / "catering-env5-a.contract"
 
 
+HANG_S = 60  # a guard against a hang only, far above any answer on a loaded machine; the timings are in bench/lsp.py
+
+
 def run(coro):
-    return asyncio.run(asyncio.wait_for(coro, 120))
+    return asyncio.run(asyncio.wait_for(coro, 240))
 
 
-async def timed(awaitable) -> tuple[object, float]:
-    start = time.perf_counter()
-    result = await awaitable
-    return result, time.perf_counter() - start
+def guarded(awaitable):
+    """The awaitable, failing the test only if it hangs (HANG_S): the regressions these tests pin took minutes."""
+    return asyncio.wait_for(awaitable, HANG_S)
 
 
 def completion(s, uri: str, line: int, character: int):
@@ -52,11 +53,11 @@ def rss_mb(pid: int) -> float:
     return int(status.split("VmRSS:")[1].split()[0]) / 1024
 
 
-def test_completion_after_a_word_of_150000_characters_answers_at_once():
+def test_completion_after_a_word_of_600000_characters_answers():
     """The word before the cursor was found by a regex search, quadratic in the run of word characters: a 40k
-    word froze the server 7.8 s, 150k over 30 s."""
+    word froze the server 7.8 s, 150k over 30 s, so 600k would take over 8 minutes."""
     head = 'contract "x" {\n  game contractsim.hotel\n  prices { '
-    word = "a" * 150_000
+    word = "a" * 600_000
 
     async def go():
         async with session() as s:
@@ -64,8 +65,8 @@ def test_completion_after_a_word_of_150000_characters_answers_at_once():
             s.open(uri, head + word + " ")
             await s.diagnostics(uri, 1)
             for character in (len("  prices { ") + len(word), len("  prices { ") + len(word) + 1):
-                found, seconds = await timed(completion(s, uri, 2, character))
-                assert not found.items and seconds < 2, seconds
+                found = await guarded(completion(s, uri, 2, character))
+                assert not found.items
             s.replace(uri, head + "king", 2)  # short words still complete
             found = await completion(s, uri, 2, len("  prices { king"))
             assert [i.label for i in found.items] == ["conference_room", "king_room", "single_room"]
@@ -83,13 +84,10 @@ def test_a_document_of_5_mb_leaves_hover_completion_and_shutdown_answering():
             s.open(uri_of(EXAMPLE), EXAMPLE.read_text())
             (warning,) = await s.diagnostics(uri, 1)
             assert warning.code == "L001" and f"live checking stops at {MAX_LIVE_CHARS:,}" in warning.message
-            start = time.perf_counter()
-            assert not (await completion(s, uri, 2, 5_000_000)).items
-            assert await hover(s, uri, 2, 100) is None
-            assert "Price $10 each" in (await hover(s, uri_of(EXAMPLE), 5, 13)).contents.value
-            assert time.perf_counter() - start < 5
-            start = time.perf_counter()
-        assert time.perf_counter() - start < 10  # shutdown and exit
+            assert not (await guarded(completion(s, uri, 2, 5_000_000))).items
+            assert await guarded(hover(s, uri, 2, 100)) is None
+            assert "Price $10 each" in (await guarded(hover(s, uri_of(EXAMPLE), 5, 13))).contents.value
+        # leaving the session shuts the server down and waits for it to exit, within run()'s guard
 
     run(go())
 
@@ -112,7 +110,6 @@ def test_a_notification_of_100000_edits_is_applied_promptly():
             uri = uri_of(EXAMPLE)
             s.open(uri, text)
             assert await s.diagnostics(uri, 1) == []
-            start = time.perf_counter()
             s.client.text_document_did_change(
                 types.DidChangeTextDocumentParams(
                     text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
@@ -128,9 +125,8 @@ def test_a_notification_of_100000_edits_is_applied_promptly():
                     ],
                 )
             )
-            assert (await hover(s, uri, 5, 13)).contents.value.startswith("**pizza**")
-            assert [d.code for d in await s.diagnostics(uri, 2)] == ["E402", "E203"]  # the text is the editor's
-            assert time.perf_counter() - start < 20  # the client's own encoding takes most of it
+            assert (await guarded(hover(s, uri, 5, 13))).contents.value.startswith("**pizza**")
+            assert [d.code for d in await guarded(s.diagnostics(uri, 2))] == ["E402", "E203"]  # the editor's text
 
     run(go())
 
@@ -145,7 +141,6 @@ def test_edits_that_would_take_minutes_are_refused_and_the_whole_text_resynchron
             uri = "file:///tmp/long-line.contract"
             s.open(uri, line)
             await s.diagnostics(uri, 1)
-            start = time.perf_counter()
             s.client.text_document_did_change(
                 types.DidChangeTextDocumentParams(
                     text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
@@ -160,8 +155,7 @@ def test_edits_that_would_take_minutes_are_refused_and_the_whole_text_resynchron
                     ],
                 )
             )
-            (refused,) = await s.diagnostics(uri, 2)
-            assert time.perf_counter() - start < 10
+            (refused,) = await guarded(s.diagnostics(uri, 2))
             assert refused.code == "L002" and f"over {MAX_CHANGE_WORK:,}" in refused.message
             assert (
                 await s.client.text_document_formatting_async(
@@ -405,9 +399,7 @@ def test_a_closed_stdout_ends_the_server_at_once_in_one_line():
         proc.stdin.flush()
     except BrokenPipeError:  # it may already have gone
         pass
-    start = time.perf_counter()
-    code = proc.wait(timeout=20)  # stdin stays open: nothing but the broken stdout ends it
-    assert time.perf_counter() - start < 10
+    code = proc.wait(timeout=HANG_S)  # stdin stays open: nothing but the broken stdout ends it
     stderr = proc.stderr.read().decode()
     proc.stdin.close()
     proc.stderr.close()

@@ -98,3 +98,45 @@ def test_a_remedy_the_rules_cannot_read_is_quoted_and_the_verdict_is_parse_incom
     assert "week 4: $5" not in out["dsl"]  # a penalty is never read as a payment
     done = run_cli("translate", tmp_path / "terms.txt", "--cache", tmp_path / "cache.sqlite", cwd=tmp_path)
     assert done.returncode == 1 and done.stderr.startswith("parse-incomplete:") and sentence in done.stderr
+
+
+PIZZA_TEXT = """Catering agreement between the Customer and the Caterer.
+Prices: pizza $10 each, pasta $5 each, soup $3 each.
+In each of weeks 2, 4, 6, 8 and 10 the Caterer delivers 2 pizza, 0 pasta and 1 soup.
+The Customer pays $23 in each of weeks 1, 3, 5, 7 and 9 and $0 in week 11.
+"""
+
+
+def test_a_deduction_of_a_stated_amount_is_reported_never_dropped(tmp_path):
+    """The language's deduction is the missing items' price: "$5 for every missing pizza" cannot be written,
+    so it is a `missing:` line and the verdict is not ok; the file written checks as far as it goes."""
+    term = "If a delivery falls short, the next payment is reduced by $5 for every missing pizza."
+    (tmp_path / "terms.txt").write_text(PIZZA_TEXT + term + "\n")
+    out_file = tmp_path / "out.contract"
+    args = ("translate", tmp_path / "terms.txt", "--cache", tmp_path / "cache.sqlite", "-o", out_file)
+    done = run_cli(*args, cwd=tmp_path)
+    assert done.returncode == 1 and done.stderr.startswith("parse-incomplete:"), done.stderr
+    assert (
+        f"missing: could not read (a deduction of a stated amount; the language deducts the missing items' price): {term}"
+        in done.stderr
+    )
+    assert "payment_deduction" not in out_file.read_text()
+    assert run_cli("check", out_file, cwd=tmp_path).returncode == 0
+
+
+def test_ok_only_for_a_file_that_checks(tmp_path):
+    """A deduction stated without minimums is written with the default floor of 1 each, which 0 pasta a week
+    cannot meet: the written file fails `check` (E502), so the translation is not ok and says why."""
+    (tmp_path / "terms.txt").write_text(
+        PIZZA_TEXT + "If a delivery falls short, the next payment is reduced by the price of the missing dishes.\n"
+    )
+    out = _translate(tmp_path, (tmp_path / "terms.txt").read_text())
+    assert out["status"] == "failed" and not out["ok"]
+    assert out["error"].startswith("the translated contract does not check: minimum 1 pasta is above the 0")
+    done = run_cli("translate", tmp_path / "terms.txt", "--cache", tmp_path / "cache.sqlite", cwd=tmp_path)
+    assert done.returncode == 1 and "E502" in done.stderr
+    for path in sorted((ROOT / "tests" / "nl").glob("[0-9]*.txt")):  # and every ok translation checks as written
+        result = json.loads(run_cli("translate", path, "--json", "--cache", tmp_path / "cache.sqlite").stdout)
+        if result["status"] == "ok":
+            (tmp_path / "written.contract").write_text(result["dsl"])
+            assert run_cli("check", tmp_path / "written.contract").returncode == 0, path

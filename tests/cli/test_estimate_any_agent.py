@@ -1,0 +1,45 @@
+"""`--estimate` needs no API key and works for every form of agent: a built-in, a `py:` or `cmd:` program, an
+LLM agent with or without a label."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from tests.helpers import fresh, run_cli
+
+NO_KEYS = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
+
+
+def test_an_experiment_estimate_without_keys_counts_every_llm_agent(synthetic, tmp_path):
+    directory = fresh(synthetic, tmp_path)
+    (tmp_path / "agents.py").write_text(
+        "class Idle:\n    name = 'idle'\n\n    def act(self, o):\n        return None\n"
+    )
+    agents = [
+        "fake=llm:openai/fake-model",
+        "llm:claude-haiku-4-5",
+        "rcc",
+        "idle=py:agents.py:Idle",
+        f"ext=cmd:{sys.executable} examples/agents/external_agent.py",
+    ]
+    args = [a for agent in agents for a in ("--agent", agent)]
+    done = run_cli("experiment", "performance", directory, *args, "--estimate", "--json", cwd=tmp_path, env=NO_KEYS)
+    assert done.returncode == 0, done.stdout + done.stderr
+    plan = json.loads(done.stdout)["estimate"]
+    # 2 contracts × 3 counterparties per role; an LLM Customer decides 6 times a game, a Supplier 5
+    assert plan["games"] == 5 * 2 * 2 * 3 and plan["calls"] == 2 * (2 * 3 * (6 + 5))
+    assert "openai/fake-model:" in plan["source"] and "claude-haiku-4-5:" in plan["source"]
+    assert not (directory / "performance").exists()  # an estimate plays and writes nothing
+
+
+def test_a_sweep_estimate_counts_a_labelled_llm_player(tmp_path):
+    done = run_cli(
+        "ctbench", "sweep", "--set", "paper", "--boards", "0,1", "--conditions", "none",
+        "--red", "fake=llm:openai/fake-model", "--blue", "planner", "--out", tmp_path / "sweep", "--estimate", "--json",
+        env=NO_KEYS,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    plan = json.loads(done.stdout)["estimate"]
+    assert plan["calls"] > 0 and "openai/fake-model:" in plan["source"]
