@@ -25,10 +25,15 @@ def synthetic_set(directory: str | Path | None) -> Path:
 
 
 def output_dir(out: str | Path | None, directory: str | Path | None, command: str) -> Path:
-    """Where a run writes: `out`, else the set it was given, else `./contractlang-out/COMMAND`."""
+    """Where a run writes: `out`, else the set it was given, else `./contractlang-out/COMMAND` (also for the
+    shipped set named by its folder: it is installed with the package, read-only input)."""
+    from games.contractsim.synth import SHIPPED
+
     if out is not None:
         return Path(out)
-    return Path(directory) if directory is not None else DEFAULT_OUT / command
+    if directory is None or Path(directory).resolve() == SHIPPED.resolve():
+        return DEFAULT_OUT / command
+    return Path(directory)
 
 
 def contract_slice(contracts: str | None = None, envs=None, variants=None, rhos=None, limit: int | None = None):

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from contractlang.api.view.options import ViewOptions
-from contractlang.api.view.site import Viewer, server
+from contractlang.api.view.site import TOKEN_HEADER, Viewer, server
 from tests.helpers import ROOT, run_cli
 from tests.llm_server import ScriptedServer, message
 
@@ -157,7 +157,7 @@ def test_a_game_log_bundle_shows_the_breach_week_and_the_clause_that_fired(games
         assert week1.locator("td.rcc").inner_text() == "pay $18 (E[U] +$110.00)"  # the random Customer paid $128
         week1.click()
         text = tab.inner_text("#week-detail .expected")
-        assert text.startswith("Expected Customer utility still to come") and "RCC's is +$110.00." in text
+        assert text.startswith("Expected Customer utility still to come") and "RCC's $14.02 (RCC − agent: +$110.00)." in text
     finally:
         static.shutdown()
 
@@ -248,7 +248,7 @@ def test_an_order_rcc_would_not_place_is_set_beside_rccs_in_expected_utility(gam
             float(x.split("$")[1].split(" ")[0]) * (-1 if x.startswith("−") else 1)
             for x in (text.split("the agent's ")[1], text.split("RCC's ")[1])
         )
-        assert best > agent and f"RCC's is +${best - agent:.2f}" in text
+        assert best > agent and f"(RCC − agent: +${best - agent:.2f})." in text
     finally:
         httpd.shutdown()
 
@@ -464,6 +464,7 @@ def test_the_server_serves_nothing_outside_its_page_and_data(games):
         def status(path: str) -> int:
             connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
             connection.putrequest("GET", path, skip_host=False)  # sent as written, never normalised
+            connection.putheader(TOKEN_HEADER, httpd.token)
             connection.endheaders()
             answer = connection.getresponse()
             answer.read()

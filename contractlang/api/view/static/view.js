@@ -28,8 +28,11 @@ function append(node, children) {
     node.appendChild(c instanceof Node ? c : document.createTextNode(String(c)));
   }
 }
+// the token the server wrote into this page: it builds a game (which may rebuild it) only for a request that
+// carries it; a bundle's page has none and needs none
+const TOKEN = (document.querySelector('meta[name="contractlang-token"]') || {}).content;
 async function getJSON(name) {
-  const response = await fetch("data/" + name, { cache: "no-store" });
+  const response = await fetch("data/" + name, { cache: "no-store", headers: TOKEN ? { "X-Contractlang-Token": TOKEN } : {} });
   if (!response.ok) throw new Error(name + ": " + response.status);
   return response.json();
 }
@@ -49,7 +52,8 @@ async function loadIndex() {
   const changed = reload ? "reload" : index.games !== state.rows.length || index.reading !== (state.index && state.index.reading) ? "grew" : null;
   state.index = index;
   document.getElementById("root").textContent = index.root;
-  document.getElementById("live").textContent = index.reading ? "reading the files…" : index.live ? "live: updates while a run writes" : "snapshot";
+  document.getElementById("live").textContent = index.reading ? "reading the files…" : !index.live ? "snapshot" :
+    index.writing ? "live: a run is writing these files" : "served: read again if the files change";
   if (reload || index.games !== state.rows.length) {
     state.version = index.version;
     const rows = state.rows.slice(0, grown * index.chunk);
@@ -135,7 +139,11 @@ function renderOverview() {
   const main = document.getElementById("main");
   const idx = state.index;
   const parts = [el("h2", { id: "games-heading" }, "Games")];
-  parts.push(el("p", { class: "meta" }, idx.sources.map((s) => s.path + ": " + s.games + " " + s.kind + " game(s)").join(" · ")));
+  parts.push(el("p", { class: "meta" }, idx.sources.map((s) => s.path + ": " + s.games.toLocaleString("en-US") + " " + s.kind + " game(s)" +
+    (s.rows !== s.games ? " (each listed once per role)" : "")).join(" · ")));
+  if (idx.problems.length) parts.push(el("details", { id: "problems" },
+    el("summary", { class: "error" }, (idx.problems.length + idx.more_problems).toLocaleString("en-US") + " file(s) or record(s) not shown"),
+    el("ul", {}, ...idx.problems.map((p) => el("li", {}, p)), idx.more_problems ? el("li", {}, "and " + idx.more_problems + " more") : null)));
   const filters = el("div", { class: "filters", id: "filters" },
     select("contract", "contract", idx.contracts), select("where", "env / board", idx.wheres),
     select("role", "role", distinct("role")), select("agent", "agent", idx.agents),
@@ -164,19 +172,24 @@ function renderList() {
   state.page = Math.min(state.page, pages - 1);
   const shown = rows.slice(state.page * PAGE, (state.page + 1) * PAGE);
   const table = el("table", { class: "games" },
-    el("thead", {}, el("tr", {}, ...COLUMNS.map(([, h]) => el("th", {}, h)), el("th", {}, "Utility / score"), el("th", {}, "Events"))),
+    el("thead", {}, el("tr", {}, ...COLUMNS.map(([, h]) => el("th", {}, h)), el("th", { title: "the agent's utility (ContractSim, in the contract's base units) or score (CT-Bench), then its counterparty's" }, "Utility / score (agent / counterparty)"), el("th", {}, "Events"))),
     el("tbody", {}, ...shown.map((r) => el("tr", { class: r.outcome === "breach" ? "breach" : null, "data-id": r.id },
       ...COLUMNS.map(([k]) => el("td", {}, k === "contract" ? el("a", { href: "#/game/" + r.id }, r.contract) :
         k === "first_breach" && r.first_breach ? r.first_breach + (r.breach_week ? " (week " + r.breach_week + ")" : "") : r[k] ?? "")),
       el("td", { class: "num" }, r.utility === null ? "" : fmt(r.utility, 0) + " / " + fmt(r.other_utility, 0)),
       el("td", {}, el("span", { class: "badge " + (r.kept ? "kept" : "rebuilt") }, r.kept ? "kept" : "rebuilt on open"))))));
-  document.getElementById("games-heading").textContent = "Games (" + state.rows.length.toLocaleString("en-US") +
+  document.getElementById("games-heading").textContent = "Games (" + gameCount(state.rows).toLocaleString("en-US") +
     (state.index.reading ? ", reading the files…" : "") + ")";
   const pager = el("div", { class: "pager" },
     el("button", { id: "prev", disabled: state.page === 0, onclick: () => { state.page--; renderList(); } }, "◀"),
     el("span", { id: "count" }, rows.length.toLocaleString("en-US") + " game(s), page " + (state.page + 1) + " of " + pages),
     el("button", { id: "next", disabled: state.page >= pages - 1, onclick: () => { state.page++; renderList(); } }, "▶"));
   box.replaceChildren(pager, table);
+}
+
+function gameCount(rows) {
+  // a rational store's game is listed once per role (ids ending -c and -s): counted once
+  return new Set(rows.map((r) => r.id.replace(/-[cs]$/, ""))).size;
 }
 
 // --- comparison: two agents on the same contract, environment, role, counterparty and seed --------------------
@@ -310,10 +323,10 @@ function contractsimGame(g, shown) {
         (d.same ? " (the same)" : " (different)") + (d.note ? " — " + d.note : "")));
       if (d.expected && d.expected.who === "customer") parts.push(el("p", { class: "expected" }, "Expected Customer utility still to come " +
         "(value delivered less payments, this one included), each payment followed by both sides' RCC play (exact DP enumeration): " +
-        "the agent's " + money2(d.expected.agent) + ", RCC's " + money2(d.expected.rcc) + ": RCC's is " + signed(d.expected.difference) + "."));
+        "the agent's " + money2(d.expected.agent) + ", RCC's " + money2(d.expected.rcc) + " (RCC − agent: " + signed(d.expected.difference) + ")."));
       else if (d.expected) parts.push(el("p", { class: "expected" }, "Expected Supplier utility still to come, each order followed by RC's play (exact DP, eq. 12): " +
         "the agent's " + money2(d.expected.agent) + " (P̂ " + fmt(d.expected.p_agent, 3) + "), RCC's " + money2(d.expected.rcc) +
-        " (P̂ " + fmt(d.expected.p_rcc, 3) + "): RCC's is " + signed(d.expected.difference) + "."));
+        " (P̂ " + fmt(d.expected.p_rcc, 3) + ") (RCC − agent: " + signed(d.expected.difference) + ")."));
     }
     detail.replaceChildren(...parts);
   }
