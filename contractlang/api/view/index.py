@@ -3,6 +3,8 @@ running is seen as it grows), its tables and its figures. A game's page is built
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import threading
 import time
@@ -467,15 +469,17 @@ def rows_of(obj: dict, source: int, line: int, offset: int) -> list[GameRow]:
             return [_ctbench_row(obj, f"g{source}-{line}", base)]
         if {"weeks", "customer", "supplier", "env", "customer_first_violation"} <= obj.keys():
             return [_contractsim_row(obj, f"g{source}-{line}", base, "customer", obj["customer"], obj["supplier"])]
+    except BadRecord:
+        raise
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(x) for x in first["loc"])
-        raise ValueError(f"{field + ': ' if field else ''}{first['msg']}") from None
+        raise BadRecord(f"{field + ': ' if field else ''}{first['msg']}") from None
     except (KeyError, TypeError, IndexError, AttributeError, ValueError) as exc:
         what = (
             f"without {exc.args[0]!r}" if isinstance(exc, KeyError) and exc.args else "with a field of the wrong type"
         )
-        raise ValueError(f"a game record {what}") from None
+        raise BadRecord(f"a game record {what}") from None
     return []
 
 
@@ -495,18 +499,47 @@ def _contractsim_row(run: dict, id: str, base: dict, role: str, agent: str, coun
         game="contractsim",
         **base,
         contract=str(run["contract"]),
-        where=f"env {run['env']}",
+        where=f"env {_integer(run['env'], 'env')}",
         role=role,
         agent=str(agent),
         counterparty=str(counterparty),
-        seed=run.get("seed"),
+        seed=_seed(run),
         outcome="breach" if firsts else "no breach",
         first_breach=first,
         breach_week=week,
-        utility=run.get(f"u_{role}"),
-        other_utility=run.get(f"u_{other}"),
+        utility=_number(run.get(f"u_{role}"), f"u_{role}"),
+        other_utility=_number(run.get(f"u_{other}"), f"u_{other}"),
         kept=bool(run.get("log") or run.get("trajectory")),
     )
+
+
+class BadRecord(ValueError):
+    """A game record the list cannot show, and why."""
+
+
+def _integer(value, field: str) -> int:
+    """`value` when it is an integer (never a bool, a float or a string)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BadRecord(f"{field}: {_shown(value)} is not an integer")
+    return value
+
+
+def _number(value, field: str) -> float | None:
+    """`value` when it is a finite number or None."""
+    if value is not None and (
+        isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value)
+    ):
+        raise BadRecord(f"{field}: {_shown(value)} is not a finite number")
+    return value
+
+
+def _seed(obj: dict) -> int | None:
+    return None if obj.get("seed") is None else _integer(obj["seed"], "seed")
+
+
+def _shown(value) -> str:
+    """A value as JSON writes it, shortened: the reason names what the record holds."""
+    return json.dumps(value)[:40]
 
 
 def _header_row(obj: dict, source: int, name: str) -> GameRow:
@@ -562,15 +595,15 @@ def _ctbench_row(obj: dict, id: str, base: dict) -> GameRow:
         game="ctbench",
         **base,
         contract=str(contract),
-        where=f"board {obj['board_id']}",
+        where=f"board {_integer(obj['board_id'], 'board_id')}",
         variant=str(obj.get("mode", "")),
         role="red",
         agent=str(obj["red_agent"]),
         counterparty=str(obj["blue_agent"]),
-        seed=obj.get("seed"),
+        seed=_seed(obj),
         outcome="forfeit" if forfeited else obj.get("end_reason", ""),
         first_breach=forfeited[0] if forfeited else None,
-        utility=red,
-        other_utility=blue,
+        utility=_number(red, "scores.red"),
+        other_utility=_number(blue, "scores.blue"),
         kept=bool(obj.get("log")),
     )
