@@ -214,10 +214,16 @@ def test_a_run_record_shows_each_week_beside_the_rcc_baseline(games, page):
             return [c.inner_text() for c in rows[w].locator("td").all()]
 
         # week 1: RCC pays the $18 due where the random Customer paid $128; a production week shows the order
-        assert cells("1")[2:5] == ["$18", "paid $128", "pay $18 (E[U] +$110.00)"]
+        assert cells("1")[2:6] == ["$18", "paid $128", "ok", "pay $18 (E[U] +$110.00)"]
         assert "rcc-differs" in rows["1"].get_attribute("class")
-        assert cells("2")[4].startswith("order ") and cells("2")[5]  # RCC's order, this round's input prices
-        assert cells("2")[6].endswith("spoiled 0/0/0")
+        assert cells("2")[5].startswith("order ") and cells("2")[6]  # RCC's order, this round's input prices
+        assert cells("2")[7].endswith("spoiled 0/0/0")
+        assert cells("5")[4].startswith("BREACH")
+        assert tab.locator("#weeks").evaluate(  # the Verdict column in view beside the contract, not scrolled off
+            "t => { const th = [...t.querySelectorAll('th')].find((h) => h.textContent === 'Verdict'); "
+            "const box = t.parentElement.getBoundingClientRect(); "
+            "return th.getBoundingClientRect().right <= box.left + t.parentElement.clientWidth; }"
+        )
         assert rows["5"].get_attribute("class").split()[0] == "breach"
         assert "Breach: the customer paid $" in tab.inner_text("#reason")
         assert (
@@ -379,8 +385,13 @@ def test_a_ctbench_sweep_shows_its_summary_and_keeps_each_games_negotiation(page
     try:
         tab = page.open(url)
         assert tab.inner_text("#count").startswith("4 game(s)")
-        summary = tab.locator("details", has_text="summary.json").inner_text()
-        assert "prog_trading" in summary and "normalised_reward" in summary
+        report = tab.locator("pre.report")
+        tab.wait_for_selector("pre.report:has-text('Table 1')")
+        text = report.inner_text()  # the report's tables, the paper's rows beside the sweep's
+        assert "Table 1: Pay-for-Partner; No contract" in text and "Table 3: Pay-for-Partner; Prog-Trading" in text
+        assert "\nplanner " in text and "GPT-4.1 (paper)" in text and "normalised_reward" not in text
+        summary = tab.locator("details", has_text="summary.json")  # its raw rows, closed beneath
+        assert summary.get_attribute("open") is None
         tab.select_option("select[data-filter='where']", "board 24")
         tab.select_option("select[data-filter='contract']", "prog_trading")
         assert tab.inner_text("#count").startswith("1 game(s)")

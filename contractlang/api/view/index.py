@@ -15,6 +15,7 @@ from pydantic_core import from_json
 
 from contractlang.files import MAX_INPUT_BYTES, MAX_RECORDS_BYTES, FileError, open_regular, read_capped
 from contractlang.interpreter.events import CONTRACTSIM_TYPES, CTBENCH_TYPES
+from contractlang.interpreter.rounds import DEFAULT_FLOORS
 from contractlang.vocab import Frozen
 
 MAX_FILES = 2_000  # files looked at under a directory; a viewer over a home directory stops here
@@ -58,6 +59,7 @@ class GameRow(Frozen):
 
 
 class Source(Frozen):
+    index: int  # the games file's number: its rows' `source`, and its report's `data/report/INDEX.json`
     path: str  # relative to the viewed root ("" when the root is the file)
     kind: str  # performance | rational | runs | ctbench | contractsim-events | ctbench-events
     games: int
@@ -236,7 +238,25 @@ class ViewIndex:
             position += len(raw)
         state.offset = position
         state.mtime = stat.st_mtime
-        return changed or state.kind in ("contractsim-events", "ctbench-events")  # a log that grew: its page changed
+        if state.kind in ("contractsim-events", "ctbench-events"):
+            self._log_outcome(state, path)
+            return True  # a log that grew: its page changed
+        return changed
+
+    def _log_outcome(self, state: _FileState, path: Path) -> None:
+        """An event log with a header: its row's outcome from its events, replayed through the contract's monitor
+        (who breached first and when; CT-Bench: who forfeited); left as it is when they cannot be read."""
+        row = next((r for r in self.rows if r.source == state.index), None)
+        if row is None or not row.header:
+            return
+        try:
+            outcome = log_outcome(record_line(path, row), row.game, path.name)
+        except (FileError, ValueError):
+            return
+        if outcome:
+            new = row.model_copy(update=outcome)
+            self.rows = [new if r is row else r for r in self.rows]
+            self.by_id[row.id] = new
 
     def _problem(self, where: str, why: str) -> bool:
         """Note a file or record not shown; whether that changed what the index says."""
@@ -307,18 +327,25 @@ class ViewIndex:
     def sources(self) -> tuple[Source, ...]:
         return tuple(
             Source(
+                index=k,
                 path=str(p.relative_to(self.root)) if p != self.root else p.name,
                 kind=self._files[p].kind or "other",
                 games=self._files[p].games,
                 rows=self._files[p].rows,
             )
-            for p in self.paths
+            for k, p in enumerate(self.paths)
             if self._files[p].rows
         )
 
     def writing(self) -> bool:
         """Whether a games file changed in the last WRITING_SECONDS: a run is still writing under the root."""
         return any(time.time() - f.mtime < WRITING_SECONDS for f in self._files.values())
+
+    def games_file(self, k: int, kind: str) -> Path | None:
+        """The games file numbered `k` when it holds games of `kind`."""
+        if 0 <= k < len(self.paths) and self._files[self.paths[k]].kind == kind:
+            return self.paths[k]
+        return None
 
     def figure(self, k: int) -> Path | None:
         return self._figures[k] if 0 <= k < len(self._figures) else None
@@ -397,6 +424,37 @@ def _complete_lines(handle, path: Path) -> list[bytes]:
 def _why(exc: FileError, path: Path) -> str:
     """A reader's message without the path it starts with (the list names the file relative to the root)."""
     return str(exc).removeprefix(f"{path}: ").removeprefix(f"{path.name}: ")
+
+
+def log_outcome(raw: bytes, game: str, name: str) -> dict:
+    """The outcome fields of an event log's row, from its header's contract and its events ({} when the header
+    names no contract that can be read)."""
+    from contractlang.interpreter import Rules
+    from contractlang.interpreter.trace import TraceError, header_contract, read_events, read_header, replay
+    from contractlang.vocab import RULE_SETS
+
+    try:
+        header = read_header(raw, name)
+        if header is None:
+            return {}
+        checked, _ = header_contract(header, name)
+        rules = Rules.named(header.rules) if game == "ctbench" and header.rules in RULE_SETS else None
+        events = read_events(raw, name, game)
+        monitor, _ = replay(checked.ir, events, name, rules, header.floors or DEFAULT_FLOORS)
+    except TraceError:
+        return {}
+    if game == "ctbench":
+        forfeited = list(monitor.forfeited)
+        return {
+            "outcome": "forfeit" if forfeited else "no forfeit",
+            "first_breach": forfeited[0] if forfeited else None,
+        }
+    verdict = monitor.verdict()
+    return {
+        "outcome": "breach" if verdict.first_breach else "no breach",
+        "first_breach": verdict.first_breach,
+        "breach_week": verdict.week,
+    }
 
 
 def _natural(text: str) -> tuple:

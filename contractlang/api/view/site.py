@@ -97,6 +97,10 @@ class Viewer:
         match = re.fullmatch(r"list/([0-9]{1,6})\.json", name)
         if match:
             return self.index.chunk(int(match[1]))
+        match = re.fullmatch(r"report/([0-9]{1,6})\.json", name)
+        if match:
+            path = self.index.games_file(int(match[1]), "ctbench")
+            return None if path is None else ctbench_report(path)
         match = re.fullmatch(r"game/(.+)\.json", name)
         if match and GAME_ID.fullmatch(match[1]):
             return self.game(match[1])
@@ -118,6 +122,19 @@ def page_of(raw: bytes, row: GameRow, options: ViewOptions, baselines) -> dict:
     except Exception as exc:  # noqa: BLE001 -- a record is data from anywhere: whatever it breaks ends its page only
         page = {"error": page_error(exc)}
     return {"id": row.id, "row": row.model_dump(), **page}
+
+
+def ctbench_report(path: Path) -> dict:
+    """The CT-Bench paper's tables over a games file, the paper's rows beside ours (`ctbench report --paper`), as
+    text; {"error": why} when the file cannot be reported on (still being written, or not a runs file)."""
+    from games.ctbench.published import ImportProblem, read_runs
+    from games.ctbench.report import report_runs, report_text
+
+    try:
+        report = report_runs([item for _, item in read_runs(path)], paper_names=True)
+    except (ImportProblem, FileError, ValueError) as exc:
+        return {"error": str(exc).splitlines()[0]}
+    return {"text": report_text(report, with_paper=True)}
 
 
 def page_error(exc: Exception) -> str:
@@ -392,6 +409,11 @@ def bundle(
         index = viewer.index_json()
         for k in range(max(1, -(-index["games"] // index["chunk"]))):
             _write_json(work / "data" / "list" / f"{k}.json", viewer.data(f"list/{k}.json"))
+        reports = [s["index"] for s in index["sources"] if s["kind"] == "ctbench"]
+        if reports:
+            (work / "data" / "report").mkdir()
+        for k in reports:
+            _write_json(work / "data" / "report" / f"{k}.json", viewer.data(f"report/{k}.json"))
         rows, folder = viewer.index.rows, work / "data" / "game"
         workers = min(workers or os.cpu_count() or 1, len(rows))
         if progress is not None:

@@ -109,9 +109,19 @@ function rowsTable(rows) {
     ...flat.map((r) => el("tr", {}, ...keys.map((k) => el("td", {}, cellText(r[k]))))));
 }
 
-function tableSection(table) {
-  return el("details", { open: true }, el("summary", {}, table.path),
+function tableSection(table, open = true) {
+  return el("details", { open: open }, el("summary", {}, table.path),
     table.rows.length ? el("div", { class: "mdtable" }, rowsTable(table.rows)) : markdownBlock(table.text));
+}
+
+function reportSection(source) {
+  // the CT-Bench paper's tables over a sweep's games, the paper's rows beside ours (`ctbench report --paper`)
+  const body = el("pre", { class: "text report", "data-source": source.path }, "Computing the report…");
+  getJSON("report/" + source.index + ".json").then((r) => {
+    body.textContent = r.error ? "No report: " + r.error : r.text;
+  }).catch((e) => { body.textContent = "No report: " + e.message; });
+  return el("details", { open: true, class: "report" },
+    el("summary", {}, source.path + " — the paper's tables, its rows beside these games (ctbench report --paper)"), body);
 }
 
 const COLUMNS = [
@@ -157,7 +167,10 @@ function renderOverview() {
       el("div", { class: "filters" }, el("label", {}, "agent A", a), el("label", {}, "agent B", b),
         el("button", { id: "compare", onclick: () => { location.hash = "#/compare/" + encodeURIComponent(a.value) + "/" + encodeURIComponent(b.value); } }, "Compare")));
   }
-  if (idx.tables.length) parts.push(el("h2", {}, "Tables"), ...idx.tables.map(tableSection));
+  const reports = idx.sources.filter((s) => s.kind === "ctbench");
+  if (idx.tables.length || reports.length) parts.push(el("h2", {}, "Tables"), ...reports.map(reportSection),
+    // a sweep's summary.json is what its report is computed from: kept, closed, under the report
+    ...idx.tables.map((t) => tableSection(t, !(reports.length && t.path.endsWith("summary.json")))));
   if (idx.figures.length) parts.push(el("h2", {}, "Figures"), el("div", { class: "figures" },
     ...idx.figures.map((f, k) => el("figure", {}, el("img", { src: "files/" + k + ".png", alt: f }), el("figcaption", {}, f)))));
   main.replaceChildren(...parts);
@@ -302,11 +315,12 @@ function contractsimGame(g, shown) {
     const verdict = w.excluded ? "nothing due" : w.compliant ? "ok" : "BREACH";
     const tr = el("tr", { class: [w.compliant ? "" : "breach", differs ? "rcc-differs" : ""].join(" ").trim() || null, "data-week": w.week },
       el("td", { class: "num" }, w.week), el("td", {}, customer ? "Customer" : "Supplier"),
-      el("td", {}, due), el("td", {}, lines(did)), el("td", { class: "rcc" }, g.env ? lines(rcc) : "–"),
+      el("td", {}, due), el("td", {}, lines(did)),
+      el("td", { class: "verdict" }, verdict, w.enforcement && w.enforcement.length ? " — " + w.enforcement.join("; ") : ""),
+      el("td", { class: "rcc" }, g.env ? lines(rcc) : "–"),
       el("td", {}, w.prices ? triple(w.prices) : ""), el("td", {}, w.received ? lines([triple(w.received), "spoiled " + triple(w.spoiled)]) : ""),
       el("td", { class: "num" }, w.cash !== undefined ? money(w.cash) : ""), el("td", { class: "num" }, w.budget_left !== undefined ? money(w.budget_left) : ""),
-      el("td", {}, triple(w.memory_after)),
-      el("td", { class: "verdict" }, verdict, w.enforcement && w.enforcement.length ? " — " + w.enforcement.join("; ") : ""));
+      el("td", {}, triple(w.memory_after)));
     tr.addEventListener("click", () => selectWeek(w));
     return tr;
   });
@@ -331,7 +345,7 @@ function contractsimGame(g, shown) {
     detail.replaceChildren(...parts);
   }
   const table = el("table", { class: "weeks", id: "weeks" },
-    el("thead", {}, el("tr", {}, ...["Week", "Acts", "Due (" + products + ")", "What was done", "RCC would", "Prices", "Received", "Supplier cash", "Customer budget", "Memory", "Verdict"].map((h) => el("th", {}, h)))),
+    el("thead", {}, el("tr", {}, ...["Week", "Acts", "Due (" + products + ")", "What was done", "Verdict", "RCC would", "Prices", "Received", "Supplier cash", "Customer budget", "Memory"].map((h) => el("th", {}, h)))),
     el("tbody", {}, ...rows));
   const charts = g.env ? [el("h3", {}, "Cash and inventory"), el("div", { class: "cols" },
     chart("cash", [["Supplier cash", g.weeks.map((w) => w.cash)], ["Customer budget left", g.weeks.map((w) => w.budget_left)]]),
