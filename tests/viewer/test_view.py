@@ -157,7 +157,10 @@ def test_a_game_log_bundle_shows_the_breach_week_and_the_clause_that_fired(games
         assert week1.locator("td.rcc").inner_text() == "pay $18 (E[U] +$110.00)"  # the random Customer paid $128
         week1.click()
         text = tab.inner_text("#week-detail .expected")
-        assert text.startswith("Expected Customer utility still to come") and "RCC's $14.02 (RCC − agent: +$110.00)." in text
+        assert (
+            text.startswith("Expected Customer utility still to come")
+            and "RCC's $14.02 (RCC − agent: +$110.00)." in text
+        )
     finally:
         static.shutdown()
 
@@ -338,6 +341,10 @@ def test_an_experiment_lists_filters_opens_and_compares_its_games(experiment, pa
         assert tab.locator(".figures img").count() == 1
         total = int(tab.inner_text("#count").split()[0])
         assert total >= 6 + 2 * 9 * 2  # 12 agent games, 2 rational records of 9 games listed for either role
+        rows = Viewer(experiment, live=False).index.rows
+        rational = sum(r.id.endswith("-s") for r in rows)  # each rational game's second row, its Supplier's
+        assert rational and tab.inner_text("#games-heading") == f"Games ({len(rows) - rational:,})"
+        assert f"{rational} rational game(s) (each listed once per role)" in tab.inner_text("main")
         tab.select_option("select[data-filter='agent']", "random")
         tab.select_option("select[data-filter='outcome']", "breach")
         listed = tab.locator("table.games tbody tr")
@@ -465,6 +472,50 @@ def test_an_llm_game_shows_its_calls_as_text_and_is_rebuilt_from_its_recordings(
         unrecorded["error"].startswith("the record keeps no events and the game could not be rebuilt: ")
         and "no recorded response" in unrecorded["error"]
     )
+
+
+def test_the_page_says_what_it_cannot_show_and_whose_numbers_it_lists(games, page, tmp_path):
+    """A folder as a person's experiments leave it: a record with a NaN utility, a game played from Python (no
+    spec rebuilds it), an event log of a `py:` agent; written an hour ago, so nothing is still writing."""
+    from tests.hardening.test_viewer_inputs import python_played
+
+    record = json.loads((games / "runs" / "g.jsonl").read_text())
+    folder = tmp_path / "mine"
+    (folder / "jobs").mkdir(parents=True)
+    (folder / "runs.jsonl").write_text(
+        json.dumps(record) + "\n" + json.dumps({**record, "u_customer": float("nan")}) + "\n"
+    )
+    (folder / "jobs" / "performance.jsonl").write_text(json.dumps(python_played(record)) + "\n")
+    contract = ROOT / "examples" / "worked-example-1.contract"
+    stingy = f"py:{ROOT / 'examples' / 'agents' / 'stingy.py'}:Stingy"
+    ok("run", contract, "--env", "5", "--customer", stingy, "--log", folder / "stingy.jsonl")
+    hour_ago = os.path.getmtime(folder / "runs.jsonl") - 3600
+    for path in folder.rglob("*.jsonl"):
+        os.utime(path, (hour_ago, hour_ago))
+    httpd, url = serving(Viewer(folder))
+    try:
+        tab = page.open(url)
+        tab.wait_for_selector("#count:text-matches('^3 game')")
+        assert tab.inner_text("#root") == "mine" and str(tmp_path) not in tab.content()
+        assert tab.inner_text("#live") == "served: read again if the files change"
+        assert tab.inner_text("#problems summary") == "1 file(s) or record(s) not shown"
+        tab.click("#problems summary")
+        assert tab.inner_text("#problems li") == "runs.jsonl:2: not listed: u_customer: NaN is not a finite number"
+        assert "Utility / score (agent / counterparty)" in tab.inner_text("table.games thead")
+        logged = tab.locator("table.games tbody tr", has_text="stingy")
+        cells = [c.inner_text() for c in logged.locator("td").all()]
+        assert (
+            cells[4] == stingy and cells[5] == "rcc" and cells[7] == "breach" and cells[8].startswith("customer (week")
+        )
+        tab.locator("table.games tbody tr", has_text="skimper").locator("a").click()
+        tab.wait_for_selector("p.error")
+        assert tab.inner_text("p.error") == (
+            "This game cannot be shown: the record keeps no events and the game cannot be rebuilt here: unknown "
+            "supplier policy 'skimper' (an agent played from Python is known only to the program that played it; "
+            "a `py:` spec can be rebuilt)"
+        )
+    finally:
+        httpd.shutdown()
 
 
 def test_the_server_serves_nothing_outside_its_page_and_data(games):
