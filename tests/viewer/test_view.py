@@ -694,3 +694,14 @@ def test_a_ctbench_event_log_is_drawn_against_its_contract_and_board():
         ("contract_transfer", "cover.0"),
         ("forfeit", "cover.2"),
     ]
+
+
+def test_view_help_lists_only_the_llm_options_that_find_a_games_recordings():
+    """A viewer makes no LLM call: of the LLM options it takes those that key a recorded response, no limits."""
+    text = " ".join(ok("view", "--help").split())
+    for option in ("--recordings", "--max-tokens", "--base-url", "--effort", "--thinking", "--allow-commands"):
+        assert option in text, option
+    for option in ("--cost-limit", "--token-limit", "--game-time-limit", "--game-token-limit", "--llm-timeout"):
+        assert option not in text, option
+    for option in ("--game-message-limit", "--max-connections", "--replay"):
+        assert option not in text, option
