@@ -121,7 +121,7 @@ def view(
         httpd = server(viewer, host, port)
     except OSError as exc:
         raise InputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    url = f"http://{host}:{httpd.server_address[1]}/"
+    url = f"http://{f'[{host}]' if ':' in host else host}:{httpd.server_address[1]}/"
     if httpd.network_reachable():
         typer.echo(
             f"warning: {host} is reachable from the network: anyone who can reach this machine can read the games "

@@ -67,6 +67,15 @@ class View:
         status, body = self.get(f"/data/game/{game_id}.json", {TOKEN_HEADER: self.token, **headers})
         return status, json.loads(body) if status == 200 else body
 
+    def index(self) -> dict:
+        """`data/index.json` once the server has read the folder (it reads in the background)."""
+        for _ in range(600):
+            index = json.loads(self.get("/data/index.json")[1])
+            if not index["reading"]:
+                return index
+            time.sleep(0.1)
+        raise AssertionError("the folder was not read within a minute")
+
     def threads(self) -> int:
         return int(re.search(r"Threads:\s+(\d+)", Path(f"/proc/{self.process.pid}/status").read_text()).group(1))
 
@@ -171,7 +180,7 @@ def test_links_out_of_the_viewed_folder_are_neither_served_nor_bundled(record, t
         (viewed / name).symlink_to(secret / name)
     (viewed / "folder").symlink_to(secret, target_is_directory=True)
     v = view(viewed)
-    index = json.loads(v.get("/data/index.json")[1])
+    index = v.index()
     assert index["games"] == 1 and index["figures"] == [] and index["tables"] == []
     assert sorted(index["problems"]) == [
         f"{name}: a link to a file outside the viewed folder; not read"

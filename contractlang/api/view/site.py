@@ -56,6 +56,7 @@ class Viewer:
         self.live = live
         self._pages: OrderedDict[tuple[str, int], dict] = OrderedDict()
         self._build = threading.Lock()  # the table cache and the games are not built for threads
+        self._reports: dict[tuple, dict] = {}  # (games file, size, mtime) -> its CT-Bench report
 
     def index_json(self) -> dict:
         if self.live:
@@ -100,11 +101,22 @@ class Viewer:
         match = re.fullmatch(r"report/([0-9]{1,6})\.json", name)
         if match:
             path = self.index.games_file(int(match[1]), "ctbench")
-            return None if path is None else ctbench_report(path)
+            return None if path is None else self._report(path)
         match = re.fullmatch(r"game/(.+)\.json", name)
         if match and GAME_ID.fullmatch(match[1]):
             return self.game(match[1])
         return None
+
+    def _report(self, path: Path) -> dict:
+        """A sweep's report, made again only when its games file changed."""
+        try:
+            status = path.stat()
+        except OSError as exc:
+            return {"error": f"{path.name}: cannot read: {exc.strerror or exc}"}
+        key = (path, status.st_size, status.st_mtime_ns)
+        if key not in self._reports:
+            self._reports = {key: ctbench_report(path), **{k: v for k, v in self._reports.items() if k[0] != path}}
+        return self._reports[key]
 
     def file(self, name: str) -> Path | None:
         """A figure under the viewed path, by its number in the index (`files/K.png`); never a path from a URL."""
@@ -214,7 +226,10 @@ class _Handler(BaseHTTPRequestHandler):
     def _host_allowed(self) -> bool:
         """Only requests addressed to this machine by an IP address, `localhost` or the name it was bound to: a
         web page elsewhere cannot read the data through a name it points at this server (DNS rebinding)."""
-        host = urlsplit("//" + (self.headers.get("Host") or "")).hostname
+        try:
+            host = urlsplit("//" + (self.headers.get("Host") or "")).hostname
+        except ValueError:  # "[" and the like
+            return False
         if host is None:
             return False
         try:
@@ -229,7 +244,10 @@ class _Handler(BaseHTTPRequestHandler):
         if self.headers.get("Sec-Fetch-Site", "same-origin") not in ("same-origin", "none"):
             return False
         origin = self.headers.get("Origin")
-        return origin is None or urlsplit(origin).netloc == self.headers.get("Host")
+        try:
+            return origin is None or urlsplit(origin).netloc == self.headers.get("Host")
+        except ValueError:
+            return False
 
     def _body(self, path: str) -> tuple[bytes | None, str]:
         if path in ("/", "/index.html"):
@@ -264,6 +282,7 @@ class ViewServer(HTTPServer):
     request_queue_size = 128
 
     def __init__(self, address: tuple[str, int], handler, names: set[str]):
+        self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
         super().__init__(address, handler)
         self.token = secrets.token_urlsafe(24)
         self.names = {"localhost", *names}
