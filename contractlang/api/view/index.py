@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import threading
 import time
 from pathlib import Path
@@ -26,6 +27,7 @@ TABLE_FILES = (".md",)
 FIGURE_FILES = (".png",)
 MAX_TABLE_BYTES = 2 * 2**20
 WRITING_SECONDS = 60.0
+_RECORD_PROBLEM = re.compile(r":[0-9]+$")  # "path:line": a record's problem, not its file's
 MAX_PROBLEMS = 200  # files and records not shown, each with why; past this only counted
 
 
@@ -162,6 +164,9 @@ class ViewIndex:
         if not self._scan.acquire(blocking=wait):
             return
         try:
+            # a file's own problem is found again by this scan if it still has it; a record's stays with its line
+            before = self.problems
+            self.problems = {k: v for k, v in before.items() if _RECORD_PROBLEM.search(k)}
             changed = False
             figures = []
             for path in self._walk():
@@ -174,14 +179,17 @@ class ViewIndex:
                     figures.append(path)
             if figures != self._figures:
                 self._figures, changed = figures, True
-            if changed:
+            if changed or self.problems != before:
                 self.version += 1
         finally:
             self.reading = False
             self._scan.release()
 
     def _read_table(self, path: Path) -> bool:
-        mtime = path.stat().st_mtime
+        try:
+            mtime = path.stat().st_mtime
+        except OSError as exc:  # gone since the walk, or a link to nothing
+            return self._problem(self._relative(path), f"cannot read: {exc.strerror or exc}")
         if path in self._tables and self._tables[path][0] == mtime:
             return False
         try:

@@ -460,7 +460,11 @@ def bundle(
         if index["figures"]:
             (work / "files").mkdir()
         for k, _ in enumerate(index["figures"]):
-            shutil.copyfile(viewer.file(f"{k}.png"), work / "files" / f"{k}.png")
+            try:  # read as the server reads it: capped, and never through a link that now leads out
+                figure = viewer.index.read_figure(viewer.file(f"{k}.png"))
+            except FileError:
+                continue
+            (work / "files" / f"{k}.png").write_bytes(figure)
         _write_json(work / "data" / "index.json", index)
         _put_in_place(work, out)
     except BaseException:
