@@ -404,13 +404,17 @@ class ViewIndex:
 
 
 def record_line(path: Path, row: GameRow) -> bytes:
-    """The line of `path` that holds `row`'s record (the whole file for an event log), capped."""
-    with open_regular(path, MAX_RECORDS_BYTES) as handle:
-        if row.line == 0:
-            data = handle.read(MAX_INPUT_BYTES + 1)
-        else:
-            handle.seek(row.offset)
-            data = handle.readline(MAX_INPUT_BYTES + 1)
+    """The line of `path` that holds `row`'s record (the whole file for an event log), capped; a `FileError`
+    names the file by its name only (a page may be published)."""
+    try:
+        with open_regular(path, MAX_RECORDS_BYTES) as handle:
+            if row.line == 0:
+                data = handle.read(MAX_INPUT_BYTES + 1)
+            else:
+                handle.seek(row.offset)
+                data = handle.readline(MAX_INPUT_BYTES + 1)
+    except FileError as exc:
+        raise FileError(f"{path.name}: {_why(exc, path)}") from None
     if len(data) > MAX_INPUT_BYTES:
         raise FileError(f"{path.name}: more than {MAX_INPUT_BYTES // 2**20} MiB; not read")
     return data
