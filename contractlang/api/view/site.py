@@ -290,6 +290,7 @@ class ViewServer(HTTPServer):
         self.token = secrets.token_urlsafe(24)
         self.names = {"localhost", *names}
         self.arrived: dict[socket.socket, bytes] = {}
+        self._pending: dict[socket.socket, _Arriving] = {}  # connections whose request is still arriving
         self._workers = threading.BoundedSemaphore(MAX_WORKERS)
         self._stop = threading.Event()
         self._stopped = threading.Event()
@@ -302,11 +303,13 @@ class ViewServer(HTTPServer):
     def serve_forever(self, poll_interval: float = 0.5) -> None:
         self._stop.clear()
         self._stopped.clear()
-        pending: dict[socket.socket, _Arriving] = {}
+        pending = self._pending
         self.socket.setblocking(False)
         try:
             with selectors.DefaultSelector() as selector:
                 selector.register(self.socket, selectors.EVENT_READ)
+                for connection in pending:  # left arriving by an earlier `shutdown`
+                    selector.register(connection, selectors.EVENT_READ)
                 while not self._stop.is_set():
                     for key, _ in selector.select(poll_interval):
                         if key.fileobj is self.socket:
@@ -316,14 +319,20 @@ class ViewServer(HTTPServer):
                     now = time.monotonic()
                     for connection in [c for c, a in pending.items() if a.deadline < now]:
                         self._drop(connection, selector, pending)
-                for connection in list(pending):
-                    self._drop(connection, selector, pending)
         finally:
             self._stopped.set()
 
     def shutdown(self) -> None:
+        """Stop serving; connections still arriving stay open, unanswered, until `server_close` (as a stopped
+        socketserver leaves them in its backlog)."""
         self._stop.set()
         self._stopped.wait()
+
+    def server_close(self) -> None:
+        for connection in self._pending:
+            connection.close()
+        self._pending.clear()
+        super().server_close()
 
     def handle_error(self, request, client_address) -> None:
         """A client that went away mid-answer is nobody's error: nothing is printed."""
