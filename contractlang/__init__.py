@@ -69,7 +69,7 @@ def check(source: str | bytes | Path | SourceFile, path: Text = "<input>") -> Ch
     """Check contract source (text, bytes, or the file a `Path` names) as `contractlang check` does, asserts
     decided; a parse tree is checked as it is. Diagnostics come back in the result, never raised."""
     if isinstance(source, Path):
-        return check_source(source.read_bytes(), str(source), decide_asserts=True)
+        return check_source(_contract_bytes(source), str(source), decide_asserts=True)
     if isinstance(source, (str, bytes)):
         return check_source(source, path, decide_asserts=True)
     return check_tree(source)
@@ -91,11 +91,18 @@ def check_source(source: str | bytes, path: Text = "<input>", decide_asserts: Fl
     return result.model_copy(update={"diagnostics": tuple(ordered)})
 
 
+def _contract_bytes(path: Path) -> bytes:
+    """A contract file's bytes, capped as `check` caps them: a pipe, a device or a huge file is a `FileError`."""
+    from contractlang.files import MAX_CONTRACT_BYTES, read_capped
+
+    return read_capped(path, MAX_CONTRACT_BYTES)
+
+
 @checked
 def load(path: str | Path) -> list[CheckedContract]:
     """Read, parse and check a contract file; raises `ContractError` if anything is wrong."""
     path = Path(path)
-    result = check_source(path.read_bytes(), str(path))
+    result = check_source(_contract_bytes(path), str(path))
     if not result.ok:
         raise ContractError(list(result.diagnostics))
     return list(result.contracts)

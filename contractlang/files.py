@@ -31,43 +31,53 @@ class FileError(Exception):
 MAX_RECORDS_BYTES = 2**30  # a JSON-lines store of records: each line within MAX_INPUT_BYTES, the whole within this
 
 
-def _open_for_reading(path: Path):
-    """A binary reader of a file that is there to be read: a FIFO (nothing may ever write to it) is refused
-    at once rather than waited on, a directory is named as one."""
+def open_regular(path: Path, limit: int = MAX_INPUT_BYTES):
+    """A binary reader of a file of at most `limit` bytes: a FIFO (nothing may ever write to it) is refused at
+    once rather than waited on, a larger regular file (a sparse one of gigabytes) before a byte is read, a
+    directory is named as one. Callers still read at most `limit + 1` bytes: a file may grow, a device (/dev/zero)
+    has no size."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except IsADirectoryError:
         raise FileError(f"{path}: is a directory, not a file") from None
     except OSError as exc:
         raise FileError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    mode = os.fstat(fd).st_mode
-    if stat.S_ISDIR(mode):
+    status = os.fstat(fd)
+    problem = None
+    if stat.S_ISDIR(status.st_mode):
+        problem = "is a directory, not a file"
+    elif stat.S_ISFIFO(status.st_mode) or stat.S_ISSOCK(status.st_mode):
+        problem = "is a pipe, not a file; not read (save what it carries to a file first)"
+    elif stat.S_ISREG(status.st_mode) and status.st_size > limit:
+        problem = f"more than {_mib(limit)}; not read (is it the file you meant?)"
+    if problem is not None:
         os.close(fd)
-        raise FileError(f"{path}: is a directory, not a file")
-    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
-        os.close(fd)
-        raise FileError(f"{path}: is a pipe, not a file; not read (save what it carries to a file first)")
+        raise FileError(f"{path}: {problem}")
     os.set_blocking(fd, True)
     return os.fdopen(fd, "rb")
 
 
+def _mib(limit: int) -> str:
+    return f"{limit // 2**20} MiB" if limit >= 2**20 else f"{limit // 1024} KiB"
+
+
 def read_capped(path: Path, limit: int = MAX_INPUT_BYTES) -> bytes:
     """The file's bytes, refusing more than `limit` (so an endless device ends in an error) and a pipe."""
-    handle = _open_for_reading(path)
+    handle = open_regular(path, limit)
     try:
         with handle:
             data = handle.read(limit + 1)
     except OSError as exc:
         raise FileError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if len(data) > limit:
-        raise FileError(f"{path}: more than {limit // 2**20} MiB; not read (is it the file you meant?)")
+        raise FileError(f"{path}: more than {_mib(limit)}; not read (is it the file you meant?)")
     return data
 
 
 def read_lines_capped(path: Path, line_limit: int = MAX_INPUT_BYTES, limit: int = MAX_RECORDS_BYTES) -> list[bytes]:
     """The file's lines (line ends kept), each at most `line_limit` bytes and all together at most `limit`: a
     records file may be larger than one input, but /dev/zero or a runaway line still ends in an error."""
-    handle = _open_for_reading(path)
+    handle = open_regular(path, limit)
     lines: list[bytes] = []
     total = 0
     try:

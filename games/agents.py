@@ -413,15 +413,17 @@ def roles_of(agent, game: str) -> tuple[str, ...] | None:
 
 
 def names_code(spec: str) -> bool:
-    """Whether running `spec` runs code it names: a program (`cmd:`) or a Python agent (`py:`)."""
-    return split_label(spec)[1].startswith(("cmd:", PY_PREFIX))
+    """Whether running `spec` runs code it names: a program (`cmd:PROGRAM`, or a bare `cmd`, which the `cmd:`
+    family takes as the program `cmd`) or a Python agent (`py:`)."""
+    spec = split_label(spec)[1]
+    return spec.startswith(("cmd:", PY_PREFIX)) or spec == "cmd"
 
 
 def refuse_code(specs: Iterable[str], where: str = "these records") -> None:
     """`CommandRefused` for the first spec that would run code named in data (see `names_code`)."""
     for spec in specs:
         if names_code(spec):
-            what = "start the program" if split_label(spec)[1].startswith("cmd:") else "import the Python agent"
+            what = "import the Python agent" if split_label(spec)[1].startswith(PY_PREFIX) else "start the program"
             raise CommandRefused(
                 f"replaying {where} would {what} {spec!r} named in them; pass --allow-commands to let it run"
             )

@@ -55,10 +55,13 @@ def synthetic_set(directory: str | Path | None) -> Path:
 
 def output_dir(out: str | Path | None, directory: str | Path | None, folder: str | None = None) -> Path:
     """Where a run writes: `out`, else the set it was given, else `./contractlang-out` laid out as a set is (an
-    experiment's tables in its own folder there, the games in `jobs/`), or its `folder` there (`synth`'s set)."""
+    experiment's tables in its own folder there, the games in `jobs/`), or its `folder` there (`synth`'s set).
+    The shipped set, named by its folder, is read-only input installed with the package: never written into."""
+    from games.experiments.synth import SHIPPED
+
     if out is not None:
         return Path(out)
-    if directory is not None:
+    if directory is not None and Path(directory).resolve() != SHIPPED.resolve():
         return Path(directory)
     return DEFAULT_OUT / folder if folder else DEFAULT_OUT
 

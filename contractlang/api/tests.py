@@ -62,9 +62,9 @@ def generate_tests(contract: str | Path, write: bool = True) -> Generated:
 def coverage(path: str | Path) -> PlayCoverage:
     """Which clauses agents triggered in the games under `path`: `run --log` files, and the game records of
     `experiment performance`/`rational` and `ctbench sweep` outputs (their `.jsonl` stores)."""
-    from games.contractsim.experiments import RationalRecord
-    from games.contractsim.performance import PerformanceRecord
     from games.ctbench.play import GameRecord
+    from games.experiments.performance import PerformanceRecord
+    from games.experiments.rational import RationalRecord
 
     root = Path(path)
     files = sorted(root.rglob("*.jsonl")) if root.is_dir() else [root]

@@ -157,9 +157,9 @@ class LlmFlags(Frozen):
     game_message_limit: int | None = None
 
 
-def llm_options(max_tokens: int, timeout: float):
-    """Give a command the LLM options: typer sees them as its own parameters (before --json), and the command
-    receives them as one `llm_flags` value."""
+def llm_options(max_tokens: int, timeout: float, only: tuple[str, ...] | None = None):
+    """Give a command the LLM options (`only`: just these, the rest at their defaults): typer sees them as its own
+    parameters (before --json), and the command receives them as one `llm_flags` value."""
     options = [
         ("recordings", RecordingsOption, None),
         ("replay", ReplayFlag, False),
@@ -175,6 +175,8 @@ def llm_options(max_tokens: int, timeout: float):
         ("game_time_limit", GameTimeLimitOption, None),
         ("game_message_limit", GameMessageLimitOption, None),
     ]
+    fixed = {name: default for name, _, default in options if only is not None and name not in only}
+    options = [option for option in options if option[0] not in fixed]
 
     def wrap(fn):
         own = [p for p in inspect.signature(fn, eval_str=True).parameters.values() if p.name != "llm_flags"]
@@ -186,7 +188,7 @@ def llm_options(max_tokens: int, timeout: float):
 
         @functools.wraps(fn)
         def command(**kwargs):
-            flags = LlmFlags(**{name: kwargs.pop(name) for name, _, _ in options})
+            flags = LlmFlags(**fixed, **{name: kwargs.pop(name) for name, _, _ in options})
             return fn(**kwargs, llm_flags=flags)
 
         command.__signature__ = inspect.Signature(params)

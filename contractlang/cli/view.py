@@ -17,7 +17,8 @@ from contractlang.cli.options import JsonFlag
 
 
 @app.command()
-@llm_options(max_tokens=8192, timeout=120.0)
+# a viewer makes no LLM calls: only the settings that key an LLM game's recorded responses, so it replays them
+@llm_options(max_tokens=8192, timeout=120.0, only=("recordings", "effort", "thinking", "max_tokens", "base_url"))
 def view(
     path: Annotated[
         Path,
@@ -33,7 +34,13 @@ def view(
         ),
     ] = None,
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port to serve on (0: a free one).")] = 0,
-    host: Annotated[str, typer.Option(help="Address to bind; the default serves this machine only.")] = "127.0.0.1",
+    host: Annotated[
+        str,
+        typer.Option(
+            help="Address to bind; the default serves this machine only (any other address is reachable from the "
+            "network, and `view` warns of it)."
+        ),
+    ] = "127.0.0.1",
     open_browser: Annotated[bool, typer.Option("--open", help="Open the page in a browser.")] = False,
     contract: Annotated[
         Path | None,
@@ -49,7 +56,8 @@ def view(
         bool,
         typer.Option(
             "--allow-commands",
-            help="Let a rebuild start the external agents (cmd:PROGRAM) a record names; off by default.",
+            help="Let a rebuild start the external programs (cmd:PROGRAM) and import the Python agents (py:...) a "
+            "record names; off by default.",
         ),
     ] = False,
     json_out: JsonFlag = False,
@@ -82,6 +90,8 @@ def view(
             f"{path}: no games, tables or figures found (game logs, `run --json` records, sweep or experiment output)"
         )
     rows = viewer.index.rows
+    if not rows and not path.is_dir() and viewer.index.problems:
+        raise InputError(f"{path}: {next(iter(viewer.index.problems.values()))}")
     if checked is None and len(rows) == 1 and rows[0].line == 0 and path.is_file():
         if not rows[0].header:
             raise InputError(
@@ -111,7 +121,13 @@ def view(
         httpd = server(viewer, host, port)
     except OSError as exc:
         raise InputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    url = f"http://{host}:{httpd.server_address[1]}/"
+    url = f"http://{f'[{host}]' if ':' in host else host}:{httpd.server_address[1]}/"
+    if httpd.network_reachable():
+        typer.echo(
+            f"warning: {host} is reachable from the network: anyone who can reach this machine can read the games "
+            f"under {path} (bind 127.0.0.1 to serve this machine only)",
+            err=True,
+        )
     typer.echo(json.dumps({"ok": True, "url": url}) if json_out else f"contractlang view: {url}  (Ctrl-C stops it)")
     if open_browser:
         webbrowser.open(url)

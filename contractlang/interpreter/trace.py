@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationError
 
+from contractlang.files import MAX_CONTRACT_BYTES, FileError, read_capped
 from contractlang.interpreter import compile, event_types
 from contractlang.interpreter.contractsim import ContractSimMonitor
 from contractlang.interpreter.ctbench import CTBenchMonitor, Rules
@@ -127,15 +128,12 @@ def header_contract(header: LogHeader, file: str) -> tuple[CheckedContract, str]
 
     text = header.source
     if text is None:
-        path = Path(header.contract)
         try:
-            data = path.read_bytes()
-        except OSError as exc:
+            data = read_capped(Path(header.contract), MAX_CONTRACT_BYTES)
+        except FileError as exc:
+            why = str(exc).removeprefix(f"{header.contract}: ").removeprefix("cannot read: ")
             raise TraceError(
-                file,
-                1,
-                f"the header's contract {header.contract} cannot be read "
-                f"({exc.strerror or exc}); give the contract file",
+                file, 1, f"the header's contract {header.contract} cannot be read ({why}); give the contract file"
             ) from None
     else:
         data = text.encode("utf-8")

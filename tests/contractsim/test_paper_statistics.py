@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from games.contractsim.paper import PAPER_N, eligible_n, paper_n, welch_p
-from games.contractsim.performance import MIN_N, differs
+from games.experiments.paper import PAPER_N, eligible_n, paper_n, welch_p
+from games.experiments.performance import MIN_N, differs
 from tests.helpers import fresh, run_cli
 
 
@@ -59,7 +59,7 @@ def test_every_table_of_a_slice_says_so_and_carries_the_legend_and_the_fidelity_
 
 
 def test_the_cold_start_notice_counts_the_kernels_compilation_and_never_says_0_min(tmp_path, monkeypatch):
-    from games.contractsim.experiments import COMPILE_SECONDS, SolvingPlan, kernels_compiled
+    from games.experiments.rational import COMPILE_SECONDS, SolvingPlan, kernels_compiled
 
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "empty"))
     assert not kernels_compiled()

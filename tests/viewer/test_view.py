@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from contractlang.api.view.options import ViewOptions
-from contractlang.api.view.site import Viewer, server
+from contractlang.api.view.site import TOKEN_HEADER, Viewer, server
 from tests.helpers import ROOT, run_cli
 from tests.llm_server import ScriptedServer, message
 
@@ -157,7 +157,10 @@ def test_a_game_log_bundle_shows_the_breach_week_and_the_clause_that_fired(games
         assert week1.locator("td.rcc").inner_text() == "pay $18 (E[U] +$110.00)"  # the random Customer paid $128
         week1.click()
         text = tab.inner_text("#week-detail .expected")
-        assert text.startswith("Expected Customer utility still to come") and "RCC's is +$110.00." in text
+        assert (
+            text.startswith("Expected Customer utility still to come")
+            and "RCC's $14.02 (RCC − agent: +$110.00)." in text
+        )
     finally:
         static.shutdown()
 
@@ -214,10 +217,16 @@ def test_a_run_record_shows_each_week_beside_the_rcc_baseline(games, page):
             return [c.inner_text() for c in rows[w].locator("td").all()]
 
         # week 1: RCC pays the $18 due where the random Customer paid $128; a production week shows the order
-        assert cells("1")[2:5] == ["$18", "paid $128", "pay $18 (E[U] +$110.00)"]
+        assert cells("1")[2:6] == ["$18", "paid $128", "ok", "pay $18 (E[U] +$110.00)"]
         assert "rcc-differs" in rows["1"].get_attribute("class")
-        assert cells("2")[4].startswith("order ") and cells("2")[5]  # RCC's order, this round's input prices
-        assert cells("2")[6].endswith("spoiled 0/0/0")
+        assert cells("2")[5].startswith("order ") and cells("2")[6]  # RCC's order, this round's input prices
+        assert cells("2")[7].endswith("spoiled 0/0/0")
+        assert cells("5")[4].startswith("BREACH")
+        assert tab.locator("#weeks").evaluate(  # the Verdict column in view beside the contract, not scrolled off
+            "t => { const th = [...t.querySelectorAll('th')].find((h) => h.textContent === 'Verdict'); "
+            "const box = t.parentElement.getBoundingClientRect(); "
+            "return th.getBoundingClientRect().right <= box.left + t.parentElement.clientWidth; }"
+        )
         assert rows["5"].get_attribute("class").split()[0] == "breach"
         assert "Breach: the customer paid $" in tab.inner_text("#reason")
         assert (
@@ -248,7 +257,7 @@ def test_an_order_rcc_would_not_place_is_set_beside_rccs_in_expected_utility(gam
             float(x.split("$")[1].split(" ")[0]) * (-1 if x.startswith("−") else 1)
             for x in (text.split("the agent's ")[1], text.split("RCC's ")[1])
         )
-        assert best > agent and f"RCC's is +${best - agent:.2f}" in text
+        assert best > agent and f"(RCC − agent: +${best - agent:.2f})." in text
     finally:
         httpd.shutdown()
 
@@ -332,6 +341,10 @@ def test_an_experiment_lists_filters_opens_and_compares_its_games(experiment, pa
         assert tab.locator(".figures img").count() == 1
         total = int(tab.inner_text("#count").split()[0])
         assert total >= 6 + 2 * 9 * 2  # 12 agent games, 2 rational records of 9 games listed for either role
+        rows = Viewer(experiment, live=False).index.rows
+        rational = sum(r.id.endswith("-s") for r in rows)  # each rational game's second row, its Supplier's
+        assert rational and tab.inner_text("#games-heading") == f"Games ({len(rows) - rational:,})"
+        assert f"{rational} rational game(s) (each listed once per role)" in tab.inner_text("main")
         tab.select_option("select[data-filter='agent']", "random")
         tab.select_option("select[data-filter='outcome']", "breach")
         listed = tab.locator("table.games tbody tr")
@@ -379,8 +392,13 @@ def test_a_ctbench_sweep_shows_its_summary_and_keeps_each_games_negotiation(page
     try:
         tab = page.open(url)
         assert tab.inner_text("#count").startswith("4 game(s)")
-        summary = tab.locator("details", has_text="summary.json").inner_text()
-        assert "prog_trading" in summary and "normalised_reward" in summary
+        report = tab.locator("pre.report")
+        tab.wait_for_selector("pre.report:has-text('Table 1')")
+        text = report.inner_text()  # the report's tables, the paper's rows beside the sweep's
+        assert "Table 1: Pay-for-Partner; No contract" in text and "Table 3: Pay-for-Partner; Prog-Trading" in text
+        assert "\nplanner " in text and "GPT-4.1 (paper)" in text and "normalised_reward" not in text
+        summary = tab.locator("details", has_text="summary.json")  # its raw rows, closed beneath
+        assert summary.get_attribute("open") is None
         tab.select_option("select[data-filter='where']", "board 24")
         tab.select_option("select[data-filter='contract']", "prog_trading")
         assert tab.inner_text("#count").startswith("1 game(s)")
@@ -456,6 +474,50 @@ def test_an_llm_game_shows_its_calls_as_text_and_is_rebuilt_from_its_recordings(
     )
 
 
+def test_the_page_says_what_it_cannot_show_and_whose_numbers_it_lists(games, page, tmp_path):
+    """A folder as a person's experiments leave it: a record with a NaN utility, a game played from Python (no
+    spec rebuilds it), an event log of a `py:` agent; written an hour ago, so nothing is still writing."""
+    from tests.hardening.test_viewer_inputs import python_played
+
+    record = json.loads((games / "runs" / "g.jsonl").read_text())
+    folder = tmp_path / "mine"
+    (folder / "jobs").mkdir(parents=True)
+    (folder / "runs.jsonl").write_text(
+        json.dumps(record) + "\n" + json.dumps({**record, "u_customer": float("nan")}) + "\n"
+    )
+    (folder / "jobs" / "performance.jsonl").write_text(json.dumps(python_played(record)) + "\n")
+    contract = ROOT / "examples" / "worked-example-1.contract"
+    stingy = f"py:{ROOT / 'examples' / 'agents' / 'stingy.py'}:Stingy"
+    ok("run", contract, "--env", "5", "--customer", stingy, "--log", folder / "stingy.jsonl")
+    hour_ago = os.path.getmtime(folder / "runs.jsonl") - 3600
+    for path in folder.rglob("*.jsonl"):
+        os.utime(path, (hour_ago, hour_ago))
+    httpd, url = serving(Viewer(folder))
+    try:
+        tab = page.open(url)
+        tab.wait_for_selector("#count:text-matches('^3 game')")
+        assert tab.inner_text("#root") == "mine" and str(tmp_path) not in tab.content()
+        assert tab.inner_text("#live") == "served: read again if the files change"
+        assert tab.inner_text("#problems summary") == "1 file(s) or record(s) not shown"
+        tab.click("#problems summary")
+        assert tab.inner_text("#problems li") == "runs.jsonl:2: not listed: u_customer: NaN is not a finite number"
+        assert "Utility / score (agent / counterparty)" in tab.inner_text("table.games thead")
+        logged = tab.locator("table.games tbody tr", has_text="stingy")
+        cells = [c.inner_text() for c in logged.locator("td").all()]
+        assert (
+            cells[4] == stingy and cells[5] == "rcc" and cells[7] == "breach" and cells[8].startswith("customer (week")
+        )
+        tab.locator("table.games tbody tr", has_text="skimper").locator("a").click()
+        tab.wait_for_selector("p.error")
+        assert tab.inner_text("p.error") == (
+            "This game cannot be shown: the record keeps no events and the game cannot be rebuilt here: unknown "
+            "supplier policy 'skimper' (an agent played from Python is known only to the program that played it; "
+            "a `py:` spec can be rebuilt)"
+        )
+    finally:
+        httpd.shutdown()
+
+
 def test_the_server_serves_nothing_outside_its_page_and_data(games):
     httpd, _ = serving(Viewer(games / "runs"))
     port = httpd.server_address[1]
@@ -464,6 +526,7 @@ def test_the_server_serves_nothing_outside_its_page_and_data(games):
         def status(path: str) -> int:
             connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
             connection.putrequest("GET", path, skip_host=False)  # sent as written, never normalised
+            connection.putheader(TOKEN_HEADER, httpd.token)
             connection.endheaders()
             answer = connection.getresponse()
             answer.read()
@@ -631,3 +694,14 @@ def test_a_ctbench_event_log_is_drawn_against_its_contract_and_board():
         ("contract_transfer", "cover.0"),
         ("forfeit", "cover.2"),
     ]
+
+
+def test_view_help_lists_only_the_llm_options_that_find_a_games_recordings():
+    """A viewer makes no LLM call: of the LLM options it takes those that key a recorded response, no limits."""
+    text = " ".join(ok("view", "--help").split())
+    for option in ("--recordings", "--max-tokens", "--base-url", "--effort", "--thinking", "--allow-commands"):
+        assert option in text, option
+    for option in ("--cost-limit", "--token-limit", "--game-time-limit", "--game-token-limit", "--llm-timeout"):
+        assert option not in text, option
+    for option in ("--game-message-limit", "--max-connections", "--replay"):
+        assert option not in text, option

@@ -16,6 +16,7 @@ import numpy as np
 from contractlang.api.view.index import GameRow, unwrapped
 from contractlang.api.view.options import PageError, ViewOptions
 from contractlang.diagnostics import Span
+from contractlang.errors import UnknownName
 from contractlang.formatter import format_ir
 from contractlang.interpreter.contractsim import WeekStatus, breach_reason
 from contractlang.interpreter.events import Delivery, Payment
@@ -201,12 +202,17 @@ def _rebuildable(names: list[str], options: ViewOptions) -> None:
 
 @contextmanager
 def rebuilding() -> Iterator[None]:
-    """A game that cannot be played again (an LLM response not in the recordings, a program that fails) is a page
-    that says so."""
+    """A game that cannot be played again (an LLM response not in the recordings, a program that fails, an agent
+    played from Python) is a page that says so."""
     try:
         yield
     except AgentError as exc:
         raise PageError(f"the record keeps no events and the game could not be rebuilt: {exc}") from None
+    except UnknownName as exc:
+        raise PageError(
+            f"the record keeps no events and the game cannot be rebuilt here: {str(exc).split(';')[0]} (an agent "
+            "played from Python is known only to the program that played it; a `py:` spec can be rebuilt)"
+        ) from None
 
 
 def _llm_calls(calls) -> list[dict]:

@@ -3,13 +3,20 @@ running is seen as it grows), its tables and its figures. A game's page is built
 
 from __future__ import annotations
 
+import json
+import math
 import os
+import re
 import threading
+import time
 from pathlib import Path
 
+from pydantic import Field, ValidationError
 from pydantic_core import from_json
 
+from contractlang.files import MAX_INPUT_BYTES, MAX_RECORDS_BYTES, FileError, open_regular, read_capped
 from contractlang.interpreter.events import CONTRACTSIM_TYPES, CTBENCH_TYPES
+from contractlang.interpreter.rounds import DEFAULT_FLOORS
 from contractlang.vocab import Frozen
 
 MAX_FILES = 2_000  # files looked at under a directory; a viewer over a home directory stops here
@@ -18,12 +25,18 @@ SKIPPED_DIRS = {"contracts", "node_modules", "__pycache__"}
 GAME_FILES = (".jsonl", ".json")
 TABLE_FILES = (".md",)
 FIGURE_FILES = (".png",)
-MAX_TABLE_CHARS = 2_000_000
+MAX_TABLE_BYTES = 2 * 2**20
+WRITING_SECONDS = 60.0
+_RECORD_PROBLEM = re.compile(r":[0-9]+$")  # "path:line": a record's problem, not its file's
+MAX_PROBLEMS = 200  # files and records not shown, each with why; past this only counted
 
 
 class GameRow(Frozen):
     """One game as the game list shows it; `role` is the side `agent` plays (a rational store's game is listed
-    once per role, so either side can be compared)."""
+    once per role, so either side can be compared). Numbers are taken strictly: a record whose seed is not an
+    integer or whose utility is not a finite number is not a game the list can show."""
+
+    model_config = Frozen.model_config | {"allow_inf_nan": False}
 
     id: str
     game: str  # contractsim | ctbench
@@ -37,20 +50,22 @@ class GameRow(Frozen):
     role: str
     agent: str
     counterparty: str
-    seed: int | None = None
+    seed: int | None = Field(None, strict=True)
     outcome: str  # "breach" | "no breach" | "forfeit" | "finished" ...
     first_breach: str | None = None  # customer | supplier | red | blue
-    breach_week: int | None = None
-    utility: float | None = None  # the role's utility (ContractSim, base units) or score (CT-Bench)
-    other_utility: float | None = None
+    breach_week: int | None = Field(None, strict=True)
+    utility: float | None = Field(None, strict=True)  # the role's utility (ContractSim, base units) or score
+    other_utility: float | None = Field(None, strict=True)
     kept: bool  # the record holds the game's events; else its page rebuilds the game
     header: bool = False  # an event log that starts with a header naming its contract and game
 
 
 class Source(Frozen):
+    index: int  # the games file's number: its rows' `source`, and its report's `data/report/INDEX.json`
     path: str  # relative to the viewed root ("" when the root is the file)
     kind: str  # performance | rational | runs | ctbench | contractsim-events | ctbench-events
     games: int
+    rows: int  # rows of the list: a rational game is listed once per role
 
 
 class Table(Frozen):
@@ -64,7 +79,7 @@ class Table(Frozen):
 class IndexSummary(Frozen):
     """`data/index.json`: what the page loads first; the game rows come in chunks of CHUNK."""
 
-    root: str
+    root: str  # the viewed folder's or file's name: a bundle is meant to be published, its place on disk is not
     version: int  # grows when listed rows changed, or a table or figure did: the page reloads its chunks then
     reading: bool  # the first scan is still under way: more rows are coming
     games: int
@@ -75,6 +90,8 @@ class IndexSummary(Frozen):
     agents: tuple[str, ...]
     contracts: tuple[str, ...]
     wheres: tuple[str, ...]
+    problems: tuple[str, ...] = ()  # files and records not shown, each "path[:line]: why"
+    more_problems: int = 0  # problems past MAX_PROBLEMS
 
 
 CHUNK = 1_000
@@ -91,6 +108,7 @@ class _FileState:
         self.inode = 0
         self.kind: str | None = None
         self.games = 0
+        self.rows = 0
 
 
 class ViewIndex:
@@ -104,6 +122,7 @@ class ViewIndex:
         self._files: dict[Path, _FileState] = {}
         self._tables: dict[Path, tuple[float, Table]] = {}
         self._figures: list[Path] = []
+        self.problems: dict[str, str] = {}  # "path" or "path:line" -> why it is not shown
         self.version = 0  # grows when rows already listed change (a file read again) or a table or figure does
         self.reading = True  # until the first scan is done
         self._scan = threading.Lock()
@@ -115,16 +134,29 @@ class ViewIndex:
         return [p for p in self._walk() if p.suffix.lower() in GAME_FILES + TABLE_FILES + FIGURE_FILES]
 
     def _walk(self) -> list[Path]:
-        if self.root.is_file():
+        """The files under the root (the root itself when it is a file); a link that leads out of the root is
+        left out, so nothing outside what the user named is listed, served or bundled."""
+        if not self.root.is_dir():
             return [self.root]
         found: list[Path] = []
         for top, dirs, files in os.walk(self.root):
             depth = len(Path(top).relative_to(self.root).parts)
             dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS and depth < MAX_DEPTH)
-            found += [Path(top) / f for f in sorted(files) if not f.startswith(".")]
+            for name in sorted(files):
+                path = Path(top) / name
+                if name.startswith("."):
+                    continue
+                if self.inside(path):
+                    found.append(path)
+                elif path.suffix.lower() in GAME_FILES + TABLE_FILES + FIGURE_FILES:
+                    self.problems[self._relative(path)] = "a link to a file outside the viewed folder; not read"
             if len(found) >= MAX_FILES:
                 break
         return found[:MAX_FILES]
+
+    def inside(self, path: Path) -> bool:
+        """Whether `path`, links followed, is the root or lies under it."""
+        return Path(os.path.realpath(path)).is_relative_to(self.root)
 
     def refresh(self, wait: bool = True) -> None:
         """Read what changed since the last scan: new lines of the game files, changed tables, new figures. One
@@ -132,6 +164,9 @@ class ViewIndex:
         if not self._scan.acquire(blocking=wait):
             return
         try:
+            # a file's own problem is found again by this scan if it still has it; a record's stays with its line
+            before = self.problems
+            self.problems = {k: v for k, v in before.items() if _RECORD_PROBLEM.search(k)}
             changed = False
             figures = []
             for path in self._walk():
@@ -144,21 +179,27 @@ class ViewIndex:
                     figures.append(path)
             if figures != self._figures:
                 self._figures, changed = figures, True
-            if changed:
+            if changed or self.problems != before:
                 self.version += 1
         finally:
             self.reading = False
             self._scan.release()
 
     def _read_table(self, path: Path) -> bool:
-        mtime = path.stat().st_mtime
+        try:
+            mtime = path.stat().st_mtime
+        except OSError as exc:  # gone since the walk, or a link to nothing
+            return self._problem(self._relative(path), f"cannot read: {exc.strerror or exc}")
         if path in self._tables and self._tables[path][0] == mtime:
             return False
-        text = path.read_text("utf-8", "replace")[:MAX_TABLE_CHARS]
+        try:
+            text = read_capped(path, MAX_TABLE_BYTES).decode("utf-8", "replace")
+        except FileError as exc:
+            return self._problem(self._relative(path), _why(exc, path))
         if path.suffix == ".json":
             try:
-                rows = from_json(text)
-            except ValueError:  # still being written
+                rows = from_json(text, allow_inf_nan=False)
+            except ValueError:  # still being written, or not JSON a browser reads
                 return False
             table = Table(
                 path=self._relative(path),
@@ -171,57 +212,96 @@ class ViewIndex:
 
     def _read_games(self, path: Path) -> bool:
         state = self._files.get(path)
-        stat = path.stat()
-        if state is not None and (stat.st_size, stat.st_mtime) == (state.offset, state.mtime):
-            return False
-        if state is None:
-            state = self._files[path] = _FileState(len(self.paths))
-            self.paths.append(path)
-        # a whole-file record, or a file rewritten — shorter (a store dropped a cut line), or a new file renamed
-        # over it (a finished run's store rewritten in job order: the same size, other records at the offsets
-        # read): read it again
-        if path.suffix == ".json" or stat.st_size < state.offset or (state.inode and stat.st_ino != state.inode):
-            self._forget(state)
-        state.inode = stat.st_ino
-        with path.open("rb") as handle:
-            handle.seek(state.offset)
-            data = handle.read()
-        end = data.rfind(b"\n") + 1 if path.suffix == ".jsonl" else len(data)
+        where = self._relative(path)
+        try:
+            with open_regular(path, MAX_RECORDS_BYTES) as handle:
+                stat = os.fstat(handle.fileno())
+                if state is not None and (stat.st_size, stat.st_mtime) == (state.offset, state.mtime):
+                    return False
+                if state is None:
+                    state = self._files[path] = _FileState(len(self.paths))
+                    self.paths.append(path)
+                # a whole-file record, or a file rewritten — shorter (a store dropped a cut line), or a new file
+                # renamed over it (a finished run's store rewritten in job order: the same size, other records at
+                # the offsets read): read it again
+                if (
+                    path.suffix == ".json"
+                    or stat.st_size < state.offset
+                    or (state.inode and stat.st_ino != state.inode)
+                ):
+                    self._forget(state)
+                state.inode = stat.st_ino
+                handle.seek(state.offset)
+                lines = _complete_lines(handle, path)
+        except FileError as exc:
+            if state is not None:
+                self._forget(state)
+            return self._problem(where, _why(exc, path))
+        changed = self.problems.pop(where, None) is not None
         position = state.offset
-        for raw in data[:end].splitlines(keepends=True):
+        for raw in lines:
             state.line += 1
             if raw.strip():
-                self._add_line(state, raw, position)
+                changed |= self._add_line(state, raw, position)
             position += len(raw)
-        state.offset += end
+        state.offset = position
         state.mtime = stat.st_mtime
-        return state.kind in ("contractsim-events", "ctbench-events")  # a log that grew: its page changed
+        if state.kind in ("contractsim-events", "ctbench-events"):
+            self._log_outcome(state, path)
+            return True  # a log that grew: its page changed
+        return changed
+
+    def _log_outcome(self, state: _FileState, path: Path) -> None:
+        """An event log with a header: its row's outcome from its events, replayed through the contract's monitor
+        (who breached first and when; CT-Bench: who forfeited); left as it is when they cannot be read."""
+        row = next((r for r in self.rows if r.source == state.index), None)
+        if row is None or not row.header:
+            return
+        try:
+            outcome = log_outcome(record_line(path, row), row.game, path.name)
+        except (FileError, ValueError):
+            return
+        if outcome:
+            new = row.model_copy(update=outcome)
+            self.rows = [new if r is row else r for r in self.rows]
+            self.by_id[row.id] = new
+
+    def _problem(self, where: str, why: str) -> bool:
+        """Note a file or record not shown; whether that changed what the index says."""
+        if self.problems.get(where) == why:
+            return False
+        self.problems[where] = why
+        return True
 
     def _forget(self, state: _FileState) -> None:
-        if state.games:
+        lines = self._relative(self.paths[state.index]) + ":"
+        self.problems = {k: v for k, v in self.problems.items() if not k.startswith(lines)}
+        if state.rows:
             self.rows = [r for r in self.rows if r.source != state.index]
             self.by_id = {r.id: r for r in self.rows}
             self.version += 1
-        state.offset, state.line, state.kind, state.games = 0, 0, None, 0
+        state.offset, state.line, state.kind, state.games, state.rows = 0, 0, None, 0, 0
 
     def _add(self, row: GameRow, state: _FileState) -> None:
         self.rows.append(row)
         self.by_id[row.id] = row
-        state.games += 1
+        state.rows += 1
+        state.games += not row.id.endswith("-s")  # a rational game's second row, its Supplier's
 
-    def _add_line(self, state: _FileState, raw: bytes, offset: int) -> None:
+    def _add_line(self, state: _FileState, raw: bytes, offset: int) -> bool:
+        """The game rows of one line; whether the line is a record that cannot be listed (noted as a problem)."""
         try:
             obj = from_json(raw)  # pydantic's parser: a third faster than the json module on these records
         except ValueError:
-            return
+            return False
         if not isinstance(obj, dict):
-            return
+            return False
         if state.kind in ("contractsim-events", "ctbench-events"):
-            return
+            return False
         if state.line == 1 and obj.get("type") == "header" and obj.get("game") in ("contractsim", "ctbench"):
             state.kind = f"{obj['game']}-events"
             self._add(_header_row(obj, state.index, self.paths[state.index].name), state)
-            return
+            return False
         if obj.get("type") in CONTRACTSIM_TYPES + CTBENCH_TYPES and state.line == 1:
             state.kind = "contractsim-events" if obj["type"] in CONTRACTSIM_TYPES else "ctbench-events"
             name = self.paths[state.index].name
@@ -242,30 +322,54 @@ class ViewIndex:
                 ),
                 state,
             )
-            return
-        for row in rows_of(obj, state.index, state.line, offset):
+            return False
+        try:
+            rows = rows_of(obj, state.index, state.line, offset)
+        except ValueError as exc:
+            return self._problem(f"{self._relative(self.paths[state.index])}:{state.line}", f"not listed: {exc}")
+        for row in rows:
             state.kind = state.kind or row_kind(obj)
             self._add(row, state)
+        return False
 
     def sources(self) -> tuple[Source, ...]:
         return tuple(
             Source(
+                index=k,
                 path=str(p.relative_to(self.root)) if p != self.root else p.name,
                 kind=self._files[p].kind or "other",
                 games=self._files[p].games,
+                rows=self._files[p].rows,
             )
-            for p in self.paths
-            if self._files[p].games
+            for k, p in enumerate(self.paths)
+            if self._files[p].rows
         )
+
+    def writing(self) -> bool:
+        """Whether a games file changed in the last WRITING_SECONDS: a run is still writing under the root."""
+        return any(time.time() - f.mtime < WRITING_SECONDS for f in self._files.values())
+
+    def games_file(self, k: int, kind: str) -> Path | None:
+        """The games file numbered `k` when it holds games of `kind`."""
+        if 0 <= k < len(self.paths) and self._files[self.paths[k]].kind == kind:
+            return self.paths[k]
+        return None
 
     def figure(self, k: int) -> Path | None:
         return self._figures[k] if 0 <= k < len(self._figures) else None
 
+    def read_figure(self, path: Path) -> bytes:
+        """A figure's bytes, capped; a `FileError` when it has since become a link out of the root."""
+        if not self.inside(path):
+            raise FileError(f"{self._relative(path)}: a link to a file outside the viewed folder; not read")
+        return read_capped(path, MAX_INPUT_BYTES)
+
     def summary(self) -> IndexSummary:
         """What the index holds now (a scan may be adding rows meanwhile: `reading` says so)."""
         rows = self.rows
+        problems = [f"{where}: {why}" for where, why in sorted(self.problems.items())]
         return IndexSummary(
-            root=str(self.root),
+            root=self.root.name,
             version=self.version,
             reading=self.reading,
             games=len(rows),
@@ -276,6 +380,8 @@ class ViewIndex:
             agents=tuple(sorted({r.agent for r in rows if r.agent})),
             contracts=tuple(sorted({r.contract for r in rows})),
             wheres=tuple(sorted({r.where for r in rows if r.where}, key=_natural)),
+            problems=tuple(problems[:MAX_PROBLEMS]),
+            more_problems=max(0, len(problems) - MAX_PROBLEMS),
         )
 
     def chunk(self, k: int) -> list[dict] | None:
@@ -286,15 +392,81 @@ class ViewIndex:
         return [r.model_dump() for r in rows[k * CHUNK : (k + 1) * CHUNK]]
 
     def line(self, row: GameRow) -> bytes:
-        """The record's line as it is in the file now."""
-        with self.paths[row.source].open("rb") as handle:
-            if row.line == 0:
-                return handle.read()
-            handle.seek(row.offset)
-            return handle.readline()
+        """The record's line as it is in the file now (a `FileError` when it cannot be read, or has since become a
+        link out of the root)."""
+        path = self.paths[row.source]
+        if not self.inside(path):
+            raise FileError(f"{self._relative(path)}: a link to a file outside the viewed folder; not read")
+        return record_line(path, row)
 
     def _relative(self, path: Path) -> str:
         return str(path.relative_to(self.root)) if path != self.root else path.name
+
+
+def record_line(path: Path, row: GameRow) -> bytes:
+    """The line of `path` that holds `row`'s record (the whole file for an event log), capped; a `FileError`
+    names the file by its name only (a page may be published)."""
+    try:
+        with open_regular(path, MAX_RECORDS_BYTES) as handle:
+            if row.line == 0:
+                data = handle.read(MAX_INPUT_BYTES + 1)
+            else:
+                handle.seek(row.offset)
+                data = handle.readline(MAX_INPUT_BYTES + 1)
+    except FileError as exc:
+        raise FileError(f"{path.name}: {_why(exc, path)}") from None
+    if len(data) > MAX_INPUT_BYTES:
+        raise FileError(f"{path.name}: more than {MAX_INPUT_BYTES // 2**20} MiB; not read")
+    return data
+
+
+def _complete_lines(handle, path: Path) -> list[bytes]:
+    """The lines from where `handle` is, each capped; a `.jsonl` file's last line only once complete (a run may
+    still be writing it)."""
+    lines = []
+    while line := handle.readline(MAX_INPUT_BYTES + 1):
+        if len(line) > MAX_INPUT_BYTES:
+            raise FileError(f"{path.name}: a line of more than {MAX_INPUT_BYTES // 2**20} MiB; not read")
+        if path.suffix == ".jsonl" and not line.endswith(b"\n"):
+            break
+        lines.append(line)
+    return lines
+
+
+def _why(exc: FileError, path: Path) -> str:
+    """A reader's message without the path it starts with (the list names the file relative to the root)."""
+    return str(exc).removeprefix(f"{path}: ").removeprefix(f"{path.name}: ")
+
+
+def log_outcome(raw: bytes, game: str, name: str) -> dict:
+    """The outcome fields of an event log's row, from its header's contract and its events ({} when the header
+    names no contract that can be read)."""
+    from contractlang.interpreter import Rules
+    from contractlang.interpreter.trace import TraceError, header_contract, read_events, read_header, replay
+    from contractlang.vocab import RULE_SETS
+
+    try:
+        header = read_header(raw, name)
+        if header is None:
+            return {}
+        checked, _ = header_contract(header, name)
+        rules = Rules.named(header.rules) if game == "ctbench" and header.rules in RULE_SETS else None
+        events = read_events(raw, name, game)
+        monitor, _ = replay(checked.ir, events, name, rules, header.floors or DEFAULT_FLOORS)
+    except TraceError:
+        return {}
+    if game == "ctbench":
+        forfeited = list(monitor.forfeited)
+        return {
+            "outcome": "forfeit" if forfeited else "no forfeit",
+            "first_breach": forfeited[0] if forfeited else None,
+        }
+    verdict = monitor.verdict()
+    return {
+        "outcome": "breach" if verdict.first_breach else "no breach",
+        "first_breach": verdict.first_breach,
+        "breach_week": verdict.week,
+    }
 
 
 def _natural(text: str) -> tuple:
@@ -347,7 +519,8 @@ def unwrapped(obj: dict) -> dict:
 
 
 def rows_of(obj: dict, source: int, line: int, offset: int) -> list[GameRow]:
-    """The game rows one JSON line holds: none when it is not a game record."""
+    """The game rows one JSON line holds: none when it is not a game record; a ValueError saying why when it is
+    one that cannot be listed."""
     obj = unwrapped(obj)
     base = {"source": source, "line": line, "offset": offset}
     if PLAYED_KEYS <= obj.keys():
@@ -394,8 +567,17 @@ def rows_of(obj: dict, source: int, line: int, offset: int) -> list[GameRow]:
             return [_ctbench_row(obj, f"g{source}-{line}", base)]
         if {"weeks", "customer", "supplier", "env", "customer_first_violation"} <= obj.keys():
             return [_contractsim_row(obj, f"g{source}-{line}", base, "customer", obj["customer"], obj["supplier"])]
-    except (KeyError, TypeError, IndexError, AttributeError):
-        return []
+    except BadRecord:
+        raise
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(x) for x in first["loc"])
+        raise BadRecord(f"{field + ': ' if field else ''}{first['msg']}") from None
+    except (KeyError, TypeError, IndexError, AttributeError, ValueError) as exc:
+        what = (
+            f"without {exc.args[0]!r}" if isinstance(exc, KeyError) and exc.args else "with a field of the wrong type"
+        )
+        raise BadRecord(f"a game record {what}") from None
     return []
 
 
@@ -415,18 +597,47 @@ def _contractsim_row(run: dict, id: str, base: dict, role: str, agent: str, coun
         game="contractsim",
         **base,
         contract=str(run["contract"]),
-        where=f"env {run['env']}",
+        where=f"env {_integer(run['env'], 'env')}",
         role=role,
         agent=str(agent),
         counterparty=str(counterparty),
-        seed=run.get("seed"),
+        seed=_seed(run),
         outcome="breach" if firsts else "no breach",
         first_breach=first,
         breach_week=week,
-        utility=run.get(f"u_{role}"),
-        other_utility=run.get(f"u_{other}"),
+        utility=_number(run.get(f"u_{role}"), f"u_{role}"),
+        other_utility=_number(run.get(f"u_{other}"), f"u_{other}"),
         kept=bool(run.get("log") or run.get("trajectory")),
     )
+
+
+class BadRecord(ValueError):
+    """A game record the list cannot show, and why."""
+
+
+def _integer(value, field: str) -> int:
+    """`value` when it is an integer (never a bool, a float or a string)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BadRecord(f"{field}: {_shown(value)} is not an integer")
+    return value
+
+
+def _number(value, field: str) -> float | None:
+    """`value` when it is a finite number or None."""
+    if value is not None and (
+        isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value)
+    ):
+        raise BadRecord(f"{field}: {_shown(value)} is not a finite number")
+    return value
+
+
+def _seed(obj: dict) -> int | None:
+    return None if obj.get("seed") is None else _integer(obj["seed"], "seed")
+
+
+def _shown(value) -> str:
+    """A value as JSON writes it, shortened: the reason names what the record holds."""
+    return json.dumps(value)[:40]
 
 
 def _header_row(obj: dict, source: int, name: str) -> GameRow:
@@ -482,15 +693,15 @@ def _ctbench_row(obj: dict, id: str, base: dict) -> GameRow:
         game="ctbench",
         **base,
         contract=str(contract),
-        where=f"board {obj['board_id']}",
+        where=f"board {_integer(obj['board_id'], 'board_id')}",
         variant=str(obj.get("mode", "")),
         role="red",
         agent=str(obj["red_agent"]),
         counterparty=str(obj["blue_agent"]),
-        seed=obj.get("seed"),
+        seed=_seed(obj),
         outcome="forfeit" if forfeited else obj.get("end_reason", ""),
         first_breach=forfeited[0] if forfeited else None,
-        utility=red,
-        other_utility=blue,
+        utility=_number(red, "scores.red"),
+        other_utility=_number(blue, "scores.blue"),
         kept=bool(obj.get("log")),
     )

@@ -28,8 +28,11 @@ function append(node, children) {
     node.appendChild(c instanceof Node ? c : document.createTextNode(String(c)));
   }
 }
+// the token the server wrote into this page: it builds a game (which may rebuild it) only for a request that
+// carries it; a bundle's page has none and needs none
+const TOKEN = (document.querySelector('meta[name="contractlang-token"]') || {}).content;
 async function getJSON(name) {
-  const response = await fetch("data/" + name, { cache: "no-store" });
+  const response = await fetch("data/" + name, { cache: "no-store", headers: TOKEN ? { "X-Contractlang-Token": TOKEN } : {} });
   if (!response.ok) throw new Error(name + ": " + response.status);
   return response.json();
 }
@@ -49,7 +52,8 @@ async function loadIndex() {
   const changed = reload ? "reload" : index.games !== state.rows.length || index.reading !== (state.index && state.index.reading) ? "grew" : null;
   state.index = index;
   document.getElementById("root").textContent = index.root;
-  document.getElementById("live").textContent = index.reading ? "reading the files…" : index.live ? "live: updates while a run writes" : "snapshot";
+  document.getElementById("live").textContent = index.reading ? "reading the files…" : !index.live ? "snapshot" :
+    index.writing ? "live: a run is writing these files" : "served: read again if the files change";
   if (reload || index.games !== state.rows.length) {
     state.version = index.version;
     const rows = state.rows.slice(0, grown * index.chunk);
@@ -105,9 +109,19 @@ function rowsTable(rows) {
     ...flat.map((r) => el("tr", {}, ...keys.map((k) => el("td", {}, cellText(r[k]))))));
 }
 
-function tableSection(table) {
-  return el("details", { open: true }, el("summary", {}, table.path),
+function tableSection(table, open = true) {
+  return el("details", { open: open }, el("summary", {}, table.path),
     table.rows.length ? el("div", { class: "mdtable" }, rowsTable(table.rows)) : markdownBlock(table.text));
+}
+
+function reportSection(source) {
+  // the CT-Bench paper's tables over a sweep's games, the paper's rows beside ours (`ctbench report --paper`)
+  const body = el("pre", { class: "text report", "data-source": source.path }, "Computing the report…");
+  getJSON("report/" + source.index + ".json").then((r) => {
+    body.textContent = r.error ? "No report: " + r.error : r.text;
+  }).catch((e) => { body.textContent = "No report: " + e.message; });
+  return el("details", { open: true, class: "report" },
+    el("summary", {}, source.path + " — the paper's tables, its rows beside these games (ctbench report --paper)"), body);
 }
 
 const COLUMNS = [
@@ -135,7 +149,11 @@ function renderOverview() {
   const main = document.getElementById("main");
   const idx = state.index;
   const parts = [el("h2", { id: "games-heading" }, "Games")];
-  parts.push(el("p", { class: "meta" }, idx.sources.map((s) => s.path + ": " + s.games + " " + s.kind + " game(s)").join(" · ")));
+  parts.push(el("p", { class: "meta" }, idx.sources.map((s) => s.path + ": " + s.games.toLocaleString("en-US") + " " + s.kind + " game(s)" +
+    (s.rows !== s.games ? " (each listed once per role)" : "")).join(" · ")));
+  if (idx.problems.length) parts.push(el("details", { id: "problems" },
+    el("summary", { class: "error" }, (idx.problems.length + idx.more_problems).toLocaleString("en-US") + " file(s) or record(s) not shown"),
+    el("ul", {}, ...idx.problems.map((p) => el("li", {}, p)), idx.more_problems ? el("li", {}, "and " + idx.more_problems + " more") : null)));
   const filters = el("div", { class: "filters", id: "filters" },
     select("contract", "contract", idx.contracts), select("where", "env / board", idx.wheres),
     select("role", "role", distinct("role")), select("agent", "agent", idx.agents),
@@ -149,7 +167,10 @@ function renderOverview() {
       el("div", { class: "filters" }, el("label", {}, "agent A", a), el("label", {}, "agent B", b),
         el("button", { id: "compare", onclick: () => { location.hash = "#/compare/" + encodeURIComponent(a.value) + "/" + encodeURIComponent(b.value); } }, "Compare")));
   }
-  if (idx.tables.length) parts.push(el("h2", {}, "Tables"), ...idx.tables.map(tableSection));
+  const reports = idx.sources.filter((s) => s.kind === "ctbench");
+  if (idx.tables.length || reports.length) parts.push(el("h2", {}, "Tables"), ...reports.map(reportSection),
+    // a sweep's summary.json is what its report is computed from: kept, closed, under the report
+    ...idx.tables.map((t) => tableSection(t, !(reports.length && t.path.endsWith("summary.json")))));
   if (idx.figures.length) parts.push(el("h2", {}, "Figures"), el("div", { class: "figures" },
     ...idx.figures.map((f, k) => el("figure", {}, el("img", { src: "files/" + k + ".png", alt: f }), el("figcaption", {}, f)))));
   main.replaceChildren(...parts);
@@ -164,19 +185,24 @@ function renderList() {
   state.page = Math.min(state.page, pages - 1);
   const shown = rows.slice(state.page * PAGE, (state.page + 1) * PAGE);
   const table = el("table", { class: "games" },
-    el("thead", {}, el("tr", {}, ...COLUMNS.map(([, h]) => el("th", {}, h)), el("th", {}, "Utility / score"), el("th", {}, "Events"))),
+    el("thead", {}, el("tr", {}, ...COLUMNS.map(([, h]) => el("th", {}, h)), el("th", { title: "the agent's utility (ContractSim, in the contract's base units) or score (CT-Bench), then its counterparty's" }, "Utility / score (agent / counterparty)"), el("th", {}, "Events"))),
     el("tbody", {}, ...shown.map((r) => el("tr", { class: r.outcome === "breach" ? "breach" : null, "data-id": r.id },
       ...COLUMNS.map(([k]) => el("td", {}, k === "contract" ? el("a", { href: "#/game/" + r.id }, r.contract) :
         k === "first_breach" && r.first_breach ? r.first_breach + (r.breach_week ? " (week " + r.breach_week + ")" : "") : r[k] ?? "")),
       el("td", { class: "num" }, r.utility === null ? "" : fmt(r.utility, 0) + " / " + fmt(r.other_utility, 0)),
       el("td", {}, el("span", { class: "badge " + (r.kept ? "kept" : "rebuilt") }, r.kept ? "kept" : "rebuilt on open"))))));
-  document.getElementById("games-heading").textContent = "Games (" + state.rows.length.toLocaleString("en-US") +
+  document.getElementById("games-heading").textContent = "Games (" + gameCount(state.rows).toLocaleString("en-US") +
     (state.index.reading ? ", reading the files…" : "") + ")";
   const pager = el("div", { class: "pager" },
     el("button", { id: "prev", disabled: state.page === 0, onclick: () => { state.page--; renderList(); } }, "◀"),
     el("span", { id: "count" }, rows.length.toLocaleString("en-US") + " game(s), page " + (state.page + 1) + " of " + pages),
     el("button", { id: "next", disabled: state.page >= pages - 1, onclick: () => { state.page++; renderList(); } }, "▶"));
   box.replaceChildren(pager, table);
+}
+
+function gameCount(rows) {
+  // a rational store's game is listed once per role (ids ending -c and -s): counted once
+  return new Set(rows.map((r) => r.id.replace(/-[cs]$/, ""))).size;
 }
 
 // --- comparison: two agents on the same contract, environment, role, counterparty and seed --------------------
@@ -289,11 +315,12 @@ function contractsimGame(g, shown) {
     const verdict = w.excluded ? "nothing due" : w.compliant ? "ok" : "BREACH";
     const tr = el("tr", { class: [w.compliant ? "" : "breach", differs ? "rcc-differs" : ""].join(" ").trim() || null, "data-week": w.week },
       el("td", { class: "num" }, w.week), el("td", {}, customer ? "Customer" : "Supplier"),
-      el("td", {}, due), el("td", {}, lines(did)), el("td", { class: "rcc" }, g.env ? lines(rcc) : "–"),
+      el("td", {}, due), el("td", {}, lines(did)),
+      el("td", { class: "verdict" }, verdict, w.enforcement && w.enforcement.length ? " — " + w.enforcement.join("; ") : ""),
+      el("td", { class: "rcc" }, g.env ? lines(rcc) : "–"),
       el("td", {}, w.prices ? triple(w.prices) : ""), el("td", {}, w.received ? lines([triple(w.received), "spoiled " + triple(w.spoiled)]) : ""),
       el("td", { class: "num" }, w.cash !== undefined ? money(w.cash) : ""), el("td", { class: "num" }, w.budget_left !== undefined ? money(w.budget_left) : ""),
-      el("td", {}, triple(w.memory_after)),
-      el("td", { class: "verdict" }, verdict, w.enforcement && w.enforcement.length ? " — " + w.enforcement.join("; ") : ""));
+      el("td", {}, triple(w.memory_after)));
     tr.addEventListener("click", () => selectWeek(w));
     return tr;
   });
@@ -310,15 +337,15 @@ function contractsimGame(g, shown) {
         (d.same ? " (the same)" : " (different)") + (d.note ? " — " + d.note : "")));
       if (d.expected && d.expected.who === "customer") parts.push(el("p", { class: "expected" }, "Expected Customer utility still to come " +
         "(value delivered less payments, this one included), each payment followed by both sides' RCC play (exact DP enumeration): " +
-        "the agent's " + money2(d.expected.agent) + ", RCC's " + money2(d.expected.rcc) + ": RCC's is " + signed(d.expected.difference) + "."));
+        "the agent's " + money2(d.expected.agent) + ", RCC's " + money2(d.expected.rcc) + " (RCC − agent: " + signed(d.expected.difference) + ")."));
       else if (d.expected) parts.push(el("p", { class: "expected" }, "Expected Supplier utility still to come, each order followed by RC's play (exact DP, eq. 12): " +
         "the agent's " + money2(d.expected.agent) + " (P̂ " + fmt(d.expected.p_agent, 3) + "), RCC's " + money2(d.expected.rcc) +
-        " (P̂ " + fmt(d.expected.p_rcc, 3) + "): RCC's is " + signed(d.expected.difference) + "."));
+        " (P̂ " + fmt(d.expected.p_rcc, 3) + ") (RCC − agent: " + signed(d.expected.difference) + ")."));
     }
     detail.replaceChildren(...parts);
   }
   const table = el("table", { class: "weeks", id: "weeks" },
-    el("thead", {}, el("tr", {}, ...["Week", "Acts", "Due (" + products + ")", "What was done", "RCC would", "Prices", "Received", "Supplier cash", "Customer budget", "Memory", "Verdict"].map((h) => el("th", {}, h)))),
+    el("thead", {}, el("tr", {}, ...["Week", "Acts", "Due (" + products + ")", "What was done", "Verdict", "RCC would", "Prices", "Received", "Supplier cash", "Customer budget", "Memory"].map((h) => el("th", {}, h)))),
     el("tbody", {}, ...rows));
   const charts = g.env ? [el("h3", {}, "Cash and inventory"), el("div", { class: "cols" },
     chart("cash", [["Supplier cash", g.weeks.map((w) => w.cash)], ["Customer budget left", g.weeks.map((w) => w.budget_left)]]),
