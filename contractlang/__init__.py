@@ -20,6 +20,7 @@ FACE = (
     "load_one",
     "play",
     "register_agent",
+    "rl",
     "solve",
     "verify",
 )

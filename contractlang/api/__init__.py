@@ -21,6 +21,15 @@ __all__ = [
     "load_one",
     "play",
     "register_agent",
+    "rl",
     "solve",
     "verify",
 ]
+
+
+def __getattr__(name: str):
+    if name == "rl":  # the RL environments need the optional [rl] extra, so they load when first asked for
+        import importlib
+
+        return importlib.import_module("contractlang.api.rl")
+    raise AttributeError(f"module 'contractlang.api' has no attribute {name!r}")

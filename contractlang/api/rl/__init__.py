@@ -1,0 +1,24 @@
+"""Reinforcement-learning environments of both games under a contract (extra `[rl]`): PettingZoo AEC and
+Parallel environments, single-agent gymnasium environments against a built-in opponent. See docs/how-to/rl.md."""
+
+from __future__ import annotations
+
+try:
+    import gymnasium  # noqa: F401
+    import pettingzoo  # noqa: F401
+except ImportError as exc:  # pragma: no cover - the extra is missing
+    raise ImportError("contractlang.api.rl needs gymnasium and PettingZoo: pip install 'contractlang[rl]'") from exc
+
+from contractlang.api.rl.aec import ContractAEC, contractsim_env, ctbench_env
+from contractlang.api.rl.checks import ActionError, EnvInputError
+from contractlang.api.rl.cores import CTBENCH_ACTIONS, Feature
+
+__all__ = [
+    "CTBENCH_ACTIONS",
+    "ActionError",
+    "ContractAEC",
+    "EnvInputError",
+    "Feature",
+    "contractsim_env",
+    "ctbench_env",
+]
