@@ -12,13 +12,17 @@ except ImportError as exc:  # pragma: no cover - the extra is missing
 from contractlang.api.rl.aec import ContractAEC, contractsim_env, ctbench_env
 from contractlang.api.rl.checks import ActionError, EnvInputError
 from contractlang.api.rl.cores import CTBENCH_ACTIONS, Feature
+from contractlang.api.rl.single import ContractGym, contractsim_gym, ctbench_gym
 
 __all__ = [
     "CTBENCH_ACTIONS",
     "ActionError",
     "ContractAEC",
+    "ContractGym",
     "EnvInputError",
     "Feature",
     "contractsim_env",
+    "contractsim_gym",
     "ctbench_env",
+    "ctbench_gym",
 ]

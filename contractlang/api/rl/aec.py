@@ -23,7 +23,7 @@ def observation_space(features: tuple[Feature, ...], actions: int) -> spaces.Dic
     )
 
 
-def checked_action(core, state, agent: str, action):
+def typed_action(core, state, agent: str, action):
     """`action` (an index) as the game's typed action: in the space and not masked out, else an `ActionError`
     naming the rule it breaks."""
     index = index_of(action, core.sizes[agent], agent)
@@ -103,7 +103,7 @@ class ContractAEC(AECEnv):
             self._was_dead_step(action)
             return
         self._cumulative_rewards[agent] = 0.0
-        self.state_ = self.state_.apply_action(checked_action(self.core, self.state_, agent, action))
+        self.state_ = self.state_.apply_action(typed_action(self.core, self.state_, agent, action))
         log = self.state_.log
         events = [e.model_dump(mode="json") for e in log[self._seen :]]
         self._seen = len(log)

@@ -77,7 +77,7 @@ class ContractSimCore:
             *_triple("price", s.inputs, money, 0, max(e.price_bounds()[1])),
             *_triple("spoiled", s.inputs, "units", 0, e.inventory_cap),
             *_triple("received", s.inputs, "units", 0, e.order_cap),
-            Feature(name="order_cap", unit="units", low=e.order_cap, high=e.order_cap),
+            Feature(name="order_cap", unit="units", low=0, high=e.order_cap),
             *_triple("delivery_due", s.products, "units", 0, due_high),
             *_triple("memory", ("0", "1", "2"), "contract memory", int(memory.min()), int(memory.max())),
             Feature(name="observed_breach", unit="0/1", low=0, high=1),
@@ -138,6 +138,10 @@ class ContractSimCore:
             return Pay(amount=index)
         triple = tuple(int(x) for x in self.triples[index])
         return Order(quantities=triple) if s.phase == "order" else Produce(quantities=triple)
+
+    def fallback(self, s, role: str) -> int:
+        """The zero action (pay $0, order or produce nothing), always legal: what a masked action falls back to."""
+        return 0
 
     def utility(self, s, role: str) -> float:
         return float(s.returns()[role])
@@ -286,6 +290,12 @@ class CTBenchCore:
 
     def decode(self, s, role: str, index: int):
         return self._actions(s)[index]
+
+    def fallback(self, s, role: str) -> int:
+        """Doing nothing (no proposal, reject, refuse, pass), the lowest such index legal now: what a masked action
+        falls back to."""
+        legal = self.mask(s, role)
+        return next(i for i in (0, 2, 4, 5) if legal[i])
 
     def utility(self, s, role: str) -> float:
         return float(s.returns()[role]) if s.is_terminal() else 0.0
