@@ -12,6 +12,7 @@ except ImportError as exc:  # pragma: no cover - the extra is missing
 from contractlang.api.rl.aec import ContractAEC, contractsim_env, ctbench_env
 from contractlang.api.rl.checks import ActionError, EnvInputError
 from contractlang.api.rl.cores import CTBENCH_ACTIONS, Feature
+from contractlang.api.rl.parallel import ContractParallel, contractsim_parallel_env, ctbench_parallel_env
 from contractlang.api.rl.single import ContractGym, contractsim_gym, ctbench_gym
 
 __all__ = [
@@ -19,10 +20,13 @@ __all__ = [
     "ActionError",
     "ContractAEC",
     "ContractGym",
+    "ContractParallel",
     "EnvInputError",
     "Feature",
     "contractsim_env",
     "contractsim_gym",
+    "contractsim_parallel_env",
     "ctbench_env",
     "ctbench_gym",
+    "ctbench_parallel_env",
 ]

@@ -10,7 +10,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils.env_logger import EnvLogger
 
-from contractlang.api.rl.checks import ActionError, EnvInputError, index_of, reset_needed, seed_of
+from contractlang.api.rl.checks import ActionError, EnvInputError, Seeds, index_of, reset_needed
 from contractlang.api.rl.cores import ContractSimCore, CTBenchCore, Feature
 
 
@@ -44,13 +44,13 @@ class ContractAEC(AECEnv):
         if render_mode not in (None, "ansi"):
             raise EnvInputError(f"render_mode: {render_mode!r}; the environments render 'ansi' (the game's story)")
         self.core = core
-        self.default_seed = seed_of(seed)
+        self.seeds = Seeds(seed)
         self.possible_agents = list(core.roles)
         self.render_mode = render_mode
         self._action_spaces = {r: spaces.Discrete(core.sizes[r]) for r in core.roles}
         self._observation_spaces = {r: observation_space(core.features[r], core.sizes[r]) for r in core.roles}
         self.state_ = None
-        self.seed_ = self.default_seed
+        self.seed_ = 0
 
     def observation_space(self, agent):
         return self._observation_spaces[agent]
@@ -66,8 +66,7 @@ class ContractAEC(AECEnv):
         return tuple(f.name for f in self.core.features[agent])
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
-        seed = seed_of(seed)
-        self.seed_ = self.default_seed if seed is None else seed
+        self.seed_ = self.seeds.next(seed)
         self.state_ = self.core.initial(self.seed_)
         self.agents = list(self.possible_agents)
         self.rewards = {a: 0.0 for a in self.agents}
@@ -136,7 +135,8 @@ def contractsim_env(
     contract, env: int, seed: int = 42, render_mode: str | None = None, floors: str = "cs14"
 ) -> ContractAEC:
     """The ContractSim game of `contract` (a file or a checked contract) in environment `env` under the floor rule
-    set `floors` ([CS-14a]); `reset(seed)` draws the shocks from the seed ([CS-11]), `seed` when none is given."""
+    set `floors` ([CS-14a]); `reset(seed)` draws the shocks from the seed ([CS-11]); `reset()` from the next draw
+    of a generator seeded by the last seed given (`seed` at first)."""
     return ContractAEC(ContractSimCore(contract, env, floors), seed, render_mode)
 
 

@@ -50,3 +50,18 @@ def index_of(action, n: int, agent: str) -> int:
     if not 0 <= action < n:
         raise ActionError(f"action: {action} is outside {agent}'s action space Discrete({n}), indices 0..{n - 1}")
     return int(action)
+
+
+class Seeds:
+    """The game seed of each `reset`: the one given, else the next draw of a generator seeded by the last seed
+    given (the constructor's at first), so successive games differ and a seeded sequence repeats."""
+
+    def __init__(self, seed):
+        self.rng = np.random.default_rng(seed_of(seed))
+
+    def next(self, seed) -> int:
+        seed = seed_of(seed)
+        if seed is None:
+            return int(self.rng.integers(2**31))
+        self.rng = np.random.default_rng(seed)
+        return seed
