@@ -180,14 +180,57 @@ class ContractSimCore:
         return story(told, self.ir)
 
 
-CTBENCH_ACTIONS = ("no proposal", "accept", "reject", "honour", "refuse", "pass", "up", "down", "left", "right")
+MOVES = ("no proposal", "accept", "reject", "honour", "refuse", "pass", "up", "down", "left", "right")
 STEPS = {"up": (-1, 0), "down": (1, 0), "left": (0, -1), "right": (0, 1)}
+COLOURS = ("red", "blue", "green")
+MOST_OFFERED = 4
+"""Each side of a learner's offer names one colour and 1..MOST_OFFERED chips (or tiles to cover), so the
+offers are a finite list a discrete action can index; agents that are not learners may offer any counts."""
+
+
+def _chips(colour: str | None, count: int):
+    from contractlang.interpreter.events import ChipCounts
+
+    return ChipCounts(**({colour: count} if colour else {}))
+
+
+def _offers() -> tuple[tuple[str, object], ...]:
+    """Every trade of `a` chips of one colour for `b` of another ([CT-16]), then every Pay-for-Partner
+    arrangement covering up to MOST_OFFERED tiles of one colour each way, one side possibly nothing ([CT-17])."""
+    from games.ctbench.log import Arrangement, Trade
+
+    counts = range(1, MOST_OFFERED + 1)
+    trades = [
+        (f"trade: give {a} {x} for {b} {y}", Trade(give=_chips(x, a), receive=_chips(y, b)))
+        for x in COLOURS
+        for a in counts
+        for y in COLOURS
+        if y != x
+        for b in counts
+    ]
+    side = [(None, 0)] + [(c, n) for c in COLOURS for n in counts]
+    arrangements = [
+        (
+            f"arrangement: I cover {n or 'nothing'}{f' {c}' if c else ''}, you cover {m or 'nothing'}"
+            + (f" {d}" if d else ""),
+            Arrangement(i_cover=_chips(c, n), you_cover=_chips(d, m)),
+        )
+        for c, n in side
+        for d, m in side
+        if n or m
+    ]
+    return tuple(trades + arrangements)
+
+
+OFFERS = _offers()
+CTBENCH_ACTIONS = MOVES + tuple(label for label, _ in OFFERS)
+"""Every CT-Bench action a learner can take, by index: the ten moves and answers, then the offers."""
 
 
 class CTBenchCore:
-    """CT-Bench under a programmable contract ([CT-15]-[CT-28]): proposals are limited to none, answers,
-    honours, and moves to a neighbour or pass, as indices into CTBENCH_ACTIONS. The utility is the final score
-    ([CT-33]), known when the game ends."""
+    """CT-Bench under a programmable contract ([CT-15]-[CT-28]): no proposal, answers, honours, moves to a
+    neighbour or pass, and the offers of OFFERS (trades in trading mode, arrangements in Pay-for-Partner mode), as
+    indices into CTBENCH_ACTIONS. The utility is the final score ([CT-33]), known when the game ends."""
 
     game_name = "ctbench"
     roles = ("red", "blue")
@@ -221,8 +264,12 @@ class CTBenchCore:
             ],
             np.float64,
         ).ravel()
+        from games.ctbench.game import Propose, why_illegal
+
         n = len(CTBENCH_ACTIONS)
         self.sizes = {"red": n, "blue": n}
+        # which offers the mode allows ([CT-16], [CT-17]): the rules' own test, asked once per game
+        self.offer_mask = np.array([why_illegal("propose", mode, (), Propose(offer=o)) is None for _, o in OFFERS])
         chips = sum(sum(c.values()) for c in INITIAL_CHIPS.values())
         hidden = -1 if not visible else 0
         features = [
@@ -235,6 +282,8 @@ class CTBenchCore:
             Feature(name="partner_column", unit="tile (−1: hidden)", low=hidden, high=size - 1),
             *_triple("partner_chips", ("red", "blue", "green"), "chips (−1: hidden)", hidden, chips),
             Feature(name="finished", unit="0/1", low=0, high=1),
+            *_triple("offer_gain", COLOURS, "chips or tiles covered (respond phase)", 0, chips),
+            *_triple("offer_cost", COLOURS, "chips or tiles covered (respond phase)", 0, chips),
             *(
                 Feature(name=f"colour[{r},{c}]", unit="0 red, 1 blue, 2 green", low=0, high=2)
                 for r in range(size)
@@ -264,12 +313,13 @@ class CTBenchCore:
                 *(s.position(partner) if seen else (-1, -1)),
                 *((theirs.red, theirs.blue, theirs.green) if seen else (-1, -1, -1)),
                 role in s.finished,
+                *_offer_sides(s),
                 *self.colours,
             ],
             np.float64,
         )
 
-    def _actions(self, s) -> list:
+    def _moves(self, s) -> list:
         from games.ctbench.game import Honour, Move, Propose, Respond
 
         here = s.position(s.current_player()) if s.phase == "move" else (0, 0)
@@ -284,12 +334,20 @@ class CTBenchCore:
         ]
 
     def mask(self, s, role: str) -> np.ndarray:
+        mask = np.zeros(len(CTBENCH_ACTIONS), np.int8)
         if s.is_terminal() or s.current_player() != role:
-            return np.zeros(len(CTBENCH_ACTIONS), np.int8)
-        return np.array([s.why_illegal(a) is None for a in self._actions(s)], np.int8)
+            return mask
+        mask[: len(MOVES)] = [s.why_illegal(a) is None for a in self._moves(s)]
+        if s.phase == "propose":
+            mask[len(MOVES) :] = self.offer_mask
+        return mask
 
     def decode(self, s, role: str, index: int):
-        return self._actions(s)[index]
+        from games.ctbench.game import Propose
+
+        if index < len(MOVES):
+            return self._moves(s)[index]
+        return Propose(offer=OFFERS[index - len(MOVES)][1])
 
     def fallback(self, s, role: str) -> int:
         """Doing nothing (no proposal, reject, refuse, pass), the lowest such index legal now: what a masked action
@@ -317,3 +375,15 @@ class CTBenchCore:
             r = s.returns()
             lines.append(f"scores: P-Red {r['red']}, P-Blue {r['blue']}")
         return "\n".join(lines)
+
+
+def _offer_sides(s) -> tuple[int, ...]:
+    """The pending offer from the responder's side: what it would get (chips, or its tiles covered) and what it
+    would give; zeros outside the respond phase."""
+    from games.ctbench.log import Trade
+
+    offer = s.pending_offer.offer if s.phase == "respond" and s.pending_offer is not None else None
+    if offer is None:
+        return (0,) * 6
+    gain, cost = (offer.give, offer.receive) if isinstance(offer, Trade) else (offer.i_cover, offer.you_cover)
+    return (gain.red, gain.blue, gain.green, cost.red, cost.blue, cost.green)
