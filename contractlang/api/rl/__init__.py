@@ -14,6 +14,7 @@ from contractlang.api.rl.checks import ActionError, EnvInputError
 from contractlang.api.rl.cores import CTBENCH_ACTIONS, Feature
 from contractlang.api.rl.parallel import ContractParallel, contractsim_parallel_env, ctbench_parallel_env
 from contractlang.api.rl.single import ContractGym, contractsim_gym, ctbench_gym
+from contractlang.api.rl.vector import ContractSimVectorEnv, contractsim_vector_env
 
 __all__ = [
     "CTBENCH_ACTIONS",
@@ -21,11 +22,13 @@ __all__ = [
     "ContractAEC",
     "ContractGym",
     "ContractParallel",
+    "ContractSimVectorEnv",
     "EnvInputError",
     "Feature",
     "contractsim_env",
     "contractsim_gym",
     "contractsim_parallel_env",
+    "contractsim_vector_env",
     "ctbench_env",
     "ctbench_gym",
     "ctbench_parallel_env",
