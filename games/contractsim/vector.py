@@ -6,6 +6,8 @@ game played here is the game `State` plays for the same seed and actions (a test
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 from numba import njit
 
@@ -39,26 +41,34 @@ SUPPLIER_FEATURES = 26
 CUSTOMER_FEATURES = 5
 
 
-def shock_arrays(env: SupplyEnvironment, uniform: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Spoilage, prices and receipt uniforms of games whose (5, 3, 3) uniform blocks are `uniform[g]`, read as
-    `draw_shocks` reads one block ([CS-11]): a game seeded `s` has the block `default_rng(s).random((5, 3, 3))`."""
+def shock_arrays(env: SupplyEnvironment, uniform: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Spoilage, prices, receipt uniforms and price scenarios (indices into `price_triples(env)`) of games whose
+    (5, 3, 3) uniform blocks are `uniform[g]`, read as `draw_shocks` reads one block ([CS-11]): a game seeded `s`
+    has the block `default_rng(s).random((5, 3, 3))`."""
     spoil = np.floor(uniform[..., 0] * (env.spoilage_max + 1)).astype(np.int64)
     prices = np.empty(uniform.shape[:-1], dtype=np.int64)
+    scenario = np.zeros(uniform.shape[:-2], dtype=np.int64)
     for x, law in enumerate(env.price_laws):
         values = np.array([v for v, _ in law], dtype=np.int64)
-        k = np.searchsorted(np.cumsum([p for _, p in law]), uniform[..., x, 1], side="right")
-        prices[..., x] = values[np.minimum(k, len(law) - 1)]
-    return spoil, prices, np.ascontiguousarray(uniform[..., 2])
+        k = np.minimum(np.searchsorted(np.cumsum([p for _, p in law]), uniform[..., x, 1], side="right"), len(law) - 1)
+        prices[..., x] = values[k]
+        scenario = scenario * len(law) + k
+    return spoil, prices, np.ascontiguousarray(uniform[..., 2]), scenario
 
 
-@njit(cache=True)
+def price_triples(env: SupplyEnvironment) -> np.ndarray:
+    """Every price triple the laws can draw, in the order of `shock_arrays`' scenario index."""
+    return np.array(list(itertools.product(*([v for v, _ in law] for law in env.price_laws))), dtype=np.int64)
+
+
+@njit(cache=True, inline="always")
 def _utility(st, g, supplier_learns, budget):
     if supplier_learns:
         return st[g, PAID] - st[g, SPEND]
     return budget + st[g, VALUE] - st[g, PAID]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _pay(st, g, amount, due, week_ok, week_seen):
     """A payment week closes ([CS-05]): the monitor's compliance paid ≥ due, f_Cust, and the next production
     week's spoilage is left to `_start_production`."""
@@ -73,11 +83,11 @@ def _pay(st, g, amount, due, week_ok, week_seen):
     st[g, PENDING] = 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _start_production(st, g, spoil):
     """Spoilage hits leftover inventory at the start of every production week ([CS-06])."""
     w = st[g, WEEK] + 1
-    t = w // 2 - 1
+    t = (w >> 1) - 1
     st[g, WEEK] = w
     st[g, PHASE] = ORDER
     for x in range(3):
@@ -86,10 +96,10 @@ def _start_production(st, g, spoil):
         st[g, SPOILED + x] = lost
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _order(st, g, q0, q1, q2, prices, uniform, receipt_low, inventory_cap):
     """Inputs bought at this week's prices and received as the [CS-11] receipt law draws them."""
-    t = st[g, WEEK] // 2 - 1
+    t = (st[g, WEEK] >> 1) - 1
     cost = q0 * prices[g, t, 0] + q1 * prices[g, t, 1] + q2 * prices[g, t, 2]
     for x in range(3):
         q = q0 if x == 0 else (q1 if x == 1 else q2)
@@ -102,11 +112,11 @@ def _order(st, g, q0, q1, q2, prices, uniform, receipt_low, inventory_cap):
     st[g, PHASE] = PRODUCE
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _produce(st, g, y0, y1, y2, violation, new_memory, deduction, values, week_ok, week_seen, week_delta):
     """A production week closes: the interpreter's round table gives the verdict, δ and the next memory."""
     w = st[g, WEEK]
-    t = w // 2 - 1
+    t = (w >> 1) - 1
     mu = st[g, MU]
     st[g, INV] -= y0 + y1
     st[g, INV + 1] -= y0 + y1
@@ -124,14 +134,14 @@ def _produce(st, g, y0, y1, y2, violation, new_memory, deduction, values, week_o
     st[g, PHASE] = PAY
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _due(st, g, payments):
     """due_w = M_w − min(δ_w, M_w) (ContractSim paper, Sec. 3), as `rounds.payment_due` computes it."""
-    nominal = payments[st[g, WEEK] // 2]
+    nominal = payments[(st[g, WEEK] >> 1)]
     return nominal - min(st[g, PENDING], nominal)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _customer_pays(st, g, policy, payments):
     """The rational Customers (ContractSim paper, App. C.1; eq. 7): RC pays what is due, RCC until it observes a
     Supplier breach, RE nothing."""
@@ -140,44 +150,44 @@ def _customer_pays(st, g, policy, payments):
     return min(st[g, LEFT], _due(st, g, payments))
 
 
-@njit(cache=True)
-def _supplier_plays(st, g, policy, prices, scenario, uniform, policies, boxes, cash_max, receipt_low, output, cap, t):
+@njit(cache=True, inline="always")
+def _supplier_plays(
+    st, g, policy, prices, scenario, uniform, policies, offsets, shapes, boxes, cash_max, receipt_low, output, cap, t
+):  # fmt: skip
     """The rational Suppliers' order (the DP table) and production (the fixed rule [CS-24] it was solved with),
     as the batch engine plays them; RCC and RE order and produce nothing once the Customer breached / always."""
     if policy == 2 or (policy == 1 and st[g, FIRST_C] < st[g, WEEK]):
         _order(st, g, 0, 0, 0, prices, uniform, receipt_low, cap)
         return 0, 0, 0
-    box = boxes[t]
-    o = policies[t][
-        st[g, MU],
-        min(st[g, INV], box[0]),
-        min(st[g, INV + 1], box[1]),
-        min(st[g, INV + 2], box[2]),
-        min(st[g, CASH], cash_max[t]),
-        scenario[g, t],
-    ]
+    i = st[g, MU] * shapes[t, 1] + min(st[g, INV], boxes[t, 0])
+    i = i * shapes[t, 2] + min(st[g, INV + 1], boxes[t, 1])
+    i = i * shapes[t, 3] + min(st[g, INV + 2], boxes[t, 2])
+    i = i * shapes[t, 4] + min(st[g, CASH], cash_max[t])
+    o = policies[offsets[t] + i * shapes[t, 5] + scenario[g, t]]
     if o < 0:
         raise ValueError("a game reached a state the order table does not solve")
     _order(st, g, o // 169, (o // 13) % 13, o % 13, prices, uniform, receipt_low, cap)
     side = cap + 1
-    rule = output[t, st[g, MU], (st[g, INV] * side + st[g, INV + 1]) * side + st[g, INV + 2]]
-    return rule[0], rule[1], rule[2]
+    k = (st[g, INV] * side + st[g, INV + 1]) * side + st[g, INV + 2]
+    mu = st[g, MU]
+    return output[t, mu, k, 0], output[t, mu, k, 1], output[t, mu, k, 2]
 
 
-@njit(cache=True)
-def _legal(st, g, supplier_learns, index, side, prices):
+@njit(cache=True, inline="always")
+def _legal(st, g, supplier_learns, index, price_id, costs, producible):
     """Whether the learner's action index is legal now ([CS-05]-[CS-07]), as the environments' masks say."""
     if not supplier_learns:
         return index <= st[g, LEFT]
-    q0, q1, q2 = index // (side * side), (index // side) % side, index % side
     if st[g, PHASE] == ORDER:
-        t = st[g, WEEK] // 2 - 1
-        return q0 * prices[g, t, 0] + q1 * prices[g, t, 1] + q2 * prices[g, t, 2] <= st[g, CASH]
-    return q0 + q1 <= min(st[g, INV], st[g, INV + 1]) and q0 + q2 <= st[g, INV + 2]
+        return costs[price_id[g, (st[g, WEEK] >> 1) - 1], index] <= min(st[g, CASH], 32767)
+    return producible[min(st[g, INV], st[g, INV + 1]), st[g, INV + 2], index] == 1
 
 
-@njit(cache=True)
-def _observe(st, g, supplier_learns, obs, mask, prices, payments, required, memory_states, order_cap, with_mask):
+@njit(cache=True, inline="always")
+def _observe(
+    st, g, supplier_learns, obs, mask, prices, payments, required, memory_states, order_cap, with_mask, price_id,
+    costs, producible,
+):  # fmt: skip
     """The learner's features (the layout of `ContractSimCore.observation`) and action mask."""
     w = st[g, WEEK]
     over = st[g, PHASE] == OVER
@@ -195,7 +205,7 @@ def _observe(st, g, supplier_learns, obs, mask, prices, payments, required, memo
                 mask[g, : left + 1] = 1
         return
     acting = st[g, PHASE] == ORDER or st[g, PHASE] == PRODUCE
-    t = w // 2 - 1 if acting else -1
+    t = (w >> 1) - 1 if acting else -1
     mu = st[g, MU]
     obs[g, 0] = w
     obs[g, 1] = st[g, PHASE] == PRODUCE
@@ -214,31 +224,20 @@ def _observe(st, g, supplier_learns, obs, mask, prices, payments, required, memo
     obs[g, 25] = st[g, SPEND]
     if not with_mask:
         return
-    mask[g, :] = 0
     if not acting:
-        return
-    side = order_cap + 1
-    if st[g, PHASE] == ORDER:  # q·p ≤ cash: for each (q0, q1) a run of q2 from 0
-        p0, p1, p2, cash = prices[g, t, 0], prices[g, t, 1], prices[g, t, 2], st[g, CASH]
-        for q0 in range(side):
-            for q1 in range(side):
-                rest = cash - q0 * p0 - q1 * p1
-                if rest < 0:
-                    break
-                top = side - 1 if p2 == 0 else min(side - 1, rest // p2)
-                base = (q0 * side + q1) * side
-                mask[g, base : base + top + 1] = 1
-        return
-    both, third = min(st[g, INV], st[g, INV + 1]), st[g, INV + 2]  # q0 + q1 ≤ min(n0, n1), q0 + q2 ≤ n2
-    for q0 in range(min(side - 1, both, third) + 1):
-        for q1 in range(min(side - 1, both - q0) + 1):
-            base = (q0 * side + q1) * side
-            mask[g, base : base + min(side - 1, third - q0) + 1] = 1
+        mask[g, :] = 0
+    elif st[g, PHASE] == ORDER:  # q·p ≤ cash, over the costs of every order at this week's prices
+        row, cash = costs[price_id[g, t]], np.int16(min(st[g, CASH], 32767))
+        out = mask[g]
+        for i in range(row.shape[0]):
+            out[i] = row[i] <= cash
+    else:  # q0 + q1 ≤ min(n0, n1), q0 + q2 ≤ n2, tabulated by those two bounds
+        mask[g, :] = producible[min(st[g, INV], st[g, INV + 1]), st[g, INV + 2]]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _advance(
-    st, g, supplier_learns, opponent, spoil, prices, scenario, uniform, policies, boxes, cash_max, receipt_low,
+    st, g, supplier_learns, opponent, spoil, prices, scenario, uniform, policies, offsets, shapes, boxes, cash_max, receipt_low,
     output, violation, new_memory, deduction, payments, values, cap, week_ok, week_seen, week_due, week_delta,
 ):  # fmt: skip
     """The other seat moves until the learner is asked or the game is over."""
@@ -247,7 +246,7 @@ def _advance(
         if phase == OVER:
             return
         if phase == PAY:
-            week_due[g, st[g, WEEK] // 2] = _due(st, g, payments)
+            week_due[g, (st[g, WEEK] >> 1)] = _due(st, g, payments)
             if not supplier_learns:
                 return
             _pay(st, g, _customer_pays(st, g, opponent, payments), _due(st, g, payments), week_ok, week_seen)
@@ -259,27 +258,42 @@ def _advance(
             continue
         if supplier_learns:
             return
-        t = st[g, WEEK] // 2 - 1
+        t = (st[g, WEEK] >> 1) - 1
         y0, y1, y2 = _supplier_plays(
-            st, g, opponent, prices, scenario, uniform, policies, boxes, cash_max, receipt_low, output, cap, t
+            st,
+            g,
+            opponent,
+            prices,
+            scenario,
+            uniform,
+            policies,
+            offsets,
+            shapes,
+            boxes,
+            cash_max,
+            receipt_low,
+            output,
+            cap,
+            t,
         )
         _produce(st, g, y0, y1, y2, violation, new_memory, deduction, values, week_ok, week_seen, week_delta)
 
 
 @njit(cache=True)
 def _step(
-    actions, st, active, supplier_learns, opponent, spoil, prices, scenario, uniform, policies, boxes, cash_max,
+    actions, st, active, supplier_learns, opponent, spoil, prices, scenario, uniform, policies, offsets, shapes, boxes, cash_max,
     receipt_low, output, violation, new_memory, deduction, required, memory_states, payments, values, budget,
-    cap, order_cap, obs, mask, with_mask, reward, done, fallback, week_ok, week_seen, week_due, week_delta,
+    price_id, costs, producible, triples, cap, order_cap, obs, mask, with_mask, reward, done, fallback, week_ok, week_seen, week_due, week_delta,
 ):  # fmt: skip
     """Every active game takes its learner's action (a masked one falls back to the zero action, flagged in
     `fallback`), then the other seat moves; rewards are the learner's utility changes."""
-    side = order_cap + 1
     for g in range(st.shape[0]):
-        if not active[g]:
+        if not active[g] or st[g, PHASE] == OVER:  # an ended game waits for `begin`
+            done[g] = st[g, PHASE] == OVER
+            reward[g] = 0.0
             continue
         a = actions[g]
-        ok = 0 <= a < mask.shape[1] and _legal(st, g, supplier_learns, a, side, prices)
+        ok = 0 <= a < mask.shape[1] and _legal(st, g, supplier_learns, a, price_id, costs, producible)
         fallback[g] = not ok
         if not ok:
             a = 0
@@ -292,12 +306,12 @@ def _step(
             else:
                 _start_production(st, g, spoil)
         elif phase == ORDER:
-            _order(st, g, a // (side * side), (a // side) % side, a % side, prices, uniform, receipt_low, cap)
+            _order(st, g, triples[a, 0], triples[a, 1], triples[a, 2], prices, uniform, receipt_low, cap)
         else:
-            y0, y1, y2 = a // (side * side), (a // side) % side, a % side
+            y0, y1, y2 = triples[a, 0], triples[a, 1], triples[a, 2]
             _produce(st, g, y0, y1, y2, violation, new_memory, deduction, values, week_ok, week_seen, week_delta)
         _advance(
-            st, g, supplier_learns, opponent, spoil, prices, scenario, uniform, policies, boxes, cash_max,
+            st, g, supplier_learns, opponent, spoil, prices, scenario, uniform, policies, offsets, shapes, boxes, cash_max,
             receipt_low, output, violation, new_memory, deduction, payments, values, cap, week_ok, week_seen,
             week_due, week_delta,
         )  # fmt: skip
@@ -305,14 +319,17 @@ def _step(
         reward[g] = u - st[g, UPREV]
         st[g, UPREV] = u
         done[g] = st[g, PHASE] == OVER
-        _observe(st, g, supplier_learns, obs, mask, prices, payments, required, memory_states, order_cap, with_mask)
+        _observe(
+            st, g, supplier_learns, obs, mask, prices, payments, required, memory_states, order_cap, with_mask,
+            price_id, costs, producible,
+        )  # fmt: skip
 
 
 @njit(cache=True)
 def _begin(
-    games, st, supplier_learns, opponent, spoil, prices, scenario, uniform, policies, boxes, cash_max,
+    games, st, supplier_learns, opponent, spoil, prices, scenario, uniform, policies, offsets, shapes, boxes, cash_max,
     receipt_low, output, violation, new_memory, deduction, required, memory_states, payments, values, budget,
-    capital, cap, order_cap, obs, mask, with_mask, week_ok, week_seen, week_due, week_delta,
+    price_id, costs, producible, triples, capital, cap, order_cap, obs, mask, with_mask, week_ok, week_seen, week_due, week_delta,
 ):  # fmt: skip
     """New games in rows `games`: the initial state, then the other seat's first moves."""
     for g in games:
@@ -329,11 +346,14 @@ def _begin(
         week_delta[g, :] = 0
         st[g, UPREV] = _utility(st, g, supplier_learns, budget)
         _advance(
-            st, g, supplier_learns, opponent, spoil, prices, scenario, uniform, policies, boxes, cash_max,
+            st, g, supplier_learns, opponent, spoil, prices, scenario, uniform, policies, offsets, shapes, boxes, cash_max,
             receipt_low, output, violation, new_memory, deduction, payments, values, cap, week_ok, week_seen,
             week_due, week_delta,
         )  # fmt: skip
-        _observe(st, g, supplier_learns, obs, mask, prices, payments, required, memory_states, order_cap, with_mask)
+        _observe(
+            st, g, supplier_learns, obs, mask, prices, payments, required, memory_states, order_cap, with_mask,
+            price_id, costs, producible,
+        )  # fmt: skip
 
 
 class VectorGames:
@@ -360,11 +380,23 @@ class VectorGames:
         self.actions = env.budget + 1 if role == "customer" else side**3
         self.features = SUPPLIER_FEATURES if self.supplier_learns else CUSTOMER_FEATURES
         self._rational_supplier(tables, role)
+        # the masks' two tables ([CS-05]-[CS-07]): each order's cost at every price triple the laws draw, and which
+        # productions an inventory allows by its two bounds min(n1, n2) and n3 (the recipes of App. A.1–A.2)
+        q = np.array(list(itertools.product(range(side), repeat=3)), dtype=np.int64)
+        self.triples = q  # action index → the quantities (q1, q2, q3) it names
+        costs = price_triples(env) @ q.T if self.supplier_learns else np.zeros((1, 1), np.int64)
+        self.costs = np.ascontiguousarray(np.minimum(costs, 32767), dtype=np.int16)  # int16: compared in SIMD
+        bound = np.arange(env.inventory_cap + 1)
+        self.producible = (
+            ((q[:, 0] + q[:, 1])[None, None, :] <= bound[:, None, None])
+            & ((q[:, 0] + q[:, 2])[None, None, :] <= bound[None, :, None])
+        ).astype(np.int8)
         self.st = np.zeros((n, COLUMNS), dtype=np.int64)
         self.spoil = np.zeros((n, 5, 3), dtype=np.int64)
         self.prices = np.zeros((n, 5, 3), dtype=np.int64)
         self.uniform = np.zeros((n, 5, 3))
         self.scenario = np.zeros((n, 5), dtype=np.int64)
+        self.price_id = np.zeros((n, 5), dtype=np.int64)
         self.obs = np.zeros((n, self.features))
         self.mask = np.zeros((n, self.actions), dtype=np.int8)
         self.reward = np.zeros(n)
@@ -381,8 +413,11 @@ class VectorGames:
         from solver.dp.induction import scenario_index
         from solver.dp.problem import ORDER_SIDE
 
-        empty = np.zeros((1, 1, 1, 1, 1, 1), dtype=np.int16)
-        self.policies = (empty,) * 5
+        # the order tables of the five rounds, flattened into one array (a tuple of arrays indexed by the round
+        # costs the compiled loop a copy of the tuple per game)
+        self.policies = np.zeros(1, dtype=np.int16)
+        self.offsets = np.zeros(5, dtype=np.int64)
+        self.shapes = np.ones((5, 6), dtype=np.int64)
         self.boxes = np.zeros((5, 3), dtype=np.int64)
         self.cash_max = np.zeros(5, dtype=np.int64)
         self.output = np.zeros((5, 1, 1, 3), dtype=np.int64)
@@ -395,7 +430,9 @@ class VectorGames:
 
         _, table, _ = (tables or SESSION_TABLES).solve(self.ir, self.env)
         problem = table.problem
-        self.policies = table.policies
+        self.policies = np.concatenate([p.ravel() for p in table.policies])
+        self.offsets = np.cumsum([0] + [p.size for p in table.policies[:-1]]).astype(np.int64)
+        self.shapes = np.array([p.shape for p in table.policies], dtype=np.int64)
         self.boxes = np.array([problem.state_box(t) for t in range(5)], dtype=np.int64)
         self.cash_max = problem.cash_max.astype(np.int64)
         self.output = problem.output
@@ -408,6 +445,8 @@ class VectorGames:
             self.scenario,
             self.uniform,
             self.policies,
+            self.offsets,
+            self.shapes,
             self.boxes,
             self.cash_max,
             self.receipt_low,
@@ -420,12 +459,17 @@ class VectorGames:
             self.payments,
             self.values,
             self.env.budget,
+            self.price_id,
+            self.costs,
+            self.producible,
+            self.triples,
         )
 
     def begin(self, games: np.ndarray, uniform: np.ndarray) -> None:
         """New games in rows `games`, the shocks of each read from its (5, 3, 3) uniform block ([CS-11])."""
-        spoil, prices, receipts = shock_arrays(self.env, uniform)
+        spoil, prices, receipts, price_id = shock_arrays(self.env, uniform)
         self.spoil[games], self.prices[games], self.uniform[games] = spoil, prices, receipts
+        self.price_id[games] = price_id
         if self._scenario_of is not None:
             self.scenario[games] = [[self._scenario_of(p) for p in game] for game in prices]
         _begin(

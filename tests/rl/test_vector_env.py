@@ -49,7 +49,7 @@ def test_the_shock_arrays_are_draw_shocks():
     env = environment(5)
     for seed in range(20):
         shocks = draw_shocks(env, np.random.default_rng(seed))
-        spoil, prices, uniform = shock_arrays(env, np.random.default_rng(seed).random(size=(5, 3, 3)))
+        spoil, prices, uniform, _ = shock_arrays(env, np.random.default_rng(seed).random(size=(5, 3, 3)))
         assert spoil.tolist() == [list(w.spoilage) for w in shocks.weeks]
         assert prices.tolist() == [list(w.prices) for w in shocks.weeks]
         assert uniform.tolist() == [list(w.receipt_uniform) for w in shocks.weeks]
@@ -103,8 +103,8 @@ def test_the_vectorised_games_are_the_monitors_game_by_game(contract, env, role,
     np.testing.assert_array_equal(got, outcome)
     breached = (got[:, 2:] > 0).any(axis=1)
     assert breached.any() and not breached.all()  # the seeds cover games with and without a breach
-    final = np.stack([infos["final_obs"][g]["observation"] for g in range(games)])
-    np.testing.assert_array_equal(final, [rows[-1] for rows in expected_obs])
+    np.testing.assert_array_equal(infos["final_obs"]["observation"], [rows[-1] for rows in expected_obs])
+    np.testing.assert_array_equal(infos["final_obs"]["action_mask"], [m[-1] for m in expected_mask])
 
 
 def test_ended_games_restart_in_the_same_step_and_masked_actions_fall_back():
@@ -118,7 +118,7 @@ def test_ended_games_restart_in_the_same_step_and_masked_actions_fall_back():
         observation, _, done, _, infos = vector.step(np.zeros(4, dtype=np.int64))
     assert done.all()
     assert (observation["observation"][:, 0] == 2).all()  # the next games' first production week
-    assert (infos["final_obs"][0]["observation"][0], infos["utilities"].shape) == (12, (4, 2))
+    assert (infos["final_obs"]["observation"][0, 0], infos["utilities"].shape) == (12, (4, 2))
 
 
 def test_wrong_actions_seeds_and_opponents_are_named():

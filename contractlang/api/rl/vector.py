@@ -20,9 +20,10 @@ class ContractSimVectorEnv(VectorEnv):
     """`num_envs` games of one contract, the learner in `role` against `opponent` (`rc`, `rcc` or `re`, played in
     compiled code). Observations, masks and rewards are those of `contractsim_gym` for the same seat, as arrays
     with one row per game; a masked action falls back to the zero action (`infos["fallback"]`). A game that ends
-    restarts in the same step (gymnasium's SAME_STEP autoreset): `infos["final_obs"]`, `infos["utilities"]` and
-    `infos["first_violations"]` hold the ended games' last observation, (U_Cust, U_Supp) and first violation
-    weeks (0: never), each beside its `_`-prefixed mask of the games that ended. The arrays returned are the
+    restarts in the same step (gymnasium's SAME_STEP autoreset): `infos["final_obs"]` (batched like the
+    observations; the mask of an ended game is all zeros), `infos["utilities"]` and `infos["first_violations"]` hold
+    the ended games' last observation, (U_Cust, U_Supp) and first violation weeks (0: never), in the rows that
+    `_final_obs`, `_utilities` and `_first_violations` mark. The arrays returned are the
     engine's own, rewritten by the next step: copy what must be kept."""
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
@@ -58,6 +59,8 @@ class ContractSimVectorEnv(VectorEnv):
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._rng = np.random.default_rng(seed_of(seed))
         self._all = np.ones(self.num_envs, dtype=np.bool_)
+        self._no_actions = np.zeros((self.num_envs, self.single_action_space.n), dtype=np.int8)
+        self._no_actions.setflags(write=False)
         self._started = False
 
     @property
@@ -110,9 +113,8 @@ class ContractSimVectorEnv(VectorEnv):
         infos: dict = {"fallback": engine.fallback.copy(), "_fallback": self._all}
         if done.any():
             ended = np.flatnonzero(done)
-            final = np.empty(self.num_envs, dtype=object)
-            for g in ended:
-                final[g] = {"observation": engine.obs[g].copy(), "action_mask": engine.mask[g].copy()}
+            # an ended game has no legal action: its final mask is all zeros, shared rather than copied
+            final = {"observation": engine.obs.copy(), "action_mask": self._no_actions}
             infos.update(
                 final_obs=final,
                 _final_obs=done,
