@@ -13,6 +13,7 @@ from contractlang.api.rl.aec import ContractAEC, contractsim_env, ctbench_env
 from contractlang.api.rl.checks import ActionError, EnvInputError
 from contractlang.api.rl.cores import CTBENCH_ACTIONS, Feature
 from contractlang.api.rl.parallel import ContractParallel, contractsim_parallel_env, ctbench_parallel_env
+from contractlang.api.rl.regret import PolicyValue, evaluate_policy
 from contractlang.api.rl.single import ContractGym, contractsim_gym, ctbench_gym
 from contractlang.api.rl.vector import ContractSimVectorEnv, contractsim_vector_env
 
@@ -25,6 +26,7 @@ __all__ = [
     "ContractSimVectorEnv",
     "EnvInputError",
     "Feature",
+    "PolicyValue",
     "contractsim_env",
     "contractsim_gym",
     "contractsim_parallel_env",
@@ -32,4 +34,5 @@ __all__ = [
     "ctbench_env",
     "ctbench_gym",
     "ctbench_parallel_env",
+    "evaluate_policy",
 ]
