@@ -26,6 +26,7 @@ def test_a_supplier_that_never_engages_keeps_the_first_payment_and_its_regret_is
     exact = cl.solve(WORKED, env=3).u_supplier
     assert value.optimum == pytest.approx(exact) and value.regret == pytest.approx(exact - 18.0)
     assert value.ratio == pytest.approx(18.0 / exact)
+    assert value.breaches == 1.0  # week 2's delivery is missed in every game
 
 
 def test_the_optimum_is_what_the_rational_seat_earns_on_average():

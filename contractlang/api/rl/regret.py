@@ -35,6 +35,7 @@ class PolicyValue(Frozen):
     optimum_of: str
     regret: float  # optimum − mean; negative when the policy beats the rational seat (e.g. by breaching at a profit)
     ratio: float | None  # mean / optimum, when the optimum is positive
+    breaches: float  # the share of games in which the seat breached the contract (f_i of App. C.6 set)
 
 
 def evaluate_policy(
@@ -87,4 +88,5 @@ def evaluate_policy(
         optimum_of=what,
         regret=exact - mean,
         ratio=mean / exact if exact > 0 else None,
+        breaches=float((infos["first_violations"][:, index] > 0).mean()),
     )
