@@ -30,7 +30,7 @@ TYPES = (
 """The agent protocol's observation and action types (`contractlang.api.types`)."""
 
 HOMES = {
-    **dict.fromkeys(("ctbench", "data", "experiments"), None),
+    **dict.fromkeys(("ctbench", "data", "experiments", "rl"), None),
     **dict.fromkeys(("fmt", "load_one", "render", "solve", "trace", "translate", "verify", "verify_all"), "language"),
     **dict.fromkeys(("metrics", "seal", "synth"), "experiments"),
     **dict.fromkeys(("Played", "game_for", "load_game", "play"), "play"),

@@ -5,13 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pettingzoo.test import api_test, seed_test
 
-pytest.importorskip("pettingzoo", reason="the [rl] extra (pettingzoo) is not installed")
-
-from pettingzoo.test import api_test, seed_test  # noqa: E402
-
-import contractlang as cl  # noqa: E402
-from contractlang.api.rl import contractsim_env, ctbench_env  # noqa: E402
+import contractlang as cl
+from contractlang.api.rl import contractsim_env, ctbench_env
 
 WORKED = "examples/worked-example-1.contract"
 SWAP = "examples/ctbench-board-24-swap.contract"

@@ -1,0 +1,67 @@
+"""What the environments accept from a learner: seeds and actions are checked at the edge, as gymnasium's and
+PettingZoo's own environments do, and refused with one line naming the parameter."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from gymnasium import error
+
+
+class EnvInputError(error.Error, ValueError):
+    """A value an environment cannot take (a seed, an agent, an option): the message names it and says what it
+    takes."""
+
+
+class ActionError(EnvInputError, error.InvalidAction):
+    """An action outside the action space, or one the action mask rules out (the game's rule it breaks is
+    named)."""
+
+
+def reset_needed(verb: str) -> error.ResetNeeded:
+    return error.ResetNeeded(f"call reset() before {verb}(): the environment holds no game yet")
+
+
+def seed_of(seed) -> int | None:
+    """`seed` as `reset` takes it: None (draw one) or an integer 0 or more; booleans, floats, strings and lists
+    are refused, as gymnasium's `np_random` refuses them."""
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
+        raise EnvInputError(f"seed: {seed!r} ({type(seed).__name__}) is not a seed; a seed is an integer ≥ 0 or None")
+    if seed < 0:
+        raise EnvInputError(f"seed: {seed} is negative; a seed is an integer ≥ 0 or None")
+    return int(seed)
+
+
+def index_of(action, n: int, agent: str) -> int:
+    """`action` as an index into `Discrete(n)`: a Python or numpy integer (a 0-d integer array too), 0..n−1;
+    None, booleans, floats and strings are refused rather than rounded or cast."""
+    if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
+        action = action.item()
+    if action is None:
+        raise ActionError(f"action: None for {agent}, whose turn it is; None is only the step of a finished agent")
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, numbers.Integral):
+        raise ActionError(
+            f"action: {action!r} ({type(action).__name__}) is not an integer index; {agent}'s action space is "
+            f"Discrete({n}), indices 0..{n - 1}"
+        )
+    if not 0 <= action < n:
+        raise ActionError(f"action: {action} is outside {agent}'s action space Discrete({n}), indices 0..{n - 1}")
+    return int(action)
+
+
+class Seeds:
+    """The game seed of each `reset`: the one given, else the next draw of a generator seeded by the last seed
+    given (the constructor's at first), so successive games differ and a seeded sequence repeats."""
+
+    def __init__(self, seed):
+        self.rng = np.random.default_rng(seed_of(seed))
+
+    def next(self, seed) -> int:
+        seed = seed_of(seed)
+        if seed is None:
+            return int(self.rng.integers(2**31))
+        self.rng = np.random.default_rng(seed)
+        return seed

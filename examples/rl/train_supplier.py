@@ -1,0 +1,165 @@
+"""Train a Supplier against the RCC Customer on a shipped contract and draw its learning curve against the exact
+optimum (the DP's value of the rational Supplier, ContractSim paper, App. C.1).
+
+The learner is the cross-entropy method, a policy search that needs only numpy: it samples policies around a
+Gaussian, plays each in the vectorised environment, and refits the Gaussian to the best. A policy orders up to a
+target stock of each input in each production week, one target when the input's price is at its lowest and one
+when it is not, and delivers what is due as far as its inventory goes.
+
+    python3 examples/rl/train_supplier.py --minutes 10 --out rl-curve
+
+writes rl-curve/curve.json (the curve, the optimum, when 90 % of it was first reached) and rl-curve/curve.png.
+Time is CPU time of this process (one thread), so a machine shared with other work still gives the budget.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+from contractlang.api.rl import contractsim_vector_env, evaluate_policy
+
+CONTRACT = Path(__file__).resolve().parents[1] / "worked-example-1.contract"
+SIDE = 13  # order quantities 0..12 per input
+ROUNDS = 5
+HELD_OUT = 1000  # the seeds every policy of the curve is measured on
+
+
+TARGETS = ROUNDS * 3 * 2  # a target stock per round, input and price level (lowest or not)
+
+
+def act(theta: np.ndarray, observation: dict, names: tuple[str, ...], lowest: np.ndarray) -> np.ndarray:
+    """One action per game: order up to `theta`'s target stock for this round and price level, cut back until
+    affordable; deliver what is due as far as the inventory goes, unless `theta` says to deliver nothing."""
+    f = observation["observation"].astype(np.int64)
+    mask = observation["action_mask"]
+    n = len(f)
+    col = {name: i for i, name in enumerate(names)}
+    t = np.clip(f[:, col["round_index"]], 0, ROUNDS - 1)
+    inventory = f[:, [col[k] for k in names if k.startswith("inventory[")]]
+    due = f[:, [col[k] for k in names if k.startswith("delivery_due[")]]
+    prices = f[:, [col[k] for k in names if k.startswith("price[")]]
+    targets = np.clip(np.rint(theta[:TARGETS].reshape(ROUNDS, 3, 2)), 0, SIDE - 1).astype(np.int64)
+    level = (prices > lowest).astype(np.int64)
+    order = np.clip(targets[t[:, None], np.arange(3)[None, :], level] - inventory, 0, SIDE - 1)
+    rows = np.arange(n)
+    for _ in range(SIDE):  # cut the order back, one unit of every input at a time, until it is legal
+        index = (order[:, 0] * SIDE + order[:, 1]) * SIDE + order[:, 2]
+        short = mask[rows, index] == 0
+        if not short.any():
+            break
+        order[short] = np.maximum(order[short] - 1, 0)
+    both, third = np.minimum(inventory[:, 0], inventory[:, 1]), inventory[:, 2]
+    y0 = np.minimum.reduce([due[:, 0], both, third])
+    make = np.stack([y0, np.minimum(due[:, 1], both - y0), np.minimum(due[:, 2], third - y0)], axis=1)
+    make = np.where((theta[TARGETS:][t] > 0)[:, None], np.maximum(make, 0), 0)
+    triple = np.where(f[:, col["producing"]][:, None] == 1, make, order)
+    return (triple[:, 0] * SIDE + triple[:, 1]) * SIDE + triple[:, 2]
+
+
+def play(env, thetas: np.ndarray, seed: int, lowest: np.ndarray) -> np.ndarray:
+    """Each policy's mean utility over the environment's games, split evenly among the policies."""
+    per = env.num_envs // len(thetas)
+    owner = np.repeat(np.arange(len(thetas)), per)
+    observation, _ = env.reset(seed=seed)
+    names = env.feature_names
+    done = np.zeros(env.num_envs, dtype=bool)
+    while not done.all():
+        actions = np.zeros(env.num_envs, dtype=np.int64)
+        for k, theta in enumerate(thetas):
+            rows = slice(k * per, (k + 1) * per)
+            actions[rows] = act(theta, {key: v[rows] for key, v in observation.items()}, names, lowest)
+        observation, _, done, _, infos = env.step(actions)
+    return np.bincount(owner, weights=infos["utilities"][:, 1], minlength=len(thetas)) / per
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--env", type=int, default=3, help="ContractSim environment (1..6)")
+    parser.add_argument("--minutes", type=float, default=10.0, help="training time budget")
+    parser.add_argument("--population", type=int, default=64, help="policies sampled per generation")
+    parser.add_argument("--games", type=int, default=128, help="games each sampled policy plays")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=Path("rl-curve"), help="folder for curve.json and curve.png")
+    args = parser.parse_args()
+
+    rng = np.random.default_rng(args.seed)
+    env = contractsim_vector_env(CONTRACT, args.env, args.population * args.games, role="supplier", opponent="rcc")
+    names = env.feature_names
+    lowest = np.array(env.core.env.price_bounds()[0])
+    mean = np.concatenate([np.full(TARGETS, 3.0), np.ones(ROUNDS)])
+    spread = np.concatenate([np.full(TARGETS, 1.0), np.full(ROUNDS, 0.5)])
+    start, steps, curve, reached = time.process_time(), 0, [], None
+    optimum = None
+    while time.process_time() - start < args.minutes * 60:
+        thetas = rng.normal(mean, spread, size=(args.population, len(mean)))
+        scores = play(env, thetas, seed=int(rng.integers(2**31)), lowest=lowest)
+        steps += env.num_envs * 2 * ROUNDS  # a Supplier decides twice in each of the five production weeks
+        elite = thetas[np.argsort(scores)[-args.population // 8 :]]
+        mean, spread = elite.mean(axis=0), elite.std(axis=0) + 0.05
+        value = evaluate_policy(
+            CONTRACT, args.env, lambda o, m=mean: act(m, o, names, lowest), games=HELD_OUT, seed=10**6
+        )  # held-out seeds
+        optimum = value.optimum
+        seconds = time.process_time() - start
+        curve.append(
+            {
+                "cpu_seconds": round(seconds, 2),
+                "steps": steps,
+                "mean": value.mean,
+                "low": value.low,
+                "high": value.high,
+                "breaches": value.breaches,
+            }
+        )
+        if reached is None and value.mean >= 0.9 * optimum:
+            reached = {"cpu_seconds": round(seconds, 2), "steps": steps, "mean": value.mean}
+        print(
+            f"{seconds:7.1f} s  {steps:>11,} steps  mean {value.mean:7.2f} [{value.low:.2f}, {value.high:.2f}]  "
+            f"breaches {value.breaches:.1%}  optimum {optimum:.2f}"
+        )
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    summary = {
+        "contract": CONTRACT.name,
+        "env": args.env,
+        "seat": "supplier against the RCC Customer",
+        "learner": "cross-entropy method over order-up-to policies (numpy)",
+        "optimum": optimum,
+        "reached_90_percent_cpu_seconds": reached and reached["cpu_seconds"],
+        "reached_90_percent_steps": reached and reached["steps"],
+        "final_mean": curve[-1]["mean"],
+        "final_breaches": curve[-1]["breaches"],
+        "cpu_seconds": curve[-1]["cpu_seconds"],
+        "steps": steps,
+        "load_average_1min": round(os.getloadavg()[0], 2),
+        "curve": curve,
+    }
+    (args.out / "curve.json").write_text(json.dumps(summary, indent=2) + "\n")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    x = [p["steps"] for p in curve]
+    ax.plot(x, [p["mean"] for p in curve], label="learner (held-out games)")
+    ax.fill_between(x, [p["low"] for p in curve], [p["high"] for p in curve], alpha=0.3)
+    ax.axhline(optimum, color="black", linestyle="--", label="exact optimum (DP)")
+    ax.axhline(0.9 * optimum, color="grey", linestyle=":", label="90 % of it")
+    ax.set_xlabel("environment steps")
+    ax.set_ylabel("Supplier utility (base $)")
+    ax.set_title(f"{CONTRACT.stem}, Env {args.env}: Supplier against the RCC Customer")
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(args.out / "curve.png", dpi=120)
+    print(f"90 % of the optimum: {reached or 'not reached'}; wrote {args.out}/curve.json and curve.png")
+
+
+if __name__ == "__main__":
+    main()
