@@ -21,6 +21,7 @@ FACE = (
     "play",
     "register_agent",
     "solve",
+    "tournament",
     "verify",
 )
 """The verbs of the Python face (`contractlang.api`), imported on first use: they need the games and solvers."""

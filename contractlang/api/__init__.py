@@ -9,6 +9,7 @@ from __future__ import annotations
 from contractlang.api import ctbench, experiments
 from contractlang.api.language import load_one, solve, verify
 from contractlang.api.play import Played, play
+from contractlang.api.tournament import tournament
 from games.agents import Agent, AgentError, Seat, register_agent
 
 __all__ = [
@@ -22,5 +23,6 @@ __all__ = [
     "play",
     "register_agent",
     "solve",
+    "tournament",
     "verify",
 ]

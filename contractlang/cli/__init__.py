@@ -20,6 +20,7 @@ from contractlang.cli import (  # noqa: E402,F401,I001
     lsp,
     play,
     solve,
+    tournament,
     verify,
     view,
 )
