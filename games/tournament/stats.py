@@ -202,7 +202,7 @@ def _wins(seats: list[Seat], agents: list[str], units: list[str]) -> np.ndarray:
 
 
 def bradley_terry(wins: np.ndarray) -> np.ndarray:
-    """Strengths θ (log-odds scale, mean 0) maximising Σ w_ab log σ(θ_a − θ_b) (Bradley–Terry), by L-BFGS; a
+    """Strengths θ (log-odds scale, mean 0) maximising Σ w_ab log σ(θ_a − θ_b) (Bradley–Terry), by BFGS; a
     small ridge keeps an agent that wins every comparison finite."""
     n = len(wins)
 
@@ -213,7 +213,7 @@ def bradley_terry(wins: np.ndarray) -> np.ndarray:
         g = -(wins * p).sum(axis=1) + (wins * p).sum(axis=0) + 2e-3 * theta
         return float(ll), g
 
-    theta = optimize.minimize(loss, np.zeros(n), jac=True, method="L-BFGS-B").x
+    theta = optimize.minimize(loss, np.zeros(n), jac=True, method="BFGS").x
     return theta - theta.mean()
 
 
@@ -315,11 +315,18 @@ class Sequential(Frozen):
     def per_look(self) -> float:
         return self.alpha / self.looks
 
-    def separated(self, differences: list[float]) -> bool:
+    def separated(self, differences):
+        """Whether the paired differences (the last axis; several runs at once along the others) are declared
+        different from zero at this look; differences with no spread are separated when they are not zero."""
         xs = np.asarray(differences, dtype=float)
-        if len(xs) < 2 or np.all(xs == xs[0]):
-            return len(xs) >= 2 and xs[0] != 0
-        return bool(stats.ttest_1samp(xs, 0.0).pvalue < self.per_look)
+        if xs.shape[-1] < 2:
+            return np.zeros(xs.shape[:-1], dtype=bool) if xs.ndim > 1 else False
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # no spread: p is NaN, decided below
+            p = stats.ttest_1samp(xs, 0.0, axis=-1).pvalue
+        p = np.where(np.isnan(p), np.where(xs.mean(axis=-1) != 0, 0.0, 1.0), p)
+        out = p < self.per_look
+        return bool(out) if out.ndim == 0 else out
 
     def needed(self, seats: list[Seat], roles: tuple[str, ...]) -> dict[str, set[str]]:
         """By role, the agents in a pair not separated yet: their games go on."""

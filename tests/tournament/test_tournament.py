@@ -83,6 +83,7 @@ def test_an_interrupted_and_resumed_run_stores_the_same_bytes(played, synthetic,
     assert resumed.path.read_bytes() == (whole / "tournament.json").read_bytes()
 
 
+@pytest.mark.e2e
 def test_the_command_prints_ratings_and_regret_with_intervals(played, synthetic, tmp_path):
     whole, _ = played
     out = tmp_path / "T"
@@ -101,6 +102,7 @@ def test_the_command_prints_ratings_and_regret_with_intervals(played, synthetic,
     assert rows[("supplier", "rcc")]["regret"]["mean"] == 0
 
 
+@pytest.mark.e2e
 def test_a_ctbench_tournament_plays_every_pair_in_both_seat_orders(tmp_path):
     done = run_cli(
         "tournament",
@@ -131,3 +133,18 @@ def test_bad_input_is_one_line(tmp_path):
     assert done.returncode == 1
     assert "nobody" in done.stderr and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_plan_and_until_separated_read_the_same_games(played, synthetic, tmp_path):
+    whole, full = played
+    shutil.copytree(whole / "jobs", tmp_path / "jobs")
+    result = _tournament(synthetic, tmp_path, ["rcc", "re", "random"], plan=True, until_separated=True, looks=2)
+    rep = result.report
+    assert result.played == 0 and "Bonferroni" in rep.sequential
+    assert rep.games <= full.report.games
+    rows = {(p.role, p.a, p.b): p for p in rep.plan}
+    assert set(rows) == {
+        (r, a, b) for r in ("customer", "supplier") for a, b in (("random", "rcc"), ("random", "re"), ("rcc", "re"))
+    }
+    for p in rows.values():
+        assert p.seeds is None or p.seeds >= 1
