@@ -162,10 +162,13 @@ def tournament_command(
         )
         return
     for role in rep.roles:
-        typer.echo(f"{role}: rank, agent, utility [95 % CI], regret [95 % CI], Bradley–Terry strength, tied with")
+        typer.echo(
+            f"{role}: rank, agent, utility [95 % CI], regret [95 % CI], gap to the exact optimum [95 % CI], "
+            "Bradley–Terry strength, tied with"
+        )
         for r in (r for r in rep.ratings if r.role == role):
             typer.echo(
-                f"  {r.rank:>2} {r.agent:<16} {r.utility.text()}  {r.regret.text()}  {r.strength.text()}  "
+                f"  {r.rank:>2} {r.agent:<16} {r.utility.text()}  {r.regret.text()}  {r.gap.text()}  {r.strength.text()}  "
                 f"{', '.join(r.tied_with) or '–'}"
             )
     for g in rep.gates:

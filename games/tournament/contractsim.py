@@ -191,6 +191,8 @@ def seats(records: dict[Match, MatchRecord], jobs: list[Match], seated: dict[str
                     unit=job.case.unit,
                     utility=float(utility),
                     regret=regret,
+                    # the DP's value is RCC's against RCC: a gap means something against an RCC opponent only
+                    gap=None if best[role] is None or opponent != ANCHOR else best[role] - utility,
                     metrics={
                         "exact_utility": best[role],
                         "satisfied": float(mine is None and theirs is None),

@@ -7,10 +7,11 @@ from contractlang.vocab import Frozen
 
 class Seat(Frozen):
     """One player's side of one game: who sat in `role` against whom, on which shared `unit` (the world a seed
-    fixes: contract × environment × seed, or board × condition × mode × seed), what it scored and how far that
-    is from the exact optimum in the same seat (`regret`, None where the game has no optimum to compare with).
-    `metrics` are the per-game quantities the cell tables average; `decisions` and `fallbacks` feed the
-    quality gates (an LLM's answers that fell back to the default action)."""
+        fixes: contract × environment × seed, or board × condition × mode × seed), what it scored and how far that
+        is from the optimum in the same seat: `regret` against the rational counterfactual on the same seed, `gap`
+    against the optimum's exact expected value (None where the game has no optimum to compare with).
+        `metrics` are the per-game quantities the cell tables average; `decisions` and `fallbacks` feed the
+        quality gates (an LLM's answers that fell back to the default action)."""
 
     role: str
     agent: str
@@ -18,6 +19,7 @@ class Seat(Frozen):
     unit: str
     utility: float
     regret: float | None = None
+    gap: float | None = None  # the exact expected utility of the optimum in this seat minus `utility`
     metrics: dict[str, float | None] = {}
     decisions: int = 0
     fallbacks: int = 0

@@ -96,6 +96,7 @@ class Cell(Frozen):
     games: int
     utility: Interval
     regret: Interval
+    gap: Interval
     metrics: dict[str, Interval]
     gated: str | None = None
 
@@ -113,6 +114,7 @@ def cells(seats: list[Seat], gates: list[Gate]) -> list[Cell]:
             games=len(group),
             utility=t_interval(s.utility for s in group),
             regret=t_interval(s.regret for s in group),
+            gap=t_interval(s.gap for s in group),
             metrics={m: t_interval(s.metrics.get(m) for s in group) for m in group[0].metrics},
             gated=why.get((role, agent, opponent)),
         )
@@ -121,8 +123,8 @@ def cells(seats: list[Seat], gates: list[Gate]) -> list[Cell]:
 
 
 class Rating(Frozen):
-    """An agent in one role against the field: mean utility and regret with paired-bootstrap intervals over the
-    shared units, its Bradley–Terry strength, its rank (1 + the agents whose utility interval lies wholly above
+    """An agent in one role against the field: mean utility, regret and gap to the exact optimum with paired-bootstrap
+    intervals over the shared units, its Bradley–Terry strength, its rank (1 + the agents whose utility interval lies wholly above
     its own) and the agents it is tied with (overlapping utility intervals)."""
 
     role: str
@@ -130,6 +132,7 @@ class Rating(Frozen):
     rank: int
     utility: Interval
     regret: Interval
+    gap: Interval
     strength: Interval
     tied_with: tuple[str, ...]
 
@@ -228,6 +231,7 @@ def ratings(seats: list[Seat], role: str, seed: int = 0, resamples: int = RESAMP
     draws = rng.integers(0, len(units), size=(resamples, len(units)))
     utility = _bootstrap_means(_matrix(agents, units, _by_unit(mine, lambda s: s.utility)), draws, level)
     regret = _bootstrap_means(_matrix(agents, units, _by_unit(mine, lambda s: s.regret)), draws, level)
+    gap = _bootstrap_means(_matrix(agents, units, _by_unit(mine, lambda s: s.gap)), draws, level)
     wins = _wins(mine, agents, units)
     theta = bradley_terry(wins.sum(axis=0))
     spread = np.array([bradley_terry(wins[d].sum(axis=0)) for d in draws[:BT_RESAMPLES]])
@@ -251,6 +255,7 @@ def ratings(seats: list[Seat], role: str, seed: int = 0, resamples: int = RESAMP
                 rank=1 + len(above),
                 utility=u,
                 regret=regret[i],
+                gap=gap[i],
                 strength=strength[i],
                 tied_with=tied,
             )
