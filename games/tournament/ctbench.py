@@ -49,7 +49,7 @@ def phase(jobs: list[GameSpec], store: Path, objects: dict | None = None) -> Pha
 
 
 def _kept(coverage: dict[str, int]) -> float | None:
-    """Promises kept: partner coverage honoured and contract entries paid, over all those due ([CT-35])."""
+    """Promises kept: partner coverage honoured and contract entries paid, over all those due (CT-Bench paper, Sec. 2.3)."""
     kept = coverage.get("honoured", 0) + coverage.get("contract_paid", 0)
     due = kept + coverage.get("unfulfilled", 0) + coverage.get("contract_forfeit", 0)
     return kept / due if due else None
