@@ -6,7 +6,7 @@ pairings per contract × seed: on all 180 shipped contracts × 5 seeds, 32,400 g
 cache (CONTRACTLANG_DP_CACHE, else .contractlang-cache): fill it first, the timing is of playing, not solving; a
 first pass with one seed (untimed) solves what is missing. `--contracts GLOB` plays a slice (its result is
 tournament.partial.json).
-Usage: python3 bench/tournament.py [--contracts GLOB] [--seeds 5] [--workers N] [--record]
+Usage: PYTHONPATH=. python3 bench/tournament.py [--contracts GLOB] [--seeds 5] [--workers N] [--record]
 """
 
 from __future__ import annotations

@@ -98,32 +98,6 @@ def _seated(names: list[str], objects: dict, game: _Game) -> dict[str, list[str]
     return out
 
 
-def _ctbench_boards(boards, board_set: str | None, conditions, modes, names, objects) -> list[tuple[str, int]]:
-    """(board set, ID) of the boards (`ctbench sweep`'s refs, or "all" of `board_set`), after checking the
-    conditions, modes and agents."""
-    from contractlang.vocab import BOARD_SETS
-    from games.ctbench.board import benchmark_boards, board_ref
-    from games.ctbench.play import CONDITIONS
-    from games.ctbench.sweep import check_names
-
-    for c in conditions:
-        if c not in CONDITIONS:
-            raise UnknownName(f"unknown condition {c!r}; choose from {', '.join(CONDITIONS)}")
-    for m in modes:
-        if m not in ("pfp", "trade"):
-            raise UnknownName(f"unknown mode {m!r}; choose from pfp, trade")
-    check_names([(n, n) for n in names if n not in objects], "rules", objects)
-
-    if board_set is not None and board_set not in BOARD_SETS:
-        raise UnknownName(f"unknown board set {board_set!r}; choose from {', '.join(BOARD_SETS)}")
-    chosen = (
-        benchmark_boards(board_set or "ours")
-        if boards in (None, "all")
-        else [board_ref(str(ref), **{"--set": board_set}) for ref in boards]
-    )
-    return [(b.board_set, b.id) for b in chosen]
-
-
 def tournament(
     agents=(),
     game: str = "contractsim",
@@ -195,7 +169,11 @@ def tournament(
             return module.matches(cases, seated["customer"], seated["supplier"])
 
     else:
-        board_list = _ctbench_boards(boards, board_set, conditions, modes, names, objects)
+        from contractlang.api.ctbench import chosen_boards
+        from games.ctbench.sweep import check_names
+
+        check_names([(n, n) for n in names if n not in objects], "rules", objects)
+        board_list = [(b.board_set, b.id) for b in chosen_boards(boards or "all", board_set, conditions, modes, rules)]
 
         def jobs_for(batch: list[int]) -> list:
             return module.matches(board_list, list(conditions), list(modes), names, batch, rules)
