@@ -152,6 +152,8 @@ def tournament(
     from games.tournament import stats
 
     chosen_game = _Game(game)
+    if game != "contractsim" and directory is not None:
+        raise UnknownName(f"{directory}: a contract set is ContractSim's; CT-Bench plays boards (--boards)")
     module = chosen_game.module
     names, objects = _agents(agents, references, chosen_game)
     seated = _seated(names, objects, chosen_game)

@@ -19,7 +19,7 @@ from games.contractsim.metrics import role_run
 from games.contractsim.performance import process_tables
 from games.contractsim.play import RunRecord, play
 from games.runner import Phase
-from games.tournament.seats import Seat
+from games.tournament.seats import SeatOutcome
 
 ROLES = ("customer", "supplier")
 ANCHOR = "rcc"
@@ -154,7 +154,7 @@ def cells_of(job: Match) -> list[tuple[str, str, str]]:
     return [("customer", job.customer, job.supplier), ("supplier", job.supplier, job.customer)]
 
 
-def seats(records: dict[Match, MatchRecord], jobs: list[Match], seated: dict[str, list[str]]) -> list[Seat]:
+def seats(records: dict[Match, MatchRecord], jobs: list[Match], seated: dict[str, list[str]]) -> list[SeatOutcome]:
     """Both seats of every tournament game among `jobs` (anchors played only for regret are left out), with
     regret against the RCC game in the same seat, against the same opponent, on the same seed."""
     field = {role: set(seated[role]) for role in ROLES}
@@ -184,7 +184,7 @@ def seats(records: dict[Match, MatchRecord], jobs: list[Match], seated: dict[str
             mine, theirs = firsts[role], firsts[other]
             llm = agent_model(split_label(agent)[1]) is not None
             out.append(
-                Seat(
+                SeatOutcome(
                     role=role,
                     agent=agent_name(agent),
                     opponent=agent_name(opponent),

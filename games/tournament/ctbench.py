@@ -11,7 +11,7 @@ from games.agents import agent_name, split_label
 from games.ctbench.play import GameRecord
 from games.ctbench.sweep import GameSpec, sweep_phase
 from games.runner import Phase
-from games.tournament.seats import Seat
+from games.tournament.seats import SeatOutcome
 
 ROLES = ("red", "blue")
 REFERENCES = ("planner", "conditional", "random")
@@ -65,7 +65,7 @@ def cells_of(job: GameSpec) -> list[tuple[str, str, str]]:
     return [("red", job.red, job.blue), ("blue", job.blue, job.red)]
 
 
-def seats(records: dict[GameSpec, GameRecord], jobs: list[GameSpec], seated: dict[str, list[str]]) -> list[Seat]:
+def seats(records: dict[GameSpec, GameRecord], jobs: list[GameSpec], seated: dict[str, list[str]]) -> list[SeatOutcome]:
     """Both seats of every game: score, score over the planner's baseline, both-beat-baseline (asymmetric boards
     only, CT-Bench paper, Sec. 2.3), promises kept. CT-Bench has no solved optimum per seat, so no regret."""
     out = []
@@ -77,7 +77,7 @@ def seats(records: dict[GameSpec, GameRecord], jobs: list[GameSpec], seated: dic
         for i, (role, agent, opponent) in enumerate((("red", job.red, job.blue), ("blue", job.blue, job.red))):
             llm = agent_model(split_label(agent)[1]) is not None
             out.append(
-                Seat(
+                SeatOutcome(
                     role=role,
                     agent=agent_name(agent),
                     opponent=agent_name(opponent),

@@ -1,11 +1,11 @@
-"""What a game leaves for the ranking: one `Seat` per player per game, in the game's own terms."""
+"""What a game leaves for the ranking: one `SeatOutcome` per player per game, in the game's own terms."""
 
 from __future__ import annotations
 
 from contractlang.vocab import Frozen
 
 
-class Seat(Frozen):
+class SeatOutcome(Frozen):
     """One player's side of one game: who sat in `role` against whom, on which shared `unit` (the world a seed
         fixes: contract × environment × seed, or board × condition × mode × seed), what it scored and how far that
         is from the optimum in the same seat: `regret` against the rational counterfactual on the same seed, `gap`

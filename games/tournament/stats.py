@@ -1,4 +1,4 @@
-"""The tournament's statistics (docs/explanation/tournaments.md), from `Seat` outcomes alone: per-cell means with
+"""The tournament's statistics (docs/explanation/tournaments.md), from `SeatOutcome` outcomes alone: per-cell means with
 Student-t intervals, ratings per role with a paired bootstrap over the shared units, "A beats B in the same seat"
 probabilities, a Bradley–Terry fit, the quality gates, the sequential stopping rule and the power plan."""
 
@@ -13,7 +13,7 @@ import numpy as np
 from scipy import optimize, special, stats
 
 from contractlang.vocab import Frozen
-from games.tournament.seats import Seat
+from games.tournament.seats import SeatOutcome
 
 LEVEL = 0.95
 RESAMPLES = 1000
@@ -66,8 +66,8 @@ class Gates(Frozen):
     max_fallback: float = 0.2
     max_errors: float = 0.1
 
-    def check(self, seats: list[Seat], errored: dict[tuple[str, str, str], int]) -> list[Gate]:
-        cells: dict[tuple[str, str, str], list[Seat]] = defaultdict(list)
+    def check(self, seats: list[SeatOutcome], errored: dict[tuple[str, str, str], int]) -> list[Gate]:
+        cells: dict[tuple[str, str, str], list[SeatOutcome]] = defaultdict(list)
         for s in seats:
             cells[(s.role, s.agent, s.opponent)].append(s)
         out = []
@@ -101,8 +101,8 @@ class Cell(Frozen):
     gated: str | None = None
 
 
-def cells(seats: list[Seat], gates: list[Gate]) -> list[Cell]:
-    groups: dict[tuple[str, str, str], list[Seat]] = defaultdict(list)
+def cells(seats: list[SeatOutcome], gates: list[Gate]) -> list[Cell]:
+    groups: dict[tuple[str, str, str], list[SeatOutcome]] = defaultdict(list)
     for s in seats:
         groups[(s.role, s.agent, s.opponent)].append(s)
     why = {(g.role, g.agent, g.opponent): g.reason for g in gates}
@@ -151,7 +151,7 @@ class Pairwise(Frozen):
     separated: bool
 
 
-def _by_unit(seats: list[Seat], value) -> dict[tuple[str, str], float]:
+def _by_unit(seats: list[SeatOutcome], value) -> dict[tuple[str, str], float]:
     sums: dict[tuple[str, str], list[float]] = defaultdict(list)
     for s in seats:
         v = value(s)
@@ -188,7 +188,7 @@ def _bootstrap_means(m: np.ndarray, draws: np.ndarray, level: float) -> list[Int
     return out
 
 
-def _wins(seats: list[Seat], agents: list[str], units: list[str]) -> np.ndarray:
+def _wins(seats: list[SeatOutcome], agents: list[str], units: list[str]) -> np.ndarray:
     """wins[u, a, b]: on unit u, how often a scored more than b against the same opponent (ties one half)."""
     index = {a: i for i, a in enumerate(agents)}
     where = {u: j for j, u in enumerate(units)}
@@ -220,7 +220,7 @@ def bradley_terry(wins: np.ndarray) -> np.ndarray:
     return theta - theta.mean()
 
 
-def ratings(seats: list[Seat], role: str, seed: int = 0, resamples: int = RESAMPLES, level: float = LEVEL):
+def ratings(seats: list[SeatOutcome], role: str, seed: int = 0, resamples: int = RESAMPLES, level: float = LEVEL):
     """`Rating`s and `Pairwise` comparisons of one role, from the seats not gated out."""
     mine = [s for s in seats if s.role == role]
     agents = sorted({s.agent for s in mine})
@@ -291,7 +291,7 @@ def ratings(seats: list[Seat], role: str, seed: int = 0, resamples: int = RESAMP
     return out, pairs
 
 
-def paired_differences(seats: list[Seat], a: str, b: str) -> list[float]:
+def paired_differences(seats: list[SeatOutcome], a: str, b: str) -> list[float]:
     """Per shared unit, the mean over common opponents of a's utility minus b's (one value per unit: the units
     are the independent draws)."""
     score: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
@@ -333,7 +333,7 @@ class Sequential(Frozen):
         out = p < self.per_look
         return bool(out) if out.ndim == 0 else out
 
-    def needed(self, seats: list[Seat], roles: tuple[str, ...]) -> dict[str, set[str]]:
+    def needed(self, seats: list[SeatOutcome], roles: tuple[str, ...]) -> dict[str, set[str]]:
         """By role, the agents in a pair not separated yet: their games go on."""
         out: dict[str, set[str]] = {}
         for role in roles:
@@ -377,7 +377,7 @@ def units_needed(sd: float, detect: float, alpha: float = 0.05, power: float = P
     return n
 
 
-def plan(seats: list[Seat], role: str, seeds: int, detect: float | None, alpha: float = 0.05) -> list[PlanRow]:
+def plan(seats: list[SeatOutcome], role: str, seeds: int, detect: float | None, alpha: float = 0.05) -> list[PlanRow]:
     mine = [s for s in seats if s.role == role]
     agents = sorted({s.agent for s in mine})
     units = {s.unit for s in mine}

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from games.tournament.seats import Seat
+from games.tournament.seats import SeatOutcome
 from games.tournament.stats import Gates, Sequential, bradley_terry, ratings, t_interval, units_needed
 
 
@@ -30,7 +30,9 @@ def test_a_paired_difference_is_separated_only_when_it_is_there():
         world = rng.normal(0, 50)  # the unit's shock, common to both agents: pairing removes it
         for agent, edge in (("a", 2.0), ("b", 0.0), ("c", 2.0)):
             seats.append(
-                Seat(role="customer", agent=agent, opponent="x", unit=f"u{u}", utility=world + edge + rng.normal(0, 1))
+                SeatOutcome(
+                    role="customer", agent=agent, opponent="x", unit=f"u{u}", utility=world + edge + rng.normal(0, 1)
+                )
             )
     rated, pairs = ratings(seats, "customer", resamples=300)
     by = {(p.a, p.b): p for p in pairs}
@@ -61,7 +63,9 @@ def test_units_needed_matches_the_one_sample_t_test_table():
 
 
 def test_gates_mark_a_cell_with_too_many_fallbacks_or_errors():
-    seat = Seat(role="customer", agent="m", opponent="rcc", unit="u", utility=1.0, decisions=6, fallbacks=2, llm=True)
+    seat = SeatOutcome(
+        role="customer", agent="m", opponent="rcc", unit="u", utility=1.0, decisions=6, fallbacks=2, llm=True
+    )
     gates = Gates(max_fallback=0.2, max_errors=0.1).check([seat] * 4, {("supplier", "m", "rcc"): 1})
     reasons = {(g.role, g.agent, g.opponent): g.reason for g in gates}
     assert "33% of its answers fell back" in reasons[("customer", "m", "rcc")]
