@@ -67,8 +67,12 @@ class Match(Frozen, PlayedIn):
 
 
 class MatchRecord(Frozen):
+    """A game, and with the RCC–RCC game of a case the DP's exact figures for it (`exact`), solved in the worker
+    that played it so that the process ranking the agents never runs the solver."""
+
     job: Match
     run: RunRecord
+    exact: dict[str, float | None] | None = None
 
 
 def calls_model(job: Match) -> bool:
@@ -83,6 +87,8 @@ def play_match(job: Match, client: LlmClient | None = None, objects: dict | None
     customer, supplier = ((objects or {}).get(s, s) for s in (job.customer, job.supplier))
     if customer in POLICIES and supplier in POLICIES:
         run = play_batch(job.contract, job.environment, customer, supplier, [job.seed], tables)[0]
+        if customer == supplier == ANCHOR:
+            return MatchRecord(job=job, run=run, exact=exact(job.contract, job.environment))
     else:
         llm = client if calls_model(job) else None
         run = play(
@@ -92,8 +98,9 @@ def play_match(job: Match, client: LlmClient | None = None, objects: dict | None
 
 
 def matches(cases: list[Case], customers: list[str], suppliers: list[str]) -> list[Match]:
-    """Every Customer against every Supplier on every case, and RCC against each in the other seat (the regret
-    anchors), the games of one case together so a worker reads its DP table once."""
+    """Every Customer against every Supplier on every case, and RCC against each in the other seat and against
+    itself (the anchors of regret and of the exact figures), the games of one case together so a worker reads
+    its DP table once."""
     return list(
         dict.fromkeys(
             Match.of(case, c, s)
@@ -102,6 +109,7 @@ def matches(cases: list[Case], customers: list[str], suppliers: list[str]) -> li
                 *((c, s) for c in customers for s in suppliers),
                 *((ANCHOR, s) for s in suppliers),
                 *((c, ANCHOR) for c in customers),
+                (ANCHOR, ANCHOR),
             ]
         )
     )
@@ -141,10 +149,13 @@ def select(jobs: list[Match], needed: dict[str, set[str]]) -> list[Match]:
         j for j in jobs if agent_name(j.customer) in needed["customer"] or agent_name(j.supplier) in needed["supplier"]
     ]
     anchors = [
-        Match.of(
-            j.case, *((ANCHOR, j.supplier) if agent_name(j.customer) in needed["customer"] else (j.customer, ANCHOR))
-        )
+        anchor
         for j in kept
+        for anchor in (
+            *([Match.of(j.case, ANCHOR, j.supplier)] if agent_name(j.customer) in needed["customer"] else []),
+            *([Match.of(j.case, j.customer, ANCHOR)] if agent_name(j.supplier) in needed["supplier"] else []),
+            Match.of(j.case, ANCHOR, ANCHOR),
+        )
     ]
     return list(dict.fromkeys([*kept, *anchors]))
 
@@ -158,16 +169,15 @@ def seats(records: dict[Match, MatchRecord], jobs: list[Match], seated: dict[str
     """Both seats of every tournament game among `jobs` (anchors played only for regret are left out), with
     regret against the RCC game in the same seat, against the same opponent, on the same seed."""
     field = {role: set(seated[role]) for role in ROLES}
-    optimum: dict = {}
     out = []
     for job in jobs:
-        if job not in records or job.customer not in field["customer"] or job.supplier not in field["supplier"]:
+        rational = Match.of(job.case, ANCHOR, ANCHOR)
+        if job not in records or rational not in records:
+            continue
+        if job.customer not in field["customer"] or job.supplier not in field["supplier"]:
             continue
         run = records[job].run
-        key = (job.contract.name, job.env)
-        if key not in optimum:
-            optimum[key] = exact(job.contract, job.environment)
-        best = optimum[key]
+        best = records[rational].exact
         welfare = run.u_customer + run.u_supplier
         firsts = {r: run.first_violation(r) for r in ROLES}
         for role, agent, opponent in (
@@ -178,8 +188,10 @@ def seats(records: dict[Match, MatchRecord], jobs: list[Match], seated: dict[str
             utility = run.u_customer if role == "customer" else run.u_supplier
             regret = None
             if anchor in records:
-                rational = records[anchor].run
-                regret = float((rational.u_customer if role == "customer" else rational.u_supplier) - utility)
+                counterfactual = records[anchor].run
+                regret = float(
+                    (counterfactual.u_customer if role == "customer" else counterfactual.u_supplier) - utility
+                )
             other = "supplier" if role == "customer" else "customer"
             mine, theirs = firsts[role], firsts[other]
             llm = agent_model(split_label(agent)[1]) is not None
