@@ -35,6 +35,7 @@ HOMES = {
     **dict.fromkeys(("metrics", "seal", "synth"), "experiments"),
     **dict.fromkeys(("Played", "game_for", "load_game", "play"), "play"),
     **dict.fromkeys(("coverage", "generate_tests", "test"), "tests"),
+    **dict.fromkeys(("tournament",), "tournament"),
     **dict.fromkeys(TYPES, "types"),
     **dict.fromkeys(("Agent", "AgentError", "Seat", "register_agent"), "games.agents"),
 }

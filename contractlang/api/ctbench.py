@@ -114,6 +114,31 @@ class Sweep(Rows):
         print_summary(list(self.result.rows), console)
 
 
+def chosen_boards(boards, board_set: str | None, conditions, modes, rules: str = "authors") -> list:
+    """The benchmark boards `boards` names ("all" of `board_set`, default ours, or board refs: IDs or SET:ID, in
+    `board_set` when given), after checking the rule set, the conditions and the modes (`UnknownName`)."""
+    from contractlang.errors import UnknownName
+    from contractlang.vocab import BOARD_SETS, RULE_SETS
+    from games.ctbench.board import benchmark_boards, board_ref
+
+    if rules not in RULE_SETS:
+        raise UnknownName(f"unknown rule set {rules!r}; choose from {', '.join(RULE_SETS)}")
+    if board_set is not None and board_set not in BOARD_SETS:
+        raise UnknownName(f"unknown board set {board_set!r}; choose from {', '.join(BOARD_SETS)}")
+    chosen = (
+        benchmark_boards(board_set or "ours")
+        if boards == "all"
+        else [board_ref(str(ref), **{"--set": board_set}) for ref in boards]
+    )
+    for c in conditions:
+        if c not in CONDITIONS:
+            raise UnknownName(f"unknown condition {c!r}; choose from {', '.join(CONDITIONS)}")
+    for m in modes:
+        if m not in MODES:
+            raise UnknownName(f"unknown mode {m!r}; choose from {', '.join(MODES)}")
+    return chosen
+
+
 @checked
 def sweep(
     out: str | Path = Path("ctbench-sweep"),
@@ -142,29 +167,12 @@ def sweep(
     `max_connections` games wait on the model at once, in threads). A game whose model calls fail is stored
     as errored and the run goes on (`fail_on_error`: a count, or a share under 1, that ends it with
     `RunEnded`). `estimate`: return the `games.runner.RunEstimate` instead, playing nothing."""
-    from contractlang.errors import UnknownName
-    from contractlang.vocab import BOARD_SETS, RULE_SETS
-    from games.ctbench.board import benchmark_boards, board_ref
     from games.ctbench.sweep import check_names, decisions, sweep_phase, sweep_specs
     from games.ctbench.sweep import sweep as run_sweep
     from games.runner import RunOptions
     from games.runner import estimate as run_estimate
 
-    if rules not in RULE_SETS:
-        raise UnknownName(f"unknown rule set {rules!r}; choose from {', '.join(RULE_SETS)}")
-    if board_set is not None and board_set not in BOARD_SETS:
-        raise UnknownName(f"unknown board set {board_set!r}; choose from {', '.join(BOARD_SETS)}")
-    chosen = (
-        benchmark_boards(board_set or "ours")
-        if boards == "all"
-        else [board_ref(str(ref), **{"--set": board_set}) for ref in boards]
-    )
-    for c in conditions:
-        if c not in CONDITIONS:
-            raise UnknownName(f"unknown condition {c!r}; choose from {', '.join(CONDITIONS)}")
-    for m in modes:
-        if m not in MODES:
-            raise UnknownName(f"unknown mode {m!r}; choose from {', '.join(MODES)}")
+    chosen = chosen_boards(boards, board_set, conditions, modes, rules)
     from games.agents import agent_name
 
     objects = {agent_name(a): a for pair in pairs for a in pair if not isinstance(a, str)}

@@ -21,6 +21,7 @@ from contractlang.cli import (  # noqa: E402,F401,I001
     play,
     scenario,
     solve,
+    tournament,
     verify,
     view,
 )

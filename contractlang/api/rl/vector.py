@@ -39,8 +39,8 @@ class ContractSimVectorEnv(VectorEnv):
         reward_scale: float = 1.0,
         seed: int | None = None,
     ):
-        from games.contractsim.batch import POLICIES
         from games.contractsim.vector import VectorGames
+        from games.experiments.batch import POLICIES
 
         if isinstance(num_envs, bool) or not isinstance(num_envs, numbers.Integral) or num_envs < 1:
             raise EnvInputError(f"num_envs: {num_envs!r}; a whole number of games, 1 or more")

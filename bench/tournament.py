@@ -1,0 +1,91 @@
+"""Benchmark: games per second of a ContractSim tournament (`cl.tournament`), against the batched rational engine
+(`play_batch`) on the same contracts and seeds in the same run.
+
+The field: RCC, RC, RE, random and two Python agents (bench/tournament_agents.py), each in both roles, so 36
+pairings per contract × seed: on all 180 shipped contracts × 5 seeds, 32,400 games. DP tables come from the
+cache (CONTRACTLANG_DP_CACHE, else .contractlang-cache): fill it first, the timing is of playing, not solving; a
+first pass with one seed (untimed) solves what is missing. `--contracts GLOB` plays a slice (its result is
+tournament.partial.json).
+Usage: PYTHONPATH=. python3 bench/tournament.py [--contracts GLOB] [--seeds 5] [--workers N] [--record]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import ROOT, write_result  # noqa: E402
+
+AGENTS = (
+    "rcc",
+    "rc",
+    "re",
+    "random",
+    f"greedy=py:{ROOT / 'bench' / 'tournament_agents.py'}:Greedy",
+    f"halfway=py:{ROOT / 'bench' / 'tournament_agents.py'}:Halfway",
+)
+RATIONAL = ("rc", "rcc", "re")
+
+
+def batched(contracts: str | None, seeds: list[int]) -> tuple[int, float]:
+    """Games and seconds of the nine rational pairings on every contract, all seeds in one batch each."""
+    from contractlang.api.experiments import contract_slice, sliced_contracts, synthetic_set
+    from games.contractsim.environments import environment
+    from games.experiments.batch import play_batch
+    from solver.dp import TableCache
+
+    tables = TableCache()
+    chosen, _ = sliced_contracts(synthetic_set(None), contract_slice(contracts))
+    for entry, ir in chosen:  # read the tables into memory first, as the tournament's workers do
+        tables.solve(ir, environment(entry.env))
+    start = time.perf_counter()
+    games = 0
+    for entry, ir in chosen:
+        env = environment(entry.env)
+        for c in RATIONAL:
+            for s in RATIONAL:
+                games += len(play_batch(ir, env, c, s, seeds, tables))
+    return games, time.perf_counter() - start
+
+
+def main() -> None:
+    import contractlang as cl
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--contracts", help="a glob of contract names (default: all 180)")
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--workers", type=int, default=None)
+    parser.add_argument("--record", action="store_true", help="write tournament.json, not tournament.partial.json")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        cl.tournament(list(AGENTS), contracts=args.contracts, seeds=1, out=Path(tmp) / "warm", workers=args.workers)
+        start = time.perf_counter()
+        result = cl.tournament(
+            list(AGENTS), contracts=args.contracts, seeds=args.seeds, out=Path(tmp) / "run", workers=args.workers
+        )
+        seconds = time.perf_counter() - start
+    games, batch_seconds = batched(args.contracts, list(range(args.seeds)))
+    payload = {
+        "contracts": args.contracts or "all",
+        "seeds": args.seeds,
+        "agents": len(AGENTS),
+        "games": result.played,
+        "seconds": round(seconds, 2),
+        "games_per_second": round(result.played / seconds, 1),
+        "batched_rational": {
+            "games": games,
+            "seconds": round(batch_seconds, 3),
+            "games_per_second": round(games / batch_seconds, 1),
+        },
+    }
+    print(payload)
+    print(write_result("tournament", payload, partial=args.contracts is not None or not args.record))
+
+
+if __name__ == "__main__":
+    main()

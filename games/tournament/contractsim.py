@@ -1,0 +1,223 @@
+"""ContractSim in a tournament: every Customer against every Supplier on each contract × seed, and the RCC games
+in each seat that anchor regret (ContractSim paper, App. C.6: τ^RCC, the same contract, environment, counterparty
+and seed with the seat played by RCC). The shocks come from the seed alone ([CS-11]), so every game on one
+seed faces the same prices, receipts and spoilage draws whoever plays."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+from contractlang.interpreter.rounds import DEFAULT_FLOORS, RecordedFloors
+from contractlang.ir import ContractSimIR
+from contractlang.llm import LlmClient, agent_model
+from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, Frozen
+from games.agents import agent_name, split_label
+from games.contractsim.environments import PlayedIn
+from games.contractsim.metrics import role_run
+from games.contractsim.play import RunRecord, play
+from games.experiments.batch import POLICIES, play_batch
+from games.experiments.performance import process_tables
+from games.runner import Phase
+from games.tournament.seats import SeatOutcome
+
+ROLES = ("customer", "supplier")
+ANCHOR = "rcc"
+"""The rational policy of both seats (ContractSim paper, App. C.1): its games are the optimum regret is measured from."""
+REFERENCES = ("rcc", "rc", "re", "random")
+
+
+class Case(Frozen):
+    """One contract in its environment under one seed: the world every game of the case shares."""
+
+    contract: ContractSimIR
+    env: int
+    seed: int
+    floors: RecordedFloors = DEFAULT_FLOORS
+
+    @property
+    def unit(self) -> str:
+        return f"{self.contract.name}/env{self.env}/seed{self.seed}"
+
+
+class Match(Frozen, PlayedIn):
+    """One game of a tournament: `customer` against `supplier` (agent specs, or labels of Python agents)."""
+
+    contract: ContractSimIR
+    env: int
+    seed: int
+    customer: str
+    supplier: str
+    floors: RecordedFloors = DEFAULT_FLOORS
+
+    @classmethod
+    def of(cls, case: Case, customer: str, supplier: str) -> Match:
+        return cls(
+            contract=case.contract,
+            env=case.env,
+            seed=case.seed,
+            customer=customer,
+            supplier=supplier,
+            floors=case.floors,
+        )
+
+    @property
+    def case(self) -> Case:
+        return Case(contract=self.contract, env=self.env, seed=self.seed, floors=self.floors)
+
+
+class MatchRecord(Frozen):
+    """A game, and with the RCC–RCC game of a case the DP's exact figures for it (`exact`), solved in the worker
+    that played it so that the process ranking the agents never runs the solver."""
+
+    job: Match
+    run: RunRecord
+    exact: dict[str, float | None] | None = None
+
+
+def calls_model(job: Match) -> bool:
+    """Whether the game waits on an LLM (one of its players is one)."""
+    return any(agent_model(split_label(spec)[1]) is not None for spec in (job.customer, job.supplier))
+
+
+def play_match(job: Match, client: LlmClient | None = None, objects: dict | None = None) -> MatchRecord:
+    """The game of `job`: by the batch engine when both players are rational (the same game `play` plays), else
+    by `play`; `objects` are Python agents by label."""
+    tables = process_tables()
+    customer, supplier = ((objects or {}).get(s, s) for s in (job.customer, job.supplier))
+    if customer in POLICIES and supplier in POLICIES:
+        run = play_batch(job.contract, job.environment, customer, supplier, [job.seed], tables)[0]
+        if customer == supplier == ANCHOR:
+            return MatchRecord(job=job, run=run, exact=exact(job.contract, job.environment))
+    else:
+        llm = client if calls_model(job) else None
+        run = play(
+            job.contract, job.environment, customer, supplier, seed=job.seed, keep_log=False, tables=tables, llm=llm
+        )
+    return MatchRecord(job=job, run=run)
+
+
+def matches(cases: list[Case], customers: list[str], suppliers: list[str]) -> list[Match]:
+    """Every Customer against every Supplier on every case, and RCC against each in the other seat and against
+    itself (the anchors of regret and of the exact figures), the games of one case together so a worker reads
+    its DP table once."""
+    return list(
+        dict.fromkeys(
+            Match.of(case, c, s)
+            for case in cases
+            for c, s in [
+                *((c, s) for c in customers for s in suppliers),
+                *((ANCHOR, s) for s in suppliers),
+                *((c, ANCHOR) for c in customers),
+                (ANCHOR, ANCHOR),
+            ]
+        )
+    )
+
+
+def phase(jobs: list[Match], store: Path, objects: dict | None = None) -> Phase:
+    """The tournament's games as one phase of `games.runner.run_games`."""
+    return Phase(
+        "tournament games",
+        store,
+        MatchRecord,
+        partial(play_match, objects=objects),
+        jobs,
+        network=calls_model,
+        calls=lambda record: record.run.llm_calls,
+        what="tournament game",
+    )
+
+
+def decisions(job: Match) -> list:
+    """(model, calls) of each LLM player: one call per week it acts in (ContractSim paper, App. B.2)."""
+    weeks = {"customer": len(PAYMENT_WEEKS), "supplier": len(PRODUCTION_WEEKS)}
+    models = ((agent_model(split_label(spec)[1]), role) for role, spec in zip(ROLES, (job.customer, job.supplier)))
+    return [(model, weeks[role]) for model, role in models if model is not None]
+
+
+def exact(contract: ContractSimIR, env) -> dict[str, float]:
+    """The DP's exact figures of the contract with both seats rational (ContractSim paper, App. C.1): P_sat and
+    each seat's expected utility."""
+    result = process_tables().solve(contract, env)[0]
+    return {"p_sat": result.p_sat, "customer": result.u_customer, "supplier": result.u_supplier}
+
+
+def select(jobs: list[Match], needed: dict[str, set[str]]) -> list[Match]:
+    """The games of `jobs` that an agent still `needed` in its seat (by label) plays, with their regret anchors."""
+    kept = [
+        j for j in jobs if agent_name(j.customer) in needed["customer"] or agent_name(j.supplier) in needed["supplier"]
+    ]
+    anchors = [
+        anchor
+        for j in kept
+        for anchor in (
+            *([Match.of(j.case, ANCHOR, j.supplier)] if agent_name(j.customer) in needed["customer"] else []),
+            *([Match.of(j.case, j.customer, ANCHOR)] if agent_name(j.supplier) in needed["supplier"] else []),
+            Match.of(j.case, ANCHOR, ANCHOR),
+        )
+    ]
+    return list(dict.fromkeys([*kept, *anchors]))
+
+
+def cells_of(job: Match) -> list[tuple[str, str, str]]:
+    """(role, agent, opponent) of both seats of the game."""
+    return [("customer", job.customer, job.supplier), ("supplier", job.supplier, job.customer)]
+
+
+def seats(records: dict[Match, MatchRecord], jobs: list[Match], seated: dict[str, list[str]]) -> list[SeatOutcome]:
+    """Both seats of every tournament game among `jobs` (anchors played only for regret are left out), with
+    regret against the RCC game in the same seat, against the same opponent, on the same seed."""
+    field = {role: set(seated[role]) for role in ROLES}
+    out = []
+    for job in jobs:
+        rational = Match.of(job.case, ANCHOR, ANCHOR)
+        if job not in records or rational not in records:
+            continue
+        if job.customer not in field["customer"] or job.supplier not in field["supplier"]:
+            continue
+        run = records[job].run
+        best = records[rational].exact
+        welfare = run.u_customer + run.u_supplier
+        firsts = {r: run.first_violation(r) for r in ROLES}
+        for role, agent, opponent in (
+            ("customer", job.customer, job.supplier),
+            ("supplier", job.supplier, job.customer),
+        ):
+            anchor = Match.of(job.case, *((ANCHOR, opponent) if role == "customer" else (opponent, ANCHOR)))
+            utility = run.u_customer if role == "customer" else run.u_supplier
+            regret = None
+            if anchor in records:
+                counterfactual = records[anchor].run
+                regret = float(
+                    (counterfactual.u_customer if role == "customer" else counterfactual.u_supplier) - utility
+                )
+            other = "supplier" if role == "customer" else "customer"
+            mine, theirs = firsts[role], firsts[other]
+            llm = agent_model(split_label(agent)[1]) is not None
+            out.append(
+                SeatOutcome(
+                    role=role,
+                    agent=agent_name(agent),
+                    opponent=agent_name(opponent),
+                    unit=job.case.unit,
+                    utility=float(utility),
+                    regret=regret,
+                    # the DP's value is RCC's against RCC: a gap means something against an RCC opponent only
+                    gap=None if best[role] is None or opponent != ANCHOR else best[role] - utility,
+                    metrics={
+                        "exact_utility": best[role],
+                        "satisfied": float(mine is None and theirs is None),
+                        "p_sat_exact": best["p_sat"],
+                        "welfare": float(welfare),
+                        "welfare_exact": best["customer"] + best["supplier"] if best["customer"] is not None else None,
+                        "breached": float(mine is not None),
+                        "breached_first": float(mine is not None and (theirs is None or mine < theirs)),
+                        "compliance": role_run(run, role).compliance,
+                    },
+                    decisions=len(PAYMENT_WEEKS if role == "customer" else PRODUCTION_WEEKS) if llm else 0,
+                    fallbacks=run.llm_defaults.get(role, 0),
+                    llm=llm,
+                )
+            )
+    return out
