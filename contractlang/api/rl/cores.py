@@ -367,10 +367,10 @@ class CTBenchCore:
 
     def story(self, s, seed: int, agents: dict[str, str]) -> str:
         """The game so far, one sentence per event as the CT-Bench story tells it (games/ctbench/story.py)."""
-        from games.ctbench.story import _line
+        from games.ctbench.story import told
 
         head = f"Board {self.bench.ref}, {self.game.mode} mode, P-Red {agents['red']} vs P-Blue {agents['blue']}"
-        lines = [head, *(line for e in s.log if (line := _line(e)))]
+        lines = [head, *(line for e in s.log if (line := told(e)))]
         if s.is_terminal():
             r = s.returns()
             lines.append(f"scores: P-Red {r['red']}, P-Blue {r['blue']}")
