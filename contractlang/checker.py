@@ -1003,8 +1003,10 @@ def check(file: ast.SourceFile, known: dict[str, CheckedContract] | None = None)
 
 def unformattable(tree: ast.SourceFile) -> tuple[Diagnostic, ...]:
     """The check errors that leave a file without a canonical form, by the same rules `check` applies: a number
-    the printer would change (E003), no contract (E005), a name unsafe to print (E107)."""
-    return tuple(d for d in check(tree).diagnostics if d.code in ("E003", "E005", "E107"))
+    the printer would change (E003), no contract (E005), two contracts of one name (E106: tests, logs and coverage
+    name a contract by its name, so a file that cannot be read back as named contracts has no form to keep), a
+    name unsafe to print (E107)."""
+    return tuple(d for d in check(tree).diagnostics if d.code in ("E003", "E005", "E106", "E107"))
 
 
 def check_board(checked: CheckedContract, colour_of, board_name: str) -> tuple[Diagnostic, ...]:

@@ -59,10 +59,10 @@ class NegotiationTurn(Frozen):
     """A negotiator's answer [CS-21]: what it says, and at most one of a contract, accept (Customer) or
     terminate. A `cmd:` negotiator writes this object itself as its answer line."""
 
-    response: str
-    contract: str | None = None
-    accept: bool = False
-    terminate: bool = False
+    response: str = Field(description="what the negotiator says to the other side")
+    contract: str | None = Field(default=None, description="a contract proposed now, in contractlang")
+    accept: bool = Field(default=False, description="the Customer accepts the active proposal [CS-20]")
+    terminate: bool = Field(default=False, description="end the negotiation without an agreement")
 
 
 class Negotiator(Protocol):

@@ -5,6 +5,7 @@ characters refused."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -89,6 +90,16 @@ def test_fmt_refuses_a_name_check_refuses(tmp_path):
     for command in (("check",), ("fmt",), ("fmt", "--write"), ("fmt", "--check")):
         done = run_cli(*command, path)
         assert done.returncode == 1 and "error[E107]" in done.stderr, (command, done.stderr)
+    assert path.read_text() == source
+
+
+def test_fmt_refuses_two_contracts_of_one_name_as_check_does(tmp_path):
+    path = tmp_path / "twice.contract"
+    source = (Path(__file__).parents[1] / "invalid" / "duplicate-contract-name.contract").read_text()
+    path.write_text(source)
+    for command in (("check",), ("fmt",), ("fmt", "--write"), ("fmt", "--check")):
+        done = run_cli(*command, path)
+        assert done.returncode == 1 and "error[E106]" in done.stderr and done.stdout == "", (command, done.stderr)
     assert path.read_text() == source
 
 
