@@ -7,14 +7,26 @@ from typing import ClassVar
 import numpy as np
 from pydantic import ValidationError
 
-from contractlang.errors import UnknownName
+from contractlang.errors import BadData, UnknownName
 from contractlang.files import FileError, parse_json
 from contractlang.interpreter.rounds import DEFAULT_FLOORS, RecordedFloors
 from contractlang.ir import ContractSimIR
 from contractlang.llm import LlmCall, LlmClient
 from contractlang.progress import Advance as Progress
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, SETTINGS, WEEKS, Frozen
-from games.agents import PY_PREFIX, AgentError, choices, play_out, refuse_code, resolve, seated, spec_of, split_label
+from games.agents import (
+    PY_PREFIX,
+    AgentError,
+    choices,
+    model_of,
+    names_code,
+    play_out,
+    refuse_code,
+    resolve,
+    seated,
+    spec_of,
+    split_label,
+)
 from games.contractsim.environments import ENVIRONMENTS, PlayedIn, environment
 from games.contractsim.game import ContractSimGame, State
 from games.contractsim.llm_agents import LlmPerformer
@@ -266,6 +278,9 @@ def regret_replays(
     user asked for it; else nothing is replayed and `CommandRefused` names the code."""
     if not allow_commands:
         refuse_code(r.counterparty(role) for role in roles for r in runs)
+    if roles:
+        for r in runs:
+            _check_replays(r, tables)
     replays, done = len(roles) * len(runs), 0
     out: dict[str, list[RunRecord]] = {}
     if progress is not None:
@@ -278,6 +293,40 @@ def regret_replays(
             if progress is not None:
                 progress("counterfactual RCC runs", done, replays)
     return out
+
+
+def _check_replays(run: RunRecord, tables: TableCache) -> None:
+    """A record of two built-in agents that call no model is replayed as it stands: the game its terms, seed and
+    environment give must be the game its weeks hold, else its terms were edited after the game and a
+    counterfactual under them (App. C.6) would measure a game nobody played. `BadData` naming the record."""
+    if not all(_replayable(getattr(run, role), role) for role in ("customer", "supplier")):
+        return
+    again = play(
+        ContractSimIR.from_json_value(run.contract_ir),
+        run.environment,
+        run.customer,
+        run.supplier,
+        seed=run.seed,
+        keep_log=False,
+        tables=tables,
+    )
+    if again.weeks != run.weeks:
+        week = next(a.week for a, b in zip(again.weeks, run.weeks) if a != b)
+        raise BadData(
+            f"the record of {run.contract!r} (seed {run.seed}) does not replay: its contract_ir gives another week "
+            f"{week} than it holds, so its terms were changed after the game; regret cannot be computed from it"
+        )
+
+
+def _replayable(name: str, role: str) -> bool:
+    """A built-in agent that names no code and calls no model: replaying it runs nothing of the user's and costs
+    nothing but time."""
+    if names_code(name) or model_of(name) is not None:
+        return False
+    try:
+        return resolve(split_label(name)[1], "contractsim", role).builtin
+    except (UnknownName, AgentError):
+        return False
 
 
 class PlayedRun(Frozen):

@@ -186,8 +186,15 @@ def test_metrics_cli_in_base_units_with_regret_for_every_setting(tmp_path):
     for customer, record in zip(rows, records):
         assert customer["utility"]["mean"] == record["u_customer"]
         assert customer["compliant_utility"]["mean"] == customer["utility"]["mean"]  # E12: neither Customer breaches
-        assert customer["regret"] == {"mean": 0.0, "sd": 0.0}  # E5
-    assert rows[2]["regret"] == {"mean": 0.0, "sd": 0.0}  # E8
+        assert customer["regret"] == {"mean": 0.0, "sd": 0.0, "n": 1}  # E5
+    assert rows[2]["regret"] == {"mean": 0.0, "sd": 0.0, "n": 2}  # E8
+    edited = dict(records[0])
+    edited["contract_ir"] = json.loads(json.dumps(records[0]["contract_ir"]))
+    edited["contract_ir"]["payments"][0] += 100  # week 1's payment, now other than the game's
+    (tmp_path / "edited.jsonl").write_text(json.dumps(edited) + "\n")
+    refused = run_cli("metrics", str(tmp_path / "edited.jsonl"))
+    assert refused.returncode == 1 and "does not replay" in refused.stderr, refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
     table = run_cli("metrics", str(runs)).stdout.splitlines()
     assert [line.split("│")[1:4] for line in table if line.startswith("│")] == [
         [" customer ", " rc     ", " 1    "],
