@@ -209,7 +209,8 @@ def stored_records(
     """The records a store holds now, checked but read without its lock or any repair, so a running generation
     can be watched and read: a line still being appended is left out. A store is a run's output, so one that
     is a link is refused before anything of it is read, as when the run opens it."""
-    refuse_link(path)
+    if path.is_symlink() or path.exists():
+        refuse_link(path)
     lines = read_lines_capped(path) if path.exists() else []
     return read_records(path, lines, record_type, job_of, what)[0]
 
