@@ -20,6 +20,7 @@ FACE = (
     "game_for",
     "load_game",
     "load_one",
+    "model_of",
     "play",
     "register_agent",
     "solve",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from contractlang.api import ctbench, experiments
 from contractlang.api.language import load_one, solve, verify
 from contractlang.api.play import Played, game_for, load_game, play
-from games.agents import Agent, AgentError, Seat, register_agent
+from games.agents import Agent, AgentError, Seat, model_of, register_agent
 
 __all__ = [
     "Agent",
@@ -21,6 +21,7 @@ __all__ = [
     "game_for",
     "load_game",
     "load_one",
+    "model_of",
     "play",
     "register_agent",
     "solve",
