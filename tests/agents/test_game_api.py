@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import contractlang as cl
-from contractlang.testing import GameApiError, check_game_api
 from contractlang.errors import UnknownName
+from contractlang.testing import GameApiError, check_game_api
 from games.contractsim.game import Pay, State
 from games.contractsim.registered import ContractSim
 from games.contractsim.shocks import draw_shocks
