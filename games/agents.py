@@ -41,7 +41,7 @@ from contractlang.llm import CallRefused, LlmModel, agent_model
 from games.confined import AgentEnded, AgentTimeout, Confined
 from games.errors import AgentError, CommandRefused
 from games.external import EXIT_SECONDS, ExternalAgent
-from games.game import game_type, game_types
+from games.game import game_type, game_types, is_game
 
 ENTRY_POINT_GROUP = "contractlang.agents"
 PY_PREFIX = "py:"
@@ -116,8 +116,6 @@ def register_agent(
     given), so `--agent name` (or `--customer name`, `--red name`, …) seats it. A name ending in ':' registers
     a family of specs (`cmd:`), `accepts` saying which are well formed; `model` says which model a spec's agent
     calls (None when it calls none)."""
-    from games.game import is_game
-
     if not is_game(game):
         raise ValueError(f"unknown game {game!r}; one of {', '.join(t.name for t in game_types())}")
     if not name or name.startswith(PY_PREFIX) or "=" in name:
@@ -162,7 +160,11 @@ def model_of(agent, game: str | None = None) -> LlmModel | None:
     spec = split_label(agent)[1]
     _load_builtins()
     for entry in _REGISTRY:
-        if entry.model is not None and (game is None or entry.game == game) and _family_takes(entry, spec):
+        if (
+            entry.model is not None
+            and (game is None or entry.game == game)
+            and (entry.name == spec or _family_takes(entry, spec))
+        ):
             return entry.model_for(spec)
     return None
 

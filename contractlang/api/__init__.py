@@ -37,7 +37,7 @@ HOMES = {
     **dict.fromkeys(("coverage", "generate_tests", "test"), "tests"),
     **dict.fromkeys(("tournament",), "tournament"),
     **dict.fromkeys(TYPES, "types"),
-    **dict.fromkeys(("Agent", "AgentError", "Seat", "register_agent"), "games.agents"),
+    **dict.fromkeys(("Agent", "AgentError", "Seat", "model_of", "register_agent"), "games.agents"),
 }
 """Each name of the face and the module it lives in (None: the module of that name)."""
 

@@ -82,22 +82,13 @@ def print_trace(report: dict, ir: ContractIR, console: Console | None = None) ->
     for s in report["steps"]:
         e = s["event"]
         what = e["type"] + " " + " ".join(f"{k}={v}" for k, v in e.items() if k not in ("type", "holdings"))
-        enf = "; ".join(_enforcement_text(a) for a in s["enforcement"])
+        enf = "; ".join(a["text"] for a in s["enforcement"])  # each enforcement in its own words
         table.add_row(str(s["line"]), what, enf)
     console.print(table)
     forfeits = ", ".join(report["forfeited"]) or "none"
     console.print(
         f"[bold]Forfeits[/bold] (final score 0): {forfeits}; finished: {', '.join(report['finished']) or 'none'}"
     )
-
-
-def _enforcement_text(a: dict) -> str:
-    if a["kind"] == "chip_transfer":
-        use = "pays the move" if a["pays_move"] else "off-colour: receiver still pays the tile"
-        return f"{a['giver']} gives {a['receiver']} a {a['colour']} chip at {tuple(a['tile'])} ({use})"
-    if a["kind"] == "forfeit":
-        return f"{a['player']} lacks a {a['colour']} chip for {tuple(a['tile'])}: forfeit, score 0"
-    return f"{a['giver']} transfers {a['amount']} points to {a['receiver']}"
 
 
 _MARK = {"proved": "[green]proved[/green] ", "refuted": "[red]refuted[/red]", "unknown": "[yellow]unknown[/yellow]"}

@@ -142,9 +142,11 @@ class ContractSim:
         return record.detail.to_json(record.facts.get("p_sat"))
 
     def describe(self, event: EventBase) -> str | None:
+        """The event in the story's words, the parties by their names in the contract; the story's other lines
+        (a delivery, told with its week's end) in the event's own."""
         from games.contractsim.story import describe
 
-        return describe(event, self.setup.contract)
+        return (describe(event, self.setup.contract) or event.describe()).strip()
 
     # --- what check_game_api needs beyond the state API ----------------------------------------------------
 

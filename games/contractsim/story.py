@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.table import Table
 
 from contractlang.formatter import money
-from contractlang.interpreter.events import Payment
+from contractlang.interpreter.events import EventBase, Payment
 from contractlang.ir import ContractSimIR
 from games.contractsim.log import OrderPlaced, PaymentWeekEnd, ProductionWeekEnd, WeekShocks, delivered
 from games.contractsim.play import RunRecord
@@ -20,7 +20,6 @@ def _named(names: tuple[str, ...], values, show=str) -> str:
 def story(run: RunRecord, ir: ContractSimIR) -> str:
     """The run week by week, each party called by its name in the contract, every amount by what it is of."""
     s = ir.setting_info
-    m = s.multiplier
     customer, supplier = ir.parties
     # the role's title stays in the heading when the contract names the party otherwise
     heading = [
@@ -32,27 +31,45 @@ def story(run: RunRecord, ir: ContractSimIR) -> str:
         f"({run.supplier}), seed {run.seed}"
     ]
     for e in run.log:
-        if isinstance(e, Payment):
-            lines.append(f"week {e.week:>2}: {customer} pays {money(e.amount)}")
-        elif isinstance(e, PaymentWeekEnd):
-            lines[-1] += f" (due {money(e.due)}{'' if e.compliant else ', BREACH'})"
-        elif isinstance(e, WeekShocks):
-            lines.append(
-                f"week {e.week:>2}: spoilage {_named(s.inputs, e.spoiled)}; input prices "
-                f"{_named(s.inputs, e.prices, lambda p: money(p * m))}"
-            )
-        elif isinstance(e, OrderPlaced):
-            lines.append(
-                f"         {supplier} orders {_named(s.inputs, e.order)} for {money(e.cost)}, receives "
-                f"{_named(s.inputs, e.received)}, inventory {_named(s.inputs, e.inventory)}"
-            )
-        elif isinstance(e, ProductionWeekEnd):
-            lines.append(
-                f"         {supplier} delivers {_named(s.products, delivered(run.log, e.week))} against "
-                f"{_named(s.products, e.required)} required{'' if e.compliant else ' — BREACH'}"
-            )
+        line = describe(e, ir, tuple(run.log))
+        if isinstance(e, PaymentWeekEnd):
+            lines[-1] += line
+        elif line is not None:
+            lines.append(line)
+    m = s.multiplier
     lines.append(f"utilities: {customer} {money(run.u_customer * m)}, {supplier} {money(run.u_supplier * m)}")
     return "\n".join(lines)
+
+
+def describe(e: EventBase, ir: ContractSimIR, log: tuple | None = None) -> str | None:
+    """One event of a game under `ir` in the story's words: each party by its name in the contract, every amount
+    by what it is of. In a story (`log` given) a payment week's end, what was due, follows its payment's line and
+    a production week's end counts the week's deliveries in `log`; None for an event the story tells through
+    another (a delivery)."""
+    s = ir.setting_info
+    m = s.multiplier
+    customer, supplier = ir.parties
+    if isinstance(e, Payment):
+        return f"week {e.week:>2}: {customer} pays {money(e.amount)}"
+    if isinstance(e, PaymentWeekEnd):
+        due = f"due {money(e.due)}{'' if e.compliant else ', BREACH'}"
+        return f" ({due})" if log is not None else f"week {e.week:>2}: {customer} {due}"
+    if isinstance(e, WeekShocks):
+        return (
+            f"week {e.week:>2}: spoilage {_named(s.inputs, e.spoiled)}; input prices "
+            f"{_named(s.inputs, e.prices, lambda p: money(p * m))}"
+        )
+    if isinstance(e, OrderPlaced):
+        return (
+            f"         {supplier} orders {_named(s.inputs, e.order)} for {money(e.cost)}, receives "
+            f"{_named(s.inputs, e.received)}, inventory {_named(s.inputs, e.inventory)}"
+        )
+    if isinstance(e, ProductionWeekEnd):
+        required = f"{_named(s.products, e.required)} required{'' if e.compliant else ' — BREACH'}"
+        if log is None:
+            return f"week {e.week:>2}: {supplier} {required}"
+        return f"         {supplier} delivers {_named(s.products, delivered(log, e.week))} against {required}"
+    return None
 
 
 def print_metrics(summaries, console: Console | None = None) -> None:

@@ -304,3 +304,25 @@ def test_a_labelled_agent_is_named_by_its_label_in_a_sweeps_summary(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     rows = json.loads((tmp_path / "sweep" / "summary.json").read_text())
     assert {row["agents"] for row in rows} == {"mine vs planner"}
+
+
+def test_each_entry_says_which_model_its_agents_call():
+    """`model_of` asks the entry that starts a spec: the LLM families name their model, a user's entry may name
+    one, and every other agent calls none; a seated agent finds its model on its Seat."""
+    from contractlang.llm import LlmModel
+    from games.agents import model_of
+
+    assert model_of("llm:openai/gpt-test") == LlmModel(provider="openai", model="gpt-test")
+    assert model_of("mine=llm:claude-test", "ctbench") == LlmModel(provider="anthropic", model="claude-test")
+    assert [model_of(spec) for spec in ("rcc", "planner", "cmd:prog", "llm:nowhere/x", object())] == [None] * 5
+    seen = []
+    model = LlmModel(provider="openai", model="house")
+
+    @register_agent("house-model", game="ctbench", model=lambda spec: model)
+    def house(seat):
+        seen.append(seat.model)
+        return make_agent("planner", seat)
+
+    assert model_of("house-model") == model and model_of("house-model", "contractsim") is None
+    make_agent("house-model", Seat(game="ctbench", role="red"))
+    assert seen == [model]

@@ -13,7 +13,7 @@ import pytest
 import contractlang as cl
 from tests.helpers import ROOT, run_cli
 
-SHIPPED = ROOT / "games" / "contractsim" / "data" / "synthetic" / "contracts"
+SHIPPED = ROOT / "games" / "experiments" / "data" / "synthetic" / "contracts"
 
 CONTRACT = """contract "floor-can-bite" {{
   game contractsim.catering

@@ -46,6 +46,18 @@ def test_trace_ctbench():
     assert reports["paper"]["forfeited"] == ["blue"]
     assert [a["kind"] for a in reports["authors"]["enforcement"]] == ["chip_transfer", "contract_blocked"]
     assert reports["authors"]["forfeited"] == [] and reports[None] == reports["authors"]
+    assert [a["text"] for a in reports["paper"]["enforcement"]][1] == (
+        "contract: blue lacks a blue chip for (0, 3): forfeits (score 0)"
+    )
+
+
+@pytest.mark.parametrize("rules", ["paper", "authors"])
+def test_trace_tells_each_enforcement_in_its_own_words(rules):
+    """The table's enforcement column is each event's own description, a blocked payment ([CT-24a]) included."""
+    proc = trace("examples/ctbench-board-24-swap.contract", "examples/traces/board-24-swap.jsonl", "--rules", rules)
+    assert proc.returncode == 0, proc.stderr
+    told = {"paper": "forfeits (score 0)", "authors": "the contract does not pay this move"}[rules]
+    assert "contract: red gives blue a red chip for (0, 1)" in proc.stdout and told in proc.stdout
 
 
 BAD = {

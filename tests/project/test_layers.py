@@ -195,7 +195,7 @@ def engine_imports(root: Path) -> list[str]:
         name = path.relative_to(root).as_posix()
         if name in CLI_WIRING:
             continue
-        for line, module in imported_modules(path, path.relative_to(root).parts[:-1]):
+        for line, module, _ in imported_modules(path, path.relative_to(root).parts[:-1]):
             if module.split(".")[0] in ("games", "solver"):
                 found.append(f"{name}:{line}: {module}")
     return found

@@ -22,11 +22,11 @@ from contractlang.interpreter.contractsim import WeekStatus, breach_reason
 from contractlang.interpreter.events import Delivery, Payment
 from contractlang.interpreter.rounds import DEFAULT_FLOORS
 from contractlang.ir import ContractSimIR, CTBenchIR
-from contractlang.llm import ApiKeys, LlmClient, agent_model
+from contractlang.llm import ApiKeys, LlmClient
 from contractlang.render import relabel
 from contractlang.source import check_source
 from contractlang.vocab import PAYMENT_WEEKS
-from games.agents import AgentError, Seat, make_agent, names_code, play_out
+from games.agents import AgentError, Seat, make_agent, model_of, names_code, play_out
 from games.contractsim.environments import environment
 from games.contractsim.game import ContractSimGame, Order, Pay, Produce, State
 from games.contractsim.log import OrderPlaced, WeekShocks
@@ -186,7 +186,7 @@ def _canonical_view(kind: type, ir_json: str) -> dict:
 def _llm_client(names: list[str], options: ViewOptions) -> LlmClient | None:
     """A client that only replays recordings (the settings the game was played with key them): a rebuilt LLM
     game is the recorded one, never new calls."""
-    if not any(agent_model(n) for n in names):
+    if not any(model_of(n) for n in names):
         return None
     return LlmClient(options.llm.model_copy(update={"replay": True}), ApiKeys.from_environment())
 
