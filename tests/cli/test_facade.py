@@ -122,6 +122,7 @@ BAD_CALLS = [
     (cl.load, (3,), {}, "path"),
     (cl.check, (None,), {}, "source"),
     (cl.verify, (CONTRACT,), {"timeout_ms": "x"}, "timeout_ms"),
+    (cl.verify, (CONTRACT,), {"timeout": "x"}, "timeout"),
     (cl.verify, (CONTRACT,), {"timeout_ms": -1}, "timeout_ms"),
     (cl.verify, (CONTRACT,), {"env": True}, "env"),
     (cl.solve, (CONTRACT,), {"env": True}, "env"),
@@ -143,7 +144,9 @@ BAD_CALLS = [
 def test_a_wrong_argument_is_a_bad_argument_naming_it(verb, args, kwargs, parameter):
     with pytest.raises(cl.BadArgument) as caught:
         verb(*args, **kwargs)
-    assert f"({parameter}=" in str(caught.value) and "\n" not in str(caught.value)
+    assert (f"({parameter}=" in str(caught.value) or f": {parameter}: " in str(caught.value)) and "\n" not in str(
+        caught.value
+    )
     assert isinstance(caught.value, ValueError) and isinstance(caught.value, TypeError)
     assert isinstance(caught.value, cl.ContractlangError)
 
