@@ -6,11 +6,13 @@ import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from contractlang.api import Face
+from contractlang.api import __all__ as FACE  # the face's names; the face itself loads on first use
 from contractlang.ast import SourceFile
 from contractlang.checker import CheckResult, check_asserts
 from contractlang.checker import check as check_tree
 from contractlang.diagnostics import ContractError, Diagnostic, Span
-from contractlang.errors import BadArgument, ContractlangError, Flag, Text, UnknownName, checked
+from contractlang.errors import BadArgument, BadData, ContractlangError, Flag, Text, UnknownName, checked
 from contractlang.ir import CheckedContract, ContractIR, ContractSimIR, CTBenchIR
 from contractlang.parser import parse as parse_source
 
@@ -19,13 +21,11 @@ try:
 except PackageNotFoundError:  # a source checkout run without installing: no metadata to read
     __version__ = "unknown"
 
-from contractlang.api import Face  # noqa: E402
-from contractlang.api import __all__ as FACE  # noqa: E402  (the face's names; the face itself loads on first use)
-
 sys.modules[__name__].__class__ = Face  # `cl.render` and `cl.translate` stay the verbs, not the subpackages
 
 __all__ = [
     "BadArgument",
+    "BadData",
     "CheckResult",
     "CheckedContract",
     "ContractError",
