@@ -13,6 +13,7 @@ from contractlang.checker import CheckResult, check_asserts
 from contractlang.checker import check as check_tree
 from contractlang.diagnostics import ContractError, Diagnostic, Span
 from contractlang.errors import BadArgument, BadData, ContractlangError, Flag, Text, UnknownName, checked
+from contractlang.files import MAX_CONTRACT_BYTES, read_capped
 from contractlang.ir import CheckedContract, ContractIR, ContractSimIR, CTBenchIR
 from contractlang.parser import parse as parse_source
 
@@ -69,7 +70,7 @@ def check(source: str | bytes | Path | SourceFile, path: Text = "<input>") -> Ch
     """Check contract source (text, bytes, or the file a `Path` names) as `contractlang check` does, asserts
     decided; a parse tree is checked as it is. Diagnostics come back in the result, never raised."""
     if isinstance(source, Path):
-        return check_source(source.read_bytes(), str(source), decide_asserts=True)
+        return check_source(read_capped(source, MAX_CONTRACT_BYTES), str(source), decide_asserts=True)
     if isinstance(source, (str, bytes)):
         return check_source(source, path, decide_asserts=True)
     return check_tree(source)
@@ -93,9 +94,10 @@ def check_source(source: str | bytes, path: Text = "<input>", decide_asserts: Fl
 
 @checked
 def load(path: str | Path) -> list[CheckedContract]:
-    """Read, parse and check a contract file; raises `ContractError` if anything is wrong."""
+    """Read, parse and check a contract file; raises `ContractError` if anything is wrong in it, `FileError` if it
+    cannot be read (a regular file of at most 1 MiB)."""
     path = Path(path)
-    result = check_source(path.read_bytes(), str(path))
+    result = check_source(read_capped(path, MAX_CONTRACT_BYTES), str(path))
     if not result.ok:
         raise ContractError(list(result.diagnostics))
     return list(result.contracts)
