@@ -6,11 +6,14 @@ import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from contractlang.api import Face
+from contractlang.api import __all__ as FACE  # the face's names; the face itself loads on first use
 from contractlang.ast import SourceFile
 from contractlang.checker import CheckResult, check_asserts
 from contractlang.checker import check as check_tree
 from contractlang.diagnostics import ContractError, Diagnostic, Span
-from contractlang.errors import BadArgument, ContractlangError, Flag, Text, UnknownName, checked
+from contractlang.errors import BadArgument, BadData, ContractlangError, Flag, Text, UnknownName, checked
+from contractlang.files import MAX_CONTRACT_BYTES, read_capped
 from contractlang.ir import CheckedContract, ContractIR, ContractSimIR, CTBenchIR
 from contractlang.parser import parse as parse_source
 
@@ -19,13 +22,11 @@ try:
 except PackageNotFoundError:  # a source checkout run without installing: no metadata to read
     __version__ = "unknown"
 
-from contractlang.api import Face  # noqa: E402
-from contractlang.api import __all__ as FACE  # noqa: E402  (the face's names; the face itself loads on first use)
-
 sys.modules[__name__].__class__ = Face  # `cl.render` and `cl.translate` stay the verbs, not the subpackages
 
 __all__ = [
     "BadArgument",
+    "BadData",
     "CheckResult",
     "CheckedContract",
     "ContractError",
@@ -69,7 +70,7 @@ def check(source: str | bytes | Path | SourceFile, path: Text = "<input>") -> Ch
     """Check contract source (text, bytes, or the file a `Path` names) as `contractlang check` does, asserts
     decided; a parse tree is checked as it is. Diagnostics come back in the result, never raised."""
     if isinstance(source, Path):
-        return check_source(_contract_bytes(source), str(source), decide_asserts=True)
+        return check_source(read_capped(source, MAX_CONTRACT_BYTES), str(source), decide_asserts=True)
     if isinstance(source, (str, bytes)):
         return check_source(source, path, decide_asserts=True)
     return check_tree(source)
@@ -100,9 +101,10 @@ def _contract_bytes(path: Path) -> bytes:
 
 @checked
 def load(path: str | Path) -> list[CheckedContract]:
-    """Read, parse and check a contract file; raises `ContractError` if anything is wrong."""
+    """Read, parse and check a contract file; raises `ContractError` if anything is wrong in it, `FileError` if it
+    cannot be read (a regular file of at most 1 MiB)."""
     path = Path(path)
-    result = check_source(_contract_bytes(path), str(path))
+    result = check_source(read_capped(path, MAX_CONTRACT_BYTES), str(path))
     if not result.ok:
         raise ContractError(list(result.diagnostics))
     return list(result.contracts)

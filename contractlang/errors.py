@@ -10,6 +10,8 @@ from typing import Annotated, TypeVar
 
 from pydantic import ConfigDict, Field, Strict, ValidationError, validate_call
 
+__all__ = ["BadArgument", "BadData", "ContractlangError", "RunEnded", "UnknownName", "checked"]
+
 
 class ContractlangError(Exception):
     """The root of the errors the library raises for its caller's input."""
@@ -31,6 +33,7 @@ class BadArgument(ContractlangError, ValueError, TypeError):
     def __init__(self, message: str, parameter: str | None = None):
         super().__init__(message)
         self.parameter = parameter
+        """The parameter to blame, when one is (the CLI names its option instead)."""
 
 
 class BadData(ContractlangError, ValueError):
@@ -45,6 +48,7 @@ class RunEnded(Exception):
     def __init__(self, message: str, code: int):
         super().__init__(message)
         self.code = code
+        """The exit status the command ends with."""
 
 
 Int = Annotated[int, Strict()]

@@ -52,12 +52,19 @@ class BoardPicture(Rows):
     shortfall, and the PNG written if one was asked for."""
 
     ref: str
+    """How to name the board: its ID, set-qualified outside our set (`paper:17`)."""
     board_class: str
+    """The board's class (CT-Bench paper, Sec. 4)."""
     key: str
+    """The board's key among all 3,432 boards."""
     text: str
+    """The grid as text with rich colour markup."""
     best_paths: dict[str, tuple[tuple[int, int], ...]]
+    """Each player's best path from start to goal, tile by tile."""
     shortfalls: dict[str, int]
+    """Each player's chips short of its best path."""
     png: Path | None = None
+    """The PNG drawn, when one was asked for."""
 
     def rows(self) -> list[dict]:
         """One row per player: best path and shortfall."""
@@ -102,9 +109,12 @@ class Sweep(Rows):
 
     model_config = Rows.model_config | {"arbitrary_types_allowed": True}
 
-    result: Any  # games.ctbench.sweep.SweepResult
+    result: Any
+    """The `SweepResult`: `records` in game order, summary `rows`, `played` now, `errored`, `limited`, `llm_usage`,
+    and the `store` and `summary` files."""
 
     def rows(self) -> list[dict]:
+        """One row per (condition, mode, agents) summary line, its cells flat."""
         return [flat("", r.model_dump(mode="json")) for r in self.result.rows]
 
     def print_summary(self, console=None) -> None:
@@ -226,8 +236,10 @@ class Replayed(Rows):
 
     model_config = Rows.model_config | {"arbitrary_types_allowed": True}
 
-    summary: Any  # games.ctbench.replay.ReplaySummary
+    summary: Any
+    """The `ReplaySummary`: a verdict per game, the games each rule is needed by."""
     rule_texts: dict[str, str]
+    """The text of each rule the summary names."""
 
     def rows(self) -> list[dict]:
         """One row per game's verdict."""
@@ -264,8 +276,10 @@ class Report(Rows):
 
     model_config = Rows.model_config | {"arbitrary_types_allowed": True}
 
-    report: Any  # games.ctbench.report.CTBenchReport
+    report: Any
+    """The `CTBenchReport`: tables, the comparison with the paper's cells, Table 11, formation, plots written."""
     paper: bool = False
+    """Whether the text shows the paper's value beside every cell that differs, in the paper's model names."""
 
     def rows(self) -> list[dict]:
         """One row per table line: the table's name and the line's cells."""

@@ -34,7 +34,9 @@ __all__ = [
 Progress = Callable[[str, int, int], None] | None
 Folder = str | Path
 Envs = Annotated[Sequence[Annotated[int, Field(strict=True)]], Field(min_length=1)]
-"""ContractSim environments 1..6, at least one."""
+"""ContractSim environments, at least one (a number that names none is `UnknownName` where it is looked up)."""
+SearchEnvs = Annotated[Sequence[Annotated[int, Field(ge=1, le=6, strict=True)]], Field(min_length=1)]
+"""ContractSim environments to search in, each 1..6."""
 Probabilities = Annotated[Sequence[Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]], Field(min_length=1)]
 Names = Annotated[Sequence[Text], Field(min_length=1)]
 """One name or more (never one text, which would be read letter by letter)."""
@@ -110,12 +112,17 @@ class RationalResult(Rows):
 
     model_config = Rows.model_config | {"arbitrary_types_allowed": True}
 
-    report: Any  # games.experiments.rational.RationalReport
+    report: Any
+    """The `RationalReport`: Tables 7–10 rows, the identities E1–E13, the slice covered."""
     played_now: int
+    """Contracts played now (the others were in the job store)."""
     tables: Path
+    """Where tables.md and tables.json were written."""
     markdown: str
+    """The tables as Markdown."""
 
     def rows(self) -> list[dict]:
+        """One row per role and pairing of Tables 7–10, flat (`summary.utility.mean`, …)."""
         return [flat("", r.model_dump(mode="json")) for r in self.report.rows]
 
 
@@ -181,13 +188,20 @@ class PerformanceResult(Rows):
 
     model_config = Rows.model_config | {"arbitrary_types_allowed": True}
 
-    report: Any  # games.experiments.performance.PerformanceReport
+    report: Any
+    """The `PerformanceReport`: the agents' rows, the rational rows of the same cases, the paper's, LLM use."""
     played_rational: int
+    """Rational jobs played now."""
     played_agents: int
+    """The agents' games played now."""
     folder: Path
+    """The folder of the report."""
     tables: Path
+    """tables.md in it."""
     figure: Path
+    """Figure 4's PNG in it."""
     markdown: str
+    """The tables as Markdown."""
 
     def rows(self) -> list[dict]:
         """The agents' rows then the rational rows, one flat dict each (`summary.utility.mean`, …)."""
@@ -404,14 +418,22 @@ class Negotiations(Rows):
 
     model_config = Rows.model_config | {"arbitrary_types_allowed": True}
 
-    plan: Any  # games.experiments.negotiate.Plan
+    plan: Any
+    """The job grid played (`Plan`)."""
     jobs: tuple[Any, ...]
-    runs: tuple[Any, ...]  # games.contractsim.session.NegotiatedRun
-    summary: Any  # games.contractsim.session.NegotiationSummary
+    """Every negotiation job with a run, in job order."""
+    runs: tuple[Any, ...]
+    """The `NegotiatedRun` of each job: the negotiation, its metrics, the performance games."""
+    summary: Any
+    """The `NegotiationSummary`: how many agreed, mean gains and P_sat, LLM use."""
     budgets: dict[int, int]
+    """Each environment's budget, against which a proposal is feasible."""
     folder: Path | None = None
+    """The report folder of a run into `out`."""
     played_now: int | None = None
+    """Negotiations played now, in a run into `out`."""
     unfinished: int | None = None
+    """Negotiations left out as errored or limited, in a run into `out`."""
 
     def rows(self) -> list[dict]:
         """One row per negotiation: its job's environment, pairing, repeat, condition, setting, and its metrics."""
@@ -552,8 +574,10 @@ class Metrics(Rows):
 
     model_config = Rows.model_config | {"arbitrary_types_allowed": True}
 
-    roles: tuple[Any, ...]  # games.contractsim.metrics.RoleSummary
+    roles: tuple[Any, ...]
+    """A `RoleSummary` per role and policy, in order of first appearance."""
     floors: str
+    """The floor rule set every record was played under ([CS-14a])."""
 
     def rows(self) -> list[dict]:
         """One row per role and policy: `utility.mean`, `compliance.mean`, …"""
@@ -610,7 +634,7 @@ def metrics(
 def synth(
     out: Folder | None = None,
     starts: Annotated[int, Field(ge=1, le=1000, strict=True)] = 20,
-    search_envs: Envs = (3, 4, 5, 6),
+    search_envs: SearchEnvs = (3, 4, 5, 6),
     rhos: Probabilities = (0.9, 0.8, 0.7, 0.6, 0.5),
     workers: Count | None = None,
     ray: Text | None = None,
@@ -634,9 +658,12 @@ class FrontierResult(Rows):
 
     model_config = Rows.model_config | {"arbitrary_types_allowed": True}
 
-    frontiers: tuple[Any, ...]  # games.experiments.frontier.Frontier
+    frontiers: tuple[Any, ...]
+    """A `Frontier` per environment: its F1 and F2 points and the pools they were drawn from."""
     folder: Path
+    """Where the PNGs and the points were written."""
     ran: int
+    """Pool jobs run now."""
 
     def rows(self) -> list[dict]:
         """One row per environment: pool sizes, frontier sizes, the best joint utility on each."""

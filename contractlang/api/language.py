@@ -80,7 +80,9 @@ class Traced(Frozen):
     prefix status, enforcement, who breached first), as `contractlang trace --json` prints it."""
 
     contract: CheckedContract
+    """The contract the log was replayed under."""
     report: dict
+    """The Monitor's report: ContractSim `weeks` and `verdict`, CT-Bench `steps`, `forfeited` and `finished`."""
 
 
 @checked
@@ -189,8 +191,10 @@ class Verifications(Frozen):
 
     model_config = Frozen.model_config | {"arbitrary_types_allowed": True}
 
-    reports: tuple[Any, ...]  # solver.verify.VerificationReport
+    reports: tuple[Any, ...]
+    """A `VerificationReport` per contract of the file, in its order: each check proved, refuted or unknown."""
     notes: tuple[dict[str, str], ...]
+    """Per contract, by check name, what a refuted check means beyond its message."""
 
 
 def verifier_inputs(env: int | None, board, board_set: str | None = None, header: str | None = None, floors="cs14"):

@@ -275,8 +275,9 @@ def test_a_ctbench_sweep_from_python_seats_an_object_like_its_spec(tmp_path):
     import contractlang as cl
     from examples.agents.stingy import Walker
 
-    by_object = cl.ctbench.sweep(tmp_path / "object", boards=["paper:0"], pairs=[(Walker(), "planner")], workers=1)
-    by_spec = cl.ctbench.sweep(tmp_path / "spec", boards=["paper:0"], pairs=[(WALKER, "planner")], workers=1)
+    one = {"boards": ["paper:0"], "conditions": ["none"], "modes": ["pfp"], "workers": 1}
+    by_object = cl.ctbench.sweep(tmp_path / "object", pairs=[(Walker(), "planner")], **one)
+    by_spec = cl.ctbench.sweep(tmp_path / "spec", pairs=[(WALKER, "planner")], **one)
     strip = lambda r: r.model_dump(exclude={"red_agent"})  # noqa: E731
     assert [strip(r) for r in by_object.result.records] == [strip(r) for r in by_spec.result.records]
     assert by_object.result.records[0].red_agent == "walker" and by_object.rows()
