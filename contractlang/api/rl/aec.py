@@ -129,10 +129,6 @@ class ContractAEC(Storyteller, AECEnv):
         self._accumulate_rewards()
 
 
-ContractSimEnv = ContractAEC
-CTBenchEnv = ContractAEC
-
-
 def contractsim_env(
     contract, env: int, seed: int = 42, render_mode: str | None = None, floors: str = "cs14"
 ) -> ContractAEC:
