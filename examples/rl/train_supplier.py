@@ -78,6 +78,29 @@ def play(env, thetas: np.ndarray, seed: int, lowest: np.ndarray) -> np.ndarray:
     return np.bincount(owner, weights=infos["utilities"][:, 1], minlength=len(thetas)) / per
 
 
+def draw(summary: dict, path: Path) -> None:
+    """The learning curve on held-out games, its 95 % band, and the DP's exact value of the rational Supplier."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    curve, optimum = summary["curve"], summary["optimum"]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    x = [p["steps"] for p in curve]
+    ax.plot(x, [p["mean"] for p in curve], label="learner (held-out games)")
+    ax.fill_between(x, [p["low"] for p in curve], [p["high"] for p in curve], alpha=0.3)
+    ax.axhline(optimum, color="black", linestyle="--", label="exact value of the rational (compliant) Supplier")
+    ax.axhline(0.9 * optimum, color="grey", linestyle=":", label="90 % of it")
+    ax.set_xlabel("environment steps")
+    ax.set_ylabel("Supplier utility (base $)")
+    ax.set_title(f"{summary['contract']}, Env {summary['env']}: Supplier against the RCC Customer")
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--env", type=int, default=3, help="ContractSim environment (1..6)")
@@ -140,24 +163,10 @@ def main() -> None:
         "load_average_1min": round(os.getloadavg()[0], 2),
         "curve": curve,
     }
-    (args.out / "curve.json").write_text(json.dumps(summary, indent=2) + "\n")
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4))
-    x = [p["steps"] for p in curve]
-    ax.plot(x, [p["mean"] for p in curve], label="learner (held-out games)")
-    ax.fill_between(x, [p["low"] for p in curve], [p["high"] for p in curve], alpha=0.3)
-    ax.axhline(optimum, color="black", linestyle="--", label="exact optimum (DP)")
-    ax.axhline(0.9 * optimum, color="grey", linestyle=":", label="90 % of it")
-    ax.set_xlabel("environment steps")
-    ax.set_ylabel("Supplier utility (base $)")
-    ax.set_title(f"{CONTRACT.stem}, Env {args.env}: Supplier against the RCC Customer")
-    ax.legend(loc="lower right")
-    fig.tight_layout()
-    fig.savefig(args.out / "curve.png", dpi=120)
+    tmp = args.out / "curve.json.tmp"  # written whole, then renamed: never a half-written curve
+    tmp.write_text(json.dumps(summary, indent=2) + "\n")
+    tmp.replace(args.out / "curve.json")
+    draw(summary, args.out / "curve.png")
     print(f"90 % of the optimum: {reached or 'not reached'}; wrote {args.out}/curve.json and curve.png")
 
 

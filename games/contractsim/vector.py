@@ -17,7 +17,7 @@ from games.experiments.batch import POLICIES, verdicts
 from solver.environment import SupplyEnvironment
 
 # columns of the state array, one row per game
-WEEK, PHASE, CASH, LEFT, INV, MU, PENDING, FIRST_C, FIRST_S, PAID, SPEND, VALUE, RECEIVED, SPOILED, UPREV = (
+WEEK, PHASE, CASH, LEFT, INV, MU, PENDING, FIRST_C, FIRST_S, PAID, SPEND, VALUE, RECEIVED, SPOILED, UPREV, COVER = (
     0,
     1,
     2,
@@ -33,8 +33,9 @@ WEEK, PHASE, CASH, LEFT, INV, MU, PENDING, FIRST_C, FIRST_S, PAID, SPEND, VALUE,
     14,  # 14, 15, 16
     17,  # 17, 18, 19
     20,
+    21,  # the rational Supplier's table: 0 the schedule's, 1 the budget's once the Customer left the schedule
 )
-COLUMNS = 21
+COLUMNS = 22
 PAY, ORDER, PRODUCE, OVER = 0, 1, 2, 3
 NEVER = 99
 SUPPLIER_FEATURES = 26
@@ -151,26 +152,51 @@ def _customer_pays(st, g, policy, payments):
 
 
 @njit(cache=True, inline="always")
+def _entry(st, g, c, t, offsets, shapes, boxes, cash_max):
+    """Where the orders of the state (one per price scenario) start in table `c`'s flattened round `t`, the
+    inventory and cash clamped to the table's box as `OrderTable._entry` clamps them."""
+    i = st[g, MU] * shapes[c, t, 1] + min(st[g, INV], boxes[c, t, 0])
+    i = i * shapes[c, t, 2] + min(st[g, INV + 1], boxes[c, t, 1])
+    i = i * shapes[c, t, 3] + min(st[g, INV + 2], boxes[c, t, 2])
+    i = i * shapes[c, t, 4] + min(st[g, CASH], cash_max[c, t])
+    return offsets[c, t] + i * shapes[c, t, 5]
+
+
+@njit(cache=True, inline="always")
+def _solved(st, g, c, t, policies, offsets, shapes, boxes, cash_max, whole):
+    """`OrderTable.solved`: the table covers the cash (`whole`: every cash acts alike beyond its top) and
+    holds an order for every price scenario of the state."""
+    if not (whole[c, t] or st[g, CASH] <= cash_max[c, t]):
+        return False
+    start = _entry(st, g, c, t, offsets, shapes, boxes, cash_max)
+    for k in range(shapes[c, t, 5]):
+        if policies[start + k] < 0:
+            return False
+    return True
+
+
+@njit(cache=True, inline="always")
 def _supplier_plays(
-    st, g, policy, prices, scenario, uniform, policies, offsets, shapes, boxes, cash_max, receipt_low, output, cap, t
+    st, g, policy, prices, scenario, uniform, policies, offsets, shapes, boxes, cash_max, whole, receipt_low, output,
+    cap, t,
 ):  # fmt: skip
     """The rational Suppliers' order (the DP table) and production (the fixed rule [CS-24] it was solved with),
     as the batch engine plays them; RCC and RE order and produce nothing once the Customer breached / always."""
     if policy == 2 or (policy == 1 and st[g, FIRST_C] < st[g, WEEK]):
         _order(st, g, 0, 0, 0, prices, uniform, receipt_low, cap)
         return 0, 0, 0
-    i = st[g, MU] * shapes[t, 1] + min(st[g, INV], boxes[t, 0])
-    i = i * shapes[t, 2] + min(st[g, INV + 1], boxes[t, 1])
-    i = i * shapes[t, 3] + min(st[g, INV + 2], boxes[t, 2])
-    i = i * shapes[t, 4] + min(st[g, CASH], cash_max[t])
-    o = policies[offsets[t] + i * shapes[t, 5] + scenario[g, t]]
+    c = st[g, COVER]
+    if c == 0 and not _solved(st, g, 0, t, policies, offsets, shapes, boxes, cash_max, whole):
+        c = 1  # the Customer paid off schedule: the budget's table from now on, as the RC agent switches
+        st[g, COVER] = 1
+    o = policies[_entry(st, g, c, t, offsets, shapes, boxes, cash_max) + scenario[g, t]]
     if o < 0:
         raise ValueError("a game reached a state the order table does not solve")
     _order(st, g, o // 169, (o // 13) % 13, o % 13, prices, uniform, receipt_low, cap)
     side = cap + 1
     k = (st[g, INV] * side + st[g, INV + 1]) * side + st[g, INV + 2]
     mu = st[g, MU]
-    return output[t, mu, k, 0], output[t, mu, k, 1], output[t, mu, k, 2]
+    return output[c, t, mu, k, 0], output[c, t, mu, k, 1], output[c, t, mu, k, 2]
 
 
 @njit(cache=True, inline="always")
@@ -237,7 +263,7 @@ def _observe(
 
 @njit(cache=True, inline="always")
 def _advance(
-    st, g, supplier_learns, opponent, spoil, prices, scenario, uniform, policies, offsets, shapes, boxes, cash_max, receipt_low,
+    st, g, supplier_learns, opponent, spoil, prices, scenario, uniform, policies, offsets, shapes, boxes, cash_max, whole, receipt_low,
     output, violation, new_memory, deduction, payments, values, cap, week_ok, week_seen, week_due, week_delta,
 ):  # fmt: skip
     """The other seat moves until the learner is asked or the game is over."""
@@ -271,6 +297,7 @@ def _advance(
             shapes,
             boxes,
             cash_max,
+            whole,
             receipt_low,
             output,
             cap,
@@ -281,7 +308,7 @@ def _advance(
 
 @njit(cache=True)
 def _step(
-    actions, st, active, supplier_learns, opponent, spoil, prices, scenario, uniform, policies, offsets, shapes, boxes, cash_max,
+    actions, st, active, supplier_learns, opponent, spoil, prices, scenario, uniform, policies, offsets, shapes, boxes, cash_max, whole,
     receipt_low, output, violation, new_memory, deduction, required, memory_states, payments, values, budget,
     price_id, costs, producible, triples, cap, order_cap, obs, mask, with_mask, reward, done, fallback, week_ok, week_seen, week_due, week_delta,
 ):  # fmt: skip
@@ -311,7 +338,7 @@ def _step(
             y0, y1, y2 = triples[a, 0], triples[a, 1], triples[a, 2]
             _produce(st, g, y0, y1, y2, violation, new_memory, deduction, values, week_ok, week_seen, week_delta)
         _advance(
-            st, g, supplier_learns, opponent, spoil, prices, scenario, uniform, policies, offsets, shapes, boxes, cash_max,
+            st, g, supplier_learns, opponent, spoil, prices, scenario, uniform, policies, offsets, shapes, boxes, cash_max, whole,
             receipt_low, output, violation, new_memory, deduction, payments, values, cap, week_ok, week_seen,
             week_due, week_delta,
         )  # fmt: skip
@@ -327,7 +354,7 @@ def _step(
 
 @njit(cache=True)
 def _begin(
-    games, st, supplier_learns, opponent, spoil, prices, scenario, uniform, policies, offsets, shapes, boxes, cash_max,
+    games, st, supplier_learns, opponent, spoil, prices, scenario, uniform, policies, offsets, shapes, boxes, cash_max, whole,
     receipt_low, output, violation, new_memory, deduction, required, memory_states, payments, values, budget,
     price_id, costs, producible, triples, capital, cap, order_cap, obs, mask, with_mask, week_ok, week_seen, week_due, week_delta,
 ):  # fmt: skip
@@ -346,7 +373,7 @@ def _begin(
         week_delta[g, :] = 0
         st[g, UPREV] = _utility(st, g, supplier_learns, budget)
         _advance(
-            st, g, supplier_learns, opponent, spoil, prices, scenario, uniform, policies, offsets, shapes, boxes, cash_max,
+            st, g, supplier_learns, opponent, spoil, prices, scenario, uniform, policies, offsets, shapes, boxes, cash_max, whole,
             receipt_low, output, violation, new_memory, deduction, payments, values, cap, week_ok, week_seen,
             week_due, week_delta,
         )  # fmt: skip
@@ -413,14 +440,15 @@ class VectorGames:
         from solver.dp.induction import scenario_index
         from solver.dp.problem import ORDER_SIDE
 
-        # the order tables of the five rounds, flattened into one array (a tuple of arrays indexed by the round
-        # costs the compiled loop a copy of the tuple per game)
+        # the order tables of both covers and five rounds, flattened into one array (a tuple of arrays indexed by
+        # the round costs the compiled loop a copy of the tuple per game)
         self.policies = np.zeros(1, dtype=np.int16)
-        self.offsets = np.zeros(5, dtype=np.int64)
-        self.shapes = np.ones((5, 6), dtype=np.int64)
-        self.boxes = np.zeros((5, 3), dtype=np.int64)
-        self.cash_max = np.zeros(5, dtype=np.int64)
-        self.output = np.zeros((5, 1, 1, 3), dtype=np.int64)
+        self.offsets = np.zeros((2, 5), dtype=np.int64)
+        self.shapes = np.ones((2, 5, 6), dtype=np.int64)
+        self.boxes = np.zeros((2, 5, 3), dtype=np.int64)
+        self.cash_max = np.zeros((2, 5), dtype=np.int64)
+        self.whole = np.ones((2, 5), dtype=np.bool_)
+        self.output = np.zeros((2, 5, 1, 1, 3), dtype=np.int64)
         self._scenario_of = None
         if role == "supplier" or POLICIES[self.opponent] == "re":
             return
@@ -428,14 +456,24 @@ class VectorGames:
             raise ValueError("the DP's order table covers an order cap of 12")
         from games.contractsim.play import SESSION_TABLES
 
-        _, table, _ = (tables or SESSION_TABLES).solve(self.ir, self.env)
-        problem = table.problem
-        self.policies = np.concatenate([p.ravel() for p in table.policies])
-        self.offsets = np.cumsum([0] + [p.size for p in table.policies[:-1]]).astype(np.int64)
-        self.shapes = np.array([p.shape for p in table.policies], dtype=np.int64)
-        self.boxes = np.array([problem.state_box(t) for t in range(5)], dtype=np.int64)
-        self.cash_max = problem.cash_max.astype(np.int64)
-        self.output = problem.output
+        solved = [(tables or SESSION_TABLES).solve(self.ir, self.env, cover)[1] for cover in ("schedule", "budget")]
+        flat = [p.ravel() for table in solved for p in table.policies]
+        self.policies = np.concatenate(flat)
+        self.offsets = np.cumsum([0] + [p.size for p in flat[:-1]]).astype(np.int64).reshape(2, 5)
+        self.shapes = np.array([[p.shape for p in table.policies] for table in solved], dtype=np.int64)
+        self.boxes = np.array([[t.problem.state_box(r) for r in range(5)] for t in solved], dtype=np.int64)
+        self.cash_max = np.array([t.problem.cash_max for t in solved], dtype=np.int64)
+        self.whole = np.array(
+            [
+                [t.problem.cover == "budget" or t.problem.cash_max[r] < t.problem.cash_reach[r] for r in range(5)]
+                for t in solved
+            ]
+        )
+        self.output = np.stack([t.problem.output for t in solved])
+        problem = solved[0].problem
+        triples = price_triples(self.env)
+        if any(scenario_index(problem, p) != scenario_index(t.problem, p) for t in solved for p in triples):
+            raise ValueError("the two covers' tables number the price scenarios differently")
         self._scenario_of = lambda p: scenario_index(problem, p)
 
     def _args(self):
@@ -449,6 +487,7 @@ class VectorGames:
             self.shapes,
             self.boxes,
             self.cash_max,
+            self.whole,
             self.receipt_low,
             self.output,
             self.violation,

@@ -95,6 +95,16 @@ def test_render_tells_the_games_story():
     assert "week 11:" in story and story.splitlines()[-1].startswith("utilities:")
 
 
+@pytest.mark.parametrize("action", [1.5, True, "3", None, 2197, -1])
+def test_actions_that_are_not_indices_are_refused_by_the_single_agent_environment(action):
+    env = contractsim_gym(WORKED, env=1, role="supplier", opponent="rcc")
+    env.reset(seed=0)
+    with pytest.raises(ActionError, match=r"^action: "):
+        env.step(action)
+    with pytest.raises(EnvInputError, match=r"^seed: "):
+        env.reset(seed=True)
+
+
 def test_wrong_roles_opponents_and_options_are_named():
     with pytest.raises(EnvInputError, match=r"role: 'referee' is not a role of contractsim; one of customer, supplier"):
         contractsim_gym(WORKED, env=1, role="referee")

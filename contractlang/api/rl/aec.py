@@ -10,7 +10,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils.env_logger import EnvLogger
 
-from contractlang.api.rl.checks import ActionError, EnvInputError, Seeds, index_of, reset_needed
+from contractlang.api.rl.checks import ActionError, EnvInputError, Seeds, index_of, render_mode_of, reset_needed
 from contractlang.api.rl.cores import ContractSimCore, CTBenchCore, Feature
 
 
@@ -34,19 +34,32 @@ def typed_action(core, state, agent: str, action):
     return core.decode(state, agent, index)
 
 
-class ContractAEC(AECEnv):
+class Storyteller:
+    """`render` and `close` of the environments where both roles learn: the story so far, both told as learners."""
+
+    def render(self):
+        """The game's story so far (`render_mode="ansi"`), as `run` tells it."""
+        if self.render_mode is None:
+            return None
+        if self.state_ is None:
+            raise reset_needed("render")
+        return self.core.story(self.state_, self.seed_, {r: "learner" for r in self.core.roles})
+
+    def close(self) -> None:
+        pass
+
+
+class ContractAEC(Storyteller, AECEnv):
     """The AEC loop both games share."""
 
     metadata = {"render_modes": ["ansi"], "name": "contractlang", "is_parallelizable": False}
 
     def __init__(self, core, seed: int, render_mode: str | None = None):
         super().__init__()
-        if render_mode not in (None, "ansi"):
-            raise EnvInputError(f"render_mode: {render_mode!r}; the environments render 'ansi' (the game's story)")
         self.core = core
         self.seeds = Seeds(seed)
         self.possible_agents = list(core.roles)
-        self.render_mode = render_mode
+        self.render_mode = render_mode_of(render_mode)
         self._action_spaces = {r: spaces.Discrete(core.sizes[r]) for r in core.roles}
         self._observation_spaces = {r: observation_space(core.features[r], core.sizes[r]) for r in core.roles}
         self.state_ = None
@@ -114,21 +127,6 @@ class ContractAEC(AECEnv):
             self.rewards = {a: 0.0 for a in self.agents}
             self.agent_selection = self.state_.current_player()
         self._accumulate_rewards()
-
-    def render(self):
-        """The game's story so far (`render_mode="ansi"`), as `run` tells it."""
-        if self.render_mode is None:
-            return None
-        if self.state_ is None:
-            raise reset_needed("render")
-        return self.core.story(self.state_, self.seed_, {r: "learner" for r in self.core.roles})
-
-    def close(self) -> None:
-        pass
-
-
-ContractSimEnv = ContractAEC
-CTBenchEnv = ContractAEC
 
 
 def contractsim_env(

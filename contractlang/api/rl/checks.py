@@ -65,3 +65,21 @@ class Seeds:
             return int(self.rng.integers(2**31))
         self.rng = np.random.default_rng(seed)
         return seed
+
+
+def render_mode_of(mode):
+    if mode not in (None, "ansi"):
+        raise EnvInputError(f"render_mode: {mode!r}; the environments render 'ansi' (the game's story)")
+    return mode
+
+
+def reward_scale_of(scale) -> float:
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0:
+        raise EnvInputError(f"reward_scale: {scale!r}; a number > 0 the utility changes are multiplied by")
+    return float(scale)
+
+
+def masked_of(masked: str) -> str:
+    if masked not in ("fallback", "refuse"):
+        raise EnvInputError(f"masked: {masked!r}; 'fallback' (play the zero action) or 'refuse' (raise)")
+    return masked

@@ -10,8 +10,16 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.env_logger import EnvLogger
 
-from contractlang.api.rl.aec import typed_action
-from contractlang.api.rl.checks import ActionError, EnvInputError, Seeds, index_of, reset_needed
+from contractlang.api.rl.aec import Storyteller, typed_action
+from contractlang.api.rl.checks import (
+    ActionError,
+    Seeds,
+    index_of,
+    masked_of,
+    render_mode_of,
+    reset_needed,
+    reward_scale_of,
+)
 from contractlang.api.rl.cores import ContractSimCore, CTBenchCore, Feature
 
 
@@ -29,7 +37,7 @@ def padded_features(core) -> dict[str, tuple[Feature, ...]]:
     return out
 
 
-class ContractParallel(ParallelEnv):
+class ContractParallel(Storyteller, ParallelEnv):
     """Both roles of a game stepped together; rewards are each role's utility change since the previous step,
     times `reward_scale` (their sum over a game is the role's final utility less its utility at the start). A
     masked action of the acting agent is played as the game's zero action (`masked="fallback"`, its index then in
@@ -45,17 +53,11 @@ class ContractParallel(ParallelEnv):
         render_mode: str | None = None,
         masked: str = "fallback",
     ):
-        if masked not in ("fallback", "refuse"):
-            raise EnvInputError(f"masked: {masked!r}; 'fallback' (play the zero action) or 'refuse' (raise)")
-        self.masked = masked
-        if render_mode not in (None, "ansi"):
-            raise EnvInputError(f"render_mode: {render_mode!r}; the environments render 'ansi' (the game's story)")
-        if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float)) or not reward_scale > 0:
-            raise EnvInputError(f"reward_scale: {reward_scale!r}; a number > 0 the utility changes are multiplied by")
+        self.masked = masked_of(masked)
         self.core = core
         self.seeds = Seeds(seed)
-        self.reward_scale = float(reward_scale)
-        self.render_mode = render_mode
+        self.reward_scale = reward_scale_of(reward_scale)
+        self.render_mode = render_mode_of(render_mode)
         self.possible_agents = list(core.roles)
         self.agents = []
         self._features = padded_features(core)
@@ -151,17 +153,6 @@ class ContractParallel(ParallelEnv):
                 infos[a]["utilities"] = dict(self._utilities)
             self.agents = []
         return observations, rewards, terminations, truncations, infos
-
-    def render(self):
-        """The game's story so far (`render_mode="ansi"`), as `run` tells it."""
-        if self.render_mode is None:
-            return None
-        if self.state_ is None:
-            raise reset_needed("render")
-        return self.core.story(self.state_, self.seed_, {r: "learner" for r in self.core.roles})
-
-    def close(self) -> None:
-        pass
 
 
 def contractsim_parallel_env(

@@ -9,7 +9,15 @@ import numpy as np
 from gymnasium import logger, spaces
 
 from contractlang.api.rl.aec import observation_space, typed_action
-from contractlang.api.rl.checks import EnvInputError, index_of, reset_needed, seed_of
+from contractlang.api.rl.checks import (
+    EnvInputError,
+    index_of,
+    masked_of,
+    render_mode_of,
+    reset_needed,
+    reward_scale_of,
+    seed_of,
+)
 from contractlang.api.rl.cores import ContractSimCore, CTBenchCore, Feature
 
 
@@ -19,7 +27,20 @@ def learner_role(core, role: str) -> str:
     return role
 
 
-class ContractGym(gymnasium.Env):
+class OneSeat:
+    """The features of the learning seat, for the environments where one role learns."""
+
+    @property
+    def features(self) -> tuple[Feature, ...]:
+        """Each entry of the observation vector: name, unit and range."""
+        return self.core.features[self.role]
+
+    @property
+    def feature_names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.features)
+
+
+class ContractGym(OneSeat, gymnasium.Env):
     """`role` of a game against `opponent`. Each step plays the learner's action, then the opponent's until the
     learner is asked again or the game ends; the reward is the change of the learner's utility since its previous
     step (since the start, for the first), times `reward_scale`, so an episode's rewards sum to the learner's final utility less its utility at the
@@ -38,33 +59,18 @@ class ContractGym(gymnasium.Env):
         render_mode: str | None = None,
         masked: str = "fallback",
     ):
-        if render_mode not in (None, "ansi"):
-            raise EnvInputError(f"render_mode: {render_mode!r}; the environments render 'ansi' (the game's story)")
-        if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float)) or not reward_scale > 0:
-            raise EnvInputError(f"reward_scale: {reward_scale!r}; a number > 0 the utility changes are multiplied by")
-        if masked not in ("fallback", "refuse"):
-            raise EnvInputError(f"masked: {masked!r}; 'fallback' (play the zero action) or 'refuse' (raise)")
-        self.masked = masked
+        self.masked = masked_of(masked)
         self.core = core
         self.role = learner_role(core, role)
         self.opponent_role = next(r for r in core.roles if r != role)
-        self.reward_scale = float(reward_scale)
-        self.render_mode = render_mode
+        self.reward_scale = reward_scale_of(reward_scale)
+        self.render_mode = render_mode_of(render_mode)
         self.observation_space = observation_space(core.features[role], core.sizes[role])
         self.action_space = spaces.Discrete(core.sizes[role])
         self.opponent_spec = opponent
         self.opponent = core.seat(opponent, self.opponent_role, 0)  # an unknown or broken opponent fails here
         self.state_ = None
         self.seed_ = 0
-
-    @property
-    def features(self) -> tuple[Feature, ...]:
-        """Each entry of the observation vector: name, unit and range."""
-        return self.core.features[self.role]
-
-    @property
-    def feature_names(self) -> tuple[str, ...]:
-        return tuple(f.name for f in self.features)
 
     def _observe(self) -> dict:
         return {

@@ -11,12 +11,12 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from contractlang.api.rl.aec import observation_space
-from contractlang.api.rl.checks import ActionError, EnvInputError, reset_needed, seed_of
-from contractlang.api.rl.cores import ContractSimCore, Feature
-from contractlang.api.rl.single import learner_role
+from contractlang.api.rl.checks import ActionError, EnvInputError, reset_needed, reward_scale_of, seed_of
+from contractlang.api.rl.cores import ContractSimCore
+from contractlang.api.rl.single import OneSeat, learner_role
 
 
-class ContractSimVectorEnv(VectorEnv):
+class ContractSimVectorEnv(OneSeat, VectorEnv):
     """`num_envs` games of one contract, the learner in `role` against `opponent` (`rc`, `rcc` or `re`, played in
     compiled code). Observations, masks and rewards are those of `contractsim_gym` for the same seat, as arrays
     with one row per game; a masked action falls back to the zero action (`infos["fallback"]`). A game that ends
@@ -46,12 +46,10 @@ class ContractSimVectorEnv(VectorEnv):
             raise EnvInputError(f"num_envs: {num_envs!r}; a whole number of games, 1 or more")
         if not isinstance(opponent, str) or opponent not in POLICIES:
             raise EnvInputError(f"opponent: {opponent!r}; the vectorised engine plays {', '.join(POLICIES)}")
-        if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float)) or not reward_scale > 0:
-            raise EnvInputError(f"reward_scale: {reward_scale!r}; a number > 0 the utility changes are multiplied by")
         self.core = core = ContractSimCore(contract, env, floors)
         self.role = learner_role(core, role)
         self.num_envs = int(num_envs)
-        self.reward_scale = float(reward_scale)
+        self.reward_scale = reward_scale_of(reward_scale)
         self.engine = VectorGames(core.ir, core.env, self.num_envs, role, opponent)
         self.single_observation_space = observation_space(core.features[role], core.sizes[role])
         self.single_action_space = spaces.Discrete(core.sizes[role])
@@ -62,15 +60,6 @@ class ContractSimVectorEnv(VectorEnv):
         self._no_actions = np.zeros((self.num_envs, self.single_action_space.n), dtype=np.int8)
         self._no_actions.setflags(write=False)
         self._started = False
-
-    @property
-    def features(self) -> tuple[Feature, ...]:
-        """Each entry of a game's observation vector: name, unit and range."""
-        return self.core.features[self.role]
-
-    @property
-    def feature_names(self) -> tuple[str, ...]:
-        return tuple(f.name for f in self.features)
 
     def _observation(self) -> dict:
         return {"observation": self.engine.obs, "action_mask": self.engine.mask}
