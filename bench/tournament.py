@@ -4,14 +4,16 @@
 The field: RCC, RC, RE, random and two Python agents (bench/tournament_agents.py), each in both roles, so 36
 pairings per contract × seed: on all 180 shipped contracts × 5 seeds, 32,400 games. DP tables come from the
 cache (CONTRACTLANG_DP_CACHE, else .contractlang-cache): fill it first, the timing is of playing, not solving; a
-first pass with one seed (untimed) solves what is missing. `--contracts GLOB` plays a slice (its result is
-tournament.partial.json).
+first pass with one seed (untimed) solves what is missing. `--contracts GLOB` plays a slice (the result names
+it). Without `--record` the result is tournament.partial.json.
 Usage: PYTHONPATH=. python3 bench/tournament.py [--contracts GLOB] [--seeds 5] [--workers N] [--record]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import sys
 import tempfile
 import time
@@ -41,8 +43,9 @@ def batched(contracts: str | None, seeds: list[int]) -> tuple[int, float]:
 
     tables = TableCache()
     chosen, _ = sliced_contracts(synthetic_set(None), contract_slice(contracts))
-    for entry, ir in chosen:  # read the tables into memory first, as the tournament's workers do
+    for entry, ir in chosen:  # read the tables into memory and compile the engine first, as a warm worker has
         tables.solve(ir, environment(entry.env))
+        play_batch(ir, environment(entry.env), "rcc", "rcc", seeds[:1], tables)
     start = time.perf_counter()
     games = 0
     for entry, ir in chosen:
@@ -51,6 +54,12 @@ def batched(contracts: str | None, seeds: list[int]) -> tuple[int, float]:
             for s in RATIONAL:
                 games += len(play_batch(ir, env, c, s, seeds, tables))
     return games, time.perf_counter() - start
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and of its ended children (the workers)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def main() -> None:
@@ -64,11 +73,11 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         cl.tournament(list(AGENTS), contracts=args.contracts, seeds=1, out=Path(tmp) / "warm", workers=args.workers)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), _cpu()
         result = cl.tournament(
             list(AGENTS), contracts=args.contracts, seeds=args.seeds, out=Path(tmp) / "run", workers=args.workers
         )
-        seconds = time.perf_counter() - start
+        seconds, cpu = time.perf_counter() - start, _cpu() - cpu
     games, batch_seconds = batched(args.contracts, list(range(args.seeds)))
     payload = {
         "contracts": args.contracts or "all",
@@ -76,6 +85,8 @@ def main() -> None:
         "agents": len(AGENTS),
         "games": result.played,
         "seconds": round(seconds, 2),
+        "cpu_seconds": round(cpu, 2),  # this process and its workers: the share of a loaded machine it had
+        "load_average": os.getloadavg()[0],
         "games_per_second": round(result.played / seconds, 1),
         "batched_rational": {
             "games": games,
@@ -84,7 +95,7 @@ def main() -> None:
         },
     }
     print(payload)
-    print(write_result("tournament", payload, partial=args.contracts is not None or not args.record))
+    print(write_result("tournament", payload, partial=not args.record))
 
 
 if __name__ == "__main__":

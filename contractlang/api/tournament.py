@@ -47,7 +47,7 @@ class TournamentResult(Rows):
     path: Path
 
     def rows(self) -> list[dict]:
-        """One flat dict per agent and role: its rating, regret and strength with intervals."""
+        """One flat dict per agent and role: its rank, utility, regret, gap and strength with intervals."""
         return [flat("", r.model_dump(mode="json")) for r in self.report.ratings]
 
 
@@ -68,6 +68,7 @@ class _Game:
 
 
 def _agents(given, references: bool, game: _Game) -> tuple[list[str], dict]:
+    """The field's agents (specs, and labels of Python objects) in their order, with the objects by label."""
     from games.agents import AgentError, agent_name
 
     chosen = list(given) + ([r for r in game.references if r not in given] if references else [])

@@ -129,11 +129,15 @@ def phase(jobs: list[Match], store: Path, objects: dict | None = None) -> Phase:
     )
 
 
+REQUESTS = {"customer": len(PAYMENT_WEEKS), "supplier": 2 * len(PRODUCTION_WEEKS)}
+"""An LLM player's requests per game (ContractSim paper, App. B.2): a payment each payment week; an order and a
+production each production week. A request that must be repeated adds calls, not requests."""
+
+
 def decisions(job: Match) -> list:
-    """(model, calls) of each LLM player: one call per week it acts in (ContractSim paper, App. B.2)."""
-    weeks = {"customer": len(PAYMENT_WEEKS), "supplier": len(PRODUCTION_WEEKS)}
+    """(model, calls) of each LLM player: its `REQUESTS`."""
     models = ((agent_model(split_label(spec)[1]), role) for role, spec in zip(ROLES, (job.customer, job.supplier)))
-    return [(model, weeks[role]) for model, role in models if model is not None]
+    return [(model, REQUESTS[role]) for model, role in models if model is not None]
 
 
 def exact(contract: ContractSimIR, env) -> dict[str, float]:
@@ -215,7 +219,7 @@ def seats(records: dict[Match, MatchRecord], jobs: list[Match], seated: dict[str
                         "breached_first": float(mine is not None and (theirs is None or mine < theirs)),
                         "compliance": role_run(run, role).compliance,
                     },
-                    decisions=len(PAYMENT_WEEKS if role == "customer" else PRODUCTION_WEEKS) if llm else 0,
+                    decisions=REQUESTS[role] if llm else 0,
                     fallbacks=run.llm_defaults.get(role, 0),
                     llm=llm,
                 )

@@ -4,6 +4,7 @@ numbers, incremental reruns and byte-identical resumes."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 
 import pytest
@@ -148,3 +149,39 @@ def test_plan_and_until_separated_read_the_same_games(played, synthetic, tmp_pat
     }
     for p in rows.values():
         assert p.seeds is None or p.seeds >= 1
+
+
+@pytest.mark.e2e
+def test_an_llm_whose_answers_fall_back_is_gated_out_of_the_ratings(synthetic, tmp_path):
+    from tests.llm_server import ScriptedServer, message
+
+    def reply(body):
+        return 200, message("I would rather not say.")  # no action: every decision falls back to zero
+
+    env = {**os.environ, "ANTHROPIC_API_KEY": "sk-test-not-a-real-key"}
+    with ScriptedServer(reply) as server:
+        done = run_cli(
+            "tournament",
+            synthetic,
+            "--agents",
+            "rcc,llm:claude-haiku-4-5",
+            "--seeds",
+            "1",
+            "--out",
+            tmp_path,
+            "--workers",
+            "1",
+            "--base-url",
+            server.url,
+            "--recordings",
+            tmp_path / "calls.sqlite",
+            "--json",
+            env=env,
+        )
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    gated = {(g["role"], g["agent"], g["opponent"]): g["reason"] for g in data["gates"]}
+    llm = "llm:claude-haiku-4-5"
+    assert set(gated) == {(r, llm, o) for r in ("customer", "supplier") for o in ("rcc", llm)}
+    assert all("100% of its answers fell back to the default" in reason for reason in gated.values()), gated
+    assert {(r["role"], r["agent"]) for r in data["ratings"]} == {("customer", "rcc"), ("supplier", "rcc")}
