@@ -246,7 +246,8 @@ def _setup_problem(exc: ValidationError, model: type[BaseModel]) -> str:
         return f"needs {where}= (it takes {takes})"
     if first["type"] == "extra_forbidden":
         return f"takes no {where}= (it takes {takes})"
-    return f"setup {where}: {first['msg']}"
+    given = repr(first.get("input"))
+    return f"setup ({where}={given if len(given) <= 60 else given[:57] + '...'}): {first['msg']}"
 
 
 def _names(types: list[GameType]) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import Field
 
-from contractlang.api.language import ContractLike, as_checked
+from contractlang.api.language import as_checked
 from contractlang.api.results import Rows
 from contractlang.errors import Seed, Text, checked
 from games.game import Game, GameType, PlayRecord, game_for_contract, game_type
@@ -57,7 +57,7 @@ def load_game(name: str, **setup) -> Game:
 
 @checked
 def play(
-    contract: ContractLike | None = None,
+    contract: Any = None,
     agents: Mapping[str, Any] | None = None,
     seed: Seed | None = None,
     llm: Any = None,

@@ -309,15 +309,17 @@ class LlmClient:
                 limiter.release(sent_at, status, headers)
             if status is not None and 200 <= status < 300:
                 return wire.read(response.http_response.content)
-            asked = asked_wait(headers)
-            asked = None if asked is None else min(asked, limiter.longest_pause)  # a server may ask for a year
+            told = asked_wait(headers)
+            # a server that asks for more than the budget left will not answer within it: end the call now; one
+            # that asks for less is waited for, at most the longest pause (it may ask for a year)
+            asked = None if told is None else min(told, limiter.longest_pause)
             jitter = self.connection.backoff(retry, s.backoff_seconds)
             wait = jitter if asked is None else asked + min(asked, jitter)  # spread those told the same time
             left = budget - time.monotonic()
-            if wait >= left:
+            if wait >= left or (told is not None and told >= left):
                 why = (
-                    f"the API asked to wait {asked:g} s before retrying"
-                    if asked is not None
+                    f"the API asked to wait {told:g} s before retrying"
+                    if told is not None
                     else f"the next retry would wait {wait:.2g} s"
                 )
                 raise failure(budget)(

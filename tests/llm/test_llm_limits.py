@@ -453,6 +453,7 @@ def test_a_user_agent_s_refused_call_ends_the_game_as_refused_not_as_its_error()
     """A Python agent that calls the model when the run stops or its game's limit is reached: the refusal passes
     the guard that turns what a user's agent raises into an AgentError, so the runner records what happened."""
     from games.agents import AgentError, Guarded
+    from games.confined import Confined
 
     class Asks:
         def __init__(self, error):
@@ -462,11 +463,13 @@ def test_a_user_agent_s_refused_call_ends_the_game_as_refused_not_as_its_error()
             raise self.error
 
     with pytest.raises(RunStopped):
-        Guarded(Asks(RunStopped("stopping")), "py:asks", "customer", "contractsim").act(None)
+        Guarded(Asks(RunStopped("stopping")), "py:asks", "customer", "contractsim", Confined("py:asks")).act(None)
     with pytest.raises(GameLimitReached):
-        Guarded(Asks(GameLimitReached("messages", 3)), "py:asks", "customer", "contractsim").act(None)
+        Guarded(Asks(GameLimitReached("messages", 3)), "py:asks", "customer", "contractsim", Confined("py:asks")).act(
+            None
+        )
     with pytest.raises(AgentError, match="raised CallFailed"):
-        Guarded(Asks(CallFailed("API error 400")), "py:asks", "customer", "contractsim").act(None)
+        Guarded(Asks(CallFailed("API error 400")), "py:asks", "customer", "contractsim", Confined("py:asks")).act(None)
 
 
 def test_the_commands_refuse_limits_they_cannot_keep_in_one_line(tmp_path):
@@ -512,7 +515,6 @@ FOREVER = {"anthropic-ratelimit-requests-remaining": "0", "anthropic-ratelimit-r
     [
         (200, message("ok"), 0, FOREVER),  # a success that says no request may follow until the year 9999
         (200, message("ok"), 0, {"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "99999999h"}),
-        (429, {"type": "error", "error": {"type": "rate_limit_error", "message": "wait"}}, 0, {"retry-after": "1e12"}),
     ],
 )
 def test_a_server_given_wait_is_capped(reply):
@@ -524,6 +526,24 @@ def test_a_server_given_wait_is_capped(reply):
         took = time.monotonic() - started
     assert texts[-1] == "ok" and len(server.requests) == 2
     assert 0.45 <= server.arrivals[1] - server.arrivals[0] and took < 10  # the cap, not the server's word
+
+
+def test_a_retry_after_beyond_the_budget_ends_the_call_at_once():
+    """A 429 asking for more than the retry budget left will not be answered within it: the call fails now,
+    naming the wait, instead of sleeping the budget away."""
+    refused = (
+        429,
+        {"type": "error", "error": {"type": "rate_limit_error", "message": "wait"}},
+        0,
+        {"retry-after": "1e12"},
+    )
+    with ScriptedServer([refused, (200, message("ok"))]) as server:
+        client = client_of(server.url, "anthropic", max_server_wait=0.5, retry_seconds=30)
+        started = time.monotonic()
+        with pytest.raises(CallFailed, match="asked to wait 1e[+]12 s"):
+            client.complete("test", "S", ASK)
+        assert time.monotonic() - started < 10  # a guard against sleeping the budget
+    assert len(server.requests) == 1
 
 
 def test_the_game_time_limit_cuts_a_server_pause():

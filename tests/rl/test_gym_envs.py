@@ -43,7 +43,7 @@ def _play(env, policy, seed):
 def test_a_supplier_learner_plays_the_game_cl_play_plays(seed):
     env = contractsim_gym(WORKED, env=1, role="supplier", opponent="rcc")
     total, info = _play(env, lambda obs: 0, seed)  # order and produce nothing: RE (ContractSim paper, App. C.1)
-    same = cl.play(WORKED, env=1, agents={"customer": "rcc", "supplier": "re"}, seed=seed).record
+    same = cl.play(WORKED, env=1, agents={"customer": "rcc", "supplier": "re"}, seed=seed).record.detail
     assert info["utilities"] == {"customer": same.u_customer, "supplier": same.u_supplier}
     assert total == same.u_supplier  # the Supplier starts at 0
 

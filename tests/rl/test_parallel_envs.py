@@ -47,7 +47,7 @@ def test_rc_against_re_is_the_game_cl_play_plays_and_rewards_sum_to_the_gain():
         observations, rewards, _, _, infos = env.step({"customer": pay, "supplier": 0})  # RE: nothing
         for agent, reward in rewards.items():
             totals[agent] += reward
-    same = cl.play(WORKED, env=1, agents={"customer": "rc", "supplier": "re"}, seed=9).record
+    same = cl.play(WORKED, env=1, agents={"customer": "rc", "supplier": "re"}, seed=9).record.detail
     assert infos["customer"]["utilities"] == {"customer": same.u_customer, "supplier": same.u_supplier}
     assert totals == {"customer": same.u_customer - 200, "supplier": same.u_supplier}
 

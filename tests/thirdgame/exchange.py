@@ -36,14 +36,14 @@ class ExchangeSetup(Frozen):
 
 class Send(Frozen):
     kind: Literal["send"] = "send"
-    amount: int
+    amount: int = Field(description="tokens sent to the other player this round, 0 up to the sender's holding")
 
 
 class ExchangeObservation(Frozen):
     role: Role
-    round: int
-    holdings: dict[str, int]
-    received: int  # what the other player sent this game so far
+    round: int = Field(description="the round, 1 or 2")
+    holdings: dict[str, int] = Field(description="each player's tokens now, by role")
+    received: int = Field(description="the tokens the other player sent this game so far")
 
 
 class Sent(EventBase):
