@@ -6,10 +6,11 @@ import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from contractlang import source as source_module
 from contractlang.api import Face
 from contractlang.api import __all__ as FACE  # the face's names; the face itself loads on first use
 from contractlang.ast import SourceFile
-from contractlang.checker import CheckResult, check_asserts
+from contractlang.checker import CheckResult
 from contractlang.checker import check as check_tree
 from contractlang.diagnostics import ContractError, Diagnostic, Span
 from contractlang.errors import BadArgument, BadData, ContractlangError, Flag, Text, UnknownName, checked
@@ -80,31 +81,11 @@ def check(source: str | bytes | Path | SourceFile, path: Text = "<input>") -> Ch
 def check_source(source: str | bytes, path: Text = "<input>", decide_asserts: Flag = False) -> CheckResult:
     """Parse and check in one step; syntax errors come back as diagnostics, not exceptions. With
     `decide_asserts` (the `check` command) an `assert` that needs no environment and is false is an error too."""
-    try:
-        tree = parse_source(source, path)
-    except ContractError as err:
-        return CheckResult(contracts=(), diagnostics=tuple(err.diagnostics))
-    result = check_tree(tree)
-    if not decide_asserts:
-        return result
-    false = [d for c in result.contracts for d in check_asserts(c)]
-    ordered = sorted((*result.diagnostics, *false), key=lambda d: (d.span.line, d.span.column, d.code))
-    return result.model_copy(update={"diagnostics": tuple(ordered)})
-
-
-def _contract_bytes(path: Path) -> bytes:
-    """A contract file's bytes, capped as `check` caps them: a pipe, a device or a huge file is a `FileError`."""
-    from contractlang.files import MAX_CONTRACT_BYTES, read_capped
-
-    return read_capped(path, MAX_CONTRACT_BYTES)
+    return source_module.check_source(source, path, decide_asserts)
 
 
 @checked
 def load(path: str | Path) -> list[CheckedContract]:
     """Read, parse and check a contract file; raises `ContractError` if anything is wrong in it, `FileError` if it
     cannot be read (a regular file of at most 1 MiB)."""
-    path = Path(path)
-    result = check_source(read_capped(path, MAX_CONTRACT_BYTES), str(path))
-    if not result.ok:
-        raise ContractError(list(result.diagnostics))
-    return list(result.contracts)
+    return source_module.load(path)

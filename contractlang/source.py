@@ -7,6 +7,7 @@ from pathlib import Path
 from contractlang.checker import CheckResult, check_asserts
 from contractlang.checker import check as check_tree
 from contractlang.diagnostics import ContractError
+from contractlang.files import MAX_CONTRACT_BYTES, read_capped
 from contractlang.ir import CheckedContract
 from contractlang.parser import parse
 
@@ -27,9 +28,10 @@ def check_source(source: str | bytes, path: str = "<input>", decide_asserts: boo
 
 
 def load(path: str | Path) -> list[CheckedContract]:
-    """Read, parse and check a contract file; raises `ContractError` if anything is wrong."""
+    """Read, parse and check a contract file; raises `ContractError` if anything is wrong in it, `FileError` if it
+    cannot be read (a regular file of at most 1 MiB)."""
     path = Path(path)
-    result = check_source(path.read_bytes(), str(path))
+    result = check_source(read_capped(path, MAX_CONTRACT_BYTES), str(path))
     if not result.ok:
         raise ContractError(list(result.diagnostics))
     return list(result.contracts)
