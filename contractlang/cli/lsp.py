@@ -6,20 +6,15 @@ from typing import Annotated
 
 import typer
 
+from contractlang.api.language import verifier_inputs, verify
 from contractlang.cli.app import app
 from contractlang.cli.errors import InputError
-from contractlang.cli.options import rule_set
-from contractlang.cli.verify import verifier_inputs
 from contractlang.ir import CheckedContract
 
 
 def _verify(checked: CheckedContract, env: int | None, board: int | None):
-    """The verifier as the server's `contractlang.verify` calls it, with the inputs of `verify --env/--board`."""
-    from solver.verify import verify
-
-    header = checked.ir.board_set if checked.ir.kind == "ctbench" else None
-    environment, board_value = verifier_inputs(env, board, header=header)
-    return verify(checked, env=environment, board=board_value, rules=rule_set("authors"))
+    """The verifier as the server's `contractlang.verify` calls it: `cl.verify`, as `verify --env/--board`."""
+    return verify(checked, env=env, board=board)
 
 
 def _board_colours(board: int) -> tuple[tuple[str, ...], ...]:

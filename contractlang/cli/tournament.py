@@ -106,8 +106,8 @@ def tournament_command(
     """Every agent against every other in each role it plays, --seeds seeds per cell on common random numbers:
     ratings per role with paired-bootstrap intervals, regret against RCC in the same seat (ContractSim), pairwise
     probabilities and a Bradley–Terry fit. Every game is a job of the run machinery: resumable."""
+    from contractlang.api.experiments import agent_specs
     from contractlang.api.tournament import tournament
-    from games.agents import split_label
 
     names = list(dict.fromkeys([*(items(agents, "--agents") if agents else []), *(agent or [])]))
     if not names and not references:
@@ -128,7 +128,7 @@ def tournament_command(
         modes=items(modes, "--modes"),
         workers=workers,
         ray=ray,
-        llm=llm_settings([split_label(a)[1] for a in names], llm_flags),
+        llm=llm_settings(agent_specs(names), llm_flags),
         fail_on_error=fail_on_error(fail_on_errors),
     )
     if estimate:

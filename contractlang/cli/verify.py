@@ -9,7 +9,6 @@ from typing import Annotated
 
 import typer
 
-from contractlang.api.language import verifier_inputs  # noqa: F401  (the language server's inputs)
 from contractlang.cli.app import app
 from contractlang.cli.errors import InputError
 from contractlang.cli.inputs import game_options, load_contracts, read, source_text

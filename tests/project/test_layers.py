@@ -183,18 +183,12 @@ def test_the_circle_finder_reports_planted_circles(tmp_path):
     assert circles(tmp_path) == []
 
 
-CLI_WIRING = {"contractlang/cli/play.py", "contractlang/cli/lsp.py"}
-"""CLI modules that still reach the games or solvers themselves rather than through a facade verb."""
-
-
 def engine_imports(root: Path) -> list[str]:
-    """`file:line: module` for every import of `games` or `solver` in `contractlang/cli/` outside CLI_WIRING: the
+    """`file:line: module` for every import of `games` or `solver` in `contractlang/cli/`: the
     commands parse their options, call one facade verb and print."""
     found = []
     for path in sorted((root / "contractlang" / "cli").rglob("*.py")):
         name = path.relative_to(root).as_posix()
-        if name in CLI_WIRING:
-            continue
         for line, module, _ in imported_modules(path, path.relative_to(root).parts[:-1]):
             if module.split(".")[0] in ("games", "solver"):
                 found.append(f"{name}:{line}: {module}")
@@ -206,4 +200,4 @@ def test_the_cli_reaches_games_and_solvers_only_through_the_facade(tmp_path):
     (tmp_path / "contractlang" / "cli").mkdir(parents=True)
     (tmp_path / "contractlang" / "cli" / "solve.py").write_text("def solve():\n    from solver.dp import TableCache\n")
     (tmp_path / "contractlang" / "cli" / "play.py").write_text("import games\n")
-    assert engine_imports(tmp_path) == ["contractlang/cli/solve.py:2: solver.dp"]
+    assert engine_imports(tmp_path) == ["contractlang/cli/play.py:1: games", "contractlang/cli/solve.py:2: solver.dp"]
