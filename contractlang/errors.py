@@ -10,7 +10,6 @@ from typing import Annotated, TypeVar
 
 from pydantic import ConfigDict, Field, Strict, ValidationError, validate_call
 
-
 __all__ = ["BadArgument", "BadData", "ContractlangError", "RunEnded", "UnknownName", "checked"]
 
 
