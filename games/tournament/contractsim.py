@@ -19,7 +19,7 @@ from games.contractsim.play import RunRecord, play
 from games.experiments.batch import POLICIES, play_batch
 from games.experiments.performance import process_tables
 from games.runner import Phase
-from games.tournament.seats import SeatOutcome
+from games.tournament.seats import SeatOutcome, seat_of
 
 ROLES = ("customer", "supplier")
 ANCHOR = "rcc"
@@ -198,13 +198,13 @@ def seats(records: dict[Match, MatchRecord], jobs: list[Match], seated: dict[str
                 )
             other = "supplier" if role == "customer" else "customer"
             mine, theirs = firsts[role], firsts[other]
-            llm = agent_model(split_label(agent)[1]) is not None
             out.append(
-                SeatOutcome(
-                    role=role,
-                    agent=agent_name(agent),
-                    opponent=agent_name(opponent),
-                    unit=job.case.unit,
+                seat_of(
+                    role,
+                    agent,
+                    opponent,
+                    job.case.unit,
+                    REQUESTS[role],
                     utility=float(utility),
                     regret=regret,
                     # the DP's value is RCC's against RCC: a gap means something against an RCC opponent only
@@ -219,9 +219,7 @@ def seats(records: dict[Match, MatchRecord], jobs: list[Match], seated: dict[str
                         "breached_first": float(mine is not None and (theirs is None or mine < theirs)),
                         "compliance": role_run(run, role).compliance,
                     },
-                    decisions=REQUESTS[role] if llm else 0,
                     fallbacks=run.llm_defaults.get(role, 0),
-                    llm=llm,
                 )
             )
     return out

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from contractlang.llm import agent_model
-from games.agents import agent_name, split_label
+from games.agents import agent_name
 from games.ctbench.play import GameRecord
 from games.ctbench.sweep import GameSpec, sweep_phase
 from games.runner import Phase
-from games.tournament.seats import SeatOutcome
+from games.tournament.seats import SeatOutcome, seat_of
 
 ROLES = ("red", "blue")
 REFERENCES = ("planner", "conditional", "random")
@@ -75,13 +74,13 @@ def seats(records: dict[GameSpec, GameRecord], jobs: list[GameSpec], seated: dic
         g = records[job]
         bbb = float(g.scores[0] > g.baselines[0] and g.scores[1] > g.baselines[1])
         for i, (role, agent, opponent) in enumerate((("red", job.red, job.blue), ("blue", job.blue, job.red))):
-            llm = agent_model(split_label(agent)[1]) is not None
             out.append(
-                SeatOutcome(
-                    role=role,
-                    agent=agent_name(agent),
-                    opponent=agent_name(opponent),
-                    unit=unit_of(job),
+                seat_of(
+                    role,
+                    agent,
+                    opponent,
+                    unit_of(job),
+                    g.rounds,
                     utility=float(g.scores[i]),
                     metrics={
                         "over_baseline": float(g.scores[i] - g.baselines[i]),
@@ -89,9 +88,7 @@ def seats(records: dict[GameSpec, GameRecord], jobs: list[GameSpec], seated: dic
                         "finished": float(role in g.finished),
                         "promises_kept": _kept(g.coverage.get(role, {})),
                     },
-                    decisions=g.rounds if llm else 0,
                     fallbacks=g.llm_null_actions.get(role, 0),
-                    llm=llm,
                 )
             )
     return out

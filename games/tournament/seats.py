@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from contractlang.llm import agent_model
 from contractlang.vocab import Frozen
+from games.agents import agent_name, split_label
 
 
 class SeatOutcome(Frozen):
@@ -24,3 +26,18 @@ class SeatOutcome(Frozen):
     decisions: int = 0
     fallbacks: int = 0
     llm: bool = False
+
+
+def seat_of(role: str, agent: str, opponent: str, unit: str, decisions: int, **fields) -> SeatOutcome:
+    """The `SeatOutcome` of `agent` (a spec) against `opponent`, both named by their labels; an LLM agent's
+    `decisions` count toward its gates, another's do not."""
+    llm = agent_model(split_label(agent)[1]) is not None
+    return SeatOutcome(
+        role=role,
+        agent=agent_name(agent),
+        opponent=agent_name(opponent),
+        unit=unit,
+        decisions=decisions if llm else 0,
+        llm=llm,
+        **fields,
+    )
