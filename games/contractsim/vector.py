@@ -226,9 +226,9 @@ def _observe(
         obs[g, 3] = _due(st, g, payments) if acting else 0
         obs[g, 4] = 0 if over else st[g, FIRST_S] < w
         if with_mask:
-            mask[g, :] = 0
-            if acting:
-                mask[g, : left + 1] = 1
+            out = mask[g]
+            for i in range(out.shape[0]):
+                out[i] = acting and i <= left
         return
     acting = st[g, PHASE] == ORDER or st[g, PHASE] == PRODUCE
     t = (w >> 1) - 1 if acting else -1
@@ -251,14 +251,18 @@ def _observe(
     if not with_mask:
         return
     if not acting:
-        mask[g, :] = 0
+        out = mask[g]
+        for i in range(out.shape[0]):
+            out[i] = 0
     elif st[g, PHASE] == ORDER:  # q·p ≤ cash, over the costs of every order at this week's prices
         row, cash = costs[price_id[g, t]], np.int16(min(st[g, CASH], 32767))
         out = mask[g]
         for i in range(row.shape[0]):
             out[i] = row[i] <= cash
     else:  # q0 + q1 ≤ min(n0, n1), q0 + q2 ≤ n2, tabulated by those two bounds
-        mask[g, :] = producible[min(st[g, INV], st[g, INV + 1]), st[g, INV + 2]]
+        row, out = producible[min(st[g, INV], st[g, INV + 1]), st[g, INV + 2]], mask[g]
+        for i in range(row.shape[0]):  # an explicit loop: numba's slice assignment copies element by element slowly
+            out[i] = row[i]
 
 
 @njit(cache=True, inline="always")
