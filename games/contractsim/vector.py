@@ -364,17 +364,21 @@ def _begin(
 ):  # fmt: skip
     """New games in rows `games`: the initial state, then the other seat's first moves."""
     for g in games:
-        st[g, :] = 0
+        for k in range(st.shape[1]):  # explicit loops: numba's slice assignment is slow per row
+            st[g, k] = 0
         st[g, WEEK] = 1
         st[g, PHASE] = PAY
         st[g, CASH] = capital
         st[g, LEFT] = budget
         st[g, FIRST_C] = NEVER
         st[g, FIRST_S] = NEVER
-        week_ok[g, :] = 1
-        week_seen[g, :] = 0
-        week_due[g, :] = 0
-        week_delta[g, :] = 0
+        for w in range(11):
+            week_ok[g, w] = 1
+            week_seen[g, w] = 0
+        for k in range(6):
+            week_due[g, k] = 0
+        for k in range(5):
+            week_delta[g, k] = 0
         st[g, UPREV] = _utility(st, g, supplier_learns, budget)
         _advance(
             st, g, supplier_learns, opponent, spoil, prices, scenario, uniform, policies, offsets, shapes, boxes, cash_max, whole,
@@ -511,8 +515,8 @@ class VectorGames:
     def begin(self, games: np.ndarray, uniform: np.ndarray) -> None:
         """New games in rows `games`, the shocks of each read from its (5, 3, 3) uniform block ([CS-11])."""
         spoil, prices, receipts, price_id = shock_arrays(self.env, uniform)
-        self.spoil[games], self.prices[games], self.uniform[games] = spoil, prices, receipts
-        self.price_id[games] = price_id
+        rows = slice(None) if len(games) == self.n else games  # every game at once: plain copies, no fancy index
+        self.spoil[rows], self.prices[rows], self.uniform[rows], self.price_id[rows] = spoil, prices, receipts, price_id
         if self._scenario_of is not None:
             self.scenario[games] = [[self._scenario_of(p) for p in game] for game in prices]
         _begin(

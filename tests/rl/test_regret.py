@@ -32,7 +32,7 @@ def test_a_supplier_that_never_engages_keeps_the_first_payment_and_its_regret_is
 def test_the_optimum_is_what_the_rational_seat_earns_on_average():
     value = evaluate_policy(WORKED, 3, never_engage, games=2)
     ir = cl.load(WORKED)[0].ir
-    played = [r.u_supplier for r in play_batch(ir, environment(3), "rcc", "rcc", range(2000))]
+    played = [r.u_supplier for r in play_batch(ir, environment(3), "rcc", "rcc", range(1000))]
     mean, half = np.mean(played), 4 * np.std(played, ddof=1) / np.sqrt(len(played))
     assert abs(value.optimum - mean) < half
 

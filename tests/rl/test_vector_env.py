@@ -16,7 +16,7 @@ from games.contractsim.vector import shock_arrays
 
 WORKED = "examples/worked-example-1.contract"
 ROLLOVER = "examples/catering-sub-rollover.contract"
-GAMES = 10_000 if os.environ.get("CONTRACTLANG_SLOW_SCALE") == "full" else 400
+GAMES = 10_000 if os.environ.get("CONTRACTLANG_SLOW_SCALE") == "full" else 200
 
 
 def supplier_policy(f: np.ndarray) -> np.ndarray:
