@@ -184,6 +184,15 @@ def test_every_public_verb_refuses_a_wrong_typed_argument():
             verb(**{typed[0].name: Wrong()})
 
 
+def test_the_default_offers_are_every_bundled_catering_contract():
+    """A file of the bundled catering examples holds two contracts (the portfolio): each is an offer."""
+    offers = experiments.offered(None)
+    files = sorted((ROOT / "examples").glob("catering*.contract"))
+    assert len(offers) == sum(len(cl.load(f)) for f in files) > len(files)
+    assert {ir.kind for ir in offers} == {"contractsim"} and len({ir.setting for ir in offers}) == 1
+
+
+@pytest.mark.e2e
 def test_negotiate_plays_with_its_own_defaults():
     run = cl.experiments.negotiate(env=1)
     assert run.negotiation.outcome in ("agreed", "terminated", "exhausted") and run.env == 1
