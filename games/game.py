@@ -64,6 +64,10 @@ class GameType:
             _schema(self.actions[role], f"{self.name} {role} action"),
         )
 
+    def takes(self, option: str) -> bool:
+        """Whether the game is set up with `option` (ContractSim: `env`, `floors`; CT-Bench: `board`, `rules`)."""
+        return self.setup is not None and option in self.setup.model_fields
+
     def agent_noun(self, role: str | None) -> str:
         """What an error calls the agent of `role`: a customer policy, a Customer negotiator, an agent."""
         return self.who.format(role=role, Role=role.capitalize()) if role else "agent"
