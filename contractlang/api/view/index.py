@@ -65,7 +65,7 @@ class GameRow(Frozen):
 class Source(Frozen):
     index: int  # the games file's number: its rows' `source`, and its report's `data/report/INDEX.json`
     path: str  # relative to the viewed root ("" when the root is the file)
-    kind: str  # performance | rational | runs | ctbench | contractsim-events | ctbench-events
+    kind: str  # performance | rational | runs | ctbench-report | contractsim-events | ctbench-events
     games: int
     rows: int  # rows of the list: a rational game is listed once per role
 
@@ -510,7 +510,7 @@ def row_kind(obj: dict) -> str:
     if "job" in obj and "runs" in obj:
         return "rational"
     if "board_id" in obj:
-        return "ctbench"
+        return "ctbench-report"
     return "runs"
 
 

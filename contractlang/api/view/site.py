@@ -100,7 +100,7 @@ class Viewer:
             return self.index.chunk(int(match[1]))
         match = re.fullmatch(r"report/([0-9]{1,6})\.json", name)
         if match:
-            path = self.index.games_file(int(match[1]), "ctbench")
+            path = self.index.games_file(int(match[1]), "ctbench-report")
             return None if path is None else self._report(path)
         match = re.fullmatch(r"game/(.+)\.json", name)
         if match and GAME_ID.fullmatch(match[1]):
@@ -440,7 +440,7 @@ def bundle(
         index = viewer.index_json()
         for k in range(max(1, -(-index["games"] // index["chunk"]))):
             _write_json(work / "data" / "list" / f"{k}.json", viewer.data(f"list/{k}.json"))
-        reports = [s["index"] for s in index["sources"] if s["kind"] == "ctbench"]
+        reports = [s["index"] for s in index["sources"] if s["kind"] == "ctbench-report"]
         if reports:
             (work / "data" / "report").mkdir()
         for k in reports:
