@@ -74,7 +74,7 @@ class Viewer:
         key = (game_id, self.index.version)
         with self._build:
             if key not in self._pages:
-                from contractlang.api.view.games import Baselines  # the games and solvers: only now
+                from contractlang.api.analysis import Baselines  # the games and solvers: only now
 
                 if self._baselines is None:
                     from solver.dp import TableCache
@@ -526,7 +526,7 @@ def _write_page(folder: Path, page: dict) -> bool:
 @lru_cache(maxsize=1)
 def _process_baselines():
     """The DP tables and values a bundling process keeps across the pages it builds."""
-    from contractlang.api.view.games import Baselines
+    from contractlang.api.analysis import Baselines
     from solver.dp import TableCache
 
     return Baselines(TableCache())
