@@ -45,6 +45,7 @@ class GameType:
     who: str = "agent"
     summary: str = ""
     events: Any = None  # the union of its log's event classes, by `type`: how a stored record's events read back
+    tournament: str | None = None  # the module that makes its cross-play tournaments' jobs (`cl.tournament`)
 
     @cached_property
     def event_adapter(self) -> TypeAdapter | None:

@@ -25,6 +25,8 @@ ROLES = ("customer", "supplier")
 ANCHOR = "rcc"
 """The rational policy of both seats (ContractSim paper, App. C.1): its games are the optimum regret is measured from."""
 REFERENCES = ("rcc", "rc", "re", "random")
+STORE = "contractsim.jsonl"  # the jobs file of OUT/jobs/, the one `experiment performance` keeps too
+CONTRACT_SET = True  # it plays the contracts of a set, each agent in the role it declares (a regret against RCC)
 
 
 class Case(Frozen):
