@@ -218,6 +218,12 @@ def playable() -> list[GameType]:
     return [t for t in REGISTRY.types() if REGISTRY.entry(t.name).load is not None]
 
 
+def games_taking(option: str) -> str:
+    """The titles of the playable games whose setup takes `option` (`env`, `board`, `floors`), as an error names
+    the games an option is for: "ContractSim", "CT-Bench"."""
+    return " or ".join(t.title or t.name for t in playable() if t.takes(option))
+
+
 def game_for_contract(ir) -> GameType:
     """The game a checked contract's IR plays (by its kind)."""
     for t in playable():

@@ -92,12 +92,12 @@ def trace(
     """Replay the event log `log` under `contract` (default: the one its header names) and the rule set it was
     played under: a CT-Bench log under `rules` ([CT-24a]), a ContractSim one under `floors` ([CS-14a]); a header
     naming a rule set overrides a default. `TraceError` (`file:line: message`) for a malformed log."""
-    from contractlang.api.play import game_for, games_taking
     from contractlang.files import read_capped
     from contractlang.interpreter import Rules
     from contractlang.interpreter.rounds import DEFAULT_FLOORS, FLOOR_RULES
     from contractlang.interpreter.trace import header_contract, read_events, read_header, replay, trace_json
     from contractlang.vocab import RULE_SETS
+    from games.game import game_for_contract, games_taking
 
     raw = read_capped(Path(log))
     header = read_header(raw, str(log))
@@ -116,9 +116,10 @@ def trace(
         floors = header.floors
     choose(floors, tuple(FLOOR_RULES), "floor rule set")
     choose(rules, RULE_SETS, "rule set")
-    if floors != DEFAULT_FLOORS and not game_for(chosen).takes("floors"):
+    game = game_for_contract(chosen.ir)
+    if floors != DEFAULT_FLOORS and not game.takes("floors"):
         raise BadArgument(
-            f"floors is a rule of {games_taking('floors')} games; this log is of a {game_for(chosen).title} game",
+            f"floors is a rule of {games_taking('floors')} games; this log is of a {game.title} game",
             "floors",
         )
     events = read_events(raw, str(log), chosen.ir.kind)
@@ -288,8 +289,8 @@ def solve(
     under the floor rule set `floors` ([CS-14a]) (the exact DP, ContractSim paper, App. C.1), with the CLI's
     disk cache: `$CONTRACTLANG_DP_CACHE`, else .contractlang-cache/dp (`cache_dir` to choose, `cache=False` to
     keep nothing). `progress(done, total)` hears the solve advance; `cached` hears whether the table was kept."""
-    from contractlang.api.play import game_for
     from games.contractsim.environments import environment
+    from games.game import game_for_contract
     from solver.dp import TableCache
     from solver.dp.cache import default_dir
 
@@ -297,7 +298,7 @@ def solve(
     if not isinstance(checked_contract.ir, ContractSimIR):  # the DP solves ContractSim's rounds
         raise BadData(
             f"{checked_contract.ir.name}: solve needs a ContractSim contract; "
-            f"this one is for {game_for(checked_contract).title}"
+            f"this one is for {game_for_contract(checked_contract.ir).title}"
         )
     tables = TableCache((Path(cache_dir) if cache_dir else default_dir()) if cache else None)
     result, _, hit = tables.solve(checked_contract.ir, environment(env, floors), progress=progress)

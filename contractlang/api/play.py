@@ -11,7 +11,7 @@ from pydantic import Field
 from contractlang.api.language import as_checked
 from contractlang.api.results import Rows
 from contractlang.errors import Seed, Text, checked
-from games.game import Game, GameType, PlayRecord, game_for_contract, game_type, playable
+from games.game import Game, GameType, PlayRecord, game_for_contract, game_type, games_taking  # noqa: F401 - the CLI's
 from games.game import load_game as _load
 
 
@@ -87,9 +87,3 @@ def play(
 def game_for(contract) -> GameType:
     """The registered type of the game a contract (a file or a checked contract) plays."""
     return game_for_contract(as_checked(contract).ir)
-
-
-def games_taking(option: str) -> str:
-    """The titles of the playable games whose setup takes `option` (`env`, `board`, `floors`), as an error names
-    the games an option is for: "ContractSim", "CT-Bench"."""
-    return " or ".join(t.title or t.name for t in playable() if t.takes(option))
