@@ -56,8 +56,9 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list[str]:
-    """The face as `dir(cl)` lists it: the lazily loaded verbs too."""
-    return sorted({*globals(), *__all__})
+    """The face as `dir(cl)` lists it: the public names and the lazily loaded verbs, none of the imports and
+    subpackages this module is built from."""
+    return sorted(__all__)
 
 
 @checked

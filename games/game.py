@@ -45,6 +45,7 @@ class GameType:
     who: str = "agent"
     summary: str = ""
     events: Any = None  # the union of its log's event classes, by `type`: how a stored record's events read back
+    tournament: str | None = None  # the module that makes its cross-play tournaments' jobs (`cl.tournament`)
 
     @cached_property
     def event_adapter(self) -> TypeAdapter | None:
@@ -63,6 +64,10 @@ class GameType:
             _schema(self.observations[role], f"{self.name} {role} observation"),
             _schema(self.actions[role], f"{self.name} {role} action"),
         )
+
+    def takes(self, option: str) -> bool:
+        """Whether the game is set up with `option` (ContractSim: `env`, `floors`; CT-Bench: `board`, `rules`)."""
+        return self.setup is not None and option in self.setup.model_fields
 
     def agent_noun(self, role: str | None) -> str:
         """What an error calls the agent of `role`: a customer policy, a Customer negotiator, an agent."""
@@ -211,6 +216,12 @@ def is_game(name: str) -> bool:
 def playable() -> list[GameType]:
     """The game types `load_game` can load."""
     return [t for t in REGISTRY.types() if REGISTRY.entry(t.name).load is not None]
+
+
+def games_taking(option: str) -> str:
+    """The titles of the playable games whose setup takes `option` (`env`, `board`, `floors`), as an error names
+    the games an option is for: "ContractSim", "CT-Bench"."""
+    return " or ".join(t.title or t.name for t in playable() if t.takes(option))
 
 
 def game_for_contract(ir) -> GameType:

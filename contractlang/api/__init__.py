@@ -33,6 +33,7 @@ HOMES = {
     **dict.fromkeys(("ctbench", "data", "experiments", "rl"), None),
     **dict.fromkeys(("fmt", "load_one", "render", "solve", "trace", "translate", "verify", "verify_all"), "language"),
     **dict.fromkeys(("metrics", "seal", "synth"), "experiments"),
+    **dict.fromkeys(("expected_utility_differences",), "analysis"),
     **dict.fromkeys(("Played", "game_for", "load_game", "play"), "play"),
     **dict.fromkeys(("coverage", "generate_tests", "test"), "tests"),
     **dict.fromkeys(("tournament",), "tournament"),

@@ -399,11 +399,11 @@ def offered(offers) -> list:
     """The IRs of the ContractSim contracts the scripted Supplier may offer: every one of the files (all their
     contracts) and checked contracts in `offers`, else of the bundled catering-*.contract examples."""
     from contractlang import load
-    from contractlang.ir import CheckedContract
+    from contractlang.ir import CheckedContract, ContractSimIR
 
     files = offers if offers is not None else sorted(EXAMPLES.glob("catering*.contract"))
     checked_contracts = [c for f in files for c in ([f] if isinstance(f, CheckedContract) else load(f))]
-    irs = [c.ir for c in checked_contracts if c.ir.kind == "contractsim"]
+    irs = [c.ir for c in checked_contracts if isinstance(c.ir, ContractSimIR)]
     if not irs:
         raise BadData("no ContractSim contract to offer; give candidate contracts (files or checked contracts)")
     own = sorted({ir.setting for ir in irs})

@@ -97,6 +97,7 @@ def trace(
     from contractlang.interpreter.rounds import DEFAULT_FLOORS, FLOOR_RULES
     from contractlang.interpreter.trace import header_contract, read_events, read_header, replay, trace_json
     from contractlang.vocab import RULE_SETS
+    from games.game import game_for_contract, games_taking
 
     raw = read_capped(Path(log))
     header = read_header(raw, str(log))
@@ -115,8 +116,12 @@ def trace(
         floors = header.floors
     choose(floors, tuple(FLOOR_RULES), "floor rule set")
     choose(rules, RULE_SETS, "rule set")
-    if floors != DEFAULT_FLOORS and chosen.ir.kind != "contractsim":
-        raise BadArgument("floors is a rule of ContractSim games; this log is of a CT-Bench game", "floors")
+    game = game_for_contract(chosen.ir)
+    if floors != DEFAULT_FLOORS and not game.takes("floors"):
+        raise BadArgument(
+            f"floors is a rule of {games_taking('floors')} games; this log is of a {game.title} game",
+            "floors",
+        )
     events = read_events(raw, str(log), chosen.ir.kind)
     monitor, steps = replay(chosen.ir, events, str(log), Rules.named(rules), floors)
     return Traced(contract=chosen, report=trace_json(monitor, steps))
@@ -141,7 +146,7 @@ def render(contract: ContractLike | ContractSimIR | CTBenchIR, setting: Text | N
     if setting is not None:
         choose(setting, tuple(SETTINGS), "setting")
     ir = contract if isinstance(contract, (ContractSimIR, CTBenchIR)) else as_checked(contract).ir
-    if setting is not None and ir.kind == "ctbench":
+    if setting is not None and not isinstance(ir, ContractSimIR):
         raise BadArgument(f"setting re-labels ContractSim contracts; {ir.name} is a CT-Bench agreement", "setting")
     return render_prose(ir, setting=setting)
 
@@ -257,7 +262,7 @@ def verify_all(
     from games.experiments.synth import UNTIED_PRICES_NOTE, in_synthetic_set
 
     contracts = load(path)
-    headers = {c.ir.board_set for c in contracts if c.ir.kind == "ctbench" and c.ir.board_set}
+    headers = {b for c in contracts if (b := getattr(c.ir, "board_set", None))}
     header = next(iter(headers)) if len(headers) == 1 else None
     reports = [_verify(c, env, board, board_set, header, rules, timeout_ms, floors) for c in contracts]
     synthetic = in_synthetic_set(Path(path))
@@ -285,12 +290,16 @@ def solve(
     disk cache: `$CONTRACTLANG_DP_CACHE`, else .contractlang-cache/dp (`cache_dir` to choose, `cache=False` to
     keep nothing). `progress(done, total)` hears the solve advance; `cached` hears whether the table was kept."""
     from games.contractsim.environments import environment
+    from games.game import game_for_contract
     from solver.dp import TableCache
     from solver.dp.cache import default_dir
 
     checked_contract = as_checked(contract)
-    if checked_contract.ir.kind != "contractsim":
-        raise BadData(f"{checked_contract.ir.name}: solve needs a ContractSim contract; this one is for CT-Bench")
+    if not isinstance(checked_contract.ir, ContractSimIR):  # the DP solves ContractSim's rounds
+        raise BadData(
+            f"{checked_contract.ir.name}: solve needs a ContractSim contract; "
+            f"this one is for {game_for_contract(checked_contract.ir).title}"
+        )
     tables = TableCache((Path(cache_dir) if cache_dir else default_dir()) if cache else None)
     result, _, hit = tables.solve(checked_contract.ir, environment(env, floors), progress=progress)
     if cached is not None:

@@ -11,7 +11,7 @@ from pydantic import Field
 from contractlang.api.language import as_checked
 from contractlang.api.results import Rows
 from contractlang.errors import Seed, Text, checked
-from games.game import Game, GameType, PlayRecord, game_for_contract, game_type
+from games.game import Game, GameType, PlayRecord, game_for_contract, game_type, games_taking  # noqa: F401 - the CLI's
 from games.game import load_game as _load
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -13,7 +14,6 @@ from contractlang.errors import UnknownName
 from contractlang.vocab import Frozen
 
 Progress = Callable[..., None] | None
-GAMES = ("contractsim", "ctbench")
 
 
 class TournamentReport(Frozen):
@@ -56,15 +56,15 @@ class _Game:
     The one place that names the game modules, so a game registry can replace it."""
 
     def __init__(self, name: str):
-        if name == "contractsim":
-            from games.tournament import contractsim as module
-        elif name == "ctbench":
-            from games.tournament import ctbench as module
-        else:
-            raise UnknownName(f"unknown game {name!r}; choose from {', '.join(GAMES)}")
-        self.name, self.module = name, module
-        self.roles: tuple[str, ...] = module.ROLES
-        self.references: tuple[str, ...] = module.REFERENCES
+        from games.game import game_type, game_types
+
+        module = game_type(name).tournament
+        if module is None:
+            played = ", ".join(t.name for t in game_types() if t.tournament)
+            raise UnknownName(f"{name} plays no tournament; choose from {played}")
+        self.name, self.module = name, importlib.import_module(module)
+        self.roles: tuple[str, ...] = self.module.ROLES
+        self.references: tuple[str, ...] = self.module.REFERENCES
 
 
 def _agents(given, references: bool, game: _Game) -> tuple[list[str], dict]:
@@ -94,7 +94,7 @@ def _seated(names: list[str], objects: dict, game: _Game) -> dict[str, list[str]
             declared = roles_of(objects.get(name, name), game.name)
             if declared is None or role in declared:
                 if name not in objects:
-                    check(name, game.name, role if game.name == "contractsim" else None, "agent")
+                    check(name, game.name, role if game.module.CONTRACT_SET else None, "agent")
                 out[role].append(name)
     return out
 
@@ -153,17 +153,17 @@ def tournament(
     from games.tournament import stats
 
     chosen_game = _Game(game)
-    if game != "contractsim" and directory is not None:
-        raise UnknownName(f"{directory}: a contract set is ContractSim's; CT-Bench plays boards (--boards)")
     module = chosen_game.module
+    if not module.CONTRACT_SET and directory is not None:
+        raise UnknownName(f"{directory}: a contract set is ContractSim's; CT-Bench plays boards (--boards)")
     names, objects = _agents(agents, references, chosen_game)
     seated = _seated(names, objects, chosen_game)
     if seeds < 1 or seed < 0:
         raise ValueError(f"a tournament plays 1 or more seeds from seed 0 or more, not {seeds} from {seed}")
     seed_list = list(range(seed, seed + seeds))
-    out = output_dir(out, directory if game == "contractsim" else None, "tournament")
-    store = out / "jobs" / ("contractsim.jsonl" if game == "contractsim" else "games.jsonl")
-    if game == "contractsim":
+    out = output_dir(out, directory, "tournament")
+    store = out / "jobs" / module.STORE
+    if module.CONTRACT_SET:
         check_choices("cs19", floors)
         chosen, _ = sliced_contracts(synthetic_set(directory), contract_slice(contracts, envs, variants, rhos, limit))
 

@@ -44,12 +44,17 @@ def load_one(path: Path) -> CheckedContract:
 
 
 def game_options(contracts: list[CheckedContract], env: int | None, board: str | None, path: Path) -> None:
-    """--env is for ContractSim contracts and --board for CT-Bench: one the file cannot use is a usage error."""
-    kinds = {c.ir.kind for c in contracts}
-    if env is not None and "contractsim" not in kinds:
-        raise UsageProblem(f"--env applies to ContractSim contracts; {path} is for CT-Bench (use --board ID)")
-    if board is not None and "ctbench" not in kinds:
-        raise UsageProblem(f"--board applies to CT-Bench contracts; {path} is for ContractSim (use --env N)")
+    """--env is for ContractSim contracts and --board for CT-Bench (the games whose setup takes them): one no
+    contract of the file can use is a usage error."""
+    from contractlang.api.play import game_for, games_taking
+
+    games = {game_for(c).name: game_for(c) for c in contracts}.values()
+    for option, value, instead in (("env", env, "--board ID"), ("board", board, "--env N")):
+        if value is not None and not any(g.takes(option) for g in games):
+            titles = " and ".join(g.title for g in games)
+            raise UsageProblem(
+                f"--{option} applies to {games_taking(option)} contracts; {path} is for {titles} (use {instead})"
+            )
 
 
 from contractlang.api.experiments import DEFAULT_OUT, output_dir, synthetic_set  # noqa: E402,F401  (one place each)

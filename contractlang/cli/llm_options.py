@@ -216,6 +216,7 @@ def llm_settings(names: list[str], flags: LlmFlags, calls: bool = True):
     """LLM settings when any of `names` (agents, judge, translator) is `llm[:[PROVIDER/]MODEL]`; None otherwise.
     Without its provider's key or SDK, and not replaying, an LLM option is bad input that says what to do, unless
     no call will be made (`calls` False: an estimate)."""
+    from contractlang.api import model_of
     from contractlang.llm import (
         DEFAULT_RECORDINGS,
         ApiKeys,
@@ -223,13 +224,12 @@ def llm_settings(names: list[str], flags: LlmFlags, calls: bool = True):
         LlmSettings,
         LlmUnavailable,
         RunLimits,
-        agent_model,
         check_providers,
         priced,
         unpriced_for_cost_limit,
     )
 
-    uses = [n for n in names if agent_model(n) is not None]
+    uses = {n: model for n in names if (model := model_of(n)) is not None}  # as the agent registry says
     if not uses:
         given = [
             flag
@@ -260,10 +260,10 @@ def llm_settings(names: list[str], flags: LlmFlags, calls: bool = True):
         check_providers(uses, ApiKeys.from_environment(), flags.replay or not calls)
     except LlmUnavailable as exc:
         raise InputError(str(exc)) from None
-    unpriced = [m for m in map(agent_model, uses) if not priced(m)]
+    unpriced = [m for m in uses.values() if not priced(m)]
     if flags.cost_limit is not None and unpriced:
         raise InputError(unpriced_for_cost_limit(unpriced[0]))
-    first = agent_model(uses[0])
+    first = next(iter(uses.values()))
     return LlmSettings(
         provider=first.provider,
         model=first.model,

@@ -36,10 +36,13 @@ def solve(
     from rich.progress import Progress
 
     from contractlang.api.language import solve as solve_dp
+    from contractlang.api.play import game_for, games_taking
 
     checked = load_one(contract)
-    if checked.ir.kind != "contractsim":
-        raise InputError(f"{contract}: `solve` needs a ContractSim contract; this one is for CT-Bench")
+    if not game_for(checked).takes("env"):  # the DP solves the rounds of a game set in an environment
+        raise InputError(
+            f"{contract}: `solve` needs a {games_taking('env')} contract; this one is for {game_for(checked).title}"
+        )
     kept: list[bool] = []  # whether the table came from the cache, as the solve tells it
     with Progress(transient=True, disable=json_out) as bar:
         task = bar.add_task(f"solving {checked.ir.name} in environment {env}", total=None)

@@ -69,10 +69,12 @@ def verify(
             print_verification(report, str(contract), source)
             for name, text in note.items():
                 typer.echo(f"  note on {name}: {text}")
-        kinds = {c.ir.kind for c in contracts}
-        if "contractsim" in kinds and env is None:
+        from contractlang.api.play import game_for
+
+        games = [game_for(c) for c in contracts]
+        if env is None and any(g.takes("env") for g in games):
             typer.echo("(pass --env N, an environment 1..6, for the budget, capacity and cash-flow checks)", err=True)
-        if "ctbench" in kinds and board is None:
+        if board is None and any(g.takes("board") for g in games):
             typer.echo(
                 "(pass --board ID, a board 0..79 of `contractlang ctbench boards` or SET:ID, for the coverage "
                 "colour, chip sufficiency and path-to-goal checks)",

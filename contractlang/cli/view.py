@@ -65,6 +65,7 @@ def view(
 ) -> None:
     """See games, sweeps and experiments in a browser: each game week by week (ContractSim) or move by move
     (CT-Bench) beside its contract, the tables and figures, and a filterable list of games to compare."""
+    from contractlang.api.play import game_for, game_type, games_taking
     from contractlang.api.view.options import ViewOptions
     from contractlang.api.view.site import Viewer, server
     from contractlang.api.view.site import bundle as write_bundle
@@ -72,8 +73,11 @@ def view(
     if not path.exists():
         raise InputError(f"{path}: no such file or directory")
     checked = load_one(contract) if contract is not None else None
-    if board is not None and (checked is None or checked.ir.kind != "ctbench"):
-        raise UsageProblem("--board goes with --contract FILE of a CT-Bench contract (for a bare CT-Bench event log)")
+    if board is not None and (checked is None or not game_for(checked).takes("board")):
+        raise UsageProblem(
+            f"--board goes with --contract FILE of a {games_taking('board')} contract "
+            f"(for a bare {games_taking('board')} event log)"
+        )
     # an LLM game is rebuilt by replaying its recordings, under the settings (--max-tokens, --base-url, ...) it was
     # played with: they key the recorded responses
     replay = llm_settings(["llm"], llm_flags.model_copy(update={"replay": True}))
@@ -96,7 +100,7 @@ def view(
         if not rows[0].header:
             raise InputError(
                 f"{path} is an event log (`run --log`) without a header naming its contract: give "
-                "--contract FILE" + (" and --board ID" if rows[0].game == "ctbench" else "")
+                "--contract FILE" + (" and --board ID" if game_type(rows[0].game).takes("board") else "")
             )
         from contractlang.interpreter.trace import TraceError, header_contract, read_header
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Mapping
 from typing import Literal
 
 from contractlang.llm.errors import MissingApiKey, MissingSdk
@@ -135,15 +136,13 @@ def sdk_module(provider: str, who: str | None = None):
         ) from None
 
 
-def check_providers(names: list[str], keys: ApiKeys, replay: bool = False) -> None:
-    """Every provider the LLM agents among `names` will call can be called: its key is set and its SDK is
-    installed (a replay calls none). Raises LlmUnavailable naming the first agent that cannot."""
+def check_providers(models: Mapping[str, LlmModel], keys: ApiKeys, replay: bool = False) -> None:
+    """Every provider the LLM agents of `models` (each agent's name and the model its registry entry says it calls)
+    will call can be called: its key is set and its SDK is installed (a replay calls none). Raises LlmUnavailable
+    naming the first agent that cannot."""
     if replay:
         return
-    for name in names:
-        model = agent_model(name)
-        if model is None:
-            continue
+    for name, model in models.items():
         if not keys.of(model.provider):
             raise MissingApiKey(f"{name} needs {PROVIDERS[model.provider].title}: {key_hint(model.provider)}")
         sdk_module(model.provider, name)

@@ -69,6 +69,7 @@ GAME_TYPE = GameType(
     who="{role} policy",
     summary="supplier contracting over 11 weeks under stochastic prices, losses and spoilage",
     events=LogEntry,
+    tournament="games.tournament.contractsim",
 )
 DEFAULT_SEED = 42  # ContractSim paper, App. A.3
 

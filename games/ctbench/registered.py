@@ -81,6 +81,7 @@ GAME_TYPE = GameType(
     agent_modules=("games.ctbench.agents",),
     summary="Colored Trails on a 4x4 board: trade chips, pay for tiles, reach the goal",
     events=LogEvent,
+    tournament="games.tournament.ctbench",
 )
 
 

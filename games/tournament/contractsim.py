@@ -10,9 +10,9 @@ from pathlib import Path
 
 from contractlang.interpreter.rounds import DEFAULT_FLOORS, RecordedFloors
 from contractlang.ir import ContractSimIR
-from contractlang.llm import LlmClient, agent_model
+from contractlang.llm import LlmClient
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, Frozen
-from games.agents import agent_name, split_label
+from games.agents import agent_name, model_of
 from games.contractsim.environments import PlayedIn
 from games.contractsim.metrics import role_run
 from games.contractsim.play import RunRecord, play
@@ -25,6 +25,8 @@ ROLES = ("customer", "supplier")
 ANCHOR = "rcc"
 """The rational policy of both seats (ContractSim paper, App. C.1): its games are the optimum regret is measured from."""
 REFERENCES = ("rcc", "rc", "re", "random")
+STORE = "contractsim.jsonl"  # the jobs file of OUT/jobs/, the one `experiment performance` keeps too
+CONTRACT_SET = True  # it plays the contracts of a set, each agent in the role it declares (a regret against RCC)
 
 
 class Case(Frozen):
@@ -77,7 +79,7 @@ class MatchRecord(Frozen):
 
 def calls_model(job: Match) -> bool:
     """Whether the game waits on an LLM (one of its players is one)."""
-    return any(agent_model(split_label(spec)[1]) is not None for spec in (job.customer, job.supplier))
+    return any(model_of(spec) is not None for spec in (job.customer, job.supplier))
 
 
 def play_match(job: Match, client: LlmClient | None = None, objects: dict | None = None) -> MatchRecord:
@@ -136,7 +138,7 @@ production each production week. A request that must be repeated adds calls, not
 
 def decisions(job: Match) -> list:
     """(model, calls) of each LLM player: its `REQUESTS`."""
-    models = ((agent_model(split_label(spec)[1]), role) for role, spec in zip(ROLES, (job.customer, job.supplier)))
+    models = ((model_of(spec), role) for role, spec in zip(ROLES, (job.customer, job.supplier)))
     return [(model, REQUESTS[role]) for model, role in models if model is not None]
 
 

@@ -14,6 +14,8 @@ from games.tournament.seats import SeatOutcome, seat_of
 
 ROLES = ("red", "blue")
 REFERENCES = ("planner", "conditional", "random")
+STORE = "games.jsonl"
+CONTRACT_SET = False  # it plays boards, every ordered pair of agents, self-play included
 
 
 def unit_of(spec: GameSpec) -> str:

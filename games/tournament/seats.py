@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from contractlang.llm import agent_model
 from contractlang.vocab import Frozen
-from games.agents import agent_name, split_label
+from games.agents import agent_name, model_of
 
 
 class SeatOutcome(Frozen):
@@ -31,7 +30,7 @@ class SeatOutcome(Frozen):
 def seat_of(role: str, agent: str, opponent: str, unit: str, decisions: int, **fields) -> SeatOutcome:
     """The `SeatOutcome` of `agent` (a spec) against `opponent`, both named by their labels; an LLM agent's
     `decisions` count toward its gates, another's do not."""
-    llm = agent_model(split_label(agent)[1]) is not None
+    llm = model_of(agent) is not None
     return SeatOutcome(
         role=role,
         agent=agent_name(agent),

@@ -1,30 +1,15 @@
-"""The modules that ask the game registry (`games.game`) instead of testing a game's name: none compares a value
-against a game's name, so a third game needs no edit in them."""
+"""Outside the two games' own folders nothing compares a value against a game's name: the language asks its IR,
+the facade and the CLI ask the game registry (`games.game`), so a third game needs no edit in them."""
 
 from __future__ import annotations
 
 import ast
 
-import pytest
-
 from tests.helpers import ROOT
 
 NAMES = {"contractsim", "ctbench", "contractsim-negotiation"}
-ASKING = [
-    "games/agents.py",
-    "games/game.py",
-    "games/external.py",
-    "games/errors.py",
-    "games/log.py",
-    "contractlang/interpreter/__init__.py",
-    "contractlang/interpreter/trace.py",
-    "contractlang/interpreter/events.py",
-    "contractlang/testing.py",
-    "contractlang/api/play.py",
-    "contractlang/api/schema.py",
-    "contractlang/api/view/games.py",
-    "contractlang/cli/play.py",
-]
+PACKAGES = ("contractlang", "games", "solver")
+GAME_FOLDERS = ("games/contractsim", "games/ctbench")
 
 
 def _names_in(node: ast.AST) -> set[str]:
@@ -47,12 +32,32 @@ def branches_on_a_game_name(source: str) -> list[int]:
     return lines
 
 
+def branches_in(root) -> dict[str, list[int]]:
+    """Each module under `root`'s language, games (but the two games' folders) and solver that branches on a
+    game's name, with the lines that do."""
+    found = {}
+    for package in PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            name = path.relative_to(root).as_posix()
+            if not name.startswith(GAME_FOLDERS) and (lines := branches_on_a_game_name(path.read_text())):
+                found[name] = lines
+    return found
+
+
 def test_the_check_finds_each_form_of_branch():
     source = 'if kind == "ctbench": pass\nif g in ("contractsim", "x"): pass\nmatch g:\n    case "ctbench": pass\n'
     assert branches_on_a_game_name(source) == [1, 2, 4]
     assert branches_on_a_game_name('name = "ctbench"\nif kind == other: pass\n') == []
 
 
-@pytest.mark.parametrize("path", ASKING)
-def test_the_module_asks_the_registry(path):
-    assert branches_on_a_game_name((ROOT / path).read_text()) == []
+def test_the_walk_finds_a_planted_branch(tmp_path):
+    (tmp_path / "solver" / "deep").mkdir(parents=True)
+    (tmp_path / "solver" / "deep" / "planted.py").write_text('def f(ir):\n    return ir.kind != "contractsim"\n')
+    (tmp_path / "games" / "ctbench").mkdir(parents=True)
+    (tmp_path / "games" / "ctbench" / "own.py").write_text('def f(g):\n    return g == "ctbench"\n')
+    (tmp_path / "contractlang").mkdir()
+    assert branches_in(tmp_path) == {"solver/deep/planted.py": [2]}
+
+
+def test_no_module_outside_the_games_branches_on_a_game_name():
+    assert branches_in(ROOT) == {}

@@ -104,6 +104,9 @@ def test_dir_lists_the_face_with_the_verbs_loaded_on_first_use():
     for name in ("CustomerObservation", "SupplierObservation", "CTBenchObservation", "Pay", "Order", "Move"):
         assert name in names and inspect.isclass(getattr(cl, name))
     assert set(cl.FACE) <= set(names) and all(hasattr(cl, n) for n in cl.__all__)
+    assert names == sorted(cl.__all__) and "__version__" in names
+    internals = {"sys", "Path", "PackageNotFoundError", "annotations", "Face", "FACE", "checked", "Flag", "Text"}
+    assert not internals & set(names) and all(hasattr(cl, n) for n in internals)  # there, just not the face
     assert {"frontier", "negotiations", "rational", "performance"} <= set(dir(cl.experiments))
     assert {"boards", "show", "sweep", "import_logs", "replay", "report"} <= set(dir(cl.ctbench))
 

@@ -5,92 +5,35 @@ it, [CS-11]), and the page says which it shows."""
 from __future__ import annotations
 
 import json
-from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from functools import lru_cache
 
-import numpy as np
-
+from contractlang.api.analysis import Baselines, initial_state
+from contractlang.api.analysis import decisions as beside_rcc
 from contractlang.api.view.index import GameRow, unwrapped
 from contractlang.api.view.options import PageError, ViewOptions
 from contractlang.diagnostics import Span
 from contractlang.errors import UnknownName
 from contractlang.formatter import format_ir
 from contractlang.interpreter.contractsim import WeekStatus, breach_reason
-from contractlang.interpreter.events import Delivery, Payment
 from contractlang.interpreter.rounds import DEFAULT_FLOORS
 from contractlang.ir import ContractSimIR, CTBenchIR
 from contractlang.llm import ApiKeys, LlmClient
 from contractlang.render import relabel
 from contractlang.source import check_source
-from contractlang.vocab import PAYMENT_WEEKS
-from games.agents import AgentError, Seat, make_agent, model_of, names_code, play_out
+from games.agents import AgentError, model_of, names_code
 from games.contractsim.environments import environment
-from games.contractsim.game import ContractSimGame, Order, Pay, Produce, State
+from games.contractsim.game import Order, Pay
 from games.contractsim.log import OrderPlaced, WeekShocks
 from games.contractsim.play import RunRecord, play
 from games.contractsim.registered import GAME_TYPE as CONTRACTSIM
-from games.contractsim.shocks import draw_shocks
 from games.ctbench.board import GOAL_BONUS, INITIAL_CHIPS, PLAYERS, START, benchmark_board
 from games.ctbench.log import LOG_EVENT
 from games.ctbench.play import GameRecord
 from games.ctbench.play import play as play_ctbench
 from games.ctbench.registered import GAME_TYPE as CTBENCH
 from games.game import PlayRecord, SetupError, game_for_contract, game_type, load_game
-from solver.dp import TableCache
-from solver.dp.baseline import Values, customer_to_come
-from solver.dp.problem import ROUNDS
-from solver.environment import SupplyEnvironment
-
-
-class Baselines:
-    """The DP values behind RC's orders (per contract, environment and cover), solved when a page first sets an
-    agent's order beside RC's; the last few are kept."""
-
-    KEPT = 4
-    KEPT_STATES = 100_000  # the Customer's values of states already enumerated: games of one contract share many
-
-    def __init__(self, tables: TableCache):
-        self.tables = tables
-        self._values: OrderedDict[tuple, Values] = OrderedDict()
-        self._customer: OrderedDict[tuple, float | None] = OrderedDict()
-
-    def customer(self, ir: ContractSimIR, env: SupplyEnvironment, t: int, memory, leftover, cash: int) -> float | None:
-        """The Customer's expected value delivered less payments from round t on, both players RCC, from a
-        breach-free state (`solver.dp.baseline.customer_to_come`): the table RC starts with, else the wider one it
-        turns to when the first has no order for a state; None when neither has."""
-        key = (
-            ir.model_dump_json(exclude={"name", "parties", "asserts"}),
-            env.id,
-            t,
-            tuple(memory),
-            tuple(leftover),
-            cash,
-        )
-        if key not in self._customer:
-            value = None
-            for cover in ("schedule", "budget"):
-                table = self.tables.solve(ir, env, cover)[1]
-                try:
-                    value = customer_to_come(table, t, table.memory_index(memory), leftover, cash)
-                    break
-                except ValueError:  # the enumeration reached a state this table leaves unsolved
-                    continue
-            self._customer[key] = value
-            while len(self._customer) > self.KEPT_STATES:
-                self._customer.popitem(last=False)
-        return self._customer[key]
-
-    def values(self, ir: ContractSimIR, env: SupplyEnvironment, cover: str) -> Values:
-        key = (ir.model_dump_json(exclude={"name", "parties", "asserts"}), env.id, cover)
-        if key not in self._values:
-            self._values[key] = Values(self.tables.solve(ir, env, cover)[1].problem)
-            while len(self._values) > self.KEPT:
-                self._values.popitem(last=False)
-        self._values.move_to_end(key)
-        return self._values[key]
 
 
 def game_page(raw: bytes, row: GameRow, options: ViewOptions, baselines: Baselines) -> dict:
@@ -237,21 +180,6 @@ def _llm_calls(calls) -> list[dict]:
 # --- ContractSim ------------------------------------------------------------------------------------------------
 
 
-def _actions(log, multiplier: int):
-    """The agents' actions in the order they were taken, read back from the log (money to base units)."""
-    delivered: list[int] = []
-    for entry in log:
-        if isinstance(entry, Payment):
-            yield Pay(amount=entry.amount // multiplier)
-        elif isinstance(entry, OrderPlaced):
-            yield Order(quantities=entry.order)
-        elif isinstance(entry, Delivery):
-            delivered.append(entry.qty)
-            if len(delivered) == 3:
-                yield Produce(quantities=tuple(delivered))
-                delivered = []
-
-
 def _clauses(status: WeekStatus, ir: ContractSimIR) -> list[str]:
     """The clauses a week's verdict read: its schedule entry first, then the contingencies that shaped it."""
     keys = [f"pay.{status.week}" if status.role == "customer" else f"deliver.{status.week}"]
@@ -316,50 +244,23 @@ def contractsim_page(record: RunRecord, ir: ContractSimIR, options: ViewOptions,
         same = (again.weeks, again.u_customer, again.u_supplier) == (record.weeks, record.u_customer, record.u_supplier)
         shown = f"rebuilt from seed {record.seed}" + ("" if same else " — it differs from the record")
     m = ir.setting_info.multiplier
-    state: State = ContractSimGame.make(ir, env).new_initial_state(draw_shocks(env, np.random.default_rng(record.seed)))
-    rng = np.random.default_rng(0)  # RCC draws nothing; the factories ask for a generator
-    seat = Seat(
-        game=CONTRACTSIM.name,
-        role="customer",
-        rng=rng,
-        contract=ir,
-        env=env,
-        tables=lambda cover: tables.solve(ir, env, cover)[1],
-    )
-    rcc = {role: make_agent("rcc", replace(seat, role=role)) for role in ("customer", "supplier")}
     decisions: dict[int, list[dict]] = {}
     after: dict[int, dict] = {}
-    for action in _actions(log, m):
-        role, week = state.current_player(), state.week
-        observation = state.observe(role)
-        try:
-            baseline = rcc[role].act(observation)
-        except ValueError as exc:  # a state the table does not cover
-            baseline = None
-            note = str(exc)
-        else:
-            note = ""
-        decision = {
-            "phase": state.phase,
-            "action": _action(action, m),
-            "rcc": _action(baseline, m) if baseline else None,
-            "same": baseline == action,
-            "note": note,
-            "observed_breach": observation.observed_breach,
-        }
-        if (
-            isinstance(action, Order)
-            and baseline is not None
-            and baseline != action
-            and not observation.observed_breach
-        ):
-            decision["expected"] = _expected(baselines, ir, env, observation, action, baseline, m)
-        elif isinstance(action, Pay) and baseline is not None and baseline != action:
-            decision["expected"] = _customer_expected(baselines, ir, env, state, action, baseline, seat, m)
-        decisions.setdefault(week, []).append(decision)
-        state = state.apply_action(action)
-        if not isinstance(action, Order):
-            after[week] = {
+    state = initial_state(ir, env, record.seed)
+    for decision, state in beside_rcc(ir, env, log, record.seed, baselines):
+        decisions.setdefault(decision.week, []).append(
+            {
+                "phase": decision.phase,
+                "action": _action(decision.action, m),
+                "rcc": _action(decision.rcc, m) if decision.rcc else None,
+                "same": decision.same,
+                "note": decision.note,
+                "observed_breach": decision.observed_breach,
+                **({"expected": decision.expected.model_dump(exclude_none=True)} if decision.expected else {}),
+            }
+        )
+        if not isinstance(decision.action, Order):
+            after[decision.week] = {
                 "cash": state.cash * m,
                 "budget_left": state.budget_left * m,
                 "inventory": list(state.inventory),
@@ -406,76 +307,6 @@ def contractsim_page(record: RunRecord, ir: ContractSimIR, options: ViewOptions,
         "contingencies": ir.contingencies.mode,
         "llm_calls": _llm_calls(record.llm_calls),
         "llm_usage": record.llm_usage.model_dump(),
-    }
-
-
-def _expected(
-    baselines: Baselines, ir: ContractSimIR, env: SupplyEnvironment, o, action: Order, baseline: Order, m: int
-) -> dict | None:
-    """The agent's order and RC's at the same state, each followed by RC's play: the Supplier's expected utility
-    still to come (payments less spend, RC Customer assumed as in ContractSim paper, App. C.1) and its P̂, in the contract's dollars."""
-    table = baselines.tables.solve(ir, env)[1]
-    mu = table.memory_index(o.memory)
-    cover = "schedule" if table.solved(o.round_index, o.inventory, o.cash, mu) else "budget"
-    values = baselines.values(ir, env, cover)
-    agent, rcc = (
-        values.order(o.round_index, mu, o.inventory, o.cash, o.prices, a.quantities) for a in (action, baseline)
-    )
-    if agent is None or rcc is None:
-        return None
-    return {
-        "who": "supplier",
-        "agent": agent.value * m,
-        "rcc": rcc.value * m,
-        "difference": (rcc.value - agent.value) * m,
-        "p_agent": agent.p_sat,
-        "p_rcc": rcc.p_sat,
-    }
-
-
-def _customer_expected(
-    baselines: Baselines,
-    ir: ContractSimIR,
-    env: SupplyEnvironment,
-    state: State,
-    action: Pay,
-    baseline: Pay,
-    seat: Seat,
-    m: int,
-) -> dict | None:
-    """The agent's payment and RCC's in the same state, each followed by both players' RCC play ([CS-28]): the
-    Customer's expected utility still to come (value delivered less payments, this one included), in the
-    contract's dollars. A payment that meets the due leaves a breach-free state: the DP's exact enumeration from
-    it (`Baselines.customer`). One short of it is a Customer breach: the RCC Supplier orders and produces nothing
-    from then on, so the rest involves no chance and is played out. None where the DP does not model the game: a
-    breach already happened, or the budget left cannot pay the rest of the schedule (the DP assumes it is paid)."""
-    if any(not s.compliant for s in state.monitor.weeks):
-        return None
-    due, k = state.payment_due(), PAYMENT_WEEKS.index(state.week)
-    scheduled_later = sum(ir.base_units().payments[k + 1 :])
-    values = {}
-    for who, pay in (("agent", action), ("rcc", baseline)):
-        if pay.amount < due:
-            end = play_out(
-                state.apply_action(pay), {r: make_agent("rcc", replace(seat, role=r)) for r in ("customer", "supplier")}
-            )
-            values[who] = float(end.value_delivered - state.value_delivered - (end.paid_total - state.paid_total))
-            continue
-        if state.budget_left - pay.amount < scheduled_later:
-            return None
-        later = (
-            baselines.customer(ir, env, k, state.monitor.memory, state.inventory, state.cash + pay.amount)
-            if k < ROUNDS
-            else 0.0
-        )
-        if later is None:
-            return None
-        values[who] = later - pay.amount
-    return {
-        "who": "customer",
-        "agent": values["agent"] * m,
-        "rcc": values["rcc"] * m,
-        "difference": (values["rcc"] - values["agent"]) * m,
     }
 
 

@@ -15,9 +15,11 @@ from pydantic import Field, ValidationError
 from pydantic_core import from_json
 
 from contractlang.files import MAX_INPUT_BYTES, MAX_RECORDS_BYTES, FileError, open_regular, read_capped
+from contractlang.interpreter.ctbench import CTBenchMonitor
 from contractlang.interpreter.events import CONTRACTSIM_TYPES, CTBENCH_TYPES
 from contractlang.interpreter.rounds import DEFAULT_FLOORS
 from contractlang.vocab import Frozen
+from games.game import game_type, is_game
 
 MAX_FILES = 2_000  # files looked at under a directory; a viewer over a home directory stops here
 MAX_DEPTH = 4
@@ -63,7 +65,7 @@ class GameRow(Frozen):
 class Source(Frozen):
     index: int  # the games file's number: its rows' `source`, and its report's `data/report/INDEX.json`
     path: str  # relative to the viewed root ("" when the root is the file)
-    kind: str  # performance | rational | runs | ctbench | contractsim-events | ctbench-events
+    kind: str  # performance | rational | runs | ctbench-report | contractsim-events | ctbench-events
     games: int
     rows: int  # rows of the list: a rational game is listed once per role
 
@@ -246,7 +248,7 @@ class ViewIndex:
             position += len(raw)
         state.offset = position
         state.mtime = stat.st_mtime
-        if state.kind in ("contractsim-events", "ctbench-events"):
+        if (state.kind or "").endswith("-events"):
             self._log_outcome(state, path)
             return True  # a log that grew: its page changed
         return changed
@@ -296,9 +298,9 @@ class ViewIndex:
             return False
         if not isinstance(obj, dict):
             return False
-        if state.kind in ("contractsim-events", "ctbench-events"):
+        if (state.kind or "").endswith("-events"):
             return False
-        if state.line == 1 and obj.get("type") == "header" and obj.get("game") in ("contractsim", "ctbench"):
+        if state.line == 1 and obj.get("type") == "header" and is_game(str(obj.get("game"))):
             state.kind = f"{obj['game']}-events"
             self._add(_header_row(obj, state.index, self.paths[state.index].name), state)
             return False
@@ -450,12 +452,12 @@ def log_outcome(raw: bytes, game: str, name: str) -> dict:
         if header is None:
             return {}
         checked, _ = header_contract(header, name)
-        rules = Rules.named(header.rules) if game == "ctbench" and header.rules in RULE_SETS else None
+        rules = Rules.named(header.rules) if game_type(game).takes("rules") and header.rules in RULE_SETS else None
         events = read_events(raw, name, game)
         monitor, _ = replay(checked.ir, events, name, rules, header.floors or DEFAULT_FLOORS)
     except TraceError:
         return {}
-    if game == "ctbench":
+    if isinstance(monitor, CTBenchMonitor):  # its verdict is who forfeited, not a week's breach
         forfeited = list(monitor.forfeited)
         return {
             "outcome": "forfeit" if forfeited else "no forfeit",
@@ -508,7 +510,7 @@ def row_kind(obj: dict) -> str:
     if "job" in obj and "runs" in obj:
         return "rational"
     if "board_id" in obj:
-        return "ctbench"
+        return "ctbench-report"
     return "runs"
 
 
@@ -663,7 +665,7 @@ def _header_row(obj: dict, source: int, name: str) -> GameRow:
         header = LogHeader.model_validate(obj, strict=True)
     except ValueError:
         return GameRow(**row)
-    roles = ("customer", "supplier") if header.game == "contractsim" else ("red", "blue")
+    roles = game_type(header.game).roles
     where = (
         f"env {header.env}" if header.env is not None else f"board {header.board}" if header.board is not None else ""
     )

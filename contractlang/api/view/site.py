@@ -74,7 +74,7 @@ class Viewer:
         key = (game_id, self.index.version)
         with self._build:
             if key not in self._pages:
-                from contractlang.api.view.games import Baselines  # the games and solvers: only now
+                from contractlang.api.analysis import Baselines  # the games and solvers: only now
 
                 if self._baselines is None:
                     from solver.dp import TableCache
@@ -100,7 +100,7 @@ class Viewer:
             return self.index.chunk(int(match[1]))
         match = re.fullmatch(r"report/([0-9]{1,6})\.json", name)
         if match:
-            path = self.index.games_file(int(match[1]), "ctbench")
+            path = self.index.games_file(int(match[1]), "ctbench-report")
             return None if path is None else self._report(path)
         match = re.fullmatch(r"game/(.+)\.json", name)
         if match and GAME_ID.fullmatch(match[1]):
@@ -440,7 +440,7 @@ def bundle(
         index = viewer.index_json()
         for k in range(max(1, -(-index["games"] // index["chunk"]))):
             _write_json(work / "data" / "list" / f"{k}.json", viewer.data(f"list/{k}.json"))
-        reports = [s["index"] for s in index["sources"] if s["kind"] == "ctbench"]
+        reports = [s["index"] for s in index["sources"] if s["kind"] == "ctbench-report"]
         if reports:
             (work / "data" / "report").mkdir()
         for k in reports:
@@ -526,7 +526,7 @@ def _write_page(folder: Path, page: dict) -> bool:
 @lru_cache(maxsize=1)
 def _process_baselines():
     """The DP tables and values a bundling process keeps across the pages it builds."""
-    from contractlang.api.view.games import Baselines
+    from contractlang.api.analysis import Baselines
     from solver.dp import TableCache
 
     return Baselines(TableCache())

@@ -167,7 +167,7 @@ function renderOverview() {
       el("div", { class: "filters" }, el("label", {}, "agent A", a), el("label", {}, "agent B", b),
         el("button", { id: "compare", onclick: () => { location.hash = "#/compare/" + encodeURIComponent(a.value) + "/" + encodeURIComponent(b.value); } }, "Compare")));
   }
-  const reports = idx.sources.filter((s) => s.kind === "ctbench");
+  const reports = idx.sources.filter((s) => s.kind === "ctbench-report");
   if (idx.tables.length || reports.length) parts.push(el("h2", {}, "Tables"), ...reports.map(reportSection),
     // a sweep's summary.json is what its report is computed from: kept, closed, under the report
     ...idx.tables.map((t) => tableSection(t, !(reports.length && t.path.endsWith("summary.json")))));
