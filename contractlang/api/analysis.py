@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
 from contractlang.api.results import Rows
-from contractlang.errors import BadData
+from contractlang.errors import BadData, checked
 from contractlang.interpreter.events import Delivery, Payment
 from contractlang.ir import ContractSimIR
 from contractlang.vocab import PAYMENT_WEEKS, Frozen
@@ -23,6 +23,7 @@ from games.contractsim.log import OrderPlaced
 from games.contractsim.play import RunRecord
 from games.contractsim.registered import GAME_TYPE as CONTRACTSIM
 from games.contractsim.shocks import draw_shocks
+from games.game import PlayRecord
 from solver.dp import TableCache
 from solver.dp.baseline import Values, customer_to_come
 from solver.dp.problem import ROUNDS
@@ -127,7 +128,8 @@ class Differences(Rows):
         ]
 
 
-def expected_utility_differences(played, tables: TableCache | None = None) -> Differences:
+@checked
+def expected_utility_differences(played: Rows | PlayRecord | RunRecord, tables: Any = None) -> Differences:
     """Each decision of a played ContractSim game (`cl.play`'s result, its `PlayRecord` or a `RunRecord` that keeps
     its log) beside what RCC would have done in the same state, with the expected-utility difference where they
     differ (ContractSim paper, eq. 12; App. C.1; [CS-28]); `tables` the DP tables to solve with."""

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
+from contractlang.errors import Flag, Text, checked
 from contractlang.files import RECORD_CHECK, FileError, parse_json, read_capped, read_lines_capped, write_atomically
 from contractlang.ir import CTBenchIR
 from contractlang.scenario.generate import Dead, Found, generate, test_source
@@ -12,7 +14,10 @@ from contractlang.scenario.suite import TestReport, load, run_tests
 from contractlang.vocab import Frozen
 
 
-def test(paths=(".",), coverage: bool = False, only: str | None = None) -> TestReport:
+@checked
+def test(
+    paths: Text | Path | Sequence[Text | Path] = (".",), coverage: Flag = False, only: Text | None = None
+) -> TestReport:
     """Run every scenario test in the `.contract` files under `paths` through the monitor the games use; with
     `coverage`, which tests fired each clause and which clauses no event sequence can fire."""
     return run_tests([paths] if isinstance(paths, (str, Path)) else list(paths), coverage=coverage, only=only)
@@ -26,7 +31,8 @@ class Generated(Frozen):
     dead: tuple[Dead, ...]
 
 
-def generate_tests(contract: str | Path, write: bool = True) -> Generated:
+@checked
+def generate_tests(contract: Text | Path, write: Flag = True) -> Generated:
     """For each clause of the contracts in `contract` that no test in its folder fires, a shortest shrunk event
     sequence that fires it, written as `tests for` blocks to `STEM.generated.contract` beside it (`contractlang
     test` on the folder finds them); a clause no sequence fires is reported dead with the reason."""
@@ -41,13 +47,13 @@ def generate_tests(contract: str | Path, write: bool = True) -> Generated:
     if not mine:
         raise FileError(f"{path}: holds no contract")
     all_found, all_dead, blocks = [], [], []
-    for checked in mine:
-        covered = {k for r in report.results if r.contract == checked.ir.name for k in r.fired}
-        found, dead = generate(checked, covered)
+    for contract in mine:
+        covered = {k for r in report.results if r.contract == contract.ir.name for k in r.fired}
+        found, dead = generate(contract, covered)
         all_found.extend(found)
         all_dead.extend(dead)
         if found:
-            blocks.append(test_source(checked, found))
+            blocks.append(test_source(contract, found))
     written = []
     if write and blocks:
         out = path.with_name(path.name.removesuffix(".contract") + ".generated.contract")
@@ -59,7 +65,8 @@ def generate_tests(contract: str | Path, write: bool = True) -> Generated:
     return Generated(written=tuple(written), found=tuple(all_found), dead=tuple(all_dead))
 
 
-def coverage(path: str | Path) -> PlayCoverage:
+@checked
+def coverage(path: Text | Path) -> PlayCoverage:
     """Which clauses agents triggered in the games under `path`: `run --log` files, and the game records of
     `experiment performance`/`rational` and `ctbench sweep` outputs (their `.jsonl` stores)."""
     from games.ctbench.play import GameRecord

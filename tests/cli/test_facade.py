@@ -168,7 +168,7 @@ def public_verbs():
             value = getattr(space, name)
             if inspect.isfunction(value):
                 found[f"{space.__name__}.{name}"] = value
-    found |= {"ContractSimEnv": rl.ContractSimEnv, "CTBenchEnv": rl.CTBenchEnv}
+    found |= {f"rl.{name}": getattr(rl, name) for name in rl.__all__ if inspect.isfunction(getattr(rl, name))}
     return found
 
 

@@ -33,5 +33,8 @@ def test_a_random_customer_is_priced_against_rccs_payment(tables):
 
 
 def test_a_record_that_is_not_a_contractsim_game_is_refused():
+    ctbench = cl.play("examples/ctbench-board-24-swap.contract", board=24)
     with pytest.raises(BadData, match="played ContractSim game"):
+        cl.expected_utility_differences(ctbench)
+    with pytest.raises(cl.BadArgument, match="played"):
         cl.expected_utility_differences(object())

@@ -8,8 +8,10 @@ import numbers
 import numpy as np
 from gymnasium import error
 
+from contractlang.errors import BadArgument
 
-class EnvInputError(error.Error, ValueError):
+
+class EnvInputError(error.Error, BadArgument):
     """A value an environment cannot take (a seed, an agent, an option): the message names it and says what it
     takes."""
 
