@@ -158,8 +158,8 @@ def test_a_sweep_whose_worker_dies_ends_in_one_line(tmp_path):
         timeout=60,
     )
     assert proc.returncode == 1 and proc.stderr.strip().splitlines() == [
-        "error: a worker process died in the middle of its jobs (killed, or out of memory); the finished jobs are "
-        "kept, and a rerun runs the rest"
+        "error: a worker process was killed (SIGKILL: by hand, or by the system when memory ran out) in the middle "
+        "of its jobs; the finished jobs are kept, and a rerun runs the rest"
     ]
 
 
