@@ -47,7 +47,8 @@ class TournamentResult(Rows):
     path: Path
 
     def rows(self) -> list[dict]:
-        """One flat dict per agent and role: its rank, utility, regret, gap and strength with intervals."""
+        """One flat dict per agent and role: its rank, utility, compliant regret, regret, gap and strength with
+        intervals."""
         return [flat("", r.model_dump(mode="json")) for r in self.report.ratings]
 
 
@@ -137,9 +138,9 @@ def tournament(
     """Every agent (a spec, `LABEL=SPEC`, a registered name or a Python agent; `references` adds the game's
     built-in ones) against every other in each role it declares, `seeds` seeds (from `seed`) per cell, on common
     random numbers. ContractSim: every Customer against every Supplier on the contracts of the set `directory`
-    (the shipped one by default) or its slice, with regret against RCC in the same seat on the same seed;
-    CT-Bench: every ordered pair, self-play included, on `boards` × `conditions` × `modes`. Ratings per role
-    with paired-bootstrap intervals, pairwise probabilities, a Bradley–Terry fit; LLM cells past the quality
+    (the shipped one by default) or its slice, with compliant regret and regret against RCC in the same seat on
+    the same seed; CT-Bench: every ordered pair, self-play included, on `boards` × `conditions` × `modes`.
+    Ratings per role with paired-bootstrap intervals, pairwise probabilities, a Bradley–Terry fit; LLM cells past the quality
     gates (`max_fallback`, `max_errors`) are marked and left out. `plan`: the seeds each pair needs for 80 %
     power to detect `detect` (default its observed difference); `until_separated`: play the seeds in `looks`
     batches and stop a pair's games once it is separated (Bonferroni α-spending at `alpha`). `estimate`: the
