@@ -17,12 +17,15 @@ GAMES = ("contractsim", "ctbench")
 
 
 class TournamentReport(Frozen):
-    """`OUT/tournament.json`: who played, on what, and every table of docs/explanation/tournaments.md."""
+    """`OUT/tournament.json`: who played, on what, and every table of docs/explanation/tournaments.md, with the
+    project version and the agents' specs that produced it (the provenance the viewer's leaderboard shows)."""
 
     model_config = Frozen.model_config | {"arbitrary_types_allowed": True}
 
     game: str
     agents: tuple[str, ...]
+    specs: tuple[str, ...] = ()  # each agent as given: a spec, LABEL=SPEC, or a Python agent's label
+    version: str = ""  # the contractlang version that ranked the games
     roles: tuple[str, ...]
     seeds: tuple[int, ...]
     units: int
@@ -146,6 +149,7 @@ def tournament(
     batches and stop a pair's games once it is separated (Bonferroni α-spending at `alpha`). `estimate`: the
     run's `games.runner.RunEstimate`, playing nothing. Resumable, and a rerun with more agents plays only their
     games: the games are jobs in `OUT/jobs/`."""
+    from contractlang import __version__
     from contractlang.api.experiments import check_choices, contract_slice, output_dir, sliced_contracts, synthetic_set
     from contractlang.files import check_outputs, write_atomically
     from games.agents import agent_name
@@ -221,6 +225,8 @@ def tournament(
     report = TournamentReport(
         game=game,
         agents=tuple(agent_name(n) for n in names),
+        specs=tuple(names),
+        version=__version__,
         roles=chosen_game.roles,
         seeds=tuple(seed_list),
         units=len({s.unit for s in seats}),

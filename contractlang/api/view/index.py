@@ -25,6 +25,7 @@ SKIPPED_DIRS = {"contracts", "node_modules", "__pycache__"}
 GAME_FILES = (".jsonl", ".json")
 TABLE_FILES = (".md",)
 FIGURE_FILES = (".png",)
+JSON_TABLES = ("summary.json", "tournament.json")
 MAX_TABLE_BYTES = 2 * 2**20
 WRITING_SECONDS = 60.0
 _RECORD_PROBLEM = re.compile(r":[0-9]+$")  # "path:line": a record's problem, not its file's
@@ -69,11 +70,13 @@ class Source(Frozen):
 
 
 class Table(Frozen):
-    """A table file: Markdown (`tables.md`) as text, or a sweep's `summary.json` as its rows."""
+    """A table file: Markdown (`tables.md`) as text, a sweep's `summary.json` as its rows, or a tournament's
+    `tournament.json` as the report its leaderboard is drawn from (docs/explanation/tournaments.md)."""
 
     path: str
     text: str = ""
     rows: tuple[dict, ...] = ()
+    leaderboard: dict | None = None
 
 
 class IndexSummary(Frozen):
@@ -171,7 +174,7 @@ class ViewIndex:
             figures = []
             for path in self._walk():
                 suffix = path.suffix.lower()
-                if path.name == "summary.json" or suffix in TABLE_FILES:
+                if path.name in JSON_TABLES or suffix in TABLE_FILES:
                     changed |= self._read_table(path)
                 elif suffix in GAME_FILES:
                     changed |= self._read_games(path)
@@ -201,10 +204,15 @@ class ViewIndex:
                 rows = from_json(text, allow_inf_nan=False)
             except ValueError:  # still being written, or not JSON a browser reads
                 return False
-            table = Table(
-                path=self._relative(path),
-                rows=tuple(r for r in rows if isinstance(r, dict)) if isinstance(rows, list) else (),
-            )
+            if path.name == "tournament.json":
+                if not isinstance(rows, dict) or not isinstance(rows.get("ratings"), list):
+                    return self._problem(self._relative(path), "not a tournament report (no ratings)")
+                table = Table(path=self._relative(path), leaderboard=rows)
+            else:
+                table = Table(
+                    path=self._relative(path),
+                    rows=tuple(r for r in rows if isinstance(r, dict)) if isinstance(rows, list) else (),
+                )
         else:
             table = Table(path=self._relative(path), text=text)
         self._tables[path] = (mtime, table)
