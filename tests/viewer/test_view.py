@@ -725,6 +725,8 @@ def test_a_tournament_shows_its_leaderboard_and_bundles_without_an_absolute_path
     try:
         tab = page.open(url)
         tab.wait_for_selector("section.leaderboard")
+        # the games behind it are listed, each once per role, and open like any other
+        assert tab.inner_text("#games-heading") == f"Games ({rep.games})" and tab.locator("#problems").count() == 0
         assert tab.inner_text("section.leaderboard .provenance").startswith(f"contractlang {cl.__version__} · seeds 0")
         assert tab.inner_text("section.leaderboard .specs") == "agents: rcc, re"
         for role in ("customer", "supplier"):
@@ -745,5 +747,7 @@ def test_a_tournament_shows_its_leaderboard_and_bundles_without_an_absolute_path
             fills = {cells.nth(k).get_attribute("fill") for k in range(4)}
             assert len(fills) > 1  # the utilities differ, and so do their shades
         page.shot("leaderboard")
+        tab.locator("table.games tbody tr a").first.click()
+        tab.wait_for_selector("#weeks")
     finally:
         static.shutdown()

@@ -506,13 +506,18 @@ def _played_row(obj: dict, id: str, base: dict) -> GameRow:
     )
 
 
+def _match(job) -> bool:
+    """Whether a store's job is a tournament's game: it names both seats' agents, not one role's."""
+    return isinstance(job, dict) and "customer" in job and "supplier" in job and "role" not in job
+
+
 def row_kind(obj: dict) -> str:
     if PLAYED_KEYS <= obj.keys():
         return str(obj["game"])
     if "job" in obj and isinstance(obj.get("run"), dict) and "performances" in obj["run"]:
         return "negotiation"
     if "job" in obj and "run" in obj:
-        return "performance"
+        return "tournament" if _match(obj["job"]) else "performance"
     if "job" in obj and "runs" in obj:
         return "rational"
     if "board_id" in obj:
@@ -545,6 +550,20 @@ def rows_of(obj: dict, source: int, line: int, offset: int) -> list[GameRow]:
                     run["supplier"],
                 )
                 for k, run in enumerate(obj["run"]["performances"])
+            ]
+        if "job" in obj and "run" in obj and _match(obj["job"]):
+            # a tournament's game (games.tournament): both seats are players of the field, so it is listed once per role
+            job, run = obj["job"], obj["run"]
+            return [
+                _contractsim_row(
+                    run,
+                    f"g{source}-{line}-{role[0]}",
+                    base,
+                    role,
+                    job[role],
+                    job["supplier" if role == "customer" else "customer"],
+                )
+                for role in ("customer", "supplier")
             ]
         if "job" in obj and "run" in obj:
             job, run = obj["job"], obj["run"]
