@@ -751,3 +751,13 @@ def test_a_tournament_shows_its_leaderboard_and_bundles_without_an_absolute_path
         tab.wait_for_selector("#weeks")
     finally:
         static.shutdown()
+    # a report that is not one this version writes is named, and the rest of the page is drawn
+    (tmp_path / "odd").mkdir()
+    (tmp_path / "odd" / "tournament.json").write_text(json.dumps({"ratings": [{"role": "customer"}], "cells": 3}))
+    httpd, url = serving(Viewer(tmp_path / "odd"))
+    try:
+        tab = page.open(url)
+        assert tab.inner_text("p.error").startswith("tournament.json: not drawn as a leaderboard: ")
+        assert tab.locator("#games-heading").count() == 1
+    finally:
+        httpd.shutdown()

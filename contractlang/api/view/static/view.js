@@ -188,6 +188,13 @@ function heatmap(report, role) {
 }
 
 function leaderboardSection(table) {
+  // a report written by hand or by another version may lack what the leaderboard draws: it says so, the page stays
+  try { return leaderboard(table); } catch (e) {
+    return el("p", { class: "error" }, table.path + ": not drawn as a leaderboard: " + e.message);
+  }
+}
+
+function leaderboard(table) {
   const r = table.leaderboard;
   const roles = r.roles || [...new Set(r.ratings.map((x) => x.role))];
   return el("section", { class: "leaderboard", "data-path": table.path },
