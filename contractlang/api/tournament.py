@@ -17,12 +17,15 @@ Progress = Callable[..., None] | None
 
 
 class TournamentReport(Frozen):
-    """`OUT/tournament.json`: who played, on what, and every table of docs/explanation/tournaments.md."""
+    """`OUT/tournament.json`: who played, on what, and every table of docs/explanation/tournaments.md, with the
+    project version and the agents' specs that produced it (the provenance the viewer's leaderboard shows)."""
 
     model_config = Frozen.model_config | {"arbitrary_types_allowed": True}
 
     game: str
     agents: tuple[str, ...]
+    specs: tuple[str, ...] = ()  # each agent as given: a spec, LABEL=SPEC, or a Python agent's label
+    version: str = ""  # the contractlang version that ranked the games
     roles: tuple[str, ...]
     seeds: tuple[int, ...]
     units: int
@@ -47,7 +50,8 @@ class TournamentResult(Rows):
     path: Path
 
     def rows(self) -> list[dict]:
-        """One flat dict per agent and role: its rank, utility, regret, gap and strength with intervals."""
+        """One flat dict per agent and role: its rank, utility, compliant regret, regret, gap and strength with
+        intervals."""
         return [flat("", r.model_dump(mode="json")) for r in self.report.ratings]
 
 
@@ -137,14 +141,15 @@ def tournament(
     """Every agent (a spec, `LABEL=SPEC`, a registered name or a Python agent; `references` adds the game's
     built-in ones) against every other in each role it declares, `seeds` seeds (from `seed`) per cell, on common
     random numbers. ContractSim: every Customer against every Supplier on the contracts of the set `directory`
-    (the shipped one by default) or its slice, with regret against RCC in the same seat on the same seed;
-    CT-Bench: every ordered pair, self-play included, on `boards` × `conditions` × `modes`. Ratings per role
-    with paired-bootstrap intervals, pairwise probabilities, a Bradley–Terry fit; LLM cells past the quality
+    (the shipped one by default) or its slice, with compliant regret and regret against RCC in the same seat on
+    the same seed; CT-Bench: every ordered pair, self-play included, on `boards` × `conditions` × `modes`.
+    Ratings per role with paired-bootstrap intervals, pairwise probabilities, a Bradley–Terry fit; LLM cells past the quality
     gates (`max_fallback`, `max_errors`) are marked and left out. `plan`: the seeds each pair needs for 80 %
     power to detect `detect` (default its observed difference); `until_separated`: play the seeds in `looks`
     batches and stop a pair's games once it is separated (Bonferroni α-spending at `alpha`). `estimate`: the
     run's `games.runner.RunEstimate`, playing nothing. Resumable, and a rerun with more agents plays only their
     games: the games are jobs in `OUT/jobs/`."""
+    from contractlang import __version__
     from contractlang.api.experiments import check_choices, contract_slice, output_dir, sliced_contracts, synthetic_set
     from contractlang.files import check_outputs, write_atomically
     from games.agents import agent_name
@@ -220,6 +225,8 @@ def tournament(
     report = TournamentReport(
         game=game,
         agents=tuple(agent_name(n) for n in names),
+        specs=tuple(names),
+        version=__version__,
         roles=chosen_game.roles,
         seeds=tuple(seed_list),
         units=len({s.unit for s in seats}),

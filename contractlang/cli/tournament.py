@@ -104,8 +104,9 @@ def tournament_command(
     llm_flags: LlmFlags | None = None,
 ) -> None:
     """Every agent against every other in each role it plays, --seeds seeds per cell on common random numbers:
-    ratings per role with paired-bootstrap intervals, regret against RCC in the same seat (ContractSim), pairwise
-    probabilities and a Bradley–Terry fit. Every game is a job of the run machinery: resumable."""
+    ratings per role with paired-bootstrap intervals, compliant regret and regret against RCC in the same seat
+    (ContractSim), pairwise probabilities and a Bradley–Terry fit. Every game is a job of the run machinery:
+    resumable."""
     from contractlang.api.experiments import agent_specs
     from contractlang.api.tournament import tournament
 
@@ -163,13 +164,13 @@ def tournament_command(
         return
     for role in rep.roles:
         typer.echo(
-            f"{role}: rank, agent, utility [95 % CI], regret [95 % CI], gap to the exact optimum [95 % CI], "
-            "Bradley–Terry strength, tied with"
+            f"{role}: rank, agent, utility [95 % CI], compliant regret [95 % CI], regret [95 % CI], "
+            "gap to the exact optimum [95 % CI], Bradley–Terry strength, tied with"
         )
         for r in (r for r in rep.ratings if r.role == role):
             typer.echo(
-                f"  {r.rank:>2} {r.agent:<16} {r.utility.text()}  {r.regret.text()}  {r.gap.text()}  {r.strength.text()}  "
-                f"{', '.join(r.tied_with) or '–'}"
+                f"  {r.rank:>2} {r.agent:<16} {r.utility.text()}  {r.compliant_regret.text()}  {r.regret.text()}  "
+                f"{r.gap.text()}  {r.strength.text()}  {', '.join(r.tied_with) or '–'}"
             )
     for g in rep.gates:
         typer.echo(f"gated: {g.role} {g.agent} against {g.opponent}: {g.reason}")

@@ -23,6 +23,7 @@ SHOTS = {  # the screenshot → the test that takes it
     "view-ctbench.png": "test_a_ctbench_game_replays_the_board_move_by_move",
     "view-experiment.png": "test_an_experiment_lists_filters_opens_and_compares_its_games",
     "view-compare.png": "test_an_experiment_lists_filters_opens_and_compares_its_games",
+    "view-leaderboard.png": "test_a_tournament_shows_its_leaderboard_and_bundles_without_an_absolute_path",
 }
 
 

@@ -173,7 +173,8 @@ def cells_of(job: Match) -> list[tuple[str, str, str]]:
 
 def seats(records: dict[Match, MatchRecord], jobs: list[Match], seated: dict[str, list[str]]) -> list[SeatOutcome]:
     """Both seats of every tournament game among `jobs` (anchors played only for regret are left out), with
-    regret against the RCC game in the same seat, against the same opponent, on the same seed."""
+    regret and compliant regret (ContractSim paper, App. C.6, eqs. 35–36) against the RCC game in the same seat,
+    against the same opponent, on the same seed."""
     field = {role: set(seated[role]) for role in ROLES}
     out = []
     for job in jobs:
@@ -192,12 +193,14 @@ def seats(records: dict[Match, MatchRecord], jobs: list[Match], seated: dict[str
         ):
             anchor = Match.of(job.case, *((ANCHOR, opponent) if role == "customer" else (opponent, ANCHOR)))
             utility = run.u_customer if role == "customer" else run.u_supplier
-            regret = None
+            seen = role_run(run, role)
+            regret = compliant_regret = None
             if anchor in records:
                 counterfactual = records[anchor].run
                 regret = float(
                     (counterfactual.u_customer if role == "customer" else counterfactual.u_supplier) - utility
                 )
+                compliant_regret = float(role_run(counterfactual, role).compliant_utility - seen.compliant_utility)
             other = "supplier" if role == "customer" else "customer"
             mine, theirs = firsts[role], firsts[other]
             out.append(
@@ -209,6 +212,7 @@ def seats(records: dict[Match, MatchRecord], jobs: list[Match], seated: dict[str
                     REQUESTS[role],
                     utility=float(utility),
                     regret=regret,
+                    compliant_regret=compliant_regret,
                     # the DP's value is RCC's against RCC: a gap means something against an RCC opponent only
                     gap=None if best[role] is None or opponent != ANCHOR else best[role] - utility,
                     metrics={
@@ -219,7 +223,8 @@ def seats(records: dict[Match, MatchRecord], jobs: list[Match], seated: dict[str
                         "welfare_exact": best["customer"] + best["supplier"] if best["customer"] is not None else None,
                         "breached": float(mine is not None),
                         "breached_first": float(mine is not None and (theirs is None or mine < theirs)),
-                        "compliance": role_run(run, role).compliance,
+                        "compliant_utility": seen.compliant_utility,
+                        "compliance": seen.compliance,
                     },
                     fallbacks=run.llm_defaults.get(role, 0),
                 )

@@ -8,6 +8,7 @@ import math
 import warnings
 from collections import defaultdict
 from collections.abc import Iterable
+from operator import attrgetter
 
 import numpy as np
 from scipy import optimize, special, stats
@@ -95,6 +96,7 @@ class Cell(Frozen):
     opponent: str
     games: int
     utility: Interval
+    compliant_regret: Interval
     regret: Interval
     gap: Interval
     metrics: dict[str, Interval]
@@ -113,6 +115,7 @@ def cells(seats: list[SeatOutcome], gates: list[Gate]) -> list[Cell]:
             opponent=opponent,
             games=len(group),
             utility=t_interval(s.utility for s in group),
+            compliant_regret=t_interval(s.compliant_regret for s in group),
             regret=t_interval(s.regret for s in group),
             gap=t_interval(s.gap for s in group),
             metrics={m: t_interval(s.metrics.get(m) for s in group) for m in group[0].metrics},
@@ -123,14 +126,17 @@ def cells(seats: list[SeatOutcome], gates: list[Gate]) -> list[Cell]:
 
 
 class Rating(Frozen):
-    """An agent in one role against the field: mean utility, regret and gap to the exact optimum with paired-bootstrap
-    intervals over the shared units, its Bradley–Terry strength, its rank (1 + the agents whose utility interval lies wholly above
-    its own) and the agents it is tied with (overlapping utility intervals)."""
+    """An agent in one role against the field: mean utility, compliant regret (the headline regret: the optimum
+    regret is measured from keeps the contract, ContractSim paper, App. C.6, eq. 36), plain regret (eq. 35) and
+    gap to the exact optimum with paired-bootstrap intervals over the shared units, its Bradley–Terry strength,
+    its rank (1 + the agents whose utility interval lies wholly above its own) and the agents it is tied with
+    (overlapping utility intervals)."""
 
     role: str
     agent: str
     rank: int
     utility: Interval
+    compliant_regret: Interval
     regret: Interval
     gap: Interval
     strength: Interval
@@ -229,9 +235,10 @@ def ratings(seats: list[SeatOutcome], role: str, seed: int = 0, resamples: int =
         return [], []
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, len(units), size=(resamples, len(units)))
-    utility = _bootstrap_means(_matrix(agents, units, _by_unit(mine, lambda s: s.utility)), draws, level)
-    regret = _bootstrap_means(_matrix(agents, units, _by_unit(mine, lambda s: s.regret)), draws, level)
-    gap = _bootstrap_means(_matrix(agents, units, _by_unit(mine, lambda s: s.gap)), draws, level)
+    utility, compliant_regret, regret, gap = (
+        _bootstrap_means(_matrix(agents, units, _by_unit(mine, attrgetter(q))), draws, level)
+        for q in ("utility", "compliant_regret", "regret", "gap")
+    )
     wins = _wins(mine, agents, units)
     theta = bradley_terry(wins.sum(axis=0))
     spread = np.array([bradley_terry(wins[d].sum(axis=0)) for d in draws[:BT_RESAMPLES]])
@@ -254,6 +261,7 @@ def ratings(seats: list[SeatOutcome], role: str, seed: int = 0, resamples: int =
                 agent=a,
                 rank=1 + len(above),
                 utility=u,
+                compliant_regret=compliant_regret[i],
                 regret=regret[i],
                 gap=gap[i],
                 strength=strength[i],

@@ -71,3 +71,17 @@ def test_gates_mark_a_cell_with_too_many_fallbacks_or_errors():
     assert "33% of its answers fell back" in reasons[("customer", "m", "rcc")]
     assert "100% of its games errored" in reasons[("supplier", "m", "rcc")]
     assert Gates(max_fallback=0.5).check([seat], {}) == []
+
+
+def test_a_rating_averages_each_regret_over_opponents_then_units():
+    # unit u0: compliant regrets 2 (against x) and 4 (against y), mean 3; unit u1: 1 (against x). Over the units:
+    # (3 + 1) / 2 = 2, and every resample's mean lies between the units' 1 and 3. The plain regrets, −1 and −5,
+    # stay apart: (−3 − 1) / 2 = −2.
+    seats = [
+        SeatOutcome(role="customer", agent="a", opponent=o, unit=u, utility=0.0, regret=r, compliant_regret=c)
+        for o, u, r, c in (("x", "u0", -1.0, 2.0), ("y", "u0", -5.0, 4.0), ("x", "u1", -1.0, 1.0))
+    ]
+    [rating], _ = ratings(seats, "customer", resamples=200)
+    assert rating.compliant_regret.mean == 2.0 and rating.compliant_regret.n == 2
+    assert 1.0 <= rating.compliant_regret.low <= 2.0 <= rating.compliant_regret.high <= 3.0
+    assert rating.regret.mean == -2.0

@@ -36,16 +36,35 @@ def test_every_customer_meets_every_supplier_and_rcc_has_no_regret(played):
     assert result.played == rep.games == 2 * 2 * 9  # two contracts × two seeds × nine pairings
     by = {(r.role, r.agent): r for r in rep.ratings}
     for role in ("customer", "supplier"):
-        rcc = by[(role, "rcc")].regret
-        assert abs(rcc.mean) <= 1e-9 and abs(rcc.low) <= 1e-9 and abs(rcc.high) <= 1e-9
+        for rcc in (by[(role, "rcc")].regret, by[(role, "rcc")].compliant_regret):
+            assert abs(rcc.mean) <= 1e-9 and abs(rcc.low) <= 1e-9 and abs(rcc.high) <= 1e-9
         for agent in agents:
             r = by[(role, agent)]
-            assert r.utility.low <= r.utility.mean <= r.utility.high
-            assert r.regret.low <= r.regret.mean <= r.regret.high
+            for q in (r.utility, r.regret, r.compliant_regret):
+                assert q.low <= q.mean <= q.high
+        # the optimum keeps the contract: what RE gains by breaching does not count against it (eq. 36)
+        assert by[(role, "re")].compliant_regret.mean > 0
     # against a rational Supplier, not paying forfeits what RCC would have had
     [cell] = [c for c in rep.cells if (c.role, c.agent, c.opponent) == ("customer", "re", "rcc")]
     assert cell.regret.mean > 0
     assert json.loads(result.path.read_text())["games"] == rep.games
+
+
+def test_compliant_regret_by_hand(synthetic, tmp_path):
+    """Example 1's terms (budget 200, five payments of 18 for goods worth 21 each, inputs costing 8 a week), RE
+    against RC. RE as Customer withholds the first two payments while RC still delivers: 200 + 21 + 21 = 242,
+    whose compliant utility keeps none of the gains of those breached weeks: 200 (ContractSim paper, App. C.6,
+    eq. 34); RCC in its seat pays and receives all five: 200 + 5 · 3 = 215. RE as Supplier delivers nothing and
+    RC pays all five: 90, compliant 0; RCC's seat earns 5 · (18 − 8) = 50."""
+    result = cl.tournament(
+        ["rc", "re"], directory=synthetic, contracts="synth-env1-rho1.0-base", out=tmp_path, seeds=1, workers=1
+    )
+    cells = {(c.role, c.agent, c.opponent): c for c in result.report.cells}
+    for role, plain, compliant in (("customer", 215 - 242, 215 - 200), ("supplier", 50 - 90, 50 - 0)):
+        cell = cells[(role, "re", "rc")]
+        assert (cell.regret.mean, cell.compliant_regret.mean) == (plain, compliant)
+    customer = cells[("customer", "re", "rc")]
+    assert (customer.utility.mean, customer.metrics["compliant_utility"].mean) == (242, 200)
 
 
 def test_two_agents_on_one_seed_face_the_same_shocks(synthetic):
@@ -98,9 +117,9 @@ def test_the_command_prints_ratings_and_regret_with_intervals(played, synthetic,
     rows = {(r["role"], r["agent"]): r for r in data["ratings"]}
     assert set(rows) == {(role, a) for role in ("customer", "supplier") for a in ("rcc", "re", "random")}
     for row in rows.values():
-        for q in ("utility", "regret", "strength"):
+        for q in ("utility", "compliant_regret", "regret", "strength"):
             assert row[q]["low"] <= row[q]["mean"] <= row[q]["high"]
-    assert rows[("supplier", "rcc")]["regret"]["mean"] == 0
+    assert rows[("supplier", "rcc")]["regret"]["mean"] == rows[("supplier", "rcc")]["compliant_regret"]["mean"] == 0
 
 
 @pytest.mark.e2e

@@ -705,3 +705,59 @@ def test_view_help_lists_only_the_llm_options_that_find_a_games_recordings():
         assert option not in text, option
     for option in ("--game-message-limit", "--max-connections", "--replay"):
         assert option not in text, option
+
+
+def test_a_tournament_shows_its_leaderboard_and_bundles_without_an_absolute_path(synthetic, page, tmp_path):
+    """`view T` on a tournament's folder: per role, each agent's rating with interval bars, the agent × opponent
+    heatmap of mean utility, and who made it (version, agent specs, seeds); `view T --bundle site` holds no path
+    of this machine."""
+    import contractlang as cl
+
+    out = tmp_path / "T"
+    result = cl.tournament(["rcc", "re"], directory=synthetic, out=out, seeds=1, workers=1, resamples=200)
+    rep = result.report
+    site = tmp_path / "site"
+    ok("view", out, "--bundle", site, "--workers", "1")
+    for path in site.rglob("*"):
+        if path.is_file() and path.suffix in (".json", ".html", ".js"):
+            assert str(tmp_path) not in path.read_text(), path
+    static, url = static_site(site)
+    try:
+        tab = page.open(url)
+        tab.wait_for_selector("section.leaderboard")
+        # the games behind it are listed, each once per role, and open like any other
+        assert tab.inner_text("#games-heading") == f"Games ({rep.games})" and tab.locator("#problems").count() == 0
+        assert tab.inner_text("section.leaderboard .provenance").startswith(f"contractlang {cl.__version__} · seeds 0")
+        assert tab.inner_text("section.leaderboard .specs") == "agents: rcc, re"
+        for role in ("customer", "supplier"):
+            shown = tab.locator(f"table.ratings[data-role='{role}'] tr[data-agent]")
+            assert shown.count() == 2
+            for r in (r for r in rep.ratings if r.role == role):
+                row = tab.locator(f"table.ratings[data-role='{role}'] tr[data-agent='{r.agent}']")
+                assert (
+                    row.locator("td[data-q='compliant_regret']")
+                    .inner_text()
+                    .startswith(
+                        f"{r.compliant_regret.mean:.2f} [{r.compliant_regret.low:.2f}, {r.compliant_regret.high:.2f}]"
+                    )
+                )
+                assert row.locator("svg.bar line.interval").count() == len(("utility", "compliant", "regret", "bt"))
+            cells = tab.locator(f"svg.heatmap[data-role='{role}'] rect.cell")
+            assert cells.count() == 4  # two agents × two opponents
+            fills = {cells.nth(k).get_attribute("fill") for k in range(4)}
+            assert len(fills) > 1  # the utilities differ, and so do their shades
+        page.shot("leaderboard")
+        tab.locator("table.games tbody tr a").first.click()
+        tab.wait_for_selector("#weeks")
+    finally:
+        static.shutdown()
+    # a report that is not one this version writes is named, and the rest of the page is drawn
+    (tmp_path / "odd").mkdir()
+    (tmp_path / "odd" / "tournament.json").write_text(json.dumps({"ratings": [{"role": "customer"}], "cells": 3}))
+    httpd, url = serving(Viewer(tmp_path / "odd"))
+    try:
+        tab = page.open(url)
+        assert tab.inner_text("p.error").startswith("tournament.json: not drawn as a leaderboard: ")
+        assert tab.locator("#games-heading").count() == 1
+    finally:
+        httpd.shutdown()

@@ -27,6 +27,7 @@ SKIPPED_DIRS = {"contracts", "node_modules", "__pycache__"}
 GAME_FILES = (".jsonl", ".json")
 TABLE_FILES = (".md",)
 FIGURE_FILES = (".png",)
+JSON_TABLES = ("summary.json", "tournament.json")
 MAX_TABLE_BYTES = 2 * 2**20
 WRITING_SECONDS = 60.0
 _RECORD_PROBLEM = re.compile(r":[0-9]+$")  # "path:line": a record's problem, not its file's
@@ -71,11 +72,13 @@ class Source(Frozen):
 
 
 class Table(Frozen):
-    """A table file: Markdown (`tables.md`) as text, or a sweep's `summary.json` as its rows."""
+    """A table file: Markdown (`tables.md`) as text, a sweep's `summary.json` as its rows, or a tournament's
+    `tournament.json` as the report its leaderboard is drawn from (docs/explanation/tournaments.md)."""
 
     path: str
     text: str = ""
     rows: tuple[dict, ...] = ()
+    leaderboard: dict | None = None
 
 
 class IndexSummary(Frozen):
@@ -173,7 +176,7 @@ class ViewIndex:
             figures = []
             for path in self._walk():
                 suffix = path.suffix.lower()
-                if path.name == "summary.json" or suffix in TABLE_FILES:
+                if path.name in JSON_TABLES or suffix in TABLE_FILES:
                     changed |= self._read_table(path)
                 elif suffix in GAME_FILES:
                     changed |= self._read_games(path)
@@ -203,10 +206,15 @@ class ViewIndex:
                 rows = from_json(text, allow_inf_nan=False)
             except ValueError:  # still being written, or not JSON a browser reads
                 return False
-            table = Table(
-                path=self._relative(path),
-                rows=tuple(r for r in rows if isinstance(r, dict)) if isinstance(rows, list) else (),
-            )
+            if path.name == "tournament.json":
+                if not isinstance(rows, dict) or not isinstance(rows.get("ratings"), list):
+                    return self._problem(self._relative(path), "not a tournament report (no ratings)")
+                table = Table(path=self._relative(path), leaderboard=rows)
+            else:
+                table = Table(
+                    path=self._relative(path),
+                    rows=tuple(r for r in rows if isinstance(r, dict)) if isinstance(rows, list) else (),
+                )
         else:
             table = Table(path=self._relative(path), text=text)
         self._tables[path] = (mtime, table)
@@ -500,13 +508,18 @@ def _played_row(obj: dict, id: str, base: dict) -> GameRow:
     )
 
 
+def _match(job) -> bool:
+    """Whether a store's job is a tournament's game: it names both seats' agents, not one role's."""
+    return isinstance(job, dict) and "customer" in job and "supplier" in job and "role" not in job
+
+
 def row_kind(obj: dict) -> str:
     if PLAYED_KEYS <= obj.keys():
         return str(obj["game"])
     if "job" in obj and isinstance(obj.get("run"), dict) and "performances" in obj["run"]:
         return "negotiation"
     if "job" in obj and "run" in obj:
-        return "performance"
+        return "tournament" if _match(obj["job"]) else "performance"
     if "job" in obj and "runs" in obj:
         return "rational"
     if "board_id" in obj:
@@ -539,6 +552,20 @@ def rows_of(obj: dict, source: int, line: int, offset: int) -> list[GameRow]:
                     run["supplier"],
                 )
                 for k, run in enumerate(obj["run"]["performances"])
+            ]
+        if "job" in obj and "run" in obj and _match(obj["job"]):
+            # a tournament's game (games.tournament): both seats are players of the field, so it is listed once per role
+            job, run = obj["job"], obj["run"]
+            return [
+                _contractsim_row(
+                    run,
+                    f"g{source}-{line}-{role[0]}",
+                    base,
+                    role,
+                    job[role],
+                    job["supplier" if role == "customer" else "customer"],
+                )
+                for role in ("customer", "supplier")
             ]
         if "job" in obj and "run" in obj:
             job, run = obj["job"], obj["run"]

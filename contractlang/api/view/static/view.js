@@ -124,6 +124,90 @@ function reportSection(source) {
     el("summary", {}, source.path + " — the paper's tables, its rows beside these games (ctbench report --paper)"), body);
 }
 
+// --- a tournament's leaderboard (tournament.json, docs/explanation/tournaments.md) -------------------------------
+
+const RATED = [["utility", "utility"], ["compliant_regret", "compliant regret"], ["regret", "regret"], ["strength", "Bradley–Terry strength"]];
+
+function intervalText(iv) {
+  return !iv || iv.mean === null ? "–" : fmt(iv.mean, 2) + " [" + fmt(iv.low, 2) + ", " + fmt(iv.high, 2) + "]";
+}
+
+function span(ivs) {
+  // the common scale of a column's bars: every interval, and zero, in view
+  const ends = ivs.filter((iv) => iv && iv.mean !== null).flatMap((iv) => [iv.low, iv.high]);
+  const lo = Math.min(0, ...ends), hi = Math.max(0, ...ends);
+  return [lo, hi > lo ? hi : lo + 1];
+}
+
+function intervalBar(iv, [lo, hi]) {
+  // the mean as a dot on its interval, zero as a grey tick
+  const W = 140, H = 14, x = (v) => 4 + ((v - lo) * (W - 8)) / (hi - lo);
+  const node = svg("svg", { class: "bar", width: W, height: H, viewBox: "0 0 " + W + " " + H });
+  node.appendChild(svg("line", { x1: x(0), x2: x(0), y1: 0, y2: H, stroke: "#bbb" }));
+  if (iv && iv.mean !== null) {
+    node.appendChild(svg("line", { class: "interval", x1: x(iv.low), x2: x(iv.high), y1: H / 2, y2: H / 2, stroke: "#1565c0", "stroke-width": 3 }));
+    node.appendChild(svg("circle", { cx: x(iv.mean), cy: H / 2, r: 3.5, fill: "#0d47a1" }));
+  }
+  return node;
+}
+
+function ratingsTable(report, role) {
+  const rows = report.ratings.filter((r) => r.role === role);
+  const scales = Object.fromEntries(RATED.map(([k]) => [k, span(rows.map((r) => r[k]))]));
+  return el("table", { class: "ratings", "data-role": role },
+    el("tr", {}, el("th", {}, "rank"), el("th", {}, "agent"), ...RATED.map(([, name]) => el("th", {}, name + " [95 % CI]")), el("th", {}, "tied with")),
+    ...rows.map((r) => el("tr", { "data-agent": r.agent }, el("td", { class: "num" }, r.rank), el("td", {}, r.agent),
+      ...RATED.map(([k]) => el("td", { class: "num", "data-q": k }, intervalText(r[k]), el("br"), intervalBar(r[k], scales[k]))),
+      el("td", {}, (r.tied_with || []).join(", ") || "–"))));
+}
+
+function heatmap(report, role) {
+  // the agent × opponent matrix of mean utility in this role: darker is more; a gated cell is grey
+  const cells = report.cells.filter((c) => c.role === role);
+  const agents = [...new Set(cells.map((c) => c.agent))], opponents = [...new Set(cells.map((c) => c.opponent))];
+  const values = cells.map((c) => c.utility.mean).filter((v) => v !== null);
+  const lo = Math.min(...values), hi = Math.max(...values);
+  const L = 130, T = 22, CW = 84, CH = 26;
+  const W = L + CW * opponents.length + 4, H = T + CH * agents.length + 4;
+  const node = svg("svg", { class: "heatmap", "data-role": role, width: W, height: H, viewBox: "0 0 " + W + " " + H });
+  opponents.forEach((o, j) => node.appendChild(svg("text", { x: L + j * CW + CW / 2, y: 14, "text-anchor": "middle" }, o)));
+  agents.forEach((a, i) => {
+    node.appendChild(svg("text", { x: L - 6, y: T + i * CH + CH / 2 + 4, "text-anchor": "end" }, a));
+    opponents.forEach((o, j) => {
+      const c = cells.find((x) => x.agent === a && x.opponent === o);
+      if (!c) return;
+      const v = c.utility.mean, t = v === null || hi === lo ? 0.5 : (v - lo) / (hi - lo);
+      const fill = c.gated ? "#bdbdbd" : "hsl(210, 70%, " + (92 - 50 * t).toFixed(1) + "%)";
+      const rect = svg("rect", { class: "cell", x: L + j * CW, y: T + i * CH, width: CW - 2, height: CH - 2, fill, "data-agent": a, "data-opponent": o },
+        svg("title", {}, a + " against " + o + ": utility " + intervalText(c.utility) + ", compliant regret " + intervalText(c.compliant_regret) + " over " + c.games + " game(s)" + (c.gated ? "; gated: " + c.gated : "")));
+      node.appendChild(rect);
+      node.appendChild(svg("text", { x: L + j * CW + CW / 2 - 1, y: T + i * CH + CH / 2 + 3, "text-anchor": "middle", fill: t > 0.6 ? "#fff" : "#222" }, fmt(v, 1)));
+    });
+  });
+  return node;
+}
+
+function leaderboardSection(table) {
+  // a report written by hand or by another version may lack what the leaderboard draws: it says so, the page stays
+  try { return leaderboard(table); } catch (e) {
+    return el("p", { class: "error" }, table.path + ": not drawn as a leaderboard: " + e.message);
+  }
+}
+
+function leaderboard(table) {
+  const r = table.leaderboard;
+  const roles = r.roles || [...new Set(r.ratings.map((x) => x.role))];
+  return el("section", { class: "leaderboard", "data-path": table.path },
+    el("h3", {}, table.path + " — " + r.game + " tournament"),
+    el("p", { class: "meta provenance" }, "contractlang " + (r.version || "(version not recorded)") + " · seeds " + (r.seeds || []).join(", ") +
+      " · " + r.units + " unit(s), " + r.games + " game(s)" + (r.sequential ? " · " + r.sequential : "")),
+    el("p", { class: "meta specs" }, "agents: " + (r.specs && r.specs.length ? r.specs : r.agents).join(", ")),
+    ...roles.flatMap((role) => [el("h3", {}, role),
+      el("div", { class: "cols" }, el("div", {}, ratingsTable(r, role)),
+        el("div", {}, el("p", { class: "meta" }, "mean utility, agent (row) against opponent (column)"), heatmap(r, role)))]),
+    (r.gates || []).length ? el("ul", { class: "gates" }, ...r.gates.map((g) => el("li", {}, "gated: " + g.role + " " + g.agent + " against " + g.opponent + ": " + g.reason))) : null);
+}
+
 const COLUMNS = [
   ["contract", "Contract"], ["where", "Env / board"], ["variant", "Mode / setting"], ["role", "Role"], ["agent", "Agent"],
   ["counterparty", "Counterparty"], ["seed", "Seed"], ["outcome", "Outcome"], ["first_breach", "First breach"],
@@ -148,7 +232,9 @@ function distinct(key) {
 function renderOverview() {
   const main = document.getElementById("main");
   const idx = state.index;
-  const parts = [el("h2", { id: "games-heading" }, "Games")];
+  const boards = idx.tables.filter((t) => t.leaderboard);
+  const parts = boards.length ? [el("h2", { id: "leaderboard-heading" }, "Leaderboard"), ...boards.map(leaderboardSection)] : [];
+  parts.push(el("h2", { id: "games-heading" }, "Games"));
   parts.push(el("p", { class: "meta" }, idx.sources.map((s) => s.path + ": " + s.games.toLocaleString("en-US") + " " + s.kind + " game(s)" +
     (s.rows !== s.games ? " (each listed once per role)" : "")).join(" · ")));
   if (idx.problems.length) parts.push(el("details", { id: "problems" },
@@ -168,9 +254,10 @@ function renderOverview() {
         el("button", { id: "compare", onclick: () => { location.hash = "#/compare/" + encodeURIComponent(a.value) + "/" + encodeURIComponent(b.value); } }, "Compare")));
   }
   const reports = idx.sources.filter((s) => s.kind === "ctbench-report");
-  if (idx.tables.length || reports.length) parts.push(el("h2", {}, "Tables"), ...reports.map(reportSection),
+  const tables = idx.tables.filter((t) => !t.leaderboard);
+  if (tables.length || reports.length) parts.push(el("h2", {}, "Tables"), ...reports.map(reportSection),
     // a sweep's summary.json is what its report is computed from: kept, closed, under the report
-    ...idx.tables.map((t) => tableSection(t, !(reports.length && t.path.endsWith("summary.json")))));
+    ...tables.map((t) => tableSection(t, !(reports.length && t.path.endsWith("summary.json")))));
   if (idx.figures.length) parts.push(el("h2", {}, "Figures"), el("div", { class: "figures" },
     ...idx.figures.map((f, k) => el("figure", {}, el("img", { src: "files/" + k + ".png", alt: f }), el("figcaption", {}, f)))));
   main.replaceChildren(...parts);
