@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from contractlang.api.results import Rows, flat
-from contractlang.errors import UnknownName
+from contractlang.errors import Count, Flag, Seed, Text, UnknownName, checked
 from contractlang.vocab import Frozen
 
 Progress = Callable[..., None] | None
@@ -103,40 +103,41 @@ def _seated(names: list[str], objects: dict, game: _Game) -> dict[str, list[str]
     return out
 
 
+@checked
 def tournament(
-    agents=(),
-    game: str = "contractsim",
-    directory: str | Path | None = None,
-    out: str | Path | None = None,
-    references: bool = False,
-    seeds: int = 3,
-    seed: int = 0,
-    contracts: str | None = None,
+    agents: Sequence[Any] = (),
+    game: Text = "contractsim",
+    directory: Text | Path | None = None,
+    out: Text | Path | None = None,
+    references: Flag = False,
+    seeds: Count = 3,
+    seed: Seed = 0,
+    contracts: Text | None = None,
     envs=None,
     variants=None,
     rhos=None,
-    limit: int | None = None,
-    floors: str = "cs14",
+    limit: Count | None = None,
+    floors: Text = "cs14",
     boards=None,
-    board_set: str | None = None,
+    board_set: Text | None = None,
     conditions=("none",),
     modes=("pfp",),
-    rules: str = "authors",
-    workers: int | None = None,
-    ray: str | None = None,
+    rules: Text = "authors",
+    workers: Count | None = None,
+    ray: Text | None = None,
     llm=None,
     progress: Progress = None,
     notice: Callable[[str], None] | None = None,
     fail_on_error: float | None = None,
-    estimate: bool = False,
-    plan: bool = False,
+    estimate: Flag = False,
+    plan: Flag = False,
     detect: float | None = None,
-    until_separated: bool = False,
-    looks: int = 5,
+    until_separated: Flag = False,
+    looks: Count = 5,
     alpha: float = 0.05,
     max_fallback: float = 0.2,
     max_errors: float = 0.1,
-    resamples: int = 1000,
+    resamples: Count = 1000,
 ) -> TournamentResult:
     """Every agent (a spec, `LABEL=SPEC`, a registered name or a Python agent; `references` adds the game's
     built-in ones) against every other in each role it declares, `seeds` seeds (from `seed`) per cell, on common
