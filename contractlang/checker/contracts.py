@@ -1,15 +1,9 @@
-"""Syntax tree → contract IR, resolving names against the game vocabulary and reporting every error.
-
-`check` is the only public function. Codes are stable (README, "Diagnostics"); the checker never
-repairs a contract: a missing term is reported as parse-incomplete, never filled in.
-"""
-
-from __future__ import annotations
+"""The contract half of the checker: syntax tree → contract IR against the game vocabulary, every error
+reported with its code (docs/reference/diagnostics.md), nothing repaired."""
 
 from typing import Literal
 
 from contractlang import ast
-from contractlang import ir as tir
 from contractlang.diagnostics import Diagnostic, Span, did_you_mean, unsafe_characters
 from contractlang.formatter import format_expr, money
 from contractlang.ir import (
@@ -79,7 +73,7 @@ class CheckResult(Frozen):
         return not any(d.severity == "error" for d in self.diagnostics)
 
 
-class _Reporter:
+class Reporter:
     def __init__(self, path: str):
         self.path = path
         self.items: list[Diagnostic] = []
@@ -99,13 +93,13 @@ class _Reporter:
             )
 
 
-def _listing(items) -> str:
+def listing(items) -> str:
     items = [str(x) for x in items]
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-class _ContractChecker:
-    def __init__(self, contract: ast.Contract | None, report: _Reporter):
+class ContractChecker:
+    def __init__(self, contract: ast.Contract | None, report: Reporter):
         self.c = contract  # None while checking the tests of a contract from another file
         self.r = report
         self.spans: dict[str, Span] = {"contract": contract.span} if contract else {}
@@ -157,7 +151,7 @@ class _ContractChecker:
                     "E103",
                     entry.role.span,
                     f"unknown party role `{role}`",
-                    f"{did_you_mean(role, roles)}this game's roles are {_listing(roles)}",
+                    f"{did_you_mean(role, roles)}this game's roles are {listing(roles)}",
                 )
             elif role in seen:
                 self.r.error("E104", entry.role.span, f"party `{role}` is named twice", "name each role once")
@@ -176,7 +170,7 @@ class _ContractChecker:
                 "E102",
                 name.span,
                 f"unknown product `{name.value}` in {setting.title}",
-                f"{did_you_mean(name.value, setting.products)}the products are {_listing(setting.products)}",
+                f"{did_you_mean(name.value, setting.products)}the products are {listing(setting.products)}",
             )
         return idx
 
@@ -203,7 +197,7 @@ class _ContractChecker:
                     "E201",
                     lit.span,
                     f"week {w} is outside the contract's weeks 1..11",
-                    f"{kind} weeks are {_listing(kind_weeks)}",
+                    f"{kind} weeks are {listing(kind_weeks)}",
                 )
             elif w not in kind_weeks:
                 verb = "payment" if kind == "payment" else "delivery"
@@ -211,7 +205,7 @@ class _ContractChecker:
                     other_code,
                     lit.span,
                     f"{verb} scheduled in {other_kind} week {w}",
-                    f"{block} entries go in {kind} weeks {_listing(kind_weeks)}",
+                    f"{block} entries go in {kind} weeks {listing(kind_weeks)}",
                 )
             else:
                 nums.append(w)
@@ -290,7 +284,7 @@ class _ContractChecker:
             self.r.error(
                 "E401",
                 where,
-                f"parse-incomplete: no price for {_listing(missing_prices)}",
+                f"parse-incomplete: no price for {listing(missing_prices)}",
                 "state every product's unit price, e.g. `prices { "
                 + "  ".join(f"{d}: $1" for d in setting.products)
                 + " }`",
@@ -336,7 +330,7 @@ class _ContractChecker:
                 self.r.error(
                     "E404",
                     entry.span,
-                    f"parse-incomplete: this delivery entry does not state {_listing(absent)}",
+                    f"parse-incomplete: this delivery entry does not state {listing(absent)}",
                     "write every product, using 0 for none",
                 )
             return tuple(got.get(i, 0) for i in range(3))
@@ -347,7 +341,7 @@ class _ContractChecker:
             self.r.error(
                 "E402",
                 block.span,
-                f"parse-incomplete: no delivery for week{'s' * (len(missing) > 1)} {_listing(missing)}",
+                f"parse-incomplete: no delivery for week{'s' * (len(missing) > 1)} {listing(missing)}",
                 "every production week 2, 4, 6, 8, 10 needs an entry (write zeros for a week with no delivery)",
             )
         known = {w: v for w, (v, entry) in sched.items() if id(entry) not in partial}
@@ -372,7 +366,7 @@ class _ContractChecker:
             self.r.error(
                 "E403",
                 block.span,
-                f"parse-incomplete: no payment for week{'s' * (len(missing) > 1)} {_listing(missing)}",
+                f"parse-incomplete: no payment for week{'s' * (len(missing) > 1)} {listing(missing)}",
                 "every payment week 1, 3, 5, 7, 9, 11 needs an entry (write $0 for a week with no payment)",
             )
             return None
@@ -576,7 +570,7 @@ class _ContractChecker:
                         "E105",
                         e.colour.span,
                         f"unknown chip colour `{colour}`",
-                        f"{did_you_mean(colour, COLOURS)}chip colours are {_listing(COLOURS)}",
+                        f"{did_you_mean(colour, COLOURS)}chip colours are {listing(COLOURS)}",
                     )
             if giver and receiver:
                 coverage.append((row, col, giver, receiver, colour))
@@ -632,7 +626,7 @@ class _ContractChecker:
                 "E101",
                 self.c.game.span,
                 f"unknown game `{game_id}`",
-                f"{did_you_mean(game_id, GAME_IDS)}use one of {_listing(GAME_IDS)}",
+                f"{did_you_mean(game_id, GAME_IDS)}use one of {listing(GAME_IDS)}",
             )
             return None
         self.clause_once()
@@ -644,407 +638,3 @@ class _ContractChecker:
         if ir is None or len(self.r.items) > before:
             return None
         return CheckedContract(ir=ir, file=self.r.path, spans=self.spans)
-
-
-CLAUSES_OF_ROLE = {
-    "customer": ("pay",),
-    "supplier": ("deliver", "substitution", "payment_deduction", "rollover"),
-}
-NO_CHIPS = (0, 0, 0)
-DEFAULT_HOLDINGS = (1, 1, 1)  # one chip of each colour: every coverage entry can pay unless a test says otherwise
-
-
-class _ScenarioChecker:
-    """Types a test against the checked contract it names: events the game can produce, expectations about
-    clauses the contract has, weeks inside the scenario."""
-
-    def __init__(self, test: ast.ScenarioTest, contract: CheckedContract, host: _ContractChecker):
-        self.t, self.contract, self.h, self.r = test, contract, host, host.r
-
-    def wrong_game(self, node: ast.Node, what: str) -> None:
-        game = "a CT-Bench" if isinstance(self.contract.ir, ContractSimIR) else "a ContractSim"
-        self.r.error(
-            "E803",
-            node.span,
-            f"{what} belongs to {game} game, and {self.contract.ir.name!r} is not one",
-            "ContractSim tests give weeks (`week 1: pay $15`); CT-Bench tests give moves, goals and `game ends`",
-        )
-
-    def run(self) -> CheckedScenario | None:
-        before = len(self.r.items)
-        if isinstance(self.contract.ir, ContractSimIR):
-            steps, horizon = self.weeks()
-            expects = [self.contractsim_expect(e, horizon) for e in self.t.expect]
-        else:
-            steps = self.moves()
-            expects = [self.ctbench_expect(e) for e in self.t.expect]
-        if len(self.r.items) > before:
-            return None
-        scenario = tir.ScenarioIR(name=self.t.name, contract=self.contract.ir.name, steps=steps, expects=expects)
-        return CheckedScenario(
-            ir=scenario, file=self.r.path, span=self.t.span, expect_spans=tuple(e.span for e in self.t.expect)
-        )
-
-    # --- ContractSim ---------------------------------------------------------------
-
-    def weeks(self) -> tuple[tuple[tir.WeekStep, ...], int]:
-        """One step per week 1..the last week given; a week the test leaves out goes as agreed."""
-        setting = self.contract.ir.setting_info
-        steps: dict[int, tuple[tir.WeekStep, ast.Node]] = {}
-        for g in self.t.given:
-            if not isinstance(g, ast.GivenWeek):
-                self.wrong_game(g, "this event")
-                continue
-            if g.action == "pay":
-                weeks = self.h.weeks(g.weeks, PAYMENT_WEEKS, "payment", "given pay")
-                step = dict(amount=self.h.money_amount(g.amount, setting, "the payment"))
-            elif g.action == "deliver":
-                weeks = self.h.weeks(g.weeks, PRODUCTION_WEEKS, "production", "given deliver")
-                got = self.h.items(g.items, setting, "delivery")
-                step = dict(items=tuple(got.get(i, 0) for i in range(3)))
-            else:
-                weeks = self.h.weeks(g.weeks, WEEKS, "any", "given")
-                step = {}
-            for w in weeks:
-                if w in steps:
-                    self.r.error(
-                        "E802",
-                        g.span,
-                        f"week {w} is given twice in this test (first on line {steps[w][1].span.line})",
-                        "say once what happens in each week",
-                    )
-                    continue
-                steps[w] = (tir.WeekStep(week=w, action=g.action, **step), g)
-        horizon = max(steps, default=WEEKS[-1])
-        full = tuple(
-            steps[w][0] if w in steps else tir.WeekStep(week=w, action="agreed") for w in range(1, horizon + 1)
-        )
-        return full, horizon
-
-    def week_in(self, lit: ast.IntLit, horizon: int) -> int | None:
-        w = lit.value
-        if w not in WEEKS:
-            self.r.error("E201", lit.span, f"week {w} is outside the contract's weeks 1..11", "weeks run 1..11")
-            return None
-        if w > horizon:
-            self.r.error(
-                "E804",
-                lit.span,
-                f"week {w} is after the test's last week {horizon}",
-                f"add `week {w}: as agreed` (or what happens then) to `given`",
-            )
-            return None
-        return w
-
-    def has_clause(self, name: ast.Name, role: str | None) -> str | None:
-        c = self.contract.ir.contingencies
-        present = {
-            "pay": True,
-            "deliver": True,
-            "substitution": c.substitution is not None,
-            "payment_deduction": c.payment_deduction is not None,
-            "rollover": c.rollover is not None,
-        }
-        clause = name.value
-        if clause not in present:
-            self.r.error(
-                "E805",
-                name.span,
-                f"unknown clause `{clause}`",
-                f"{did_you_mean(clause, present)}a breach is by {_listing(present)}",
-            )
-        elif not present[clause]:
-            self.r.error(
-                "E806",
-                name.span,
-                f"{self.contract.ir.name!r} has no `{clause}` clause",
-                f"the contract's clauses are {_listing([k for k, v in present.items() if v])}",
-            )
-        elif role in CLAUSES_OF_ROLE and clause not in CLAUSES_OF_ROLE[role]:
-            self.r.error(
-                "E806",
-                name.span,
-                f"the {role} cannot breach `{clause}`",
-                f"the {role}'s obligations are {_listing(CLAUSES_OF_ROLE[role])}",
-            )
-        else:
-            return clause
-        return None
-
-    def role(self, name: ast.Name) -> str | None:
-        if name.value not in CONTRACTSIM_ROLES:
-            self.r.error(
-                "E103",
-                name.span,
-                f"unknown party role `{name.value}`",
-                f"{did_you_mean(name.value, CONTRACTSIM_ROLES)}this game's roles are customer and supplier",
-            )
-            return None
-        return name.value
-
-    def triple(self, items: tuple[ast.Quantity, ...], what: str) -> tuple[int, int, int]:
-        setting = self.contract.ir.setting_info
-        got = self.h.items(items, setting, what)
-        return tuple(got.get(i, 0) for i in range(3))
-
-    def amount_or_items(self, e, kind_of_money: bool, what: str) -> dict:
-        setting = self.contract.ir.setting_info
-        if kind_of_money and e.amount is None:
-            self.r.error("E807", e.span, f"{what} is money here", "write an amount such as $25")
-            return {}
-        if not kind_of_money and e.amount is not None:
-            self.r.error("E807", e.amount.span, f"{what} is goods here", "write quantities such as pizza 1, soup 2")
-            return {}
-        if kind_of_money:
-            return {"amount": self.h.money_amount(e.amount, setting, what)}
-        return {"items": self.triple(e.items, what)}
-
-    def contractsim_expect(self, e: ast.Expect, horizon: int):
-        if isinstance(e, ast.ExpectBreach):
-            role = self.role(e.party)
-            week = self.week_in(e.week, horizon) if e.week else None
-            if role and week and week not in (PAYMENT_WEEKS if role == "customer" else PRODUCTION_WEEKS):
-                self.r.error(
-                    "E805",
-                    e.week.span,
-                    f"the {role} has no obligation in week {week}",
-                    f"the {role}'s weeks are {_listing(PAYMENT_WEEKS if role == 'customer' else PRODUCTION_WEEKS)}",
-                )
-            clause = self.has_clause(e.clause, role) if e.clause else None
-            return tir.ExpectBreach(role=role or "customer", week=week, clause=clause)
-        if isinstance(e, ast.ExpectNoBreach):
-            return tir.ExpectNoBreach(role=self.role(e.party) if e.party else None)
-        if isinstance(e, ast.ExpectOwed):
-            role = self.role(e.party)
-            return tir.ExpectOwed(
-                role=role or "customer", **self.amount_or_items(e, role == "customer", "what is owed")
-            )
-        if isinstance(e, ast.ExpectDue):
-            week = self.week_in(e.week, horizon)
-            if week is None:
-                return None
-            return tir.ExpectDue(week=week, **self.amount_or_items(e, week in PAYMENT_WEEKS, "what is due"))
-        if isinstance(e, ast.ExpectCarried):
-            week = self.week_in(e.week, horizon)
-            if self.contract.ir.contingencies.rollover is None:
-                self.r.error(
-                    "E806",
-                    e.span,
-                    f"{self.contract.ir.name!r} has no `rollover` clause, so nothing is ever carried",
-                    "expect `owed supplier ...` for what a week left short",
-                )
-            return tir.ExpectCarried(week=week or 1, items=self.triple(e.items, "carried"))
-        if isinstance(e, ast.ExpectTerminated):
-            week = self.week_in(e.week, horizon) if e.week else None
-            if not e.negated and not self.contract.ir.contingencies.grim_trigger:
-                self.r.error(
-                    "E806",
-                    e.span,
-                    f"{self.contract.ir.name!r} has no `on breach: terminate` clause",
-                    "the grim trigger the solver falls back on is not a clause of the contract; expect the breach",
-                )
-            return tir.ExpectTerminated(week=week, terminated=not e.negated)
-        if isinstance(e, ast.ExpectNothing):
-            return tir.ExpectNothing()
-        self.wrong_game(e, "this expectation")
-        return None
-
-    # --- CT-Bench ------------------------------------------------------------------
-
-    def player(self, name: ast.Name) -> str | None:
-        return self.h.player(name)
-
-    def colour(self, name: ast.Name) -> str | None:
-        if name.value not in COLOURS:
-            self.r.error(
-                "E105",
-                name.span,
-                f"unknown chip colour `{name.value}`",
-                f"{did_you_mean(name.value, COLOURS)}chip colours are {_listing(COLOURS)}",
-            )
-            return None
-        return name.value
-
-    def tile(self, t: ast.Tile) -> tuple[int, int]:
-        row, col = t.row.value, t.col.value
-        if not (0 <= row < BOARD_SIZE and 0 <= col < BOARD_SIZE):
-            self.r.error(
-                "E601",
-                t.span,
-                f"tile ({row},{col}) is off the {BOARD_SIZE}x{BOARD_SIZE} board",
-                f"rows and columns run 0..{BOARD_SIZE - 1}",
-            )
-        return row, col
-
-    def moves(self) -> tuple:
-        holdings = {"red": DEFAULT_HOLDINGS, "blue": DEFAULT_HOLDINGS}
-        steps = []
-        for g in self.t.given:
-            if isinstance(g, ast.GivenWeek):
-                self.wrong_game(g, "a week")
-            elif isinstance(g, ast.GivenHolds):
-                player = self.player(g.player)
-                chips = dict(zip(COLOURS, holdings.get(player, NO_CHIPS)))
-                for q in g.chips:
-                    if self.colour(q.product):
-                        chips[q.product.value] = self.h.number(q.amount, f"{q.product.value} chips")
-                if player:
-                    holdings[player] = tuple(chips[c] for c in COLOURS)
-            elif isinstance(g, ast.GivenMove):
-                player, colour, tile = self.player(g.player), self.colour(g.colour), self.tile(g.tile)
-                if player and colour:
-                    held = (holdings["red"], holdings["blue"])
-                    steps.append(tir.MoveStep(player=player, tile=tile, tile_colour=colour, holdings=held))
-            elif isinstance(g, ast.GivenGoal):
-                player = self.player(g.player)
-                if player:
-                    steps.append(tir.GoalStep(player=player))
-            else:
-                steps.append(tir.EndStep())
-        return tuple(steps)
-
-    def ctbench_expect(self, e: ast.Expect):
-        ir = self.contract.ir
-        if isinstance(e, ast.ExpectChip):
-            tile, giver, receiver = self.tile(e.tile), self.player(e.giver), self.player(e.receiver)
-            colour = self.colour(e.colour) if e.colour else None
-            if giver and receiver and not any(c.tile == tile and c.receiver == receiver for c in ir.coverage):
-                self.r.error(
-                    "E806",
-                    e.span,
-                    f"{ir.name!r} has no cover entry paying for {receiver} at {tile}",
-                    "expect a transfer the contract's `cover` clause can make",
-                )
-            return tir.ExpectChip(tile=tile, giver=giver or "red", receiver=receiver or "blue", colour=colour)
-        if isinstance(e, ast.ExpectForfeit):
-            player = self.player(e.player)
-            return tir.ExpectForfeit(player=player or "red", tile=self.tile(e.tile) if e.tile else None)
-        if isinstance(e, ast.ExpectPoints):
-            giver, receiver = self.player(e.giver), self.player(e.receiver)
-            if giver and receiver and not any(p.giver == giver and p.receiver == receiver for p in ir.points):
-                self.r.error(
-                    "E806",
-                    e.span,
-                    f"{ir.name!r} has no `on goal` entry from {giver} to {receiver}",
-                    "expect a transfer the contract's `on goal` clause can make",
-                )
-            amount = self.h.number(e.amount, "points")
-            return tir.ExpectPoints(giver=giver or "red", receiver=receiver or "blue", amount=amount)
-        if isinstance(e, ast.ExpectNothing):
-            return tir.ExpectNothing()
-        self.wrong_game(e, "this expectation")
-        return None
-
-
-def _check_tests(tests, contract: ast.Contract | None, checked: CheckedContract, report: _Reporter) -> list:
-    host = _ContractChecker(contract, report)
-    out, names = [], {}
-    for test in tests:
-        if test.name in names:
-            report.error(
-                "E106",
-                test.name_span,
-                f'a second test named "{test.name}"',
-                f"the first is on line {names[test.name]}; test names are unique per contract",
-            )
-        names.setdefault(test.name, test.span.line)
-        scenario = _ScenarioChecker(test, checked, host).run()
-        if scenario is not None:
-            out.append(scenario)
-    return out
-
-
-def check(file: ast.SourceFile, known: dict[str, CheckedContract] | None = None) -> CheckResult:
-    """Type-check every contract in a parsed file, and every test against the contract it names (in the file, else
-    in `known`); all errors are reported, none repaired. A `tests for` block naming a contract found in neither
-    is left unchecked and listed in `unresolved` (the test runner looks for the contract in the other files)."""
-    report = _Reporter(file.path)
-    checked = []
-    scenarios: list[CheckedScenario] = []
-    names: dict[str, ast.Contract] = {}
-    if not file.contracts and not file.suites:
-        report.error(
-            "E005",
-            Span(1, 1, 1, 2),
-            "the file holds no contract",
-            'a file holds one or more contracts: contract "name" { game ... }',
-        )
-    for contract in file.contracts:
-        report.safe_name(contract.name, contract.name_span, "the contract name")
-        if contract.name in names:
-            report.error(
-                "E106",
-                contract.name_span,
-                f'a second contract named "{contract.name}"',
-                f"the first is on line {names[contract.name].span.line}; contract names are unique in a file",
-            )
-        names.setdefault(contract.name, contract)
-        result = _ContractChecker(contract, report).run()
-        if result is not None:
-            checked.append(result)
-            scenarios.extend(_check_tests(contract.tests, contract, result, report))
-    here = {c.ir.name: c for c in checked}
-    unresolved = []
-    for suite in file.suites:
-        target = here.get(suite.contract) or (known or {}).get(suite.contract)
-        if target is None:
-            if suite.contract not in names:  # a contract of this file with errors has reported them already
-                unresolved.append(suite.contract)
-            continue
-        scenarios.extend(_check_tests(suite.tests, None, target, report))
-    ordered = sorted(report.items, key=lambda d: (d.span.line, d.span.column, d.code))
-    return CheckResult(
-        contracts=tuple(checked),
-        diagnostics=tuple(ordered),
-        scenarios=tuple(scenarios),
-        unresolved=tuple(dict.fromkeys(unresolved)),
-    )
-
-
-def unformattable(tree: ast.SourceFile) -> tuple[Diagnostic, ...]:
-    """The check errors that leave a file without a canonical form, by the same rules `check` applies: a number
-    the printer would change (E003), no contract (E005), two contracts of one name (E106: tests, logs and coverage
-    name a contract by its name, so a file that cannot be read back as named contracts has no form to keep), a
-    name unsafe to print (E107)."""
-    return tuple(d for d in check(tree).diagnostics if d.code in ("E003", "E005", "E106", "E107"))
-
-
-def check_board(checked: CheckedContract, colour_of, board_name: str) -> tuple[Diagnostic, ...]:
-    """Board-dependent checks for a CT-Bench contract: each `with ... chip` colour must match its tile.
-
-    `colour_of(tile) -> "red" | "blue" | "green"` describes the board; contractlang knows no boards itself.
-    """
-    if not isinstance(checked.ir, CTBenchIR):
-        return ()
-    report = _Reporter(checked.file)
-    for k, entry in enumerate(checked.ir.coverage):
-        tile_colour = colour_of(entry.tile)
-        if entry.colour is not None and entry.colour != tile_colour:
-            report.error(
-                "E611",
-                checked.span(f"cover.{k}"),
-                f"tile {entry.tile} is {tile_colour} on {board_name}, but this entry pays with a {entry.colour} chip",
-                f"write `with {tile_colour} chip`, or leave the colour out",
-            )
-    return tuple(report.items)
-
-
-def check_asserts(checked: CheckedContract) -> tuple[Diagnostic, ...]:
-    """Every `assert` that needs no environment value, decided exactly from the terms: a false one is E703.
-    (One that names budget or capital waits for `verify --env N`.)"""
-    if not isinstance(checked.ir, ContractSimIR):
-        return ()
-    report = _Reporter(checked.file)
-    for k, term in enumerate(checked.ir.asserts):
-        if term.uses_environment:
-            continue
-        holds, left, right = term.decide(checked.ir)
-        if not holds:
-            unit = money if term.unit == "money" else str
-            report.error(
-                "E703",
-                checked.span(f"assert.{k}"),
-                f"`{term.text}` is false: the left side is {unit(left)}, the right side {unit(right)}",
-                "correct the terms or the stated amount: an assert is checked, never repaired",
-            )
-    return tuple(report.items)
