@@ -201,3 +201,25 @@ def test_the_cli_reaches_games_and_solvers_only_through_the_facade(tmp_path):
     (tmp_path / "contractlang" / "cli" / "solve.py").write_text("def solve():\n    from solver.dp import TableCache\n")
     (tmp_path / "contractlang" / "cli" / "play.py").write_text("import games\n")
     assert engine_imports(tmp_path) == ["contractlang/cli/play.py:1: games", "contractlang/cli/solve.py:2: solver.dp"]
+
+
+MAX_MODULE_LINES = 1000
+"""A module past this many lines is doing more than one job: split it by job, as the llm and runner packages are."""
+
+
+def long_modules(root: Path) -> list[str]:
+    """`file: N lines` for every module of the three packages longer than MAX_MODULE_LINES."""
+    found = []
+    for package in ("contractlang", "games", "solver"):
+        for path in sorted((root / package).rglob("*.py")):
+            count = len(path.read_text(encoding="utf-8").splitlines())
+            if count > MAX_MODULE_LINES:
+                found.append(f"{path.relative_to(root).as_posix()}: {count} lines")
+    return found
+
+
+def test_no_module_has_more_than_a_thousand_lines(tmp_path):
+    assert long_modules(ROOT) == []
+    (tmp_path / "games").mkdir()
+    (tmp_path / "games" / "big.py").write_text("x = 1\n" * (MAX_MODULE_LINES + 1))
+    assert long_modules(tmp_path) == [f"games/big.py: {MAX_MODULE_LINES + 1} lines"]
