@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import Field
 
-from contractlang.api.language import as_checked
+from contractlang.api.language import ContractLike, as_checked
 from contractlang.api.results import Rows
 from contractlang.errors import Seed, Text, checked
 from games.game import Game, GameType, PlayRecord, game_for_contract, game_type
@@ -46,7 +46,8 @@ class Played(Rows):
         return [dict(r) for r in self.record.rows]
 
 
-def load_game(name: str, **setup) -> Game:
+@checked
+def load_game(name: Text, **setup: Any) -> Game:
     """The registered game `name` set up by `setup`; a `contract` may be a file or a checked contract, e.g.
     `load_game("contractsim", contract="examples/worked-example-1.contract", env=5)` or
     `load_game("ctbench", contract=..., board=24)`."""
@@ -84,6 +85,7 @@ def play(
     return Played(record=loaded.play(seats, seed, llm=llm), loaded=loaded)
 
 
-def game_for(contract) -> GameType:
+@checked
+def game_for(contract: ContractLike) -> GameType:
     """The registered type of the game a contract (a file or a checked contract) plays."""
     return game_for_contract(as_checked(contract).ir)

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Annotated
 
+from pydantic import Field
+
+from contractlang.errors import Flag, Text, checked
 from contractlang.files import RECORD_CHECK, FileError, parse_json, read_capped, read_lines_capped, write_atomically
 from contractlang.ir import CTBenchIR
 from contractlang.scenario.generate import Dead, Found, generate, test_source
@@ -11,8 +16,12 @@ from contractlang.scenario.played import PlayCoverage, checked_ir, game_of_event
 from contractlang.scenario.suite import TestReport, load, run_tests
 from contractlang.vocab import Frozen
 
+Paths = str | Path | Annotated[Sequence[str | Path], Field(min_length=1)]
+"""A file or folder, or one or more of them."""
 
-def test(paths=(".",), coverage: bool = False, only: str | None = None) -> TestReport:
+
+@checked
+def test(paths: Paths = (".",), coverage: Flag = False, only: Text | None = None) -> TestReport:
     """Run every scenario test in the `.contract` files under `paths` through the monitor the games use; with
     `coverage`, which tests fired each clause and which clauses no event sequence can fire."""
     return run_tests([paths] if isinstance(paths, (str, Path)) else list(paths), coverage=coverage, only=only)
@@ -26,7 +35,8 @@ class Generated(Frozen):
     dead: tuple[Dead, ...]
 
 
-def generate_tests(contract: str | Path, write: bool = True) -> Generated:
+@checked
+def generate_tests(contract: str | Path, write: Flag = True) -> Generated:
     """For each clause of the contracts in `contract` that no test in its folder fires, a shortest shrunk event
     sequence that fires it, written as `tests for` blocks to `STEM.generated.contract` beside it (`contractlang
     test` on the folder finds them); a clause no sequence fires is reported dead with the reason."""
@@ -41,13 +51,13 @@ def generate_tests(contract: str | Path, write: bool = True) -> Generated:
     if not mine:
         raise FileError(f"{path}: holds no contract")
     all_found, all_dead, blocks = [], [], []
-    for checked in mine:
-        covered = {k for r in report.results if r.contract == checked.ir.name for k in r.fired}
-        found, dead = generate(checked, covered)
+    for one in mine:
+        covered = {k for r in report.results if r.contract == one.ir.name for k in r.fired}
+        found, dead = generate(one, covered)
         all_found.extend(found)
         all_dead.extend(dead)
         if found:
-            blocks.append(test_source(checked, found))
+            blocks.append(test_source(one, found))
     written = []
     if write and blocks:
         out = path.with_name(path.name.removesuffix(".contract") + ".generated.contract")
@@ -59,6 +69,7 @@ def generate_tests(contract: str | Path, write: bool = True) -> Generated:
     return Generated(written=tuple(written), found=tuple(all_found), dead=tuple(all_dead))
 
 
+@checked
 def coverage(path: str | Path) -> PlayCoverage:
     """Which clauses agents triggered in the games under `path`: `run --log` files, and the game records of
     `experiment performance`/`rational` and `ctbench sweep` outputs (their `.jsonl` stores)."""

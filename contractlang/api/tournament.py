@@ -4,16 +4,24 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
+from pydantic import Field
+
+from contractlang.api.ctbench import Board
+from contractlang.api.experiments import Envs, Folder, Names, Probabilities, Share
 from contractlang.api.results import Rows, flat
-from contractlang.errors import UnknownName
+from contractlang.errors import BadArgument, Count, Flag, Seed, Text, UnknownName, checked
 from contractlang.vocab import Frozen
 
 Progress = Callable[..., None] | None
 GAMES = ("contractsim", "ctbench")
+MAX_SEEDS = 100_000
+"""The most seeds per cell: past it a tournament is a mistyped number, not a plan."""
+Fraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+"""A share of games, 0 to 1."""
 
 
 class TournamentReport(Frozen):
@@ -73,7 +81,7 @@ def _agents(given, references: bool, game: _Game) -> tuple[list[str], dict]:
 
     chosen = list(given) + ([r for r in game.references if r not in given] if references else [])
     if not chosen:
-        raise ValueError("name the agents: agents=[...] (or references=True)")
+        raise BadArgument("tournament(agents=()): name the agents: agents=[...] (or references=True)", "agents")
     objects = {agent_name(a): a for a in chosen if not isinstance(a, str)}
     names = list(dict.fromkeys(a if isinstance(a, str) else agent_name(a) for a in chosen))
     labels = [agent_name(a) for a in names]
@@ -99,40 +107,41 @@ def _seated(names: list[str], objects: dict, game: _Game) -> dict[str, list[str]
     return out
 
 
+@checked
 def tournament(
-    agents=(),
-    game: str = "contractsim",
-    directory: str | Path | None = None,
-    out: str | Path | None = None,
-    references: bool = False,
-    seeds: int = 3,
-    seed: int = 0,
-    contracts: str | None = None,
-    envs=None,
-    variants=None,
-    rhos=None,
-    limit: int | None = None,
-    floors: str = "cs14",
-    boards=None,
-    board_set: str | None = None,
-    conditions=("none",),
-    modes=("pfp",),
-    rules: str = "authors",
-    workers: int | None = None,
-    ray: str | None = None,
-    llm=None,
+    agents: list[Any] | tuple[Any, ...] = (),
+    game: Text = "contractsim",
+    directory: Folder | None = None,
+    out: Folder | None = None,
+    references: Flag = False,
+    seeds: Annotated[int, Field(ge=1, le=MAX_SEEDS, strict=True)] = 3,
+    seed: Seed = 0,
+    contracts: Text | None = None,
+    envs: Envs | None = None,
+    variants: Names | None = None,
+    rhos: Probabilities | None = None,
+    limit: Count | None = None,
+    floors: Text = "cs14",
+    boards: Literal["all"] | Annotated[Sequence[Board], Field(min_length=1)] | None = None,
+    board_set: Text | None = None,
+    conditions: Names = ("none",),
+    modes: Names = ("pfp",),
+    rules: Text = "authors",
+    workers: Count | None = None,
+    ray: Text | None = None,
+    llm: Any = None,
     progress: Progress = None,
     notice: Callable[[str], None] | None = None,
-    fail_on_error: float | None = None,
-    estimate: bool = False,
-    plan: bool = False,
-    detect: float | None = None,
-    until_separated: bool = False,
-    looks: int = 5,
-    alpha: float = 0.05,
-    max_fallback: float = 0.2,
-    max_errors: float = 0.1,
-    resamples: int = 1000,
+    fail_on_error: Share | None = None,
+    estimate: Flag = False,
+    plan: Flag = False,
+    detect: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None,
+    until_separated: Flag = False,
+    looks: Count = 5,
+    alpha: Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)] = 0.05,
+    max_fallback: Fraction = 0.2,
+    max_errors: Fraction = 0.1,
+    resamples: Annotated[int, Field(ge=1, le=1_000_000, strict=True)] = 1000,
 ) -> TournamentResult:
     """Every agent (a spec, `LABEL=SPEC`, a registered name or a Python agent; `references` adds the game's
     built-in ones) against every other in each role it declares, `seeds` seeds (from `seed`) per cell, on common
