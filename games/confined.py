@@ -116,6 +116,8 @@ class Confined:
             raise self._ended(f"called os._exit({value.args[0]!r})") from None
         if isinstance(value, KeyboardInterrupt):
             raise self._ended("raised KeyboardInterrupt") from None
+        if not isinstance(value, Exception):  # GeneratorExit or the agent's own BaseException: past every handler
+            raise self._ended(f"raised {type(value).__name__}") from None
         raise value
 
     def _ended(self, how: str) -> AgentEnded:

@@ -9,6 +9,10 @@ import time
 WHERE, _, HOW = os.environ.get("MISBEHAVE", "act:exit").partition(":")
 
 
+class Abandon(BaseException):
+    """An exception of the agent's own that no `except Exception` catches."""
+
+
 def misbehave(where: str) -> None:
     if where != WHERE:
         return
@@ -18,6 +22,10 @@ def misbehave(where: str) -> None:
         os._exit(0)
     if HOW == "interrupt":
         raise KeyboardInterrupt
+    if HOW == "base":
+        raise Abandon("the agent gives up")
+    if HOW == "generator_exit":
+        raise GeneratorExit
     if HOW == "sleep":
         time.sleep(3600)
     if HOW == "fork":
