@@ -10,6 +10,8 @@ game's process, so the same guarantees need help:
 - **exits**: `sys.exit()`, `os._exit()` and a `KeyboardInterrupt` raised by the agent's own code end its game
   with one line naming it, instead of ending the whole command (or, in a worker, hanging the run). A real
   Ctrl-C is delivered to the main thread, never to the agent's, so it still stops the run;
+- **the process's state**: what the agent prints goes to stderr, never into the command's output (a `--json`
+  answer stays JSON), and the working directory and recursion limit it changes are set back after each call;
 - **children**: the processes the agent's thread started (`fork`, `subprocess`, `multiprocessing`) are
   killed when the agent is closed, as an external agent's process group is.
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 import os
 import queue
 import signal
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -61,10 +64,13 @@ class _AgentThread(threading.Thread):
     def run(self) -> None:
         while (work := self.inbox.get()) is not None:
             fn, args = work
+            limit, cwd = sys.getrecursionlimit(), os.getcwd()
             try:
-                self.outbox.put((True, fn(*args)))
+                answer = (True, fn(*args))
             except BaseException as exc:  # noqa: BLE001 - whatever the agent's code raises is reported, not lost
-                self.outbox.put((False, exc))
+                answer = (False, exc)
+            _restore(limit, cwd)  # here, before the game's thread runs again at its own depth
+            self.outbox.put(answer)
 
 
 def _exit_unless_agent(real_exit: Callable[[int], None]) -> Callable[[int], None]:
@@ -82,6 +88,30 @@ def _guard_process_exit() -> None:
     before. Installed once per process, idempotent."""
     if not getattr(os._exit, "confines_agents", False):
         os._exit = _exit_unless_agent(os._exit)
+
+
+class _AgentStdout:
+    """`sys.stdout` as the agents see it: what an agent's thread writes goes to stderr, so a command's own output
+    (a `--json` answer, a table) is never interleaved with an agent's prints; every other thread writes through."""
+
+    confines_agents = True
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        if getattr(threading.current_thread(), "confined_agent", False):
+            return sys.stderr.write(text)
+        return self._stream.write(text)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+def _guard_stdout() -> None:
+    """Put `_AgentStdout` in front of the current `sys.stdout`, once (a caller may have replaced it since)."""
+    if not getattr(sys.stdout, "confines_agents", False) and sys.stdout is not None:
+        sys.stdout = _AgentStdout(sys.stdout)
 
 
 class Confined:
@@ -102,6 +132,7 @@ class Confined:
         the limit, and for every call after one that did."""
         if self.stuck:
             raise AgentTimeout(f"{self.who} is still busy with a call that gave no answer")
+        _guard_stdout()
         self.thread.inbox.put((fn, args))
         try:
             ok, value = self.thread.outbox.get(timeout=self.seconds)
@@ -129,6 +160,14 @@ class Confined:
         for pid in _children(self.thread.native_id):
             _kill_tree(pid)
         self.thread.inbox.put(None)
+
+
+def _restore(limit: int, cwd: str) -> None:
+    """Set back the recursion limit and working directory an agent's call may have changed for the process."""
+    if sys.getrecursionlimit() != limit:
+        sys.setrecursionlimit(limit)
+    if os.getcwd() != cwd:
+        os.chdir(cwd)
 
 
 def _children(tid: int) -> list[int]:

@@ -26,6 +26,12 @@ def misbehave(where: str) -> None:
         raise Abandon("the agent gives up")
     if HOW == "generator_exit":
         raise GeneratorExit
+    if HOW == "print":
+        print("the agent talks on stdout")
+    if HOW == "recursion_limit":
+        sys.setrecursionlimit(30)
+    if HOW == "chdir":
+        os.chdir("/")
     if HOW == "sleep":
         time.sleep(3600)
     if HOW == "fork":

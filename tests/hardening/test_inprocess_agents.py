@@ -50,6 +50,18 @@ def test_an_agent_that_ends_or_hangs_the_process_ends_its_game_in_one_line(how, 
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize("how", ["act:print", "act:recursion_limit", "act:chdir"])
+def test_an_agent_that_prints_or_changes_the_process_leaves_the_answer_whole(how, tmp_path):
+    """Its prints go to stderr, so `--json` stays JSON; the recursion limit and working directory it changes are
+    set back before the game goes on, so the game neither fails deep in its own stack nor writes elsewhere."""
+    log = tmp_path / "game.jsonl"
+    done = run_misbehaving(how, *RUN, "--json", "--log", str(log))
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    assert json.loads(done.stdout)["ok"] is True
+    assert ("the agent talks on stdout" in done.stderr) == (how == "act:print")
+    assert log.is_file() and "Traceback" not in done.stderr
+
+
 def test_the_processes_an_agent_starts_end_with_its_game(tmp_path):
     pids = tmp_path / "pids"
     done = run_misbehaving("act:fork", extra_env={"MISBEHAVE_PIDS": str(pids)})
