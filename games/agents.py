@@ -269,7 +269,12 @@ def load_py(spec: str):
 
 
 def _line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [""])[0][:200]
+    """The exception's first line; the agent's exception may fail even to say what it is."""
+    try:
+        text = str(exc)
+    except Exception as failed:  # noqa: BLE001 - the agent's own __str__ raised
+        return f"(its message cannot be shown: {type(failed).__name__})"
+    return (text.strip().splitlines() or [""])[0][:200]
 
 
 @contextmanager

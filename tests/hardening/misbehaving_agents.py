@@ -9,6 +9,13 @@ import time
 WHERE, _, HOW = os.environ.get("MISBEHAVE", "act:exit").partition(":")
 
 
+class Unsayable(Exception):
+    """An exception whose message itself raises."""
+
+    def __str__(self):
+        raise RuntimeError("no message")
+
+
 class Abandon(BaseException):
     """An exception of the agent's own that no `except Exception` catches."""
 
@@ -26,6 +33,8 @@ def misbehave(where: str) -> None:
         raise Abandon("the agent gives up")
     if HOW == "generator_exit":
         raise GeneratorExit
+    if HOW == "unsayable":
+        raise Unsayable
     if HOW == "print":
         print("the agent talks on stdout")
     if HOW == "recursion_limit":
@@ -52,4 +61,6 @@ class Customer:
 
     def act(self, observation):
         misbehave("act")
+        if HOW == "flag":  # a payment of `true`, which must not be read as $1
+            return {"kind": "pay", "amount": True}
         return {"kind": "pay", "amount": min(observation.payment_due, observation.remaining_budget)}
