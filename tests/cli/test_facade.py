@@ -143,6 +143,8 @@ BAD_CALLS = [
     (cl.generate_tests, (None,), {}, "contract"),
     (cl.generate_tests, (CONTRACT,), {"write": 0}, "write"),
     (cl.coverage, (3,), {}, "path"),
+    (cl.register_agent, (3,), {"game": "contractsim"}, "name"),
+    (cl.register_agent, (None,), {"game": "contractsim"}, "name"),
     (cl.tournament, (["rcc"],), {"seeds": "1", "estimate": True}, "seeds"),
     (cl.tournament, (["rcc"],), {"seeds": 10**30, "estimate": True}, "seeds"),
     (cl.tournament, ("rcc",), {"estimate": True}, "agents"),
