@@ -7,7 +7,8 @@ game's process, so the same guarantees need help:
   an external agent has (`CONTRACTLANG_AGENT_TIMEOUT`, 60 s); past it the game ends with one line. A thread
   cannot be killed, so an agent's thread that never returns is left behind as a daemon: it no longer holds
   the game or the process's exit;
-- **exits**: `sys.exit()`, `os._exit()` and a `KeyboardInterrupt` raised by the agent's own code end its game
+- **exits**: `sys.exit()`, `os._exit()`, a `KeyboardInterrupt` or other `BaseException` raised by the agent's own
+  code, and a signal it sends this process (`os.kill`, `signal.alarm`) end its game
   with one line naming it, instead of ending the whole command (or, in a worker, hanging the run). A real
   Ctrl-C is delivered to the main thread, never to the agent's, so it still stops the run;
 - **the process's state**: what the agent prints goes to stderr, never into the command's output (a `--json`
@@ -43,6 +44,10 @@ class AgentEnded(BaseException):
 
 class _ProcessExit(BaseException):
     """`os._exit` called in an agent's thread, unwinding that thread's stack."""
+
+
+class _ProcessSignal(BaseException):
+    """A signal an agent's thread would send this process, unwinding that thread's stack instead."""
 
 
 class AgentTimeout(Exception):
@@ -83,11 +88,30 @@ def _exit_unless_agent(real_exit: Callable[[int], None]) -> Callable[[int], None
     return _exit
 
 
+def _signal_unless_agent(real: Callable, name: str, to_process: Callable[..., bool]) -> Callable:
+    """`real`, except that a call from an agent's thread that would signal this process (`to_process` of its
+    arguments) unwinds the agent's call instead, as `os._exit` does."""
+
+    def guarded(*args):
+        if getattr(threading.current_thread(), "confined_agent", False) and to_process(*args):
+            raise _ProcessSignal(name)
+        return real(*args)
+
+    guarded.confines_agents = True
+    return guarded
+
+
 def _guard_process_exit() -> None:
-    """Route `os._exit` called from an agent's thread to an exception that unwinds the agent's call; calls from any other thread exit as
-    before. Installed once per process, idempotent."""
+    """Route `os._exit`, and the signals an agent's thread would send this process (`os.kill` of its own pid or
+    group, `signal.raise_signal`, `signal.alarm`, `signal.setitimer`), to an exception that unwinds the agent's
+    call; calls from any other thread act as before. Installed once per process, idempotent."""
     if not getattr(os._exit, "confines_agents", False):
         os._exit = _exit_unless_agent(os._exit)
+    if not getattr(os.kill, "confines_agents", False):
+        os.kill = _signal_unless_agent(os.kill, "os.kill", lambda pid, sig: pid in (0, os.getpid(), -os.getpgrp()))
+        signal.raise_signal = _signal_unless_agent(signal.raise_signal, "signal.raise_signal", lambda sig: True)
+        signal.alarm = _signal_unless_agent(signal.alarm, "signal.alarm", lambda seconds: seconds > 0)
+        signal.setitimer = _signal_unless_agent(signal.setitimer, "signal.setitimer", lambda which, *rest: True)
 
 
 class _AgentStdout:
@@ -147,6 +171,8 @@ class Confined:
             raise self._ended(f"called os._exit({value.args[0]!r})") from None
         if isinstance(value, KeyboardInterrupt):
             raise self._ended("raised KeyboardInterrupt") from None
+        if isinstance(value, _ProcessSignal):
+            raise self._ended(f"signalled the process ({value.args[0]})") from None
         if not isinstance(value, Exception):  # GeneratorExit or the agent's own BaseException: past every handler
             raise self._ended(f"raised {type(value).__name__}") from None
         raise value

@@ -2,6 +2,7 @@
 MISBEHAVE (`where:how`), so one file serves every case of tests/hardening/test_inprocess_agents.py."""
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -33,6 +34,11 @@ def misbehave(where: str) -> None:
         raise Abandon("the agent gives up")
     if HOW == "generator_exit":
         raise GeneratorExit
+    if HOW == "sigterm":
+        os.kill(os.getpid(), signal.SIGTERM)
+    if HOW == "alarm":
+        signal.alarm(1)
+        time.sleep(3)
     if HOW == "unsayable":
         raise Unsayable
     if HOW == "print":

@@ -34,6 +34,8 @@ def run_misbehaving(how: str, *args, extra_env: dict | None = None, timeout: flo
         ("act:os_exit", "called os._exit(0)"),
         ("act:interrupt", "raised KeyboardInterrupt"),
         ("act:base", "raised Abandon"),
+        ("act:sigterm", "signalled the process (os.kill)"),
+        ("act:alarm", "signalled the process (signal.alarm)"),
         ("act:unsayable", "raised Unsayable: (its message cannot be shown: RuntimeError)"),
         ("act:flag", "pay.amount: Value error, true is not a whole number"),
         ("act:generator_exit", "raised GeneratorExit"),
