@@ -36,7 +36,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from contractlang.errors import UnknownName
+from contractlang.errors import BadArgument, UnknownName
 from contractlang.llm import CallRefused, LlmModel, agent_model
 from games.confined import AgentEnded, AgentTimeout, Confined
 from games.errors import AgentError, CommandRefused
@@ -118,8 +118,8 @@ def register_agent(
     calls (None when it calls none)."""
     if not is_game(game):
         raise ValueError(f"unknown game {game!r}; one of {', '.join(t.name for t in game_types())}")
-    if not name or name.startswith(PY_PREFIX) or "=" in name:
-        raise ValueError(f"{name!r} cannot name an agent (empty, py:, or holding '=')")
+    if not isinstance(name, str) or not name or name.startswith(PY_PREFIX) or "=" in name:
+        raise BadArgument(f"register_agent(name={name!r}): cannot name an agent (text, not empty, py: or '=')", "name")
 
     def register(target):
         entry = Registration(
@@ -269,7 +269,12 @@ def load_py(spec: str):
 
 
 def _line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [""])[0][:200]
+    """The exception's first line; the agent's exception may fail even to say what it is."""
+    try:
+        text = str(exc)
+    except Exception as failed:  # noqa: BLE001 - the agent's own __str__ raised
+        return f"(its message cannot be shown: {type(failed).__name__})"
+    return (text.strip().splitlines() or [""])[0][:200]
 
 
 @contextmanager

@@ -7,9 +7,12 @@ game's process, so the same guarantees need help:
   an external agent has (`CONTRACTLANG_AGENT_TIMEOUT`, 60 s); past it the game ends with one line. A thread
   cannot be killed, so an agent's thread that never returns is left behind as a daemon: it no longer holds
   the game or the process's exit;
-- **exits**: `sys.exit()`, `os._exit()` and a `KeyboardInterrupt` raised by the agent's own code end its game
+- **exits**: `sys.exit()`, `os._exit()`, a `KeyboardInterrupt` or other `BaseException` raised by the agent's own
+  code, and a signal it sends this process (`os.kill`, `signal.alarm`) end its game
   with one line naming it, instead of ending the whole command (or, in a worker, hanging the run). A real
   Ctrl-C is delivered to the main thread, never to the agent's, so it still stops the run;
+- **the process's state**: what the agent prints goes to stderr, never into the command's output (a `--json`
+  answer stays JSON), and the working directory and recursion limit it changes are set back after each call;
 - **children**: the processes the agent's thread started (`fork`, `subprocess`, `multiprocessing`) are
   killed when the agent is closed, as an external agent's process group is.
 """
@@ -19,6 +22,7 @@ from __future__ import annotations
 import os
 import queue
 import signal
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -42,6 +46,10 @@ class _ProcessExit(BaseException):
     """`os._exit` called in an agent's thread, unwinding that thread's stack."""
 
 
+class _ProcessSignal(BaseException):
+    """A signal an agent's thread would send this process, unwinding that thread's stack instead."""
+
+
 class AgentTimeout(Exception):
     """The agent's call did not return within its limit."""
 
@@ -61,10 +69,13 @@ class _AgentThread(threading.Thread):
     def run(self) -> None:
         while (work := self.inbox.get()) is not None:
             fn, args = work
+            limit, cwd = sys.getrecursionlimit(), os.getcwd()
             try:
-                self.outbox.put((True, fn(*args)))
+                answer = (True, fn(*args))
             except BaseException as exc:  # noqa: BLE001 - whatever the agent's code raises is reported, not lost
-                self.outbox.put((False, exc))
+                answer = (False, exc)
+            _restore(limit, cwd)  # here, before the game's thread runs again at its own depth
+            self.outbox.put(answer)
 
 
 def _exit_unless_agent(real_exit: Callable[[int], None]) -> Callable[[int], None]:
@@ -77,11 +88,54 @@ def _exit_unless_agent(real_exit: Callable[[int], None]) -> Callable[[int], None
     return _exit
 
 
+def _signal_unless_agent(real: Callable, name: str, to_process: Callable[..., bool]) -> Callable:
+    """`real`, except that a call from an agent's thread that would signal this process (`to_process` of its
+    arguments) unwinds the agent's call instead, as `os._exit` does."""
+
+    def guarded(*args):
+        if getattr(threading.current_thread(), "confined_agent", False) and to_process(*args):
+            raise _ProcessSignal(name)
+        return real(*args)
+
+    guarded.confines_agents = True
+    return guarded
+
+
 def _guard_process_exit() -> None:
-    """Route `os._exit` called from an agent's thread to an exception that unwinds the agent's call; calls from any other thread exit as
-    before. Installed once per process, idempotent."""
+    """Route `os._exit`, and the signals an agent's thread would send this process (`os.kill` of its own pid or
+    group, `signal.raise_signal`, `signal.alarm`, `signal.setitimer`), to an exception that unwinds the agent's
+    call; calls from any other thread act as before. Installed once per process, idempotent."""
     if not getattr(os._exit, "confines_agents", False):
         os._exit = _exit_unless_agent(os._exit)
+    if not getattr(os.kill, "confines_agents", False):
+        os.kill = _signal_unless_agent(os.kill, "os.kill", lambda pid, sig: pid in (0, os.getpid(), -os.getpgrp()))
+        signal.raise_signal = _signal_unless_agent(signal.raise_signal, "signal.raise_signal", lambda sig: True)
+        signal.alarm = _signal_unless_agent(signal.alarm, "signal.alarm", lambda seconds: seconds > 0)
+        signal.setitimer = _signal_unless_agent(signal.setitimer, "signal.setitimer", lambda which, *rest: True)
+
+
+class _AgentStdout:
+    """`sys.stdout` as the agents see it: what an agent's thread writes goes to stderr, so a command's own output
+    (a `--json` answer, a table) is never interleaved with an agent's prints; every other thread writes through."""
+
+    confines_agents = True
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        if getattr(threading.current_thread(), "confined_agent", False):
+            return sys.stderr.write(text)
+        return self._stream.write(text)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+def _guard_stdout() -> None:
+    """Put `_AgentStdout` in front of the current `sys.stdout`, once (a caller may have replaced it since)."""
+    if not getattr(sys.stdout, "confines_agents", False) and sys.stdout is not None:
+        sys.stdout = _AgentStdout(sys.stdout)
 
 
 class Confined:
@@ -102,6 +156,7 @@ class Confined:
         the limit, and for every call after one that did."""
         if self.stuck:
             raise AgentTimeout(f"{self.who} is still busy with a call that gave no answer")
+        _guard_stdout()
         self.thread.inbox.put((fn, args))
         try:
             ok, value = self.thread.outbox.get(timeout=self.seconds)
@@ -116,6 +171,10 @@ class Confined:
             raise self._ended(f"called os._exit({value.args[0]!r})") from None
         if isinstance(value, KeyboardInterrupt):
             raise self._ended("raised KeyboardInterrupt") from None
+        if isinstance(value, _ProcessSignal):
+            raise self._ended(f"signalled the process ({value.args[0]})") from None
+        if not isinstance(value, Exception):  # GeneratorExit or the agent's own BaseException: past every handler
+            raise self._ended(f"raised {type(value).__name__}") from None
         raise value
 
     def _ended(self, how: str) -> AgentEnded:
@@ -127,6 +186,14 @@ class Confined:
         for pid in _children(self.thread.native_id):
             _kill_tree(pid)
         self.thread.inbox.put(None)
+
+
+def _restore(limit: int, cwd: str) -> None:
+    """Set back the recursion limit and working directory an agent's call may have changed for the process."""
+    if sys.getrecursionlimit() != limit:
+        sys.setrecursionlimit(limit)
+    if os.getcwd() != cwd:
+        os.chdir(cwd)
 
 
 def _children(tid: int) -> list[int]:

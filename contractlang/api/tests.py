@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field
 
 from contractlang.errors import Flag, Text, checked
 from contractlang.files import RECORD_CHECK, FileError, parse_json, read_capped, read_lines_capped, write_atomically
@@ -13,11 +16,12 @@ from contractlang.scenario.played import PlayCoverage, checked_ir, game_of_event
 from contractlang.scenario.suite import TestReport, load, run_tests
 from contractlang.vocab import Frozen
 
+Paths = str | Path | Annotated[Sequence[str | Path], Field(min_length=1)]
+"""A file or folder, or one or more of them."""
+
 
 @checked
-def test(
-    paths: Text | Path | Sequence[Text | Path] = (".",), coverage: Flag = False, only: Text | None = None
-) -> TestReport:
+def test(paths: Paths = (".",), coverage: Flag = False, only: Text | None = None) -> TestReport:
     """Run every scenario test in the `.contract` files under `paths` through the monitor the games use; with
     `coverage`, which tests fired each clause and which clauses no event sequence can fire."""
     return run_tests([paths] if isinstance(paths, (str, Path)) else list(paths), coverage=coverage, only=only)
@@ -32,7 +36,7 @@ class Generated(Frozen):
 
 
 @checked
-def generate_tests(contract: Text | Path, write: Flag = True) -> Generated:
+def generate_tests(contract: str | Path, write: Flag = True) -> Generated:
     """For each clause of the contracts in `contract` that no test in its folder fires, a shortest shrunk event
     sequence that fires it, written as `tests for` blocks to `STEM.generated.contract` beside it (`contractlang
     test` on the folder finds them); a clause no sequence fires is reported dead with the reason."""
@@ -47,13 +51,13 @@ def generate_tests(contract: Text | Path, write: Flag = True) -> Generated:
     if not mine:
         raise FileError(f"{path}: holds no contract")
     all_found, all_dead, blocks = [], [], []
-    for contract in mine:
-        covered = {k for r in report.results if r.contract == contract.ir.name for k in r.fired}
-        found, dead = generate(contract, covered)
+    for one in mine:
+        covered = {k for r in report.results if r.contract == one.ir.name for k in r.fired}
+        found, dead = generate(one, covered)
         all_found.extend(found)
         all_dead.extend(dead)
         if found:
-            blocks.append(test_source(contract, found))
+            blocks.append(test_source(one, found))
     written = []
     if write and blocks:
         out = path.with_name(path.name.removesuffix(".contract") + ".generated.contract")
@@ -66,7 +70,7 @@ def generate_tests(contract: Text | Path, write: Flag = True) -> Generated:
 
 
 @checked
-def coverage(path: Text | Path) -> PlayCoverage:
+def coverage(path: str | Path) -> PlayCoverage:
     """Which clauses agents triggered in the games under `path`: `run --log` files, and the game records of
     `experiment performance`/`rational` and `ctbench sweep` outputs (their `.jsonl` stores)."""
     from games.ctbench.play import GameRecord

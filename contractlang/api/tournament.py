@@ -7,13 +7,22 @@ import importlib
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
+from pydantic import Field
+
+from contractlang.api.ctbench import Board
+from contractlang.api.experiments import Envs, Folder, Names, Probabilities, Share
 from contractlang.api.results import Rows, flat
-from contractlang.errors import Count, Flag, Seed, Text, UnknownName, checked
+from contractlang.errors import BadArgument, Count, Flag, Seed, Text, UnknownName, checked
 from contractlang.vocab import Frozen
 
 Progress = Callable[..., None] | None
+GAMES = ("contractsim", "ctbench")
+MAX_SEEDS = 100_000
+"""The most seeds per cell: past it a tournament is a mistyped number, not a plan."""
+Fraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+"""A share of games, 0 to 1."""
 
 
 class TournamentReport(Frozen):
@@ -77,7 +86,7 @@ def _agents(given, references: bool, game: _Game) -> tuple[list[str], dict]:
 
     chosen = list(given) + ([r for r in game.references if r not in given] if references else [])
     if not chosen:
-        raise ValueError("name the agents: agents=[...] (or references=True)")
+        raise BadArgument("tournament(agents=()): name the agents: agents=[...] (or references=True)", "agents")
     objects = {agent_name(a): a for a in chosen if not isinstance(a, str)}
     names = list(dict.fromkeys(a if isinstance(a, str) else agent_name(a) for a in chosen))
     labels = [agent_name(a) for a in names]
@@ -105,39 +114,39 @@ def _seated(names: list[str], objects: dict, game: _Game) -> dict[str, list[str]
 
 @checked
 def tournament(
-    agents: Sequence[Any] = (),
+    agents: list[Any] | tuple[Any, ...] = (),
     game: Text = "contractsim",
-    directory: Text | Path | None = None,
-    out: Text | Path | None = None,
+    directory: Folder | None = None,
+    out: Folder | None = None,
     references: Flag = False,
-    seeds: Count = 3,
+    seeds: Annotated[int, Field(ge=1, le=MAX_SEEDS, strict=True)] = 3,
     seed: Seed = 0,
     contracts: Text | None = None,
-    envs=None,
-    variants=None,
-    rhos=None,
+    envs: Envs | None = None,
+    variants: Names | None = None,
+    rhos: Probabilities | None = None,
     limit: Count | None = None,
     floors: Text = "cs14",
-    boards=None,
+    boards: Literal["all"] | Annotated[Sequence[Board], Field(min_length=1)] | None = None,
     board_set: Text | None = None,
-    conditions=("none",),
-    modes=("pfp",),
+    conditions: Names = ("none",),
+    modes: Names = ("pfp",),
     rules: Text = "authors",
     workers: Count | None = None,
     ray: Text | None = None,
-    llm=None,
+    llm: Any = None,
     progress: Progress = None,
     notice: Callable[[str], None] | None = None,
-    fail_on_error: float | None = None,
+    fail_on_error: Share | None = None,
     estimate: Flag = False,
     plan: Flag = False,
-    detect: float | None = None,
+    detect: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None,
     until_separated: Flag = False,
     looks: Count = 5,
-    alpha: float = 0.05,
-    max_fallback: float = 0.2,
-    max_errors: float = 0.1,
-    resamples: Count = 1000,
+    alpha: Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)] = 0.05,
+    max_fallback: Fraction = 0.2,
+    max_errors: Fraction = 0.1,
+    resamples: Annotated[int, Field(ge=1, le=1_000_000, strict=True)] = 1000,
 ) -> TournamentResult:
     """Every agent (a spec, `LABEL=SPEC`, a registered name or a Python agent; `references` adds the game's
     built-in ones) against every other in each role it declares, `seeds` seeds (from `seed`) per cell, on common

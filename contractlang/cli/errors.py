@@ -113,6 +113,8 @@ def exit_code(command: Callable[[], int | None], json_mode: bool) -> int:
     except Exception as exc:
         if _agent_error(exc):  # an agent that cannot be found, started or played: the user's input
             return _report(str(exc), 1, json_mode)
+        if _refused_call(exc):  # a game's or run's LLM limit the user set, reached outside the runner
+            return _report(str(exc), 1, json_mode)
         if isinstance(exc, NoArgsIsHelpError):  # a bare command group prints its help
             exc.show()
             return exc.exit_code
@@ -140,6 +142,11 @@ def option_words(exc: BadArgument) -> str:
 def _agent_error(exc: Exception) -> bool:
     agents = sys.modules.get("games.agents")  # loaded by whatever seated an agent
     return agents is not None and isinstance(exc, agents.AgentError)
+
+
+def _refused_call(exc: Exception) -> bool:
+    errors = sys.modules.get("contractlang.llm.errors")  # loaded by whatever called a model
+    return errors is not None and isinstance(exc, errors.CallRefused) and not isinstance(exc, errors.RunStopped)
 
 
 class ReportingGroup(TyperGroup):

@@ -8,9 +8,9 @@ log are in the setting's dollars, so `contractlang trace` replays a log against 
 
 from __future__ import annotations
 
-from typing import Literal, Union
+from typing import Annotated, Literal, Union
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
 from contractlang.interpreter.contractsim import CompiledContractSim, ContractSimMonitor, compile_contractsim
 from contractlang.interpreter.events import Delivery, Payment, WeekEnd
@@ -35,25 +35,37 @@ RECIPES: tuple[Triple, Triple, Triple] = ((1, 1, 1), (1, 1, 0), (0, 0, 1))
 3 (ContractSim paper, App. C.1, [CS-24])."""
 
 
+def _not_flag(value):
+    """An action's number as given; true/false is refused, not read as 1/0."""
+    if isinstance(value, bool):
+        raise ValueError(f"{str(value).lower()} is not a whole number")
+    return value
+
+
+Whole = Annotated[int, BeforeValidator(_not_flag)]
+"""A whole number of an action (never a boolean)."""
+Quantities = tuple[Whole, Whole, Whole]
+
+
 class Pay(Frozen):
     """The Customer's payment this payment week."""
 
     kind: Literal["pay"] = "pay"
-    amount: int = Field(description=f"the payment, $0 up to the remaining budget, {MONEY}")
+    amount: Whole = Field(description=f"the payment, $0 up to the remaining budget, {MONEY}")
 
 
 class Order(Frozen):
     """The Supplier's order of inputs this production week, bought at this week's prices."""
 
     kind: Literal["order"] = "order"
-    quantities: Triple = Field(description=f"units of each input to order, 0 up to `order_cap` each; {INPUTS3}")
+    quantities: Quantities = Field(description=f"units of each input to order, 0 up to `order_cap` each; {INPUTS3}")
 
 
 class Produce(Frozen):
     """The Supplier's output this production week, made from its inventory by RECIPES and delivered at once."""
 
     kind: Literal["produce"] = "produce"
-    quantities: Triple = Field(description=f"units of each product to make and deliver; {PRODUCTS3}")
+    quantities: Quantities = Field(description=f"units of each product to make and deliver; {PRODUCTS3}")
 
 
 Action = Union[Pay, Order, Produce]

@@ -140,6 +140,20 @@ BAD_CALLS = [
     (cl.ctbench.sweep, (), {"out": None}, "out"),
     (cl.ctbench.sweep, (), {"boards": "24"}, "boards"),
     (cl.translate, ("text",), {"timeout": -1.0}, "timeout"),
+    (cl.test, (), {"paths": None}, "paths"),
+    (cl.test, (CONTRACT,), {"coverage": "yes"}, "coverage"),
+    (cl.test, (CONTRACT,), {"only": 3}, "only"),
+    (cl.generate_tests, (None,), {}, "contract"),
+    (cl.generate_tests, (CONTRACT,), {"write": 0}, "write"),
+    (cl.coverage, (3,), {}, "path"),
+    (cl.register_agent, (3,), {"game": "contractsim"}, "name"),
+    (cl.register_agent, (None,), {"game": "contractsim"}, "name"),
+    (cl.tournament, (["rcc"],), {"seeds": "1", "estimate": True}, "seeds"),
+    (cl.tournament, (["rcc"],), {"seeds": 10**30, "estimate": True}, "seeds"),
+    (cl.tournament, ("rcc",), {"estimate": True}, "agents"),
+    (cl.tournament, ([],), {"estimate": True}, "agents"),
+    (cl.tournament, (["rcc"],), {"alpha": float("nan"), "estimate": True}, "alpha"),
+    (cl.tournament, (["rcc"],), {"max_errors": 2.0, "estimate": True}, "max_errors"),
 ]
 
 
@@ -168,8 +182,15 @@ def public_verbs():
             value = getattr(space, name)
             if inspect.isfunction(value):
                 found[f"{space.__name__}.{name}"] = value
-    found |= {f"rl.{name}": getattr(rl, name) for name in rl.__all__ if inspect.isfunction(getattr(rl, name))}
+    found |= {f"rl.{n}": getattr(rl, n) for n in rl.__all__ if inspect.isfunction(getattr(rl, n))}
     return found
+
+
+OTHERS = {
+    "rl.contractsim_vector_env": {"num_envs": 1},
+    "rl.evaluate_policy": {"contract": CONTRACT, "policy": abs},
+}
+"""The other arguments a verb cannot be called without."""
 
 
 class Wrong:
@@ -177,14 +198,18 @@ class Wrong:
 
 
 def test_every_public_verb_refuses_a_wrong_typed_argument():
+    from contractlang.api import rl
+
     verbs = public_verbs()
     assert len(verbs) >= 30
     for label, verb in verbs.items():
         params = [p for p in inspect.signature(verb).parameters.values() if p.name != "self"]
         typed = [p for p in params if p.annotation not in ("Any", inspect.Parameter.empty)]
         assert typed, label
-        with pytest.raises(cl.BadArgument, match=typed[0].name):
-            verb(**{typed[0].name: Wrong()})
+        # an environment is made of a contract of its game; its settings are refused as gymnasium's are
+        contract = {"rl.ct": ("examples/ctbench-board-24-swap.contract",), "rl.co": (CONTRACT,)}.get(label[:5], ())
+        with pytest.raises((cl.BadArgument, rl.EnvInputError), match=typed[0].name):
+            verb(*contract, **OTHERS.get(label, {}), **{typed[0].name: Wrong()})
 
 
 def test_the_default_offers_are_every_bundled_catering_contract():

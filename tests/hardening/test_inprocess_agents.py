@@ -33,6 +33,14 @@ def run_misbehaving(how: str, *args, extra_env: dict | None = None, timeout: flo
         ("act:exit", "called sys.exit(3)"),
         ("act:os_exit", "called os._exit(0)"),
         ("act:interrupt", "raised KeyboardInterrupt"),
+        ("act:base", "raised Abandon"),
+        ("act:sigterm", "signalled the process (os.kill)"),
+        ("act:alarm", "signalled the process (signal.alarm)"),
+        ("act:unsayable", "raised Unsayable: (its message cannot be shown: RuntimeError)"),
+        ("act:flag", "pay.amount: Value error, true is not a whole number"),
+        ("act:generator_exit", "raised GeneratorExit"),
+        ("init:base", "raised Abandon"),
+        ("import:base", "raised Abandon"),
         ("act:sleep", "gave no answer within 2 s"),
         ("init:sleep", "gave no answer within 2 s"),
     ],
@@ -44,6 +52,18 @@ def test_an_agent_that_ends_or_hangs_the_process_ends_its_game_in_one_line(how, 
     assert len(lines) == 1 and said in lines[0], done.stderr
     assert "agent 'py:tests/hardening/misbehaving_agents.py:Customer'" in lines[0] or "'misbehaving'" in lines[0]
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("how", ["act:print", "act:recursion_limit", "act:chdir"])
+def test_an_agent_that_prints_or_changes_the_process_leaves_the_answer_whole(how, tmp_path):
+    """Its prints go to stderr, so `--json` stays JSON; the recursion limit and working directory it changes are
+    set back before the game goes on, so the game neither fails deep in its own stack nor writes elsewhere."""
+    log = tmp_path / "game.jsonl"
+    done = run_misbehaving(how, *RUN, "--json", "--log", str(log))
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    assert json.loads(done.stdout)["ok"] is True
+    assert ("the agent talks on stdout" in done.stderr) == (how == "act:print")
+    assert log.is_file() and "Traceback" not in done.stderr
 
 
 def test_the_processes_an_agent_starts_end_with_its_game(tmp_path):

@@ -135,3 +135,30 @@ def test_an_unknown_agent_or_render_mode_is_named():
         env.observe("referee")
     with pytest.raises(EnvInputError, match=r"render_mode: 'human'"):
         contractsim_env(WORKED, env=1, render_mode="human")
+
+
+@pytest.mark.parametrize(
+    ("make", "says"),
+    [
+        (lambda: contractsim_env(WORKED, env=True), r"env: True \(bool\) is not a whole number"),
+        (lambda: contractsim_env(WORKED, env=[1]), r"env: \[1\] \(list\) is not a whole number"),
+        (lambda: contractsim_env(WORKED, env=1, floors=["cs14"]), r"floors: \['cs14'\]; choose from cs14"),
+        (lambda: ctbench_env(SWAP, board=24, rules="x"), r"rules: 'x'; choose from authors, paper"),
+        (lambda: ctbench_env(SWAP, board=24, rules=None), r"rules: None; choose from authors, paper"),
+        (lambda: ctbench_env(SWAP, board=24, mode="x"), r"mode: 'x'; choose from pfp, trade"),
+        (lambda: ctbench_env(SWAP, board=24, visible=1), r"visible: 1 \(int\); True or False"),
+    ],
+)
+def test_a_setting_that_is_not_one_is_refused_not_read_as_a_default(make, says):
+    """An unknown rule set would otherwise be played as `paper`, and `env=True` as environment 1."""
+    with pytest.raises(EnvInputError, match=says):
+        make()
+
+
+def test_an_infinite_reward_scale_and_a_vector_larger_than_memory_are_refused():
+    from contractlang.api.rl import contractsim_gym, contractsim_vector_env
+
+    with pytest.raises(EnvInputError, match=r"reward_scale: inf; a finite number > 0"):
+        contractsim_gym(WORKED, env=1, reward_scale=float("inf"))
+    with pytest.raises(EnvInputError, match=r"num_envs: 10000000000; a whole number of games, 1 to 1,048,576"):
+        contractsim_vector_env(WORKED, env=1, num_envs=10**10)

@@ -76,9 +76,37 @@ def render_mode_of(mode):
 
 
 def reward_scale_of(scale) -> float:
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0:
-        raise EnvInputError(f"reward_scale: {scale!r}; a number > 0 the utility changes are multiplied by")
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not 0 < scale < float("inf"):
+        raise EnvInputError(f"reward_scale: {scale!r}; a finite number > 0 the utility changes are multiplied by")
     return float(scale)
+
+
+def whole_of(name: str, value) -> int:
+    """`value` as a whole number: booleans, floats, text and containers are refused, not cast."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise EnvInputError(f"{name}: {value!r} ({type(value).__name__}) is not a whole number")
+    return int(value)
+
+
+def board_of(board) -> str:
+    """`board` as a board reference: an ID, or `ID` / `SET:ID` as text; anything else is refused."""
+    if isinstance(board, (bool, np.bool_)) or not isinstance(board, (numbers.Integral, str)):
+        raise EnvInputError(f"board: {board!r} ({type(board).__name__}); an ID, or ID or SET:ID as text")
+    return str(board)
+
+
+def choice_of(name: str, value, choices: tuple) -> str:
+    """`value` if it is one of `choices`; anything else is refused rather than read as a default."""
+    if not isinstance(value, str) or value not in choices:
+        raise EnvInputError(f"{name}: {value!r}; choose from {', '.join(choices)}")
+    return value
+
+
+def flag_of(name: str, value) -> bool:
+    """`value` if it is True or False; 0, 1 and text are refused."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise EnvInputError(f"{name}: {value!r} ({type(value).__name__}); True or False")
+    return bool(value)
 
 
 def masked_of(masked: str) -> str:

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import itertools
 from types import SimpleNamespace
+from typing import get_args
 
 import numpy as np
 
 from contractlang.api.language import as_checked
-from contractlang.api.rl.checks import EnvInputError
+from contractlang.api.rl.checks import EnvInputError, board_of, choice_of, flag_of, whole_of
 from contractlang.ir import ContractSimIR, CTBenchIR
-from contractlang.vocab import Frozen
+from contractlang.vocab import Frozen, RuleSet
 
 INF = float("inf")
 
@@ -40,14 +41,14 @@ class ContractSimCore:
     roles = ("customer", "supplier")
 
     def __init__(self, contract, env: int, floors: str):
-        from games.contractsim.environments import environment
+        from games.contractsim.environments import FLOOR_RULES, environment
         from games.contractsim.game import ContractSimGame
 
         ir = as_checked(contract).ir
         if not isinstance(ir, ContractSimIR):
             raise EnvInputError(f"contract: {ir.name!r} is a CT-Bench contract; ContractSim needs a ContractSim one")
         self.ir = ir
-        self.env = environment(env, floors)
+        self.env = environment(whole_of("env", env), choice_of("floors", floors, tuple(FLOOR_RULES)))
         self.game = ContractSimGame.make(ir, self.env)
         side = self.env.order_cap + 1
         self.triples = np.array(list(itertools.product(range(side), repeat=3)))
@@ -238,22 +239,22 @@ class CTBenchCore:
     def __init__(self, contract, board: int | str, mode: str, rules: str, visible: bool):
         from contractlang.interpreter import Rules
         from games.ctbench.board import INITIAL_CHIPS, board_ref
-        from games.ctbench.game import MAX_ROUNDS, CTBenchGame
+        from games.ctbench.game import MAX_ROUNDS, CTBenchGame, Mode
 
         checked = as_checked(contract)
         if not isinstance(checked.ir, CTBenchIR):
             raise EnvInputError(
                 f"contract: {checked.ir.name!r} is a ContractSim contract; CT-Bench needs a CT-Bench one"
             )
-        self.bench = board_ref(str(board), header=checked.ir.board_set)
+        self.bench = board_ref(board_of(board), header=checked.ir.board_set)
         self.ir = checked.ir
         self.game = CTBenchGame(
             board=self.bench.board,
-            mode=mode,
+            mode=choice_of("mode", mode, get_args(Mode)),
             condition="file",
             contract=checked.ir,
-            visible=visible,
-            rules=Rules.named(rules),
+            visible=flag_of("visible", visible),
+            rules=Rules.named(choice_of("rules", rules, get_args(RuleSet))),
         )
         rows = self.bench.board.rows()
         size = len(rows)

@@ -18,6 +18,9 @@ from contractlang.api.rl.cores import ContractSimCore
 from contractlang.api.rl.single import OneSeat, learner_role
 from contractlang.errors import Count, Scale, Seed, Text, checked
 
+MAX_ENVS = 2**20
+"""The most games one vector steps: more would ask for arrays larger than memory before the first step."""
+
 
 class ContractSimVectorEnv(OneSeat, VectorEnv):
     """`num_envs` games of one contract, the learner in `role` against `opponent` (`rc`, `rcc` or `re`, played in
@@ -45,8 +48,8 @@ class ContractSimVectorEnv(OneSeat, VectorEnv):
         from games.contractsim.vector import VectorGames
         from games.experiments.batch import POLICIES
 
-        if isinstance(num_envs, bool) or not isinstance(num_envs, numbers.Integral) or num_envs < 1:
-            raise EnvInputError(f"num_envs: {num_envs!r}; a whole number of games, 1 or more")
+        if isinstance(num_envs, bool) or not isinstance(num_envs, numbers.Integral) or not 1 <= num_envs <= MAX_ENVS:
+            raise EnvInputError(f"num_envs: {num_envs!r}; a whole number of games, 1 to {MAX_ENVS:,}")
         if not isinstance(opponent, str) or opponent not in POLICIES:
             raise EnvInputError(f"opponent: {opponent!r}; the vectorised engine plays {', '.join(POLICIES)}")
         self.core = core = ContractSimCore(contract, env, floors)
