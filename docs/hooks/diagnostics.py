@@ -18,7 +18,8 @@ REPORTED = re.compile(r'error\(\s*"(E\d{3})",\s*(?:[^,()]|\([^()]*\))*,\s*f?"([^
 def codes_in_source() -> dict[str, str]:
     """Each code the checker reports, with the message its first report in the source prints (a template)."""
     found: dict[str, str] = {}
-    for path in sorted((ROOT / "contractlang").glob("*.py")):
+    language = ROOT / "contractlang"
+    for path in sorted([*language.glob("*.py"), *(language / "checker").glob("*.py")]):
         text = path.read_text(encoding="utf-8")
         for code, message in REPORTED.findall(text):
             found.setdefault(code, message)
