@@ -203,7 +203,7 @@ class LlmClient:
         game_end = self._game.ends_at
         cut = min((t for t in (deadline, game_end) if t is not None), default=None)
         try:
-            text, usage = self._create(system, messages, cut, retries)
+            text, usage = self._create(system, messages, deadline, retries, waits_until=cut)
             reply = capped(text)
             if self.recordings is not None:
                 self.recordings.put(
@@ -250,23 +250,31 @@ class LlmClient:
         self.connection.count(call, retries)
 
     def _create(
-        self, system: str, messages: list[dict], deadline: float | None, retries: list[int]
+        self,
+        system: str,
+        messages: list[dict],
+        deadline: float | None,
+        retries: list[int],
+        waits_until: float | None = None,
     ) -> tuple[str, dict]:
         """One call: each attempt within timeout_seconds (and `deadline`) under the model's rate limiter;
         transient errors retried up to `max_retries` times, every retry starting within retry_seconds of the
         first attempt (and before `deadline`), time spent waiting for a place under the limit not counted: a retry
-        that cannot ends the call at once, with the error that caused it."""
+        that cannot ends the call at once, with the error that caused it. `waits_until` (a game's end) bounds
+        the waiting only (a server's pause, a retry's backoff), never an attempt in flight: its reply is paid
+        for, so it is let arrive and be recorded."""
         from contractlang.llm.transport import ResponseRefused
 
         s = self.settings
         wire, errors = WIRES[s.provider], sdk_module(s.provider)
         client = self.connection.client(s.provider)
         limiter = self.connection.limiter(s.llm_model)
-        cause, retry, first, budget = None, 0, 0.0, deadline
+        waits_until = deadline if waits_until is None else waits_until
+        cause, retry, first, budget = None, 0, 0.0, waits_until
 
         def failure(bound: float | None) -> type[CallFailed]:
             """DeadlinePassed when `bound` is the call's deadline (it, not the settings' bounds, cut the call)."""
-            return DeadlinePassed if deadline is not None and bound == deadline else CallFailed
+            return DeadlinePassed if waits_until is not None and bound == waits_until else CallFailed
 
         while True:
             ticket = limiter.acquire(budget)
@@ -282,7 +290,7 @@ class LlmClient:
                 budget = sent_at + s.retry_seconds
             else:  # queueing behind other games is no retrying
                 budget += ticket.queued
-            budget = budget if deadline is None else min(deadline, budget)
+            budget = budget if waits_until is None else min(waits_until, budget)
             end = sent_at + s.timeout_seconds if deadline is None else min(deadline, sent_at + s.timeout_seconds)
             status, headers = None, {}
             try:
