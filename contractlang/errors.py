@@ -61,8 +61,6 @@ Flag = Annotated[bool, Strict()]
 """True or False, never 0, 1 or text."""
 Text = Annotated[str, Strict()]
 """Text, never bytes or a number."""
-Scale = Annotated[float, Field(gt=0, allow_inf_nan=False)]
-"""A positive, finite factor (a reward scale)."""
 
 F = TypeVar("F", bound=Callable)
 

@@ -9,7 +9,7 @@ from gymnasium.utils.env_checker import check_env
 
 import contractlang as cl
 from contractlang.api.rl import ActionError, EnvInputError, contractsim_gym, ctbench_gym
-from contractlang.errors import BadArgument, UnknownName
+from contractlang.errors import UnknownName
 from games.contractsim.game import Pay
 
 WORKED = "examples/worked-example-1.contract"
@@ -112,7 +112,7 @@ def test_wrong_roles_opponents_and_options_are_named():
         contractsim_gym(WORKED, env=1, opponent="nobody")
     with pytest.raises(EnvInputError, match=r"masked: 'skip'"):
         contractsim_gym(WORKED, env=1, masked="skip")
-    with pytest.raises(BadArgument, match=r"reward_scale=0"):
+    with pytest.raises(EnvInputError, match=r"reward_scale: 0"):
         contractsim_gym(WORKED, env=1, reward_scale=0)
     with pytest.raises(EnvInputError, match=r"contract: .* is a CT-Bench contract"):
         contractsim_gym(SWAP, env=1)

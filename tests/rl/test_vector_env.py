@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from contractlang.api.rl import ActionError, EnvInputError, contractsim_gym, contractsim_vector_env
-from contractlang.errors import BadArgument
 from games.contractsim.environments import environment
 from games.contractsim.shocks import draw_shocks
 from games.contractsim.vector import shock_arrays
@@ -144,5 +143,5 @@ def test_wrong_actions_seeds_and_opponents_are_named():
         vector.reset(seed=[1, 2])
     with pytest.raises(EnvInputError, match=r"opponent: 'planner'; the vectorised engine plays rc, rcc, re"):
         contractsim_vector_env(WORKED, env=5, num_envs=3, opponent="planner")
-    with pytest.raises(BadArgument, match=r"num_envs=0"):
+    with pytest.raises(EnvInputError, match=r"num_envs: 0"):
         contractsim_vector_env(WORKED, env=5, num_envs=0)

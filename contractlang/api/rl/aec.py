@@ -10,10 +10,8 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils.env_logger import EnvLogger
 
-from contractlang.api.language import Board, ContractLike, Environment
 from contractlang.api.rl.checks import ActionError, EnvInputError, Seeds, index_of, render_mode_of, reset_needed
 from contractlang.api.rl.cores import ContractSimCore, CTBenchCore, Feature
-from contractlang.errors import Flag, Seed, Text, checked
 
 
 def observation_space(features: tuple[Feature, ...], actions: int) -> spaces.Dict:
@@ -131,13 +129,8 @@ class ContractAEC(Storyteller, AECEnv):
         self._accumulate_rewards()
 
 
-@checked
 def contractsim_env(
-    contract: ContractLike,
-    env: Environment,
-    seed: Seed = 42,
-    render_mode: Text | None = None,
-    floors: Text = "cs14",
+    contract, env: int, seed: int = 42, render_mode: str | None = None, floors: str = "cs14"
 ) -> ContractAEC:
     """The ContractSim game of `contract` (a file or a checked contract) in environment `env` under the floor rule
     set `floors` ([CS-14a]); `reset(seed)` draws the shocks from the seed ([CS-11]); `reset()` from the next draw
@@ -145,14 +138,13 @@ def contractsim_env(
     return ContractAEC(ContractSimCore(contract, env, floors), seed, render_mode)
 
 
-@checked
 def ctbench_env(
-    contract: ContractLike,
-    board: Board,
-    mode: Text = "pfp",
-    rules: Text = "authors",
-    visible: Flag = True,
-    render_mode: Text | None = None,
+    contract,
+    board: int | str,
+    mode: str = "pfp",
+    rules: str = "authors",
+    visible: bool = True,
+    render_mode: str | None = None,
 ) -> ContractAEC:
     """The CT-Bench game of `contract` on `board` (ID or SET:ID), in `mode`, its entries enforced by `rules`."""
     return ContractAEC(CTBenchCore(contract, board, mode, rules, visible), 0, render_mode)

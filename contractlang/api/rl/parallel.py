@@ -10,7 +10,6 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.env_logger import EnvLogger
 
-from contractlang.api.language import Board, ContractLike, Environment
 from contractlang.api.rl.aec import Storyteller, typed_action
 from contractlang.api.rl.checks import (
     ActionError,
@@ -22,7 +21,6 @@ from contractlang.api.rl.checks import (
     reward_scale_of,
 )
 from contractlang.api.rl.cores import ContractSimCore, CTBenchCore, Feature
-from contractlang.errors import Flag, Scale, Seed, Text, checked
 
 
 def padded_features(core) -> dict[str, tuple[Feature, ...]]:
@@ -157,32 +155,30 @@ class ContractParallel(Storyteller, ParallelEnv):
         return observations, rewards, terminations, truncations, infos
 
 
-@checked
 def contractsim_parallel_env(
-    contract: ContractLike,
-    env: Environment,
-    seed: Seed = 42,
-    reward_scale: Scale = 1.0,
-    render_mode: Text | None = None,
-    floors: Text = "cs14",
-    masked: Text = "fallback",
+    contract,
+    env: int,
+    seed: int = 42,
+    reward_scale: float = 1.0,
+    render_mode: str | None = None,
+    floors: str = "cs14",
+    masked: str = "fallback",
 ) -> ContractParallel:
     """Both roles of the ContractSim game of `contract` in environment `env` as a Parallel environment, their
     spaces padded to the same shape (floor rules `floors`, [CS-14a])."""
     return ContractParallel(ContractSimCore(contract, env, floors), seed, reward_scale, render_mode, masked)
 
 
-@checked
 def ctbench_parallel_env(
-    contract: ContractLike,
-    board: Board,
-    mode: Text = "pfp",
-    rules: Text = "authors",
-    visible: Flag = True,
-    seed: Seed = 0,
-    reward_scale: Scale = 1.0,
-    render_mode: Text | None = None,
-    masked: Text = "fallback",
+    contract,
+    board: int | str,
+    mode: str = "pfp",
+    rules: str = "authors",
+    visible: bool = True,
+    seed: int = 0,
+    reward_scale: float = 1.0,
+    render_mode: str | None = None,
+    masked: str = "fallback",
 ) -> ContractParallel:
     """Both roles of the CT-Bench game of `contract` on `board` as a Parallel environment."""
     core = CTBenchCore(contract, board, mode, rules, visible)

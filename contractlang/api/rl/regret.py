@@ -5,13 +5,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
-from contractlang.api.language import ContractLike, Environment
 from contractlang.api.rl.checks import EnvInputError
-from contractlang.errors import Count, Seed, Text, checked
 from contractlang.vocab import Frozen
 
 REFERENCES = {
@@ -41,16 +38,15 @@ class PolicyValue(Frozen):
     breaches: float  # the share of games in which the seat breached the contract (f_i of App. C.6 set)
 
 
-@checked
 def evaluate_policy(
-    contract: ContractLike,
-    env: Environment,
+    contract,
+    env: int,
     policy: Callable[[dict], np.ndarray],
-    role: Text = "supplier",
-    opponent: Any = "rcc",
-    games: Count = 1000,
-    seed: Seed = 0,
-    floors: Text = "cs14",
+    role: str = "supplier",
+    opponent: str = "rcc",
+    games: int = 1000,
+    seed: int = 0,
+    floors: str = "cs14",
 ) -> PolicyValue:
     """`policy` (a batch of observations `{"observation": (n, features), "action_mask": (n, actions)}` → one
     action index per game) played in `games` games, seeds `seed`.. on, of the vectorised environment, and the

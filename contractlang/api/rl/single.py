@@ -4,13 +4,10 @@ agent or a Python agent), which moves between the learner's steps. The observati
 
 from __future__ import annotations
 
-from typing import Any
-
 import gymnasium
 import numpy as np
 from gymnasium import logger, spaces
 
-from contractlang.api.language import Board, ContractLike, Environment
 from contractlang.api.rl.aec import observation_space, typed_action
 from contractlang.api.rl.checks import (
     EnvInputError,
@@ -22,7 +19,6 @@ from contractlang.api.rl.checks import (
     seed_of,
 )
 from contractlang.api.rl.cores import ContractSimCore, CTBenchCore, Feature
-from contractlang.errors import Flag, Scale, Text, checked
 
 
 def learner_role(core, role: str) -> str:
@@ -164,34 +160,32 @@ def _name(opponent) -> str:
     return spec_of(opponent)
 
 
-@checked
 def contractsim_gym(
-    contract: ContractLike,
-    env: Environment,
-    role: Text = "supplier",
-    opponent: Any = "rcc",
-    floors: Text = "cs14",
-    reward_scale: Scale = 1.0,
-    render_mode: Text | None = None,
-    masked: Text = "fallback",
+    contract,
+    env: int,
+    role: str = "supplier",
+    opponent="rcc",
+    floors: str = "cs14",
+    reward_scale: float = 1.0,
+    render_mode: str | None = None,
+    masked: str = "fallback",
 ) -> ContractGym:
     """`role` of the ContractSim game of `contract` in environment `env` (floor rules `floors`, [CS-14a]) against
     `opponent` (`rcc`, `rc`, `re`, `random`, any registered agent or spec, or a Python agent)."""
     return ContractGym(ContractSimCore(contract, env, floors), role, opponent, reward_scale, render_mode, masked)
 
 
-@checked
 def ctbench_gym(
-    contract: ContractLike,
-    board: Board,
-    role: Text = "red",
-    opponent: Any = "planner",
-    mode: Text = "pfp",
-    rules: Text = "authors",
-    visible: Flag = True,
-    reward_scale: Scale = 1.0,
-    render_mode: Text | None = None,
-    masked: Text = "fallback",
+    contract,
+    board: int | str,
+    role: str = "red",
+    opponent="planner",
+    mode: str = "pfp",
+    rules: str = "authors",
+    visible: bool = True,
+    reward_scale: float = 1.0,
+    render_mode: str | None = None,
+    masked: str = "fallback",
 ) -> ContractGym:
     """`role` of the CT-Bench game of `contract` on `board` against `opponent` (`planner`, any registered agent or
     spec, or a Python agent)."""

@@ -4,19 +4,16 @@
 from __future__ import annotations
 
 import numbers
-from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from contractlang.api.language import ContractLike, Environment
 from contractlang.api.rl.aec import observation_space
 from contractlang.api.rl.checks import ActionError, EnvInputError, reset_needed, reward_scale_of, seed_of
 from contractlang.api.rl.cores import ContractSimCore
 from contractlang.api.rl.single import OneSeat, learner_role
-from contractlang.errors import Count, Scale, Seed, Text, checked
 
 MAX_ENVS = 2**20
 """The most games one vector steps: more would ask for arrays larger than memory before the first step."""
@@ -123,16 +120,15 @@ class ContractSimVectorEnv(OneSeat, VectorEnv):
         return self._observation(), rewards, done, truncated, infos
 
 
-@checked
 def contractsim_vector_env(
-    contract: ContractLike,
-    env: Environment,
-    num_envs: Count,
-    role: Text = "supplier",
-    opponent: Any = "rcc",
-    floors: Text = "cs14",
-    reward_scale: Scale = 1.0,
-    seed: Seed | None = None,
+    contract,
+    env: int,
+    num_envs: int,
+    role: str = "supplier",
+    opponent: str = "rcc",
+    floors: str = "cs14",
+    reward_scale: float = 1.0,
+    seed: int | None = None,
 ) -> ContractSimVectorEnv:
     """`num_envs` ContractSim games of `contract` in environment `env` stepped at once in compiled code, `role`
     learning against the rational `opponent` (`rc`, `rcc`, `re`; ContractSim paper, App. C.1)."""
