@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -635,9 +636,15 @@ def test_the_command_serves_on_loopback_and_prints_its_url(games):
         first = json.loads(process.stdout.readline())
         assert first["ok"] and first["url"].startswith("http://127.0.0.1:")
         port = int(first["url"].rsplit(":", 1)[1].strip("/"))
-        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        connection.request("GET", "/data/index.json")
-        assert json.loads(connection.getresponse().read())["games"] == 1
+        deadline = time.monotonic() + 60  # a guard against a hang: the first scan runs beside the server
+        while True:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            connection.request("GET", "/data/index.json")
+            index = json.loads(connection.getresponse().read())
+            if not index["reading"] or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        assert (index["reading"], index["games"]) == (False, 1)
     finally:
         process.terminate()
         process.wait(timeout=30)
