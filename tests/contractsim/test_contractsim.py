@@ -186,8 +186,8 @@ def test_metrics_cli_in_base_units_with_regret_for_every_setting(tmp_path):
     for customer, record in zip(rows, records):
         assert customer["utility"]["mean"] == record["u_customer"]
         assert customer["compliant_utility"]["mean"] == customer["utility"]["mean"]  # E12: neither Customer breaches
-        assert customer["regret"] == {"mean": 0.0, "sd": 0.0}  # E5
-    assert rows[2]["regret"] == {"mean": 0.0, "sd": 0.0}  # E8
+        assert customer["regret"] == {"mean": 0.0, "sd": 0.0, "n": 1}  # E5
+    assert rows[2]["regret"] == {"mean": 0.0, "sd": 0.0, "n": 2}  # E8
     table = run_cli("metrics", str(runs)).stdout.splitlines()
     assert [line.split("│")[1:4] for line in table if line.startswith("│")] == [
         [" customer ", " rc     ", " 1    "],
