@@ -71,22 +71,26 @@ def total(c: ChipCounts) -> int:
 
 class Propose(Frozen):
     kind: Literal["propose"] = "propose"
-    offer: Trade | Arrangement | None = None
+    offer: Trade | Arrangement | None = Field(
+        default=None, description="a chip trade (regular trading) or a coverage arrangement (Pay-for-Partner); none"
+    )
 
 
 class Respond(Frozen):
     kind: Literal["respond"] = "respond"
-    accept: bool
+    accept: bool = Field(description="accept the partner's pending offer")
 
 
 class Move(Frozen):
     kind: Literal["move"] = "move"
-    tile: Tile | None = None  # None = pass
+    tile: Tile | None = Field(
+        default=None, description="the (row, column) to step onto, one of `legal_moves`; none passes"
+    )
 
 
 class Honour(Frozen):
     kind: Literal["honour"] = "honour"
-    honour: bool
+    honour: bool = Field(description="pay the chip for the partner's covered move (false defects)")
 
 
 Action = Union[Propose, Respond, Move, Honour]
@@ -95,10 +99,10 @@ Action = Union[Propose, Respond, Move, Honour]
 class Promise(Frozen):
     """Remaining PfP coverage: `payer` pays for `remaining` of `beneficiary`'s tiles of `colour`."""
 
-    payer: Player
-    beneficiary: Player
-    colour: Colour
-    remaining: int
+    payer: Player = Field(description="who pays the chips")
+    beneficiary: Player = Field(description="whose moves they pay for")
+    colour: Colour = Field(description="the colour of the tiles covered")
+    remaining: int = Field(description="tiles of that colour still to be paid for")
 
 
 class JudgeDecision(Frozen):

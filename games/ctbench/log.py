@@ -28,8 +28,8 @@ class RoundEvent(EventBase):
 class Trade(Frozen):
     """Regular trading: proposer gives `give` for the partner's `receive` ([CT-16])."""
 
-    give: ChipCounts
-    receive: ChipCounts
+    give: ChipCounts = Field(description="the chips the proposer gives")
+    receive: ChipCounts = Field(description="the chips the proposer asks for in return")
 
     def describe(self) -> str:
         return f"a trade: gives {_counts(self.give)} for {_counts(self.receive)}"
@@ -38,8 +38,8 @@ class Trade(Frozen):
 class Arrangement(Frozen):
     """Pay-for-Partner: proposer pays for `i_cover` of the partner's tiles; partner for `you_cover` ([CT-17])."""
 
-    i_cover: ChipCounts
-    you_cover: ChipCounts
+    i_cover: ChipCounts = Field(description="tiles of each colour of the partner's that the proposer pays for")
+    you_cover: ChipCounts = Field(description="tiles of each colour of the proposer's that the partner pays for")
 
     def describe(self) -> str:
         return f"Pay-for-Partner: covers {_counts(self.i_cover)} of the partner's tiles, asks {_counts(self.you_cover)}"

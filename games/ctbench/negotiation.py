@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import Literal, Protocol
 
+from pydantic import Field
+
 from contractlang.interpreter.events import ChipCounts
 from contractlang.ir import CTBenchIR
 from contractlang.vocab import Frozen
@@ -24,19 +26,19 @@ ContractCondition = Literal["prog_trading", "prog_points", "nl_trading"]
 
 class Say(Frozen):
     kind: Literal["say"] = "say"
-    message: str
+    message: str = Field(description="the next message of the negotiation, to the partner")
 
 
 class Confirm(Frozen):
     kind: Literal["confirm"] = "confirm"
-    accept: bool
+    accept: bool = Field(description="agree to the contract the judge summarised (`judge_contract`)")
 
 
 class PathInfo(Frozen):
     """A player's best path (CT-Bench paper, App. D) and the chips it lacks for it, as every prompt states them (CT-Bench paper, App. G)."""
 
-    path: tuple[Tile, ...]
-    needed: dict[str, int]  # chips of each colour the path uses beyond the player's own
+    path: tuple[Tile, ...] = Field(description="the tiles of the path, (row, column), start to goal")
+    needed: dict[str, int] = Field(description="chips of each colour the path uses beyond the player's own")
 
     @classmethod
     def of(cls, board: Board, player: Player) -> PathInfo:
@@ -49,20 +51,24 @@ class NegotiationObservation(Frozen):
     """What `player` sees when asked for a message ("negotiate") or for its verdict on the judge's contract
     ("confirm"); the partner's state only when visible [CT-28]."""
 
-    player: Player
-    phase: Literal["negotiate", "confirm"]
-    condition: ContractCondition
-    mode: str
-    board: Board
-    board_rows: tuple[str, ...]
-    visible: bool
-    chips: ChipCounts
-    partner_chips: ChipCounts | None
-    best_path: PathInfo
-    partner_best_path: PathInfo | None
-    messages: tuple[str, ...]  # "P-Red: …" / "P-Blue: …", oldest first
-    max_messages: int = MAX_MESSAGES
-    judge_contract: dict | None = None  # confirm phase: the judge's summary in the paper's JSON form
+    player: Player = Field(description="the player asked: red (P-Red) or blue (P-Blue)")
+    phase: Literal["negotiate", "confirm"] = Field(
+        description="negotiate: send a message; confirm: accept or reject the judge's summary of the agreement"
+    )
+    condition: ContractCondition = Field(description="the contract condition: prog_trading, prog_points, nl_trading")
+    mode: str = Field(description="pfp (Pay-for-Partner) or trade (regular chip trading)")
+    board: Board = Field(description="the 5×5 board: each tile's colour, both players' starts and the goal")
+    board_rows: tuple[str, ...] = Field(description="the board as text, row 0 at the top (R red, B blue, G green)")
+    visible: bool = Field(description="whether the partner's chips and path are shown")
+    chips: ChipCounts = Field(description="the player's chips of each colour")
+    partner_chips: ChipCounts | None = Field(description="the partner's chips; None when hidden")
+    best_path: PathInfo = Field(description="the player's best path and the chips it lacks for it")
+    partner_best_path: PathInfo | None = Field(description="the partner's; None when hidden")
+    messages: tuple[str, ...] = Field(description='the negotiation so far, "P-Red: …" / "P-Blue: …", oldest first')
+    max_messages: int = Field(default=MAX_MESSAGES, description="the most messages a negotiation may have")
+    judge_contract: dict | None = Field(
+        default=None, description="confirm phase: the judge's summary of the agreement, in the paper's JSON form"
+    )
 
     def legal_actions(self) -> list:
         return [Confirm(accept=True), Confirm(accept=False)] if self.phase == "confirm" else [Say(message="agree")]
