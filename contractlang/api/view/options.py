@@ -11,7 +11,7 @@ from contractlang.vocab import Frozen
 class ViewOptions(Frozen):
     """What a page may use beyond the record: the contract of a bare event log (`--contract`, and `--board` for a
     CT-Bench one), the LLM settings its LLM games were played with (their recordings replay under the same ones),
-    and whether a rebuild may start a `cmd:` program."""
+    and whether a rebuild may start a `cmd:` program or import a `py:` agent a record names."""
 
     model_config = Frozen.model_config | {"arbitrary_types_allowed": True}
 
