@@ -212,12 +212,14 @@ def test_an_llm_agent_is_scored_and_costed_and_resumes_after_the_api_fails(synth
         assert "API error 400" in error and "more than --fail-on-error 0" in error, error
         assert len(failed.stdout.splitlines()) == 1
         assert (cut / "jobs" / "performance.jsonl").read_text().count("\n") == 2
-        assert (cut / "jobs" / "performance.unfinished.jsonl").read_text().count('"status": "errored"') == 1
+        errored = (cut / "jobs" / "performance.unfinished.jsonl").read_text().count('"status": "errored"')
+        # the game the one thread took up while the first failure was being counted may fail on the spent quota too
+        assert errored in (1, 2), errored
         assert not (cut / "performance").exists()
         quota[0], asked = None, len(requests)
         resumed = run_cli(*llm_args(cut, server.url, tmp_path / "cut.sqlite"), "--workers", "1", env=env)
     assert resumed.returncode == 0, resumed.stderr
-    assert "retrying 1 errored agent games" in resumed.stderr
+    assert f"retrying {errored} errored agent games" in resumed.stderr
     assert not (cut / "jobs" / "performance.unfinished.jsonl").exists()
     assert len(requests) - asked == 36 - 15  # the 3 answers of the game cut short come from the recordings
     assert f"llm:{MODEL}: 6 games, 36 LLM calls (0 failed), 7,200 tokens" in resumed.stdout
