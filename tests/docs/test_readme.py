@@ -173,20 +173,20 @@ def test_the_readme_test_command_is_what_ci_runs():
     """The set-up block's last command is the README's test command; .ci/run runs exactly that line."""
     setup = next(b for b in README_BLOCKS if "pip install -e ." in b.text)
     test_command = [line for line in setup.text.splitlines() if line and not line.startswith("#")][-1]
-    assert test_command == "bash scripts/test"
+    assert test_command == "bash scripts/test-deps && python3 -m pytest"
     assert test_command in (ROOT / ".ci" / "run").read_text().splitlines()
 
 
 def test_the_test_command_installs_what_is_missing_then_runs_pytest(tmp_path):
-    """On a machine without nvim and chromium, scripts/test installs Debian's packages, then the extras, then
-    runs pytest with the arguments given (apt-get and python3 are stand-ins that record their calls)."""
+    """On a machine without nvim and chromium, the README's test command installs Debian's packages, then the
+    extras, then runs pytest (apt-get and python3 are stand-ins that record their calls)."""
     import os
     import shutil
     import subprocess
 
     bin_dir, calls = tmp_path / "bin", tmp_path / "calls"
     bin_dir.mkdir()
-    for tool in ("dirname", "id", "cat"):
+    for tool in ("dirname", "id", "cat", "bash"):
         (bin_dir / tool).symlink_to(shutil.which(tool))
     for fake in ("apt-get", "python3", "sudo"):
         (bin_dir / fake).write_text(
@@ -195,7 +195,12 @@ def test_the_test_command_installs_what_is_missing_then_runs_pytest(tmp_path):
         (bin_dir / fake).chmod(0o755)
     env = {"PATH": str(bin_dir), "HOME": str(tmp_path)}
     proc = subprocess.run(
-        ["/bin/bash", ROOT / "scripts" / "test", "-m", "not e2e"], env=env, capture_output=True, text=True, timeout=60
+        ["/bin/bash", "-c", "bash scripts/test-deps && python3 -m pytest"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
     lines = calls.read_text().splitlines()
@@ -205,6 +210,6 @@ def test_the_test_command_installs_what_is_missing_then_runs_pytest(tmp_path):
         "apt-get update -qq",
         "apt-get install -y -qq neovim chromium",
         "python3 -m pip install -q -e .[test,docs]",
-        "python3 -m pytest -m not e2e",
+        "python3 -m pytest",
     ]
     assert "installing Debian's neovim chromium" in proc.stderr

@@ -347,7 +347,7 @@ def test_hostile_documents_and_requests_never_stop_the_server():
 
 
 def test_headless_neovim_reads_diagnostics_and_hover_through_its_lsp_client(tmp_path):
-    assert shutil.which("nvim"), "needs Neovim: apt-get install neovim (`bash scripts/test` installs it)"
+    assert shutil.which("nvim"), "needs Neovim: apt-get install neovim (`bash scripts/test-deps` installs it)"
     out = tmp_path / "nvim.json"
     env = {
         **os.environ,

@@ -41,7 +41,7 @@ pytestmark = pytest.mark.e2e  # a real browser
 
 @pytest.fixture(scope="module")
 def browser():
-    assert CHROMIUM.exists(), "needs Debian's chromium: apt-get install chromium (`bash scripts/test` installs it)"
+    assert CHROMIUM.exists(), "needs Debian's chromium: apt-get install chromium (`bash scripts/test-deps` installs it)"
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
