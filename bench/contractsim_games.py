@@ -15,9 +15,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ROOT, write_result  # noqa: E402
 
 from contractlang import load  # noqa: E402
+from games.contractsim.batch import play_batch  # noqa: E402
 from games.contractsim.environments import environment  # noqa: E402
 from games.contractsim.play import play  # noqa: E402
-from games.experiments.batch import play_batch  # noqa: E402
 
 
 def main() -> None:

@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from contractlang.interpreter.rounds import FLOOR_RULES, RoundRules
 from contractlang.vocab import Frozen
+from games.contractsim.batch import play_batch
 from games.contractsim.environments import environment
-from games.experiments.batch import play_batch
 from games.experiments.paper import paper_tables
 from games.experiments.performance import parse_cell
 from games.experiments.rational import (

@@ -37,8 +37,8 @@ RATIONAL = ("rc", "rcc", "re")
 def batched(contracts: str | None, seeds: list[int]) -> tuple[int, float]:
     """Games and seconds of the nine rational pairings on every contract, all seeds in one batch each."""
     from contractlang.api.experiments import contract_slice, sliced_contracts, synthetic_set
+    from games.contractsim.batch import play_batch
     from games.contractsim.environments import environment
-    from games.experiments.batch import play_batch
     from solver.dp import TableCache
 
     tables = TableCache()

@@ -12,8 +12,8 @@ import numpy as np
 from numba import njit
 
 from contractlang.ir import ContractSimIR
+from games.contractsim.batch import POLICIES, verdicts
 from games.contractsim.game import ContractSimGame
-from games.experiments.batch import POLICIES, verdicts
 from solver.environment import SupplyEnvironment
 
 # columns of the state array, one row per game

@@ -9,8 +9,8 @@ import numpy as np
 
 from contractlang.ir import ContractSimIR
 from contractlang.vocab import Frozen
+from games.contractsim.batch import play_batch
 from games.contractsim.play import SESSION_TABLES
-from games.experiments.batch import play_batch
 from solver.dp import TableCache
 from solver.environment import SupplyEnvironment
 

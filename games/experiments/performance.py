@@ -22,10 +22,10 @@ from contractlang.llm import LlmClient, LlmModel, LlmUsage
 from contractlang.render import relabel
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, Frozen
 from games.agents import PY_PREFIX, AgentError, agent_name, check, model_of, roles_of, split_label
+from games.contractsim.batch import play_batch
 from games.contractsim.environments import PlayedIn
 from games.contractsim.metrics import RoleSummary, convention_line, output_name, summarise
 from games.contractsim.play import RunRecord, play
-from games.experiments.batch import play_batch
 from games.experiments.paper import PAPER_N, cell_text, paper_n, paper_tables, welch_p
 from games.experiments.rational import (
     COLUMNS,

@@ -17,6 +17,7 @@ from contractlang.files import make_folder, write_atomically
 from contractlang.interpreter.rounds import DEFAULT_FLOORS, RecordedFloors
 from contractlang.ir import ContractSimIR
 from contractlang.vocab import Frozen
+from games.contractsim.batch import play_batch
 from games.contractsim.environments import PlayedIn, environment
 from games.contractsim.metrics import (
     RoleSummary,
@@ -27,7 +28,6 @@ from games.contractsim.metrics import (
     summarise,
 )
 from games.contractsim.play import RunRecord
-from games.experiments.batch import play_batch
 from games.experiments.paper import PAPER_N, cell_text, paper_tables
 from games.runner import Phase, Progress, run_phase, stored_records
 from solver.dp import TableCache

@@ -13,10 +13,10 @@ from contractlang.ir import ContractSimIR
 from contractlang.llm import LlmClient
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, Frozen
 from games.agents import agent_name, model_of
+from games.contractsim.batch import POLICIES, play_batch
 from games.contractsim.environments import PlayedIn
 from games.contractsim.metrics import role_run
 from games.contractsim.play import RunRecord, play
-from games.experiments.batch import POLICIES, play_batch
 from games.experiments.performance import process_tables
 from games.runner import Phase
 from games.tournament.seats import SeatOutcome, seat_of

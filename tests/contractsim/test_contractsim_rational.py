@@ -99,7 +99,7 @@ def test_money_is_conserved_with_rational_suppliers(tables, name, env_id):
 @pytest.mark.slow
 @pytest.mark.parametrize("name,env_id", [("catering-deduction", 5), ("worked-example-1", 1), ("catering-base", 4)])
 def test_batch_engine_plays_the_same_games_as_the_reference_engine(tables, name, env_id):
-    from games.experiments.batch import POLICIES, play_batch
+    from games.contractsim.batch import POLICIES, play_batch
 
     ir, env = example(name), environment(env_id)
     for customer in POLICIES:

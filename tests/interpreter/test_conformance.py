@@ -18,8 +18,8 @@ from contractlang.interpreter.events import Delivery, Payment, WeekEnd
 from contractlang.interpreter.rounds import FLOOR_RULES, RoundRules, evaluate_round, payment_due
 from contractlang.ir import Contingencies, ContractSimIR, DeductionTerms, RolloverTerms, SubstitutionTerms
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS
+from games.contractsim import batch
 from games.contractsim.environments import environment
-from games.experiments import batch
 from solver.dp import kernels
 from solver.dp.problem import ORDER_SIDE, flat, round_transition
 from solver.verify import semantics
@@ -180,7 +180,7 @@ def _scripted_order(n_mem, use):
 
 
 def batch_engine(case):
-    """`games.experiments.batch._play` on one game whose Supplier is the RC table, scripted to deliver the case's
+    """`games.contractsim.batch._play` on one game whose Supplier is the RC table, scripted to deliver the case's
     quantities: it orders exactly the inputs they use (free, received in full, nothing spoils) and the
     production table returns them."""
     ir = contract(case)

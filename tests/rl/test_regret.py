@@ -8,8 +8,8 @@ import pytest
 
 import contractlang as cl
 from contractlang.api.rl import EnvInputError, evaluate_policy
+from games.contractsim.batch import play_batch
 from games.contractsim.environments import environment
-from games.experiments.batch import play_batch
 
 WORKED = "examples/worked-example-1.contract"
 

@@ -8,10 +8,10 @@ import pytest
 
 from contractlang.interpreter.contractsim import compile_contractsim
 from contractlang.ir import Contingencies, ContractSimIR
+from games.contractsim.batch import play_batch
 from games.contractsim.environments import environment
 from games.contractsim.log import OrderPlaced
 from games.contractsim.play import play
-from games.experiments.batch import play_batch
 from solver.dp import build_problem, kernels
 from solver.production import choice_table
 

@@ -42,8 +42,8 @@ class ContractSimVectorEnv(OneSeat, VectorEnv):
         reward_scale: float = 1.0,
         seed: int | None = None,
     ):
+        from games.contractsim.batch import POLICIES
         from games.contractsim.vector import VectorGames
-        from games.experiments.batch import POLICIES
 
         if isinstance(num_envs, bool) or not isinstance(num_envs, numbers.Integral) or not 1 <= num_envs <= MAX_ENVS:
             raise EnvInputError(f"num_envs: {num_envs!r}; a whole number of games, 1 to {MAX_ENVS:,}")
