@@ -278,29 +278,30 @@ def regret_replays(
     user asked for it; else nothing is replayed and `CommandRefused` names the code."""
     if not allow_commands:
         refuse_code(r.counterparty(role) for role in roles for r in runs)
-    if roles:
-        for r in runs:
-            _check_replays(r, tables)
+    again = [_check_replays(r, tables) if roles else None for r in runs]
     replays, done = len(roles) * len(runs), 0
     out: dict[str, list[RunRecord]] = {}
     if progress is not None:
         progress("counterfactual RCC runs", 0, replays)
     for role in roles:
         out[role] = []
-        for r in runs:
-            out[role].append(r.counterfactual(role, tables))
+        for r, same in zip(runs, again):
+            # a role RCC played already: its counterfactual is the game itself, replayed as it stands
+            rcc = same is not None and split_label(getattr(r, role))[1] == "rcc"
+            out[role].append(same if rcc else r.counterfactual(role, tables))
             done += 1
             if progress is not None:
                 progress("counterfactual RCC runs", done, replays)
     return out
 
 
-def _check_replays(run: RunRecord, tables: TableCache) -> None:
-    """A record of two built-in agents that call no model is replayed as it stands: the game its terms, seed and
-    environment give must be the game its weeks hold, else its terms were edited after the game and a
-    counterfactual under them (App. C.6) would measure a game nobody played. `BadData` naming the record."""
+def _check_replays(run: RunRecord, tables: TableCache) -> RunRecord | None:
+    """A record of two built-in agents that call no model is replayed as it stands (returned; None for any other
+    record): the game its terms, seed and environment give must be the game its weeks hold, else its terms were
+    edited after the game and a counterfactual under them (App. C.6) would measure a game nobody played.
+    `BadData` naming the record."""
     if not all(_replayable(getattr(run, role), role) for role in ("customer", "supplier")):
-        return
+        return None
     again = play(
         ContractSimIR.from_json_value(run.contract_ir),
         run.environment,
@@ -316,6 +317,7 @@ def _check_replays(run: RunRecord, tables: TableCache) -> None:
             f"the record of {run.contract!r} (seed {run.seed}) does not replay: its contract_ir gives another week "
             f"{week} than it holds, so its terms were changed after the game; regret cannot be computed from it"
         )
+    return again
 
 
 def _replayable(name: str, role: str) -> bool:
