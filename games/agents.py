@@ -26,6 +26,7 @@ import json
 import os
 import re
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -182,10 +183,16 @@ def _family_takes(entry: Registration, spec: str) -> bool:
     )
 
 
+_LOADING = threading.RLock()
+"""Held while the games' agent modules are imported: threads that start games at once (an LLM run's
+`--max-connections`) would otherwise read the registry while another is still filling it, and miss an entry."""
+
+
 def _load_builtins() -> None:
-    for kind in game_types():
-        for module in kind.agent_modules:
-            importlib.import_module(module)
+    with _LOADING:
+        for kind in game_types():
+            for module in kind.agent_modules:
+                importlib.import_module(module)
 
 
 def registered(game: str, role: str | None = None) -> list[Registration]:
