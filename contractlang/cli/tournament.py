@@ -164,13 +164,15 @@ def tournament_command(
         return
     for role in rep.roles:
         typer.echo(
-            f"{role}: rank, agent, utility [95 % CI], compliant regret [95 % CI], regret [95 % CI], "
-            "gap to the exact optimum [95 % CI], Bradley–Terry strength, tied with"
+            f"{role}: rank, agent, utility [95 % CI], regret against the optimum [95 % CI], compliant regret "
+            "against the field [95 % CI], regret against the field [95 % CI], gap to the exact optimum [95 % CI], "
+            "Bradley–Terry strength, tied with"
         )
         for r in (r for r in rep.ratings if r.role == role):
             typer.echo(
-                f"  {r.rank:>2} {r.agent:<16} {r.utility.text()}  {r.compliant_regret.text()}  {r.regret.text()}  "
-                f"{r.gap.text()}  {r.strength.text()}  {', '.join(r.tied_with) or '–'}"
+                f"  {r.rank:>2} {r.agent:<16} {r.utility.text()}  {r.optimum_regret.text()}  "
+                f"{r.compliant_regret.text()}  {r.regret.text()}  {r.gap.text()}  {r.strength.text()}  "
+                f"{', '.join(r.tied_with) or '–'}"
             )
     for g in rep.gates:
         typer.echo(f"gated: {g.role} {g.agent} against {g.opponent}: {g.reason}")

@@ -213,7 +213,8 @@ def seats(records: dict[Match, MatchRecord], jobs: list[Match], seated: dict[str
                     utility=float(utility),
                     regret=regret,
                     compliant_regret=compliant_regret,
-                    # the DP's value is RCC's against RCC: a gap means something against an RCC opponent only
+                    # the DP solves RCC against RCC: only against an RCC opponent is RCC's game the optimum
+                    optimum_regret=compliant_regret if opponent == ANCHOR else None,
                     gap=None if best[role] is None or opponent != ANCHOR else best[role] - utility,
                     metrics={
                         "exact_utility": best[role],

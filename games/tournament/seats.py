@@ -10,8 +10,9 @@ class SeatOutcome(Frozen):
     """One player's side of one game: who sat in `role` against whom, on which shared `unit` (the world a seed
     fixes: contract × environment × seed, or board × condition × mode × seed), what it scored and how far that
     is from the optimum in the same seat: `regret` against the rational counterfactual on the same seed,
-    `compliant_regret` the same on compliant utilities (ContractSim paper, App. C.6, eq. 36), `gap` against the
-    optimum's exact expected value (None where the game has no optimum to compare with).
+    `compliant_regret` the same on compliant utilities (ContractSim paper, App. C.6, eq. 36), `optimum_regret`
+    that compliant regret where the counterfactual is the exact optimum (against the opponent the DP solves for),
+    `gap` against the optimum's exact expected value (None where the game has no optimum to compare with).
     `metrics` are the per-game quantities the cell tables average; `decisions` and `fallbacks` feed the
     quality gates (an LLM's answers that fell back to the default action)."""
 
@@ -22,6 +23,7 @@ class SeatOutcome(Frozen):
     utility: float
     regret: float | None = None
     compliant_regret: float | None = None
+    optimum_regret: float | None = None  # None against an opponent the optimum is not solved for
     gap: float | None = None  # the exact expected utility of the optimum in this seat minus `utility`
     metrics: dict[str, float | None] = {}
     decisions: int = 0

@@ -126,16 +126,18 @@ def cells(seats: list[SeatOutcome], gates: list[Gate]) -> list[Cell]:
 
 
 class Rating(Frozen):
-    """An agent in one role against the field: mean utility, compliant regret (the headline regret: the optimum
-    regret is measured from keeps the contract, ContractSim paper, App. C.6, eq. 36), plain regret (eq. 35) and
-    gap to the exact optimum with paired-bootstrap intervals over the shared units, its Bradley–Terry strength,
-    its rank (1 + the agents whose utility interval lies wholly above its own) and the agents it is tied with
-    (overlapping utility intervals)."""
+    """An agent in one role: mean utility against the field; regret against the exact optimum (the headline:
+    compliant regret, ContractSim paper, App. C.6, eq. 36, in its games against the opponent the optimum is
+    solved for, where the rational counterfactual is that optimum); compliant and plain regret (eqs. 35–36)
+    against the field and the gap to the optimum's exact expected value, all with paired-bootstrap intervals
+    over the shared units; its Bradley–Terry strength, its rank (1 + the agents whose utility interval lies
+    wholly above its own) and the agents it is tied with (overlapping utility intervals)."""
 
     role: str
     agent: str
     rank: int
     utility: Interval
+    optimum_regret: Interval
     compliant_regret: Interval
     regret: Interval
     gap: Interval
@@ -235,9 +237,9 @@ def ratings(seats: list[SeatOutcome], role: str, seed: int = 0, resamples: int =
         return [], []
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, len(units), size=(resamples, len(units)))
-    utility, compliant_regret, regret, gap = (
+    utility, optimum_regret, compliant_regret, regret, gap = (
         _bootstrap_means(_matrix(agents, units, _by_unit(mine, attrgetter(q))), draws, level)
-        for q in ("utility", "compliant_regret", "regret", "gap")
+        for q in ("utility", "optimum_regret", "compliant_regret", "regret", "gap")
     )
     wins = _wins(mine, agents, units)
     theta = bradley_terry(wins.sum(axis=0))
@@ -261,6 +263,7 @@ def ratings(seats: list[SeatOutcome], role: str, seed: int = 0, resamples: int =
                 agent=a,
                 rank=1 + len(above),
                 utility=u,
+                optimum_regret=optimum_regret[i],
                 compliant_regret=compliant_regret[i],
                 regret=regret[i],
                 gap=gap[i],

@@ -36,14 +36,20 @@ def test_every_customer_meets_every_supplier_and_rcc_has_no_regret(played):
     assert result.played == rep.games == 2 * 2 * 9  # two contracts × two seeds × nine pairings
     by = {(r.role, r.agent): r for r in rep.ratings}
     for role in ("customer", "supplier"):
-        for rcc in (by[(role, "rcc")].regret, by[(role, "rcc")].compliant_regret):
-            assert abs(rcc.mean) <= 1e-9 and abs(rcc.low) <= 1e-9 and abs(rcc.high) <= 1e-9
+        rcc = by[(role, "rcc")]
+        for q in (rcc.optimum_regret, rcc.regret, rcc.compliant_regret):
+            assert abs(q.mean) <= 1e-9 and abs(q.low) <= 1e-9 and abs(q.high) <= 1e-9
         for agent in agents:
             r = by[(role, agent)]
-            for q in (r.utility, r.regret, r.compliant_regret):
+            for q in (r.utility, r.optimum_regret, r.regret, r.compliant_regret):
                 assert q.low <= q.mean <= q.high
         # the optimum keeps the contract: what RE gains by breaching does not count against it (eq. 36)
         assert by[(role, "re")].compliant_regret.mean > 0
+        assert by[(role, "re")].optimum_regret.mean > 0 and by[(role, "random")].optimum_regret.mean > 0
+        # regret against the optimum is the compliant regret of the games against RCC, and of no others
+        against_rcc = [c for c in rep.cells if (c.role, c.opponent) == (role, "rcc")]
+        for c in against_rcc:
+            assert by[(role, c.agent)].optimum_regret.mean == pytest.approx(c.compliant_regret.mean)
     # against a rational Supplier, not paying forfeits what RCC would have had
     [cell] = [c for c in rep.cells if (c.role, c.agent, c.opponent) == ("customer", "re", "rcc")]
     assert cell.regret.mean > 0
@@ -117,9 +123,11 @@ def test_the_command_prints_ratings_and_regret_with_intervals(played, synthetic,
     rows = {(r["role"], r["agent"]): r for r in data["ratings"]}
     assert set(rows) == {(role, a) for role in ("customer", "supplier") for a in ("rcc", "re", "random")}
     for row in rows.values():
-        for q in ("utility", "compliant_regret", "regret", "strength"):
+        for q in ("utility", "optimum_regret", "compliant_regret", "regret", "strength"):
             assert row[q]["low"] <= row[q]["mean"] <= row[q]["high"]
-    assert rows[("supplier", "rcc")]["regret"]["mean"] == rows[("supplier", "rcc")]["compliant_regret"]["mean"] == 0
+    for role in ("customer", "supplier"):
+        assert rows[(role, "rcc")]["optimum_regret"]["mean"] == rows[(role, "rcc")]["regret"]["mean"] == 0
+        assert rows[(role, "re")]["optimum_regret"]["mean"] > 0
 
 
 @pytest.mark.e2e

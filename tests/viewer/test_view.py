@@ -741,14 +741,12 @@ def test_a_tournament_shows_its_leaderboard_and_bundles_without_an_absolute_path
             assert shown.count() == 2
             for r in (r for r in rep.ratings if r.role == role):
                 row = tab.locator(f"table.ratings[data-role='{role}'] tr[data-agent='{r.agent}']")
-                assert (
-                    row.locator("td[data-q='compliant_regret']")
-                    .inner_text()
-                    .startswith(
-                        f"{r.compliant_regret.mean:.2f} [{r.compliant_regret.low:.2f}, {r.compliant_regret.high:.2f}]"
-                    )
-                )
-                assert row.locator("svg.bar line.interval").count() == len(("utility", "compliant", "regret", "bt"))
+                for q in ("optimum_regret", "compliant_regret"):
+                    iv = getattr(r, q)
+                    shown_q = row.locator(f"td[data-q='{q}']").inner_text()
+                    assert shown_q.startswith(f"{iv.mean:.2f} [{iv.low:.2f}, {iv.high:.2f}]")
+                quantities = ("utility", "optimum", "compliant", "regret", "bt")
+                assert row.locator("svg.bar line.interval").count() == len(quantities)
             cells = tab.locator(f"svg.heatmap[data-role='{role}'] rect.cell")
             assert cells.count() == 4  # two agents × two opponents
             fills = {cells.nth(k).get_attribute("fill") for k in range(4)}

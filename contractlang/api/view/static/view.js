@@ -126,7 +126,7 @@ function reportSection(source) {
 
 // --- a tournament's leaderboard (tournament.json, docs/explanation/tournaments.md) -------------------------------
 
-const RATED = [["utility", "utility"], ["compliant_regret", "compliant regret"], ["regret", "regret"], ["strength", "Bradley–Terry strength"]];
+const RATED = [["utility", "utility"], ["optimum_regret", "regret against the optimum"], ["compliant_regret", "compliant regret (field)"], ["regret", "regret (field)"], ["strength", "Bradley–Terry strength"]];
 
 function intervalText(iv) {
   return !iv || iv.mean === null ? "–" : fmt(iv.mean, 2) + " [" + fmt(iv.low, 2) + ", " + fmt(iv.high, 2) + "]";
