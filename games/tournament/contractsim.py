@@ -17,7 +17,9 @@ from games.contractsim.batch import POLICIES, play_batch
 from games.contractsim.environments import PlayedIn
 from games.contractsim.metrics import role_run
 from games.contractsim.play import RunRecord, play
+from games.experiments.frontier import read_frontiers
 from games.experiments.performance import process_tables
+from games.experiments.synth import SHIPPED
 from games.runner import Phase
 from games.tournament.seats import SeatOutcome, seat_of
 
@@ -142,6 +144,12 @@ def decisions(job: Match) -> list:
     return [(model, REQUESTS[role]) for model, role in models if model is not None]
 
 
+def frontier_welfare() -> dict[int, float]:
+    """Per environment, the most welfare u_Cust + u_Supp any contract of its formalised space gives two rational
+    players at P_sat ≥ 0.95: the top of its Pareto frontier F2 (ContractSim paper, App. C.5), as shipped."""
+    return {f.env: max(p.u_customer + p.u_supplier for p in f.f2) for f in read_frontiers(SHIPPED) if f.f2}
+
+
 def exact(contract: ContractSimIR, env) -> dict[str, float]:
     """The DP's exact figures of the contract with both seats rational (ContractSim paper, App. C.1): P_sat and
     each seat's expected utility."""
@@ -176,6 +184,7 @@ def seats(records: dict[Match, MatchRecord], jobs: list[Match], seated: dict[str
     regret and compliant regret (ContractSim paper, App. C.6, eqs. 35–36) against the RCC game in the same seat,
     against the same opponent, on the same seed."""
     field = {role: set(seated[role]) for role in ROLES}
+    frontier = frontier_welfare()
     out = []
     for job in jobs:
         rational = Match.of(job.case, ANCHOR, ANCHOR)
@@ -222,6 +231,7 @@ def seats(records: dict[Match, MatchRecord], jobs: list[Match], seated: dict[str
                         "p_sat_exact": best["p_sat"],
                         "welfare": float(welfare),
                         "welfare_exact": best["customer"] + best["supplier"] if best["customer"] is not None else None,
+                        "welfare_frontier": frontier.get(job.env),
                         "breached": float(mine is not None),
                         "breached_first": float(mine is not None and (theirs is None or mine < theirs)),
                         "compliant_utility": seen.compliant_utility,

@@ -13,7 +13,7 @@ import contractlang as cl
 from games.contractsim.environments import environment
 from games.contractsim.log import WeekShocks
 from games.contractsim.play import play
-from games.experiments.synth import set_contracts
+from games.experiments.synth import SHIPPED, set_contracts
 from tests.helpers import run_cli
 
 
@@ -50,6 +50,13 @@ def test_every_customer_meets_every_supplier_and_rcc_has_no_regret(played):
         against_rcc = [c for c in rep.cells if (c.role, c.opponent) == (role, "rcc")]
         for c in against_rcc:
             assert by[(role, c.agent)].optimum_regret.mean == pytest.approx(c.compliant_regret.mean)
+    # the frontier's top is the most welfare any contract of Env 1 gives rational players at P_sat ≥ 0.95: this
+    # contract (P_sat 1) cannot give more (ContractSim paper, App. C.5)
+    shipped = json.loads((SHIPPED / "frontiers" / "frontiers.json").read_text())["frontiers"]
+    [env1] = [f for f in shipped if f["env"] == 1]
+    top = max(p["u_customer"] + p["u_supplier"] for p in env1["f2"])
+    for c in rep.cells:
+        assert c.metrics["welfare_frontier"].mean == top >= c.metrics["welfare_exact"].mean
     # against a rational Supplier, not paying forfeits what RCC would have had
     [cell] = [c for c in rep.cells if (c.role, c.agent, c.opponent) == ("customer", "re", "rcc")]
     assert cell.regret.mean > 0
