@@ -339,6 +339,29 @@ class EndStep(Frozen):
 
 Step = Union[WeekStep, MoveStep, GoalStep, EndStep]
 
+Partial = tuple[int | None, int | None, int | None]
+"""One value per input, None where the test leaves it to its default."""
+
+
+class SupplyWeek(Frozen):
+    """What the rest of the world does in one production week ([CS-06], [CS-07], [CS-11]), in the setting's
+    dollars: the Supplier's input order (None: the inputs the week's delivery needs beyond its stock), the
+    input prices (None: the environment's lowest), the receipts (None: all of the order arrives) and the
+    spoilage shock (the loss is the smaller of it and the stock)."""
+
+    week: int
+    order: Triple | None = None
+    prices: Partial = (None, None, None)
+    receipts: Partial = (None, None, None)
+    spoilage: Triple = (0, 0, 0)
+
+
+class ContractSimWorld(Frozen):
+    """The environment a ContractSim test is played in (ContractSim paper, App. A.3) and its production weeks."""
+
+    env: int
+    weeks: tuple[SupplyWeek, ...]  # production weeks 2, 4, 6, 8, 10 in order
+
 
 class ExpectBreach(Frozen):
     """`role` breached first in `week` (None: at some week), through `clause` (None: any)."""
@@ -409,6 +432,14 @@ class ExpectNothing(Frozen):
     kind: Literal["nothing"] = "nothing"
 
 
+class ExpectUtility(Frozen):
+    """`role`'s realised utility over the game, in the setting's dollars (ContractSim paper, eqs. 31–33)."""
+
+    kind: Literal["utility"] = "utility"
+    role: str
+    amount: int
+
+
 Expectation = Union[
     ExpectBreach,
     ExpectNoBreach,
@@ -420,6 +451,7 @@ Expectation = Union[
     ExpectForfeit,
     ExpectPoints,
     ExpectNothing,
+    ExpectUtility,
 ]
 
 
@@ -430,6 +462,7 @@ class ScenarioIR(Frozen):
     contract: str
     steps: tuple[Step, ...]
     expects: tuple[Expectation, ...]
+    world: ContractSimWorld | None = None  # a ContractSim test that names its environment
 
 
 class CheckedScenario(Frozen):
@@ -439,3 +472,8 @@ class CheckedScenario(Frozen):
     file: str
     span: Span
     expect_spans: tuple[Span, ...]
+    given_spans: dict[str, Span] = {}  # `env`, and `ACTION@WEEK` for each week a `given` line names
+
+    def given_span(self, key: str) -> Span:
+        """Where the `given` line `key` is written; the environment's line, else the test, when none is."""
+        return self.given_spans.get(key) or self.given_spans.get("env") or self.span

@@ -1,10 +1,11 @@
 """The scenario-test half of the checker: each test typed against the checked contract it names (events the
-game can produce, expectations about clauses the contract has, weeks inside the scenario; E801–E807)."""
+game can produce, expectations about clauses the contract has, weeks inside the scenario; E108, E801–E809)."""
 
 from contractlang import ast
 from contractlang import ir as tir
 from contractlang.checker.contracts import ContractChecker, Reporter, listing
-from contractlang.diagnostics import did_you_mean
+from contractlang.diagnostics import Span, did_you_mean
+from contractlang.formatter import money
 from contractlang.ir import (
     CheckedContract,
     CheckedScenario,
@@ -23,6 +24,7 @@ CLAUSES_OF_ROLE = {
     "customer": ("pay",),
     "supplier": ("deliver", "substitution", "payment_deduction", "rollover"),
 }
+ENVIRONMENTS = tuple(range(1, 7))  # ContractSim paper, App. A.3
 NO_CHIPS = (0, 0, 0)
 DEFAULT_HOLDINGS = (1, 1, 1)  # one chip of each colour: every coverage entry can pay unless a test says otherwise
 
@@ -45,6 +47,8 @@ class ScenarioChecker:
 
     def run(self) -> CheckedScenario | None:
         before = len(self.r.items)
+        self.given_spans: dict[str, Span] = {}
+        self.world: tir.ContractSimWorld | None = None
         if isinstance(self.contract.ir, ContractSimIR):
             steps, horizon = self.weeks()
             expects = [self.contractsim_expect(e, horizon) for e in self.t.expect]
@@ -53,20 +57,44 @@ class ScenarioChecker:
             expects = [self.ctbench_expect(e) for e in self.t.expect]
         if len(self.r.items) > before:
             return None
-        scenario = tir.ScenarioIR(name=self.t.name, contract=self.contract.ir.name, steps=steps, expects=expects)
+        scenario = tir.ScenarioIR(
+            name=self.t.name, contract=self.contract.ir.name, steps=steps, expects=expects, world=self.world
+        )
         return CheckedScenario(
-            ir=scenario, file=self.r.path, span=self.t.span, expect_spans=tuple(e.span for e in self.t.expect)
+            ir=scenario,
+            file=self.r.path,
+            span=self.t.span,
+            expect_spans=tuple(e.span for e in self.t.expect),
+            given_spans=self.given_spans,
         )
 
     # --- ContractSim ---------------------------------------------------------------
 
     def weeks(self) -> tuple[tuple[tir.WeekStep, ...], int]:
-        """One step per week 1..the last week given; a week the test leaves out goes as agreed."""
+        """One step per week 1..the last week given (all 11 when the test names its environment); a week the
+        test leaves out goes as agreed. The world's lines are gathered into `self.world`."""
         setting = self.contract.ir.setting_info
         steps: dict[int, tuple[tir.WeekStep, ast.Node]] = {}
+        world: dict[str, dict[int, tuple[tuple, ast.GivenWeek]]] = {a: {} for a in ast.WORLD_ACTIONS}
+        env: ast.GivenEnv | None = None
         for g in self.t.given:
+            if isinstance(g, ast.GivenEnv):
+                if env is not None:
+                    self.r.error(
+                        "E802",
+                        g.span,
+                        f"the environment is given twice in this test (first on line {env.span.line})",
+                        "a test is played in one environment",
+                    )
+                elif self.environment(g.env) is not None:
+                    env = g
+                    self.given_spans["env"] = g.span
+                continue
             if not isinstance(g, ast.GivenWeek):
                 self.wrong_game(g, "this event")
+                continue
+            if g.action in ast.WORLD_ACTIONS:
+                self.world_line(g, world)
                 continue
             if g.action == "pay":
                 weeks = self.h.weeks(g.weeks, PAYMENT_WEEKS, "payment", "given pay")
@@ -88,11 +116,141 @@ class ScenarioChecker:
                     )
                     continue
                 steps[w] = (tir.WeekStep(week=w, action=g.action, **step), g)
-        horizon = max(steps, default=WEEKS[-1])
+                self.given_spans[f"week@{w}"] = g.span
+        self.receipts_within_orders(world)
+        if env is not None:
+            self.world = self.supply(env.env.value, world)
+        elif any(world.values()):
+            first = min((g for lines in world.values() for _, g in lines.values()), key=lambda g: g.span)
+            self.needs_environment(first, f"`{first.action}`")
+        horizon = max(steps, default=WEEKS[-1]) if env is None else WEEKS[-1]
         full = tuple(
             steps[w][0] if w in steps else tir.WeekStep(week=w, action="agreed") for w in range(1, horizon + 1)
         )
         return full, horizon
+
+    # --- the rest of the ContractSim world -------------------------------------------
+
+    def environment(self, lit: ast.IntLit) -> int | None:
+        if lit.value not in ENVIRONMENTS:
+            self.r.error(
+                "E808",
+                lit.span,
+                f"there is no environment {lit.value}",
+                f"ContractSim's environments are {listing(ENVIRONMENTS)}",
+            )
+            return None
+        return lit.value
+
+    def needs_environment(self, node: ast.Node, what: str) -> None:
+        self.r.error(
+            "E809",
+            node.span,
+            f"{what} needs the environment the test is played in",
+            "add `env 1` .. `env 6` to `given`: the environment's engine plays orders, prices, receipts and "
+            "spoilage and gives the players' utilities",
+        )
+
+    def input(self, name: ast.Name) -> int | None:
+        setting = self.contract.ir.setting_info
+        if name.value not in setting.inputs:
+            self.r.error(
+                "E108",
+                name.span,
+                f"unknown input `{name.value}` in {setting.title}",
+                f"{did_you_mean(name.value, setting.inputs)}the inputs are {listing(setting.inputs)}",
+            )
+            return None
+        return setting.inputs.index(name.value)
+
+    def production_weeks(self, g: ast.GivenWeek) -> list[int]:
+        """The production weeks a world line names; a payment week or one outside the game is an error."""
+        bad = False
+        for lit in g.weeks.weeks:
+            if lit.value not in WEEKS:
+                self.r.error("E201", lit.span, f"week {lit.value} is outside the game's weeks 1..11", "weeks run 1..11")
+                bad = True
+            elif lit.value not in PRODUCTION_WEEKS:
+                self.r.error(
+                    "E808",
+                    lit.span,
+                    f"`{g.action}` in payment week {lit.value}: the Supplier orders, and inputs are priced, "
+                    "received and spoil, only in production weeks",
+                    f"production weeks are {listing(PRODUCTION_WEEKS)}",
+                )
+                bad = True
+        return [] if bad else self.h.weeks(g.weeks, PRODUCTION_WEEKS, "production", f"given {g.action}")
+
+    def world_line(self, g: ast.GivenWeek, world: dict) -> None:
+        """One `order`, `prices`, `receive` or `spoil` line: per input, its value and the node it is written in."""
+        setting = self.contract.ir.setting_info
+        values: dict[int, tuple[int, ast.Node]] = {}
+        entries = g.prices if g.action == "prices" else g.items
+        for e in entries:
+            idx = self.input(e.product)
+            if g.action == "prices":
+                amount = self.h.money_amount(e.amount, setting, f"the price of {e.product.value}")
+            else:
+                amount = self.h.number(e.amount, f"{g.action} of {e.product.value}")
+            if idx is None:
+                continue
+            if idx in values:
+                self.r.error("E104", e.span, f"{e.product.value} is listed twice in one line", "list each input once")
+            values[idx] = (amount, e)
+        for w in self.production_weeks(g):
+            lines = world[g.action]
+            if w in lines:
+                self.r.error(
+                    "E802",
+                    g.span,
+                    f"week {w}'s `{g.action}` is given twice in this test (first on line {lines[w][1].span.line})",
+                    f"say once what the week's {g.action} is",
+                )
+                continue
+            lines[w] = (values, g)
+            self.given_spans[f"{g.action}@{w}"] = g.span
+
+    def receipts_within_orders(self, world: dict) -> None:
+        """[CS-11]: what arrives of an order is at most the order, so a receipt needs its week's order."""
+        for w, (received, g) in world["receive"].items():
+            ordered = world["order"].get(w)
+            if ordered is None:
+                self.r.error(
+                    "E808",
+                    g.span,
+                    f"a receipt in week {w}, which gives no order",
+                    f"give the order it is a receipt of: `week {w}: order ...`",
+                )
+                continue
+            for idx, (amount, node) in received.items():
+                asked = ordered[0].get(idx, (0, None))[0]
+                if amount > asked:
+                    name = self.contract.ir.setting_info.inputs[idx]
+                    self.r.error(
+                        "E808",
+                        node.span,
+                        f"{amount} {name} received in week {w}, more than the {asked} ordered",
+                        "what arrives of an order is at most the order ([CS-11])",
+                    )
+
+    def supply(self, env: int, world: dict) -> tir.ContractSimWorld:
+        def partial(action: str, w: int) -> tuple:
+            got = world[action].get(w)
+            return tuple(got[0][i][0] if got and i in got[0] else None for i in range(3))
+
+        weeks = []
+        for w in PRODUCTION_WEEKS:
+            order = world["order"].get(w)
+            weeks.append(
+                tir.SupplyWeek(
+                    week=w,
+                    order=tuple(order[0].get(i, (0,))[0] for i in range(3)) if order else None,
+                    prices=partial("prices", w),
+                    receipts=partial("receive", w),
+                    spoilage=tuple(v or 0 for v in partial("spoil", w)),
+                )
+            )
+        return tir.ContractSimWorld(env=env, weeks=tuple(weeks))
 
     def week_in(self, lit: ast.IntLit, horizon: int) -> int | None:
         w = lit.value
@@ -219,6 +377,20 @@ class ScenarioChecker:
             return tir.ExpectTerminated(week=week, terminated=not e.negated)
         if isinstance(e, ast.ExpectNothing):
             return tir.ExpectNothing()
+        if isinstance(e, ast.ExpectUtility):
+            role = self.role(e.party)
+            amount = self.h.number(e.amount, "a utility", allow_negative=True)
+            granularity = self.contract.ir.setting_info.granularity
+            if amount % granularity:
+                self.r.error(
+                    "E302",
+                    e.amount.span,
+                    f"a utility of {money(amount)} is not a multiple of {money(granularity)}",
+                    f"every amount of this setting is a whole multiple of {money(granularity)}, and so is a utility",
+                )
+            if self.world is None:
+                self.needs_environment(e, "a utility")
+            return tir.ExpectUtility(role=role or "customer", amount=amount)
         self.wrong_game(e, "this expectation")
         return None
 
@@ -272,6 +444,8 @@ class ScenarioChecker:
                 player = self.player(g.player)
                 if player:
                     steps.append(tir.GoalStep(player=player))
+            elif isinstance(g, ast.GivenEnv):
+                self.wrong_game(g, "an environment")
             else:
                 steps.append(tir.EndStep())
         return tuple(steps)

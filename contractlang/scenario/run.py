@@ -40,12 +40,14 @@ from contractlang.ir import (
     ExpectOwed,
     ExpectPoints,
     ExpectTerminated,
+    ExpectUtility,
     GoalStep,
     MoveStep,
     Step,
     WeekStep,
 )
 from contractlang.scenario.clauses import breach_clause, fired
+from contractlang.scenario.world import Outcome, Worlds
 from contractlang.vocab import COLOURS, PAYMENT_WEEKS, Frozen
 
 
@@ -57,9 +59,12 @@ class Failure(Frozen):
     expected: str
     got: str
     trace: tuple[str, ...] = ()  # the monitor's rows for the week (or the enforcement) the expectation is about
+    kind: str = ""  # the expectation's kind (`breach`, `utility`, ...); empty for a test the engine could not play
+    problem: str | None = None  # a test the engine could not play or judge: why, in place of expected/got
 
     def text(self) -> str:
-        head = f"{self.file}:{self.span.line}:{self.span.column}: expected {self.expected}, got {self.got}"
+        said = self.problem or f"expected {self.expected}, got {self.got}"
+        head = f"{self.file}:{self.span.line}:{self.span.column}: {said}"
         return "\n".join([head, *("    " + row for row in self.trace)])
 
 
@@ -74,6 +79,7 @@ class TestResult(Frozen):
     span: Span
     failures: tuple[Failure, ...] = ()
     fired: tuple[str, ...] = ()
+    utilities: dict[str, int] = {}  # each role's realised utility, when the test's world was played
 
     @property
     def passed(self) -> bool:
@@ -82,11 +88,17 @@ class TestResult(Frozen):
 
 def play(checked: CheckedContract, steps: tuple[Step, ...]) -> ContractSimMonitor | CTBenchMonitor:
     """The monitor after the scenario's steps: one fresh `compile(ir)`, each event through `apply`."""
-    monitor = compile(checked.ir)
+    return replay(checked, steps)[0]
+
+
+def replay(checked: CheckedContract, steps: tuple[Step, ...]) -> tuple[ContractSimMonitor | CTBenchMonitor, tuple]:
+    """The monitor after the scenario's steps, and the events it was given in order."""
+    monitor, events = compile(checked.ir), []
     for step in steps:
         for event in events_of(monitor, step):
             monitor = monitor.apply(event)
-    return monitor
+            events.append(event)
+    return monitor, tuple(events)
 
 
 def events_of(monitor, step: Step) -> list:
@@ -165,6 +177,8 @@ def expect_node(e: Expectation, products: tuple[str, ...] = ()) -> ast.Expect:
         return ast.ExpectForfeit(player=_name(e.player), tile=_tile(e.tile) if e.tile else None, **s)
     if isinstance(e, ExpectPoints):
         return ast.ExpectPoints(giver=_name(e.giver), amount=_int(e.amount), receiver=_name(e.receiver), **s)
+    if isinstance(e, ExpectUtility):
+        return ast.ExpectUtility(party=_name(e.role), amount=ast.MoneyLit(value=e.amount, span=n), **s)
     return ast.ExpectNothing(**s)
 
 
@@ -282,11 +296,50 @@ def _enforced(m: CTBenchMonitor) -> str:
     return "; ".join(said) or "nothing enforced"
 
 
-def run_scenario(checked: CheckedContract, scenario: CheckedScenario) -> TestResult:
-    """Play one test on a fresh monitor and judge each of its expectations."""
-    monitor = play(checked, scenario.ir.steps)
-    failures = []
+def _played_world(
+    checked: CheckedContract, scenario: CheckedScenario, events: tuple, worlds: Worlds | None
+) -> Outcome | Failure | None:
+    """What the game's engine made of a test that expects utilities, or the failure that says why it could not."""
+    if not any(isinstance(e, ExpectUtility) for e in scenario.ir.expects):
+        return None
+    world = worlds.get(checked.ir.kind) if worlds is not None else None
+    if world is None:
+        problem = (
+            "a utility needs the game's engine, which this run was not given: run the test with `contractlang "
+            "test` or `cl.test`"
+        )
+        span = scenario.expect_spans[next(i for i, e in enumerate(scenario.ir.expects) if isinstance(e, ExpectUtility))]
+        return Failure(file=scenario.file, span=span, expected="", got="", problem=problem)
+    outcome = world.play(checked.ir, scenario.ir, events)
+    if outcome.fault is not None:
+        span = scenario.given_span(outcome.fault.given)
+        problem = f"the game cannot play this: {outcome.fault.message}"
+        return Failure(file=scenario.file, span=span, expected="", got="", problem=problem, trace=outcome.rows)
+    return outcome
+
+
+def run_scenario(checked: CheckedContract, scenario: CheckedScenario, worlds: Worlds | None = None) -> TestResult:
+    """Play one test on a fresh monitor and judge each of its expectations; a utility through the game's engine
+    in `worlds` (its contract kind's)."""
+    monitor, events = replay(checked, scenario.ir.steps)
+    played = _played_world(checked, scenario, events, worlds)
+    failures = [played] if isinstance(played, Failure) else []
     for e, span in zip(scenario.ir.expects, scenario.expect_spans):
+        if isinstance(e, ExpectUtility):
+            if isinstance(played, Outcome):
+                got = played.utilities[e.role]
+                if got != e.amount:
+                    failures.append(
+                        Failure(
+                            file=scenario.file,
+                            span=span,
+                            expected=spell(e),
+                            got=spell(e.model_copy(update={"amount": got})),
+                            trace=played.rows,
+                            kind=e.kind,
+                        )
+                    )
+            continue
         if isinstance(monitor, ContractSimMonitor):
             products = checked.ir.setting_info.products
             observed, week = _observed_contractsim(e, monitor)
@@ -297,7 +350,9 @@ def run_scenario(checked: CheckedContract, scenario: CheckedScenario) -> TestRes
             ok, got = _judge_ctbench(e, monitor)
             products, rows = (), ()
         if not ok:
-            failures.append(Failure(file=scenario.file, span=span, expected=spell(e, products), got=got, trace=rows))
+            failures.append(
+                Failure(file=scenario.file, span=span, expected=spell(e, products), got=got, trace=rows, kind=e.kind)
+            )
     return TestResult(
         name=scenario.ir.name,
         contract=scenario.ir.contract,
@@ -305,6 +360,7 @@ def run_scenario(checked: CheckedContract, scenario: CheckedScenario) -> TestRes
         span=scenario.span,
         failures=tuple(failures),
         fired=tuple(sorted(fired(checked, monitor))),
+        utilities=played.utilities if isinstance(played, Outcome) else {},
     )
 
 
