@@ -25,6 +25,7 @@ from contractlang.ir import (
     ExpectOwed,
     ExpectPoints,
     ExpectTerminated,
+    ExpectUtility,
     GoalStep,
     Lit,
     MoveStep,
@@ -214,6 +215,71 @@ def _contractsim_expectations(draw, ir: ContractSimIR, horizon: int):
     return draw(st.lists(st.one_of(choices), min_size=1, max_size=4))
 
 
+@st.composite
+def _world(draw, ir: ContractSimIR):
+    """The rest of a ContractSim test's world: an environment and some production weeks' orders, input prices,
+    receipts (at most the order) and spoilage, each line drawn or left to its default."""
+    from contractlang.ir import ContractSimWorld, SupplyWeek
+    from contractlang.vocab import PRODUCTION_WEEKS
+
+    g = ir.setting_info.granularity
+    price = st.one_of(st.none(), st.integers(1, 3).map(lambda v: v * g))
+    weeks = []
+    for w in PRODUCTION_WEEKS:
+        order = draw(st.one_of(st.none(), st.tuples(quantity, quantity, quantity)))
+        receipts = (None, None, None)
+        if order is not None:
+            receipts = tuple(draw(st.one_of(st.none(), st.integers(0, o))) for o in order)
+        weeks.append(
+            SupplyWeek(
+                week=w,
+                order=order,
+                prices=draw(st.tuples(price, price, price)),
+                receipts=receipts,
+                spoilage=draw(st.tuples(*[st.integers(0, 2)] * 3)),
+            )
+        )
+    return ContractSimWorld(env=draw(st.integers(1, 6)), weeks=tuple(weeks))
+
+
+def world_nodes(world, inputs: tuple[str, ...]) -> list:
+    """The `given` lines that state `world` (an `env` line, then each production week's lines that differ from
+    the defaults)."""
+    from contractlang import ast
+
+    nowhere = build.NOWHERE
+
+    def quantities(values) -> tuple:
+        return tuple(
+            ast.Quantity(
+                product=ast.Name(value=x, span=nowhere), amount=ast.IntLit(value=v, span=nowhere), span=nowhere
+            )
+            for x, v in zip(inputs, values)
+            if v is not None
+        )
+
+    lines: list = [ast.GivenEnv(env=ast.IntLit(value=world.env, span=nowhere), span=nowhere)]
+    for s in world.weeks:
+        spec = ast.WeekSpec(form="single", weeks=(ast.IntLit(value=s.week, span=nowhere),), span=nowhere)
+        line = lambda action, spec=spec, **kw: ast.GivenWeek(weeks=spec, action=action, span=nowhere, **kw)  # noqa: E731
+        if s.order is not None:
+            lines.append(line("order", items=quantities(s.order)))
+        prices = tuple(
+            ast.PriceEntry(
+                product=ast.Name(value=x, span=nowhere), amount=ast.MoneyLit(value=p, span=nowhere), span=nowhere
+            )
+            for x, p in zip(inputs, s.prices)
+            if p is not None
+        )
+        if prices:
+            lines.append(line("prices", prices=prices))
+        if any(r is not None for r in s.receipts):
+            lines.append(line("receive", items=quantities(s.receipts)))
+        if any(s.spoilage):
+            lines.append(line("spoil", items=quantities(tuple(v or None for v in s.spoilage))))
+    return lines
+
+
 _holdings = st.tuples(quantity, quantity, quantity)
 
 
@@ -258,18 +324,30 @@ def contracts_with_tests(draw):
     products = ir.setting_info.products if isinstance(ir, ContractSimIR) else ()
     tests = []
     for k in range(draw(st.integers(1, 3))):
+        world = []
         if isinstance(ir, ContractSimIR):
             steps = _weeks_of(ir, draw)
-            horizon = steps[-1].week if steps else 11
+            if draw(st.booleans()):  # a test that names its environment plays all 11 weeks
+                world = world_nodes(draw(_world(ir)), ir.setting_info.inputs)
+            horizon = steps[-1].week if steps and not world else 11
             expects = draw(_contractsim_expectations(ir, horizon))
+            if world:
+                g = ir.setting_info.granularity
+                amounts = st.integers(-50, 300).map(lambda v, g=g: v * g)
+                utility = st.builds(ExpectUtility, role=st.sampled_from(["customer", "supplier"]), amount=amounts)
+                expects += draw(st.lists(utility, max_size=2))
         else:
             steps, expects = draw(_ctbench_scenario(ir))
         nowhere = build.NOWHERE
+        given = [g for s in steps for g in given_nodes(s, products)]
+        if world:  # the world's lines interleave with the weeks' anywhere in `given`
+            at = draw(st.integers(0, len(given)))
+            given[at:at] = world
         tests.append(
             ast.ScenarioTest(
                 name=f"t{k}",
                 name_span=nowhere,
-                given=tuple(g for s in steps for g in given_nodes(s, products)),
+                given=tuple(given),
                 expect=tuple(expect_node(e, products) for e in expects),
                 span=nowhere,
             )

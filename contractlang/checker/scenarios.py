@@ -76,10 +76,10 @@ class ScenarioChecker:
         setting = self.contract.ir.setting_info
         steps: dict[int, tuple[tir.WeekStep, ast.Node]] = {}
         world: dict[str, dict[int, tuple[tuple, ast.GivenWeek]]] = {a: {} for a in ast.WORLD_ACTIONS}
-        env: ast.GivenEnv | None = None
+        env = next((g for g in self.t.given if isinstance(g, ast.GivenEnv)), None)
         for g in self.t.given:
             if isinstance(g, ast.GivenEnv):
-                if env is not None:
+                if g is not env:
                     self.r.error(
                         "E802",
                         g.span,
@@ -87,7 +87,6 @@ class ScenarioChecker:
                         "a test is played in one environment",
                     )
                 elif self.environment(g.env) is not None:
-                    env = g
                     self.given_spans["env"] = g.span
                 continue
             if not isinstance(g, ast.GivenWeek):
@@ -119,7 +118,8 @@ class ScenarioChecker:
                 self.given_spans[f"week@{w}"] = g.span
         self.receipts_within_orders(world)
         if env is not None:
-            self.world = self.supply(env.env.value, world)
+            if "env" in self.given_spans:
+                self.world = self.supply(env.env.value, world)
         elif any(world.values()):
             first = min((g for lines in world.values() for _, g in lines.values()), key=lambda g: g.span)
             self.needs_environment(first, f"`{first.action}`")
@@ -388,7 +388,7 @@ class ScenarioChecker:
                     f"a utility of {money(amount)} is not a multiple of {money(granularity)}",
                     f"every amount of this setting is a whole multiple of {money(granularity)}, and so is a utility",
                 )
-            if self.world is None:
+            if not any(isinstance(g, ast.GivenEnv) for g in self.t.given):
                 self.needs_environment(e, "a utility")
             return tir.ExpectUtility(role=role or "customer", amount=amount)
         self.wrong_game(e, "this expectation")
