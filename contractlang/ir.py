@@ -474,6 +474,8 @@ class CheckedScenario(Frozen):
     expect_spans: tuple[Span, ...]
     given_spans: dict[str, Span] = {}  # `env`, and `ACTION@WEEK` for each week a `given` line names
 
-    def given_span(self, key: str) -> Span:
-        """Where the `given` line `key` is written; the environment's line, else the test, when none is."""
-        return self.given_spans.get(key) or self.given_spans.get("env") or self.span
+    def given_span(self, keys: tuple[str, ...]) -> Span:
+        """Where the first of the `given` lines `keys` the test writes is; the environment's line, else the test,
+        when it writes none of them."""
+        found = [self.given_spans[k] for k in keys if k in self.given_spans]
+        return found[0] if found else self.given_spans.get("env") or self.span

@@ -17,10 +17,10 @@ from contractlang.vocab import Frozen
 
 
 class Fault(Frozen):
-    """Why the engine cannot play a scenario: the `given` line it is about (a key of
-    `CheckedScenario.given_spans`: `env`, `order@4`, `week@3`) and what the game's rules forbid there."""
+    """Why the engine cannot play a scenario: the `given` lines it is about, the first one the test writes
+    taken (keys of `CheckedScenario.given_spans`: `env`, `order@4`, `week@3`), and what the game's rules forbid."""
 
-    given: str
+    given: tuple[str, ...]
     message: str
 
 

@@ -23,7 +23,7 @@ from solver.environment import SupplyEnvironment
 class _Stop(Exception):
     """The game's rules forbid what a `given` line says."""
 
-    def __init__(self, given: str, message: str):
+    def __init__(self, given: tuple[str, ...], message: str):
         super().__init__(message)
         self.fault = Fault(given=given, message=message)
 
@@ -50,7 +50,7 @@ class ContractSimScenarios:
     def play(self, contract: ContractSimIR, scenario: ScenarioIR, events: tuple[EventBase, ...]) -> Outcome:
         world = scenario.world
         if world is None:
-            return Outcome(fault=Fault(given="env", message="the test names no environment (`env 1` .. `env 6`)"))
+            return Outcome(fault=Fault(given=("env",), message="the test names no environment (`env 1` .. `env 6`)"))
         rows: list[str] = []
         try:
             state = self._played(contract, world.env, world.weeks, events, rows)
@@ -82,7 +82,7 @@ class ContractSimScenarios:
         state = ContractSimGame.make(ir, env).new_initial_state(shocks)
         for w in WEEKS:
             if w in PAYMENT_WEEKS:
-                state = self._act(state, Pay(amount=paid.get(w, 0)), f"week@{w}")
+                state = self._act(state, Pay(amount=paid.get(w, 0)), (f"week@{w}",))
                 rows.append(f"week {w}: the customer pays {money(paid.get(w, 0) * m)}")
                 continue
             s, t = supply[w], PRODUCTION_WEEKS.index(w)
@@ -92,7 +92,7 @@ class ContractSimScenarios:
             for x, (o, r) in enumerate(zip(order, got)):
                 if r < env.receipt_low(o):
                     raise _Stop(
-                        f"receive@{w}",
+                        (f"receive@{w}",),
                         f"week {w}: environment {env_id} delivers at least {env.receipt_low(o)} of an order of {o} "
                         f"{setting.inputs[x]}, not {r} ([CS-11])",
                     )
@@ -100,8 +100,9 @@ class ContractSimScenarios:
             drawn = shocks.weeks[t].model_copy(update={"receipt_uniform": uniform})
             shocks = Shocks(weeks=shocks.weeks[:t] + (drawn,) + shocks.weeks[t + 1 :])
             before = state.model_copy(update={"shocks": shocks})
-            state = self._act(before, Order(quantities=order), f"order@{w}" if s.order is not None else f"week@{w}")
-            state = self._act(state, Produce(quantities=y), f"week@{w}")
+            state = self._act(before, Order(quantities=order), (f"order@{w}", f"week@{w}"))
+            # too little to make the delivery: the delivery's line, else what left the stock short
+            state = self._act(state, Produce(quantities=y), (f"week@{w}", f"order@{w}", f"receive@{w}", f"spoil@{w}"))
             rows.append(self._row(setting, m, before, state, order))
         return state
 
@@ -124,7 +125,7 @@ class ContractSimScenarios:
         )
 
     @staticmethod
-    def _act(state: State, action, given: str) -> State:
+    def _act(state: State, action, given: tuple[str, ...]) -> State:
         why = state.why_illegal(action)
         if why is not None:
             who = "customer" if isinstance(action, Pay) else "Supplier"
@@ -142,7 +143,7 @@ class ContractSimScenarios:
             if price not in support:
                 shown = ", ".join(money(p * m) for p in support)
                 raise _Stop(
-                    f"prices@{s.week}",
+                    (f"prices@{s.week}",),
                     f"week {s.week}: {setting.inputs[x]} at {money(given)} is not a price of environment {env.id} "
                     f"(its prices are {shown})",
                 )
@@ -150,7 +151,7 @@ class ContractSimScenarios:
         for x, shock in enumerate(s.spoilage):
             if shock > env.spoilage_max:
                 raise _Stop(
-                    f"spoil@{s.week}",
+                    (f"spoil@{s.week}",),
                     f"week {s.week}: environment {env.id} spoils at most {env.spoilage_max} of an input a week, "
                     f"not {shock} {setting.inputs[x]}",
                 )
