@@ -518,5 +518,17 @@ def test_a_code_lens_runs_one_scenario_test_and_tests_are_checked_and_explained(
             assert await s.diagnostics(uri, 4) == []
             shown = await hover_text(s, uri, where(text, "owed customer"))
             assert shown.startswith("**expect**: what the party still owes")
+            # a test of the world: its lens plays the utilities on the game's engine; its lines hover and check
+            utility = next(lens for lens in lenses if "environment 5" in lens.command.arguments[1])
+            outcome = await s.client.workspace_execute_command_async(
+                types.ExecuteCommandParams(command=utility.command.command, arguments=utility.command.arguments)
+            )
+            assert outcome["passed"] is True and outcome["utilities"] == {"customer": 238, "supplier": 35}
+            assert (await hover_text(s, uri, where(text, "env 5"))).startswith("**env 5**: the test is played in")
+            assert (await hover_text(s, uri, where(text, "receive mozzarella"))).startswith("**receive**: what arr")
+            assert "realised utility" in await hover_text(s, uri, where(text, "utility customer"))
+            s.replace(uri, text.replace("receive mozzarella 4", "receive mozzarella 7"), 5)
+            (problem,) = await s.diagnostics(uri, 5)
+            assert problem.code == "E808" and problem.range.start == where(text, "mozzarella 4, basil 5")
 
     run(go())
