@@ -264,7 +264,25 @@ class GivenEnv(Node):
     env: IntLit
 
 
-Given = Union[GivenWeek, GivenMove, GivenHolds, GivenGoal, GivenEnd, GivenEnv]
+class GivenBoard(Node):
+    """`board 24`: the CT-Bench benchmark board the test is played on ([CT-31])."""
+
+    kind: Literal["given_board"] = "given_board"
+    board: IntLit
+
+
+class GivenTrade(Node):
+    """`red gives blue red 2 for blue 1`: an executed trade, `giver` handing `give` to `receiver` for `receive`
+    ([CT-16])."""
+
+    kind: Literal["given_trade"] = "given_trade"
+    giver: Name
+    receiver: Name
+    give: tuple[Quantity, ...]
+    receive: tuple[Quantity, ...]
+
+
+Given = Union[GivenWeek, GivenMove, GivenHolds, GivenGoal, GivenEnd, GivenEnv, GivenBoard, GivenTrade]
 
 
 class ExpectBreach(Node):
@@ -344,6 +362,14 @@ class ExpectNothing(Node):
     kind: Literal["expect_nothing"] = "expect_nothing"
 
 
+class ExpectScore(Node):
+    """`score red 85`: the player's final score after the contract's transfers ([CT-27])."""
+
+    kind: Literal["expect_score"] = "expect_score"
+    player: Name
+    amount: IntLit
+
+
 class ExpectUtility(Node):
     """`utility customer $212`: the party's realised utility over the whole game (ContractSim paper, eq. 33)."""
 
@@ -364,6 +390,7 @@ Expect = Union[
     ExpectPoints,
     ExpectNothing,
     ExpectUtility,
+    ExpectScore,
 ]
 
 

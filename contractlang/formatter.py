@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 from contractlang import ast, build
 from contractlang.ir import ContractIR
-from contractlang.vocab import SETTING_BY_GAME_ID
+from contractlang.vocab import COLOURS, SETTING_BY_GAME_ID
 
 INDENT = "  "
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(-[A-Za-z0-9_]+)*\Z")
@@ -180,6 +180,10 @@ def format_given(g: ast.Given, order: tuple[str, ...] = ()) -> str:
         return f"{_week_spec(g.weeks)}: {action}"
     if isinstance(g, ast.GivenEnv):
         return f"env {g.env.value}"
+    if isinstance(g, ast.GivenBoard):
+        return f"board {g.board.value}"
+    if isinstance(g, ast.GivenTrade):
+        return f"{g.giver.value} gives {g.receiver.value} {_items(g.give, COLOURS)} for {_items(g.receive, COLOURS)}"
     if isinstance(g, ast.GivenMove):
         return f"{g.player.value} moves onto {g.colour.value} tile {_tile(g.tile)}"
     if isinstance(g, ast.GivenHolds):
@@ -212,6 +216,8 @@ def format_expect(e: ast.Expect, order: tuple[str, ...] = ()) -> str:
         return f"{e.giver.value} transfers {e.amount.value} points to {e.receiver.value}"
     if isinstance(e, ast.ExpectUtility):
         return f"utility {e.party.value} {money(e.amount.value)}"
+    if isinstance(e, ast.ExpectScore):
+        return f"score {e.player.value} {e.amount.value}"
     return "nothing enforced"
 
 

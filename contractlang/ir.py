@@ -337,7 +337,17 @@ class EndStep(Frozen):
     kind: Literal["end"] = "end"
 
 
-Step = Union[WeekStep, MoveStep, GoalStep, EndStep]
+class TradeStep(Frozen):
+    """An executed CT-Bench trade: `giver` hands `give` to `receiver` for `receive` (red, blue, green chips)."""
+
+    kind: Literal["trade"] = "trade"
+    giver: Player
+    receiver: Player
+    give: Triple
+    receive: Triple
+
+
+Step = Union[WeekStep, MoveStep, GoalStep, EndStep, TradeStep]
 
 Partial = tuple[int | None, int | None, int | None]
 """One value per input, None where the test leaves it to its default."""
@@ -432,6 +442,14 @@ class ExpectNothing(Frozen):
     kind: Literal["nothing"] = "nothing"
 
 
+class ExpectScore(Frozen):
+    """`player`'s final CT-Bench score after the contract's transfers ([CT-27])."""
+
+    kind: Literal["score"] = "score"
+    player: Player
+    amount: int
+
+
 class ExpectUtility(Frozen):
     """`role`'s realised utility over the game, in the setting's dollars (ContractSim paper, eqs. 31–33)."""
 
@@ -452,6 +470,7 @@ Expectation = Union[
     ExpectPoints,
     ExpectNothing,
     ExpectUtility,
+    ExpectScore,
 ]
 
 
@@ -463,6 +482,7 @@ class ScenarioIR(Frozen):
     steps: tuple[Step, ...]
     expects: tuple[Expectation, ...]
     world: ContractSimWorld | None = None  # a ContractSim test that names its environment
+    board: int | None = None  # a CT-Bench test that names its board: the game's engine plays it
 
 
 class CheckedScenario(Frozen):

@@ -302,6 +302,16 @@ class _ToAst(Transformer):
     def given_env(self, c):
         return _node(ast.GivenEnv, c, env=c[1])
 
+    def given_board(self, c):
+        return _node(ast.GivenBoard, c, board=c[1])
+
+    def given_trade(self, c):
+        ops = _operands(c)
+        cut = next(i for i, x in enumerate(c) if isinstance(x, Token) and str(x) == "for")
+        receive = tuple(x for x in c[cut:] if isinstance(x, ast.Quantity))
+        give = tuple(x for x in c[:cut] if isinstance(x, ast.Quantity))
+        return _node(ast.GivenTrade, c, giver=_name(ops[0]), receiver=_name(ops[1]), give=give, receive=receive)
+
     def given_block(self, c):
         return _node(_Block, c, lines=tuple(x for x in c if not isinstance(x, Token)))
 
@@ -354,6 +364,9 @@ class _ToAst(Transformer):
 
     def expect_utility(self, c):
         return _node(ast.ExpectUtility, c, party=_name(c[1]), amount=c[2])
+
+    def expect_score(self, c):
+        return _node(ast.ExpectScore, c, player=_name(c[1]), amount=c[2])
 
     def test_case(self, c):
         blocks = [x for x in c if isinstance(x, _Block)]

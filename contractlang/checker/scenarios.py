@@ -25,6 +25,7 @@ CLAUSES_OF_ROLE = {
     "supplier": ("deliver", "substitution", "payment_deduction", "rollover"),
 }
 ENVIRONMENTS = tuple(range(1, 7))  # ContractSim paper, App. A.3
+BOARD_IDS = tuple(range(80))  # each CT-Bench board set holds 80 boards ([CT-31])
 NO_CHIPS = (0, 0, 0)
 DEFAULT_HOLDINGS = (1, 1, 1)  # one chip of each colour: every coverage entry can pay unless a test says otherwise
 
@@ -49,6 +50,7 @@ class ScenarioChecker:
         before = len(self.r.items)
         self.given_spans: dict[str, Span] = {}
         self.world: tir.ContractSimWorld | None = None
+        self.board_id: int | None = None
         if isinstance(self.contract.ir, ContractSimIR):
             steps, horizon = self.weeks()
             expects = [self.contractsim_expect(e, horizon) for e in self.t.expect]
@@ -58,7 +60,12 @@ class ScenarioChecker:
         if len(self.r.items) > before:
             return None
         scenario = tir.ScenarioIR(
-            name=self.t.name, contract=self.contract.ir.name, steps=steps, expects=expects, world=self.world
+            name=self.t.name,
+            contract=self.contract.ir.name,
+            steps=steps,
+            expects=expects,
+            world=self.world,
+            board=self.board_id,
         )
         return CheckedScenario(
             ir=scenario,
@@ -421,12 +428,92 @@ class ScenarioChecker:
             )
         return row, col
 
+    def board(self) -> ast.GivenBoard | None:
+        """The test's `board` line (a second one is an error), when it names a board that exists."""
+        boards = [g for g in self.t.given if isinstance(g, ast.GivenBoard)]
+        for g in boards[1:]:
+            self.r.error(
+                "E802",
+                g.span,
+                f"the board is given twice in this test (first on line {boards[0].span.line})",
+                "a test is played on one board",
+            )
+        if boards and boards[0].board.value not in BOARD_IDS:
+            self.r.error(
+                "E808",
+                boards[0].board.span,
+                f"there is no board {boards[0].board.value}",
+                f"CT-Bench's benchmark boards are {BOARD_IDS[0]}..{BOARD_IDS[-1]} ([CT-31])",
+            )
+            return None
+        return boards[0] if boards else None
+
+    def chips(self, quantities: tuple[ast.Quantity, ...], what: str) -> tuple[int, int, int]:
+        got = dict.fromkeys(COLOURS, 0)
+        for q in quantities:
+            amount = self.h.number(q.amount, f"{q.product.value} chips {what}")
+            if self.colour(q.product):
+                got[q.product.value] += amount
+        return tuple(got[c] for c in COLOURS)
+
+    def trade(self, g: ast.GivenTrade, holdings: dict) -> tir.TradeStep | None:
+        """[CT-16]: a trade hands some chips each way between the two players; without a board the chips a
+        player holds from here on change by it, and must cover it."""
+        giver, receiver = self.player(g.giver), self.player(g.receiver)
+        give, receive = self.chips(g.give, "given"), self.chips(g.receive, "received")
+        if giver and giver == receiver:
+            self.r.error("E808", g.receiver.span, f"{giver} trades with itself", "a trade is between red and blue")
+            return None
+        if not sum(give) or not sum(receive):
+            self.r.error(
+                "E808",
+                g.span,
+                "a trade that gives or receives no chip",
+                "a trade hands at least one chip each way ([CT-16])",
+            )
+            return None
+        if not (giver and receiver):
+            return None
+        if "board" not in self.given_spans:
+            for who, out, back in ((giver, give, receive), (receiver, receive, give)):
+                held = holdings[who]
+                if any(o > h for o, h in zip(out, held)):
+                    shown = ", ".join(f"{c} {n}" for c, n in zip(COLOURS, held))
+                    self.r.error(
+                        "E808",
+                        g.span,
+                        f"{who} cannot hand over what this trade asks: it holds {shown}",
+                        f"say what it holds first: `{who} holds red 2, blue 0, green 1`",
+                    )
+                    return None
+                holdings[who] = tuple(h - o + b for h, o, b in zip(held, out, back))
+        return tir.TradeStep(giver=giver, receiver=receiver, give=give, receive=receive)
+
     def moves(self) -> tuple:
         holdings = {"red": DEFAULT_HOLDINGS, "blue": DEFAULT_HOLDINGS}
         steps = []
+        board = self.board()
+        if board is not None:
+            self.board_id = board.board.value
+            self.given_spans["board"] = board.span
         for g in self.t.given:
             if isinstance(g, ast.GivenWeek):
                 self.wrong_game(g, "a week")
+            elif isinstance(g, (ast.GivenEnv, ast.GivenBoard)):
+                if isinstance(g, ast.GivenEnv):
+                    self.wrong_game(g, "an environment")
+            elif isinstance(g, ast.GivenTrade):
+                self.given_spans[f"step@{len(steps)}"] = g.span
+                step = self.trade(g, holdings)
+                if step is not None:
+                    steps.append(step)
+            elif isinstance(g, ast.GivenHolds) and board is not None:
+                self.r.error(
+                    "E808",
+                    g.span,
+                    f"on board {board.board.value} the game deals the chips and the moves spend them",
+                    "give chips from one player to the other with a trade: `red gives blue red 2 for blue 1`",
+                )
             elif isinstance(g, ast.GivenHolds):
                 player = self.player(g.player)
                 chips = dict(zip(COLOURS, holdings.get(player, NO_CHIPS)))
@@ -439,14 +526,15 @@ class ScenarioChecker:
                 player, colour, tile = self.player(g.player), self.colour(g.colour), self.tile(g.tile)
                 if player and colour:
                     held = (holdings["red"], holdings["blue"])
+                    self.given_spans[f"step@{len(steps)}"] = g.span
                     steps.append(tir.MoveStep(player=player, tile=tile, tile_colour=colour, holdings=held))
             elif isinstance(g, ast.GivenGoal):
                 player = self.player(g.player)
                 if player:
+                    self.given_spans[f"step@{len(steps)}"] = g.span
                     steps.append(tir.GoalStep(player=player))
-            elif isinstance(g, ast.GivenEnv):
-                self.wrong_game(g, "an environment")
             else:
+                self.given_spans[f"step@{len(steps)}"] = g.span
                 steps.append(tir.EndStep())
         return tuple(steps)
 
@@ -479,6 +567,17 @@ class ScenarioChecker:
             return tir.ExpectPoints(giver=giver or "red", receiver=receiver or "blue", amount=amount)
         if isinstance(e, ast.ExpectNothing):
             return tir.ExpectNothing()
+        if isinstance(e, ast.ExpectScore):
+            player = self.player(e.player)
+            amount = self.h.number(e.amount, "a score", allow_negative=True)
+            if "board" not in self.given_spans and not any(isinstance(g, ast.GivenBoard) for g in self.t.given):
+                self.r.error(
+                    "E809",
+                    e.span,
+                    "a score needs the board the test is played on",
+                    "add `board 0` .. `board 79` to `given`: the game's engine plays the moves there and scores them",
+                )
+            return tir.ExpectScore(player=player or "red", amount=amount)
         self.wrong_game(e, "this expectation")
         return None
 

@@ -47,6 +47,10 @@ EXPECTATIONS = {
         "paper, eqs. 31–33): the Customer's budget plus the value delivered less its payments; the Supplier's "
         "payments less what its inputs cost. `contractlang test` plays it on the game's engine"
     ),
+    ast.ExpectScore: (
+        "the player's final score on the test's board after the contract's transfers ([CT-27]): 20 plus 5 per "
+        "chip held on the goal, else 0; 0 after a forfeit; then the points `on goal` moves"
+    ),
 }
 
 WORLD = {
@@ -73,6 +77,17 @@ def _test_hover(test: ast.ScenarioTest, pos: Position) -> Hover | None:
                 "paper, App. A.3): its budget, capital, values and price, receipt and spoilage laws. All 11 weeks "
                 "play, those not given as agreed, and the players' utilities can be expected."
             )
+            return Hover(markdown=text, range=span_range(g.span))
+        if g.span.line == pos.line + 1 and isinstance(g, ast.GivenBoard):
+            text = (
+                f"**board {g.board.value}**: the test is played on CT-Bench benchmark board {g.board.value} "
+                "([CT-31]) by the game's engine: the tiles' colours, the chips dealt and spent, the players passing "
+                "where the test says nothing of them, and the game played out to its end ([CT-13]); the players' "
+                "scores can be expected."
+            )
+            return Hover(markdown=text, range=span_range(g.span))
+        if g.span.line == pos.line + 1 and isinstance(g, ast.GivenTrade):
+            text = "**trade**: an executed trade, chips handed both ways between the players ([CT-16])."
             return Hover(markdown=text, range=span_range(g.span))
         if g.span.line == pos.line + 1 and isinstance(g, ast.GivenWeek) and g.action in WORLD:
             return Hover(markdown=f"**{g.action}**: {WORLD[g.action]}.", range=span_range(g.span))

@@ -39,11 +39,13 @@ from contractlang.ir import (
     ExpectNothing,
     ExpectOwed,
     ExpectPoints,
+    ExpectScore,
     ExpectTerminated,
     ExpectUtility,
     GoalStep,
     MoveStep,
     Step,
+    TradeStep,
     WeekStep,
 )
 from contractlang.scenario.clauses import breach_clause, fired
@@ -122,6 +124,8 @@ def events_of(monitor, step: Step) -> list:
         ]
     if isinstance(step, GoalStep):
         return [GoalReached(player=step.player)]
+    if isinstance(step, TradeStep):
+        return []  # the monitor sees a trade only in the chips the players hold at their next moves
     assert isinstance(step, EndStep)
     return [GameEnd()]
 
@@ -179,6 +183,8 @@ def expect_node(e: Expectation, products: tuple[str, ...] = ()) -> ast.Expect:
         return ast.ExpectPoints(giver=_name(e.giver), amount=_int(e.amount), receiver=_name(e.receiver), **s)
     if isinstance(e, ExpectUtility):
         return ast.ExpectUtility(party=_name(e.role), amount=ast.MoneyLit(value=e.amount, span=n), **s)
+    if isinstance(e, ExpectScore):
+        return ast.ExpectScore(player=_name(e.player), amount=_int(e.amount), **s)
     return ast.ExpectNothing(**s)
 
 
@@ -296,19 +302,32 @@ def _enforced(m: CTBenchMonitor) -> str:
     return "; ".join(said) or "nothing enforced"
 
 
+PAYOFFS = (ExpectUtility, ExpectScore)
+"""The expectations only a game's engine can judge: a ContractSim utility, a CT-Bench score."""
+
+
 def _played_world(
     checked: CheckedContract, scenario: CheckedScenario, events: tuple, worlds: Worlds | None
 ) -> Outcome | Failure | None:
-    """What the game's engine made of a test that expects utilities, or the failure that says why it could not."""
-    if not any(isinstance(e, ExpectUtility) for e in scenario.ir.expects):
+    """What the game's engine made of a test that expects a utility or a score, or is played on a board; or the
+    failure that says why it could not."""
+    payoffs = [span for e, span in zip(scenario.ir.expects, scenario.expect_spans) if isinstance(e, PAYOFFS)]
+    if not payoffs and scenario.ir.board is None:
         return None
     world = worlds.get(checked.ir.kind) if worlds is not None else None
     if world is None:
-        problem = (
-            "a utility needs the game's engine, which this run was not given: run the test with `contractlang "
-            "test` or `cl.test`"
+        what = (
+            "a board"
+            if scenario.ir.board is not None
+            else "a utility"
+            if checked.ir.kind == "contractsim"
+            else "a score"
         )
-        span = scenario.expect_spans[next(i for i, e in enumerate(scenario.ir.expects) if isinstance(e, ExpectUtility))]
+        problem = (
+            f"{what} needs the game's engine, which this run was not given: run the test with `contractlang test` "
+            "or `cl.test`"
+        )
+        span = scenario.given_spans["board"] if scenario.ir.board is not None else payoffs[0]
         return Failure(file=scenario.file, span=span, expected="", got="", problem=problem)
     outcome = world.play(checked.ir, scenario.ir, events)
     if outcome.fault is not None:
@@ -318,27 +337,32 @@ def _played_world(
     return outcome
 
 
+def _judge_payoff(e: ExpectUtility | ExpectScore, span: Span, file: str, played) -> Failure | None:
+    """A utility or a score against what the engine made of the test (exactly: both are whole numbers)."""
+    if not isinstance(played, Outcome):
+        return None  # the engine's failure already stands for it
+    who = e.role if isinstance(e, ExpectUtility) else e.player
+    got = played.utilities[who]
+    if got == e.amount:
+        return None
+    said = spell(e.model_copy(update={"amount": got}))
+    return Failure(file=file, span=span, expected=spell(e), got=said, trace=played.rows, kind=e.kind)
+
+
 def run_scenario(checked: CheckedContract, scenario: CheckedScenario, worlds: Worlds | None = None) -> TestResult:
-    """Play one test on a fresh monitor and judge each of its expectations; a utility through the game's engine
-    in `worlds` (its contract kind's)."""
+    """Play one test on a fresh monitor and judge each of its expectations; a utility or a score, and a test on
+    a board, through the game's engine in `worlds` (its contract kind's)."""
     monitor, events = replay(checked, scenario.ir.steps)
     played = _played_world(checked, scenario, events, worlds)
     failures = [played] if isinstance(played, Failure) else []
+    if isinstance(played, Outcome) and played.events:  # on a board, the monitor sees the moves the engine made
+        monitor = compile(checked.ir)
+        for event in played.events:
+            monitor = monitor.apply(event)
     for e, span in zip(scenario.ir.expects, scenario.expect_spans):
-        if isinstance(e, ExpectUtility):
-            if isinstance(played, Outcome):
-                got = played.utilities[e.role]
-                if got != e.amount:
-                    failures.append(
-                        Failure(
-                            file=scenario.file,
-                            span=span,
-                            expected=spell(e),
-                            got=spell(e.model_copy(update={"amount": got})),
-                            trace=played.rows,
-                            kind=e.kind,
-                        )
-                    )
+        if isinstance(e, PAYOFFS):
+            failure = _judge_payoff(e, span, scenario.file, played)
+            failures.extend([failure] if failure else [])
             continue
         if isinstance(monitor, ContractSimMonitor):
             products = checked.ir.setting_info.products

@@ -1,4 +1,4 @@
-"""What a scenario test asks of a game's engine beyond the contract: the players' utilities.
+"""What a scenario test asks of a game's engine beyond the contract: the players' utilities or scores.
 
 The monitor says what the contract makes of the events; a utility also needs the game's world (inventory,
 production, input costs, the Customer's valuation), which lives with the game. `contractlang` never imports a
@@ -28,15 +28,17 @@ class Outcome(Frozen):
     """What the engine made of a scenario: each role's realised utility in the setting's dollars and its
     account week by week, or the fault that stopped it."""
 
-    utilities: dict[str, int] = {}
+    utilities: dict[str, int] = {}  # ContractSim: each role's utility; CT-Bench: each player's final score
     rows: tuple[str, ...] = ()
     fault: Fault | None = None
+    events: tuple[EventBase, ...] = ()  # the monitor's events as the engine played them (a CT-Bench board's)
 
 
 @runtime_checkable
 class World(Protocol):
     """A game's engine as a scenario test uses it: play the test's world with the events the monitor was given
-    (payments and deliveries in the setting's dollars, in order) and say what each role's utility came to."""
+    (ContractSim's payments and deliveries in the setting's dollars, in order), or a CT-Bench test's steps on
+    its board, and say what each role's utility or score came to."""
 
     def play(self, contract: ContractIR, scenario: ScenarioIR, events: tuple[EventBase, ...]) -> Outcome: ...
 
