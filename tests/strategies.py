@@ -24,6 +24,7 @@ from contractlang.ir import (
     ExpectNothing,
     ExpectOwed,
     ExpectPoints,
+    ExpectScore,
     ExpectTerminated,
     ExpectUtility,
     GoalStep,
@@ -34,6 +35,7 @@ from contractlang.ir import (
     Ref,
     RolloverTerms,
     SubstitutionTerms,
+    TradeStep,
     WeekStep,
 )
 from contractlang.vocab import PAYMENT_WEEKS, SETTINGS
@@ -312,6 +314,29 @@ def _ctbench_scenario(draw, ir: CTBenchIR):
     return steps, draw(st.lists(st.one_of(choices), min_size=1, max_size=3))
 
 
+_some_chips = _holdings.filter(any)
+
+
+@st.composite
+def _board_scenario(draw, ir: CTBenchIR):
+    """A CT-Bench test on a board: trades between the players among its moves, and scores expected. The chips
+    are the game's there, so the moves state none (the checker's default holdings)."""
+    steps, expects = draw(_ctbench_scenario(ir))
+    held = ((1, 1, 1), (1, 1, 1))
+    steps = [s.model_copy(update={"holdings": held}) if isinstance(s, MoveStep) else s for s in steps]
+    for _ in range(draw(st.integers(0, 2))):
+        giver = draw(players)
+        trade = TradeStep(
+            giver=giver,
+            receiver="blue" if giver == "red" else "red",
+            give=draw(_some_chips),
+            receive=draw(_some_chips),
+        )
+        steps.insert(draw(st.integers(0, len(steps))), trade)
+    expects += draw(st.lists(st.builds(ExpectScore, player=players, amount=st.integers(0, 200)), max_size=2))
+    return steps, expects, draw(st.integers(0, 79))
+
+
 @st.composite
 def contracts_with_tests(draw):
     """A contract's syntax tree holding scenario tests that type-check against it (`given` steps and `expect` lines
@@ -336,10 +361,14 @@ def contracts_with_tests(draw):
                 amounts = st.integers(-50, 300).map(lambda v, g=g: v * g)
                 utility = st.builds(ExpectUtility, role=st.sampled_from(["customer", "supplier"]), amount=amounts)
                 expects += draw(st.lists(utility, max_size=2))
+        elif draw(st.booleans()):
+            steps, expects, board = draw(_board_scenario(ir))
+            world = [ast.GivenBoard(board=ast.IntLit(value=board, span=build.NOWHERE), span=build.NOWHERE)]
         else:
             steps, expects = draw(_ctbench_scenario(ir))
         nowhere = build.NOWHERE
-        given = [g for s in steps for g in given_nodes(s, products)]
+        held = ((1, 1, 1), (1, 1, 1)) if world and isinstance(ir, CTBenchIR) else ()
+        given = [g for s in steps for g in given_nodes(s, products, held)]
         if world:  # the world's lines interleave with the weeks' anywhere in `given`
             at = draw(st.integers(0, len(given)))
             given[at:at] = world

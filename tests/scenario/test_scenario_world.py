@@ -171,3 +171,68 @@ def test_a_played_game_replayed_as_a_test_gives_the_games_own_utilities(tmp_path
     report = cl.test(replayed)
     assert report.ok, [f.text() for r in report.results for f in r.failures] + [d.message for d in report.diagnostics]
     assert report.results[0].utilities == {"customer": record.u_customer, "supplier": record.u_supplier}
+
+
+SWAP = (EXAMPLES / "ctbench-board-24-swap.contract").read_text()
+WALK = """\
+tests for "board-24-swap" {
+  test "walk" {
+    given {
+      board 24
+%s
+    }
+    expect {
+%s
+    }
+  }
+}
+"""
+
+
+def _walk(tmp_path, given: str, expect: str):
+    (tmp_path / "ctbench-board-24-swap.contract").write_text(SWAP)
+    path = tmp_path / "walk.contract"
+    path.write_text(WALK % (given, expect))
+    return path
+
+
+def test_a_score_on_a_board_is_the_hand_computed_one(tmp_path):
+    # Board 24 (rows: g r r b / r b b r / b r r b / b r b g). Red starts on (0,0) with 14 red and 2 green chips
+    # and walks (0,1) r, (0,2) r, (0,3) b, (1,3) r, (2,3) b to the goal (3,3), which takes a green chip; blue's
+    # cover entries pay red's two blue tiles with blue chips, so red spends 3 red and 1 green of its own.
+    #   red: 20 + 5 x (11 red + 1 green) = 80;  blue, still on the start: 0
+    walk = "\n".join(
+        f"      red moves onto {c} tile {t}"
+        for c, t in (("red", "(0,1)"), ("red", "(0,2)"), ("blue", "(0,3)"), ("red", "(1,3)"), ("blue", "(2,3)"))
+    )
+    path = _walk(tmp_path, walk + "\n      red moves onto green tile (3,3)", "      score red 80\n      score blue 0")
+    report = cl.test(path)
+    assert report.ok, [f.text() for r in report.results for f in r.failures]
+    assert report.results[0].utilities == {"red": 80, "blue": 0}
+    wrong = _walk(tmp_path, walk, "      score red 80")  # red stops short of the goal: 0
+    [failure] = cl.test(wrong).results[0].failures
+    assert failure.text().startswith(f"{wrong}:12:7: expected score red 80, got score red 0")
+    assert "score red 0 = 0 (not on the goal)" in failure.text()
+
+
+@pytest.mark.parametrize(
+    "given, line, message",
+    [
+        ("      red moves onto blue tile (0,1)", 5, "tile (0, 1) is red on board 24, not blue"),
+        ("      red moves onto blue tile (1,1)", 5, "red moves onto (1, 1), which is not next to the mover"),
+        ("      blue gives red red 1 for red 1", 5, "the chips held cannot cover this trade"),
+        ("      red reaches goal", 5, "red is on (0, 0), not on the goal (3, 3)"),
+    ],
+    ids=["colour", "adjacency", "trade", "goal"],
+)
+def test_a_move_the_board_cannot_take_fails_at_its_line(tmp_path, given, line, message):
+    path = _walk(tmp_path, given, "      score red 0")
+    [failure] = cl.test(path).results[0].failures
+    assert failure.text().startswith(f"{path}:{line}:7: the game cannot play this: {message}")
+
+
+def test_without_the_games_engine_a_board_fails_saying_so(tmp_path):
+    path = _walk(tmp_path, "      red moves onto red tile (0,1)", "      nothing enforced")
+    [result] = run_without_games([path]).results
+    [failure] = result.failures
+    assert failure.span.line == 4 and "a board needs the game's engine" in failure.text()
