@@ -64,9 +64,13 @@ class Failure(Frozen):
     kind: str = ""  # the expectation's kind (`breach`, `utility`, ...); empty for a test the engine could not play
     problem: str | None = None  # a test the engine could not play or judge: why, in place of expected/got
 
+    @property
+    def summary(self) -> str:
+        """`expected …, got …`, or why the engine could not play or judge the test."""
+        return self.problem or f"expected {self.expected}, got {self.got}"
+
     def text(self) -> str:
-        said = self.problem or f"expected {self.expected}, got {self.got}"
-        head = f"{self.file}:{self.span.line}:{self.span.column}: {said}"
+        head = f"{self.file}:{self.span.line}:{self.span.column}: {self.summary}"
         return "\n".join([head, *("    " + row for row in self.trace)])
 
 

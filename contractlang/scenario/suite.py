@@ -100,8 +100,9 @@ class TestReport(Frozen):
                             "line": f.span.line,
                             "column": f.span.column,
                             "kind": f.kind or None,
-                            "expected": f.expected,
-                            "got": f.got,
+                            "expected": f.expected or None,
+                            "got": f.got or None,
+                            "problem": f.problem,
                             "trace": list(f.trace),
                             "message": f.text(),
                         }

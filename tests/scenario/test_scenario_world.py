@@ -236,3 +236,20 @@ def test_without_the_games_engine_a_board_fails_saying_so(tmp_path):
     [result] = run_without_games([path]).results
     [failure] = result.failures
     assert failure.span.line == 4 and "a board needs the game's engine" in failure.text()
+
+
+def test_a_test_the_game_cannot_play_reads_as_such_in_json_and_junit(tmp_path):
+    from lxml import etree
+
+    path = _suite(tmp_path, "      env 5\n      week 4: prices basil $3", "      utility customer $207")
+    junit = tmp_path / "junit.xml"
+    done = run_cli("test", path, "--json", "--junit", junit)
+    assert done.returncode == 1
+    [failure] = json.loads(done.stdout)["tests"][0]["failures"]
+    assert failure["expected"] is None and failure["got"] is None and failure["kind"] is None
+    assert failure["problem"].startswith("the game cannot play this: week 4: basil at $3")
+    schema = etree.XMLSchema(etree.parse(str(EXAMPLES.parent / "tests" / "scenario" / "junit.xsd")))
+    document = etree.parse(str(junit))
+    schema.assertValid(document)
+    [element] = document.findall(".//failure")
+    assert element.get("type") == "game" and element.get("message") == failure["problem"]
