@@ -236,6 +236,7 @@ def test_formatting_symbols_and_the_chip_colour_code_action():
                 "test late payment breaches in week 3",
                 "test two pizzas carried, each deducted",
                 "test a third pizza short is more than rollover carries",
+                "test a dear week with a short receipt, in environment 5",
             ]
 
             cturi = uri_of(CTBENCH)
