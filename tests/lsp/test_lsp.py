@@ -138,6 +138,9 @@ def test_hover_explains_products_weeks_clauses_and_tiles():
             assert await hover_text(s, cturi, where(board, "(0,1)", 1)) == "Tile (0, 1) is **red** on board 24."
             entry = await hover_text(s, cturi, where(board, "pays for red\n", 1))
             assert entry == "P-Blue pays for P-Red's move onto (2,3) with a chip of the tile's colour."
+            assert (await hover_text(s, cturi, where(board, "board 24\n"))).startswith("**board 24**: the test is")
+            assert (await hover_text(s, cturi, where(board, "red gives blue"))).startswith("**trade**: an executed")
+            assert "final score" in await hover_text(s, cturi, where(board, "score red"))
             count = len(s.published)
             s.client.workspace_did_change_configuration(
                 types.DidChangeConfigurationParams(settings={"contractlang": {"board": 3}})

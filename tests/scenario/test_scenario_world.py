@@ -253,3 +253,33 @@ def test_a_test_the_game_cannot_play_reads_as_such_in_json_and_junit(tmp_path):
     schema.assertValid(document)
     [element] = document.findall(".//failure")
     assert element.get("type") == "game" and element.get("message") == failure["problem"]
+
+
+def test_the_checker_refuses_what_neither_game_can_produce_with_a_caret():
+    from contractlang import check_source
+
+    test = """\
+  test "bad" {
+    given {
+      env 9
+      week 3: order mozzarella 1
+      week 4: order mozzarella -1
+      week 12: spoil basil 1
+      board 24
+      red gives blue red 1 for blue 1
+    }
+    expect { score red 5 }
+  }
+}
+"""
+    source = CONTRACT.removesuffix("}\n") + test
+    found = [(d.code, d.span.line, d.span.column) for d in check_source(source, "w.contract").diagnostics]
+    assert found == [
+        ("E808", 8, 11),  # no environment 9
+        ("E808", 9, 12),  # an order in payment week 3
+        ("E301", 10, 32),  # a negative order
+        ("E201", 11, 12),  # week 12 is outside the game
+        ("E803", 12, 7),  # a board belongs to CT-Bench
+        ("E803", 13, 7),  # so does a trade
+        ("E803", 15, 14),  # and a score
+    ]
