@@ -283,3 +283,53 @@ def test_the_checker_refuses_what_neither_game_can_produce_with_a_caret():
         ("E803", 13, 7),  # so does a trade
         ("E803", 15, 14),  # and a score
     ]
+
+
+def _as_board_test(record) -> str:
+    """A played CT-Bench game's log as a test on its board: its executed trades and move attempts in order."""
+    from games.ctbench.log import Proposal, Response, RoundMoveAttempt
+
+    def chips(counts) -> str:
+        return ", ".join(f"{c} {n}" for c, n in counts.model_dump().items() if n)
+
+    lines, offered = [f"board {record.board_id}"], None
+    for e in record.log:
+        if isinstance(e, Proposal):
+            offered = e
+        elif isinstance(e, Response) and e.executed:
+            trade = offered.offer
+            partner = "blue" if offered.player == "red" else "red"
+            lines.append(f"{offered.player} gives {partner} {chips(trade.give)} for {chips(trade.receive)}")
+        elif isinstance(e, RoundMoveAttempt):
+            lines.append(f"{e.player} moves onto {e.tile_colour} tile ({e.tile[0]},{e.tile[1]})")
+    red, blue = record.scores
+    body = "\n      ".join(lines)
+    return (
+        f'tests for "board-24-swap" {{\n  test "replayed" {{\n    given {{\n      {body}\n    }}\n'
+        f"    expect {{\n      score red {red}\n      score blue {blue}\n    }}\n  }}\n}}\n"
+    )
+
+
+# board 24: a cooperative game (both finish, the contract paying 4 moves), a random red's executed trade with a
+# planning blue (both finish); board 3: blue forfeits ([CT-24])
+PLAYED = [(24, "planner", "planner", 1, 0), (24, "random", "planner", 4, 1), (3, "planner", "planner", 1, 0)]
+
+
+@pytest.mark.parametrize("board, red, blue, seed, trades", PLAYED, ids=["cooperative", "trade", "forfeit"])
+def test_a_played_board_game_replayed_as_a_test_gives_the_games_own_scores(tmp_path, board, red, blue, seed, trades):
+    """The scenario engine and CT-Bench's `play` agree on the final scores of a game under the contract."""
+    from contractlang import check_source
+    from games.ctbench.board import benchmark_board
+    from games.ctbench.play import play
+
+    [checked] = check_source(SWAP, "swap.contract").contracts
+    record = play(
+        benchmark_board(board), "file", "trade", red, blue, seed=seed, contract=checked.ir, keep_log=True, rules="paper"
+    )
+    (tmp_path / "ctbench-board-24-swap.contract").write_text(SWAP)
+    replayed = tmp_path / "replayed.contract"
+    replayed.write_text(_as_board_test(record))
+    assert replayed.read_text().count(" gives ") == trades
+    report = cl.test(replayed)
+    assert report.ok, [f.text() for r in report.results for f in r.failures] + [d.message for d in report.diagnostics]
+    assert report.results[0].utilities == dict(zip(("red", "blue"), record.scores))
