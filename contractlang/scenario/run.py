@@ -320,13 +320,8 @@ def _played_world(
         return None
     world = worlds.get(checked.ir.kind) if worlds is not None else None
     if world is None:
-        what = (
-            "a board"
-            if scenario.ir.board is not None
-            else "a utility"
-            if checked.ir.kind == "contractsim"
-            else "a score"
-        )
+        payoff = "a utility" if isinstance(checked.ir, ContractSimIR) else "a score"
+        what = "a board" if scenario.ir.board is not None else payoff
         problem = (
             f"{what} needs the game's engine, which this run was not given: run the test with `contractlang test` "
             "or `cl.test`"
