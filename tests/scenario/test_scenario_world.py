@@ -333,3 +333,22 @@ def test_a_played_board_game_replayed_as_a_test_gives_the_games_own_scores(tmp_p
     report = cl.test(replayed)
     assert report.ok, [f.text() for r in report.results for f in r.failures] + [d.message for d in report.diagnostics]
     assert report.results[0].utilities == dict(zip(("red", "blue"), record.scores))
+
+
+@pytest.mark.parametrize(
+    "line, after, wanted",
+    [
+        ("week 4: order mozzarella 6", "week 4: order ", ["mozzarella", "basil", "tomato"]),
+        ("week 4: receive mozzarella 4, basil 5", "week 4: receive mozzarella 4, ", ["mozzarella", "basil", "tomato"]),
+        ("week 4: deliver pizza 1", "week 4: deliver ", ["pizza", "pasta", "soup"]),
+    ],
+)
+def test_the_editor_completes_inputs_in_world_lines_and_products_in_deliveries(line, after, wanted):
+    from contractlang.lsp.completion import complete
+    from contractlang.lsp.text import Position
+
+    text = (EXAMPLES / "catering-env5-a.contract").read_text()
+    at = text.index(line) + len(after)
+    where = Position(line=text.count("\n", 0, at), character=at - (text.rfind("\n", 0, at) + 1))
+    offered = [c for c in complete(text, where) if c.kind != "keyword"]
+    assert [c.label for c in offered] == wanted
