@@ -304,6 +304,8 @@ def _ctbench_scenario(draw, ir: CTBenchIR):
                 )
             )
         )
+    if any(isinstance(s, EndStep) for s in steps):  # nothing happens after the game ends
+        steps = steps[: next(k for k, s in enumerate(steps) if isinstance(s, EndStep)) + 1]
     choices = [st.just(ExpectNothing()), st.builds(ExpectForfeit, player=players, tile=st.none())]
     for entry in ir.coverage:
         choices.append(
@@ -332,7 +334,8 @@ def _board_scenario(draw, ir: CTBenchIR):
             give=draw(_some_chips),
             receive=draw(_some_chips),
         )
-        steps.insert(draw(st.integers(0, len(steps))), trade)
+        ends = isinstance(steps[-1], EndStep) if steps else False
+        steps.insert(draw(st.integers(0, len(steps) - ends)), trade)
     expects += draw(st.lists(st.builds(ExpectScore, player=players, amount=st.integers(0, 200)), max_size=2))
     return steps, expects, draw(st.integers(0, 79))
 

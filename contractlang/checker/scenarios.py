@@ -496,7 +496,18 @@ class ScenarioChecker:
         if board is not None:
             self.board_id = board.board.value
             self.given_spans["board"] = board.span
+        ended: ast.GivenEnd | None = None
         for g in self.t.given:
+            if ended is not None and isinstance(g, (ast.GivenMove, ast.GivenGoal, ast.GivenEnd, ast.GivenTrade)):
+                self.r.error(
+                    "E808",
+                    g.span,
+                    f"the game has ended (line {ended.span.line}): nothing happens after it",
+                    "move `game ends` to the end of `given`",
+                )
+                continue
+            if isinstance(g, ast.GivenEnd):
+                ended = g
             if isinstance(g, ast.GivenWeek):
                 self.wrong_game(g, "a week")
             elif isinstance(g, (ast.GivenEnv, ast.GivenBoard)):

@@ -354,6 +354,15 @@ def run_scenario(checked: CheckedContract, scenario: CheckedScenario, worlds: Wo
     monitor, events = replay(checked, scenario.ir.steps)
     played = _played_world(checked, scenario, events, worlds)
     failures = [played] if isinstance(played, Failure) else []
+    if scenario.ir.board is not None and isinstance(played, Failure):
+        # on a board the engine's moves are the monitor's events: with none, there is nothing else to judge
+        return TestResult(
+            name=scenario.ir.name,
+            contract=scenario.ir.contract,
+            file=scenario.file,
+            span=scenario.span,
+            failures=(played,),
+        )
     if isinstance(played, Outcome) and played.events:  # on a board, the monitor sees the moves the engine made
         monitor = compile(checked.ir)
         for event in played.events:

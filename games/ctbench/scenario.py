@@ -1,7 +1,8 @@
 """CT-Bench's engine for scenario tests (`contractlang.scenario.world.World`): a test that names its board is
 played on the game's own `State`, its trades, moves and goals in the order written, each player passing when
-the test says nothing of it; after the last line both players pass until the game ends ([CT-13]–[CT-15]). The
-final scores are the game's own ([CT-27]), and the monitor's events are those the engine made.
+the test says nothing of it; at `game ends`, and after the last line, both players pass until the game ends by
+its own rules ([CT-13]–[CT-15]). The final scores are the game's own ([CT-27]), and the monitor's events are
+those the engine made.
 """
 
 from __future__ import annotations
@@ -42,15 +43,20 @@ class CTBenchScenarios:
         state = game.new_initial_state()
         try:
             for k, step in enumerate(scenario.steps):
-                if not isinstance(step, EndStep):
-                    state = self._step(state, k, step, bench.ref)
-            while not state.is_terminal():
-                state = state.apply_action(_waiting(state))
+                state = self._finished(state) if isinstance(step, EndStep) else self._step(state, k, step, bench.ref)
+            state = self._finished(state)
         except _Stop as stop:
             return Outcome(rows=self._rows(state), fault=stop.fault)
         scores = state.returns()
         rows = self._rows(state) + tuple(self._score_row(state, p, scores[p]) for p in ("red", "blue"))
         return Outcome(utilities=scores, rows=rows, events=tuple(monitor_events(state.log)))
+
+    @staticmethod
+    def _finished(state: State) -> State:
+        """The game played out: both players pass until it ends by its own rules ([CT-13]–[CT-15])."""
+        while not state.is_terminal():
+            state = state.apply_action(_waiting(state))
+        return state
 
     @staticmethod
     def _until(state: State, k: int, player: str, phase: str) -> State:

@@ -352,3 +352,10 @@ def test_the_editor_completes_inputs_in_world_lines_and_products_in_deliveries(l
     where = Position(line=text.count("\n", 0, at), character=at - (text.rfind("\n", 0, at) + 1))
     offered = [c for c in complete(text, where) if c.kind != "keyword"]
     assert [c.label for c in offered] == wanted
+
+
+def test_nothing_happens_after_the_game_ends(tmp_path):
+    path = _walk(tmp_path, "      game ends\n      red moves onto red tile (0,1)", "      score red 0")
+    [problem] = cl.test(path).diagnostics
+    assert (problem.code, problem.span.line, problem.span.column) == ("E808", 6, 7)
+    assert problem.message == "the game has ended (line 5): nothing happens after it"
