@@ -214,13 +214,21 @@ class GameRef(Node):
 
 
 class GivenWeek(Node):
-    """`week 1: pay $15`, `week 2: deliver pizza 1, ...`, `week 3: nothing`, `weeks 4..11: as agreed`."""
+    """`week 1: pay $15`, `week 2: deliver pizza 1, ...`, `week 3: nothing`, `weeks 4..11: as agreed`; and what
+    the rest of the world does in a production week: `week 2: order mozzarella 2, ...` (the Supplier's order),
+    `week 2: prices mozzarella $3, ...`, `week 2: receive mozzarella 1` (what of the order arrived),
+    `week 4: spoil basil 1` (the spoilage shock) ([CS-06], [CS-11])."""
 
     kind: Literal["given_week"] = "given_week"
     weeks: WeekSpec
-    action: Literal["pay", "deliver", "nothing", "agreed"]
+    action: Literal["pay", "deliver", "nothing", "agreed", "order", "prices", "receive", "spoil"]
     amount: MoneyLit | None = None
-    items: tuple[Quantity, ...] = ()
+    items: tuple[Quantity, ...] = ()  # deliver: products; order, receive, spoil: inputs
+    prices: tuple[PriceEntry, ...] = ()  # prices: inputs
+
+
+WORLD_ACTIONS = ("order", "prices", "receive", "spoil")
+"""The `given` week lines that say what the rest of the world does, not what the contract's parties do."""
 
 
 class GivenMove(Node):
@@ -249,7 +257,32 @@ class GivenEnd(Node):
     kind: Literal["given_end"] = "given_end"
 
 
-Given = Union[GivenWeek, GivenMove, GivenHolds, GivenGoal, GivenEnd]
+class GivenEnv(Node):
+    """`env 5`: the ContractSim environment the test is played in (ContractSim paper, App. A.3)."""
+
+    kind: Literal["given_env"] = "given_env"
+    env: IntLit
+
+
+class GivenBoard(Node):
+    """`board 24`: the CT-Bench benchmark board the test is played on ([CT-31])."""
+
+    kind: Literal["given_board"] = "given_board"
+    board: IntLit
+
+
+class GivenTrade(Node):
+    """`red gives blue red 2 for blue 1`: an executed trade, `giver` handing `give` to `receiver` for `receive`
+    ([CT-16])."""
+
+    kind: Literal["given_trade"] = "given_trade"
+    giver: Name
+    receiver: Name
+    give: tuple[Quantity, ...]
+    receive: tuple[Quantity, ...]
+
+
+Given = Union[GivenWeek, GivenMove, GivenHolds, GivenGoal, GivenEnd, GivenEnv, GivenBoard, GivenTrade]
 
 
 class ExpectBreach(Node):
@@ -329,6 +362,22 @@ class ExpectNothing(Node):
     kind: Literal["expect_nothing"] = "expect_nothing"
 
 
+class ExpectScore(Node):
+    """`score red 85`: the player's final score after the contract's transfers ([CT-27])."""
+
+    kind: Literal["expect_score"] = "expect_score"
+    player: Name
+    amount: IntLit
+
+
+class ExpectUtility(Node):
+    """`utility customer $212`: the party's realised utility over the whole game (ContractSim paper, eq. 33)."""
+
+    kind: Literal["expect_utility"] = "expect_utility"
+    party: Name
+    amount: MoneyLit
+
+
 Expect = Union[
     ExpectBreach,
     ExpectNoBreach,
@@ -340,6 +389,8 @@ Expect = Union[
     ExpectForfeit,
     ExpectPoints,
     ExpectNothing,
+    ExpectUtility,
+    ExpectScore,
 ]
 
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 from contractlang import ast, build
 from contractlang.ir import ContractIR
-from contractlang.vocab import SETTING_BY_GAME_ID
+from contractlang.vocab import COLOURS, SETTING_BY_GAME_ID
 
 INDENT = "  "
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(-[A-Za-z0-9_]+)*\Z")
@@ -166,15 +166,24 @@ def _tile(t: ast.Tile) -> str:
 
 
 def format_given(g: ast.Given, order: tuple[str, ...] = ()) -> str:
-    """One `given` line of a scenario test."""
+    """One `given` line of a scenario test; `order` ranks the products and inputs an entry lists."""
     if isinstance(g, ast.GivenWeek):
-        action = {
-            "pay": lambda: f"pay {money(g.amount.value)}",
-            "deliver": lambda: f"deliver {_items(g.items, order)}",
-            "nothing": lambda: "nothing",
-            "agreed": lambda: "as agreed",
-        }[g.action]()
+        if g.action in ("pay", "prices"):
+            rank = {name: i for i, name in enumerate(order)}
+            entries = sorted(g.prices, key=lambda e: rank.get(e.product.value, len(rank)))
+            listed = ", ".join(f"{e.product.value} {money(e.amount.value)}" for e in entries)
+            action = f"pay {money(g.amount.value)}" if g.action == "pay" else f"prices {listed}"
+        elif g.action in ("nothing", "agreed"):
+            action = "nothing" if g.action == "nothing" else "as agreed"
+        else:  # deliver, order, receive, spoil: quantities of products or inputs
+            action = f"{g.action} {_items(g.items, order)}"
         return f"{_week_spec(g.weeks)}: {action}"
+    if isinstance(g, ast.GivenEnv):
+        return f"env {g.env.value}"
+    if isinstance(g, ast.GivenBoard):
+        return f"board {g.board.value}"
+    if isinstance(g, ast.GivenTrade):
+        return f"{g.giver.value} gives {g.receiver.value} {_items(g.give, COLOURS)} for {_items(g.receive, COLOURS)}"
     if isinstance(g, ast.GivenMove):
         return f"{g.player.value} moves onto {g.colour.value} tile {_tile(g.tile)}"
     if isinstance(g, ast.GivenHolds):
@@ -205,6 +214,10 @@ def format_expect(e: ast.Expect, order: tuple[str, ...] = ()) -> str:
         return f"{e.player.value} forfeits" + (f" at {_tile(e.tile)}" if e.tile else "")
     if isinstance(e, ast.ExpectPoints):
         return f"{e.giver.value} transfers {e.amount.value} points to {e.receiver.value}"
+    if isinstance(e, ast.ExpectUtility):
+        return f"utility {e.party.value} {money(e.amount.value)}"
+    if isinstance(e, ast.ExpectScore):
+        return f"score {e.player.value} {e.amount.value}"
     return "nothing enforced"
 
 
@@ -224,6 +237,12 @@ def _test(p: _Printer, t: ast.ScenarioTest, depth: int, order: tuple[str, ...]) 
     p.line(depth, "}", t.span.end_line, t.span.end_line, closes=True)
 
 
+def _names(game_id: str) -> tuple[str, ...]:
+    """The products then the inputs of a ContractSim setting, the order entries list them in."""
+    setting = SETTING_BY_GAME_ID.get(game_id)
+    return setting.products + setting.inputs if setting else ()
+
+
 def _contract(p: _Printer, contract: ast.Contract) -> None:
     setting = SETTING_BY_GAME_ID.get(contract.game.game_id)
     order = setting.products if setting else ()
@@ -232,7 +251,7 @@ def _contract(p: _Printer, contract: ast.Contract) -> None:
     for clause in contract.clauses:
         _clause(p, clause, order)
     for test in contract.tests:
-        _test(p, test, 1, order)
+        _test(p, test, 1, _names(contract.game.game_id))
     p.line(0, "}", contract.span.end_line, contract.span.end_line, closes=True)
 
 
@@ -246,10 +265,7 @@ def _suite(p: _Printer, suite: ast.ScenarioSuite, orders: Mapping[str, tuple[str
 def format_source(file: ast.SourceFile) -> str:
     """Canonical text of a parsed file, contracts and test suites in their order; idempotent, comments kept."""
     p = _Printer(file.comments)
-    orders = {}
-    for c in file.contracts:
-        setting = SETTING_BY_GAME_ID.get(c.game.game_id)
-        orders[c.name] = setting.products if setting else ()
+    orders = {c.name: _names(c.game.game_id) for c in file.contracts}
     blocks = sorted((*file.contracts, *file.suites), key=lambda b: (b.span.line, b.span.column))
     for k, block in enumerate(blocks):
         if k:

@@ -337,7 +337,40 @@ class EndStep(Frozen):
     kind: Literal["end"] = "end"
 
 
-Step = Union[WeekStep, MoveStep, GoalStep, EndStep]
+class TradeStep(Frozen):
+    """An executed CT-Bench trade: `giver` hands `give` to `receiver` for `receive` (red, blue, green chips)."""
+
+    kind: Literal["trade"] = "trade"
+    giver: Player
+    receiver: Player
+    give: Triple
+    receive: Triple
+
+
+Step = Union[WeekStep, MoveStep, GoalStep, EndStep, TradeStep]
+
+Partial = tuple[int | None, int | None, int | None]
+"""One value per input, None where the test leaves it to its default."""
+
+
+class SupplyWeek(Frozen):
+    """What the rest of the world does in one production week ([CS-06], [CS-07], [CS-11]), in the setting's
+    dollars: the Supplier's input order (None: the inputs the week's delivery needs beyond its stock), the
+    input prices (None: the environment's lowest), the receipts (None: all of the order arrives) and the
+    spoilage shock (the loss is the smaller of it and the stock)."""
+
+    week: int
+    order: Triple | None = None
+    prices: Partial = (None, None, None)
+    receipts: Partial = (None, None, None)
+    spoilage: Triple = (0, 0, 0)
+
+
+class ContractSimWorld(Frozen):
+    """The environment a ContractSim test is played in (ContractSim paper, App. A.3) and its production weeks."""
+
+    env: int
+    weeks: tuple[SupplyWeek, ...]  # production weeks 2, 4, 6, 8, 10 in order
 
 
 class ExpectBreach(Frozen):
@@ -409,6 +442,22 @@ class ExpectNothing(Frozen):
     kind: Literal["nothing"] = "nothing"
 
 
+class ExpectScore(Frozen):
+    """`player`'s final CT-Bench score after the contract's transfers ([CT-27])."""
+
+    kind: Literal["score"] = "score"
+    player: Player
+    amount: int
+
+
+class ExpectUtility(Frozen):
+    """`role`'s realised utility over the game, in the setting's dollars (ContractSim paper, eqs. 31–33)."""
+
+    kind: Literal["utility"] = "utility"
+    role: str
+    amount: int
+
+
 Expectation = Union[
     ExpectBreach,
     ExpectNoBreach,
@@ -420,6 +469,8 @@ Expectation = Union[
     ExpectForfeit,
     ExpectPoints,
     ExpectNothing,
+    ExpectUtility,
+    ExpectScore,
 ]
 
 
@@ -430,6 +481,8 @@ class ScenarioIR(Frozen):
     contract: str
     steps: tuple[Step, ...]
     expects: tuple[Expectation, ...]
+    world: ContractSimWorld | None = None  # a ContractSim test that names its environment
+    board: int | None = None  # a CT-Bench test that names its board: the game's engine plays it
 
 
 class CheckedScenario(Frozen):
@@ -439,3 +492,10 @@ class CheckedScenario(Frozen):
     file: str
     span: Span
     expect_spans: tuple[Span, ...]
+    given_spans: dict[str, Span] = {}  # `env`, and `ACTION@WEEK` for each week a `given` line names
+
+    def given_span(self, keys: tuple[str, ...]) -> Span:
+        """Where the first of the `given` lines `keys` the test writes is; the environment's line, else the test,
+        when it writes none of them."""
+        found = [self.given_spans[k] for k in keys if k in self.given_spans]
+        return found[0] if found else self.given_spans.get("env") or self.span

@@ -264,9 +264,26 @@ class _ToAst(Transformer):
     def act_agreed(self, c):
         return _node(_Action, c, action="agreed")
 
+    def act_order(self, c):
+        return _node(_Action, c, action="order", items=tuple(_operands(c)))
+
+    def act_receive(self, c):
+        return _node(_Action, c, action="receive", items=tuple(_operands(c)))
+
+    def act_spoil(self, c):
+        return _node(_Action, c, action="spoil", items=tuple(_operands(c)))
+
+    def act_prices(self, c):
+        return _node(_Action, c, action="prices", prices=tuple(_operands(c)))
+
+    def input_price(self, c):
+        return _node(ast.PriceEntry, c, product=_name(c[0]), amount=c[1])
+
     def given_week(self, c):
         act = c[2]
-        return _node(ast.GivenWeek, c, weeks=c[0], action=act.action, amount=act.amount, items=act.items)
+        return _node(
+            ast.GivenWeek, c, weeks=c[0], action=act.action, amount=act.amount, items=act.items, prices=act.prices
+        )
 
     def given_move(self, c):
         ops = _operands(c)
@@ -281,6 +298,19 @@ class _ToAst(Transformer):
 
     def given_end(self, c):
         return _node(ast.GivenEnd, c)
+
+    def given_env(self, c):
+        return _node(ast.GivenEnv, c, env=c[1])
+
+    def given_board(self, c):
+        return _node(ast.GivenBoard, c, board=c[1])
+
+    def given_trade(self, c):
+        ops = _operands(c)
+        cut = next(i for i, x in enumerate(c) if isinstance(x, Token) and str(x) == "for")
+        receive = tuple(x for x in c[cut:] if isinstance(x, ast.Quantity))
+        give = tuple(x for x in c[:cut] if isinstance(x, ast.Quantity))
+        return _node(ast.GivenTrade, c, giver=_name(ops[0]), receiver=_name(ops[1]), give=give, receive=receive)
 
     def given_block(self, c):
         return _node(_Block, c, lines=tuple(x for x in c if not isinstance(x, Token)))
@@ -332,6 +362,12 @@ class _ToAst(Transformer):
     def expect_nothing(self, c):
         return _node(ast.ExpectNothing, c)
 
+    def expect_utility(self, c):
+        return _node(ast.ExpectUtility, c, party=_name(c[1]), amount=c[2])
+
+    def expect_score(self, c):
+        return _node(ast.ExpectScore, c, player=_name(c[1]), amount=c[2])
+
     def test_case(self, c):
         blocks = [x for x in c if isinstance(x, _Block)]
         given = blocks[0] if len(blocks) == 2 else None
@@ -361,6 +397,7 @@ class _Action(ast.Node):
     action: str
     amount: ast.MoneyLit | None = None
     items: tuple[ast.Quantity, ...] = ()
+    prices: tuple[ast.PriceEntry, ...] = ()
 
 
 class _Block(ast.Node):

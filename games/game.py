@@ -46,6 +46,7 @@ class GameType:
     summary: str = ""
     events: Any = None  # the union of its log's event classes, by `type`: how a stored record's events read back
     tournament: str | None = None  # the module that makes its cross-play tournaments' jobs (`cl.tournament`)
+    scenario: str | None = None  # the module whose `WORLD` plays scenario tests' worlds (`cl.test` utilities)
 
     @cached_property
     def event_adapter(self) -> TypeAdapter | None:
@@ -230,6 +231,12 @@ def game_for_contract(ir) -> GameType:
         if t.ir_kind == ir.kind:
             return t
     raise UnknownName(f"no registered game plays a {ir.kind} contract")
+
+
+def scenario_worlds() -> dict[str, Any]:
+    """The engine each game lends scenario tests (`contractlang.scenario.world.World`), by the contract kind it
+    plays: what `cl.test` judges utilities with."""
+    return {t.ir_kind: importlib.import_module(t.scenario).WORLD for t in playable() if t.scenario and t.ir_kind}
 
 
 def load_game(name: str, **setup) -> Game:

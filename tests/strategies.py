@@ -24,7 +24,9 @@ from contractlang.ir import (
     ExpectNothing,
     ExpectOwed,
     ExpectPoints,
+    ExpectScore,
     ExpectTerminated,
+    ExpectUtility,
     GoalStep,
     Lit,
     MoveStep,
@@ -33,6 +35,7 @@ from contractlang.ir import (
     Ref,
     RolloverTerms,
     SubstitutionTerms,
+    TradeStep,
     WeekStep,
 )
 from contractlang.vocab import PAYMENT_WEEKS, SETTINGS
@@ -214,6 +217,71 @@ def _contractsim_expectations(draw, ir: ContractSimIR, horizon: int):
     return draw(st.lists(st.one_of(choices), min_size=1, max_size=4))
 
 
+@st.composite
+def _world(draw, ir: ContractSimIR):
+    """The rest of a ContractSim test's world: an environment and some production weeks' orders, input prices,
+    receipts (at most the order) and spoilage, each line drawn or left to its default."""
+    from contractlang.ir import ContractSimWorld, SupplyWeek
+    from contractlang.vocab import PRODUCTION_WEEKS
+
+    g = ir.setting_info.granularity
+    price = st.one_of(st.none(), st.integers(1, 3).map(lambda v: v * g))
+    weeks = []
+    for w in PRODUCTION_WEEKS:
+        order = draw(st.one_of(st.none(), st.tuples(quantity, quantity, quantity)))
+        receipts = (None, None, None)
+        if order is not None:
+            receipts = tuple(draw(st.one_of(st.none(), st.integers(0, o))) for o in order)
+        weeks.append(
+            SupplyWeek(
+                week=w,
+                order=order,
+                prices=draw(st.tuples(price, price, price)),
+                receipts=receipts,
+                spoilage=draw(st.tuples(*[st.integers(0, 2)] * 3)),
+            )
+        )
+    return ContractSimWorld(env=draw(st.integers(1, 6)), weeks=tuple(weeks))
+
+
+def world_nodes(world, inputs: tuple[str, ...]) -> list:
+    """The `given` lines that state `world` (an `env` line, then each production week's lines that differ from
+    the defaults)."""
+    from contractlang import ast
+
+    nowhere = build.NOWHERE
+
+    def quantities(values) -> tuple:
+        return tuple(
+            ast.Quantity(
+                product=ast.Name(value=x, span=nowhere), amount=ast.IntLit(value=v, span=nowhere), span=nowhere
+            )
+            for x, v in zip(inputs, values)
+            if v is not None
+        )
+
+    lines: list = [ast.GivenEnv(env=ast.IntLit(value=world.env, span=nowhere), span=nowhere)]
+    for s in world.weeks:
+        spec = ast.WeekSpec(form="single", weeks=(ast.IntLit(value=s.week, span=nowhere),), span=nowhere)
+        line = lambda action, spec=spec, **kw: ast.GivenWeek(weeks=spec, action=action, span=nowhere, **kw)  # noqa: E731
+        if s.order is not None:
+            lines.append(line("order", items=quantities(s.order)))
+        prices = tuple(
+            ast.PriceEntry(
+                product=ast.Name(value=x, span=nowhere), amount=ast.MoneyLit(value=p, span=nowhere), span=nowhere
+            )
+            for x, p in zip(inputs, s.prices)
+            if p is not None
+        )
+        if prices:
+            lines.append(line("prices", prices=prices))
+        if any(r is not None for r in s.receipts):
+            lines.append(line("receive", items=quantities(s.receipts)))
+        if any(s.spoilage):
+            lines.append(line("spoil", items=quantities(tuple(v or None for v in s.spoilage))))
+    return lines
+
+
 _holdings = st.tuples(quantity, quantity, quantity)
 
 
@@ -236,6 +304,8 @@ def _ctbench_scenario(draw, ir: CTBenchIR):
                 )
             )
         )
+    if any(isinstance(s, EndStep) for s in steps):  # nothing happens after the game ends
+        steps = steps[: next(k for k, s in enumerate(steps) if isinstance(s, EndStep)) + 1]
     choices = [st.just(ExpectNothing()), st.builds(ExpectForfeit, player=players, tile=st.none())]
     for entry in ir.coverage:
         choices.append(
@@ -244,6 +314,30 @@ def _ctbench_scenario(draw, ir: CTBenchIR):
     for p in ir.points:
         choices.append(st.just(ExpectPoints(giver=p.giver, receiver=p.receiver, amount=p.amount)))
     return steps, draw(st.lists(st.one_of(choices), min_size=1, max_size=3))
+
+
+_some_chips = _holdings.filter(any)
+
+
+@st.composite
+def _board_scenario(draw, ir: CTBenchIR):
+    """A CT-Bench test on a board: trades between the players among its moves, and scores expected. The chips
+    are the game's there, so the moves state none (the checker's default holdings)."""
+    steps, expects = draw(_ctbench_scenario(ir))
+    held = ((1, 1, 1), (1, 1, 1))
+    steps = [s.model_copy(update={"holdings": held}) if isinstance(s, MoveStep) else s for s in steps]
+    for _ in range(draw(st.integers(0, 2))):
+        giver = draw(players)
+        trade = TradeStep(
+            giver=giver,
+            receiver="blue" if giver == "red" else "red",
+            give=draw(_some_chips),
+            receive=draw(_some_chips),
+        )
+        ends = isinstance(steps[-1], EndStep) if steps else False
+        steps.insert(draw(st.integers(0, len(steps) - ends)), trade)
+    expects += draw(st.lists(st.builds(ExpectScore, player=players, amount=st.integers(0, 200)), max_size=2))
+    return steps, expects, draw(st.integers(0, 79))
 
 
 @st.composite
@@ -258,18 +352,34 @@ def contracts_with_tests(draw):
     products = ir.setting_info.products if isinstance(ir, ContractSimIR) else ()
     tests = []
     for k in range(draw(st.integers(1, 3))):
+        world = []
         if isinstance(ir, ContractSimIR):
             steps = _weeks_of(ir, draw)
-            horizon = steps[-1].week if steps else 11
+            if draw(st.booleans()):  # a test that names its environment plays all 11 weeks
+                world = world_nodes(draw(_world(ir)), ir.setting_info.inputs)
+            horizon = steps[-1].week if steps and not world else 11
             expects = draw(_contractsim_expectations(ir, horizon))
+            if world:
+                g = ir.setting_info.granularity
+                amounts = st.integers(-50, 300).map(lambda v, g=g: v * g)
+                utility = st.builds(ExpectUtility, role=st.sampled_from(["customer", "supplier"]), amount=amounts)
+                expects += draw(st.lists(utility, max_size=2))
+        elif draw(st.booleans()):
+            steps, expects, board = draw(_board_scenario(ir))
+            world = [ast.GivenBoard(board=ast.IntLit(value=board, span=build.NOWHERE), span=build.NOWHERE)]
         else:
             steps, expects = draw(_ctbench_scenario(ir))
         nowhere = build.NOWHERE
+        held = ((1, 1, 1), (1, 1, 1)) if world and isinstance(ir, CTBenchIR) else ()
+        given = [g for s in steps for g in given_nodes(s, products, held)]
+        if world:  # the world's lines interleave with the weeks' anywhere in `given`
+            at = draw(st.integers(0, len(given)))
+            given[at:at] = world
         tests.append(
             ast.ScenarioTest(
                 name=f"t{k}",
                 name_span=nowhere,
-                given=tuple(g for s in steps for g in given_nodes(s, products)),
+                given=tuple(given),
                 expect=tuple(expect_node(e, products) for e in expects),
                 span=nowhere,
             )

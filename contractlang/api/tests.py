@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import Annotated
 
@@ -20,11 +21,33 @@ Paths = str | Path | Annotated[Sequence[str | Path], Field(min_length=1)]
 """A file or folder, or one or more of them."""
 
 
+class GameWorlds(Mapping):
+    """The engines the games lend scenario tests (`GameType.scenario`), by contract kind, loaded on first use:
+    a run whose tests expect no utility never imports a game."""
+
+    @cached_property
+    def _worlds(self) -> dict:
+        from games.game import scenario_worlds
+
+        return scenario_worlds()
+
+    def __getitem__(self, kind: str):
+        return self._worlds[kind]
+
+    def __iter__(self):
+        return iter(self._worlds)
+
+    def __len__(self) -> int:
+        return len(self._worlds)
+
+
 @checked
 def test(paths: Paths = (".",), coverage: Flag = False, only: Text | None = None) -> TestReport:
-    """Run every scenario test in the `.contract` files under `paths` through the monitor the games use; with
-    `coverage`, which tests fired each clause and which clauses no event sequence can fire."""
-    return run_tests([paths] if isinstance(paths, (str, Path)) else list(paths), coverage=coverage, only=only)
+    """Run every scenario test in the `.contract` files under `paths` through the monitor the games use, the
+    players' utilities through the game's engine; with `coverage`, which tests fired each clause and which
+    clauses no event sequence can fire."""
+    paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    return run_tests(paths, coverage=coverage, only=only, worlds=GameWorlds())
 
 
 class Generated(Frozen):
@@ -41,7 +64,7 @@ def generate_tests(contract: str | Path, write: Flag = True) -> Generated:
     sequence that fires it, written as `tests for` blocks to `STEM.generated.contract` beside it (`contractlang
     test` on the folder finds them); a clause no sequence fires is reported dead with the reason."""
     path = Path(contract)
-    report = run_tests([path.parent])
+    report = run_tests([path.parent], worlds=GameWorlds())
     if report.diagnostics:
         from contractlang.diagnostics import ContractError
 

@@ -1,10 +1,11 @@
 """The scenario-test half of the checker: each test typed against the checked contract it names (events the
-game can produce, expectations about clauses the contract has, weeks inside the scenario; E801–E807)."""
+game can produce, expectations about clauses the contract has, weeks inside the scenario; E108, E801–E809)."""
 
 from contractlang import ast
 from contractlang import ir as tir
 from contractlang.checker.contracts import ContractChecker, Reporter, listing
-from contractlang.diagnostics import did_you_mean
+from contractlang.diagnostics import Span, did_you_mean
+from contractlang.formatter import money
 from contractlang.ir import (
     CheckedContract,
     CheckedScenario,
@@ -23,6 +24,8 @@ CLAUSES_OF_ROLE = {
     "customer": ("pay",),
     "supplier": ("deliver", "substitution", "payment_deduction", "rollover"),
 }
+ENVIRONMENTS = tuple(range(1, 7))  # ContractSim paper, App. A.3
+BOARD_IDS = tuple(range(80))  # each CT-Bench board set holds 80 boards ([CT-31])
 NO_CHIPS = (0, 0, 0)
 DEFAULT_HOLDINGS = (1, 1, 1)  # one chip of each colour: every coverage entry can pay unless a test says otherwise
 
@@ -45,6 +48,9 @@ class ScenarioChecker:
 
     def run(self) -> CheckedScenario | None:
         before = len(self.r.items)
+        self.given_spans: dict[str, Span] = {}
+        self.world: tir.ContractSimWorld | None = None
+        self.board_id: int | None = None
         if isinstance(self.contract.ir, ContractSimIR):
             steps, horizon = self.weeks()
             expects = [self.contractsim_expect(e, horizon) for e in self.t.expect]
@@ -53,20 +59,48 @@ class ScenarioChecker:
             expects = [self.ctbench_expect(e) for e in self.t.expect]
         if len(self.r.items) > before:
             return None
-        scenario = tir.ScenarioIR(name=self.t.name, contract=self.contract.ir.name, steps=steps, expects=expects)
+        scenario = tir.ScenarioIR(
+            name=self.t.name,
+            contract=self.contract.ir.name,
+            steps=steps,
+            expects=expects,
+            world=self.world,
+            board=self.board_id,
+        )
         return CheckedScenario(
-            ir=scenario, file=self.r.path, span=self.t.span, expect_spans=tuple(e.span for e in self.t.expect)
+            ir=scenario,
+            file=self.r.path,
+            span=self.t.span,
+            expect_spans=tuple(e.span for e in self.t.expect),
+            given_spans=self.given_spans,
         )
 
     # --- ContractSim ---------------------------------------------------------------
 
     def weeks(self) -> tuple[tuple[tir.WeekStep, ...], int]:
-        """One step per week 1..the last week given; a week the test leaves out goes as agreed."""
+        """One step per week 1..the last week given (all 11 when the test names its environment); a week the
+        test leaves out goes as agreed. The world's lines are gathered into `self.world`."""
         setting = self.contract.ir.setting_info
         steps: dict[int, tuple[tir.WeekStep, ast.Node]] = {}
+        world: dict[str, dict[int, tuple[tuple, ast.GivenWeek]]] = {a: {} for a in ast.WORLD_ACTIONS}
+        env = next((g for g in self.t.given if isinstance(g, ast.GivenEnv)), None)
         for g in self.t.given:
+            if isinstance(g, ast.GivenEnv):
+                if g is not env:
+                    self.r.error(
+                        "E802",
+                        g.span,
+                        f"the environment is given twice in this test (first on line {env.span.line})",
+                        "a test is played in one environment",
+                    )
+                elif self.environment(g.env) is not None:
+                    self.given_spans["env"] = g.span
+                continue
             if not isinstance(g, ast.GivenWeek):
                 self.wrong_game(g, "this event")
+                continue
+            if g.action in ast.WORLD_ACTIONS:
+                self.world_line(g, world)
                 continue
             if g.action == "pay":
                 weeks = self.h.weeks(g.weeks, PAYMENT_WEEKS, "payment", "given pay")
@@ -88,11 +122,142 @@ class ScenarioChecker:
                     )
                     continue
                 steps[w] = (tir.WeekStep(week=w, action=g.action, **step), g)
-        horizon = max(steps, default=WEEKS[-1])
+                self.given_spans[f"week@{w}"] = g.span
+        self.receipts_within_orders(world)
+        if env is not None:
+            if "env" in self.given_spans:
+                self.world = self.supply(env.env.value, world)
+        elif any(world.values()):
+            first = min((g for lines in world.values() for _, g in lines.values()), key=lambda g: g.span)
+            self.needs_environment(first, f"`{first.action}`")
+        horizon = max(steps, default=WEEKS[-1]) if env is None else WEEKS[-1]
         full = tuple(
             steps[w][0] if w in steps else tir.WeekStep(week=w, action="agreed") for w in range(1, horizon + 1)
         )
         return full, horizon
+
+    # --- the rest of the ContractSim world -------------------------------------------
+
+    def environment(self, lit: ast.IntLit) -> int | None:
+        if lit.value not in ENVIRONMENTS:
+            self.r.error(
+                "E808",
+                lit.span,
+                f"there is no environment {lit.value}",
+                f"ContractSim's environments are {listing(ENVIRONMENTS)}",
+            )
+            return None
+        return lit.value
+
+    def needs_environment(self, node: ast.Node, what: str) -> None:
+        self.r.error(
+            "E809",
+            node.span,
+            f"{what} needs the environment the test is played in",
+            "add `env 1` .. `env 6` to `given`: the environment's engine plays orders, prices, receipts and "
+            "spoilage and gives the players' utilities",
+        )
+
+    def input(self, name: ast.Name) -> int | None:
+        setting = self.contract.ir.setting_info
+        if name.value not in setting.inputs:
+            self.r.error(
+                "E108",
+                name.span,
+                f"unknown input `{name.value}` in {setting.title}",
+                f"{did_you_mean(name.value, setting.inputs)}the inputs are {listing(setting.inputs)}",
+            )
+            return None
+        return setting.inputs.index(name.value)
+
+    def production_weeks(self, g: ast.GivenWeek) -> list[int]:
+        """The production weeks a world line names; a payment week or one outside the game is an error."""
+        bad = False
+        for lit in g.weeks.weeks:
+            if lit.value not in WEEKS:
+                self.r.error("E201", lit.span, f"week {lit.value} is outside the game's weeks 1..11", "weeks run 1..11")
+                bad = True
+            elif lit.value not in PRODUCTION_WEEKS:
+                self.r.error(
+                    "E808",
+                    lit.span,
+                    f"`{g.action}` in payment week {lit.value}: the Supplier orders, and inputs are priced, "
+                    "received and spoil, only in production weeks",
+                    f"production weeks are {listing(PRODUCTION_WEEKS)}",
+                )
+                bad = True
+        return [] if bad else self.h.weeks(g.weeks, PRODUCTION_WEEKS, "production", f"given {g.action}")
+
+    def world_line(self, g: ast.GivenWeek, world: dict) -> None:
+        """One `order`, `prices`, `receive` or `spoil` line: per input, its value and the node it is written in."""
+        setting = self.contract.ir.setting_info
+        values: dict[int, tuple[int, ast.Node]] = {}
+        entries = g.prices if g.action == "prices" else g.items
+        for e in entries:
+            idx = self.input(e.product)
+            if g.action == "prices":
+                amount = self.h.money_amount(e.amount, setting, f"the price of {e.product.value}")
+            else:
+                amount = self.h.number(e.amount, f"{g.action} of {e.product.value}")
+            if idx is None:
+                continue
+            if idx in values:
+                self.r.error("E104", e.span, f"{e.product.value} is listed twice in one line", "list each input once")
+            values[idx] = (amount, e)
+        for w in self.production_weeks(g):
+            lines = world[g.action]
+            if w in lines:
+                self.r.error(
+                    "E802",
+                    g.span,
+                    f"week {w}'s `{g.action}` is given twice in this test (first on line {lines[w][1].span.line})",
+                    f"say once what the week's {g.action} is",
+                )
+                continue
+            lines[w] = (values, g)
+            self.given_spans[f"{g.action}@{w}"] = g.span
+
+    def receipts_within_orders(self, world: dict) -> None:
+        """[CS-11]: what arrives of an order is at most the order, so a receipt needs its week's order."""
+        for w, (received, g) in world["receive"].items():
+            ordered = world["order"].get(w)
+            if ordered is None:
+                self.r.error(
+                    "E808",
+                    g.span,
+                    f"a receipt in week {w}, which gives no order",
+                    f"give the order it is a receipt of: `week {w}: order ...`",
+                )
+                continue
+            for idx, (amount, node) in received.items():
+                asked = ordered[0].get(idx, (0, None))[0]
+                if amount > asked:
+                    name = self.contract.ir.setting_info.inputs[idx]
+                    self.r.error(
+                        "E808",
+                        node.span,
+                        f"{amount} {name} received in week {w}, more than the {asked} ordered",
+                        "what arrives of an order is at most the order ([CS-11])",
+                    )
+
+    def supply(self, env: int, world: dict) -> tir.ContractSimWorld:
+        def partial(action: str, w: int) -> tuple:
+            got = world[action].get(w)
+            return tuple(got[0][i][0] if got and i in got[0] else None for i in range(3))
+
+        weeks = []
+        for w in PRODUCTION_WEEKS:
+            order = world["order"].get(w)
+            weeks.append(
+                tir.SupplyWeek(
+                    week=w,
+                    order=tuple(order[0].get(i, (0,))[0] for i in range(3)) if order else None,
+                    prices=partial("prices", w),
+                    receipts=partial("receive", w),
+                    spoilage=tuple(v or 0 for v in partial("spoil", w)),
+                )
+            )
+        return tir.ContractSimWorld(env=env, weeks=tuple(weeks))
 
     def week_in(self, lit: ast.IntLit, horizon: int) -> int | None:
         w = lit.value
@@ -219,6 +384,20 @@ class ScenarioChecker:
             return tir.ExpectTerminated(week=week, terminated=not e.negated)
         if isinstance(e, ast.ExpectNothing):
             return tir.ExpectNothing()
+        if isinstance(e, ast.ExpectUtility):
+            role = self.role(e.party)
+            amount = self.h.number(e.amount, "a utility", allow_negative=True)
+            granularity = self.contract.ir.setting_info.granularity
+            if amount % granularity:
+                self.r.error(
+                    "E302",
+                    e.amount.span,
+                    f"a utility of {money(amount)} is not a multiple of {money(granularity)}",
+                    f"every amount of this setting is a whole multiple of {money(granularity)}, and so is a utility",
+                )
+            if not any(isinstance(g, ast.GivenEnv) for g in self.t.given):
+                self.needs_environment(e, "a utility")
+            return tir.ExpectUtility(role=role or "customer", amount=amount)
         self.wrong_game(e, "this expectation")
         return None
 
@@ -249,12 +428,103 @@ class ScenarioChecker:
             )
         return row, col
 
+    def board(self) -> ast.GivenBoard | None:
+        """The test's `board` line (a second one is an error), when it names a board that exists."""
+        boards = [g for g in self.t.given if isinstance(g, ast.GivenBoard)]
+        for g in boards[1:]:
+            self.r.error(
+                "E802",
+                g.span,
+                f"the board is given twice in this test (first on line {boards[0].span.line})",
+                "a test is played on one board",
+            )
+        if boards and boards[0].board.value not in BOARD_IDS:
+            self.r.error(
+                "E808",
+                boards[0].board.span,
+                f"there is no board {boards[0].board.value}",
+                f"CT-Bench's benchmark boards are {BOARD_IDS[0]}..{BOARD_IDS[-1]} ([CT-31])",
+            )
+            return None
+        return boards[0] if boards else None
+
+    def chips(self, quantities: tuple[ast.Quantity, ...], what: str) -> tuple[int, int, int]:
+        got = dict.fromkeys(COLOURS, 0)
+        for q in quantities:
+            amount = self.h.number(q.amount, f"{q.product.value} chips {what}")
+            if self.colour(q.product):
+                got[q.product.value] += amount
+        return tuple(got[c] for c in COLOURS)
+
+    def trade(self, g: ast.GivenTrade, holdings: dict) -> tir.TradeStep | None:
+        """[CT-16]: a trade hands some chips each way between the two players; without a board the chips a
+        player holds from here on change by it, and must cover it."""
+        giver, receiver = self.player(g.giver), self.player(g.receiver)
+        give, receive = self.chips(g.give, "given"), self.chips(g.receive, "received")
+        if giver and giver == receiver:
+            self.r.error("E808", g.receiver.span, f"{giver} trades with itself", "a trade is between red and blue")
+            return None
+        if not sum(give) or not sum(receive):
+            self.r.error(
+                "E808",
+                g.span,
+                "a trade that gives or receives no chip",
+                "a trade hands at least one chip each way ([CT-16])",
+            )
+            return None
+        if not (giver and receiver):
+            return None
+        if "board" not in self.given_spans:
+            for who, out, back in ((giver, give, receive), (receiver, receive, give)):
+                held = holdings[who]
+                if any(o > h for o, h in zip(out, held)):
+                    shown = ", ".join(f"{c} {n}" for c, n in zip(COLOURS, held))
+                    self.r.error(
+                        "E808",
+                        g.span,
+                        f"{who} cannot hand over what this trade asks: it holds {shown}",
+                        f"say what it holds first: `{who} holds red 2, blue 0, green 1`",
+                    )
+                    return None
+                holdings[who] = tuple(h - o + b for h, o, b in zip(held, out, back))
+        return tir.TradeStep(giver=giver, receiver=receiver, give=give, receive=receive)
+
     def moves(self) -> tuple:
         holdings = {"red": DEFAULT_HOLDINGS, "blue": DEFAULT_HOLDINGS}
         steps = []
+        board = self.board()
+        if board is not None:
+            self.board_id = board.board.value
+            self.given_spans["board"] = board.span
+        ended: ast.GivenEnd | None = None
         for g in self.t.given:
+            if ended is not None and isinstance(g, (ast.GivenMove, ast.GivenGoal, ast.GivenEnd, ast.GivenTrade)):
+                self.r.error(
+                    "E808",
+                    g.span,
+                    f"the game has ended (line {ended.span.line}): nothing happens after it",
+                    "move `game ends` to the end of `given`",
+                )
+                continue
+            if isinstance(g, ast.GivenEnd):
+                ended = g
             if isinstance(g, ast.GivenWeek):
                 self.wrong_game(g, "a week")
+            elif isinstance(g, (ast.GivenEnv, ast.GivenBoard)):
+                if isinstance(g, ast.GivenEnv):
+                    self.wrong_game(g, "an environment")
+            elif isinstance(g, ast.GivenTrade):
+                self.given_spans[f"step@{len(steps)}"] = g.span
+                step = self.trade(g, holdings)
+                if step is not None:
+                    steps.append(step)
+            elif isinstance(g, ast.GivenHolds) and board is not None:
+                self.r.error(
+                    "E808",
+                    g.span,
+                    f"on board {board.board.value} the game deals the chips and the moves spend them",
+                    "give chips from one player to the other with a trade: `red gives blue red 2 for blue 1`",
+                )
             elif isinstance(g, ast.GivenHolds):
                 player = self.player(g.player)
                 chips = dict(zip(COLOURS, holdings.get(player, NO_CHIPS)))
@@ -267,12 +537,15 @@ class ScenarioChecker:
                 player, colour, tile = self.player(g.player), self.colour(g.colour), self.tile(g.tile)
                 if player and colour:
                     held = (holdings["red"], holdings["blue"])
+                    self.given_spans[f"step@{len(steps)}"] = g.span
                     steps.append(tir.MoveStep(player=player, tile=tile, tile_colour=colour, holdings=held))
             elif isinstance(g, ast.GivenGoal):
                 player = self.player(g.player)
                 if player:
+                    self.given_spans[f"step@{len(steps)}"] = g.span
                     steps.append(tir.GoalStep(player=player))
             else:
+                self.given_spans[f"step@{len(steps)}"] = g.span
                 steps.append(tir.EndStep())
         return tuple(steps)
 
@@ -305,6 +578,17 @@ class ScenarioChecker:
             return tir.ExpectPoints(giver=giver or "red", receiver=receiver or "blue", amount=amount)
         if isinstance(e, ast.ExpectNothing):
             return tir.ExpectNothing()
+        if isinstance(e, ast.ExpectScore):
+            player = self.player(e.player)
+            amount = self.h.number(e.amount, "a score", allow_negative=True)
+            if "board" not in self.given_spans and not any(isinstance(g, ast.GivenBoard) for g in self.t.given):
+                self.r.error(
+                    "E809",
+                    e.span,
+                    "a score needs the board the test is played on",
+                    "add `board 0` .. `board 79` to `given`: the game's engine plays the moves there and scores them",
+                )
+            return tir.ExpectScore(player=player or "red", amount=amount)
         self.wrong_game(e, "this expectation")
         return None
 

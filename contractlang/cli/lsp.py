@@ -1,4 +1,5 @@
-"""`contractlang lsp`: the language server on stdio, with the z3 verifier and the CT-Bench boards wired in."""
+"""`contractlang lsp`: the language server on stdio, with the z3 verifier, the CT-Bench boards and the games'
+engines for scenario tests' utilities wired in."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Annotated
 import typer
 
 from contractlang.api.language import verifier_inputs, verify
+from contractlang.api.tests import GameWorlds
 from contractlang.cli.app import app
 from contractlang.cli.errors import InputError
 from contractlang.ir import CheckedContract
@@ -35,6 +37,6 @@ def lsp(
         from contractlang.lsp.server import serve
     except ImportError as exc:
         raise InputError(f"the language server needs pygls ({exc}): pip install 'contractlang[lsp]'") from None
-    code = serve(verify=_verify, board_colours=_board_colours, debounce=debounce_ms / 1000)
+    code = serve(verify=_verify, board_colours=_board_colours, debounce=debounce_ms / 1000, worlds=GameWorlds())
     if code:
         raise typer.Exit(code)  # `exit` without `shutdown`: 1, as the protocol says

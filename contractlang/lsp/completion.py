@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from contractlang.ast import WORLD_ACTIONS
 from contractlang.lsp.analysis import MAX_LIVE_CHARS
 from contractlang.lsp.text import Lines, Position
 from contractlang.parser import keyword_of, parse_prefix
@@ -20,7 +21,7 @@ from contractlang.vocab import (
     Frozen,
 )
 
-Kind = Literal["keyword", "product", "party", "game", "colour", "week"]
+Kind = Literal["keyword", "product", "input", "party", "game", "colour", "week"]
 
 _PARTIAL_WORD = re.compile(r"[A-Za-z0-9_.-]*\Z")
 # Longer than any keyword, game ID or name of a vocabulary: the word being typed is looked for only this far
@@ -100,12 +101,26 @@ def _names(values: list[str]) -> list[Completion]:
     if block in ("cover", "goal"):
         return [Completion(label=p, kind="party", detail="player") for p in CTBENCH_PARTIES]
     setting = SETTING_BY_GAME_ID.get(game or "")
-    if setting is not None and (block in _PRODUCT_BLOCKS or values[-2:] == ["total", "deliver"]):
+    action = _week_action(values) if block == "given" else None
+    if setting is not None and action in WORLD_ACTIONS:
+        return [
+            Completion(label=x, kind="input", detail=f"{t} ({setting.title})")
+            for x, t in zip(setting.inputs, setting.input_titles)
+        ]
+    if setting is not None and (block in _PRODUCT_BLOCKS or action == "deliver" or values[-2:] == ["total", "deliver"]):
         return [
             Completion(label=p, kind="product", detail=f"{t} ({setting.title})")
             for p, t in zip(setting.products, setting.product_titles)
         ]
     return []
+
+
+def _week_action(values: list[str]) -> str | None:
+    """What the `given` week line being written says happens (`order` in `week 2: order mozzarella 2, `)."""
+    if ":" not in values:
+        return None
+    at = len(values) - 1 - values[::-1].index(":")
+    return values[at + 1] if at + 1 < len(values) else None
 
 
 def _weeks(values: list[str]) -> list[Completion]:

@@ -42,6 +42,26 @@ EXPECTATIONS = {
     ast.ExpectForfeit: "a forfeit: the giver lacked the chip an entry needed",
     ast.ExpectPoints: "points an `on goal` entry moved at the game's end",
     ast.ExpectNothing: "no enforcement at all",
+    ast.ExpectUtility: (
+        "the party's realised utility over the whole game, in the setting's dollars, compared exactly (ContractSim "
+        "paper, eqs. 31–33): the Customer's budget plus the value delivered less its payments; the Supplier's "
+        "payments less what its inputs cost. `contractlang test` plays it on the game's engine"
+    ),
+    ast.ExpectScore: (
+        "the player's final score on the test's board after the contract's transfers ([CT-27]): 20 plus 5 per "
+        "chip held on the goal, else 0; 0 after a forfeit; then the points `on goal` moves"
+    ),
+}
+
+WORLD = {
+    "order": "the Supplier's input order this production week, bought at the week's prices whatever arrives "
+    "([CS-07]); a week with no `order` buys the inputs its delivery needs beyond the stock",
+    "prices": "this production week's input prices, each one the environment's price law can draw ([CS-11]); an "
+    "input left out costs the environment's lowest price",
+    "receive": "what arrived of the week's order, at least the environment's low bound and at most the order "
+    "([CS-11]); an input left out arrives in full",
+    "spoil": "the spoilage shock at the start of the production week: the stock of each input loses the smaller "
+    "of it and what it holds ([CS-06]); an input left out loses nothing",
 }
 
 
@@ -50,6 +70,27 @@ def _test_hover(test: ast.ScenarioTest, pos: Position) -> Hover | None:
     for e in test.expect:
         if e.span.line <= pos.line + 1 <= e.span.end_line:
             return Hover(markdown=f"**expect**: {EXPECTATIONS[type(e)]}.", range=span_range(e.span))
+    for g in test.given:
+        if g.span.line == pos.line + 1 and isinstance(g, ast.GivenEnv):
+            text = (
+                f"**env {g.env.value}**: the test is played in ContractSim environment {g.env.value} (ContractSim "
+                "paper, App. A.3): its budget, capital, values and price, receipt and spoilage laws. All 11 weeks "
+                "play, those not given as agreed, and the players' utilities can be expected."
+            )
+            return Hover(markdown=text, range=span_range(g.span))
+        if g.span.line == pos.line + 1 and isinstance(g, ast.GivenBoard):
+            text = (
+                f"**board {g.board.value}**: the test is played on CT-Bench benchmark board {g.board.value} "
+                "([CT-31]) by the game's engine: the tiles' colours, the chips dealt and spent, the players passing "
+                "where the test says nothing of them, and the game played out to its end ([CT-13]); the players' "
+                "scores can be expected."
+            )
+            return Hover(markdown=text, range=span_range(g.span))
+        if g.span.line == pos.line + 1 and isinstance(g, ast.GivenTrade):
+            text = "**trade**: an executed trade, chips handed both ways between the players ([CT-16])."
+            return Hover(markdown=text, range=span_range(g.span))
+        if g.span.line == pos.line + 1 and isinstance(g, ast.GivenWeek) and g.action in WORLD:
+            return Hover(markdown=f"**{g.action}**: {WORLD[g.action]}.", range=span_range(g.span))
     if test.name_span.line == pos.line + 1:
         steps = len(test.given)
         text = (

@@ -58,6 +58,7 @@ from contractlang.lsp.text import (
 )
 from contractlang.lsp.verification import Verify, verify_document
 from contractlang.parser import parse
+from contractlang.scenario.world import Worlds
 
 logger = logging.getLogger("contractlang.lsp")
 
@@ -189,10 +190,13 @@ class ContractProtocol(LanguageServerProtocol):
 
 
 class ContractServer(LanguageServer):
-    def __init__(self, verify: Verify | None, board_colours: BoardColours | None, debounce: float):
+    def __init__(
+        self, verify: Verify | None, board_colours: BoardColours | None, debounce: float, worlds: Worlds | None = None
+    ):
         super().__init__("contractlang", "0.1.0", protocol_cls=ContractProtocol)
         self.verify_contract = verify
         self.board_colours = board_colours
+        self.worlds = worlds  # the games' engines a test's utilities are played on
         self.debounce = debounce
         self.settings = Settings()
         self.board: Board | None = None
@@ -631,7 +635,7 @@ async def run_test_command(ls: ContractServer, *arguments) -> dict:
     uri, name = arguments[0], arguments[1]
     snap = await ls.snapshot(uri)
     loop = asyncio.get_running_loop()
-    outcome = await loop.run_in_executor(ls.checking, run_named_test, snap.analysis, _path(uri), name)
+    outcome = await loop.run_in_executor(ls.checking, run_named_test, snap.analysis, _path(uri), name, ls.worlds)
     summary = f"test {name!r}: " + ("passed" if outcome["passed"] else "FAILED\n" + "\n".join(outcome["failures"]))
     kind = types.MessageType.Info if outcome["passed"] else types.MessageType.Error
     ls.window_show_message(types.ShowMessageParams(type=kind, message=summary))
@@ -639,9 +643,12 @@ async def run_test_command(ls: ContractServer, *arguments) -> dict:
 
 
 def build_server(
-    verify: Verify | None = None, board_colours: BoardColours | None = None, debounce: float = DEBOUNCE_S
+    verify: Verify | None = None,
+    board_colours: BoardColours | None = None,
+    debounce: float = DEBOUNCE_S,
+    worlds: Worlds | None = None,
 ) -> ContractServer:
-    ls = ContractServer(verify, board_colours, debounce)
+    ls = ContractServer(verify, board_colours, debounce, worlds)
     ls.feature(types.INITIALIZE)(initialize)
     ls.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)(did_change_configuration)
     ls.feature(types.TEXT_DOCUMENT_DID_OPEN)(did_open)
@@ -678,11 +685,17 @@ class OneLineLog(logging.Formatter):
         return super().format(first).replace("\n", ": ")
 
 
-def serve(verify: Verify | None = None, board_colours: BoardColours | None = None, debounce: float = DEBOUNCE_S) -> int:
+def serve(
+    verify: Verify | None = None,
+    board_colours: BoardColours | None = None,
+    debounce: float = DEBOUNCE_S,
+    worlds: Worlds | None = None,
+) -> int:
     """Run the server on stdin/stdout until the editor says `exit` or closes stdin; its exit code (0 after
-    `shutdown`, else 1). A broken stream is a FileError. Logs go to stderr, one line each."""
+    `shutdown`, else 1). A broken stream is a FileError. Logs go to stderr, one line each. A test's utilities
+    are played on the game engines in `worlds`."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(OneLineLog("contractlang lsp %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=logging.WARNING, handlers=[handler])
-    server = build_server(verify, board_colours, debounce)
+    server = build_server(verify, board_colours, debounce, worlds)
     return asyncio.run(server.run(Frames(sys.stdin.fileno()), sys.stdout.fileno()))

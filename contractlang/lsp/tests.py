@@ -6,6 +6,7 @@ from __future__ import annotations
 from contractlang.lsp.analysis import Analysis, sibling_contracts
 from contractlang.lsp.text import Range, span_range
 from contractlang.scenario.run import run_scenario
+from contractlang.scenario.world import Worlds
 from contractlang.vocab import Frozen
 
 RUN_TEST_COMMAND = "contractlang.runTest"
@@ -27,8 +28,9 @@ def test_lenses(analysis: Analysis) -> list[Lens]:
     ]
 
 
-def run_named_test(analysis: Analysis, path: str, name: str) -> dict:
-    """Run the document's test named `name`; its outcome as `contractlang test --json` gives one test."""
+def run_named_test(analysis: Analysis, path: str, name: str, worlds: Worlds | None = None) -> dict:
+    """Run the document's test named `name`, its utilities on the game engines in `worlds`; its outcome as
+    `contractlang test --json` gives one test."""
     scenario = next((s for s in analysis.result.scenarios if s.ir.name == name), None)
     if scenario is None:
         known = {t.name for t in analysis.tests()}
@@ -36,11 +38,12 @@ def run_named_test(analysis: Analysis, path: str, name: str) -> dict:
         raise ValueError(f"cannot run test {name!r}: {why}")
     contracts = {c.ir.name: c for c in analysis.result.contracts}
     checked = contracts.get(scenario.ir.contract) or sibling_contracts(path)[scenario.ir.contract]
-    result = run_scenario(checked, scenario)
+    result = run_scenario(checked, scenario, worlds)
     return {
         "name": result.name,
         "contract": result.contract,
         "passed": result.passed,
         "failures": [f.text() for f in result.failures],
         "fired": list(result.fired),
+        "utilities": result.utilities or None,
     }

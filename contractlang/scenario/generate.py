@@ -27,6 +27,7 @@ from contractlang.ir import (
     GoalStep,
     MoveStep,
     Step,
+    TradeStep,
     WeekStep,
 )
 from contractlang.scenario.clauses import Clause, clauses, fired
@@ -220,6 +221,19 @@ def given_nodes(step: Step, products: tuple[str, ...], held: tuple = ()) -> list
         return lines
     if isinstance(step, GoalStep):
         return [ast.GivenGoal(player=name(step.player), span=NOWHERE)]
+    if isinstance(step, TradeStep):
+
+        def chips(counts) -> tuple:
+            return tuple(
+                ast.Quantity(product=name(c), amount=integer(n), span=NOWHERE) for c, n in zip(COLOURS, counts) if n
+            )
+
+        giver, receiver = name(step.giver), name(step.receiver)
+        return [
+            ast.GivenTrade(
+                giver=giver, receiver=receiver, give=chips(step.give), receive=chips(step.receive), span=NOWHERE
+            )
+        ]
     return [ast.GivenEnd(span=NOWHERE)]
 
 

@@ -26,9 +26,8 @@ def junit_xml(report: TestReport) -> str:
         for r in results:
             case = ET.SubElement(suite, "testcase", name=r.name, classname=contract, file=r.file, line=str(r.span.line))
             for f in r.failures:
-                failure = ET.SubElement(
-                    case, "failure", message=f"expected {f.expected}, got {f.got}", type="expectation"
-                )
+                kind = "game" if f.problem else "expectation"
+                failure = ET.SubElement(case, "failure", message=f.summary, type=kind)
                 failure.text = f.text()
     if report.diagnostics:
         suite = ET.SubElement(

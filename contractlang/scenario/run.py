@@ -39,13 +39,17 @@ from contractlang.ir import (
     ExpectNothing,
     ExpectOwed,
     ExpectPoints,
+    ExpectScore,
     ExpectTerminated,
+    ExpectUtility,
     GoalStep,
     MoveStep,
     Step,
+    TradeStep,
     WeekStep,
 )
 from contractlang.scenario.clauses import breach_clause, fired
+from contractlang.scenario.world import Outcome, Worlds
 from contractlang.vocab import COLOURS, PAYMENT_WEEKS, Frozen
 
 
@@ -57,9 +61,16 @@ class Failure(Frozen):
     expected: str
     got: str
     trace: tuple[str, ...] = ()  # the monitor's rows for the week (or the enforcement) the expectation is about
+    kind: str = ""  # the expectation's kind (`breach`, `utility`, ...); empty for a test the engine could not play
+    problem: str | None = None  # a test the engine could not play or judge: why, in place of expected/got
+
+    @property
+    def summary(self) -> str:
+        """`expected …, got …`, or why the engine could not play or judge the test."""
+        return self.problem or f"expected {self.expected}, got {self.got}"
 
     def text(self) -> str:
-        head = f"{self.file}:{self.span.line}:{self.span.column}: expected {self.expected}, got {self.got}"
+        head = f"{self.file}:{self.span.line}:{self.span.column}: {self.summary}"
         return "\n".join([head, *("    " + row for row in self.trace)])
 
 
@@ -74,6 +85,7 @@ class TestResult(Frozen):
     span: Span
     failures: tuple[Failure, ...] = ()
     fired: tuple[str, ...] = ()
+    utilities: dict[str, int] = {}  # each role's realised utility, when the test's world was played
 
     @property
     def passed(self) -> bool:
@@ -82,11 +94,17 @@ class TestResult(Frozen):
 
 def play(checked: CheckedContract, steps: tuple[Step, ...]) -> ContractSimMonitor | CTBenchMonitor:
     """The monitor after the scenario's steps: one fresh `compile(ir)`, each event through `apply`."""
-    monitor = compile(checked.ir)
+    return replay(checked, steps)[0]
+
+
+def replay(checked: CheckedContract, steps: tuple[Step, ...]) -> tuple[ContractSimMonitor | CTBenchMonitor, tuple]:
+    """The monitor after the scenario's steps, and the events it was given in order."""
+    monitor, events = compile(checked.ir), []
     for step in steps:
         for event in events_of(monitor, step):
             monitor = monitor.apply(event)
-    return monitor
+            events.append(event)
+    return monitor, tuple(events)
 
 
 def events_of(monitor, step: Step) -> list:
@@ -110,6 +128,8 @@ def events_of(monitor, step: Step) -> list:
         ]
     if isinstance(step, GoalStep):
         return [GoalReached(player=step.player)]
+    if isinstance(step, TradeStep):
+        return []  # the monitor sees a trade only in the chips the players hold at their next moves
     assert isinstance(step, EndStep)
     return [GameEnd()]
 
@@ -165,6 +185,10 @@ def expect_node(e: Expectation, products: tuple[str, ...] = ()) -> ast.Expect:
         return ast.ExpectForfeit(player=_name(e.player), tile=_tile(e.tile) if e.tile else None, **s)
     if isinstance(e, ExpectPoints):
         return ast.ExpectPoints(giver=_name(e.giver), amount=_int(e.amount), receiver=_name(e.receiver), **s)
+    if isinstance(e, ExpectUtility):
+        return ast.ExpectUtility(party=_name(e.role), amount=ast.MoneyLit(value=e.amount, span=n), **s)
+    if isinstance(e, ExpectScore):
+        return ast.ExpectScore(player=_name(e.player), amount=_int(e.amount), **s)
     return ast.ExpectNothing(**s)
 
 
@@ -282,11 +306,72 @@ def _enforced(m: CTBenchMonitor) -> str:
     return "; ".join(said) or "nothing enforced"
 
 
-def run_scenario(checked: CheckedContract, scenario: CheckedScenario) -> TestResult:
-    """Play one test on a fresh monitor and judge each of its expectations."""
-    monitor = play(checked, scenario.ir.steps)
-    failures = []
+PAYOFFS = (ExpectUtility, ExpectScore)
+"""The expectations only a game's engine can judge: a ContractSim utility, a CT-Bench score."""
+
+
+def _played_world(
+    checked: CheckedContract, scenario: CheckedScenario, events: tuple, worlds: Worlds | None
+) -> Outcome | Failure | None:
+    """What the game's engine made of a test that expects a utility or a score, or is played on a board; or the
+    failure that says why it could not."""
+    payoffs = [span for e, span in zip(scenario.ir.expects, scenario.expect_spans) if isinstance(e, PAYOFFS)]
+    if not payoffs and scenario.ir.board is None:
+        return None
+    world = worlds.get(checked.ir.kind) if worlds is not None else None
+    if world is None:
+        payoff = "a utility" if isinstance(checked.ir, ContractSimIR) else "a score"
+        what = "a board" if scenario.ir.board is not None else payoff
+        problem = (
+            f"{what} needs the game's engine, which this run was not given: run the test with `contractlang test` "
+            "or `cl.test`"
+        )
+        span = scenario.given_spans["board"] if scenario.ir.board is not None else payoffs[0]
+        return Failure(file=scenario.file, span=span, expected="", got="", problem=problem)
+    outcome = world.play(checked.ir, scenario.ir, events)
+    if outcome.fault is not None:
+        span = scenario.given_span(outcome.fault.given)
+        problem = f"the game cannot play this: {outcome.fault.message}"
+        return Failure(file=scenario.file, span=span, expected="", got="", problem=problem, trace=outcome.rows)
+    return outcome
+
+
+def _judge_payoff(e: ExpectUtility | ExpectScore, span: Span, file: str, played) -> Failure | None:
+    """A utility or a score against what the engine made of the test (exactly: both are whole numbers)."""
+    if not isinstance(played, Outcome):
+        return None  # the engine's failure already stands for it
+    who = e.role if isinstance(e, ExpectUtility) else e.player
+    got = played.utilities[who]
+    if got == e.amount:
+        return None
+    said = spell(e.model_copy(update={"amount": got}))
+    return Failure(file=file, span=span, expected=spell(e), got=said, trace=played.rows, kind=e.kind)
+
+
+def run_scenario(checked: CheckedContract, scenario: CheckedScenario, worlds: Worlds | None = None) -> TestResult:
+    """Play one test on a fresh monitor and judge each of its expectations; a utility or a score, and a test on
+    a board, through the game's engine in `worlds` (its contract kind's)."""
+    monitor, events = replay(checked, scenario.ir.steps)
+    played = _played_world(checked, scenario, events, worlds)
+    failures = [played] if isinstance(played, Failure) else []
+    if scenario.ir.board is not None and isinstance(played, Failure):
+        # on a board the engine's moves are the monitor's events: with none, there is nothing else to judge
+        return TestResult(
+            name=scenario.ir.name,
+            contract=scenario.ir.contract,
+            file=scenario.file,
+            span=scenario.span,
+            failures=(played,),
+        )
+    if isinstance(played, Outcome) and played.events:  # on a board, the monitor sees the moves the engine made
+        monitor = compile(checked.ir)
+        for event in played.events:
+            monitor = monitor.apply(event)
     for e, span in zip(scenario.ir.expects, scenario.expect_spans):
+        if isinstance(e, PAYOFFS):
+            failure = _judge_payoff(e, span, scenario.file, played)
+            failures.extend([failure] if failure else [])
+            continue
         if isinstance(monitor, ContractSimMonitor):
             products = checked.ir.setting_info.products
             observed, week = _observed_contractsim(e, monitor)
@@ -297,7 +382,9 @@ def run_scenario(checked: CheckedContract, scenario: CheckedScenario) -> TestRes
             ok, got = _judge_ctbench(e, monitor)
             products, rows = (), ()
         if not ok:
-            failures.append(Failure(file=scenario.file, span=span, expected=spell(e, products), got=got, trace=rows))
+            failures.append(
+                Failure(file=scenario.file, span=span, expected=spell(e, products), got=got, trace=rows, kind=e.kind)
+            )
     return TestResult(
         name=scenario.ir.name,
         contract=scenario.ir.contract,
@@ -305,6 +392,7 @@ def run_scenario(checked: CheckedContract, scenario: CheckedScenario) -> TestRes
         span=scenario.span,
         failures=tuple(failures),
         fired=tuple(sorted(fired(checked, monitor))),
+        utilities=played.utilities if isinstance(played, Outcome) else {},
     )
 
 

@@ -12,6 +12,7 @@ from contractlang.parser import parse
 from contractlang.scenario.clauses import Clause, clauses
 from contractlang.scenario.generate import Dead, generate
 from contractlang.scenario.run import TestResult, contract_files, run_scenario
+from contractlang.scenario.world import Worlds
 from contractlang.vocab import Frozen
 
 
@@ -98,14 +99,17 @@ class TestReport(Frozen):
                         {
                             "line": f.span.line,
                             "column": f.span.column,
-                            "expected": f.expected,
-                            "got": f.got,
+                            "kind": f.kind or None,
+                            "expected": f.expected or None,
+                            "got": f.got or None,
+                            "problem": f.problem,
                             "trace": list(f.trace),
                             "message": f.text(),
                         }
                         for f in r.failures
                     ],
                     "fired": list(r.fired),
+                    "utilities": r.utilities or None,
                 }
                 for r in self.results
             ],
@@ -169,15 +173,16 @@ def _suite_span(path: Path, name: str):
     return next(s.contract_span for s in tree.suites if s.contract == name)
 
 
-def run_tests(paths, coverage: bool = False, only: str | None = None) -> TestReport:
-    """Run every test under `paths` (only the one named `only`, when given) through the monitor; with
-    `coverage`, which tests fired each clause of each contract that has tests, and which clauses are dead."""
+def run_tests(paths, coverage: bool = False, only: str | None = None, worlds: Worlds | None = None) -> TestReport:
+    """Run every test under `paths` (only the one named `only`, when given) through the monitor, utilities
+    through the game engines in `worlds`; with `coverage`, which tests fired each clause of each contract that
+    has tests, and which clauses are dead."""
     loaded = load(paths)
     results = []
     for _path, result, scope in loaded.files:
         for scenario in result.scenarios:
             if only is None or scenario.ir.name == only:
-                results.append(run_scenario(scope[scenario.ir.contract], scenario))
+                results.append(run_scenario(scope[scenario.ir.contract], scenario, worlds))
     report = TestReport(results=tuple(results), diagnostics=loaded.diagnostics)
     if not coverage:
         return report

@@ -70,6 +70,7 @@ GAME_TYPE = GameType(
     summary="supplier contracting over 11 weeks under stochastic prices, losses and spoilage",
     events=LogEntry,
     tournament="games.tournament.contractsim",
+    scenario="games.contractsim.scenario",
 )
 DEFAULT_SEED = 42  # ContractSim paper, App. A.3
 

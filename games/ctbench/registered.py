@@ -82,6 +82,7 @@ GAME_TYPE = GameType(
     summary="Colored Trails on a 4x4 board: trade chips, pay for tiles, reach the goal",
     events=LogEvent,
     tournament="games.tournament.ctbench",
+    scenario="games.ctbench.scenario",
 )
 
 

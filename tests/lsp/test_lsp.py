@@ -138,6 +138,9 @@ def test_hover_explains_products_weeks_clauses_and_tiles():
             assert await hover_text(s, cturi, where(board, "(0,1)", 1)) == "Tile (0, 1) is **red** on board 24."
             entry = await hover_text(s, cturi, where(board, "pays for red\n", 1))
             assert entry == "P-Blue pays for P-Red's move onto (2,3) with a chip of the tile's colour."
+            assert (await hover_text(s, cturi, where(board, "board 24\n"))).startswith("**board 24**: the test is")
+            assert (await hover_text(s, cturi, where(board, "red gives blue"))).startswith("**trade**: an executed")
+            assert "final score" in await hover_text(s, cturi, where(board, "score red"))
             count = len(s.published)
             s.client.workspace_did_change_configuration(
                 types.DidChangeConfigurationParams(settings={"contractlang": {"board": 3}})
@@ -236,6 +239,7 @@ def test_formatting_symbols_and_the_chip_colour_code_action():
                 "test late payment breaches in week 3",
                 "test two pizzas carried, each deducted",
                 "test a third pizza short is more than rollover carries",
+                "test a dear week with a short receipt, in environment 5",
             ]
 
             cturi = uri_of(CTBENCH)
@@ -518,5 +522,17 @@ def test_a_code_lens_runs_one_scenario_test_and_tests_are_checked_and_explained(
             assert await s.diagnostics(uri, 4) == []
             shown = await hover_text(s, uri, where(text, "owed customer"))
             assert shown.startswith("**expect**: what the party still owes")
+            # a test of the world: its lens plays the utilities on the game's engine; its lines hover and check
+            utility = next(lens for lens in lenses if "environment 5" in lens.command.arguments[1])
+            outcome = await s.client.workspace_execute_command_async(
+                types.ExecuteCommandParams(command=utility.command.command, arguments=utility.command.arguments)
+            )
+            assert outcome["passed"] is True and outcome["utilities"] == {"customer": 238, "supplier": 35}
+            assert (await hover_text(s, uri, where(text, "env 5"))).startswith("**env 5**: the test is played in")
+            assert (await hover_text(s, uri, where(text, "receive mozzarella"))).startswith("**receive**: what arr")
+            assert "realised utility" in await hover_text(s, uri, where(text, "utility customer"))
+            s.replace(uri, text.replace("receive mozzarella 4", "receive mozzarella 7"), 5)
+            (problem,) = await s.diagnostics(uri, 5)
+            assert problem.code == "E808" and problem.range.start == where(text, "mozzarella 4, basil 5")
 
     run(go())
