@@ -728,21 +728,20 @@ class VectorGames:
             self.fallback,
         )  # fmt: skip
 
-    def scores(self) -> np.ndarray:
-        """(red, blue) final scores of every ended game ([CT-27]); 0 while a game runs."""
-        return self.st[:, SCORE : SCORE + 2].copy()
-
-    def finished(self) -> np.ndarray:
-        """Whether each player of each game stands on the goal, (red, blue)."""
-        return np.stack([(self.st[:, FINISHED] >> p) & 1 for p in range(2)], axis=1).astype(bool)
-
-    def forfeited(self) -> np.ndarray:
-        """Whether each player of each game forfeited its score ([CT-24]), (red, blue)."""
-        return np.stack([(self.st[:, FORFEITED] >> p) & 1 for p in range(2)], axis=1).astype(bool)
-
-    def end_reasons(self) -> list[str]:
-        """Why each game ended, in `State.end_reason`'s words ("" while it runs)."""
-        return [END_REASONS[k] for k in self.st[:, END]]
+    def outcomes(self) -> dict[str, np.ndarray]:
+        """Each game's results once it ended ([CT-24]-[CT-27]): the (red, blue) final `utilities` (scores), who
+        `finished` on the goal and who `forfeited`, the cover entries' chip `transfers`, the payments `blocked`
+        ([CT-24a]), the `points` moved at the end, and the `end` reason (an index into END_REASONS)."""
+        st = self.st
+        return {
+            "utilities": st[:, SCORE : SCORE + 2].copy(),
+            "finished": np.stack([(st[:, FINISHED] >> p) & 1 for p in range(2)], axis=1).astype(bool),
+            "forfeited": np.stack([(st[:, FORFEITED] >> p) & 1 for p in range(2)], axis=1).astype(bool),
+            "transfers": st[:, TRANSFERS].copy(),
+            "blocked": st[:, BLOCKED].copy(),
+            "points": st[:, POINTS_PAID].copy(),
+            "end": st[:, END].copy(),
+        }
 
 
 def _colour(colour: str | None) -> int:

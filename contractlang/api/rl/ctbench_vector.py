@@ -50,17 +50,26 @@ class GamesOneByOne:
             self.fallback[g] = "fallback" in info
             self._keep(g, observation)
 
-    def _each(self, read) -> np.ndarray:
-        return np.array([[read(env.state_, p) for p in env.core.roles] for env in self.games])
+    def outcomes(self) -> dict[str, np.ndarray]:
+        """`VectorGames.outcomes`, read from each game's `State`."""
+        from contractlang.interpreter import ChipTransfer, ContractBlocked
+        from games.ctbench.vector import END_REASONS
 
-    def scores(self) -> np.ndarray:
-        return self._each(lambda s, p: s.final_score(p) if s.is_terminal() else 0)
+        states = [env.state_ for env in self.games]
+        roles = self.games[0].core.roles
 
-    def finished(self) -> np.ndarray:
-        return self._each(lambda s, p: p in s.finished)
+        def each(read, dtype=np.int64) -> np.ndarray:
+            return np.array([read(s) for s in states], dtype)
 
-    def forfeited(self) -> np.ndarray:
-        return self._each(lambda s, p: p in s.forfeited)
+        return {
+            "utilities": each(lambda s: [s.final_score(p) if s.is_terminal() else 0 for p in roles]),
+            "finished": each(lambda s: [p in s.finished for p in roles], bool),
+            "forfeited": each(lambda s: [p in s.forfeited for p in roles], bool),
+            "transfers": each(lambda s: sum(isinstance(e, ChipTransfer) for e in s.log)),
+            "blocked": each(lambda s: sum(isinstance(e, ContractBlocked) for e in s.log)),
+            "points": each(lambda s: sum(t.amount for t in s.points)),
+            "end": each(lambda s: END_REASONS.index(s.end_reason)),
+        }
 
 
 class CTBenchVectorEnv(GamesVectorEnv):
@@ -69,8 +78,10 @@ class CTBenchVectorEnv(GamesVectorEnv):
     actions of `CTBENCH_ACTIONS`), as arrays with one row per game; a masked action falls back to doing nothing
     (`infos["fallback"]`). The planners `planner`, `conditional` and `exploiter` are played in compiled code; any
     other opponent `ctbench_gym` takes is played game by game in Python (`compiled` says which). An ended game's
-    `infos["utilities"]`, `infos["finished"]` and `infos["forfeited"]` hold its (P-Red, P-Blue) final scores
-    ([CT-27]), who reached the goal and who forfeited ([CT-24])."""
+    infos hold its outcomes (`VectorGames.outcomes`, games/ctbench/vector.py): `utilities`, its (P-Red, P-Blue)
+    final scores ([CT-27]); `finished` and `forfeited` ([CT-24]), by player; the cover entries' chip `transfers`,
+    the payments `blocked` ([CT-24a]), the `points` moved at the end ([CT-26]) and the `end` reason (an index
+    into `END_REASONS`)."""
 
     def __init__(
         self,
@@ -117,8 +128,7 @@ class CTBenchVectorEnv(GamesVectorEnv):
         return self._observation(), {}
 
     def _outcomes(self) -> dict[str, np.ndarray]:
-        engine = self.engine
-        return {"utilities": engine.scores(), "finished": engine.finished(), "forfeited": engine.forfeited()}
+        return self.engine.outcomes()
 
     def _restart(self, ended: np.ndarray) -> None:
         self._begin(ended, None)

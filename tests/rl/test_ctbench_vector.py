@@ -1,0 +1,161 @@
+"""The vectorised CT-Bench environment plays the monitor's game: game by game, on seeded contracts, boards, modes,
+rule sets and opponents, the same observations, masks and rewards at every step as `ctbench_gym` (the game's
+`State` and the interpreter's CTBenchMonitor), and the same scores, goal arrivals, forfeits, contract transfers,
+blocked payments, points and end reasons ([CT-13]-[CT-27])."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from contractlang.api.rl import CTBENCH_ACTIONS, ctbench_gym, ctbench_vector_env
+from contractlang.interpreter import ChipTransfer, ContractBlocked
+from contractlang.ir import CheckedContract, CoverageTerm, CTBenchIR, PointsTerm
+from games.ctbench.board import INNER_TILES, PLAYERS
+from games.ctbench.vector import END_REASONS
+
+SWAP = "examples/ctbench-board-24-swap.contract"
+POINTS = "examples/ctbench-points.contract"
+FULL = os.environ.get("CONTRACTLANG_SLOW_SCALE") == "full"
+
+
+def drawn_contract(rng: np.random.Generator) -> CheckedContract:
+    """A contract of up to six cover entries (a chip colour named or the tile's) and up to two points terms."""
+    entries = []
+    for _ in range(int(rng.integers(0, 7))):
+        receiver = PLAYERS[int(rng.integers(2))]
+        giver = PLAYERS[1 - PLAYERS.index(receiver)]
+        colour = (None, "red", "blue", "green")[int(rng.integers(4))]
+        tile = INNER_TILES[int(rng.integers(len(INNER_TILES)))]
+        entries.append(CoverageTerm(tile=tile, giver=giver, receiver=receiver, colour=colour))
+    points = []
+    for _ in range(int(rng.integers(0, 3))):
+        giver = PLAYERS[int(rng.integers(2))]
+        points.append(PointsTerm(giver=giver, receiver=PLAYERS[1 - PLAYERS.index(giver)], amount=int(rng.integers(21))))
+    ir = CTBenchIR(name="drawn", parties=("P-Red", "P-Blue"), coverage=tuple(entries), points=tuple(points))
+    return CheckedContract(ir=ir, file="<drawn>", spans={})
+
+
+def settings(count: int, seed: int) -> list[dict]:
+    """`count` seeded settings: the two shipped contracts on board 24 and drawn contracts on drawn boards, every
+    mode, rule set, seat, visibility and compiled opponent."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for k in range(count):
+        contract, board = ((SWAP, 24), (POINTS, 24))[k] if k < 2 else (drawn_contract(rng), int(rng.integers(80)))
+        out.append(
+            {
+                "contract": contract,
+                "board": board,
+                "mode": ("pfp", "trade")[k % 2],
+                "rules": ("authors", "paper")[(k // 2) % 2],
+                "role": PLAYERS[(k // 4) % 2],
+                "opponent": ("planner", "conditional", "exploiter")[k % 3],
+                "visible": k % 5 != 4,
+            }
+        )
+    return out
+
+
+def learner(rng: np.random.Generator, observation: np.ndarray, mask: np.ndarray) -> int:
+    """A seeded learner: now and then an index the mask refuses (the fallback), often no proposal, otherwise a
+    legal action drawn uniformly (offers included)."""
+    if rng.random() < 0.04:
+        return int(rng.integers(len(CTBENCH_ACTIONS)))
+    if observation[1] and rng.random() < 0.5:  # phase=propose
+        return 0
+    return int(rng.choice(np.flatnonzero(mask)))
+
+
+def monitor_game(setting: dict, seed: int) -> dict:
+    """One game through `ctbench_gym` (the monitor's game), the learner drawn from `seed`: each step's observation,
+    mask, action, reward and fallback, then the outcomes as the vector reports them."""
+    env = ctbench_gym(**setting)
+    o, _ = env.reset(seed=seed)
+    rng, rows, done = np.random.default_rng(seed), [], False
+    while not done:
+        action = learner(rng, o["observation"], o["action_mask"])
+        before = o
+        o, reward, done, _, info = env.step(action)
+        rows.append((before["observation"], before["action_mask"], action, reward, "fallback" in info))
+    s = env.state_
+    return {
+        "rows": rows,
+        "final": o["observation"],
+        "utilities": [s.final_score(p) for p in PLAYERS],
+        "finished": [p in s.finished for p in PLAYERS],
+        "forfeited": [p in s.forfeited for p in PLAYERS],
+        "transfers": sum(isinstance(e, ChipTransfer) for e in s.log),
+        "blocked": sum(isinstance(e, ContractBlocked) for e in s.log),
+        "points": sum(t.amount for t in s.points),
+        "end": END_REASONS.index(s.end_reason),
+    }
+
+
+def assert_same_games(setting: dict, seeds: list[int]) -> Counter:
+    """Plays `seeds` on the monitor's game and in one vector (a row per seed, each row's learner drawn from its
+    seed, up to the row's first end), compares them step by step, and counts the enforcements that arose."""
+    expected = [monitor_game(setting, s) for s in seeds]
+    env = ctbench_vector_env(num_envs=len(seeds), **setting)
+    observations, _ = env.reset(seed=seeds)
+    rngs = [np.random.default_rng(s) for s in seeds]
+    step, running, seen = [0] * len(seeds), set(range(len(seeds))), Counter()
+    while running:
+        actions = np.zeros(len(seeds), np.int64)
+        for g in running:
+            o, m, action, _, _ = expected[g]["rows"][step[g]]
+            where = f"game {g} ({seeds[g]}) step {step[g]}"
+            np.testing.assert_array_equal(observations["observation"][g], o, err_msg=where)
+            np.testing.assert_array_equal(observations["action_mask"][g], m, err_msg=where)
+            actions[g] = learner(rngs[g], observations["observation"][g], observations["action_mask"][g])
+        observations, rewards, terminated, truncated, infos = env.step(actions)
+        assert not truncated.any()
+        for g in sorted(running):
+            game = expected[g]
+            where = f"game {g} ({seeds[g]}) step {step[g]}"
+            assert (rewards[g], bool(infos["fallback"][g])) == game["rows"][step[g]][3:], where
+            step[g] += 1
+            assert terminated[g] == (step[g] == len(game["rows"])), where
+            if terminated[g]:
+                np.testing.assert_array_equal(infos["final_obs"]["observation"][g], game["final"], err_msg=where)
+                got = {k: infos[k][g].tolist() for k in OUTCOMES}
+                assert got == {k: game[k] for k in OUTCOMES}, where
+                seen.update(
+                    transfer=game["transfers"] > 0,
+                    blocked=game["blocked"] > 0,
+                    forfeit=any(game["forfeited"]),
+                    points=game["points"] > 0,
+                    goal=any(game["finished"]),
+                    fallback=any(row[4] for row in game["rows"]),
+                    **{END_REASONS[game["end"]]: 1},
+                )
+                running.discard(g)
+    return seen
+
+
+OUTCOMES = ("utilities", "finished", "forfeited", "transfers", "blocked", "points", "end")
+ENFORCEMENTS = ("transfer", "blocked", "forfeit", "points", "goal", "fallback", *END_REASONS[1:4])
+
+
+def play(settings_count: int, games: int, seed: int) -> Counter:
+    seen = Counter()
+    for k, setting in enumerate(settings(settings_count, seed)):
+        seen += assert_same_games(setting, [seed * 1000 + k * games + i for i in range(games)])
+    return seen
+
+
+def test_the_vectorised_games_are_the_monitors_game_by_game():
+    """48 games over 24 settings (the fast tier); every enforcement the monitor knows arises among them."""
+    seen = play(24, 2, seed=1)
+    assert all(seen[k] for k in ENFORCEMENTS), seen
+
+
+@pytest.mark.slow
+def test_many_seeded_games_agree():
+    """2,000 games over 100 settings with CONTRACTLANG_SLOW_SCALE=full, 80 over 10 otherwise."""
+    settings_count, games = (100, 20) if FULL else (10, 8)
+    seen = play(settings_count, games, seed=2)
+    assert sum(seen[k] for k in END_REASONS[1:]) == settings_count * games
