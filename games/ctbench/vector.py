@@ -175,7 +175,7 @@ def _start_round(st, g, colour, nbr, points, seen_hash, seen_sig, sig, max_round
     st[g, ACTOR] = 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _advance(st, g, phase_done, colour, nbr, points, seen_hash, seen_sig, sig, max_rounds):
     """`State._advance`: the next actor of the phase, or the next phase or round."""
     nxt = st[g, ACTOR] + 1
@@ -190,7 +190,7 @@ def _advance(st, g, phase_done, colour, nbr, points, seen_hash, seen_sig, sig, m
     _start_round(st, g, colour, nbr, points, seen_hash, seen_sig, sig, max_rounds)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _propose(st, g, has_offer, offer, t):
     """A proposal ([CT-16], [CT-17]): none passes the turn, an offer waits for the partner's answer."""
     if not has_offer:
@@ -202,7 +202,7 @@ def _propose(st, g, has_offer, offer, t):
     st[g, PHASE] = RESPOND
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _add_promise(st, g, payer, colour, count):
     key = payer * 3 + colour
     n = st[g, PROMISES]
@@ -249,7 +249,7 @@ def _respond(st, g, accept, pfp, t):
     _advance(st, g, PROPOSE, t[0], t[1], t[2], t[3], t[4], t[5], t[6][0])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _arrive(st, g, player, target, t):
     """`State._arrive`: the mover stands on the tile; on the goal it finishes and leaves the acting order, the
     next unfinished player keeping its turn index."""
@@ -261,12 +261,12 @@ def _arrive(st, g, player, target, t):
     _advance(st, g, MOVE, t[0], t[1], t[2], t[3], t[4], t[5], t[6][0])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _defect(st, g, payer):
     st[g, DEFECTIONS + payer] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _pay_own(st, g, player, target, colour, t):
     """The mover pays its own chip, or the move fails ([CT-07])."""
     if _chips(st, g, player, colour) < 1:
@@ -276,7 +276,7 @@ def _pay_own(st, g, player, target, colour, t):
     _arrive(st, g, player, target, t)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _promise_for(st, g, beneficiary, colour):
     """The first promise paying `beneficiary`'s tiles of `colour` with some left (`coverage_for`), or -1."""
     for k in range(st[g, PROMISES]):
@@ -348,12 +348,22 @@ def _honour(st, g, honour, t):
     _pay_own(st, g, player, target, colour, t)
 
 
+@njit(cache=True, inline="always")
+def _popcount(x):
+    """Set bits of a 16-bit mask (SWAR: pairs, nibbles, bytes)."""
+    x = x - ((x >> 1) & 0x5555)
+    x = (x & 0x3333) + ((x >> 2) & 0x3333)
+    x = (x + (x >> 4)) & 0x0F0F
+    return (x + (x >> 8)) & 0x1F
+
+
 @njit(cache=True)
 def _plan(st, g, player, h0, h1, h2, cover, paths, out):
-    """`agents.Plan`: the route to the goal with the least shortfall, then the shortest, then the first in order,
-    counting PfP promises and the open cover entries paying the tile in its colour; `out` gets the shortfall, the
-    shortfall and spare chips by colour, and the next tile (-1: none)."""
-    colour, tiles, lengths, masks, counts, offsets, colour_masks, popcount = paths
+    """`agents.Plan`: the route to the goal with the least shortfall, then the shortest, then the first in order
+    (the tables list the paths shortest first, so it is the first with the least shortfall), counting PfP promises
+    and the open cover entries paying the tile in its colour; `out` gets the shortfall, the shortfall and spare
+    chips by colour, and the next tile (-1: none)."""
+    colour, tiles, lengths, masks, counts, offsets = paths
     contract = 0
     for k in range(cover.shape[0]):
         if not (st[g, USED] >> k) & 1 and cover[k, 2] == player:
@@ -373,17 +383,18 @@ def _plan(st, g, player, h0, h1, h2, cover, paths, out):
             else:
                 cover2 += left
     here = st[g, POS + player]
-    best, best_short, best_len = -1, 0, 0
+    best, best_short = -1, 0
     for p in range(offsets[here], offsets[here + 1]):
-        m = masks[p] & contract
-        n0 = max(0, counts[p, 0] - popcount[m & colour_masks[0]] - cover0)
-        n1 = max(0, counts[p, 1] - popcount[m & colour_masks[1]] - cover1)
-        n2 = max(0, counts[p, 2] - popcount[m & colour_masks[2]] - cover2)
+        n0 = max(0, counts[p, 0] - _popcount(masks[p, 0] & contract) - cover0)
+        n1 = max(0, counts[p, 1] - _popcount(masks[p, 1] & contract) - cover1)
+        n2 = max(0, counts[p, 2] - _popcount(masks[p, 2] & contract) - cover2)
         short = max(0, n0 - h0) + max(0, n1 - h1) + max(0, n2 - h2)
-        if best < 0 or short < best_short or (short == best_short and lengths[p] < best_len):
-            best, best_short, best_len = p, short, lengths[p]
+        if best < 0 or short < best_short:  # the paths come by length, then in order: the first least wins
+            best, best_short = p, short
             out[1], out[2], out[3] = max(0, n0 - h0), max(0, n1 - h1), max(0, n2 - h2)
             out[4], out[5], out[6] = max(0, h0 - n0), max(0, h1 - n1), max(0, h2 - n2)
+            if short == 0:  # no later path can come before it
+                break
     out[0] = best_short
     out[7] = tiles[best, 1] if lengths[best] > 0 else -1
 
@@ -533,8 +544,23 @@ def _observe(st, g, learner, visible, colour, nbr, offer_ok, obs, mask):
         obs[g, 16 + k] = st[g, OFFER_A + k] if responding else 0
     for k in range(TILES):
         obs[g, 22 + k] = colour[k]
-    for a in range(mask.shape[1]):
-        mask[g, a] = _legal(st, g, learner, a, nbr, offer_ok)
+    row = mask[g]
+    for a in range(row.shape[0]):  # `_legal` for every index, phase by phase
+        row[a] = 0
+    if phase == OVER or _current(st, g) != learner:
+        return
+    if phase == PROPOSE:
+        row[0] = 1
+        for k in range(offer_ok.shape[0]):
+            row[MOVES + k] = offer_ok[k]
+    elif phase == RESPOND:
+        row[1], row[2] = 1, 1
+    elif phase == HONOUR:
+        row[3], row[4] = 1, 1
+    else:
+        row[5] = 1
+        for d in range(4):
+            row[6 + d] = nbr[st[g, POS + learner], d] >= 0
 
 
 @njit(cache=True)
@@ -612,30 +638,29 @@ def _begin(games, st, learner, kind, pfp, visible, rules, cover, offer_ok, paths
 
 
 def path_tables(board: Board) -> tuple[np.ndarray, ...]:
-    """The board's tile colours and, from every tile, its simple paths to the goal in `simple_paths`' order: their
-    tiles, lengths, entered-tile bitmasks and tiles entered per colour, where each source's paths start, the tiles
-    of each colour as bitmasks, and the popcount of every 16-bit mask (what `_plan` searches)."""
+    """The board's tile colours and, from every tile, its simple paths to the goal, shortest first and each length in
+    `simple_paths`' order: their
+    tiles, lengths, the tiles they enter of each colour as bitmasks and as counts, and where each source's paths
+    start (what `_plan` searches)."""
     colour = np.array(
         [COLOUR_ORDER.index(board.colour((r, c))) for r in range(BOARD_SIZE) for c in range(BOARD_SIZE)], np.int64
     )
     rows, offsets = [], [0]
     for r in range(BOARD_SIZE):
         for c in range(BOARD_SIZE):
-            found = simple_paths((r, c), GOAL)
+            found = sorted(simple_paths((r, c), GOAL), key=len)  # stable: shortest first, each length in order
             rows += [[a * BOARD_SIZE + b for a, b in p] for p in found]
             offsets.append(len(rows))
     tiles = np.full((len(rows), TILES), -1, np.int64)
     lengths = np.array([len(p) - 1 for p in rows], np.int64)
-    masks = np.zeros(len(rows), np.int64)
+    masks = np.zeros((len(rows), 3), np.int64)
     counts = np.zeros((len(rows), 3), np.int64)
     for i, p in enumerate(rows):
         tiles[i, : len(p)] = p
         for tile in p[1:]:
-            masks[i] |= 1 << tile
+            masks[i, colour[tile]] |= 1 << tile
             counts[i, colour[tile]] += 1
-    colour_masks = np.array([sum(1 << k for k in range(TILES) if colour[k] == c) for c in range(3)], np.int64)
-    popcount = np.array([bin(m).count("1") for m in range(1 << TILES)], np.int64)
-    return colour, tiles, lengths, masks, counts, np.array(offsets, np.int64), colour_masks, popcount
+    return colour, tiles, lengths, masks, counts, np.array(offsets, np.int64)
 
 
 def step_neighbours() -> np.ndarray:
