@@ -11,7 +11,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from contractlang.api.rl import CTBENCH_ACTIONS, ctbench_gym, ctbench_vector_env
+from contractlang.api.rl import CTBENCH_ACTIONS, ActionError, EnvInputError, ctbench_gym, ctbench_vector_env
 from contractlang.interpreter import ChipTransfer, ContractBlocked
 from contractlang.ir import CheckedContract, CoverageTerm, CTBenchIR, PointsTerm
 from games.ctbench.board import INNER_TILES, PLAYERS
@@ -159,3 +159,46 @@ def test_many_seeded_games_agree():
     settings_count, games = (100, 20) if FULL else (10, 8)
     seen = play(settings_count, games, seed=2)
     assert sum(seen[k] for k in END_REASONS[1:]) == settings_count * games
+
+
+def test_an_opponent_the_engine_cannot_compile_plays_game_by_game():
+    """The seeded random player is played in Python behind the same arrays: each row the game `ctbench_gym` plays
+    for the row's seed."""
+    setting = {**settings(1, 3)[0], "opponent": "random"}
+    assert not ctbench_vector_env(num_envs=1, **setting).compiled
+    seen = assert_same_games(setting, [5, 6, 7])
+    assert sum(seen[k] for k in END_REASONS[1:]) == 3
+
+
+def test_ended_games_restart_in_the_same_step_and_masked_actions_fall_back():
+    vector = ctbench_vector_env(SWAP, board=24, num_envs=3)
+    assert vector.compiled and vector.feature_names == ctbench_gym(SWAP, board=24).feature_names
+    observation, _ = vector.reset(seed=0)
+    refused = np.full(3, CTBENCH_ACTIONS.index("honour"))  # nobody is asked to honour in the proposal phase
+    steps, terminated = 0, np.zeros(3, bool)
+    while not terminated.any() and steps < 1000:
+        observation, rewards, terminated, _, infos = vector.step(refused)
+        assert infos["fallback"].all()
+        steps += 1
+    assert terminated.all() and steps > 1  # doing nothing, the three games end alike ([CT-13])
+    assert END_REASONS[infos["end"][0]] == "the same state began 3 rounds"
+    assert (infos["final_obs"]["observation"][:, 0] > 1).all() and (observation["observation"][:, 0] == 1).all()
+    assert not infos["final_obs"]["action_mask"].any() and observation["action_mask"].any(axis=1).all()
+    assert rewards.tolist() == infos["utilities"][:, 0].tolist() == [0, 0, 0]  # nobody reached the goal
+
+
+def test_wrong_actions_seeds_and_sizes_are_named():
+    vector = ctbench_vector_env(SWAP, board=24, num_envs=3)
+    with pytest.raises(Exception, match=r"call reset\(\) before step\(\)"):
+        vector.step(np.zeros(3, dtype=np.int64))
+    vector.reset(seed=0)
+    with pytest.raises(ActionError, match=r"one integer index per game, shape \(3,\)"):
+        vector.step(np.zeros(3))
+    with pytest.raises(ActionError, match=rf"outside Discrete\({len(CTBENCH_ACTIONS)}\)"):
+        vector.step(np.array([0, 0, len(CTBENCH_ACTIONS)]))
+    with pytest.raises(EnvInputError, match=r"seed: 2 seeds for 3 games"):
+        vector.reset(seed=[1, 2])
+    with pytest.raises(EnvInputError, match=r"num_envs: 0"):
+        ctbench_vector_env(SWAP, board=24, num_envs=0)
+    with pytest.raises(EnvInputError, match=r"role: 'green'"):
+        ctbench_vector_env(SWAP, board=24, num_envs=1, role="green")
