@@ -357,7 +357,7 @@ def _popcount(x):
     return (x + (x >> 8)) & 0x1F
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _plan(st, g, player, h0, h1, h2, cover, paths, out):
     """`agents.Plan`: the route to the goal with the least shortfall, then the shortest, then the first in order
     (the tables list the paths shortest first, so it is the first with the least shortfall), counting PfP promises
