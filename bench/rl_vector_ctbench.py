@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
 from _common import ROOT, write_result  # noqa: E402
-from rl_vector import Rate  # noqa: E402
+from rl_vector import Rate, aec_rate, gym_rate  # noqa: E402
 
 from contractlang.api.rl import CTBENCH_ACTIONS, ctbench_env, ctbench_gym, ctbench_vector_env  # noqa: E402
 
@@ -42,32 +42,6 @@ def vector_rate(num_envs: int, opponent: str = "planner", seconds: float = 2.0) 
     return rate.per_second()
 
 
-def aec_rate(seconds: float = 3.0) -> tuple[float, float]:
-    env = ctbench_env(CONTRACT, board=BOARD)
-    rng, seed, rate = np.random.default_rng(0), 0, Rate()
-    while rate.running(seconds):
-        env.reset(seed=seed)
-        seed += 1
-        for _ in env.agent_iter():
-            observation, _, terminated, truncated, _ = env.last()
-            env.step(None if terminated or truncated else rng.choice(np.flatnonzero(observation["action_mask"])))
-            rate.steps += 1
-    return rate.per_second()
-
-
-def gym_rate(seconds: float = 3.0) -> tuple[float, float]:
-    env = ctbench_gym(CONTRACT, board=BOARD, role="red", opponent="planner")
-    rng, seed, rate = np.random.default_rng(0), 0, Rate()
-    while rate.running(seconds):
-        observation, _ = env.reset(seed=seed)
-        seed += 1
-        done = False
-        while not done:
-            observation, _, done, _, _ = env.step(rng.choice(np.flatnonzero(observation["action_mask"])))
-            rate.steps += 1
-    return rate.per_second()
-
-
 def main() -> None:
     load = os.getloadavg()[0]
     sizes = (256, 1024, 4096)
@@ -75,7 +49,8 @@ def main() -> None:
     best = max(planner, key=lambda n: planner[n][0])
     others = {o: vector_rate(best, o) for o in OPPONENTS[1:]}
     one_by_one = vector_rate(64, "random", seconds=3.0)
-    aec, single = aec_rate(), gym_rate()
+    aec = aec_rate(ctbench_env(CONTRACT, board=BOARD))
+    single = gym_rate(ctbench_gym(CONTRACT, board=BOARD, role="red", opponent="planner"))
     payload = {
         "contract": "board-24-swap",
         "board": BOARD,
