@@ -9,6 +9,8 @@ checks that game by game)."""
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 from numba import njit
 
@@ -27,6 +29,7 @@ DEFECTIONS, PROMISES, PROMISE_KEY, PROMISE_LEFT = 25, 27, 28, 34  # DEFECTIONS 2
 USED, TRANSFERS, BLOCKED, HONOURED, END, SEEN, SCORE, POINTS_PAID = 40, 41, 42, 43, 44, 45, 46, 48  # SCORE 46, 47
 COLUMNS = 49
 PROPOSE, RESPOND, MOVE, HONOUR, OVER = 0, 1, 2, 3, 4
+COVER_NONE, COVER_PAID, COVER_OFF_COLOUR, COVER_BLOCKED, COVER_FORFEIT = 0, 1, 2, 3, 4  # what `_cover` did
 END_REASONS = (
     "",
     "both players reached the goal",
@@ -287,21 +290,16 @@ def _promise_for(st, g, beneficiary, colour):
 
 
 @njit(cache=True)
-def _move(st, g, target, pfp, rules, cover, t):
-    """`State._move`: a pass, or a move paid first by a cover entry as the monitor enforces it ([CT-08],
-    [CT-22]-[CT-24], [CT-24a]), then by a Pay-for-Partner promise (asking its payer to honour it), then by the
-    mover's own chip."""
-    player = _current(st, g)
-    if target < 0:
-        _advance(st, g, MOVE, t[0], t[1], t[2], t[3], t[4], t[5], t[6][0])
-        return
-    colour = t[0][target]
-    tile_colour, block_not_forfeit = rules[0], rules[1]
+def _cover(st, g, player, target, colour, rules, cover):
+    """The CT-Bench monitor's answer to `player`'s attempt onto `target`, a tile of `colour` ([CT-08],
+    [CT-22]-[CT-24], [CT-24a] by the `rules` switches): the first open entry for the mover and the tile gives the
+    giver's chip, spent on the move when it is the tile's colour, else the mover's; a giver without the chip
+    blocks the payment (entry kept open) or forfeits (entry used). One of the COVER_ codes."""
     for k in range(cover.shape[0]):
         if (st[g, USED] >> k) & 1 or cover[k, 2] != player or cover[k, 0] != target:
             continue
         giver, paid_with = cover[k, 1], cover[k, 3]
-        if tile_colour:
+        if rules[0]:  # tile_colour
             giver, paid_with = 1 - player, colour
         elif paid_with < 0:
             paid_with = colour
@@ -310,15 +308,30 @@ def _move(st, g, target, pfp, rules, cover, t):
             st[g, TRANSFERS] += 1
             st[g, CHIPS + 3 * giver + paid_with] -= 1
             if paid_with == colour:
-                _arrive(st, g, player, target, t)
-                return
-            st[g, CHIPS + 3 * player + paid_with] += 1  # off colour: the mover keeps it and still pays the tile
-        elif block_not_forfeit:
+                return COVER_PAID
+            st[g, CHIPS + 3 * player + paid_with] += 1
+            return COVER_OFF_COLOUR
+        if rules[1]:  # block_not_forfeit
             st[g, BLOCKED] += 1
-        else:
-            st[g, USED] |= np.int64(1) << k
-            st[g, FORFEITED] |= 1 << giver
-        break
+            return COVER_BLOCKED
+        st[g, USED] |= np.int64(1) << k
+        st[g, FORFEITED] |= 1 << giver
+        return COVER_FORFEIT
+    return COVER_NONE
+
+
+@njit(cache=True)
+def _move(st, g, target, pfp, rules, cover, t):
+    """`State._move`: a pass, or a move paid first by a cover entry (`_cover`), then by a Pay-for-Partner promise
+    (asking its payer to honour it), then by the mover's own chip."""
+    player = _current(st, g)
+    if target < 0:
+        _advance(st, g, MOVE, t[0], t[1], t[2], t[3], t[4], t[5], t[6][0])
+        return
+    colour = t[0][target]
+    if _cover(st, g, player, target, colour, rules, cover) == COVER_PAID:
+        _arrive(st, g, player, target, t)
+        return
     k = _promise_for(st, g, player, colour) if pfp else -1
     if k >= 0:
         payer = st[g, PROMISE_KEY + k] // 3
@@ -637,11 +650,12 @@ def _begin(games, st, learner, kind, pfp, visible, rules, cover, offer_ok, paths
         _observe(st, g, learner, visible, t[0], t[1], offer_ok, obs, mask)
 
 
+@cache
 def path_tables(board: Board) -> tuple[np.ndarray, ...]:
     """The board's tile colours and, from every tile, its simple paths to the goal, shortest first and each length in
     `simple_paths`' order: their
     tiles, lengths, the tiles they enter of each colour as bitmasks and as counts, and where each source's paths
-    start (what `_plan` searches)."""
+    start (what `_plan` searches). One set per board, shared by its engines, which only read it."""
     colour = np.array(
         [COLOUR_ORDER.index(board.colour((r, c))) for r in range(BOARD_SIZE) for c in range(BOARD_SIZE)], np.int64
     )

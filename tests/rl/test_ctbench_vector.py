@@ -12,10 +12,25 @@ import numpy as np
 import pytest
 
 from contractlang.api.rl import CTBENCH_ACTIONS, ActionError, EnvInputError, ctbench_gym, ctbench_vector_env
-from contractlang.interpreter import ChipTransfer, ContractBlocked
+from contractlang.api.rl.ctbench_vector import offer_counts
+from contractlang.interpreter import ChipTransfer, ContractBlocked, Rules, compile
+from contractlang.interpreter.events import ChipCounts, Holdings, MoveAttempt
 from contractlang.ir import CheckedContract, CoverageTerm, CTBenchIR, PointsTerm
-from games.ctbench.board import INNER_TILES, PLAYERS
-from games.ctbench.vector import END_REASONS
+from games.ctbench.board import COLOUR_ORDER as COLOURS
+from games.ctbench.board import INNER_TILES, PLAYERS, benchmark_board
+from games.ctbench.vector import (
+    CHIPS,
+    COVER_BLOCKED,
+    COVER_FORFEIT,
+    COVER_NONE,
+    COVER_OFF_COLOUR,
+    COVER_PAID,
+    END_REASONS,
+    FORFEITED,
+    USED,
+    VectorGames,
+    _cover,
+)
 
 SWAP = "examples/ctbench-board-24-swap.contract"
 POINTS = "examples/ctbench-points.contract"
@@ -202,3 +217,55 @@ def test_wrong_actions_seeds_and_sizes_are_named():
         ctbench_vector_env(SWAP, board=24, num_envs=0)
     with pytest.raises(EnvInputError, match=r"role: 'green'"):
         ctbench_vector_env(SWAP, board=24, num_envs=1, role="green")
+
+
+def test_the_engine_enforces_cover_entries_as_the_monitor_does():
+    """Seeded clause cases under both rule sets, as the monitor's own tests pose them: a drawn contract and a run
+    of move attempts, each with the chips held at that moment; the engine's `_cover` answers each attempt as
+    CTBenchMonitor does (paid, off-colour transfer, blocked, forfeit or nothing), uses the same entries, and
+    leaves the chips as the game's `_contract_payment` does ([CT-08], [CT-22]-[CT-24a])."""
+    board = benchmark_board(24).board
+    seen = Counter()
+    rng = np.random.default_rng(4)
+    for case in range(300):
+        rules = Rules.named(("authors", "paper")[case % 2])
+        ir = drawn_contract(rng).ir
+        games = VectorGames(ir, board, "pfp", rules, True, 1, "red", "planner", offer_counts(), np.ones(264), 38)
+        games.st[0, CHIPS : CHIPS + 6] = rng.integers(0, 3, size=6)
+        monitor = compile(ir, rules)
+        tiles = [e.tile for e in ir.coverage] or [INNER_TILES[0]]
+        for _ in range(4):
+            player = PLAYERS[int(rng.integers(2))]
+            tile = tiles[int(rng.integers(len(tiles)))]
+            colour = board.colour(tile)
+            chips = games.st[0, CHIPS : CHIPS + 6].tolist()
+            holdings = Holdings(
+                red=ChipCounts(**dict(zip(COLOURS, chips[:3]))), blue=ChipCounts(**dict(zip(COLOURS, chips[3:])))
+            )
+            monitor = monitor.apply(MoveAttempt(player=player, tile=tile, tile_colour=colour, holdings=holdings))
+            code = _cover(
+                games.st,
+                0,
+                PLAYERS.index(player),
+                tile[0] * 4 + tile[1],
+                COLOURS.index(colour),
+                games.rules,
+                games.cover,
+            )
+            expected = COVER_NONE
+            for action in monitor.last_actions:
+                if isinstance(action, ChipTransfer):
+                    chips[3 * PLAYERS.index(action.giver) + COLOURS.index(action.colour)] -= 1
+                    if not action.pays_move:
+                        chips[3 * PLAYERS.index(action.receiver) + COLOURS.index(action.colour)] += 1
+                    expected = COVER_PAID if action.pays_move else COVER_OFF_COLOUR
+                else:
+                    expected = COVER_BLOCKED if isinstance(action, ContractBlocked) else COVER_FORFEIT
+            assert code == expected, (case, monitor.last_actions)
+            assert games.st[0, CHIPS : CHIPS + 6].tolist() == chips, case
+            assert [bool(games.st[0, USED] >> k & 1) for k in range(len(ir.coverage))] == list(monitor.used), case
+            assert [p for p in PLAYERS if games.st[0, FORFEITED] >> PLAYERS.index(p) & 1] == sorted(
+                monitor.forfeited, key=PLAYERS.index
+            ), case
+            seen[code] += 1
+    assert all(seen[c] for c in (COVER_NONE, COVER_PAID, COVER_OFF_COLOUR, COVER_BLOCKED, COVER_FORFEIT)), seen
