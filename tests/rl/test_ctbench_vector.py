@@ -1,7 +1,8 @@
 """The vectorised CT-Bench environment plays the monitor's game: game by game, on seeded contracts, boards, modes,
 rule sets and opponents, the same observations, masks and rewards at every step as `ctbench_gym` (the game's
 `State` and the interpreter's CTBenchMonitor), and the same scores, goal arrivals, forfeits, contract transfers,
-blocked payments, points and end reasons ([CT-13]-[CT-27])."""
+blocked payments, points and end reasons ([CT-13]-[CT-27]); and, clause by clause, the monitor's enforcement of
+cover entries."""
 
 from __future__ import annotations
 
