@@ -770,7 +770,8 @@ class VectorGames:
     def outcomes(self) -> dict[str, np.ndarray]:
         """Each game's results once it ended ([CT-24]-[CT-27]): the (red, blue) final `utilities` (scores), who
         `finished` on the goal and who `forfeited`, the cover entries' chip `transfers`, the payments `blocked`
-        ([CT-24a]), the `points` moved at the end, and the `end` reason (an index into END_REASONS)."""
+        ([CT-24a]), the Pay-for-Partner coverages `honoured`, the `points` moved at the end, and the `end` reason
+        (an index into END_REASONS)."""
         st = self.st
         return {
             "utilities": st[:, SCORE : SCORE + 2].copy(),
@@ -778,6 +779,7 @@ class VectorGames:
             "forfeited": np.stack([(st[:, FORFEITED] >> p) & 1 for p in range(2)], axis=1).astype(bool),
             "transfers": st[:, TRANSFERS].copy(),
             "blocked": st[:, BLOCKED].copy(),
+            "honoured": st[:, HONOURED].copy(),
             "points": st[:, POINTS_PAID].copy(),
             "end": st[:, END].copy(),
         }

@@ -19,6 +19,7 @@ from contractlang.interpreter.events import ChipCounts, Holdings, MoveAttempt
 from contractlang.ir import CheckedContract, CoverageTerm, CTBenchIR, PointsTerm
 from games.ctbench.board import COLOUR_ORDER as COLOURS
 from games.ctbench.board import INNER_TILES, PLAYERS, benchmark_board
+from games.ctbench.log import CoverageHonoured
 from games.ctbench.vector import (
     CHIPS,
     COVER_BLOCKED,
@@ -106,6 +107,7 @@ def monitor_game(setting: dict, seed: int) -> dict:
         "forfeited": [p in s.forfeited for p in PLAYERS],
         "transfers": sum(isinstance(e, ChipTransfer) for e in s.log),
         "blocked": sum(isinstance(e, ContractBlocked) for e in s.log),
+        "honoured": sum(isinstance(e, CoverageHonoured) for e in s.log),
         "points": sum(t.amount for t in s.points),
         "end": END_REASONS.index(s.end_reason),
     }
@@ -142,6 +144,7 @@ def assert_same_games(setting: dict, seeds: list[int]) -> Counter:
                 seen.update(
                     transfer=game["transfers"] > 0,
                     blocked=game["blocked"] > 0,
+                    honoured=game["honoured"] > 0,
                     forfeit=any(game["forfeited"]),
                     points=game["points"] > 0,
                     goal=any(game["finished"]),
@@ -152,8 +155,8 @@ def assert_same_games(setting: dict, seeds: list[int]) -> Counter:
     return seen
 
 
-OUTCOMES = ("utilities", "finished", "forfeited", "transfers", "blocked", "points", "end")
-ENFORCEMENTS = ("transfer", "blocked", "forfeit", "points", "goal", "fallback", *END_REASONS[1:4])
+OUTCOMES = ("utilities", "finished", "forfeited", "transfers", "blocked", "honoured", "points", "end")
+ENFORCEMENTS = ("transfer", "blocked", "honoured", "forfeit", "points", "goal", "fallback", *END_REASONS[1:4])
 
 
 def play(settings_count: int, games: int, seed: int) -> Counter:

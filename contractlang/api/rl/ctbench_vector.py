@@ -67,6 +67,7 @@ class GamesOneByOne:
             "forfeited": each(lambda s: [p in s.forfeited for p in roles], bool),
             "transfers": each(lambda s: sum(isinstance(e, ChipTransfer) for e in s.log)),
             "blocked": each(lambda s: sum(isinstance(e, ContractBlocked) for e in s.log)),
+            "honoured": each(lambda s: s.stats.honoured),
             "points": each(lambda s: sum(t.amount for t in s.points)),
             "end": each(lambda s: END_REASONS.index(s.end_reason)),
         }
@@ -80,7 +81,7 @@ class CTBenchVectorEnv(GamesVectorEnv):
     other opponent `ctbench_gym` takes is played game by game in Python (`compiled` says which). An ended game's
     infos hold its outcomes (`VectorGames.outcomes`, games/ctbench/vector.py): `utilities`, its (P-Red, P-Blue)
     final scores ([CT-27]); `finished` and `forfeited` ([CT-24]), by player; the cover entries' chip `transfers`,
-    the payments `blocked` ([CT-24a]), the `points` moved at the end ([CT-26]) and the `end` reason (an index
+    the payments `blocked` ([CT-24a]), the coverages `honoured`, the `points` moved at the end ([CT-26]) and the `end` reason (an index
     into `END_REASONS`)."""
 
     def __init__(
