@@ -184,7 +184,9 @@ def test_an_opponent_the_engine_cannot_compile_plays_game_by_game():
     """The seeded random player is played in Python behind the same arrays: each row the game `ctbench_gym` plays
     for the row's seed."""
     setting = {**settings(1, 3)[0], "opponent": "random"}
-    assert not ctbench_vector_env(num_envs=1, **setting).compiled
+    env = ctbench_vector_env(num_envs=1, **setting)
+    assert not env.compiled
+    env.close()
     seen = assert_same_games(setting, [5, 6, 7])
     assert sum(seen[k] for k in END_REASONS[1:]) == 3
 

@@ -131,6 +131,12 @@ class CTBenchVectorEnv(GamesVectorEnv):
     def _outcomes(self) -> dict[str, np.ndarray]:
         return self.engine.outcomes()
 
+    def close_extras(self, **kwargs) -> None:
+        """Closes the opponents played game by game (an external program's process, for one)."""
+        if not self.compiled:
+            for game in self.engine.games:
+                game.close()
+
     def _restart(self, ended: np.ndarray) -> None:
         self._begin(ended, None)
 
