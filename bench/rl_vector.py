@@ -50,8 +50,8 @@ def vector_rate(num_envs: int, seconds: float = 3.0) -> tuple[float, float]:
     return rate.per_second()
 
 
-def aec_rate(seconds: float = 3.0) -> tuple[float, float]:
-    env = contractsim_env(CONTRACT, env=ENV)
+def aec_rate(env, seconds: float = 3.0) -> tuple[float, float]:
+    """Every agent's steps of the AEC environment `env`, each a legal action drawn at random."""
     rng, seed, rate = np.random.default_rng(0), 0, Rate()
     while rate.running(seconds):
         env.reset(seed=seed)
@@ -63,8 +63,8 @@ def aec_rate(seconds: float = 3.0) -> tuple[float, float]:
     return rate.per_second()
 
 
-def gym_rate(seconds: float = 3.0) -> tuple[float, float]:
-    env = contractsim_gym(CONTRACT, env=ENV, role="supplier", opponent="rcc")
+def gym_rate(env, seconds: float = 3.0) -> tuple[float, float]:
+    """The learner's steps of the gym environment `env`, each a legal action drawn at random."""
     rng, seed, rate = np.random.default_rng(0), 0, Rate()
     while rate.running(seconds):
         observation, _ = env.reset(seed=seed)
@@ -80,7 +80,8 @@ def main() -> None:
     load = os.getloadavg()[0]
     vector = {n: vector_rate(n) for n in (256, 1024, 4096)}
     best = max(vector, key=lambda n: vector[n][0])
-    aec, single = aec_rate(), gym_rate()
+    aec = aec_rate(contractsim_env(CONTRACT, env=ENV))
+    single = gym_rate(contractsim_gym(CONTRACT, env=ENV, role="supplier", opponent="rcc"))
     payload = {
         "contract": "worked-example-1",
         "env": ENV,

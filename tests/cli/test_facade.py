@@ -188,6 +188,7 @@ def public_verbs():
 
 OTHERS = {
     "rl.contractsim_vector_env": {"num_envs": 1},
+    "rl.ctbench_vector_env": {"num_envs": 1},
     "rl.evaluate_policy": {"contract": CONTRACT, "policy": abs},
 }
 """The other arguments a verb cannot be called without."""

@@ -12,6 +12,7 @@ except ImportError as exc:  # pragma: no cover - the extra is missing
 from contractlang.api.rl.aec import ContractAEC, contractsim_env, ctbench_env
 from contractlang.api.rl.checks import ActionError, EnvInputError
 from contractlang.api.rl.cores import CTBENCH_ACTIONS, Feature
+from contractlang.api.rl.ctbench_vector import CTBenchVectorEnv, ctbench_vector_env
 from contractlang.api.rl.parallel import ContractParallel, contractsim_parallel_env, ctbench_parallel_env
 from contractlang.api.rl.regret import PolicyValue, evaluate_policy
 from contractlang.api.rl.single import ContractGym, contractsim_gym, ctbench_gym
@@ -24,6 +25,7 @@ __all__ = [
     "ContractGym",
     "ContractParallel",
     "ContractSimVectorEnv",
+    "CTBenchVectorEnv",
     "EnvInputError",
     "Feature",
     "PolicyValue",
@@ -34,5 +36,6 @@ __all__ = [
     "ctbench_env",
     "ctbench_gym",
     "ctbench_parallel_env",
+    "ctbench_vector_env",
     "evaluate_policy",
 ]
