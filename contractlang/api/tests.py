@@ -139,7 +139,12 @@ def _games_of(record) -> list:
             out.append(
                 (
                     checked,
-                    game_of_weeks(checked, run.weeks, (run.customer_first_violation, run.supplier_first_violation)),
+                    game_of_weeks(
+                        checked,
+                        run.weeks,
+                        (run.customer_first_violation, run.supplier_first_violation),
+                        run.contingencies_fired,
+                    ),
                 )
             )
     return out
