@@ -72,10 +72,11 @@ def generate_tests(contract: str | Path, write: Flag = True) -> Generated:
 @checked
 def coverage(path: str | Path) -> PlayCoverage:
     """Which clauses agents triggered in the games under `path`: `run --log` files, and the game records of
-    `experiment performance`/`rational` and `ctbench sweep` outputs (their `.jsonl` stores)."""
+    `experiment performance`/`rational`, `ctbench sweep` and `tournament` outputs (their `.jsonl` stores)."""
     from games.ctbench.play import GameRecord
     from games.experiments.performance import PerformanceRecord
     from games.experiments.rational import RationalRecord
+    from games.tournament.contractsim import MatchRecord
 
     root = Path(path)
     files = sorted(root.rglob("*.jsonl")) if root.is_dir() else [root]
@@ -97,7 +98,8 @@ def coverage(path: str | Path) -> PlayCoverage:
                 break
             data.pop(RECORD_CHECK, None)
             record = next(
-                (r for r in (_try(t, data) for t in (PerformanceRecord, RationalRecord, GameRecord)) if r), None
+                (r for r in (_try(t, data) for t in (PerformanceRecord, RationalRecord, MatchRecord, GameRecord)) if r),
+                None,
             )
             if record is None:
                 break

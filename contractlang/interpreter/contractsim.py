@@ -19,8 +19,8 @@ from contractlang.interpreter.rounds import (
     FloorRules,
     RoundRules,
     applied_deduction,
-    evaluate_round,
     contingency_names,
+    evaluate_round,
     payment_due,
     production_fires,
 )

@@ -3,6 +3,8 @@ same ones the monitor sees when the reference engine's game of the same seed and
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from contractlang import load
@@ -11,7 +13,7 @@ from contractlang.scenario.played import checked_ir, game_of_events, game_of_wee
 from games.contractsim.batch import play_batch
 from games.contractsim.environments import environment
 from games.contractsim.play import play
-from tests.helpers import ROOT
+from tests.helpers import ROOT, run_cli
 
 PAIRINGS = [("rcc", "rcc"), ("re", "rcc"), ("rc", "re")]
 
@@ -57,3 +59,18 @@ def test_a_record_without_its_contingencies_leaves_them_not_observable(tables):
     assert "payment_deduction" in known.fired and "payment_deduction" in known.observable
     assert {"substitution", "payment_deduction"}.isdisjoint(unknown.observable | unknown.fired)
     assert known.fired - {"substitution", "payment_deduction"} == unknown.fired
+
+
+@pytest.mark.e2e
+def test_coverage_over_a_tournament_judges_every_clause_of_its_games(tmp_path):
+    out = tmp_path / "tournament"
+    args = ("--agents", "rcc,random", "--seeds", "1", "--envs", "1", "--limit", "2", "--workers", "1")
+    done = run_cli("tournament", *args, "--out", out)
+    assert done.returncode == 0, done.stderr
+    found = run_cli("coverage", out, "--json")
+    assert found.returncode == 0, found.stderr
+    contracts = json.loads(found.stdout)["contracts"]
+    assert len(contracts) == 2 and all(c["games"] == 4 for c in contracts)
+    rows = [row for c in contracts for row in c["clauses"]]
+    assert "substitution" in {row["key"] for row in rows}
+    assert all(row["observable_in"] == 4 for row in rows) and not any(c["not_observable"] for c in contracts)
