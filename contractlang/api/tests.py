@@ -108,7 +108,9 @@ def coverage(path: str | Path) -> PlayCoverage:
         if found:
             sources.append(str(file))
     if not sources:
-        raise FileError(f"{path}: holds no game log or game record (run --log files, experiment or sweep outputs)")
+        raise FileError(
+            f"{path}: holds no game log or game record (run --log files, experiment, sweep or tournament outputs)"
+        )
     return summarise(sources, games)
 
 
