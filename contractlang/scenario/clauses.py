@@ -11,6 +11,7 @@ it pays, forfeits or is blocked ([CT-22]–[CT-24a]) and a points entry when its
 
 from __future__ import annotations
 
+import hashlib
 from typing import Literal
 
 import numpy as np
@@ -20,7 +21,7 @@ from contractlang.formatter import money
 from contractlang.interpreter import ContractBlocked, CTBenchMonitor, PointsTransfer
 from contractlang.interpreter.contractsim import ContractSimMonitor, WeekStatus
 from contractlang.interpreter.rounds import delivery_floor
-from contractlang.ir import CheckedContract, ContractSimIR
+from contractlang.ir import CheckedContract, ContractIR, ContractSimIR
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, Frozen
 
 ClauseKind = Literal["pay", "deliver", "substitution", "payment_deduction", "rollover", "on_breach", "cover", "on_goal"]
@@ -35,6 +36,21 @@ class Clause(Frozen):
     span: Span | None = None
     weeks: tuple[int, ...] = ()
     index: int | None = None
+
+    @property
+    def enforcement(self) -> bool:
+        """A clause that acts when play departs from the schedule: a contingency, `on breach`, a CT-Bench term."""
+        return self.kind not in ("pay", "deliver")
+
+    @property
+    def span_key(self) -> str:
+        """The clause's key among a checked contract's spans, the same in every text of its terms."""
+        return f"{self.kind}.{self.weeks[0]}" if self.kind in ("pay", "deliver") else self.key
+
+
+def terms_key(ir: ContractIR) -> str:
+    """A short name for a contract's terms: games of the same terms share it, whatever text they were read from."""
+    return hashlib.sha256(ir.model_dump_json().encode()).hexdigest()[:16]
 
 
 def _weeks_text(weeks: list[int]) -> str:

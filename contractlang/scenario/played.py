@@ -9,12 +9,13 @@ that does not name its contingencies leaves them not observable, and the report 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 
 from contractlang import check_source
 from contractlang.formatter import format_ir
 from contractlang.interpreter.trace import header_contract, read_events, read_header, replay
 from contractlang.ir import CheckedContract, ContractIR
-from contractlang.scenario.clauses import Clause, clauses, fired
+from contractlang.scenario.clauses import Clause, clauses, fired, terms_key
 from contractlang.vocab import Frozen
 
 
@@ -40,6 +41,7 @@ class PlayedClause(Frozen):
 
 class PlayedContract(Frozen):
     contract: str
+    terms: str  # `terms_key` of its terms
     games: int
     clauses: tuple[PlayedClause, ...]
 
@@ -69,6 +71,13 @@ class PlayCoverage(Frozen):
 
 def checked_ir(ir: ContractIR) -> CheckedContract:
     """The IR a record keeps, with the clause spans of its canonical text (records keep terms, not source)."""
+    return _checked(type(ir), ir.model_dump_json())
+
+
+@lru_cache(maxsize=256)
+def _checked(kind: type, terms: str) -> CheckedContract:
+    # the games of a store share a few contracts: each is formatted and checked once
+    ir = kind.model_validate_json(terms)
     return check_source(format_ir(ir), f"<{ir.name}>").contracts[0]
 
 
@@ -132,5 +141,5 @@ def summarise(sources: list[str], games: list[tuple[CheckedContract, Game]]) -> 
             )
             for c in clauses(checked)
         )
-        contracts.append(PlayedContract(contract=name, games=len(played), clauses=rows))
+        contracts.append(PlayedContract(contract=name, terms=terms_key(checked.ir), games=len(played), clauses=rows))
     return PlayCoverage(sources=tuple(sources), contracts=tuple(contracts))
