@@ -13,29 +13,14 @@ from contractlang.api.tests import test as run_tests
 from contractlang.api.view.site import Viewer
 from contractlang.source import check_source
 from tests.helpers import ROOT, fresh
-from tests.viewer.test_view import ARGS, CHROMIUM, Page, ok, serving, static_site
+from tests.viewer import test_view
+from tests.viewer.test_view import ok, serving, static_site
 
 pytestmark = pytest.mark.e2e  # a real browser
 
+browser, page = test_view.browser, test_view.page  # the tab that fails a test on any console error
+
 CONTRACT = "worked-example-1.contract"  # scenario tests in its file; its `on breach` never fires between RCCs
-
-
-@pytest.fixture(scope="module")
-def browser():
-    assert CHROMIUM.exists(), "needs Debian's chromium: apt-get install chromium (`bash scripts/test-deps` installs it)"
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture
-def page(browser):
-    tab = Page(browser)
-    yield tab
-    tab.close()
 
 
 def pane(tab) -> dict:
