@@ -42,8 +42,7 @@ PAGES_KEPT = 64
 
 class Viewer:
     """The data the page reads, by the names it reads them under (`index.json`, `list/K.json`, `game/ID.json`,
-    `coverage.json`);
-    game pages are built when first asked for and the last PAGES_KEPT kept."""
+    `coverage.json`); game pages are built when first asked for and the last PAGES_KEPT kept."""
 
     def __init__(self, root: Path, options: ViewOptions | None = None, tables=None, live: bool = True):
         # served, a directory is read in the background: the page opens at once and its list fills as it is read
