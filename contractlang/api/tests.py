@@ -11,9 +11,17 @@ from pydantic import Field
 
 from contractlang.errors import Flag, Text, checked
 from contractlang.files import RECORD_CHECK, FileError, parse_json, read_capped, read_lines_capped, write_atomically
-from contractlang.ir import CTBenchIR
+from contractlang.ir import CheckedContract, ContractSimIR, CTBenchIR
 from contractlang.scenario.generate import Dead, Found, generate, test_source
-from contractlang.scenario.played import PlayCoverage, checked_ir, game_of_events, game_of_log, game_of_weeks, summarise
+from contractlang.scenario.played import (
+    Game,
+    PlayCoverage,
+    checked_ir,
+    game_of_events,
+    game_of_log,
+    game_of_weeks,
+    summarise,
+)
 from contractlang.scenario.suite import TestReport, load, run_tests
 from contractlang.vocab import Frozen
 
@@ -95,11 +103,7 @@ def generate_tests(contract: str | Path, write: Flag = True) -> Generated:
 @checked
 def coverage(path: str | Path) -> PlayCoverage:
     """Which clauses agents triggered in the games under `path`: `run --log` files, and the game records of
-    `experiment performance`/`rational` and `ctbench sweep` outputs (their `.jsonl` stores)."""
-    from games.ctbench.play import GameRecord
-    from games.experiments.performance import PerformanceRecord
-    from games.experiments.rational import RationalRecord
-
+    `experiment performance`/`rational`, `ctbench sweep` and `tournament` outputs (their `.jsonl` stores)."""
     root = Path(path)
     files = sorted(root.rglob("*.jsonl")) if root.is_dir() else [root]
     sources, games = [], []
@@ -116,21 +120,32 @@ def coverage(path: str | Path) -> PlayCoverage:
                 data = parse_json(line)
             except ValueError:
                 break
-            if not isinstance(data, dict):
-                break
-            data.pop(RECORD_CHECK, None)
-            record = next(
-                (r for r in (_try(t, data) for t in (PerformanceRecord, RationalRecord, GameRecord)) if r), None
-            )
+            record = stored_record(data) if isinstance(data, dict) else None
             if record is None:
                 break
             found = True
-            games.extend(_games_of(record))
+            games.extend(games_of_record(record))
         if found:
             sources.append(str(file))
     if not sources:
-        raise FileError(f"{path}: holds no game log or game record (run --log files, experiment or sweep outputs)")
+        raise FileError(
+            f"{path}: holds no game log or game record (run --log files, experiment, sweep or tournament outputs)"
+        )
     return summarise(sources, games)
+
+
+def stored_record(data: dict):
+    """The game record a store's line holds (a performance, rational or tournament job's, a sweep's CT-Bench
+    game), or None when it holds none of these."""
+    from games.ctbench.play import GameRecord
+    from games.experiments.performance import PerformanceRecord
+    from games.experiments.rational import RationalRecord
+    from games.tournament.contractsim import MatchRecord
+
+    data = {k: v for k, v in data.items() if k != RECORD_CHECK}
+    return next(
+        (r for r in (_try(t, data) for t in (PerformanceRecord, RationalRecord, MatchRecord, GameRecord)) if r), None
+    )
 
 
 def _try(model, data):
@@ -140,9 +155,12 @@ def _try(model, data):
         return None
 
 
-def _games_of(record) -> list:
+def games_of_record(record) -> list[tuple[CheckedContract, Game]]:
+    """The games a record holds, each with its contract as coverage judges it: replayed through the monitor when
+    the record keeps its events, else read off its weeks and the contingencies it names."""
     from contractlang.interpreter import Rules
     from contractlang.interpreter.events import monitor_events
+    from games.contractsim.play import RunRecord
 
     if hasattr(record, "board_id"):  # a CT-Bench game
         if not record.contract_terms:
@@ -150,19 +168,19 @@ def _games_of(record) -> list:
         checked = checked_ir(CTBenchIR.from_terms_json(record.contract_terms))
         events = list(enumerate(monitor_events(record.log), start=1))
         return [(checked, game_of_events(checked, events, "<record>", rules=Rules.named(record.rules)))]
-    runs = list(record.runs) if hasattr(record, "runs") else [record.run]  # rational: nine games
-    ir = record.job.contract
+    if isinstance(record, RunRecord):  # a `run --json` record: its own terms
+        if record.contract_ir is None:
+            return []
+        runs, ir = [record], ContractSimIR.from_json_value(record.contract_ir)
+    else:  # a job's record; a rational one holds nine games
+        runs, ir = (list(record.runs) if hasattr(record, "runs") else [record.run]), record.job.contract
+    checked = checked_ir(ir)
     out = []
     for run in runs:
-        checked = checked_ir(ir)
         if run.log:
             events = list(enumerate(monitor_events(run.log), start=1))
             out.append((checked, game_of_events(checked, events, "<record>", floors=run.floors)))
         else:
-            out.append(
-                (
-                    checked,
-                    game_of_weeks(checked, run.weeks, (run.customer_first_violation, run.supplier_first_violation)),
-                )
-            )
+            firsts = (run.customer_first_violation, run.supplier_first_violation)
+            out.append((checked, game_of_weeks(checked, run.weeks, firsts, run.contingencies_fired)))
     return out

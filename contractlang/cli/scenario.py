@@ -118,7 +118,9 @@ def test(
 
 @app.command("coverage")
 def coverage_command(
-    path: Annotated[Path, typer.Argument(help="A run --log file, or a folder of logs, experiment or sweep outputs.")],
+    path: Annotated[
+        Path, typer.Argument(help="A run --log file, or a folder of logs, experiment, sweep or tournament outputs.")
+    ],
     json_out: JsonFlag = False,
 ) -> None:
     """Which clauses agents triggered in play, per contract, and which they never did."""

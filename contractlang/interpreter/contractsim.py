@@ -13,7 +13,17 @@ import numpy as np
 from pydantic import ConfigDict
 
 from contractlang.interpreter.events import CONTRACTSIM_TYPES, ContractSimEvent, Delivery, EventError, Payment, WeekEnd
-from contractlang.interpreter.rounds import FloorRules, RoundRules, applied_deduction, evaluate_round, payment_due
+from contractlang.interpreter.rounds import (
+    DEDUCTED,
+    Contingency,
+    FloorRules,
+    RoundRules,
+    applied_deduction,
+    contingency_names,
+    evaluate_round,
+    payment_due,
+    production_fires,
+)
 from contractlang.ir import ContractSimIR, Triple
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, Frozen
 
@@ -31,6 +41,7 @@ class RoundTable(Frozen):
     deduction: np.ndarray  # int
     credited: np.ndarray  # (n_memory, 11, 11, 11, 3)
     required: np.ndarray  # (n_memory, 3)
+    fires: np.ndarray  # (n_memory, cap+1, cap+1, cap+1): the contingencies the week fires, as bits
 
 
 def _round_table(rules: RoundRules, round_index: int, inventory_cap: int) -> RoundTable:
@@ -46,6 +57,7 @@ def _round_table(rules: RoundRules, round_index: int, inventory_cap: int) -> Rou
         deduction=out.deduction,
         credited=out.credited,
         required=out.required[:, 0, 0, 0, :],
+        fires=production_fires(rules, y[None], out.required, out.credited, out.violation, out.new_memory),
     )
     for a in arrays.values():
         a.setflags(write=False)
@@ -268,6 +280,21 @@ class ContractSimMonitor(Frozen):
         return self.model_copy(
             update={**update, "week": w + 1, "paid": 0, "delivered": (0, 0, 0), "weeks": self.weeks + (record,)}
         )
+
+    @property
+    def contingencies_fired(self) -> tuple[Contingency, ...]:
+        """The contingencies the closed weeks fired: payment deduction where a payment was lowered ([CS-14]),
+        substitution and rollover as `production_fires` reads a production week."""
+        bits = 0
+        for s in self.weeks:
+            if s.role == "customer":
+                bits |= DEDUCTED if s.deduction > 0 else 0
+            else:
+                fires = production_fires(
+                    self.contract.rules, s.delivered, s.required, s.credited, not s.compliant, s.memory_after
+                )
+                bits |= int(fires)
+        return contingency_names(bits)
 
     def verdict(self) -> Verdict:
         """Who breached first, when and why, in words."""

@@ -198,6 +198,30 @@ def evaluate_round(rules: RoundRules, round_index: int, memory, delivered) -> Ro
     )
 
 
+SUBSTITUTED, DEDUCTED, CARRIED = 1, 2, 4
+CONTINGENCY_BITS = {"substitution": SUBSTITUTED, "payment_deduction": DEDUCTED, "rollover": CARRIED}
+"""Each contingency a game can fire, by its clause's name, as one bit of the set a game fired."""
+Contingency = Literal["substitution", "payment_deduction", "rollover"]
+
+
+def production_fires(rules: RoundRules, delivered, required, credited, violation, new_memory) -> np.ndarray:
+    """The contingencies a production week fires, as bits, over the arrays' leading shape: substitution when
+    it credits a product beyond what was delivered of it ([CS-13]), rollover when it carries a deficit without a
+    violation (ContractSim paper, App. C.1). Its deduction fires in the payment week it lowers ([CS-14])."""
+    required, credited = np.asarray(required), np.asarray(credited)
+    fires = np.zeros(np.shape(violation), dtype=np.int64)
+    if rules.substitution_min is not None:
+        fires |= np.where((credited > np.minimum(delivered, required)).any(axis=-1), SUBSTITUTED, 0)
+    if rules.carries_deficits:
+        fires |= np.where(~np.asarray(violation) & (np.asarray(new_memory) > 0).any(axis=-1), CARRIED, 0)
+    return fires
+
+
+def contingency_names(fired: int) -> tuple[Contingency, ...]:
+    """The contingencies a set of bits names, in the order of `CONTINGENCY_BITS`."""
+    return tuple(name for name, bit in CONTINGENCY_BITS.items() if fired & bit)
+
+
 def applied_deduction(nominal, deduction):
     """`min(δ_w, M_w)` (ContractSim paper, Sec. 3): a deduction never exceeds the payment it lowers; the excess is forfeited.
     Integers or integer arrays (the DP applies it to every delivery at once)."""

@@ -11,6 +11,7 @@ it pays, forfeits or is blocked ([CT-22]–[CT-24a]) and a points entry when its
 
 from __future__ import annotations
 
+import hashlib
 from typing import Literal
 
 import numpy as np
@@ -20,7 +21,7 @@ from contractlang.formatter import money
 from contractlang.interpreter import ContractBlocked, CTBenchMonitor, PointsTransfer
 from contractlang.interpreter.contractsim import ContractSimMonitor, WeekStatus
 from contractlang.interpreter.rounds import delivery_floor
-from contractlang.ir import CheckedContract, ContractSimIR
+from contractlang.ir import CheckedContract, ContractIR, ContractSimIR
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, Frozen
 
 ClauseKind = Literal["pay", "deliver", "substitution", "payment_deduction", "rollover", "on_breach", "cover", "on_goal"]
@@ -35,6 +36,21 @@ class Clause(Frozen):
     span: Span | None = None
     weeks: tuple[int, ...] = ()
     index: int | None = None
+
+    @property
+    def enforcement(self) -> bool:
+        """A clause that acts when play departs from the schedule: a contingency, `on breach`, a CT-Bench term."""
+        return self.kind not in ("pay", "deliver")
+
+    @property
+    def span_key(self) -> str:
+        """The clause's key among a checked contract's spans, the same in every text of its terms."""
+        return f"{self.kind}.{self.weeks[0]}" if self.kind in ("pay", "deliver") else self.key
+
+
+def terms_key(ir: ContractIR) -> str:
+    """A short name for a contract's terms: games of the same terms share it, whatever text they were read from."""
+    return hashlib.sha256(ir.model_dump_json().encode()).hexdigest()[:16]
 
 
 def _weeks_text(weeks: list[int]) -> str:
@@ -99,13 +115,6 @@ def clauses(checked: CheckedContract) -> tuple[Clause, ...]:
     return tuple(sorted(found, key=lambda c: (c.span or Span(0, 0, 0, 0), c.key)))
 
 
-def substituted(status: WeekStatus) -> bool:
-    """[CS-13]: the week credited some product beyond what was delivered of it."""
-    return status.credited is not None and any(
-        c > min(d, r) for c, d, r in zip(status.credited, status.delivered, status.required)
-    )
-
-
 def breach_clause(status: WeekStatus, monitor: ContractSimMonitor) -> str:
     """The clause a non-compliant week broke: `pay` for the Customer; for the Supplier a minimum's floor
     ([CS-13], [CS-14]), rollover's cure or limit (App. C.1), deduction's second shortfall, else `deliver`."""
@@ -125,20 +134,14 @@ def breach_clause(status: WeekStatus, monitor: ContractSimMonitor) -> str:
     return "deliver"
 
 
-def fired_contractsim(checked: CheckedContract, weeks: tuple[WeekStatus, ...]) -> set[str]:
-    """Keys of the clauses the closed weeks `weeks` of a ContractSim monitor fired."""
-    fired: set[str] = set()
+def fired_contractsim(checked: CheckedContract, monitor: ContractSimMonitor) -> set[str]:
+    """Keys of the clauses the closed weeks of a ContractSim monitor fired."""
+    fired: set[str] = set(monitor.contingencies_fired)
     by_week = {w: c for c in clauses(checked) for w in c.weeks}
-    for status in weeks:
+    for status in monitor.weeks:
         entry = by_week.get(status.week)
         if entry is not None and not status.excluded:
             fired.add(entry.key)
-        if status.role == "customer" and status.deduction > 0:
-            fired.add("payment_deduction")
-        if status.role == "supplier" and substituted(status):
-            fired.add("substitution")
-        if status.role == "supplier" and status.compliant and any(status.memory_after):
-            fired.add("rollover")
         if status.enforcement and checked.ir.contingencies.grim_trigger:
             fired.add("on_breach")
     return fired & {c.key for c in clauses(checked)}
@@ -163,5 +166,5 @@ def fired_ctbench(monitor: CTBenchMonitor) -> set[str]:
 def fired(checked: CheckedContract, monitor: ContractSimMonitor | CTBenchMonitor) -> set[str]:
     """Keys of the clauses a monitor, as a game or a test left it, fired."""
     if isinstance(monitor, ContractSimMonitor):
-        return fired_contractsim(checked, monitor.weeks)
+        return fired_contractsim(checked, monitor)
     return fired_ctbench(monitor)

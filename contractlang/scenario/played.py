@@ -1,20 +1,21 @@
 """Which clauses agents triggered in play: game logs and stored game records, replayed through the monitor.
 
 A game whose record keeps its events (a `run --log` file, a record with its log) is replayed event by event and
-every clause can be judged. A ContractSim record that keeps only its weeks (the batch engine's games) still
-says which scheduled entries fell due and whether the termination was given; whether a contingency fired is not
-in it, and the report says so rather than guessing.
+every clause can be judged. A ContractSim record that keeps only its weeks (the batch engine's games) says which
+scheduled entries fell due, whether the termination was given and which contingencies the game fired; a record
+that does not name its contingencies leaves them not observable, and the report says so rather than guessing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 
 from contractlang import check_source
 from contractlang.formatter import format_ir
 from contractlang.interpreter.trace import header_contract, read_events, read_header, replay
 from contractlang.ir import CheckedContract, ContractIR
-from contractlang.scenario.clauses import Clause, clauses, fired
+from contractlang.scenario.clauses import Clause, clauses, fired, terms_key
 from contractlang.vocab import Frozen
 
 
@@ -40,6 +41,7 @@ class PlayedClause(Frozen):
 
 class PlayedContract(Frozen):
     contract: str
+    terms: str  # `terms_key` of its terms
     games: int
     clauses: tuple[PlayedClause, ...]
 
@@ -69,6 +71,13 @@ class PlayCoverage(Frozen):
 
 def checked_ir(ir: ContractIR) -> CheckedContract:
     """The IR a record keeps, with the clause spans of its canonical text (records keep terms, not source)."""
+    return _checked(type(ir), ir.model_dump_json())
+
+
+@lru_cache(maxsize=256)
+def _checked(kind: type, terms: str) -> CheckedContract:
+    # the games of a store share a few contracts: each is formatted and checked once
+    ir = kind.model_validate_json(terms)
     return check_source(format_ir(ir), f"<{ir.name}>").contracts[0]
 
 
@@ -94,14 +103,21 @@ def game_of_log(raw: bytes, file: str) -> tuple[CheckedContract, Game] | None:
     return checked, game_of_events(checked, events, file, **rules)
 
 
-def game_of_weeks(checked: CheckedContract, weeks: Iterable, first_violations: tuple) -> Game:
-    """A ContractSim game known by its weeks only (week, role, excluded): the scheduled entries that fell due and,
-    when someone breached, the termination; contingencies are not observable."""
+def game_of_weeks(
+    checked: CheckedContract, weeks: Iterable, first_violations: tuple, contingencies: Iterable[str] | None
+) -> Game:
+    """A ContractSim game known by its weeks (week, role, excluded) and the contingencies it fired: the scheduled
+    entries that fell due, the termination when someone breached, and each contingency when the record says which
+    fired (`contingencies` None: it does not, and they are not observable)."""
+    keys = {c.key for c in clauses(checked)}
     by_week = {w: c for c in clauses(checked) for w in c.weeks}
     fired_keys = {by_week[w.week].key for w in weeks if not w.excluded and w.week in by_week}
     observable = {c.key for c in clauses(checked) if c.kind in ("pay", "deliver", "on_breach")}
     if any(v is not None for v in first_violations) and "on_breach" in observable:
         fired_keys.add("on_breach")
+    if contingencies is not None:
+        observable = keys
+        fired_keys |= set(contingencies) & keys
     return Game(contract=checked.ir.name, fired=frozenset(fired_keys), observable=frozenset(observable))
 
 
@@ -125,5 +141,5 @@ def summarise(sources: list[str], games: list[tuple[CheckedContract, Game]]) -> 
             )
             for c in clauses(checked)
         )
-        contracts.append(PlayedContract(contract=name, games=len(played), clauses=rows))
+        contracts.append(PlayedContract(contract=name, terms=terms_key(checked.ir), games=len(played), clauses=rows))
     return PlayCoverage(sources=tuple(sources), contracts=tuple(contracts))

@@ -9,7 +9,7 @@ from contractlang.diagnostics import ContractError, Diagnostic
 from contractlang.files import read_capped
 from contractlang.ir import CheckedContract
 from contractlang.parser import parse
-from contractlang.scenario.clauses import Clause, clauses
+from contractlang.scenario.clauses import Clause, clauses, terms_key
 from contractlang.scenario.generate import Dead, generate
 from contractlang.scenario.run import TestResult, contract_files, run_scenario
 from contractlang.scenario.world import Worlds
@@ -31,6 +31,7 @@ class ClauseCoverage(Frozen):
 class ContractCoverage(Frozen):
     contract: str
     file: str
+    terms: str  # `terms_key` of its terms: the games of the same terms are matched by it
     clauses: tuple[ClauseCoverage, ...]
 
     @property
@@ -209,6 +210,7 @@ def coverage_of(checked: CheckedContract, fired_by: dict[str, list[str]], dead: 
     return ContractCoverage(
         contract=checked.ir.name,
         file=checked.file,
+        terms=terms_key(checked.ir),
         clauses=tuple(
             ClauseCoverage(clause=c, fired_by=tuple(fired_by.get(c.key, ())), dead=why.get(c.key))
             for c in clauses(checked)

@@ -12,6 +12,7 @@ import numpy as np
 from numba import njit
 
 from contractlang.interpreter.contractsim import CompiledContractSim
+from contractlang.interpreter.rounds import DEDUCTED, contingency_names
 from contractlang.ir import ContractSimIR
 from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS
 from games.contractsim.play import SESSION_TABLES, RunRecord, WeekRecord
@@ -50,9 +51,12 @@ def _play(
     out_week,
     out_u,
     out_first,
+    fires,
+    out_fired,
 ):
     """out_week[g, w-1] = (compliant, excluded, observed_breach, paid, spend, value); out_u[g] = (U_c, U_s);
-    out_first[g] = the first violation weeks (Customer, Supplier), 0 for none."""
+    out_first[g] = the first violation weeks (Customer, Supplier), 0 for none; out_fired[g] = the contingencies
+    fired, as bits (`fires` tabulates a production week's)."""
     side = inventory_cap + 1
     for g in range(spoil.shape[0]):
         cash = capital
@@ -77,6 +81,8 @@ def _play(
                 cash += pay
                 paid_total += pay
                 ok = pay >= due
+                if due < nominal:
+                    out_fired[g] |= DEDUCTED
                 if not ok and first_c == _NEVER:
                     first_c = w
                 out_week[g, w - 1, 0] = ok
@@ -118,6 +124,7 @@ def _play(
             bad = violation[t, mu, y[0], y[1], y[2]]
             pending = deduction[t, mu, y[0], y[1], y[2]]
             need = required[t, mu]
+            out_fired[g] |= fires[t, mu, y[0], y[1], y[2]]
             value = values[0] * y[0] + values[1] * y[1] + values[2] * y[2]
             value_total += value
             if bad and first_s == _NEVER:
@@ -161,6 +168,7 @@ def play_batch(
     out_week = np.zeros((len(seeds), 11, 6), dtype=np.int64)
     out_u = np.zeros((len(seeds), 2), dtype=np.int64)
     out_first = np.zeros((len(seeds), 2), dtype=np.int64)
+    out_fired = np.zeros(len(seeds), dtype=np.int64)
     _play(
         POLICIES.index(customer),
         POLICIES.index(supplier),
@@ -182,6 +190,8 @@ def play_batch(
         out_week,
         out_u,
         out_first,
+        np.stack([rt.fires for rt in problem.compiled.tables]),
+        out_fired,
     )
     terms = ir.model_dump(mode="json")  # one copy shared by every record of the batch
     return [
@@ -199,6 +209,7 @@ def play_batch(
             floors=env.floors.name,
             customer_first_violation=int(first[0]) or None,
             supplier_first_violation=int(first[1]) or None,
+            contingencies_fired=contingency_names(int(fired)),
             weeks=tuple(
                 WeekRecord(
                     week=w,
@@ -213,5 +224,5 @@ def play_batch(
                 for w in sorted(PAYMENT_WEEKS + PRODUCTION_WEEKS)
             ),
         )
-        for seed, row, u, first in zip(seeds, out_week, out_u, out_first)
+        for seed, row, u, first, fired in zip(seeds, out_week, out_u, out_first, out_fired)
     ]

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from contractlang.errors import BadData, UnknownName
 from contractlang.files import FileError, parse_json
-from contractlang.interpreter.rounds import DEFAULT_FLOORS, RecordedFloors
+from contractlang.interpreter.rounds import DEFAULT_FLOORS, Contingency, RecordedFloors
 from contractlang.ir import ContractSimIR
 from contractlang.llm import LlmCall, LlmClient
 from contractlang.progress import Advance as Progress
@@ -89,6 +89,8 @@ class RunRecord(Record, PlayedIn):
     log: tuple[LogEntry, ...] = ()
     llm_calls: tuple[LlmCall, ...] = ()  # every model call of an LLM agent, in order: the game's transcript
     llm_defaults: dict[str, int] = {}  # per LLM role: requests that ran out of attempts and defaulted to zero
+    # what clause coverage reads of a game whose log is not kept; None: not recorded
+    contingencies_fired: tuple[Contingency, ...] | None = None
 
     @property
     def agents(self) -> dict[str, str]:
@@ -429,6 +431,7 @@ def play(
         multiplier=ir.setting_info.multiplier,
         contract_ir=ir.model_dump(mode="json"),
         floors=env.floors.name,
+        contingencies_fired=state.monitor.contingencies_fired,
         log=state.log if keep_log else (),
         llm_calls=tuple(game_client.calls) if game_client is not None else (),
         llm_defaults={r: p.defaulted for r, p in policies.items() if isinstance(p, LlmPerformer)},

@@ -223,6 +223,8 @@ def batch_engine(case):
         out_week,
         out_u,
         out_first,
+        np.stack([rt.fires for rt in compiled.tables]),
+        np.zeros(1, dtype=np.int64),
     )
     answer = {}
     for w in range(1, 12):

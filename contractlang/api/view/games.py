@@ -21,6 +21,7 @@ from contractlang.interpreter.rounds import DEFAULT_FLOORS
 from contractlang.ir import ContractSimIR, CTBenchIR
 from contractlang.llm import ApiKeys, LlmClient
 from contractlang.render import relabel
+from contractlang.scenario.clauses import terms_key
 from contractlang.source import check_source
 from games.agents import AgentError, model_of, names_code
 from games.contractsim.environments import environment
@@ -82,7 +83,9 @@ def _contractsim_record_page(obj: dict, row: GameRow, options: ViewOptions, base
         setting = job.get("setting")
         contract = ContractSimIR.from_json_value(job["contract"])
         ir = relabel(contract, setting) if setting not in (None, contract.setting) else contract
-        return contractsim_page(_run(run), ir, options, baselines)
+        page = contractsim_page(_run(run), ir, options, baselines)
+        # told in another setting, the game was played, and is covered, under the job's own terms
+        return {**page, "source": {**page["source"], "terms": terms_key(contract)}}
     run = obj["runs"][row.part] if "runs" in obj else obj
     record = _run(run)
     if record.contract_ir is None:
@@ -111,10 +114,12 @@ def _span(span: Span) -> list[int]:
 
 
 def source_view(ir: ContractSimIR | CTBenchIR, options: ViewOptions) -> dict:
-    """The contract's text and each clause's span: the file given with --contract, else the canonical form."""
+    """The contract's text and each clause's span: the file given with --contract, else the canonical form; and
+    the key of its terms, which its clause coverage is found under."""
+    key = terms_key(ir)
     if options.contract is not None and options.contract.ir == ir and options.source is not None:
-        return {"text": options.source, "spans": {k: _span(s) for k, s in options.contract.spans.items()}}
-    return dict(_canonical_view(type(ir), ir.model_dump_json()))
+        return {"text": options.source, "spans": {k: _span(s) for k, s in options.contract.spans.items()}, "terms": key}
+    return {**_canonical_view(type(ir), ir.model_dump_json()), "terms": key}
 
 
 @lru_cache(maxsize=64)

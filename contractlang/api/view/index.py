@@ -159,6 +159,10 @@ class ViewIndex:
                 break
         return found[:MAX_FILES]
 
+    def contract_files(self) -> list[Path]:
+        """The `.contract` files under the root (none when the root is a file): where its scenario tests are."""
+        return [p for p in self._walk() if p.suffix == ".contract"] if self.root.is_dir() else []
+
     def inside(self, path: Path) -> bool:
         """Whether `path`, links followed, is the root or lies under it."""
         return Path(os.path.realpath(path)).is_relative_to(self.root)

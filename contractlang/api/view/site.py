@@ -41,8 +41,8 @@ PAGES_KEPT = 64
 
 
 class Viewer:
-    """The data the page reads, by the names it reads them under (`index.json`, `list/K.json`, `game/ID.json`);
-    game pages are built when first asked for and the last PAGES_KEPT kept."""
+    """The data the page reads, by the names it reads them under (`index.json`, `list/K.json`, `game/ID.json`,
+    `coverage.json`); game pages are built when first asked for and the last PAGES_KEPT kept."""
 
     def __init__(self, root: Path, options: ViewOptions | None = None, tables=None, live: bool = True):
         # served, a directory is read in the background: the page opens at once and its list fills as it is read
@@ -57,6 +57,7 @@ class Viewer:
         self._pages: OrderedDict[tuple[str, int], dict] = OrderedDict()
         self._build = threading.Lock()  # the table cache and the games are not built for threads
         self._reports: dict[tuple, dict] = {}  # (games file, size, mtime) -> its CT-Bench report
+        self._coverage: tuple[tuple[int, int], dict] | None = None  # for the index's (version, rows)
 
     def index_json(self) -> dict:
         if self.live:
@@ -95,6 +96,8 @@ class Viewer:
         """The JSON under `data/NAME`, or None when there is none."""
         if name == "index.json":
             return self.index_json()
+        if name == "coverage.json":
+            return self.coverage()
         match = re.fullmatch(r"list/([0-9]{1,6})\.json", name)
         if match:
             return self.index.chunk(int(match[1]))
@@ -106,6 +109,16 @@ class Viewer:
         if match and GAME_ID.fullmatch(match[1]):
             return self.game(match[1])
         return None
+
+    def coverage(self) -> dict:
+        """The clause coverage of the viewed games and tests (`coverage_view`), made again when the list changed."""
+        key = (self.index.version, len(self.index.rows))
+        with self._build:
+            if self._coverage is None or self._coverage[0] != key:
+                from contractlang.api.view.coverage import coverage_view
+
+                self._coverage = (key, coverage_view(self.index))
+            return self._coverage[1]
 
     def _report(self, path: Path) -> dict:
         """A sweep's report, made again only when its games file changed."""
@@ -474,6 +487,7 @@ def bundle(
             except FileError:
                 continue
             (work / "files" / f"{k}.png").write_bytes(figure)
+        _write_json(work / "data" / "coverage.json", viewer.coverage())
         _write_json(work / "data" / "index.json", index)
         _put_in_place(work, out)
     except BaseException:

@@ -370,6 +370,70 @@ function highlight(pre, keys, fired) {
   if (first) pre.scrollTop = Math.max(0, first.parentNode.parentNode.offsetTop - pre.offsetTop - 40);
 }
 
+// --- clause coverage: which clauses the viewed games triggered, how often, and the folder's tests ------------------
+
+let coverageLoad = null; // {version, promise}: made again when the game list changed
+function loadCoverage() {
+  const version = state.index ? state.index.version + ":" + state.index.games : "";
+  if (!coverageLoad || coverageLoad.version !== version) coverageLoad = { version, promise: getJSON("coverage.json") };
+  return coverageLoad.promise;
+}
+
+function coverageBox(pre) {
+  // filled when the counts arrive: every viewed game of these terms is judged, which can take a while
+  const box = el("div", { class: "coverage" }, el("p", { class: "meta" }, "Counting the clauses the viewed games triggered…"));
+  loadCoverage().then((c) => showCoverage(box, pre, c))
+    .catch((e) => box.replaceChildren(el("p", { class: "meta" }, "No clause coverage: " + e.message)));
+  return box;
+}
+
+function showCoverage(box, pre, c) {
+  const src = pre._source;
+  const played = c.contracts.find((x) => x.terms === src.terms);
+  const tested = c.tests.find((x) => x.terms === src.terms);
+  if (!played && !tested) {
+    box.replaceChildren(el("p", { class: "meta" }, "No clause coverage: no game of these terms could be judged, and no test in the folder names them."));
+    return;
+  }
+  const rows = new Map(); // span key -> {clause, played, tested}
+  for (const x of (played ? played.clauses : [])) rows.set(x.span, { clause: x.clause, played: x });
+  for (const x of (tested ? tested.clauses : [])) rows.set(x.span, { clause: x.clause, ...rows.get(x.span), tested: x });
+  // a gutter beside the line numbers: the code keeps its place whatever the pane's width
+  pre.querySelectorAll(".line").forEach((n) => { if (!n.querySelector(".cov")) n.insertBefore(el("span", { class: "cov" }), n.querySelector(".code")); });
+  pre.classList.toggle("with-tests", Boolean(tested));
+  const line = (key) => { const s = src.spans[key]; return s ? pre.querySelector('.line[data-line="' + s[0] + '"]') : null; };
+  const table = el("table", { class: "coverage-table" }, el("tr", {}, el("th", {}, "Clause"), played ? el("th", {}, "Games") : null, tested ? el("th", {}, "Tests") : null));
+  for (const [key, r] of rows) {
+    const p = r.played, t = r.tested;
+    const never = p && p.status === "never triggered";
+    const flagged = never && p.enforcement; // an enforcement clause no agent ever triggered: a finding
+    const mark = !p ? "" : p.status === "triggered" ? "✓ " + p.games + "/" + p.observable_in :
+      never ? "✗ 0/" + p.observable_in : "? –";
+    const tests = !t ? "" : t.dead ? "dead" : t.tests.length + " test" + (t.tests.length === 1 ? "" : "s");
+    const status = p ? (p.status === "triggered" ? "triggered" : never ? "never" : "unobservable") : null;
+    const title = [p ? p.clause + ": " + p.status + " (" + p.games + " of " + p.observable_in + " games that could show it)" : null,
+      t ? (t.dead ? "dead: " + t.dead : "tests: " + (t.tests.join(", ") || "none")) : null].filter(Boolean).join("\n");
+    const where = line(key);
+    if (where) {
+      where.querySelector(".cov").replaceWith(el("span", { class: "cov", "data-clause": key, "data-status": status, title },
+        el("span", { class: "cov-games" }, mark), tested ? el("span", { class: "cov-tests" }, tests) : null));
+      if (flagged) where.classList.add("never-triggered");
+    }
+    table.appendChild(el("tr", { "data-clause": key, "data-status": status, class: flagged ? "never-triggered" : null, title,
+      onclick: () => highlight(pre, [key], flagged ? key : null) },
+      el("td", {}, r.clause), played ? el("td", { class: "num" }, p ? (p.status.startsWith("not") ? "not observable" : p.games + " / " + p.observable_in) : "–") : null,
+      tested ? el("td", { class: "num" }, t ? (t.dead ? "dead: " + t.dead : String(t.tests.length)) : "–") : null));
+  }
+  const findings = played ? played.clauses.filter((x) => x.enforcement && x.status === "never triggered").map((x) => x.clause) : [];
+  box.replaceChildren(
+    el("h3", {}, "Clause coverage"),
+    el("p", { class: "meta provenance" }, played ? "Triggered in " + played.games + " viewed game(s) of these terms, from " + played.files.join(", ") +
+      (c.unread ? " (" + c.unread + " record(s) under the folder could not be judged)" : "") : "No viewed game of these terms could be judged.",
+      tested ? ". Tests: " + tested.tests + " in " + tested.file + " (hover a clause for their names)." : "."),
+    findings.length ? el("p", { class: "error findings" }, "Never triggered: " + findings.join(", ")) : null,
+    table);
+}
+
 function actionText(a) {
   if (!a) return "–";
   if ("pay" in a) return "pay " + money(a.pay);
@@ -438,7 +502,7 @@ function contractsimGame(g, shown) {
     chart("cash", [["Supplier cash", g.weeks.map((w) => w.cash)], ["Customer budget left", g.weeks.map((w) => w.budget_left)]]),
     chart("inventory", g.inputs.map((name, k) => [name + " after receipts", g.weeks.map((w) => (w.stock ? w.stock[k] : null))])))] : [];
   const out = [...header, el("div", { class: "cols" }, el("div", { class: "grow" }, table, detail, ...charts),
-    el("div", { class: "side" }, el("h3", {}, "Contract"), source))];
+    el("div", { class: "side" }, el("h3", {}, "Contract"), source, coverageBox(source)))];
   if (g.negotiation) {
     out.push(el("h3", {}, "The negotiation that agreed this contract (" + g.negotiation.outcome + ")"),
       el("ol", { id: "negotiation" }, ...g.negotiation.turns.map((t) => el("li", {}, "round " + t.round + ", " + t.role + ": ", el("pre", { class: "text" }, t.response)))));
@@ -536,7 +600,7 @@ function ctbenchGame(g, shown) {
     el("div", { class: "board-wrap" },
       el("div", {}, boardBox, el("div", {}, slider), label, chipsBox),
       el("div", { class: "grow" }, el("h3", {}, "What happened"), events),
-      source ? el("div", { class: "side" }, el("h3", {}, "Contract"), source) : null),
+      source ? el("div", { class: "side" }, el("h3", {}, "Contract"), source, coverageBox(source)) : null),
     el("h3", {}, "Promises kept and broken"), promises,
   ];
   if (g.negotiation) {
