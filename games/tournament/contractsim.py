@@ -83,20 +83,33 @@ def calls_model(job: Match) -> bool:
 
 
 def play_match(job: Match, client: LlmClient | None = None, objects: dict | None = None) -> MatchRecord:
-    """The game of `job`: by the batch engine when both players are rational (the same game `play` plays), else
-    by `play`; `objects` are Python agents by label."""
+    """The game of `job` (`play_matches` of it alone), its LLM players on `client`."""
+    return play_matches([job], objects, client)[0]
+
+
+def play_matches(jobs: list[Match], objects: dict | None = None, client: LlmClient | None = None) -> list[MatchRecord]:
+    """The games of `jobs`, in order: those of two rational players by the batch engine, every seed of a pairing
+    on one contract in one call (the same games `play` plays, [CS-11] shocks per seed), the others by `play`;
+    `objects` are Python agents by label."""
     tables = process_tables()
-    customer, supplier = ((objects or {}).get(s, s) for s in (job.customer, job.supplier))
-    if customer in POLICIES and supplier in POLICIES:
-        run = play_batch(job.contract, job.environment, customer, supplier, [job.seed], tables)[0]
-        if customer == supplier == ANCHOR:
-            return MatchRecord(job=job, run=run, exact=exact(job.contract, job.environment))
-    else:
+    records: dict[Match, MatchRecord] = {}
+    batched: dict[tuple, list[Match]] = {}
+    for job in jobs:
+        customer, supplier = ((objects or {}).get(s, s) for s in (job.customer, job.supplier))
+        if customer in POLICIES and supplier in POLICIES:
+            batched.setdefault((job.contract, job.env, job.floors, customer, supplier), []).append(job)
+            continue
         llm = client if calls_model(job) else None
         run = play(
             job.contract, job.environment, customer, supplier, seed=job.seed, keep_log=False, tables=tables, llm=llm
         )
-    return MatchRecord(job=job, run=run)
+        records[job] = MatchRecord(job=job, run=run)
+    for (contract, *_, customer, supplier), same in batched.items():
+        env = same[0].environment
+        runs = play_batch(contract, env, customer, supplier, [job.seed for job in same], tables)
+        best = exact(contract, env) if customer == supplier == ANCHOR else None
+        records.update((job, MatchRecord(job=job, run=run, exact=best)) for job, run in zip(same, runs))
+    return [records[job] for job in jobs]
 
 
 def matches(cases: list[Case], customers: list[str], suppliers: list[str]) -> list[Match]:
@@ -118,7 +131,8 @@ def matches(cases: list[Case], customers: list[str], suppliers: list[str]) -> li
 
 
 def phase(jobs: list[Match], store: Path, objects: dict | None = None) -> Phase:
-    """The tournament's games as one phase of `games.runner.run_games`."""
+    """The tournament's games as one phase of `games.runner.run_games`: a worker plays the games of one contract
+    in its environment together (`play_matches`), reading its DP table once; an LLM game is a job on its own."""
     return Phase(
         "tournament games",
         store,
@@ -128,6 +142,8 @@ def phase(jobs: list[Match], store: Path, objects: dict | None = None) -> Phase:
         network=calls_model,
         calls=lambda record: record.run.llm_calls,
         what="tournament game",
+        batch=partial(play_matches, objects=objects),
+        group=lambda job: (job.contract, job.env, job.floors),
     )
 
 
