@@ -5,7 +5,7 @@ seed faces the same prices, receipts and spoilage draws whoever plays."""
 
 from __future__ import annotations
 
-from functools import partial
+from functools import lru_cache, partial
 from pathlib import Path
 
 from contractlang.interpreter.rounds import DEFAULT_FLOORS, RecordedFloors
@@ -67,6 +67,11 @@ class Match(Frozen, PlayedIn):
     def case(self) -> Case:
         return Case(contract=self.contract, env=self.env, seed=self.seed, floors=self.floors)
 
+    def __hash__(self) -> int:
+        # a run looks every game up by its job many times: hashing the contract's whole terms each time cost more
+        # than the lookups' purpose; equal jobs still hash equal, these fields being among those compared
+        return hash((self.contract.name, self.env, self.seed, self.customer, self.supplier, self.floors))
+
 
 class MatchRecord(Frozen):
     """A game, and with the RCC–RCC game of a case the DP's exact figures for it (`exact`), solved in the worker
@@ -79,7 +84,13 @@ class MatchRecord(Frozen):
 
 def calls_model(job: Match) -> bool:
     """Whether the game waits on an LLM (one of its players is one)."""
-    return any(model_of(spec) is not None for spec in (job.customer, job.supplier))
+    return _is_model(job.customer) or _is_model(job.supplier)
+
+
+@lru_cache(maxsize=1024)
+def _is_model(spec: str) -> bool:
+    """Whether the agent `spec` names is an LLM: asked of every job, and a spec's answer never changes."""
+    return model_of(spec) is not None
 
 
 def play_match(job: Match, client: LlmClient | None = None, objects: dict | None = None) -> MatchRecord:
