@@ -20,6 +20,9 @@ from games.contractsim.play import RunRecord, play
 from games.experiments.performance import process_tables
 from games.runner import Phase
 from games.tournament.seats import SeatOutcome, seat_of
+from solver.dp import TableCache
+from solver.dp.problem import Cover
+from solver.environment import SupplyEnvironment
 
 ROLES = ("customer", "supplier")
 ANCHOR = "rcc"
@@ -98,11 +101,27 @@ def play_match(job: Match, client: LlmClient | None = None, objects: dict | None
     return play_matches([job], objects, client)[0]
 
 
+class HeldTables:
+    """The DP tables of one batch's games, each read once for the whole batch (through the process's cache). A
+    contract's schedule and budget tables together can outgrow what that cache keeps (Env 5: 0.27 and 0.45 GB),
+    and a rational Supplier that turns from one to the other mid-game would have both read again every game."""
+
+    def __init__(self, tables: TableCache):
+        self.tables, self.held = tables, {}
+
+    def solve(self, ir: ContractSimIR, env: SupplyEnvironment, cover: Cover = "schedule", progress=None) -> tuple:
+        """`TableCache.solve`, kept for the batch."""
+        key = (ir, env, cover)
+        if key not in self.held:
+            self.held[key] = self.tables.solve(ir, env, cover, progress)
+        return self.held[key]
+
+
 def play_matches(jobs: list[Match], objects: dict | None = None, client: LlmClient | None = None) -> list[MatchRecord]:
     """The games of `jobs`, in order: those of two rational players by the batch engine, every seed of a pairing
     on one contract in one call (the same games `play` plays, [CS-11] shocks per seed), the others by `play`;
     `objects` are Python agents by label."""
-    tables = process_tables()
+    tables = HeldTables(process_tables())
     records: dict[Match, MatchRecord] = {}
     batched: dict[tuple, list[Match]] = {}
     for job in jobs:
@@ -118,7 +137,7 @@ def play_matches(jobs: list[Match], objects: dict | None = None, client: LlmClie
     for (contract, *_, customer, supplier), same in batched.items():
         env = same[0].environment
         runs = play_batch(contract, env, customer, supplier, [job.seed for job in same], tables)
-        best = exact(contract, env) if customer == supplier == ANCHOR else None
+        best = exact(contract, env, tables) if customer == supplier == ANCHOR else None
         records.update((job, MatchRecord(job=job, run=run, exact=best)) for job, run in zip(same, runs))
     return [records[job] for job in jobs]
 
@@ -169,10 +188,10 @@ def decisions(job: Match) -> list:
     return [(model, REQUESTS[role]) for model, role in models if model is not None]
 
 
-def exact(contract: ContractSimIR, env) -> dict[str, float]:
+def exact(contract: ContractSimIR, env: SupplyEnvironment, tables: TableCache | HeldTables) -> dict[str, float]:
     """The DP's exact figures of the contract with both seats rational (ContractSim paper, App. C.1): P_sat and
     each seat's expected utility."""
-    result = process_tables().solve(contract, env)[0]
+    result = tables.solve(contract, env)[0]
     return {"p_sat": result.p_sat, "customer": result.u_customer, "supplier": result.u_supplier}
 
 
