@@ -105,8 +105,9 @@ def _sendable(kind: str, payload):
 
 class Processes:
     """The CPU jobs: `size` forked worker processes, one batch of jobs at a time each, every job's result an
-    event; without `fork`, one thread of this process. A run with workers forks even for a single job, so that this process never
-    starts the compiled kernels' threads (OpenMP aborts a process that forks after starting them)."""
+    event; without `fork`, one thread of this process. A run with workers forks even for a single job, so that
+    this process never starts the compiled kernels' threads (OpenMP aborts a process that forks after starting
+    them)."""
 
     def __init__(self, size: int, events: queue.Queue, fork: bool = True):
         self.events = events
@@ -294,8 +295,8 @@ class _RayPlayer:
 
 
 class RayRun:
-    """The jobs on Ray: CPU jobs as tasks, at most `workers` at once; LLM games on `workers` threaded actors,
-    `max_connections` at once over them all. Ray is shut down at the end, an interrupt included, so a local
+    """The jobs on Ray: CPU jobs as tasks (a batch each), at most `workers` at once; LLM games on `workers`
+    threaded actors, `max_connections` at once over them all. Ray is shut down at the end, an interrupt included, so a local
     cluster this run started leaves no process behind."""
 
     def __init__(

@@ -173,7 +173,7 @@ def phase(jobs: list[Match], store: Path, objects: dict | None = None) -> Phase:
         calls=lambda record: record.run.llm_calls,
         what="tournament game",
         batch=partial(play_matches, objects=objects),
-        group=lambda job: (job.contract, job.env, job.floors),
+        group=lambda job: (job.contract.name, job.env, job.floors),
     )
 
 
