@@ -6,6 +6,11 @@ pairings per contract × seed: on all 180 shipped contracts × 5 seeds, 32,400 g
 cache (CONTRACTLANG_DP_CACHE, else .contractlang-cache): fill it first, the timing is of playing, not solving; a
 first pass with one seed (untimed) solves what is missing. `--contracts GLOB` plays a slice (the result names
 it). Without `--record` the result is tournament.partial.json.
+
+The machine is shared, so beside the wall time the result holds the CPU seconds of this process and its workers
+and the games per second they would give on two cores of their own (`cpu_games_per_second_2_cores`: the games
+over half the CPU seconds), the load average before and after, and the time split between playing the games and
+ranking them (the ratings' bootstrap runs after the last game).
 Usage: PYTHONPATH=. python3 bench/tournament.py [--contracts GLOB] [--seeds 5] [--workers N] [--record]
 """
 
@@ -73,9 +78,21 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         cl.tournament(list(AGENTS), contracts=args.contracts, seeds=1, out=Path(tmp) / "warm", workers=args.workers)
+        load_before = os.getloadavg()[0]
+        played: list[float] = []
+
+        def progress(name, done, total, *note):
+            if done == total and not played:
+                played.append(time.perf_counter())
+
         start, cpu = time.perf_counter(), _cpu()
         result = cl.tournament(
-            list(AGENTS), contracts=args.contracts, seeds=args.seeds, out=Path(tmp) / "run", workers=args.workers
+            list(AGENTS),
+            contracts=args.contracts,
+            seeds=args.seeds,
+            out=Path(tmp) / "run",
+            workers=args.workers,
+            progress=progress,
         )
         seconds, cpu = time.perf_counter() - start, _cpu() - cpu
     games, batch_seconds = batched(args.contracts, list(range(args.seeds)))
@@ -85,9 +102,12 @@ def main() -> None:
         "agents": len(AGENTS),
         "games": result.played,
         "seconds": round(seconds, 2),
+        "seconds_playing": round(played[0] - start, 2) if played else None,
+        "seconds_ranking": round(start + seconds - played[0], 2) if played else None,
         "cpu_seconds": round(cpu, 2),  # this process and its workers: the share of a loaded machine it had
-        "load_average": os.getloadavg()[0],
+        "load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)],  # before and after the timed run
         "games_per_second": round(result.played / seconds, 1),
+        "cpu_games_per_second_2_cores": round(result.played / (cpu / 2), 1),
         "batched_rational": {
             "games": games,
             "seconds": round(batch_seconds, 3),

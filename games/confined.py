@@ -15,6 +15,9 @@ game's process, so the same guarantees need help:
   answer stays JSON), and the working directory and recursion limit it changes are set back after each call;
 - **children**: the processes the agent's thread started (`fork`, `subprocess`, `multiprocessing`) are
   killed when the agent is closed, as an external agent's process group is.
+
+A closed agent's thread is kept for the next agent of the process (a few at most), since starting a thread per
+agent and game cost more than a short game itself; a thread whose call never returned is never reused.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ from typing import Any
 
 TIMEOUT_VARIABLE = "CONTRACTLANG_AGENT_TIMEOUT"
 DEFAULT_SECONDS = 60.0
+IDLE_THREADS = 4
+"""The threads of closed agents a process keeps for its next agents: a game seats two."""
 
 
 def move_seconds() -> float:
@@ -57,7 +62,8 @@ class AgentTimeout(Exception):
 class _AgentThread(threading.Thread):
     """The daemon thread that runs one agent's calls, one at a time, until told to stop; marked, so that
     `os._exit` in it unwinds the agent's call instead (`_exit_unless_agent`). One thread for the agent's whole game,
-    because Linux lists the processes a thread started under that thread only while it lives."""
+    because Linux lists the processes a thread started under that thread only while it lives; a later agent
+    may take it over once the game is over (`_idle`)."""
 
     confined_agent = True
 
@@ -76,6 +82,22 @@ class _AgentThread(threading.Thread):
                 answer = (False, exc)
             _restore(limit, cwd)  # here, before the game's thread runs again at its own depth
             self.outbox.put(answer)
+
+
+_idle: list[_AgentThread] = []
+"""This process's threads of closed agents (`IDLE_THREADS` at most; `list.pop` and `append` are atomic, so no lock
+that a fork could copy held). A forked child has none: threads do not survive the fork."""
+os.register_at_fork(after_in_child=_idle.clear)
+
+
+def _agent_thread() -> _AgentThread:
+    """An idle agent thread, else a new one, started."""
+    try:
+        return _idle.pop()
+    except IndexError:
+        thread = _AgentThread()
+        thread.start()
+        return thread
 
 
 def _exit_unless_agent(real_exit: Callable[[int], None]) -> Callable[[int], None]:
@@ -147,8 +169,7 @@ class Confined:
         self.seconds = move_seconds() if seconds is None else seconds
         self.stuck = False
         _guard_process_exit()
-        self.thread = _AgentThread()
-        self.thread.start()
+        self.thread = _agent_thread()
 
     def call(self, fn: Callable, *args) -> Any:
         """`fn(*args)` in the agent's thread. What it raises is raised here, an attempt to end the process
@@ -181,11 +202,14 @@ class Confined:
         return AgentEnded(f"{self.who} {how}: an agent cannot end the process, so its game ends instead")
 
     def end(self) -> None:
-        """Kill every process the agent's calls started, and theirs (SIGKILL, then reaped); the thread stops
-        once its current call, if any, returns."""
+        """Kill every process the agent's calls started, and theirs (SIGKILL, then reaped); the thread waits for
+        the next agent, or stops once its current call, if any, returns."""
         for pid in _children(self.thread.native_id):
             _kill_tree(pid)
-        self.thread.inbox.put(None)
+        if self.stuck or len(_idle) >= IDLE_THREADS:
+            self.thread.inbox.put(None)
+        else:
+            _idle.append(self.thread)
 
 
 def _restore(limit: int, cwd: str) -> None:

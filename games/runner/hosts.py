@@ -78,6 +78,21 @@ def _attempt(work: Callable, job, client=None, networked: bool = False) -> tuple
         return _outcome(exc)
 
 
+def _attempt_batch(batch: Callable, jobs: list) -> list[tuple[str, Any]]:
+    """CPU jobs played together (`Phase.batch`): ("done", record) for each, in order, or how the batch ended
+    without them (see `_attempt`), the same for every job."""
+    try:
+        records = batch(jobs)
+    except Exception as exc:
+        return [_outcome(exc)] * len(jobs)
+    return [("done", record) for record in records]
+
+
+def each(work: Callable, jobs: list) -> list:
+    """The batch of a phase that plays its jobs one by one: `work(job)` for each."""
+    return [work(job) for job in jobs]
+
+
 def _sendable(kind: str, payload):
     """An exception that cannot cross the pipe becomes a RuntimeError with its message."""
     if kind == "failed":
@@ -89,39 +104,41 @@ def _sendable(kind: str, payload):
 
 
 class Processes:
-    """The CPU jobs: `size` forked worker processes, one job at a time each, every result an event; without
-    `fork`, one thread of this process. A run with workers forks even for a single job, so that this process never
-    starts the compiled kernels' threads (OpenMP aborts a process that forks after starting them)."""
+    """The CPU jobs: `size` forked worker processes, one batch of jobs at a time each, every job's result an
+    event; without `fork`, one thread of this process. A run with workers forks even for a single job, so that
+    this process never starts the compiled kernels' threads (OpenMP aborts a process that forks after starting
+    them)."""
 
     def __init__(self, size: int, events: queue.Queue, fork: bool = True):
         self.events = events
-        self.futures: set = set()
+        self.futures: dict = {}  # future → how many jobs it plays
         self.pool = fork_pool(size) if fork else ThreadPoolExecutor(1, thread_name_prefix="job")
 
-    def run(self, i: int, job, work: Callable) -> None:
-        future = self.pool.submit(_attempt, work, job)
-        self.futures.add(future)
-        future.add_done_callback(partial(self._done, i, job))
+    def run(self, i: int, jobs: list, batch: Callable) -> None:
+        future = self.pool.submit(_attempt_batch, batch, jobs)
+        self.futures[future] = len(jobs)
+        future.add_done_callback(partial(self._done, i, jobs))
 
-    def _done(self, i: int, job, future) -> None:
-        self.futures.discard(future)
+    def _done(self, i: int, jobs: list, future) -> None:
+        self.futures.pop(future, None)
         if future.cancelled():
             return
         try:
-            kind, payload = future.result()
+            outcomes = future.result()
         except BrokenProcessPool:
-            kind, payload = "lost", worker_lost(self.pool)
-        self.events.put((kind, i, job, payload, None))
+            outcomes = [("lost", worker_lost(self.pool))] * len(jobs)
+        for job, (kind, payload) in zip(jobs, outcomes):
+            self.events.put((kind, i, job, payload, None))
 
     def halt(self, grace: float) -> None:
         for future in list(self.futures):
             if future.cancel():
-                self.futures.discard(future)
-                self.events.put(("stopped", None, None, None, None))
+                for _ in range(self.futures.pop(future, 0)):
+                    self.events.put(("stopped", None, None, None, None))
 
     def close(self) -> int:
         """End the jobs at once; how many were still running."""
-        running = len(self.futures)
+        running = sum(self.futures.values())
         if isinstance(self.pool, ProcessPoolExecutor):
             end_pool(self.pool)
         else:
@@ -278,8 +295,8 @@ class _RayPlayer:
 
 
 class RayRun:
-    """The jobs on Ray: CPU jobs as tasks, at most `workers` at once; LLM games on `workers` threaded actors,
-    `max_connections` at once over them all. Ray is shut down at the end, an interrupt included, so a local
+    """The jobs on Ray: CPU jobs as tasks (a batch each), at most `workers` at once; LLM games on `workers`
+    threaded actors, `max_connections` at once over them all. Ray is shut down at the end, an interrupt included, so a local
     cluster this run started leaves no process behind."""
 
     def __init__(
@@ -299,7 +316,7 @@ class RayRun:
             include_dashboard=False,
             log_to_driver=False,
         )
-        self.task = ray.remote(_attempt)
+        self.task = ray.remote(_attempt_batch)
         self.actors: list = []
         self.waiting: dict[str, list] = {"cpu": [], "game": []}
         self.running: dict[str, int] = {"cpu": 0, "game": 0}
@@ -309,24 +326,24 @@ class RayRun:
         self.pump = threading.Thread(target=self._pump, daemon=True)
         self.pump.start()
 
-    def run(self, i: int, job, work: Callable) -> None:
+    def run(self, i: int, jobs: list, batch: Callable) -> None:
         with self.lock:
-            self.waiting["cpu"].append((i, job))
+            self.waiting["cpu"].append((i, jobs, batch))
             self._fill()
 
     def play(self, i: int, job) -> None:
         with self.lock:
-            self.waiting["game"].append((i, job))
+            self.waiting["game"].append((i, job, None))
             self._fill()
 
     def _fill(self) -> None:
         limits = {"cpu": self.workers, "game": self.options.connections}
         for slot, queued in self.waiting.items():
             while queued and self.running[slot] < limits[slot]:
-                i, job = queued.pop(0)
+                i, job, batch = queued.pop(0)
                 actor = None
                 if slot == "cpu":
-                    ref = self.task.remote(self.works[i], job)
+                    ref = self.task.remote(batch, job)  # `job` is the batch's list of jobs
                 else:
                     if not self.actors:
                         share = -(-self.options.connections // self.workers)
@@ -357,11 +374,14 @@ class RayRun:
                     self.running[slot] -= 1
                     if actor is not None:
                         self.busy[actor] -= 1
+                jobs = job if slot == "cpu" else [job]
                 try:
-                    kind, payload, *totals = self.ray.get(ref)
+                    got = self.ray.get(ref)
+                    outcomes = got if slot == "cpu" else [got]
                 except Exception as exc:  # the task's process died, or Ray itself failed
-                    kind, payload, totals = "lost", f"a Ray task failed: {str(exc).splitlines()[0]}", []
-                self.events.put((kind, i, job, payload, totals[0] if totals else None))
+                    outcomes = [("lost", f"a Ray task failed: {str(exc).splitlines()[0]}")] * len(jobs)
+                for job, (kind, payload, *totals) in zip(jobs, outcomes):
+                    self.events.put((kind, i, job, payload, totals[0] if totals else None))
                 with self.lock:
                     self._fill()
 
@@ -370,8 +390,9 @@ class RayRun:
             stopped = [item for queued in self.waiting.values() for item in queued]
             for queued in self.waiting.values():
                 queued.clear()
-        for i, job in stopped:
-            self.events.put(("stopped", i, job, None, None))
+        for i, job, batch in stopped:
+            for one in job if batch is not None else [job]:
+                self.events.put(("stopped", i, one, None, None))
         for actor in self.actors:
             actor.halt.remote(grace)
 
@@ -379,7 +400,7 @@ class RayRun:
         self.ended.set()
         self.pump.join()
         with self.lock:
-            running = len(self.pending)
+            running = sum(len(job) if slot == "cpu" else 1 for slot, _, _, job in self.pending.values())
             for ref, (slot, *_) in self.pending.items():
                 if slot == "cpu":
                     self.ray.cancel(ref, force=True)

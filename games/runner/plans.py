@@ -85,7 +85,10 @@ class Phase(NamedTuple):
     """One kind of job of a run. `network(job)` says which jobs wait on an LLM (played `work(job, client=…)` in
     threads); the others are CPU work (`work(job)` in the worker processes). A job whose `needs(job)` (a job of
     the phase before) is still to run starts once that job's record is stored: games play while the tables of
-    later contracts are being solved."""
+    later contracts are being solved. With `batch`, a worker takes the CPU jobs of one `group(job)` at a time
+    and `batch(jobs)` plays them together, one record per job in their order: each job is still stored, resumed
+    and reused on its own, only the work of a worker's visit is shared (a table read once, one compiled call
+    for many games)."""
 
     name: str
     path: Path
@@ -98,6 +101,8 @@ class Phase(NamedTuple):
     job_of: Callable[[Any], Any] = attrgetter("job")
     calls: Callable[[Any], Any] | None = None  # a record's LLM calls (its ledger), which count toward run limits
     what: str | None = None  # what a record is called in a store's errors (default: `name`)
+    batch: Callable[[list], list] | None = None  # the records of CPU jobs played together, in their order
+    group: Callable[[Any], Any] | None = None  # which jobs a batch may hold: those of one key (None: any)
 
     @property
     def records_of(self) -> str:

@@ -8,6 +8,7 @@ import queue
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
+from functools import partial
 from operator import attrgetter
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from contractlang.files import (
 )
 from contractlang.llm.usage import LlmUsage
 from contractlang.progress import Advance as Progress
-from games.runner.hosts import GameProcess, Processes, RayRun, Threads
+from games.runner.hosts import GameProcess, Processes, RayRun, Threads, each
 from games.runner.plans import (
     Left,
     Phase,
@@ -142,6 +143,10 @@ class _Run:
             limited = set(left.limited)
             todo.append([j for j in jobs if j not in limited])
         self.to_play = [len(t) for t in todo]
+        self.ended = [
+            {j for j in phase.jobs if self.finished(i, j) or (u is not None and j in u.records)}
+            for i, (phase, u) in enumerate(zip(self.phases, self.unfinished))
+        ]
         for i in range(len(self.phases)):
             self._advance(i)
         self._start(todo)
@@ -149,12 +154,17 @@ class _Run:
         try:
             for i, jobs in enumerate(todo):
                 before = set(todo[i - 1]) if i else set()
+                ready = []
                 for job in jobs:
                     need = self.phases[i].needs(job) if self.phases[i].needs is not None else None
                     if need is not None and need in before:
                         waiting.setdefault((i - 1, need), []).append((i, job))
-                    else:
+                    elif self._networked(i, job):
                         self._submit(i, job)
+                    else:
+                        ready.append(job)
+                for batch in self._batches(i, ready):
+                    self._run(i, batch)
             while self.in_flight:
                 self._handle(self._next(), waiting)
         except KeyboardInterrupt:
@@ -180,7 +190,7 @@ class _Run:
     def _start(self, todo: list[list]) -> None:
         network = sum(1 for i, jobs in enumerate(todo) for j in jobs if self._networked(i, j))
         cpu = sum(len(jobs) for jobs in todo) - network
-        workers = self.options.workers or os.cpu_count() or 1
+        workers = self.workers = self.options.workers or os.cpu_count() or 1
         earlier = self._earlier_usage()
         if self.options.ray is not None:
             if network or cpu:
@@ -215,11 +225,32 @@ class _Run:
         return network is not None and bool(network(job))
 
     def _submit(self, i: int, job) -> None:
-        self.in_flight += 1
         if self._networked(i, job):
+            self.in_flight += 1
             self.host.play(i, job)
         else:
-            self.cpu.run(i, job, self.phases[i].work)
+            self._run(i, [job])
+
+    def _run(self, i: int, jobs: list) -> None:
+        phase = self.phases[i]
+        self.in_flight += len(jobs)
+        self.cpu.run(i, jobs, phase.batch or partial(each, phase.work))
+
+    def _batches(self, i: int, jobs: list) -> list[list]:
+        """The CPU jobs of phase `i` as a worker takes them: one by one, or with `Phase.batch` the jobs of each
+        group in batches small enough that every worker has about four to take (so none idles at the end)."""
+        phase = self.phases[i]
+        if phase.batch is None:
+            return [[job] for job in jobs]
+        groups: dict = {}
+        for job in jobs:
+            groups.setdefault(phase.group(job) if phase.group is not None else None, []).append(job)
+        most = -(-len(jobs) // (4 * self.workers))
+        out = []
+        for group in groups.values():
+            size = -(-len(group) // -(-len(group) // most))  # even batches of at most `most` jobs
+            out += [group[k : k + size] for k in range(0, len(group), size)]
+        return out
 
     def _next(self):
         while True:
@@ -233,6 +264,8 @@ class _Run:
         self.in_flight -= 1
         if totals is not None:
             self.totals = totals
+        if kind in ("done", "errored", "limited"):
+            self.ended[i].add(job)
         if kind == "done":
             self.stores[i].add(payload)
             self.played[i] += 1
@@ -322,12 +355,11 @@ class _Run:
         name, store = self.phases[-1].name, self.stores[-1]
         return f"{self.played[-1]} {name} played now, {len(store.records)} stored in {store.path}"
 
-    def _advance(self, i: int) -> None:
-        if self.progress is None:
+    def _advance(self, i: int | None) -> None:
+        if self.progress is None or i is None:  # a stopped job names no phase
             return
-        left = self.unfinished[i].records if self.unfinished[i] is not None else {}
         jobs = self.phases[i].jobs
-        done = sum(self.finished(i, j) or j in left for j in jobs)
+        done = len(self.ended[i])  # the jobs finished or left unfinished, counted as they end
         note = spend_note(self.totals) if i == len(self.phases) - 1 else ""
         if note:
             self.progress(self.phases[i].name, done, len(jobs), note)

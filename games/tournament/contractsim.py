@@ -5,7 +5,7 @@ seed faces the same prices, receipts and spoilage draws whoever plays."""
 
 from __future__ import annotations
 
-from functools import partial
+from functools import lru_cache, partial
 from pathlib import Path
 
 from contractlang.interpreter.rounds import DEFAULT_FLOORS, RecordedFloors
@@ -22,6 +22,9 @@ from games.experiments.performance import process_tables
 from games.experiments.synth import SHIPPED
 from games.runner import Phase
 from games.tournament.seats import SeatOutcome, seat_of
+from solver.dp import TableCache
+from solver.dp.problem import Cover
+from solver.environment import SupplyEnvironment
 
 ROLES = ("customer", "supplier")
 ANCHOR = "rcc"
@@ -69,6 +72,11 @@ class Match(Frozen, PlayedIn):
     def case(self) -> Case:
         return Case(contract=self.contract, env=self.env, seed=self.seed, floors=self.floors)
 
+    def __hash__(self) -> int:
+        # a run looks every game up by its job many times: hashing the contract's whole terms each time cost more
+        # than the lookups' purpose; equal jobs still hash equal, these fields being among those compared
+        return hash((self.contract.name, self.env, self.seed, self.customer, self.supplier, self.floors))
+
 
 class MatchRecord(Frozen):
     """A game, and with the RCC–RCC game of a case the DP's exact figures for it (`exact`), solved in the worker
@@ -81,24 +89,59 @@ class MatchRecord(Frozen):
 
 def calls_model(job: Match) -> bool:
     """Whether the game waits on an LLM (one of its players is one)."""
-    return any(model_of(spec) is not None for spec in (job.customer, job.supplier))
+    return _is_model(job.customer) or _is_model(job.supplier)
+
+
+@lru_cache(maxsize=1024)
+def _is_model(spec: str) -> bool:
+    """Whether the agent `spec` names is an LLM: asked of every job, and a spec's answer never changes."""
+    return model_of(spec) is not None
 
 
 def play_match(job: Match, client: LlmClient | None = None, objects: dict | None = None) -> MatchRecord:
-    """The game of `job`: by the batch engine when both players are rational (the same game `play` plays), else
-    by `play`; `objects` are Python agents by label."""
-    tables = process_tables()
-    customer, supplier = ((objects or {}).get(s, s) for s in (job.customer, job.supplier))
-    if customer in POLICIES and supplier in POLICIES:
-        run = play_batch(job.contract, job.environment, customer, supplier, [job.seed], tables)[0]
-        if customer == supplier == ANCHOR:
-            return MatchRecord(job=job, run=run, exact=exact(job.contract, job.environment))
-    else:
+    """The game of `job` (`play_matches` of it alone), its LLM players on `client`."""
+    return play_matches([job], objects, client)[0]
+
+
+class HeldTables:
+    """The DP tables of one batch's games, each read once for the whole batch (through the process's cache). A
+    contract's schedule and budget tables together can outgrow what that cache keeps (Env 5: 0.27 and 0.45 GB),
+    and a rational Supplier that turns from one to the other mid-game would have both read again every game."""
+
+    def __init__(self, tables: TableCache):
+        self.tables, self.held = tables, {}
+
+    def solve(self, ir: ContractSimIR, env: SupplyEnvironment, cover: Cover = "schedule", progress=None) -> tuple:
+        """`TableCache.solve`, kept for the batch."""
+        key = (ir, env, cover)
+        if key not in self.held:
+            self.held[key] = self.tables.solve(ir, env, cover, progress)
+        return self.held[key]
+
+
+def play_matches(jobs: list[Match], objects: dict | None = None, client: LlmClient | None = None) -> list[MatchRecord]:
+    """The games of `jobs`, in order: those of two rational players by the batch engine, every seed of a pairing
+    on one contract in one call (the same games `play` plays, [CS-11] shocks per seed), the others by `play`;
+    `objects` are Python agents by label."""
+    tables = HeldTables(process_tables())
+    records: dict[Match, MatchRecord] = {}
+    batched: dict[tuple, list[Match]] = {}
+    for job in jobs:
+        customer, supplier = ((objects or {}).get(s, s) for s in (job.customer, job.supplier))
+        if customer in POLICIES and supplier in POLICIES:
+            batched.setdefault((job.contract, job.env, job.floors, customer, supplier), []).append(job)
+            continue
         llm = client if calls_model(job) else None
         run = play(
             job.contract, job.environment, customer, supplier, seed=job.seed, keep_log=False, tables=tables, llm=llm
         )
-    return MatchRecord(job=job, run=run)
+        records[job] = MatchRecord(job=job, run=run)
+    for (contract, *_, customer, supplier), same in batched.items():
+        env = same[0].environment
+        runs = play_batch(contract, env, customer, supplier, [job.seed for job in same], tables)
+        best = exact(contract, env, tables) if customer == supplier == ANCHOR else None
+        records.update((job, MatchRecord(job=job, run=run, exact=best)) for job, run in zip(same, runs))
+    return [records[job] for job in jobs]
 
 
 def matches(cases: list[Case], customers: list[str], suppliers: list[str]) -> list[Match]:
@@ -120,7 +163,8 @@ def matches(cases: list[Case], customers: list[str], suppliers: list[str]) -> li
 
 
 def phase(jobs: list[Match], store: Path, objects: dict | None = None) -> Phase:
-    """The tournament's games as one phase of `games.runner.run_games`."""
+    """The tournament's games as one phase of `games.runner.run_games`: a worker plays the games of one contract
+    in its environment together (`play_matches`), reading its DP table once; an LLM game is a job on its own."""
     return Phase(
         "tournament games",
         store,
@@ -130,6 +174,8 @@ def phase(jobs: list[Match], store: Path, objects: dict | None = None) -> Phase:
         network=calls_model,
         calls=lambda record: record.run.llm_calls,
         what="tournament game",
+        batch=partial(play_matches, objects=objects),
+        group=lambda job: (job.contract.name, job.env, job.floors),
     )
 
 
@@ -150,10 +196,10 @@ def frontier_welfare() -> dict[int, float]:
     return {f.env: max(p.u_customer + p.u_supplier for p in f.f2) for f in read_frontiers(SHIPPED) if f.f2}
 
 
-def exact(contract: ContractSimIR, env) -> dict[str, float]:
+def exact(contract: ContractSimIR, env: SupplyEnvironment, tables: TableCache | HeldTables) -> dict[str, float]:
     """The DP's exact figures of the contract with both seats rational (ContractSim paper, App. C.1): P_sat and
     each seat's expected utility."""
-    result = process_tables().solve(contract, env)[0]
+    result = tables.solve(contract, env)[0]
     return {"p_sat": result.p_sat, "customer": result.u_customer, "supplier": result.u_supplier}
 
 

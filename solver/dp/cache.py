@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
+from numba import njit
 
 from contractlang.files import FileError, make_folder, read_capped, write_atomically
 from contractlang.interpreter.rounds import RoundRules
@@ -115,7 +116,7 @@ def table_digest(secret: bytes, key: str, result_json: str, policies) -> str:
     h.update(result_json.encode())
     for policy in policies:
         h.update(repr((policy.dtype.str, policy.shape)).encode())
-        h.update(np.ascontiguousarray(policy).tobytes())
+        h.update(memoryview(np.ascontiguousarray(policy)).cast("B"))  # its bytes, not a copy of them
     return h.hexdigest()
 
 
@@ -130,14 +131,25 @@ def _consistent(result: SolveResult, policies: tuple[np.ndarray, ...], problem: 
     )
     if not all(0.0 <= p <= 1.0 for p in probabilities) or not all(math.isfinite(v) for v in values):
         return False
-    for policy in policies:
-        if not ((policy == UNSOLVED) | ((policy >= 0) & (policy < len(ORDER_GRID)))).all():
-            return False
-        orders = np.where(policy >= 0, policy, 0)
-        cost = problem.order_cost[np.arange(policy.shape[-1]), orders]
-        cash = np.arange(policy.shape[-2])[:, None]
-        if ((policy >= 0) & (cost > cash)).any():
-            return False
+    return all(
+        _orders_affordable(np.ascontiguousarray(p).reshape(-1, *p.shape[-2:]), problem.order_cost, len(ORDER_GRID))
+        for p in policies
+    )
+
+
+@njit(cache=True)
+def _orders_affordable(policy: np.ndarray, order_cost: np.ndarray, orders: int) -> bool:
+    """Whether every entry of `policy` (…, cash, price scenario) is UNSOLVED or one of the `orders` of the grid
+    whose cost in its scenario (`order_cost[scenario, order]`) its cash covers: one pass, where whole-array
+    checks made a large table's read take seconds."""
+    for i in range(policy.shape[0]):
+        for cash in range(policy.shape[1]):
+            for scenario in range(policy.shape[2]):
+                order = policy[i, cash, scenario]
+                if order == UNSOLVED:
+                    continue
+                if order < 0 or order >= orders or order_cost[scenario, order] > cash:
+                    return False
     return True
 
 

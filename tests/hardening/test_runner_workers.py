@@ -55,8 +55,8 @@ def test_a_worker_that_aborts_is_named_by_its_signal(tmp_path):
     assert "SIGABRT" in str(ended.value) and "memory" not in str(ended.value)
 
 
-def stored_order(path: Path) -> list[int]:
-    return [job.n for job in stored_records(path, Done, lambda r: r.job, "jobs")]
+def stored_order(path: Path, record_type: type = Done) -> list[int]:
+    return [job.n for job in stored_records(path, record_type, lambda r: r.job, "jobs")]
 
 
 def test_a_rerun_puts_a_store_left_in_finishing_order_into_job_order(tmp_path):
@@ -83,3 +83,27 @@ def test_a_slice_orders_its_own_records_in_their_places_and_leaves_an_ordered_st
     before = path.read_bytes(), path.stat().st_mtime_ns
     run_games([phase(path, [Job(n=1), Job(n=3)])], RunOptions(workers=1))
     assert (path.read_bytes(), path.stat().st_mtime_ns) == before
+
+
+class Batched(Frozen):
+    job: Job
+    pid: int
+    batch: tuple[int, ...]  # the jobs the worker played in the same call
+
+
+def together(jobs: list[Job]) -> list[Batched]:
+    return [Batched(job=job, pid=os.getpid(), batch=tuple(j.n for j in jobs)) for job in jobs]
+
+
+def test_a_batched_phase_hands_a_worker_the_jobs_of_one_group_and_stores_each_job_alone(tmp_path):
+    """With `Phase.batch`, a worker plays jobs of one group together, in batches small enough for every worker to
+    have about four; each job is still its own record, the store in job order."""
+    path = tmp_path / "batched.jsonl"
+    jobs = [Job(n=n) for n in range(24)]
+    batched = Phase("jobs", path, Batched, in_which_process, jobs, batch=together, group=lambda job: job.n % 3)
+    [played] = run_games([batched], RunOptions(workers=2))
+    assert played.played == 24 and stored_order(path, Batched) == list(range(24))
+    batches = {played.records[job].batch for job in jobs}
+    assert all(len({n % 3 for n in batch}) == 1 and len(batch) <= 3 for batch in batches)  # 24 jobs / (4 × 2)
+    assert sorted(n for batch in batches for n in batch) == list(range(24))
+    assert {played.records[job].pid for job in jobs} != {os.getpid()}

@@ -94,6 +94,31 @@ def test_two_agents_on_one_seed_face_the_same_shocks(synthetic):
     assert any(prices("random", "re", seed) != same[0] for seed in range(8, 12))
 
 
+class Payer:
+    """Pays what is due: a Python agent, so its games go through `play`."""
+
+    name = "payer"
+
+    def act(self, observation):
+        return {"kind": "pay", "amount": min(observation.payment_due, observation.remaining_budget)}
+
+
+def test_a_contract_s_games_played_together_are_the_games_played_one_by_one(synthetic):
+    """A worker plays the games of one contract in one batch (the rational pairings' seeds in one call of the
+    batch engine, the others through `play`): each record is the one the game played alone gives."""
+    from games.tournament.contractsim import Case, matches, play_match, play_matches
+
+    entry, ir = set_contracts(synthetic)[1][0]
+    jobs = matches(
+        [Case(contract=ir, env=entry.env, seed=s) for s in range(3)], ["rc", "re", "payer"], ["rc", "random"]
+    )
+    objects = {"payer": Payer()}
+    batch = play_matches(jobs, objects)
+    assert len(batch) == len(jobs) == 3 * (3 * 2 + 2 + 3 + 1)
+    assert batch == [play_match(job, objects=objects) for job in jobs]
+    assert play_matches(jobs[::-1], objects) == batch[::-1]
+
+
 def test_adding_an_agent_plays_only_its_cells(synthetic, tmp_path):
     first = _tournament(synthetic, tmp_path, ["rcc", "re"])
     assert first.played == 2 * 2 * 4
