@@ -28,7 +28,7 @@ class Curve:
         self.points: list[dict] = []
         self.optimum: float | None = None
         self.reached: dict | None = None
-        self.start = time.process_time()
+        self.start, self.wall = time.process_time(), time.perf_counter()
 
     def seconds(self) -> float:
         return time.process_time() - self.start
@@ -65,6 +65,7 @@ class Curve:
             "final_breaches": last["breaches"],
             "best_mean": max(p["mean"] for p in self.points),
             "cpu_seconds": last["cpu_seconds"],
+            "wall_seconds": round(time.perf_counter() - self.wall, 1),
             "steps": last["steps"],
             "load_average_1min": round(os.getloadavg()[0], 2),
             "curve": self.points,

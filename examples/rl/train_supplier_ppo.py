@@ -37,6 +37,9 @@ def main() -> None:
     parser.add_argument("--net", default="64,64", help="hidden layer widths of the policy and value networks")
     parser.add_argument("--reward-scale", type=float, default=0.1, help="rewards (base $) are multiplied by it")
     parser.add_argument("--measure-every", type=int, default=4, help="rollouts between points of the curve")
+    parser.add_argument(
+        "--factored", action="store_true", help="one head per quantity (MultiDiscrete) instead of 2,197 actions"
+    )
     parser.add_argument("--threads", type=int, default=1, help="PyTorch's threads")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("rl-curve-ppo"), help="folder for curve.json and curve.png")
@@ -56,13 +59,14 @@ def main() -> None:
     vector = contractsim_vector_env(
         CONTRACT, args.env, args.games, role="supplier", opponent="rcc", reward_scale=args.reward_scale, seed=args.seed
     )
-    games = sb3_vec_env(vector)
+    side = vector.core.env.order_cap + 1
+    games = sb3_vec_env(vector, factors=(side, side, side) if args.factored else None)
     width = [int(w) for w in args.net.split(",")]
     curve = Curve(args.env, "MaskablePPO (sb3-contrib)")
 
     def policy(observations: dict):
-        mask = observations["action_mask"] != 0
-        return model.predict(games.features_of(observations), action_masks=mask, deterministic=True)[0]
+        features, masks = games.features_of(observations), games.masks_of(observations)
+        return games.actions_of(model.predict(features, action_masks=masks, deterministic=True)[0])
 
     class Measure(BaseCallback):
         """A point of the curve every `--measure-every` rollouts; training stops when the budget is spent."""
@@ -104,6 +108,7 @@ def main() -> None:
         "ent_coef": args.ent_coef,
         "net": width,
         "reward_scale": args.reward_scale,
+        "factored": args.factored,
         "threads": args.threads,
         "seed": args.seed,
     }

@@ -12,7 +12,7 @@ import types
 
 import numpy as np
 import pytest
-from gymnasium.vector import AutoresetMode
+from gymnasium.vector import AutoresetMode, VectorEnv
 
 from contractlang.api.rl import EnvInputError, contractsim_vector_env
 from contractlang.api.rl.sb3 import MaskedVecEnv, sb3_vec_env
@@ -24,7 +24,9 @@ ROUNDS = 10  # a Supplier decides twice in each of the five production weeks
 
 
 def vector(seed=None, reward_scale=1.0):
-    return contractsim_vector_env(WORKED, 3, GAMES, role="supplier", opponent="rcc", reward_scale=reward_scale, seed=seed)
+    return contractsim_vector_env(
+        WORKED, 3, GAMES, role="supplier", opponent="rcc", reward_scale=reward_scale, seed=seed
+    )
 
 
 def masks_of(env) -> np.ndarray:
@@ -101,6 +103,27 @@ def test_the_seed_sb3_sets_replays_the_same_games():
     assert any(not np.array_equal(a[0], c[0]) for a, c in zip(one, other, strict=True))
 
 
+def test_factored_actions_are_the_digits_of_the_index_with_the_masks_of_each_digit():
+    env = MaskedVecEnv(vector(seed=4), factors=(13, 13, 13))
+    env.reset()
+    joint = env.vector.engine.mask.astype(bool).reshape(GAMES, 13, 13, 13)
+    masks = masks_of(env)
+    assert env.action_space.nvec.tolist() == [13, 13, 13] and masks.shape == (GAMES, 39)
+    for g in range(GAMES):  # a digit is offered when some legal action has it
+        for d, digits in enumerate(np.split(masks[g], 3)):
+            legal = {int(i[d]) for i in np.argwhere(joint[g])}
+            assert set(np.flatnonzero(digits).tolist()) == legal
+    rng = np.random.default_rng(2)
+    chosen = np.array([rng.choice(np.argwhere(joint[g])) for g in range(GAMES)])  # legal combinations
+    assert (env.actions_of(chosen) == (chosen[:, 0] * 13 + chosen[:, 1]) * 13 + chosen[:, 2]).all()
+    _, _, _, infos = env.step(chosen)
+    assert not any(info["fallback"] for info in infos)
+    _, _, _, infos = env.step(np.full((GAMES, 3), 12))  # twelve of each: more than the cash or inventory allows
+    assert all(info["fallback"] for info in infos)
+    with pytest.raises(EnvInputError, match="product"):
+        MaskedVecEnv(vector(), factors=(13, 13))
+
+
 def test_the_adapter_answers_the_attribute_calls_of_sb3_and_refuses_the_rest():
     env = MaskedVecEnv(vector())
     env.reset()
@@ -115,13 +138,15 @@ def test_the_adapter_answers_the_attribute_calls_of_sb3_and_refuses_the_rest():
 
 
 def test_a_vector_without_same_step_autoreset_or_masks_is_refused():
-    class NextStep:
+    class NextStep(VectorEnv):
         metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP}
 
     with pytest.raises(EnvInputError, match="SAME_STEP"):
         MaskedVecEnv(NextStep())
     with pytest.raises(EnvInputError, match="scaled"):
         MaskedVecEnv(vector(), scaled="yes")
+    with pytest.raises(EnvInputError, match="VectorEnv"):
+        sb3_vec_env(vector)  # the function, not the environment it makes
 
 
 class StandInVecEnv(abc.ABC):

@@ -14,6 +14,7 @@ from contractlang.api.rl.checks import ActionError, EnvInputError
 from contractlang.api.rl.cores import CTBENCH_ACTIONS, Feature
 from contractlang.api.rl.parallel import ContractParallel, contractsim_parallel_env, ctbench_parallel_env
 from contractlang.api.rl.regret import PolicyValue, evaluate_policy
+from contractlang.api.rl.sb3 import MaskedVecEnv, sb3_vec_env
 from contractlang.api.rl.single import ContractGym, contractsim_gym, ctbench_gym
 from contractlang.api.rl.vector import ContractSimVectorEnv, contractsim_vector_env
 
@@ -26,6 +27,7 @@ __all__ = [
     "ContractSimVectorEnv",
     "EnvInputError",
     "Feature",
+    "MaskedVecEnv",
     "PolicyValue",
     "contractsim_env",
     "contractsim_gym",
@@ -35,4 +37,5 @@ __all__ = [
     "ctbench_gym",
     "ctbench_parallel_env",
     "evaluate_policy",
+    "sb3_vec_env",
 ]

@@ -9,7 +9,7 @@ import numbers
 
 import numpy as np
 from gymnasium import spaces
-from gymnasium.vector import AutoresetMode
+from gymnasium.vector import AutoresetMode, VectorEnv
 
 from contractlang.api.rl.checks import EnvInputError, seed_of
 
@@ -23,9 +23,15 @@ class MaskedVecEnv:
     stand. A game that ends restarts in the same step: its row of the observation is the new game's first, and
     its info holds the ended game's last one as `terminal_observation` (SB3's convention) with every per-game
     info of the vector (`utilities`, `first_violations`, `fallback`) for that row. What is returned is a copy:
-    the vector rewrites its arrays in place at each step, while SB3 keeps the previous observation."""
+    the vector rewrites its arrays in place at each step, while SB3 keeps the previous observation.
 
-    def __init__(self, vector, scaled: bool = False):
+    `factors` (e.g. (13, 13, 13) for a Supplier's three quantities) offers the Discrete action as the MultiDiscrete
+    of its mixed-radix digits, one head per quantity; each digit's mask is the values some legal action has (the
+    concatenation sb3-contrib takes), and a combination the game refuses falls back as a masked action does."""
+
+    def __init__(self, vector: VectorEnv, scaled: bool = False, factors: tuple[int, ...] | None = None):
+        if not isinstance(vector, VectorEnv):
+            raise EnvInputError(f"vector: {type(vector).__name__}; a gymnasium VectorEnv, e.g. contractsim_vector_env")
         if vector.metadata.get("autoreset_mode") != AutoresetMode.SAME_STEP:
             raise EnvInputError("vector: its games must restart in the step they end (gymnasium's SAME_STEP autoreset)")
         single = vector.single_observation_space
@@ -37,6 +43,13 @@ class MaskedVecEnv:
         self.vector = vector
         self.num_envs = vector.num_envs
         self.action_space = vector.single_action_space
+        self.factors = None if factors is None else tuple(int(f) for f in factors)
+        if self.factors is not None:
+            if not self.factors or min(self.factors) < 1 or int(np.prod(self.factors)) != self.action_space.n:
+                raise EnvInputError(
+                    f"factors: {factors!r}; whole numbers ≥ 1 whose product is the {self.action_space.n} actions"
+                )
+            self.action_space = spaces.MultiDiscrete(self.factors)
         self.scaled = scaled
         width = box.high - box.low
         # a feature with one value (a memory the contract never uses) is 0 once scaled, not 0/0
@@ -47,7 +60,8 @@ class MaskedVecEnv:
         self.metadata = {"render_modes": []}
         self._seeds: list[int | None] = [None] * self.num_envs
         self._options: list[dict] = [{} for _ in range(self.num_envs)]
-        self._masks = np.zeros((self.num_envs, self.action_space.n), dtype=bool)
+        width = vector.single_action_space.n if self.factors is None else sum(self.factors)
+        self._masks = np.zeros((self.num_envs, width), dtype=bool)
         self._actions: np.ndarray | None = None
 
     def features_of(self, observations: dict) -> np.ndarray:
@@ -56,8 +70,25 @@ class MaskedVecEnv:
         rows = np.array(observations["observation"], dtype=self.observation_space.dtype)
         return (rows - self._low) / self._width if self.scaled else rows
 
+    def masks_of(self, observations: dict) -> np.ndarray:
+        """The masks of a batch of the vector's observations as the learner takes them: booleans, one row per game,
+        each factor's digit masks side by side when `factors`."""
+        masks = np.asarray(observations["action_mask"]) != 0
+        if self.factors is None:
+            return masks
+        joint = masks.reshape(len(masks), *self.factors)
+        k = len(self.factors)
+        return np.concatenate([joint.any(axis=tuple(a for a in range(1, k + 1) if a != d)) for d in range(1, k + 1)], 1)
+
+    def actions_of(self, actions) -> np.ndarray:
+        """The learner's actions (one row of digits per game when `factors`) as the vector's action indices."""
+        a = np.asarray(actions)
+        if self.factors is None:
+            return a.reshape(-1)
+        return np.ravel_multi_index(tuple(a.reshape(-1, len(self.factors)).T), self.factors)
+
     def _take(self, observations: dict) -> np.ndarray:
-        np.not_equal(observations["action_mask"], 0, out=self._masks)
+        self._masks = self.masks_of(observations)
         return self.features_of(observations)
 
     def reset(self) -> np.ndarray:
@@ -73,7 +104,7 @@ class MaskedVecEnv:
         return self._seeds
 
     def step_async(self, actions) -> None:
-        self._actions = np.asarray(actions).reshape(self.num_envs)
+        self._actions = self.actions_of(actions)
 
     def step_wait(self):
         if self._actions is None:
@@ -133,9 +164,11 @@ class MaskedVecEnv:
         self.vector.close()
 
 
-def sb3_vec_env(vector, scaled: bool = True):
+def sb3_vec_env(vector: VectorEnv, scaled: bool = True, factors: tuple[int, ...] | None = None):
     """`vector` (e.g. `contractsim_vector_env`) as a Stable-Baselines3 `VecEnv` for MaskablePPO and the other SB3
-    algorithms: the `MaskedVecEnv` adapter, features scaled to [0, 1] by their ranges unless `scaled=False`."""
+    algorithms: the `MaskedVecEnv` adapter, features scaled to [0, 1] by their ranges unless `scaled=False`, the
+    actions as MultiDiscrete digits when `factors` is given."""
+    MaskedVecEnv(vector, scaled, factors)  # bad arguments are told apart from a missing library
     try:
         from stable_baselines3.common.vec_env import VecEnv
     except ImportError as exc:
@@ -147,4 +180,4 @@ def sb3_vec_env(vector, scaled: bool = True):
     class SB3MaskedVecEnv(MaskedVecEnv, VecEnv):
         """The adapter as an SB3 `VecEnv`: SB3's own methods (render, wrappers' attribute lookup) over it."""
 
-    return SB3MaskedVecEnv(vector, scaled)
+    return SB3MaskedVecEnv(vector, scaled, factors)
