@@ -8,7 +8,8 @@ features are scaled to [0, 1] by their stated ranges. Needs the `rl-train` extra
     python3 examples/rl/train_supplier_ppo.py --minutes 10 --out rl-curve-ppo
 
 writes rl-curve-ppo/curve.json and curve.png, as examples/rl/train_supplier.py does. Time is CPU time of this
-process (PyTorch held to `--threads` threads), so a machine shared with other work still gives the budget.
+process (PyTorch held to `--threads` threads), so a machine shared with other work still gives the budget; an
+interrupt (Ctrl-C) ends training early and still writes the curve so far.
 """
 
 from __future__ import annotations
@@ -97,9 +98,13 @@ def main() -> None:
         device="cpu",
     )
     curve.measure(policy, 0)
-    model.learn(total_timesteps=10**12, callback=Measure())
+    try:
+        model.learn(total_timesteps=10**12, callback=Measure())
+    except KeyboardInterrupt:  # a run cut short still leaves its curve so far
+        print("interrupted: the curve so far")
     curve.measure(policy, model.num_timesteps)
     settings = {
+        "budget_cpu_minutes": args.minutes,
         "games": args.games,
         "n_steps": args.n_steps,
         "batch": args.batch,
