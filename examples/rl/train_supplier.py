@@ -15,21 +15,18 @@ Time is CPU time of this process (one thread), so a machine shared with other wo
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import time
+import sys
 from pathlib import Path
 
-import numpy as np
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the curve module beside this script
 
-from contractlang.api.rl import contractsim_vector_env, evaluate_policy
+import numpy as np  # noqa: E402
+from curve import CONTRACT, Curve  # noqa: E402
 
-CONTRACT = Path(__file__).resolve().parents[1] / "worked-example-1.contract"
+from contractlang.api.rl import contractsim_vector_env  # noqa: E402
+
 SIDE = 13  # order quantities 0..12 per input
 ROUNDS = 5
-HELD_OUT = 1000  # the seeds every policy of the curve is measured on
-
-
 TARGETS = ROUNDS * 3 * 2  # a target stock per round, input and price level (lowest or not)
 
 
@@ -78,29 +75,6 @@ def play(env, thetas: np.ndarray, seed: int, lowest: np.ndarray) -> np.ndarray:
     return np.bincount(owner, weights=infos["utilities"][:, 1], minlength=len(thetas)) / per
 
 
-def draw(summary: dict, path: Path) -> None:
-    """The learning curve on held-out games, its 95 % band, and the DP's exact value of the rational Supplier."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    curve, optimum = summary["curve"], summary["optimum"]
-    fig, ax = plt.subplots(figsize=(7, 4))
-    x = [p["steps"] for p in curve]
-    ax.plot(x, [p["mean"] for p in curve], label="learner (held-out games)")
-    ax.fill_between(x, [p["low"] for p in curve], [p["high"] for p in curve], alpha=0.3)
-    ax.axhline(optimum, color="black", linestyle="--", label="exact value of the rational (compliant) Supplier")
-    ax.axhline(0.9 * optimum, color="grey", linestyle=":", label="90 % of it")
-    ax.set_xlabel("environment steps")
-    ax.set_ylabel("Supplier utility (base $)")
-    ax.set_title(f"{summary['contract']}, Env {summary['env']}: Supplier against the RCC Customer")
-    ax.legend(loc="lower right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--env", type=int, default=3, help="ContractSim environment (1..6)")
@@ -117,57 +91,15 @@ def main() -> None:
     lowest = np.array(env.core.env.price_bounds()[0])
     mean = np.concatenate([np.full(TARGETS, 3.0), np.ones(ROUNDS)])
     spread = np.concatenate([np.full(TARGETS, 1.0), np.full(ROUNDS, 0.5)])
-    start, steps, curve, reached = time.process_time(), 0, [], None
-    optimum = None
-    while time.process_time() - start < args.minutes * 60:
+    curve, steps = Curve(args.env, "cross-entropy method over order-up-to policies (numpy)"), 0
+    while curve.seconds() < args.minutes * 60:
         thetas = rng.normal(mean, spread, size=(args.population, len(mean)))
         scores = play(env, thetas, seed=int(rng.integers(2**31)), lowest=lowest)
         steps += env.num_envs * 2 * ROUNDS  # a Supplier decides twice in each of the five production weeks
         elite = thetas[np.argsort(scores)[-args.population // 8 :]]
         mean, spread = elite.mean(axis=0), elite.std(axis=0) + 0.05
-        value = evaluate_policy(
-            CONTRACT, args.env, lambda o, m=mean: act(m, o, names, lowest), games=HELD_OUT, seed=10**6
-        )  # held-out seeds
-        optimum = value.optimum
-        seconds = time.process_time() - start
-        curve.append(
-            {
-                "cpu_seconds": round(seconds, 2),
-                "steps": steps,
-                "mean": value.mean,
-                "low": value.low,
-                "high": value.high,
-                "breaches": value.breaches,
-            }
-        )
-        if reached is None and value.mean >= 0.9 * optimum:
-            reached = {"cpu_seconds": round(seconds, 2), "steps": steps, "mean": value.mean}
-        print(
-            f"{seconds:7.1f} s  {steps:>11,} steps  mean {value.mean:7.2f} [{value.low:.2f}, {value.high:.2f}]  "
-            f"breaches {value.breaches:.1%}  optimum {optimum:.2f}"
-        )
-
-    args.out.mkdir(parents=True, exist_ok=True)
-    summary = {
-        "contract": CONTRACT.name,
-        "env": args.env,
-        "seat": "supplier against the RCC Customer",
-        "learner": "cross-entropy method over order-up-to policies (numpy)",
-        "optimum": optimum,
-        "reached_90_percent_cpu_seconds": reached and reached["cpu_seconds"],
-        "reached_90_percent_steps": reached and reached["steps"],
-        "final_mean": curve[-1]["mean"],
-        "final_breaches": curve[-1]["breaches"],
-        "cpu_seconds": curve[-1]["cpu_seconds"],
-        "steps": steps,
-        "load_average_1min": round(os.getloadavg()[0], 2),
-        "curve": curve,
-    }
-    tmp = args.out / "curve.json.tmp"  # written whole, then renamed: never a half-written curve
-    tmp.write_text(json.dumps(summary, indent=2) + "\n")
-    tmp.replace(args.out / "curve.json")
-    draw(summary, args.out / "curve.png")
-    print(f"90 % of the optimum: {reached or 'not reached'}; wrote {args.out}/curve.json and curve.png")
+        curve.measure(lambda o, m=mean: act(m, o, names, lowest), steps)
+    curve.write(args.out)
 
 
 if __name__ == "__main__":

@@ -310,7 +310,9 @@ def _advance(
         _produce(st, g, y0, y1, y2, violation, new_memory, deduction, values, week_ok, week_seen, week_delta)
 
 
-@njit(cache=True)
+# The two kernels allocate nothing, so they run without numba's reference counting: with it, every array handed
+# to an inlined helper is counted up and down per game with atomic operations, which cost more than the game.
+@njit(cache=True, _nrt=False)
 def _step(
     actions, st, active, supplier_learns, opponent, spoil, prices, scenario, uniform, policies, offsets, shapes, boxes, cash_max, whole,
     receipt_low, output, violation, new_memory, deduction, required, memory_states, payments, values, budget,
@@ -356,7 +358,7 @@ def _step(
         )  # fmt: skip
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _begin(
     games, st, supplier_learns, opponent, spoil, prices, scenario, uniform, policies, offsets, shapes, boxes, cash_max, whole,
     receipt_low, output, violation, new_memory, deduction, required, memory_states, payments, values, budget,

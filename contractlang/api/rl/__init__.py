@@ -15,6 +15,7 @@ from contractlang.api.rl.cores import CTBENCH_ACTIONS, Feature
 from contractlang.api.rl.ctbench_vector import CTBenchVectorEnv, ctbench_vector_env
 from contractlang.api.rl.parallel import ContractParallel, contractsim_parallel_env, ctbench_parallel_env
 from contractlang.api.rl.regret import PolicyValue, evaluate_policy
+from contractlang.api.rl.sb3 import MaskedVecEnv, sb3_vec_env
 from contractlang.api.rl.single import ContractGym, contractsim_gym, ctbench_gym
 from contractlang.api.rl.vector import ContractSimVectorEnv, contractsim_vector_env
 
@@ -28,6 +29,7 @@ __all__ = [
     "CTBenchVectorEnv",
     "EnvInputError",
     "Feature",
+    "MaskedVecEnv",
     "PolicyValue",
     "contractsim_env",
     "contractsim_gym",
@@ -38,4 +40,5 @@ __all__ = [
     "ctbench_parallel_env",
     "ctbench_vector_env",
     "evaluate_policy",
+    "sb3_vec_env",
 ]
