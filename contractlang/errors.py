@@ -55,6 +55,11 @@ Int = Annotated[int, Strict()]
 """A whole number, never a bool, float or text."""
 Count = Annotated[int, Strict(), Field(ge=1)]
 """A whole number of things, 1 or more."""
+MAX_WORKERS = 1024
+"""The most worker processes a run takes: more than any one machine's or cluster's share of a run, so a larger
+number is a mistyped one, refused before a run forks (or Ray starts actors) for it."""
+Workers = Annotated[int, Strict(), Field(ge=1, le=MAX_WORKERS)]
+"""A number of worker processes, 1 to MAX_WORKERS."""
 Seed = Annotated[int, Strict(), Field(ge=0)]
 """A seed: a whole number, 0 or more."""
 Flag = Annotated[bool, Strict()]

@@ -14,7 +14,7 @@ from pydantic import Field
 from contractlang.api.ctbench import Board
 from contractlang.api.experiments import Envs, Folder, Names, Probabilities, Share
 from contractlang.api.results import Rows, flat
-from contractlang.errors import BadArgument, Count, Flag, Seed, Text, UnknownName, checked
+from contractlang.errors import BadArgument, Count, Flag, Seed, Text, UnknownName, Workers, checked
 from contractlang.vocab import Frozen
 
 Progress = Callable[..., None] | None
@@ -132,7 +132,7 @@ def tournament(
     conditions: Names = ("none",),
     modes: Names = ("pfp",),
     rules: Text = "authors",
-    workers: Count | None = None,
+    workers: Workers | None = None,
     ray: Text | None = None,
     llm: Any = None,
     progress: Progress = None,

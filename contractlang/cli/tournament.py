@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from contractlang.cli.app import app
-from contractlang.cli.errors import InputError, playing, runner_progress
+from contractlang.cli.errors import UsageProblem, playing, runner_progress
 from contractlang.cli.experiments import (
     ContractsOption,
     Directory,
@@ -112,7 +112,7 @@ def tournament_command(
 
     names = list(dict.fromkeys([*(items(agents, "--agents") if agents else []), *(agent or [])]))
     if not names and not references:
-        raise InputError("name the agents: --agents A,B,... (or --references)")
+        raise UsageProblem("name the agents: --agents A,B,... (or --references)")
     common = dict(
         agents=names,
         game=game,

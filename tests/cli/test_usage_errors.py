@@ -26,6 +26,8 @@ from tests.helpers import assert_each_fails_in_one_line, run_cli, run_process
         ["render", SWAP, "--setting", "hotel"],
         ["fmt", "--check", "--write", WORKED],
         ["no-such-command"],
+        ["tournament"],
+        ["tournament", "--game", "ctbench", "--out", "t"],
     ],
 )
 def test_options_that_do_not_apply_are_usage_errors(tmp_path, args):
@@ -69,6 +71,8 @@ def test_an_unreachable_ray_cluster_is_one_line_at_once(tmp_path):
         ["negotiate", "--env", "1,,2"],
         ["synth", "--search-envs", ""],
         ["synth", "--rhos", "0.9,,0.5"],
+        ["tournament", "--agents", "rcc", "--workers", str(10**30), "--estimate"],
+        ["experiment", "performance", "--agent", "rcc", "--workers", "1025", "--estimate"],
     ],
     ids=[
         "repeats",
@@ -82,6 +86,8 @@ def test_an_unreachable_ray_cluster_is_one_line_at_once(tmp_path):
         "env-gap",
         "search-envs-empty",
         "rhos-gap",
+        "tournament-workers",
+        "performance-workers",
     ],
 )
 def test_unbounded_requests_and_empty_list_items_are_usage_errors(tmp_path, args):
