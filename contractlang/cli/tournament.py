@@ -129,7 +129,7 @@ def tournament_command(
         modes=items(modes, "--modes"),
         workers=workers,
         ray=ray,
-        llm=llm_settings(agent_specs(names), llm_flags),
+        llm=llm_settings(agent_specs(names), llm_flags, calls=not estimate),
         fail_on_error=fail_on_error(fail_on_errors),
     )
     if estimate:
