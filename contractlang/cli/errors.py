@@ -182,13 +182,41 @@ def unwrap_help(command) -> None:
 
 @contextmanager
 def playing() -> Iterator[None]:
-    """Games as bad input, one line each: an agent that breaks the protocol (games/agents.py)."""
+    """Games as bad input, one line each: an agent that breaks the protocol (games/agents.py); what the agents
+    write to stdout goes to stderr (`agents_off_stdout`)."""
     from contractlang.api import AgentError
 
+    with agents_off_stdout():
+        try:
+            yield
+        except AgentError as exc:
+            raise InputError(str(exc)) from None
+
+
+@contextmanager
+def agents_off_stdout() -> Iterator[None]:
+    """File descriptor 1 as stderr while agents run, so that what they write below Python's `print` (which
+    `games.confined` already sends to stderr) stays out of the command's output: `os.write(1, …)`, a program an
+    agent starts, a forked worker's output. The command writes its answer after the games, to stdout as it was
+    (kept as a duplicate meanwhile), so a `--json` answer stays one JSON document. Ray's workers write to Ray's
+    logs, never to this process's stdout."""
+    try:
+        sys.stdout.flush()
+        kept = os.dup(1)
+    except (OSError, ValueError):  # stdout closed: nothing of the command's to keep apart
+        yield
+        return
+    try:
+        os.dup2(2, 1)
+    except OSError:  # stderr closed too: the agents' output goes nowhere
+        sink = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(sink, 1)
+        os.close(sink)
     try:
         yield
-    except AgentError as exc:
-        raise InputError(str(exc)) from None
+    finally:
+        os.dup2(kept, 1)
+        os.close(kept)
 
 
 @contextmanager
