@@ -60,6 +60,8 @@ MAX_WORKERS = 1024
 number is a mistyped one, refused before a run forks (or Ray starts actors) for it."""
 Workers = Annotated[int, Strict(), Field(ge=1, le=MAX_WORKERS)]
 """A number of worker processes, 1 to MAX_WORKERS."""
+MAX_SEEDS = 100_000
+"""The most seeds per cell of a run: past it a run is a mistyped number, not a plan."""
 Seed = Annotated[int, Strict(), Field(ge=0)]
 """A seed: a whole number, 0 or more."""
 Flag = Annotated[bool, Strict()]

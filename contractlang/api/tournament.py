@@ -14,13 +14,14 @@ from pydantic import Field
 from contractlang.api.ctbench import Board
 from contractlang.api.experiments import Envs, Folder, Names, Probabilities, Share
 from contractlang.api.results import Rows, flat
-from contractlang.errors import BadArgument, Count, Flag, Seed, Text, UnknownName, Workers, checked
+from contractlang.errors import MAX_SEEDS, BadArgument, Count, Flag, Seed, Text, UnknownName, Workers, checked
 from contractlang.vocab import Frozen
 
 Progress = Callable[..., None] | None
 GAMES = ("contractsim", "ctbench")
-MAX_SEEDS = 100_000
-"""The most seeds per cell: past it a tournament is a mistyped number, not a plan."""
+MAX_GAMES = 250_000
+"""The most games of one tournament: its records are held in memory and rated together (a few GB at this
+size), so a larger one is split by contracts or boards, each into its own `out`."""
 Fraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 """A share of games, 0 to 1."""
 
@@ -196,6 +197,13 @@ def tournament(
         def jobs_for(batch: list[int]) -> list:
             return module.matches(board_list, list(conditions), list(modes), names, batch, rules)
 
+    games = len(jobs_for(seed_list[:1])) * len(seed_list)
+    if games > MAX_GAMES:  # refused before its jobs are made: they alone would take minutes and gigabytes
+        raise BadArgument(
+            f"seeds {seeds} make a tournament of {games:,} games, more than {MAX_GAMES:,}: play fewer seeds or a "
+            "slice of the contracts or boards",
+            "seeds",
+        )
     if estimate:
         return run_estimate(module.phase(jobs_for(seed_list), store, objects), module.decisions, llm)
     report_path = out / "tournament.json"

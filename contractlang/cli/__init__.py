@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 import time
 
 # registered in the order `--help` lists them
@@ -31,12 +32,19 @@ FORCE_AFTER_SECONDS = 2.0
 """A signal this long after the first one ends the process at once: the user insists, the shutdown is stuck."""
 
 
+REDELIVER_SECONDS = 0.05
+"""How long after Python dropped an interrupt it is sent again: time for the code that dropped it to end."""
+
+
 def _interrupt_handler():
-    """The handler for Ctrl-C and SIGTERM. The first one unwinds the run (workers ended, files closed) and exits
-    130. A second one close behind it (a double Ctrl-C, a `kill` after it) once broke that unwinding off
-    half-way (a lock released twice, a traceback), so it is let pass; one later than FORCE_AFTER_SECONDS means
-    the unwinding itself is stuck, and ends the process with 130 at once."""
+    """The handler for Ctrl-C and SIGTERM, and the hook that keeps it from being lost. The first one unwinds the
+    run (workers ended, files closed) and exits 130. A second one close behind it (a double Ctrl-C, a `kill`
+    after it) once broke that unwinding off half-way (a lock released twice, a traceback), so it is let pass;
+    one later than FORCE_AFTER_SECONDS means the unwinding itself is stuck, and ends the process with 130 at
+    once. Python drops an exception raised where it cannot propagate (a hook it runs after a fork, a `__del__`)
+    with a traceback: the interrupt is delivered again instead, as a first one, so the run still ends."""
     first: list[float] = []
+    report = sys.unraisablehook
 
     def handle(signum, frame) -> None:
         if not first:
@@ -45,7 +53,20 @@ def _interrupt_handler():
         if time.monotonic() - first[0] > FORCE_AFTER_SECONDS:
             _leave(130)
 
-    return handle
+    def dropped(unraisable) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt) and first:
+            first.clear()
+            # sent from another thread a moment later: raised in this hook, or in the one that dropped it, it
+            # would be dropped again
+            again = threading.Timer(
+                REDELIVER_SECONDS, signal.pthread_kill, (threading.main_thread().ident, signal.SIGINT)
+            )
+            again.daemon = True
+            again.start()
+            return
+        report(unraisable)
+
+    return handle, dropped
 
 
 def _leave(code: int) -> None:
@@ -79,7 +100,7 @@ def main() -> None:
     # a blocked signal mask is inherited across exec (Python resets handlers, not the mask): unblock, so that
     # Ctrl-C and SIGTERM reach a run whatever process started it
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
-    handler = _interrupt_handler()
+    handler, sys.unraisablehook = _interrupt_handler()
     signal.signal(signal.SIGINT, handler)  # likewise an inherited SIG_IGN: Ctrl-C must end a run
     signal.signal(signal.SIGTERM, handler)  # a killed run unwinds like Ctrl-C
     _help_width()

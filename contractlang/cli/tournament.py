@@ -32,6 +32,7 @@ from contractlang.cli.options import (
     fail_on_error,
     items,
 )
+from contractlang.errors import MAX_SEEDS
 
 
 @app.command("tournament")
@@ -60,7 +61,7 @@ def tournament_command(
             "new games (default: DIRECTORY, else ./contractlang-out/tournament)."
         ),
     ] = None,
-    seeds: Annotated[int, typer.Option(min=1, help="Seeds per cell, from --seed on.")] = 3,
+    seeds: Annotated[int, typer.Option(min=1, max=MAX_SEEDS, help="Seeds per cell, from --seed on.")] = 3,
     seed: Annotated[int, typer.Option(min=0, help="The first seed.")] = 0,
     contracts: ContractsOption = None,
     envs: EnvsOption = None,
