@@ -88,8 +88,14 @@ def test(
             typer.echo("every reachable clause is already covered; nothing written")
         return
     report = face.test(paths or [Path(".")], coverage=coverage, only=name)
-    if name is not None and not report.results and not report.diagnostics:
-        raise InputError(f"no test named {name!r} under {', '.join(map(str, paths or [Path('.')]))}")
+    if not report.results and not report.diagnostics:  # a run of no test would hide a mistyped path or --name
+        where = ", ".join(map(str, paths or [Path(".")]))
+        if name is not None:
+            raise InputError(f"no test named {name!r} under {where}")
+        raise InputError(
+            f'no tests under {where}: write `test "NAME" {{ ... }}` in a contract, or `tests for "CONTRACT" '
+            "{ ... }` in a .contract file"
+        )
     if junit is not None:
         from contractlang.scenario.junit import junit_xml
 
