@@ -1,9 +1,12 @@
 """The newer commands given what an attacker gives them: `test` on a folder with no tests, `coverage` on a log cut
-short, `tournament` on a field too large to make or a store it cannot read. Each is one line (exit 1 for bad
-input, 2 for usage), never a traceback, and nothing is written."""
+short, `tournament` on a field too large to make or a store it cannot read; the RL factories given what they
+cannot play. Each is one line (exit 1 for bad input, 2 for usage), never a traceback, and nothing is written."""
 
 from __future__ import annotations
 
+import pytest
+
+import contractlang as cl
 from tests.hardening.hostile import WORKED, cli, one_json_failure
 from tests.helpers import assert_each_fails_in_one_line
 
@@ -69,3 +72,14 @@ def test_a_tournament_refuses_what_it_cannot_read_or_write(tmp_path):
     )
     assert store.read_text() == "\x00\xff binary\n" and not (tmp_path / "t" / "tournament.json").exists()
     assert not (tmp_path / "a").exists()
+
+
+def test_the_rl_factories_refuse_what_they_cannot_play_with_the_library_errors():
+    from contractlang.api import rl
+
+    with pytest.raises(rl.EnvInputError, match=r"^games: 10{30}; a whole number of games, 2 to 1,048,576$"):
+        rl.evaluate_policy(WORKED, env=1, policy=abs, games=10**30)
+    with pytest.raises(rl.EnvInputError, match="^policy: None; a function"):
+        rl.evaluate_policy(WORKED, env=1, policy=None, games=2)
+    with pytest.raises(cl.ContractlangError, match="nope.contract: cannot read"):
+        rl.contractsim_vector_env("nope.contract", env=1, num_envs=1)
