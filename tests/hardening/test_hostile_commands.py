@@ -11,17 +11,21 @@ from tests.hardening.hostile import WORKED, cli, one_json_failure
 from tests.helpers import assert_each_fails_in_one_line
 
 
-def test_a_test_run_that_finds_no_test_fails_and_writes_no_report(tmp_path):
+def test_a_test_run_that_finds_no_test_or_a_file_past_the_contract_limit_fails_and_writes_no_report(tmp_path):
     (tmp_path / "empty").mkdir()
     bare = tmp_path / "bare"
     bare.mkdir()
     text = WORKED.read_text()
     (bare / "w.contract").write_text(text[: text.index("  // The story")] + "}\n")  # its one test cut off
+    huge = tmp_path / "huge"
+    huge.mkdir()
+    (huge / "h.contract").write_text("// pad\n" * 2**18)  # 1.75 MiB: more than any contract `check` reads
     report = tmp_path / "junit.xml"
     assert_each_fails_in_one_line(
         cli,
         [
             (("test", tmp_path / "empty", "--junit", report), "no tests under"),
+            (("test", huge), "h.contract: more than 1 MiB; not read"),
             (("test", bare), f'no tests under {bare}: write `test "NAME"'),
             (("test", WORKED, "--name", "nothing of the sort"), "no test named 'nothing of the sort'"),
         ],
