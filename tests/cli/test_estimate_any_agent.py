@@ -54,3 +54,10 @@ def test_a_tournament_estimate_without_keys_counts_each_seat_as_the_experiment_d
     # fake against itself (6 + 10), as the Customer against RCC (6), as the Supplier against RCC (10)
     assert plan["games"] == 4 and plan["calls"] == (6 + 10) + 6 + 10
     assert not (tmp_path / "t").exists()
+
+
+def test_a_negotiation_estimate_counts_the_supplier_performer_s_ten_decisions(tmp_path):
+    args = ("--env", "1", "--perform-supplier", "llm:openai/fake-model", "--estimate", "--json")
+    done = run_cli("negotiate", *args, "--out", tmp_path / "n", env=NO_KEYS)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["estimate"]["calls"] == 10  # an order and a production in each production week
