@@ -43,18 +43,18 @@ def _interrupt_handler():
     one later than FORCE_AFTER_SECONDS means the unwinding itself is stuck, and ends the process with 130 at
     once. Python drops an exception raised where it cannot propagate (a hook it runs after a fork, a `__del__`)
     with a traceback: the interrupt is delivered again instead, as a first one, so the run still ends."""
-    first: list[float] = []
+    first: list[tuple[float, KeyboardInterrupt]] = []  # when the first came, and the interrupt it raised
     report = sys.unraisablehook
 
     def handle(signum, frame) -> None:
         if not first:
-            first.append(time.monotonic())
-            raise KeyboardInterrupt
-        if time.monotonic() - first[0] > FORCE_AFTER_SECONDS:
+            first.append((time.monotonic(), KeyboardInterrupt()))
+            raise first[0][1]
+        if time.monotonic() - first[0][0] > FORCE_AFTER_SECONDS:
             _leave(130)
 
     def dropped(unraisable) -> None:
-        if isinstance(unraisable.exc_value, KeyboardInterrupt) and first:
+        if first and unraisable.exc_value is first[0][1]:
             first.clear()
             # sent from another thread a moment later: raised in this hook, or in the one that dropped it, it
             # would be dropped again
