@@ -17,6 +17,7 @@ from contextlib import contextmanager
 import typer
 from typer._click.exceptions import ClickException, NoArgsIsHelpError  # typer 0.29 bundles its own click
 from typer.core import TyperGroup
+from typer.models import TyperPath
 
 from contractlang.diagnostics import ContractError, printable
 from contractlang.errors import BadArgument, BadData, RunEnded, UnknownName
@@ -155,6 +156,7 @@ class ReportingGroup(TyperGroup):
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         argv = list(sys.argv[1:] if args is None else args)
         unwrap_help(self)
+        refuse_empty_paths(self)
         if not isinstance(sys.stdout, GuardedOutput):  # a full device or closed pipe on stdout: one line, exit 1
             sys.stdout = GuardedOutput(sys.stdout)
         sys.exit(
@@ -178,6 +180,25 @@ def unwrap_help(command) -> None:
         )
     for sub in getattr(command, "commands", {}).values():
         unwrap_help(sub)
+
+
+class GivenPath(TyperPath):
+    """A file or folder named on the command line, never the empty text: `Path("")` is the current folder, so
+    `--out "$UNSET"` would write there and `--junit ""` fail naming `.`."""
+
+    def convert(self, value, param, ctx):
+        if value == "":
+            self.fail("an empty path names no file or folder (is a variable unset?)", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+def refuse_empty_paths(command) -> None:
+    """Every path option and argument of `command` and its subcommands read as a `GivenPath`."""
+    for param in getattr(command, "params", ()):
+        if type(param.type) is TyperPath:
+            param.type.__class__ = GivenPath
+    for sub in getattr(command, "commands", {}).values():
+        refuse_empty_paths(sub)
 
 
 @contextmanager

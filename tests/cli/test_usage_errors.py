@@ -73,6 +73,9 @@ def test_an_unreachable_ray_cluster_is_one_line_at_once(tmp_path):
         ["synth", "--rhos", "0.9,,0.5"],
         ["tournament", "--agents", "rcc", "--workers", str(10**30), "--estimate"],
         ["experiment", "performance", "--agent", "rcc", "--workers", "1025", "--estimate"],
+        ["tournament", "--agents", "rcc", "--limit", "1", "--estimate", "--out", ""],
+        ["test", ""],
+        ["test", WORKED, "--junit", ""],
     ],
     ids=[
         "repeats",
@@ -88,6 +91,9 @@ def test_an_unreachable_ray_cluster_is_one_line_at_once(tmp_path):
         "rhos-gap",
         "tournament-workers",
         "performance-workers",
+        "out-empty",
+        "paths-empty",
+        "junit-empty",
     ],
 )
 def test_unbounded_requests_and_empty_list_items_are_usage_errors(tmp_path, args):
