@@ -6,6 +6,8 @@ commands on import. The games and solvers are imported inside the commands, so `
 
 from __future__ import annotations
 
+import errno
+import io
 import os
 import signal
 import sys
@@ -95,8 +97,33 @@ def _help_width() -> None:
         typer.rich_utils.MAX_WIDTH = HELP_WIDTH
 
 
+class ClosedStdout(io.TextIOBase):
+    """The stdout of a process started without one (`>&-`): each write fails as on a closed descriptor, so the
+    command ends with the one line of any output it cannot write."""
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+
+
+def _fill_closed_descriptors() -> None:
+    """Put /dev/null on each of descriptors 0, 1 and 2 the process was started without: the next file the run
+    opens (a job store) would otherwise take the number, and what an agent or a program it starts writes to its
+    stdout would land in that file."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+
+
 def main() -> None:
     """Console entry point: bad input exits 1, usage errors 2, an internal error 3; never a traceback."""
+    if sys.stdout is None:
+        sys.stdout = ClosedStdout()
+    _fill_closed_descriptors()
     # a blocked signal mask is inherited across exec (Python resets handlers, not the mask): unblock, so that
     # Ctrl-C and SIGTERM reach a run whatever process started it
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
