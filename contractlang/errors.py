@@ -84,20 +84,26 @@ def checked(verb: F) -> F:
         except ValidationError as exc:
             if exc.title not in (verb.__name__, verb.__qualname__):  # a model the verb built: not an argument
                 raise
-            raise BadArgument(_message(verb, exc)) from None
+            found = _by_parameter(verb, exc)
+            raise BadArgument(_message(verb, found), next(iter(found)) if len(found) == 1 else None) from None
 
     return call  # type: ignore[return-value]
 
 
-def _message(verb: Callable, exc: ValidationError) -> str:
-    """One clause per wrong argument, named: `verify(timeout_ms=-1): Input should be greater than 0`; an argument
-    that matches no member of a union is told the annotation it takes."""
+def _by_parameter(verb: Callable, exc: ValidationError) -> dict[str, list[dict]]:
+    """pydantic's errors of a call, by the parameter each is about."""
     names = list(inspect.signature(verb).parameters)
     found: dict[str, list[dict]] = {}
     for error in exc.errors(include_url=False):
         head = error["loc"][0] if error["loc"] else "?"
         name = names[head] if isinstance(head, int) and head < len(names) else str(head)
         found.setdefault(name, []).append(error)
+    return found
+
+
+def _message(verb: Callable, found: dict[str, list[dict]]) -> str:
+    """One clause per wrong argument, named: `verify(timeout_ms=-1): Input should be greater than 0`; an argument
+    that matches no member of a union is told the annotation it takes."""
     clauses = []
     for name, errors in found.items():
         first = errors[0]

@@ -10,8 +10,9 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 import typer
@@ -90,8 +91,9 @@ def _usage_line(exc: ClickException) -> str:
     return f"usage: {exc.format_message()}{where}"
 
 
-def exit_code(command: Callable[[], int | None], json_mode: bool) -> int:
-    """Run `command` (the parsed command line) and map what it raises to an exit code, reporting the failure."""
+def exit_code(command: Callable[[], int | None], json_mode: bool, argv: Sequence[str] = ()) -> int:
+    """Run `command` (the parsed command line `argv`) and map what it raises to an exit code, reporting the
+    failure."""
     try:
         code = command()
         sys.stdout.flush()
@@ -110,7 +112,7 @@ def exit_code(command: Callable[[], int | None], json_mode: bool) -> int:
     except UsageProblem as exc:
         return _report(f"usage: {exc}", 2, json_mode)
     except BadArgument as exc:
-        return _report(f"usage: {option_words(exc)}", 2, json_mode)
+        return _report(f"usage: {option_words(exc, argv)}", 2, json_mode)
     except Exception as exc:
         if _agent_error(exc):  # an agent that cannot be found, started or played: the user's input
             return _report(str(exc), 1, json_mode)
@@ -131,12 +133,19 @@ def exit_code(command: Callable[[], int | None], json_mode: bool) -> int:
     return code or 0
 
 
-def option_words(exc: BadArgument) -> str:
+def option_words(exc: BadArgument, argv: Sequence[str] = ()) -> str:
     """A facade's complaint about one of its parameters in the words of the command line: the parameter it
-    names first is the option of that name (`floors is …` → `--floors is …`)."""
+    names first is the option of that name (`floors is …` → `--floors is …`), and a verb's argument the option
+    given on the command line (`tournament(detect=-1.0): …` → `--detect -1.0: …`)."""
     text, name = str(exc), exc.parameter
-    if name and text.startswith(f"{name} "):
-        return f"--{name.replace('_', '-')}{text[len(name) :]}"
+    if not name:
+        return text
+    option = f"--{name.replace('_', '-')}"
+    if text.startswith(f"{name} "):
+        return option + text[len(name) :]
+    called = re.fullmatch(rf"[\w.]+\({name}=(.*?)\): (.*)", text)
+    if called and any(a == option or a.startswith(f"{option}=") for a in argv):
+        return f"{option} {called.group(1)}: {called.group(2)}"
     return text
 
 
@@ -163,6 +172,7 @@ class ReportingGroup(TyperGroup):
             exit_code(
                 lambda: super(ReportingGroup, self).main(argv, prog_name, complete_var, standalone_mode=False, **extra),
                 "--json" in argv,
+                argv,
             )
         )
 

@@ -141,3 +141,12 @@ def test_an_unknown_board_set_is_refused_wherever_it_is_named():
             (("verify", SWAP, "--board", "24", "--set", ""), "unknown board set '' (--set)"),
         ],
     )
+
+
+def test_a_facade_verb_s_complaint_names_the_option_given_on_the_command_line(tmp_path):
+    """The verb's own words (`tournament(detect=-1.0): …`) read as the option the user typed."""
+    for given in (["--detect", "-1"], ["--detect=-1"]):
+        proc = cli("tournament", "--agents", "rcc", *given, "--plan", "--limit", "1", "--out", tmp_path / "t")
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr == "error: usage: --detect -1.0: Input should be greater than 0\n"
+    assert not (tmp_path / "t").exists()
