@@ -60,7 +60,9 @@ def test(
         if paths or junit or name:
             raise UsageProblem("--generate takes one contract file and no other paths, --junit or --name")
         if not generate.is_file():
-            raise InputError(f"{generate}: no such contract file")
+            raise InputError(
+                f"{generate}: {'a folder' if generate.is_dir() else 'no such file'}; --generate takes one contract file"
+            )
         try:
             done = face.generate_tests(generate)
         except ContractError as err:
@@ -71,6 +73,7 @@ def test(
             typer.echo(
                 json.dumps(
                     {
+                        "ok": True,
                         "written": list(done.written),
                         "generated": [f.clause.label for f in done.found],
                         "dead": [{"clause": d.clause.label, "reason": d.reason} for d in done.dead],
@@ -134,7 +137,7 @@ def coverage_command(
         raise InputError(f"{path}: no such file or folder")
     result = face.coverage(path)
     if json_out:
-        typer.echo(json.dumps(result.to_json()))
+        typer.echo(json.dumps({"ok": True, **result.to_json()}))
         return
     for c in result.contracts:
         typer.echo(f"{c.contract}: {c.games} game{'s' * (c.games != 1)}")
