@@ -230,19 +230,11 @@ def agents_off_stdout() -> Iterator[None]:
     `games.confined` already sends to stderr) stays out of the command's output: `os.write(1, …)`, a program an
     agent starts, a forked worker's output. The command writes its answer after the games, to stdout as it was
     (kept as a duplicate meanwhile), so a `--json` answer stays one JSON document. Ray's workers write to Ray's
-    logs, never to this process's stdout."""
-    try:
-        sys.stdout.flush()
-        kept = os.dup(1)
-    except (OSError, ValueError):  # stdout closed: nothing of the command's to keep apart
-        yield
-        return
-    try:
-        os.dup2(2, 1)
-    except OSError:  # stderr closed too: the agents' output goes nowhere
-        sink = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(sink, 1)
-        os.close(sink)
+    logs, never to this process's stdout. (Descriptors 1 and 2 are open: `contractlang.cli.main` fills those the
+    process was started without.)"""
+    sys.stdout.flush()
+    kept = os.dup(1)
+    os.dup2(2, 1)
     try:
         yield
     finally:
