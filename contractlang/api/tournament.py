@@ -181,10 +181,10 @@ def tournament(
     store = out / "jobs" / module.STORE
     if module.CONTRACT_SET:
         check_choices("cs19", floors)
-        chosen, _ = sliced_contracts(synthetic_set(directory), contract_slice(contracts, envs, variants, rhos, limit))
+        units, _ = sliced_contracts(synthetic_set(directory), contract_slice(contracts, envs, variants, rhos, limit))
 
-        def jobs_for(batch: list[int]) -> list:
-            cases = [module.Case(contract=ir, env=e.env, seed=s, floors=floors) for e, ir in chosen for s in batch]
+        def jobs_for(batch: list[int], units: list = units) -> list:
+            cases = [module.Case(contract=ir, env=e.env, seed=s, floors=floors) for e, ir in units for s in batch]
             return module.matches(cases, seated["customer"], seated["supplier"])
 
     else:
@@ -192,13 +192,14 @@ def tournament(
         from games.ctbench.sweep import check_names
 
         check_names([(n, n) for n in names if n not in objects], "rules", objects)
-        board_list = [(b.board_set, b.id) for b in chosen_boards(boards or "all", board_set, conditions, modes, rules)]
+        units = [(b.board_set, b.id) for b in chosen_boards(boards or "all", board_set, conditions, modes, rules)]
 
-        def jobs_for(batch: list[int]) -> list:
-            return module.matches(board_list, list(conditions), list(modes), names, batch, rules)
+        def jobs_for(batch: list[int], units: list = units) -> list:
+            return module.matches(units, list(conditions), list(modes), names, batch, rules)
 
-    games = len(jobs_for(seed_list[:1])) * len(seed_list)
-    if games > MAX_GAMES:  # refused before its jobs are made: they alone would take minutes and gigabytes
+    # counted on one unit (a contract, a board) and one seed: the jobs alone would take minutes and gigabytes
+    games = len(jobs_for(seed_list[:1], units[:1])) * len(units) * len(seed_list)
+    if games > MAX_GAMES:
         raise BadArgument(
             f"seeds {seeds} make a tournament of {games:,} games, more than {MAX_GAMES:,}: play fewer seeds or a "
             "slice of the contracts or boards",

@@ -61,3 +61,11 @@ def test_a_negotiation_estimate_counts_the_supplier_performer_s_ten_decisions(tm
     done = run_cli("negotiate", *args, "--out", tmp_path / "n", env=NO_KEYS)
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads(done.stdout)["estimate"]["calls"] == 10  # an order and a production in each production week
+
+
+def test_a_ct_bench_tournament_estimate_counts_its_llm_player(tmp_path):
+    args = ("--game", "ctbench", "--agents", "fake=llm:openai/fake-model,planner", "--boards", "1", "--seeds", "1")
+    done = run_cli("tournament", *args, "--estimate", "--json", "--out", tmp_path / "t", env=NO_KEYS)
+    assert done.returncode == 0, done.stdout + done.stderr
+    plan = json.loads(done.stdout)["estimate"]
+    assert plan["games"] == 4 and plan["calls"] > 0 and "openai/fake-model:" in plan["source"]
