@@ -55,6 +55,13 @@ Int = Annotated[int, Strict()]
 """A whole number, never a bool, float or text."""
 Count = Annotated[int, Strict(), Field(ge=1)]
 """A whole number of things, 1 or more."""
+MAX_WORKERS = 1024
+"""The most worker processes a run takes: more than any one machine's or cluster's share of a run, so a larger
+number is a mistyped one, refused before a run forks (or Ray starts actors) for it."""
+Workers = Annotated[int, Strict(), Field(ge=1, le=MAX_WORKERS)]
+"""A number of worker processes, 1 to MAX_WORKERS."""
+MAX_SEEDS = 100_000
+"""The most seeds per cell of a run: past it a run is a mistyped number, not a plan."""
 Seed = Annotated[int, Strict(), Field(ge=0)]
 """A seed: a whole number, 0 or more."""
 Flag = Annotated[bool, Strict()]
@@ -77,20 +84,26 @@ def checked(verb: F) -> F:
         except ValidationError as exc:
             if exc.title not in (verb.__name__, verb.__qualname__):  # a model the verb built: not an argument
                 raise
-            raise BadArgument(_message(verb, exc)) from None
+            found = _by_parameter(verb, exc)
+            raise BadArgument(_message(verb, found), next(iter(found)) if len(found) == 1 else None) from None
 
     return call  # type: ignore[return-value]
 
 
-def _message(verb: Callable, exc: ValidationError) -> str:
-    """One clause per wrong argument, named: `verify(timeout_ms=-1): Input should be greater than 0`; an argument
-    that matches no member of a union is told the annotation it takes."""
+def _by_parameter(verb: Callable, exc: ValidationError) -> dict[str, list[dict]]:
+    """pydantic's errors of a call, by the parameter each is about."""
     names = list(inspect.signature(verb).parameters)
     found: dict[str, list[dict]] = {}
     for error in exc.errors(include_url=False):
         head = error["loc"][0] if error["loc"] else "?"
         name = names[head] if isinstance(head, int) and head < len(names) else str(head)
         found.setdefault(name, []).append(error)
+    return found
+
+
+def _message(verb: Callable, found: dict[str, list[dict]]) -> str:
+    """One clause per wrong argument, named: `verify(timeout_ms=-1): Input should be greater than 0`; an argument
+    that matches no member of a union is told the annotation it takes."""
     clauses = []
     for name, errors in found.items():
         first = errors[0]

@@ -15,6 +15,8 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TypeVar
 
+from contractlang.errors import ContractlangError
+
 MAX_INPUT_BYTES = 64 * 2**20  # contracts, texts and logs are small; /dev/zero or an endless pipe is not
 # A contract or its prose is a few KB, and the parser reads about 60 KB a second: 1 MiB is checked in seconds,
 # where a contract file of 64 MiB would keep `check` busy for twenty minutes.
@@ -24,7 +26,7 @@ MAX_CONTRACT_BYTES = 2**20
 T = TypeVar("T")
 
 
-class FileError(Exception):
+class FileError(ContractlangError):
     """A file that cannot be read or written, as one line naming the file."""
 
 

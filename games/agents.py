@@ -152,12 +152,20 @@ def register_llm_agent(game: str, factory: Factory) -> None:
     )(factory)
 
 
-def model_of(agent, game: str | None = None) -> LlmModel | None:
+def model_of(agent: str | Agent | Callable[..., Any], game: str | None = None) -> LlmModel | None:
     """The model the agent `agent` (a spec or `LABEL=SPEC`) calls, as the registry entry that starts it says;
     None for an agent that calls none (a Python object, a built-in, a program, a name no entry knows). Any
-    game's entries when `game` is None."""
+    game's entries when `game` is None. `BadArgument` for what is no agent at all (a number, None)."""
+    if game is not None and not isinstance(game, str):
+        raise BadArgument(f"model_of(game={game!r}): takes a game's name or None", "game")
     if not isinstance(agent, str):
-        return None
+        if callable(agent) or _is_agent(agent):
+            return None
+        raise BadArgument(
+            f"model_of(agent={agent!r:.60}): takes an agent spec (text) or a Python agent (a class, a factory, "
+            "or an object with act)",
+            "agent",
+        )
     spec = split_label(agent)[1]
     _load_builtins()
     for entry in _REGISTRY:

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from contractlang.api.results import Rows, flat
-from contractlang.errors import BadData, Count, Flag, Int, Seed, Text, checked
+from contractlang.errors import BadData, Flag, Int, Seed, Text, Workers, checked
 
 __all__ = [
     "BoardPicture",
@@ -162,7 +162,7 @@ def sweep(
     hidden: Flag = False,
     judge: Text = "rules",
     rules: Text = "authors",
-    workers: Count | None = None,
+    workers: Workers | None = None,
     ray: Text | None = None,
     llm: Any = None,
     progress: Callable[..., None] | None = None,

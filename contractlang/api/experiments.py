@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from contractlang.api.results import Rows, flat
-from contractlang.errors import BadArgument, BadData, Count, Flag, Seed, Text, UnknownName, checked
+from contractlang.errors import BadArgument, BadData, Count, Flag, Seed, Text, UnknownName, Workers, checked
 
 __all__ = [
     "FrontierResult",
@@ -136,7 +136,7 @@ def rational(
     rhos: Probabilities | None = None,
     limit: Count | None = None,
     convention: Text = "cs19",
-    workers: Count | None = None,
+    workers: Workers | None = None,
     ray: Text | None = None,
     progress: Progress = None,
     floors: Text = "cs14",
@@ -234,7 +234,7 @@ def performance(
     rhos: Probabilities | None = None,
     limit: Count | None = None,
     convention: Text = "cs19",
-    workers: Count | None = None,
+    workers: Workers | None = None,
     ray: Text | None = None,
     llm: Any = None,
     progress: Progress = None,
@@ -460,7 +460,7 @@ def negotiations(
     ablation: Flag = False,
     out: Folder | None = None,
     frontiers: Folder | None = None,
-    workers: Count | None = None,
+    workers: Workers | None = None,
     ray: Text | None = None,
     llm: Any = None,
     client: Any = None,
@@ -636,7 +636,7 @@ def synth(
     starts: Annotated[int, Field(ge=1, le=1000, strict=True)] = 20,
     search_envs: SearchEnvs = (3, 4, 5, 6),
     rhos: Probabilities = (0.9, 0.8, 0.7, 0.6, 0.5),
-    workers: Count | None = None,
+    workers: Workers | None = None,
     ray: Text | None = None,
     progress: Progress = None,
 ):
@@ -683,7 +683,7 @@ def frontier(
     out: Folder | None = None,
     envs: Envs | None = None,
     f2_seeds: Annotated[int, Field(ge=0, le=1000, strict=True)] = 8,
-    workers: Count | None = None,
+    workers: Workers | None = None,
     ray: Text | None = None,
     progress: Progress = None,
 ) -> FrontierResult:

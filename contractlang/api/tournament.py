@@ -14,13 +14,14 @@ from pydantic import Field
 from contractlang.api.ctbench import Board
 from contractlang.api.experiments import Envs, Folder, Names, Probabilities, Share
 from contractlang.api.results import Rows, flat
-from contractlang.errors import BadArgument, Count, Flag, Seed, Text, UnknownName, checked
+from contractlang.errors import MAX_SEEDS, BadArgument, Count, Flag, Seed, Text, UnknownName, Workers, checked
 from contractlang.vocab import Frozen
 
 Progress = Callable[..., None] | None
 GAMES = ("contractsim", "ctbench")
-MAX_SEEDS = 100_000
-"""The most seeds per cell: past it a tournament is a mistyped number, not a plan."""
+MAX_GAMES = 250_000
+"""The most games of one tournament: its records are held in memory and rated together (a few GB at this
+size), so a larger one is split by contracts or boards, each into its own `out`."""
 Fraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 """A share of games, 0 to 1."""
 
@@ -132,7 +133,7 @@ def tournament(
     conditions: Names = ("none",),
     modes: Names = ("pfp",),
     rules: Text = "authors",
-    workers: Count | None = None,
+    workers: Workers | None = None,
     ray: Text | None = None,
     llm: Any = None,
     progress: Progress = None,
@@ -180,10 +181,10 @@ def tournament(
     store = out / "jobs" / module.STORE
     if module.CONTRACT_SET:
         check_choices("cs19", floors)
-        chosen, _ = sliced_contracts(synthetic_set(directory), contract_slice(contracts, envs, variants, rhos, limit))
+        units, _ = sliced_contracts(synthetic_set(directory), contract_slice(contracts, envs, variants, rhos, limit))
 
-        def jobs_for(batch: list[int]) -> list:
-            cases = [module.Case(contract=ir, env=e.env, seed=s, floors=floors) for e, ir in chosen for s in batch]
+        def jobs_for(batch: list[int], units: list = units) -> list:
+            cases = [module.Case(contract=ir, env=e.env, seed=s, floors=floors) for e, ir in units for s in batch]
             return module.matches(cases, seated["customer"], seated["supplier"])
 
     else:
@@ -191,11 +192,19 @@ def tournament(
         from games.ctbench.sweep import check_names
 
         check_names([(n, n) for n in names if n not in objects], "rules", objects)
-        board_list = [(b.board_set, b.id) for b in chosen_boards(boards or "all", board_set, conditions, modes, rules)]
+        units = [(b.board_set, b.id) for b in chosen_boards(boards or "all", board_set, conditions, modes, rules)]
 
-        def jobs_for(batch: list[int]) -> list:
-            return module.matches(board_list, list(conditions), list(modes), names, batch, rules)
+        def jobs_for(batch: list[int], units: list = units) -> list:
+            return module.matches(units, list(conditions), list(modes), names, batch, rules)
 
+    # counted on one unit (a contract, a board) and one seed: the jobs alone would take minutes and gigabytes
+    games = len(jobs_for(seed_list[:1], units[:1])) * len(units) * len(seed_list)
+    if games > MAX_GAMES:
+        raise BadArgument(
+            f"seeds {seeds} make a tournament of {games:,} games, more than {MAX_GAMES:,}: play fewer seeds or a "
+            "slice of the contracts or boards",
+            "seeds",
+        )
     if estimate:
         return run_estimate(module.phase(jobs_for(seed_list), store, objects), module.decisions, llm)
     report_path = out / "tournament.json"

@@ -162,7 +162,9 @@ def negotiate(
     if estimate:
         from contractlang.cli.experiments import echo_estimate
 
-        echo_estimate(plan(estimate=True), json_out)
+        with playing():
+            estimated = plan(estimate=True)
+        echo_estimate(estimated, json_out)
         return
     client = llm_client(settings)  # a recordings file that cannot be used stops the run here, before any game
     with runner_progress(json_out) as advance, playing():

@@ -154,7 +154,8 @@ def ctbench_sweep(
         from contractlang.cli.experiments import echo_estimate
 
         try:
-            plan = games(llm=settings, estimate=True)
+            with playing():
+                plan = games(llm=settings, estimate=True)
         except ValueError as exc:
             raise UsageProblem(str(exc)) from None
         echo_estimate(plan, json_out)

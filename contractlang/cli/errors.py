@@ -10,13 +10,15 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 import typer
 from typer._click.exceptions import ClickException, NoArgsIsHelpError  # typer 0.29 bundles its own click
 from typer.core import TyperGroup
+from typer.models import TyperPath
 
 from contractlang.diagnostics import ContractError, printable
 from contractlang.errors import BadArgument, BadData, RunEnded, UnknownName
@@ -89,8 +91,9 @@ def _usage_line(exc: ClickException) -> str:
     return f"usage: {exc.format_message()}{where}"
 
 
-def exit_code(command: Callable[[], int | None], json_mode: bool) -> int:
-    """Run `command` (the parsed command line) and map what it raises to an exit code, reporting the failure."""
+def exit_code(command: Callable[[], int | None], json_mode: bool, argv: Sequence[str] = ()) -> int:
+    """Run `command` (the parsed command line `argv`) and map what it raises to an exit code, reporting the
+    failure."""
     try:
         code = command()
         sys.stdout.flush()
@@ -109,7 +112,7 @@ def exit_code(command: Callable[[], int | None], json_mode: bool) -> int:
     except UsageProblem as exc:
         return _report(f"usage: {exc}", 2, json_mode)
     except BadArgument as exc:
-        return _report(f"usage: {option_words(exc)}", 2, json_mode)
+        return _report(f"usage: {option_words(exc, argv)}", 2, json_mode)
     except Exception as exc:
         if _agent_error(exc):  # an agent that cannot be found, started or played: the user's input
             return _report(str(exc), 1, json_mode)
@@ -130,12 +133,19 @@ def exit_code(command: Callable[[], int | None], json_mode: bool) -> int:
     return code or 0
 
 
-def option_words(exc: BadArgument) -> str:
+def option_words(exc: BadArgument, argv: Sequence[str] = ()) -> str:
     """A facade's complaint about one of its parameters in the words of the command line: the parameter it
-    names first is the option of that name (`floors is …` → `--floors is …`)."""
+    names first is the option of that name (`floors is …` → `--floors is …`), and a verb's argument the option
+    given on the command line (`tournament(detect=-1.0): …` → `--detect -1.0: …`)."""
     text, name = str(exc), exc.parameter
-    if name and text.startswith(f"{name} "):
-        return f"--{name.replace('_', '-')}{text[len(name) :]}"
+    if not name:
+        return text
+    option = f"--{name.replace('_', '-')}"
+    if text.startswith(f"{name} "):
+        return option + text[len(name) :]
+    called = re.fullmatch(rf"[\w.]+\({name}=(.*?)\): (.*)", text)
+    if called and any(a == option or a.startswith(f"{option}=") for a in argv):
+        return f"{option} {called.group(1)}: {called.group(2)}"
     return text
 
 
@@ -155,12 +165,14 @@ class ReportingGroup(TyperGroup):
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         argv = list(sys.argv[1:] if args is None else args)
         unwrap_help(self)
+        refuse_empty_paths(self)
         if not isinstance(sys.stdout, GuardedOutput):  # a full device or closed pipe on stdout: one line, exit 1
             sys.stdout = GuardedOutput(sys.stdout)
         sys.exit(
             exit_code(
                 lambda: super(ReportingGroup, self).main(argv, prog_name, complete_var, standalone_mode=False, **extra),
                 "--json" in argv,
+                argv,
             )
         )
 
@@ -180,15 +192,54 @@ def unwrap_help(command) -> None:
         unwrap_help(sub)
 
 
+class GivenPath(TyperPath):
+    """A file or folder named on the command line, never the empty text: `Path("")` is the current folder, so
+    `--out "$UNSET"` would write there and `--junit ""` fail naming `.`."""
+
+    def convert(self, value, param, ctx):
+        if value == "":
+            self.fail("an empty path names no file or folder (is a variable unset?)", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+def refuse_empty_paths(command) -> None:
+    """Every path option and argument of `command` and its subcommands read as a `GivenPath`."""
+    for param in getattr(command, "params", ()):
+        if type(param.type) is TyperPath:
+            param.type.__class__ = GivenPath
+    for sub in getattr(command, "commands", {}).values():
+        refuse_empty_paths(sub)
+
+
 @contextmanager
 def playing() -> Iterator[None]:
-    """Games as bad input, one line each: an agent that breaks the protocol (games/agents.py)."""
+    """Games as bad input, one line each: an agent that breaks the protocol (games/agents.py); what the agents
+    write to stdout goes to stderr (`agents_off_stdout`)."""
     from contractlang.api import AgentError
 
+    with agents_off_stdout():
+        try:
+            yield
+        except AgentError as exc:
+            raise InputError(str(exc)) from None
+
+
+@contextmanager
+def agents_off_stdout() -> Iterator[None]:
+    """File descriptor 1 as stderr while agents run, so that what they write below Python's `print` (which
+    `games.confined` already sends to stderr) stays out of the command's output: `os.write(1, …)`, a program an
+    agent starts, a forked worker's output. The command writes its answer after the games, to stdout as it was
+    (kept as a duplicate meanwhile), so a `--json` answer stays one JSON document. Ray's workers write to Ray's
+    logs, never to this process's stdout. (Descriptors 1 and 2 are open: `contractlang.cli.main` fills those the
+    process was started without.)"""
+    sys.stdout.flush()
+    kept = os.dup(1)
+    os.dup2(2, 1)
     try:
         yield
-    except AgentError as exc:
-        raise InputError(str(exc)) from None
+    finally:
+        os.dup2(kept, 1)
+        os.close(kept)
 
 
 @contextmanager

@@ -275,7 +275,7 @@ def experiment_performance(
     settings = llm_settings(agent_specs(agents), llm_flags, calls=not estimate)
     slice_options = _slice(contracts, envs, variants, rhos, limit)
     if estimate:
-        with runner_progress(True):
+        with runner_progress(True), playing():
             plan = performance(
                 agents=agents,
                 directory=directory,

@@ -8,9 +8,12 @@ from typing import Annotated
 import typer
 
 from contractlang.cli.errors import InputError, UsageProblem
+from contractlang.errors import MAX_WORKERS
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
-Workers = Annotated[int | None, typer.Option(min=1, help="Local worker processes (default: all cores).")]
+Workers = Annotated[
+    int | None, typer.Option(min=1, max=MAX_WORKERS, help="Local worker processes (default: all cores).")
+]
 Ray = Annotated[str | None, typer.Option(help="Run the jobs on Ray instead: a cluster address, or 'local'.")]
 ConventionOption = Annotated[
     str,
@@ -34,6 +37,7 @@ LlmWorkers = Annotated[
     int | None,
     typer.Option(
         min=1,
+        max=MAX_WORKERS,
         help="Local worker processes for the CPU work, DP solves and rational games (default: all cores). LLM "
         "games do not take one each: --max-connections of them wait on the model at once, in threads of "
         "one process, while the workers solve the next contracts.",

@@ -60,7 +60,9 @@ def test(
         if paths or junit or name:
             raise UsageProblem("--generate takes one contract file and no other paths, --junit or --name")
         if not generate.is_file():
-            raise InputError(f"{generate}: no such contract file")
+            raise InputError(
+                f"{generate}: {'a folder' if generate.is_dir() else 'no such file'}; --generate takes one contract file"
+            )
         try:
             done = face.generate_tests(generate)
         except ContractError as err:
@@ -71,6 +73,7 @@ def test(
             typer.echo(
                 json.dumps(
                     {
+                        "ok": True,
                         "written": list(done.written),
                         "generated": [f.clause.label for f in done.found],
                         "dead": [{"clause": d.clause.label, "reason": d.reason} for d in done.dead],
@@ -88,8 +91,14 @@ def test(
             typer.echo("every reachable clause is already covered; nothing written")
         return
     report = face.test(paths or [Path(".")], coverage=coverage, only=name)
-    if name is not None and not report.results and not report.diagnostics:
-        raise InputError(f"no test named {name!r} under {', '.join(map(str, paths or [Path('.')]))}")
+    if not report.results and not report.diagnostics:  # a run of no test would hide a mistyped path or --name
+        where = ", ".join(map(str, paths or [Path(".")]))
+        if name is not None:
+            raise InputError(f"no test named {name!r} under {where}")
+        raise InputError(
+            f'no tests under {where}: write `test "NAME" {{ ... }}` in a contract, or `tests for "CONTRACT" '
+            "{ ... }` in a .contract file"
+        )
     if junit is not None:
         from contractlang.scenario.junit import junit_xml
 
@@ -130,7 +139,7 @@ def coverage_command(
         raise InputError(f"{path}: no such file or folder")
     result = face.coverage(path)
     if json_out:
-        typer.echo(json.dumps(result.to_json()))
+        typer.echo(json.dumps({"ok": True, **result.to_json()}))
         return
     for c in result.contracts:
         typer.echo(f"{c.contract}: {c.games} game{'s' * (c.games != 1)}")

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from contractlang.cli.app import app
-from contractlang.cli.errors import InputError, playing, runner_progress
+from contractlang.cli.errors import UsageProblem, playing, runner_progress
 from contractlang.cli.experiments import (
     ContractsOption,
     Directory,
@@ -32,6 +32,7 @@ from contractlang.cli.options import (
     fail_on_error,
     items,
 )
+from contractlang.errors import MAX_SEEDS
 
 
 @app.command("tournament")
@@ -60,7 +61,7 @@ def tournament_command(
             "new games (default: DIRECTORY, else ./contractlang-out/tournament)."
         ),
     ] = None,
-    seeds: Annotated[int, typer.Option(min=1, help="Seeds per cell, from --seed on.")] = 3,
+    seeds: Annotated[int, typer.Option(min=1, max=MAX_SEEDS, help="Seeds per cell, from --seed on.")] = 3,
     seed: Annotated[int, typer.Option(min=0, help="The first seed.")] = 0,
     contracts: ContractsOption = None,
     envs: EnvsOption = None,
@@ -112,7 +113,7 @@ def tournament_command(
 
     names = list(dict.fromkeys([*(items(agents, "--agents") if agents else []), *(agent or [])]))
     if not names and not references:
-        raise InputError("name the agents: --agents A,B,... (or --references)")
+        raise UsageProblem("name the agents: --agents A,B,... (or --references)")
     common = dict(
         agents=names,
         game=game,
@@ -129,7 +130,7 @@ def tournament_command(
         modes=items(modes, "--modes"),
         workers=workers,
         ray=ray,
-        llm=llm_settings(agent_specs(names), llm_flags),
+        llm=llm_settings(agent_specs(names), llm_flags, calls=not estimate),
         fail_on_error=fail_on_error(fail_on_errors),
     )
     if estimate:

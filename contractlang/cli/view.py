@@ -14,6 +14,7 @@ from contractlang.cli.errors import InputError, UsageProblem
 from contractlang.cli.inputs import load_one, read, source_text
 from contractlang.cli.llm_options import LlmFlags, llm_options, llm_settings
 from contractlang.cli.options import JsonFlag
+from contractlang.errors import MAX_WORKERS
 
 
 @app.command()
@@ -50,7 +51,10 @@ def view(
     ] = None,
     board: Annotated[int | None, typer.Option(min=0, max=79, help="The board of a bare CT-Bench event log.")] = None,
     workers: Annotated[
-        int | None, typer.Option(min=1, help="Processes that build a --bundle's game pages (default: one per core).")
+        int | None,
+        typer.Option(
+            min=1, max=MAX_WORKERS, help="Processes that build a --bundle's game pages (default: one per core)."
+        ),
     ] = None,
     allow_commands: Annotated[
         bool,

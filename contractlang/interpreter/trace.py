@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationError
 
+from contractlang.errors import BadData
 from contractlang.files import MAX_CONTRACT_BYTES, FileError, read_capped
 from contractlang.interpreter import compile, event_types
 from contractlang.interpreter.contractsim import ContractSimMonitor
@@ -28,8 +29,8 @@ from contractlang.vocab import Frozen
 MAX_HEADER_SOURCE = 1 << 20
 
 
-class TraceError(Exception):
-    """A malformed or out-of-order event log, located as `file:line: message`."""
+class TraceError(BadData):
+    """A malformed or out-of-order event log, located as `file:line: message`: bad data, wherever it is read."""
 
     def __init__(self, file: str, line: int, message: str):
         self.file, self.line, self.message = file, line, message

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from contractlang.checker import CheckResult, check
 from contractlang.diagnostics import ContractError, Diagnostic
-from contractlang.files import read_capped
+from contractlang.files import MAX_CONTRACT_BYTES, read_capped
 from contractlang.ir import CheckedContract
 from contractlang.parser import parse
 from contractlang.scenario.clauses import Clause, clauses, terms_key
@@ -129,7 +129,7 @@ class Loaded(Frozen):
 
 def _check_file(path: Path, known: dict[str, CheckedContract] | None) -> CheckResult:
     try:
-        tree = parse(read_capped(path), str(path))
+        tree = parse(read_capped(path, MAX_CONTRACT_BYTES), str(path))
     except ContractError as err:
         return CheckResult(contracts=(), diagnostics=tuple(err.diagnostics))
     return check(tree, known)
@@ -170,7 +170,7 @@ def load(paths) -> Loaded:
 
 
 def _suite_span(path: Path, name: str):
-    tree = parse(read_capped(path), str(path))
+    tree = parse(read_capped(path, MAX_CONTRACT_BYTES), str(path))
     return next(s.contract_span for s in tree.suites if s.contract == name)
 
 

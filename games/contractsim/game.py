@@ -29,6 +29,10 @@ Phase = Literal["pay", "order", "produce", "over"]
 MONEY = "in the game's base units (multiply by `multiplier` for the setting's dollars, [CS-01])"
 PRODUCTS3 = "one number per product, in the setting's order (pizza, pasta, soup in Catering)"
 INPUTS3 = "one number per input (1, 2, 3), in the setting's order (mozzarella, basil, tomato in Catering)"
+DECISIONS = {"customer": len(PAYMENT_WEEKS), "supplier": 2 * len(PRODUCTION_WEEKS)}
+"""The decisions each role takes in a game, each one request of an LLM agent (ContractSim paper, App. B.2): a
+payment each payment week; an order and a production each production week. An answer that must be repeated
+adds calls, not decisions."""
 
 RECIPES: tuple[Triple, Triple, Triple] = ((1, 1, 1), (1, 1, 0), (0, 0, 1))
 """Inputs (1, 2, 3) one unit of each product uses: the first all three, the second inputs 1 and 2, the third input

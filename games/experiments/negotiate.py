@@ -17,9 +17,10 @@ from contractlang.files import make_folder, write_atomically
 from contractlang.ir import ContractSimIR
 from contractlang.llm import LlmClient
 from contractlang.render import relabel
-from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, SETTINGS, Frozen
+from contractlang.vocab import SETTINGS, Frozen
 from games.agents import model_of
 from games.contractsim.environments import environment
+from games.contractsim.game import DECISIONS
 from games.contractsim.negotiation import EPS, MAX_ROUNDS
 from games.contractsim.session import NegotiatedRun, negotiate_and_perform
 from games.experiments.frontier import DETERMINISTIC, Frontier, draw, frontiers
@@ -149,14 +150,14 @@ def negotiation_phase(jobs: list[NegotiationJob], store_path: Path) -> Phase:
 def decisions(job: NegotiationJob) -> list:
     """(model, calls) of each LLM of the negotiation, from its length: a negotiator speaks in every other of up
     to MAX_ROUNDS rounds, half of which an agreement usually leaves unplayed; the translator reads each
-    proposal (about one a turn of the Supplier's); a performer decides once a week it acts in."""
+    proposal (about one a turn of the Supplier's); a performer takes its role's `DECISIONS` a game."""
     turns = MAX_ROUNDS // 4
     models = [
         (job.customer, turns),
         (job.supplier, turns),
         (job.translator, turns),
-        (job.perform[0], len(PAYMENT_WEEKS) * len(job.seeds)),
-        (job.perform[1], len(PRODUCTION_WEEKS) * len(job.seeds)),
+        (job.perform[0], DECISIONS["customer"] * len(job.seeds)),
+        (job.perform[1], DECISIONS["supplier"] * len(job.seeds)),
     ]
     return [(model_of(name), n) for name, n in models if model_of(name) is not None]
 

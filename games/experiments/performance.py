@@ -20,10 +20,11 @@ from contractlang.interpreter.rounds import DEFAULT_FLOORS, RecordedFloors
 from contractlang.ir import ContractSimIR
 from contractlang.llm import LlmClient, LlmModel, LlmUsage
 from contractlang.render import relabel
-from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, Frozen
+from contractlang.vocab import Frozen
 from games.agents import PY_PREFIX, AgentError, agent_name, check, model_of, roles_of, split_label
 from games.contractsim.batch import play_batch
 from games.contractsim.environments import PlayedIn
+from games.contractsim.game import DECISIONS
 from games.contractsim.metrics import RoleSummary, convention_line, output_name, summarise
 from games.contractsim.play import RunRecord, play
 from games.experiments.paper import PAPER_N, cell_text, paper_n, paper_tables, welch_p
@@ -251,9 +252,9 @@ def model_calls(job: PerformanceJob) -> list[tuple[LlmModel, int]]:
 
 
 def decisions(job: PerformanceJob) -> int:
-    """Model calls the game's LLM agent makes, one per week it acts in (ContractSim paper, App. B.2): 6 as the
-    Customer (the payment weeks), 5 as the Supplier; an answer it must repeat adds calls."""
-    return len(PAYMENT_WEEKS if job.role == "customer" else PRODUCTION_WEEKS) if calls_model(job) else 0
+    """Model calls the game's LLM agent makes, one per decision of its role (`DECISIONS`, ContractSim paper,
+    App. B.2); an answer it must repeat adds calls."""
+    return DECISIONS[job.role] if calls_model(job) else 0
 
 
 class AgentUsage(Frozen):

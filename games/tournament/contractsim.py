@@ -11,10 +11,11 @@ from pathlib import Path
 from contractlang.interpreter.rounds import DEFAULT_FLOORS, RecordedFloors
 from contractlang.ir import ContractSimIR
 from contractlang.llm import LlmClient
-from contractlang.vocab import PAYMENT_WEEKS, PRODUCTION_WEEKS, Frozen
+from contractlang.vocab import Frozen
 from games.agents import agent_name, model_of
 from games.contractsim.batch import POLICIES, play_batch
 from games.contractsim.environments import PlayedIn
+from games.contractsim.game import DECISIONS
 from games.contractsim.metrics import role_run
 from games.contractsim.play import RunRecord, play
 from games.experiments.frontier import read_frontiers
@@ -179,15 +180,10 @@ def phase(jobs: list[Match], store: Path, objects: dict | None = None) -> Phase:
     )
 
 
-REQUESTS = {"customer": len(PAYMENT_WEEKS), "supplier": 2 * len(PRODUCTION_WEEKS)}
-"""An LLM player's requests per game (ContractSim paper, App. B.2): a payment each payment week; an order and a
-production each production week. A request that must be repeated adds calls, not requests."""
-
-
 def decisions(job: Match) -> list:
-    """(model, calls) of each LLM player: its `REQUESTS`."""
+    """(model, calls) of each LLM player: its role's `DECISIONS`."""
     models = ((model_of(spec), role) for role, spec in zip(ROLES, (job.customer, job.supplier)))
-    return [(model, REQUESTS[role]) for model, role in models if model is not None]
+    return [(model, DECISIONS[role]) for model, role in models if model is not None]
 
 
 def frontier_welfare() -> dict[int, float]:
@@ -264,7 +260,7 @@ def seats(records: dict[Match, MatchRecord], jobs: list[Match], seated: dict[str
                     agent,
                     opponent,
                     job.case.unit,
-                    REQUESTS[role],
+                    DECISIONS[role],
                     utility=float(utility),
                     regret=regret,
                     compliant_regret=compliant_regret,

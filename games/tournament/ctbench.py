@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from games.agents import agent_name
+from games.ctbench import sweep
 from games.ctbench.play import GameRecord
 from games.ctbench.sweep import GameSpec, sweep_phase
 from games.runner import Phase
@@ -16,6 +17,10 @@ ROLES = ("red", "blue")
 REFERENCES = ("planner", "conditional", "random")
 STORE = "games.jsonl"
 CONTRACT_SET = False  # it plays boards, every ordered pair of agents, self-play included
+
+
+decisions = sweep.decisions
+"""(model, calls) of each LLM player and judge of a game, for a run's estimate: the sweep's count."""
 
 
 def unit_of(spec: GameSpec) -> str:

@@ -315,7 +315,9 @@ def test_each_entry_says_which_model_its_agents_call():
 
     assert model_of("llm:openai/gpt-test") == LlmModel(provider="openai", model="gpt-test")
     assert model_of("mine=llm:claude-test", "ctbench") == LlmModel(provider="anthropic", model="claude-test")
-    assert [model_of(spec) for spec in ("rcc", "planner", "cmd:prog", "llm:nowhere/x", object())] == [None] * 5
+    python_agents = (type("Idle", (), {"act": lambda self, o: None}), lambda seat: None)  # a class, a factory
+    specs = ("rcc", "planner", "cmd:prog", "llm:nowhere/x", *python_agents, python_agents[0]())
+    assert [model_of(spec) for spec in specs] == [None] * 7
     seen = []
     model = LlmModel(provider="openai", model="house")
 

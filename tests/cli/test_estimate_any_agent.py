@@ -28,8 +28,9 @@ def test_an_experiment_estimate_without_keys_counts_every_llm_agent(synthetic, t
     done = run_cli("experiment", "performance", directory, *args, "--estimate", "--json", cwd=tmp_path, env=NO_KEYS)
     assert done.returncode == 0, done.stdout + done.stderr
     plan = json.loads(done.stdout)["estimate"]
-    # 2 contracts × 3 counterparties per role; an LLM Customer decides 6 times a game, a Supplier 5
-    assert plan["games"] == 5 * 2 * 2 * 3 and plan["calls"] == 2 * (2 * 3 * (6 + 5))
+    # 2 contracts × 3 counterparties per role; an LLM Customer decides 6 times a game (a payment each payment
+    # week), a Supplier 10 (an order and a production each production week)
+    assert plan["games"] == 5 * 2 * 2 * 3 and plan["calls"] == 2 * (2 * 3 * (6 + 10))
     assert "openai/fake-model:" in plan["source"] and "claude-haiku-4-5:" in plan["source"]
     assert not (directory / "performance").exists()  # an estimate plays and writes nothing
 
@@ -43,3 +44,28 @@ def test_a_sweep_estimate_counts_a_labelled_llm_player(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     plan = json.loads(done.stdout)["estimate"]
     assert plan["calls"] > 0 and "openai/fake-model:" in plan["source"]
+
+
+def test_a_tournament_estimate_without_keys_counts_each_seat_as_the_experiment_does(tmp_path):
+    args = ("--agents", "fake=llm:openai/fake-model,rcc", "--limit", "1", "--seeds", "1", "--estimate", "--json")
+    done = run_cli("tournament", *args, "--out", tmp_path / "t", env=NO_KEYS)
+    assert done.returncode == 0, done.stdout + done.stderr
+    plan = json.loads(done.stdout)["estimate"]
+    # fake against itself (6 + 10), as the Customer against RCC (6), as the Supplier against RCC (10)
+    assert plan["games"] == 4 and plan["calls"] == (6 + 10) + 6 + 10
+    assert not (tmp_path / "t").exists()
+
+
+def test_a_negotiation_estimate_counts_the_supplier_performer_s_ten_decisions(tmp_path):
+    args = ("--env", "1", "--perform-supplier", "llm:openai/fake-model", "--estimate", "--json")
+    done = run_cli("negotiate", *args, "--out", tmp_path / "n", env=NO_KEYS)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["estimate"]["calls"] == 10  # an order and a production in each production week
+
+
+def test_a_ct_bench_tournament_estimate_counts_its_llm_player(tmp_path):
+    args = ("--game", "ctbench", "--agents", "fake=llm:openai/fake-model,planner", "--boards", "1", "--seeds", "1")
+    done = run_cli("tournament", *args, "--estimate", "--json", "--out", tmp_path / "t", env=NO_KEYS)
+    assert done.returncode == 0, done.stdout + done.stderr
+    plan = json.loads(done.stdout)["estimate"]
+    assert plan["games"] == 4 and plan["calls"] > 0 and "openai/fake-model:" in plan["source"]

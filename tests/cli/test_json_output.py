@@ -59,3 +59,16 @@ def test_translate_under_json_writes_nothing_to_stderr(tmp_path):
     prose.write_text("hello world\n")
     proc = run_cli("translate", prose, "--json", "--cache", tmp_path / "t.sqlite")
     assert proc.returncode == 1 and proc.stderr == "" and json.loads(proc.stdout)["backend"] == "rules"
+
+
+def test_the_testing_commands_json_successes_have_ok_true_at_the_top(tmp_path):
+    """coverage and test --generate printed their payload without it."""
+    log = tmp_path / "game.jsonl"
+    assert run_cli("run", WORKED, "--env", "1", "--log", log).returncode == 0
+    bare = tmp_path / "w.contract"
+    text = WORKED.read_text()
+    bare.write_text(text[: text.index("  // The story")] + "}\n")  # its one test cut off: every clause untested
+    outputs = [run_cli("coverage", log, "--json"), run_cli("test", "--generate", bare, "--json")]
+    for proc in outputs:
+        assert proc.returncode == 0 and list(json.loads(proc.stdout))[0] == "ok", (proc.args, proc.stderr)
+    assert json.loads(outputs[1].stdout)["written"] == [str(tmp_path / "w.generated.contract")]

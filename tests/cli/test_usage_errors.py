@@ -26,6 +26,8 @@ from tests.helpers import assert_each_fails_in_one_line, run_cli, run_process
         ["render", SWAP, "--setting", "hotel"],
         ["fmt", "--check", "--write", WORKED],
         ["no-such-command"],
+        ["tournament"],
+        ["tournament", "--game", "ctbench", "--out", "t"],
     ],
 )
 def test_options_that_do_not_apply_are_usage_errors(tmp_path, args):
@@ -69,6 +71,11 @@ def test_an_unreachable_ray_cluster_is_one_line_at_once(tmp_path):
         ["negotiate", "--env", "1,,2"],
         ["synth", "--search-envs", ""],
         ["synth", "--rhos", "0.9,,0.5"],
+        ["tournament", "--agents", "rcc", "--workers", str(10**30), "--estimate"],
+        ["experiment", "performance", "--agent", "rcc", "--workers", "1025", "--estimate"],
+        ["tournament", "--agents", "rcc", "--limit", "1", "--estimate", "--out", ""],
+        ["test", ""],
+        ["test", WORKED, "--junit", ""],
     ],
     ids=[
         "repeats",
@@ -82,6 +89,11 @@ def test_an_unreachable_ray_cluster_is_one_line_at_once(tmp_path):
         "env-gap",
         "search-envs-empty",
         "rhos-gap",
+        "tournament-workers",
+        "performance-workers",
+        "out-empty",
+        "paths-empty",
+        "junit-empty",
     ],
 )
 def test_unbounded_requests_and_empty_list_items_are_usage_errors(tmp_path, args):
@@ -129,3 +141,12 @@ def test_an_unknown_board_set_is_refused_wherever_it_is_named():
             (("verify", SWAP, "--board", "24", "--set", ""), "unknown board set '' (--set)"),
         ],
     )
+
+
+def test_a_facade_verb_s_complaint_names_the_option_given_on_the_command_line(tmp_path):
+    """The verb's own words (`tournament(detect=-1.0): …`) read as the option the user typed."""
+    for given in (["--detect", "-1"], ["--detect=-1"]):
+        proc = cli("tournament", "--agents", "rcc", *given, "--plan", "--limit", "1", "--out", tmp_path / "t")
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr == "error: usage: --detect -1.0: Input should be greater than 0\n"
+    assert not (tmp_path / "t").exists()

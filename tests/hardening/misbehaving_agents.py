@@ -41,8 +41,10 @@ def misbehave(where: str) -> None:
         time.sleep(3)
     if HOW == "unsayable":
         raise Unsayable
-    if HOW == "print":
+    if HOW == "print":  # through Python, below it, and from a program it starts
         print("the agent talks on stdout")
+        os.write(1, b"the agent writes to file descriptor 1\n")
+        subprocess.run(["echo", "the agent's program talks on stdout"], check=True)
     if HOW == "recursion_limit":
         sys.setrecursionlimit(30)
     if HOW == "chdir":

@@ -62,8 +62,27 @@ def test_an_agent_that_prints_or_changes_the_process_leaves_the_answer_whole(how
     done = run_misbehaving(how, *RUN, "--json", "--log", str(log))
     assert done.returncode == 0, (done.stdout, done.stderr)
     assert json.loads(done.stdout)["ok"] is True
-    assert ("the agent talks on stdout" in done.stderr) == (how == "act:print")
+    for said in TALK:
+        assert (said in done.stderr) == (how == "act:print")
     assert log.is_file() and "Traceback" not in done.stderr
+
+
+TALK = ("the agent talks on stdout", "the agent writes to file descriptor 1", "the agent's program talks on stdout")
+"""What the agent of `act:print` writes to stdout: with `print`, to file descriptor 1, and through a program."""
+
+
+@pytest.mark.parametrize("command", ["tournament", "performance"])
+def test_what_agents_in_worker_processes_print_leaves_the_json_whole(synthetic, tmp_path, command):
+    """The games run in forked workers, whose stdout is the command's: the agents' output goes to stderr."""
+    directory = fresh(synthetic, tmp_path)
+    args = {
+        "tournament": ("tournament", directory, "--agents", f"talk={AGENT},rcc", "--seeds", "1"),
+        "performance": ("experiment", "performance", directory, "--agent", f"talk={AGENT}", "--seeds", "0"),
+    }[command]
+    done = run_misbehaving("act:print", *args, "--limit", "1", "--workers", "2", "--json", timeout=240)
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    assert json.loads(done.stdout)["ok"] is True
+    assert all(said in done.stderr for said in TALK) and "Traceback" not in done.stderr
 
 
 def test_the_processes_an_agent_starts_end_with_its_game(tmp_path):

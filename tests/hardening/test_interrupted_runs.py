@@ -5,6 +5,7 @@ only the rest; a second run into the same --out refuses while the first holds it
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.hardening.hostile import agent, cli, ended, one_json_failure, stuck_agents_sweep, sweep_under_way
-from tests.helpers import ROOT
+from tests.helpers import ROOT, run_process
 
 pytestmark = pytest.mark.e2e  # signals, workers and sweeps in real processes
 
@@ -203,3 +204,36 @@ def test_a_second_sweep_into_the_same_out_refuses_at_once_and_a_stale_lock_is_ta
     assert lock.read_text() == f"{first.pid}\n"  # killed: its lock stays behind, naming a dead process
     proc = cli("ctbench", "sweep", "--boards", "1", "--out", out, "--json")
     assert proc.returncode == 0 and json.loads(proc.stdout)["ok"] is True and not lock.exists()
+
+
+FORK_INTERRUPT = """
+import os, signal
+
+def interrupt_once():
+    if os.environ.pop("INTERRUPT_AT_FORK", None):
+        os.kill(os.getpid(), signal.SIGINT)
+        sum(range(10_000))  # Python runs the handler here, inside the hook that fork runs after it
+
+os.register_at_fork(after_in_parent=interrupt_once)
+
+class Customer:
+    name = "forking"
+    roles = ("customer",)
+
+    def act(self, observation):
+        return {"kind": "pay", "amount": min(observation.payment_due, observation.remaining_budget)}
+"""
+
+
+def test_a_ctrl_c_while_the_run_forks_its_workers_still_ends_it(tmp_path):
+    """Python drops an exception raised in a hook it runs after a fork: a Ctrl-C that came then was printed as a
+    traceback and lost, and the run went on to exit 0. It ends the run, in one line, and a rerun completes it."""
+    (tmp_path / "forking.py").write_text(FORK_INTERRUPT)
+    args = ("tournament", "--agents", "f=py:forking.py:Customer,rcc", "--limit", "1", "--seeds", "1")
+    args += ("--workers", "2", "--out", "t", "--json")
+    done = run_process(*args, cwd=tmp_path, env={**os.environ, "INTERRUPT_AT_FORK": "1"}, timeout=240)
+    assert done.returncode == 130 and interrupted(done.stdout), (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr
+    assert not (tmp_path / "t" / "tournament.json").exists()
+    again = run_process(*args, cwd=tmp_path, timeout=240)
+    assert again.returncode == 0 and json.loads(again.stdout)["games"] == 2, again.stderr

@@ -5,6 +5,7 @@ that leaves only whole lines behind."""
 from __future__ import annotations
 
 import json
+import os
 import stat
 import subprocess
 import sys
@@ -150,3 +151,30 @@ def test_stdout_on_a_full_device_is_one_line_exit_1(args):
         )
     assert proc.returncode == 1
     assert proc.stderr.splitlines() == ["error: cannot write the output: No space left on device"]
+
+
+def test_a_closed_stdout_is_one_line_and_what_agents_write_there_reaches_no_file(tmp_path):
+    """Started with stdout closed (`>&-`): a traceback at start; and the next file a run opens takes descriptor
+    1, so what an agent writes to its stdout landed in that file (a game log, a job store)."""
+    (tmp_path / "talk.py").write_text(
+        "import os\n\n"
+        "class Customer:\n"
+        "    name = 'talk'\n\n"
+        "    def act(self, observation):\n"
+        "        os.write(1, b'the agent talks\\n')\n"
+        "        return {'kind': 'pay', 'amount': min(observation.payment_due, observation.remaining_budget)}\n"
+    )
+    log = tmp_path / "game.jsonl"
+    proc = subprocess.run(
+        [sys.executable, "-m", "contractlang", "run", str(WORKED), "--env", "1"]
+        + ["--customer", "py:talk.py:Customer", "--log", str(log)],
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        preexec_fn=lambda: os.close(1),
+    )
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.splitlines()[-1] == "error: cannot write the output: Bad file descriptor"
+    assert "the agent talks" in proc.stderr and "the agent talks" not in log.read_text()

@@ -54,15 +54,17 @@ def evaluate_policy(
     policies that keep the contract first (eq. 12's selection); a policy that profits from breaching can exceed
     it, and then its regret is negative."""
     from contractlang.api.language import as_checked, solve
-    from contractlang.api.rl.vector import contractsim_vector_env
+    from contractlang.api.rl.vector import MAX_ENVS, contractsim_vector_env
 
     if (role, opponent) not in REFERENCES:
         known = ", ".join(f"{r} against {o}" for r, o in REFERENCES)
         raise EnvInputError(
             f"role, opponent: no exact value for the {role} against {opponent!r}; there is one for {known}"
         )
-    if isinstance(games, bool) or not isinstance(games, int) or games < 2:
-        raise EnvInputError(f"games: {games!r}; a whole number of games, 2 or more")
+    if isinstance(games, bool) or not isinstance(games, int) or not 2 <= games <= MAX_ENVS:
+        raise EnvInputError(f"games: {games!r}; a whole number of games, 2 to {MAX_ENVS:,}")
+    if not callable(policy):
+        raise EnvInputError(f"policy: {policy!r:.60}; a function of a batch of observations to an action per game")
     vector = contractsim_vector_env(contract, env, games, role=role, opponent=opponent, floors=floors)
     observation, _ = vector.reset(seed=list(range(seed, seed + games)))
     done = np.zeros(games, dtype=bool)
