@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from contractlang.api.tests import games_of_record, stored_record
-from contractlang.api.view.games import _run, ctbench_record
+from contractlang.api.view.games import RUN_RECORDS
 from contractlang.api.view.index import GameRow, ViewIndex, unwrapped
 from contractlang.diagnostics import ContractError
 from contractlang.files import FileError
@@ -50,10 +50,9 @@ def _games(raw: bytes, row: GameRow, name: str) -> list:
         return [] if logged is None else [logged]
     obj = unwrapped(json.loads(raw))
     record = stored_record(obj)
-    if record is None and row.game == "contractsim" and "weeks" in obj:
-        record = _run(obj)  # a `run --json` record
-    elif record is None and row.game == "ctbench" and "board_id" in obj:
-        record = ctbench_record(obj)
+    marker, read = RUN_RECORDS.get(row.game, (None, None))
+    if record is None and marker in obj:
+        record = read(obj)  # a `run --json` record
     return [] if record is None else games_of_record(record)
 
 

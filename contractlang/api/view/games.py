@@ -643,6 +643,8 @@ def _ctbench_record_page(obj: dict, row: GameRow, options: ViewOptions, baseline
 
 
 RECORD_PAGES = {CONTRACTSIM.name: _contractsim_record_page, CTBENCH.name: _ctbench_record_page}
+RUN_RECORDS = {CONTRACTSIM.name: ("weeks", _run), CTBENCH.name: ("board_id", ctbench_record)}
+"""Per game, the field that marks its `run --json` record and how to read one."""
 """Each game's page of a stored record, by the game's name in the list (`GameRow.game`)."""
 RECORD_VIEWS = {
     CONTRACTSIM.name: contractsim_page,
