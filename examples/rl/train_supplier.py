@@ -1,15 +1,16 @@
 """Train a Supplier against the RCC Customer on a shipped contract and draw its learning curve against the exact
 optimum (the DP's value of the rational Supplier, ContractSim paper, App. C.1).
 
-The learner is the cross-entropy method, a policy search that needs only numpy: it samples policies around a
-Gaussian, plays each in the vectorised environment, and refits the Gaussian to the best. A policy orders up to a
-target stock of each input in each production week, one target when the input's price is at its lowest and one
-when it is not, and delivers what is due as far as its inventory goes.
+The learner is CMA-ES from pycma (the `cma` package), a gradient-free policy search: it samples policies from a
+Gaussian, plays each in the vectorised environment, and adapts the Gaussian's mean, step size and covariance to the
+better ones. A policy orders up to a target stock of each input in each production week, one target when the
+input's price is at its lowest and one when it is not, and delivers what is due as far as its inventory goes.
 
     python3 examples/rl/train_supplier.py --minutes 10 --out rl-curve
 
 writes rl-curve/curve.json (the curve, the optimum, when 90 % of it was first reached) and rl-curve/curve.png.
-Time is CPU time of this process (one thread), so a machine shared with other work still gives the budget.
+Time is CPU time of this process (one thread), so a machine shared with other work still gives the budget; an
+interrupt (Ctrl-C) ends training early and still writes the curve so far.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the curve module beside this script
 
+import cma  # noqa: E402
 import numpy as np  # noqa: E402
 from curve import CONTRACT, Curve  # noqa: E402
 
@@ -75,6 +77,24 @@ def play(env, thetas: np.ndarray, seed: int, lowest: np.ndarray) -> np.ndarray:
     return np.bincount(owner, weights=infos["utilities"][:, 1], minlength=len(thetas)) / per
 
 
+def search(x0: np.ndarray, stds: np.ndarray, population: int, rng: np.random.Generator) -> cma.CMAEvolutionStrategy:
+    """pycma's CMA-ES around `x0` with per-coordinate step sizes `stds`, within the targets' range and the delivery
+    switch's; its normal draws come from `rng`, so a run is seeded without numpy's global generator."""
+    lower = np.concatenate([np.zeros(TARGETS), np.full(ROUNDS, -1.0)])
+    upper = np.concatenate([np.full(TARGETS, SIDE - 1.0), np.ones(ROUNDS)])
+    options = {
+        "popsize": population,
+        "bounds": [lower.tolist(), upper.tolist()],
+        "CMA_stds": stds.tolist(),
+        "randn": lambda *shape: rng.standard_normal(shape),
+        "seed": float("nan"),  # pycma would otherwise seed numpy's global generator
+        "verbose": -9,
+        "verb_log": 0,  # no outcmaes/ folder in the working directory
+        "verb_disp": 0,
+    }
+    return cma.CMAEvolutionStrategy(x0.tolist(), 1.0, options)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--env", type=int, default=3, help="ContractSim environment (1..6)")
@@ -89,17 +109,27 @@ def main() -> None:
     env = contractsim_vector_env(CONTRACT, args.env, args.population * args.games, role="supplier", opponent="rcc")
     names = env.feature_names
     lowest = np.array(env.core.env.price_bounds()[0])
-    mean = np.concatenate([np.full(TARGETS, 3.0), np.ones(ROUNDS)])
-    spread = np.concatenate([np.full(TARGETS, 1.0), np.full(ROUNDS, 0.5)])
-    curve, steps = Curve(args.env, "cross-entropy method over order-up-to policies (numpy)"), 0
-    while curve.seconds() < args.minutes * 60:
-        thetas = rng.normal(mean, spread, size=(args.population, len(mean)))
-        scores = play(env, thetas, seed=int(rng.integers(2**31)), lowest=lowest)
-        steps += env.num_envs * 2 * ROUNDS  # a Supplier decides twice in each of the five production weeks
-        elite = thetas[np.argsort(scores)[-args.population // 8 :]]
-        mean, spread = elite.mean(axis=0), elite.std(axis=0) + 0.05
-        curve.measure(lambda o, m=mean: act(m, o, names, lowest), steps)
-    curve.write(args.out)
+    x0 = np.concatenate([np.full(TARGETS, 3.0), np.ones(ROUNDS)])
+    es = search(x0, np.concatenate([np.full(TARGETS, 1.0), np.full(ROUNDS, 0.5)]), args.population, rng)
+    curve, steps = Curve(args.env, f"CMA-ES (pycma {cma.__version__})"), 0
+    curve.measure(lambda o: act(x0, o, names, lowest), steps)  # the starting policy
+    try:
+        while steps == 0 or curve.seconds() < args.minutes * 60:  # at least one generation
+            thetas = np.array(es.ask())
+            scores = play(env, thetas, seed=int(rng.integers(2**31)), lowest=lowest)
+            steps += env.num_envs * 2 * ROUNDS  # a Supplier decides twice in each of the five production weeks
+            es.tell(list(thetas), list(-scores))  # CMA-ES minimises
+            curve.measure(lambda o, m=np.array(es.result.xfavorite): act(m, o, names, lowest), steps)
+    except KeyboardInterrupt:  # a run cut short still leaves its curve so far
+        print("interrupted: the curve so far")
+    settings = {
+        "budget_cpu_minutes": args.minutes,
+        "population": args.population,
+        "games": args.games,
+        "seed": args.seed,
+        "generations": es.countiter,
+    }
+    curve.write(args.out, **settings)
 
 
 if __name__ == "__main__":
