@@ -170,7 +170,7 @@ def test_metrics_never_replays_a_labelled_bare_cmd_without_allow_commands(record
 def test_links_out_of_the_viewed_folder_are_neither_served_nor_bundled(record, tmp_path, view):
     secret = tmp_path / "secret"
     secret.mkdir()
-    (secret / "runs.jsonl").write_text(json.dumps({**record, "seed": 777}) + "\n")
+    (secret / "runs.jsonl").write_text(json.dumps({**record, "seed": 770_123_457}) + "\n")
     (secret / "plot.png").write_bytes(b"\x89PNG secret figure")
     (secret / "tables.md").write_text("| secret |\n|---|\n| 42 |\n")
     viewed = tmp_path / "viewed"
@@ -194,7 +194,7 @@ def test_links_out_of_the_viewed_folder_are_neither_served_nor_bundled(record, t
     for path in site.rglob("*"):
         if path.is_file():
             text = path.read_bytes()
-            assert b"secret" not in text and b"777" not in text and str(tmp_path).encode() not in text, path
+            assert b"secret" not in text and b"770123457" not in text and str(tmp_path).encode() not in text, path
 
 
 def test_a_host_the_server_was_not_addressed_by_is_refused_on_every_bind(record, tmp_path, view):
