@@ -282,7 +282,44 @@ class GivenTrade(Node):
     receive: tuple[Quantity, ...]
 
 
-Given = Union[GivenWeek, GivenMove, GivenHolds, GivenGoal, GivenEnd, GivenEnv, GivenBoard, GivenTrade]
+class GivenMode(Node):
+    """`mode pfp`: the CT-Bench mode the test is played in, Pay-for-Partner or trade ([CT-16], [CT-17])."""
+
+    kind: Literal["given_mode"] = "given_mode"
+    mode: Name
+
+
+class GivenArrangement(Node):
+    """`red pays for blue red 2 and asks green 1`: an accepted Pay-for-Partner arrangement, `payer` covering
+    `covers` of `partner`'s tiles and asking the partner to cover `asks` of its own ([CT-17])."""
+
+    kind: Literal["given_arrangement"] = "given_arrangement"
+    payer: Name
+    partner: Name
+    covers: tuple[Quantity, ...]
+    asks: tuple[Quantity, ...] = ()
+
+
+class GivenDefect(Node):
+    """`blue defects`: the next time `player` is asked to pay for a covered move it refuses ([CT-18])."""
+
+    kind: Literal["given_defect"] = "given_defect"
+    player: Name
+
+
+Given = Union[
+    GivenWeek,
+    GivenMove,
+    GivenHolds,
+    GivenGoal,
+    GivenEnd,
+    GivenEnv,
+    GivenBoard,
+    GivenTrade,
+    GivenMode,
+    GivenArrangement,
+    GivenDefect,
+]
 
 
 class ExpectBreach(Node):

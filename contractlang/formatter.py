@@ -184,6 +184,13 @@ def format_given(g: ast.Given, order: tuple[str, ...] = ()) -> str:
         return f"board {g.board.value}"
     if isinstance(g, ast.GivenTrade):
         return f"{g.giver.value} gives {g.receiver.value} {_items(g.give, COLOURS)} for {_items(g.receive, COLOURS)}"
+    if isinstance(g, ast.GivenMode):
+        return f"mode {g.mode.value}"
+    if isinstance(g, ast.GivenArrangement):
+        asks = f" and asks {_items(g.asks, COLOURS)}" if g.asks else ""
+        return f"{g.payer.value} pays for {g.partner.value} {_items(g.covers, COLOURS)}{asks}"
+    if isinstance(g, ast.GivenDefect):
+        return f"{g.player.value} defects"
     if isinstance(g, ast.GivenMove):
         return f"{g.player.value} moves onto {g.colour.value} tile {_tile(g.tile)}"
     if isinstance(g, ast.GivenHolds):

@@ -347,7 +347,25 @@ class TradeStep(Frozen):
     receive: Triple
 
 
-Step = Union[WeekStep, MoveStep, GoalStep, EndStep, TradeStep]
+class ArrangementStep(Frozen):
+    """An accepted Pay-for-Partner arrangement: `payer` covers `covers` of `partner`'s tiles and asks it to cover
+    `asks` of its own (red, blue, green tiles; [CT-17])."""
+
+    kind: Literal["arrangement"] = "arrangement"
+    payer: Player
+    partner: Player
+    covers: Triple
+    asks: Triple
+
+
+class DefectStep(Frozen):
+    """`player` refuses the next covered move it is asked to pay for ([CT-18])."""
+
+    kind: Literal["defect"] = "defect"
+    player: Player
+
+
+Step = Union[WeekStep, MoveStep, GoalStep, EndStep, TradeStep, ArrangementStep, DefectStep]
 
 Partial = tuple[int | None, int | None, int | None]
 """One value per input, None where the test leaves it to its default."""
@@ -483,6 +501,7 @@ class ScenarioIR(Frozen):
     expects: tuple[Expectation, ...]
     world: ContractSimWorld | None = None  # a ContractSim test that names its environment
     board: int | None = None  # a CT-Bench test that names its board: the game's engine plays it
+    mode: Literal["pfp", "trade"] = "trade"  # the CT-Bench mode a board test is played in ([CT-16], [CT-17])
 
 
 class CheckedScenario(Frozen):

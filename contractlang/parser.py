@@ -312,6 +312,19 @@ class _ToAst(Transformer):
         give = tuple(x for x in c[:cut] if isinstance(x, ast.Quantity))
         return _node(ast.GivenTrade, c, giver=_name(ops[0]), receiver=_name(ops[1]), give=give, receive=receive)
 
+    def given_mode(self, c):
+        return _node(ast.GivenMode, c, mode=_name(_operands(c)[0]))
+
+    def given_arrangement(self, c):
+        ops = _operands(c)
+        cut = next((i for i, x in enumerate(c) if isinstance(x, Token) and str(x) == "asks"), len(c))
+        covers = tuple(x for x in c[:cut] if isinstance(x, ast.Quantity))
+        asks = tuple(x for x in c[cut:] if isinstance(x, ast.Quantity))
+        return _node(ast.GivenArrangement, c, payer=_name(ops[0]), partner=_name(ops[1]), covers=covers, asks=asks)
+
+    def given_defect(self, c):
+        return _node(ast.GivenDefect, c, player=_name(_operands(c)[0]))
+
     def given_block(self, c):
         return _node(_Block, c, lines=tuple(x for x in c if not isinstance(x, Token)))
 

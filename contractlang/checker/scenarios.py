@@ -26,6 +26,7 @@ CLAUSES_OF_ROLE = {
 }
 ENVIRONMENTS = tuple(range(1, 7))  # ContractSim paper, App. A.3
 BOARD_IDS = tuple(range(80))  # each CT-Bench board set holds 80 boards ([CT-31])
+PLAY_MODES = ("pfp", "trade")  # Pay-for-Partner or regular chip trading ([CT-16], [CT-17])
 NO_CHIPS = (0, 0, 0)
 DEFAULT_HOLDINGS = (1, 1, 1)  # one chip of each colour: every coverage entry can pay unless a test says otherwise
 
@@ -51,6 +52,7 @@ class ScenarioChecker:
         self.given_spans: dict[str, Span] = {}
         self.world: tir.ContractSimWorld | None = None
         self.board_id: int | None = None
+        self.mode = "trade"
         if isinstance(self.contract.ir, ContractSimIR):
             steps, horizon = self.weeks()
             expects = [self.contractsim_expect(e, horizon) for e in self.t.expect]
@@ -66,6 +68,7 @@ class ScenarioChecker:
             expects=expects,
             world=self.world,
             board=self.board_id,
+            mode=self.mode,
         )
         return CheckedScenario(
             ir=scenario,
@@ -448,6 +451,77 @@ class ScenarioChecker:
             return None
         return boards[0] if boards else None
 
+    def given_mode(self, board: ast.GivenBoard | None) -> str:
+        """The test's `mode` line ([CT-16], [CT-17]): trade unless it says pfp, which the engine plays on a board."""
+        modes = [g for g in self.t.given if isinstance(g, ast.GivenMode)]
+        for g in modes[1:]:
+            self.r.error(
+                "E802",
+                g.span,
+                f"the mode is given twice in this test (first on line {modes[0].span.line})",
+                "a test is played in one mode",
+            )
+        if not modes:
+            return "trade"
+        name = modes[0].mode
+        if name.value not in PLAY_MODES:
+            self.r.error(
+                "E808",
+                name.span,
+                f"there is no mode `{name.value}`",
+                f"{did_you_mean(name.value, PLAY_MODES)}CT-Bench is played in {listing(PLAY_MODES)}",
+            )
+            return "trade"
+        if name.value == "pfp" and board is None:
+            self.r.error(
+                "E808",
+                modes[0].span,
+                "a Pay-for-Partner test needs the board it is played on",
+                "add `board 0` .. `board 79` to `given`: the game's engine plays the arrangements there",
+            )
+        return name.value
+
+    def arrangement(self, g: ast.GivenArrangement) -> tir.ArrangementStep | None:
+        """[CT-17]: an accepted arrangement, the payer covering some of the partner's tiles and asking the
+        partner to cover some of its own; one that promises nothing is refused."""
+        payer, partner = self.player(g.payer), self.player(g.partner)
+        covers, asks = self.chips(g.covers, "covered"), self.chips(g.asks, "asked")
+        if payer and payer == partner:
+            self.r.error("E808", g.partner.span, f"{payer} pays for itself", "an arrangement is between red and blue")
+            return None
+        if not sum(covers) and not sum(asks):
+            self.r.error(
+                "E808",
+                g.span,
+                "an arrangement that covers no tile",
+                "an arrangement promises at least one tile ([CT-17])",
+            )
+            return None
+        if not (payer and partner):
+            return None
+        return tir.ArrangementStep(payer=payer, partner=partner, covers=covers, asks=asks)
+
+    def in_mode(self, g: ast.Given) -> bool:
+        """Trades belong to trading games and arrangements and defections to Pay-for-Partner ones ([CT-16])."""
+        pfp = isinstance(g, (ast.GivenArrangement, ast.GivenDefect))
+        if pfp and self.mode != "pfp":
+            self.r.error(
+                "E808",
+                g.span,
+                "a Pay-for-Partner line in a trading game",
+                "add `mode pfp` beside `board N` to play the test in Pay-for-Partner mode",
+            )
+        elif isinstance(g, ast.GivenTrade) and self.mode == "pfp":
+            self.r.error(
+                "E808",
+                g.span,
+                "a trade in a Pay-for-Partner game",
+                "offer an arrangement instead: `red pays for blue red 2 and asks green 1`",
+            )
+        else:
+            return True
+        return False
+
     def chips(self, quantities: tuple[ast.Quantity, ...], what: str) -> tuple[int, int, int]:
         got = dict.fromkeys(COLOURS, 0)
         for q in quantities:
@@ -496,9 +570,13 @@ class ScenarioChecker:
         if board is not None:
             self.board_id = board.board.value
             self.given_spans["board"] = board.span
+        self.mode = self.given_mode(board)
         ended: ast.GivenEnd | None = None
+        played = (ast.GivenMove, ast.GivenGoal, ast.GivenEnd, ast.GivenTrade, ast.GivenArrangement, ast.GivenDefect)
         for g in self.t.given:
-            if ended is not None and isinstance(g, (ast.GivenMove, ast.GivenGoal, ast.GivenEnd, ast.GivenTrade)):
+            if not self.in_mode(g):
+                continue
+            if ended is not None and isinstance(g, played):
                 self.r.error(
                     "E808",
                     g.span,
@@ -510,7 +588,7 @@ class ScenarioChecker:
                 ended = g
             if isinstance(g, ast.GivenWeek):
                 self.wrong_game(g, "a week")
-            elif isinstance(g, (ast.GivenEnv, ast.GivenBoard)):
+            elif isinstance(g, (ast.GivenEnv, ast.GivenBoard, ast.GivenMode)):
                 if isinstance(g, ast.GivenEnv):
                     self.wrong_game(g, "an environment")
             elif isinstance(g, ast.GivenTrade):
@@ -518,6 +596,16 @@ class ScenarioChecker:
                 step = self.trade(g, holdings)
                 if step is not None:
                     steps.append(step)
+            elif isinstance(g, ast.GivenArrangement):
+                self.given_spans[f"step@{len(steps)}"] = g.span
+                step = self.arrangement(g)
+                if step is not None:
+                    steps.append(step)
+            elif isinstance(g, ast.GivenDefect):
+                player = self.player(g.player)
+                if player:
+                    self.given_spans[f"step@{len(steps)}"] = g.span
+                    steps.append(tir.DefectStep(player=player))
             elif isinstance(g, ast.GivenHolds) and board is not None:
                 self.r.error(
                     "E808",

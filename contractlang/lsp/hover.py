@@ -65,6 +65,21 @@ WORLD = {
 }
 
 
+PLAY_LINES = {
+    ast.GivenTrade: "**trade**: an executed trade, chips handed both ways between the players ([CT-16]).",
+    ast.GivenMode: "**mode**: `pfp` plays the test in Pay-for-Partner mode, where the players promise to pay for "
+    "each other's tiles instead of trading chips ([CT-17]); `trade` (the default) plays it with chip trades "
+    "([CT-16]).",
+    ast.GivenArrangement: "**Pay-for-Partner arrangement**: the first player offers to pay for the partner's tiles "
+    "of the colours and counts given, asking the partner to pay for those after `asks`, and the partner accepts "
+    "([CT-17]); each covered move then asks the payer for the chip, and the payer honours it unless the test "
+    "says it defects ([CT-18]).",
+    ast.GivenDefect: "**defects**: the next time this player is asked to pay for a covered move of the partner's "
+    "it refuses; the promise stays owed and the mover pays with its own chip if it can, else the move fails "
+    "([CT-18]).",
+}
+
+
 def _test_hover(test: ast.ScenarioTest, pos: Position) -> Hover | None:
     """A scenario test's name, or one of its expectations: what it checks, and how to run it."""
     for e in test.expect:
@@ -86,9 +101,8 @@ def _test_hover(test: ast.ScenarioTest, pos: Position) -> Hover | None:
                 "scores can be expected."
             )
             return Hover(markdown=text, range=span_range(g.span))
-        if g.span.line == pos.line + 1 and isinstance(g, ast.GivenTrade):
-            text = "**trade**: an executed trade, chips handed both ways between the players ([CT-16])."
-            return Hover(markdown=text, range=span_range(g.span))
+        if g.span.line == pos.line + 1 and type(g) in PLAY_LINES:
+            return Hover(markdown=PLAY_LINES[type(g)], range=span_range(g.span))
         if g.span.line == pos.line + 1 and isinstance(g, ast.GivenWeek) and g.action in WORLD:
             return Hover(markdown=f"**{g.action}**: {WORLD[g.action]}.", range=span_range(g.span))
     if test.name_span.line == pos.line + 1:

@@ -20,9 +20,11 @@ from contractlang.formatter import format_tests
 from contractlang.interpreter import EventError
 from contractlang.interpreter.contractsim import ContractSimMonitor
 from contractlang.ir import (
+    ArrangementStep,
     CheckedContract,
     ContractSimIR,
     CTBenchIR,
+    DefectStep,
     EndStep,
     GoalStep,
     MoveStep,
@@ -221,19 +223,25 @@ def given_nodes(step: Step, products: tuple[str, ...], held: tuple = ()) -> list
         return lines
     if isinstance(step, GoalStep):
         return [ast.GivenGoal(player=name(step.player), span=NOWHERE)]
+
+    def chips(counts) -> tuple:
+        return tuple(
+            ast.Quantity(product=name(c), amount=integer(n), span=NOWHERE) for c, n in zip(COLOURS, counts) if n
+        )
+
     if isinstance(step, TradeStep):
-
-        def chips(counts) -> tuple:
-            return tuple(
-                ast.Quantity(product=name(c), amount=integer(n), span=NOWHERE) for c, n in zip(COLOURS, counts) if n
-            )
-
         giver, receiver = name(step.giver), name(step.receiver)
         return [
             ast.GivenTrade(
                 giver=giver, receiver=receiver, give=chips(step.give), receive=chips(step.receive), span=NOWHERE
             )
         ]
+    if isinstance(step, ArrangementStep):
+        covers = chips(step.covers) or (ast.Quantity(product=name(COLOURS[0]), amount=integer(0), span=NOWHERE),)
+        payer, partner = name(step.payer), name(step.partner)
+        return [ast.GivenArrangement(payer=payer, partner=partner, covers=covers, asks=chips(step.asks), span=NOWHERE)]
+    if isinstance(step, DefectStep):
+        return [ast.GivenDefect(player=name(step.player), span=NOWHERE)]
     return [ast.GivenEnd(span=NOWHERE)]
 
 

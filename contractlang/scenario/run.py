@@ -45,7 +45,6 @@ from contractlang.ir import (
     GoalStep,
     MoveStep,
     Step,
-    TradeStep,
     WeekStep,
 )
 from contractlang.scenario.clauses import breach_clause, fired
@@ -128,9 +127,8 @@ def events_of(monitor, step: Step) -> list:
         ]
     if isinstance(step, GoalStep):
         return [GoalReached(player=step.player)]
-    if isinstance(step, TradeStep):
-        return []  # the monitor sees a trade only in the chips the players hold at their next moves
-    assert isinstance(step, EndStep)
+    if not isinstance(step, EndStep):  # a trade, an arrangement, a defection
+        return []  # the monitor sees them only in the chips the players hold at their next moves
     return [GameEnd()]
 
 

@@ -1,19 +1,29 @@
 """CT-Bench's engine for scenario tests (`contractlang.scenario.world.World`): a test that names its board is
-played on the game's own `State`, its trades, moves and goals in the order written, each player passing when
-the test says nothing of it; at `game ends`, and after the last line, both players pass until the game ends by
-its own rules ([CT-13]–[CT-15]). The final scores are the game's own ([CT-27]), and the monitor's events are
-those the engine made.
+played on the game's own `State` in the test's mode, its trades or Pay-for-Partner arrangements, moves and goals
+in the order written, each player passing when the test says nothing of it and honouring each promise it is
+asked to pay unless the test says it defects ([CT-18]); at `game ends`, and after the last line, both players
+pass until the game ends by its own rules ([CT-13]–[CT-15]). The final scores are the game's own ([CT-27]), and
+the monitor's events are those the engine made.
 """
 
 from __future__ import annotations
 
 from contractlang.interpreter.events import ChipCounts, EventBase, monitor_events
-from contractlang.ir import CTBenchIR, EndStep, GoalStep, MoveStep, ScenarioIR, TradeStep
+from contractlang.ir import (
+    ArrangementStep,
+    CTBenchIR,
+    DefectStep,
+    EndStep,
+    GoalStep,
+    MoveStep,
+    ScenarioIR,
+    TradeStep,
+)
 from contractlang.scenario.world import Fault, Outcome
 from contractlang.vocab import COLOURS
 from games.ctbench.board import CHIP_VALUE, GOAL, GOAL_BONUS, benchmark_board
 from games.ctbench.game import CTBenchGame, Honour, Move, Propose, Respond, State, total
-from games.ctbench.log import Trade
+from games.ctbench.log import Arrangement, Trade
 
 
 class _Stop(Exception):
@@ -38,13 +48,21 @@ class CTBenchScenarios:
 
     def play(self, contract: CTBenchIR, scenario: ScenarioIR, events: tuple[EventBase, ...]) -> Outcome:
         bench = benchmark_board(scenario.board, contract.board_set or "ours")
-        # trades are the chip transfers between players a test can state ([CT-16])
-        game = CTBenchGame(board=bench.board, mode="trade", condition="file", contract=contract)
+        game = CTBenchGame(board=bench.board, mode=scenario.mode, condition="file", contract=contract)
         state = game.new_initial_state()
+        defects: list[tuple[int, str]] = []  # (line, player): refusals still to come, in the order written ([CT-18])
         try:
             for k, step in enumerate(scenario.steps):
-                state = self._finished(state) if isinstance(step, EndStep) else self._step(state, k, step, bench.ref)
+                if isinstance(step, DefectStep):
+                    defects.append((k, step.player))
+                elif isinstance(step, EndStep):
+                    state = self._finished(state)
+                else:
+                    state = self._step(state, k, step, bench.ref, defects)
             state = self._finished(state)
+            if defects:
+                k, player = defects[0]
+                raise _Stop(k, f"{player} is never asked to pay for a covered move after this line")
         except _Stop as stop:
             return Outcome(rows=self._rows(state), fault=stop.fault)
         scores = state.returns()
@@ -69,7 +87,13 @@ class CTBenchScenarios:
             state = state.apply_action(_waiting(state))
         return state
 
-    def _step(self, state: State, k: int, step, board: str) -> State:
+    def _step(self, state: State, k: int, step, board: str, defects: list[tuple[int, str]]) -> State:
+        if isinstance(step, ArrangementStep):
+            state = self._until(state, k, step.payer, "propose")
+            state = state.apply_action(
+                Propose(offer=Arrangement(i_cover=_counts(step.covers), you_cover=_counts(step.asks)))
+            )
+            return state.apply_action(Respond(accept=True))
         if isinstance(step, TradeStep):
             state = self._until(state, k, step.giver, "propose")
             state = state.apply_action(Propose(offer=Trade(give=_counts(step.give), receive=_counts(step.receive))))
@@ -87,7 +111,10 @@ class CTBenchScenarios:
                 raise _Stop(k, f"{step.player} {why}")
             state = state.apply_action(Move(tile=step.tile))
             while state.phase == "honour":
-                state = state.apply_action(Honour(honour=True))
+                refusal = next((d for d in defects if d[1] == state.current_player()), None)
+                if refusal is not None:
+                    defects.remove(refusal)
+                state = state.apply_action(Honour(honour=refusal is None))
             return state
         assert isinstance(step, GoalStep)
         if step.player not in state.finished:
