@@ -285,54 +285,174 @@ def test_the_checker_refuses_what_neither_game_can_produce_with_a_caret():
     ]
 
 
-def _as_board_test(record) -> str:
-    """A played CT-Bench game's log as a test on its board: its executed trades and move attempts in order."""
-    from games.ctbench.log import Proposal, Response, RoundMoveAttempt
+def _as_board_test(record, contract: str, mode: str) -> str:
+    """A played CT-Bench game's log as a test on its board: its accepted offers (trades or Pay-for-Partner
+    arrangements), move attempts and refused promises in order; a refusal is written before the move it refuses."""
+    from games.ctbench.log import Arrangement, CoverageUnfulfilled, Proposal, Response, RoundMoveAttempt
 
     def chips(counts) -> str:
         return ", ".join(f"{c} {n}" for c, n in counts.model_dump().items() if n)
 
-    lines, offered = [f"board {record.board_id}"], None
+    lines, offered = [f"board {record.board_id}", f"mode {mode}"], None
     for e in record.log:
         if isinstance(e, Proposal):
             offered = e
         elif isinstance(e, Response) and e.executed:
-            trade = offered.offer
-            partner = "blue" if offered.player == "red" else "red"
-            lines.append(f"{offered.player} gives {partner} {chips(trade.give)} for {chips(trade.receive)}")
+            offer, partner = offered.offer, "blue" if offered.player == "red" else "red"
+            if isinstance(offer, Arrangement):
+                asks = f" and asks {chips(offer.you_cover)}" if chips(offer.you_cover) else ""
+                lines.append(f"{offered.player} pays for {partner} {chips(offer.i_cover) or 'red 0'}{asks}")
+            else:
+                lines.append(f"{offered.player} gives {partner} {chips(offer.give)} for {chips(offer.receive)}")
         elif isinstance(e, RoundMoveAttempt):
             lines.append(f"{e.player} moves onto {e.tile_colour} tile ({e.tile[0]},{e.tile[1]})")
+        elif isinstance(e, CoverageUnfulfilled) and e.why == "refused":
+            lines.insert(len(lines) - 1, f"{e.payer} defects")
     red, blue = record.scores
     body = "\n      ".join(lines)
     return (
-        f'tests for "board-24-swap" {{\n  test "replayed" {{\n    given {{\n      {body}\n    }}\n'
+        f'tests for "{contract}" {{\n  test "replayed" {{\n    given {{\n      {body}\n    }}\n'
         f"    expect {{\n      score red {red}\n      score blue {blue}\n    }}\n  }}\n}}\n"
     )
 
 
+PFP = """\
+contract "pfp" {
+  game ctbench
+  parties { red: P-Red  blue: P-Blue }
+}
+"""
 # board 24: a cooperative game (both finish, the contract paying 4 moves), a random red's executed trade with a
-# planning blue (both finish); board 3: blue forfeits ([CT-24])
-PLAYED = [(24, "planner", "planner", 1, 0), (24, "random", "planner", 4, 1), (3, "planner", "planner", 1, 0)]
+# planning blue (both finish); board 3: blue forfeits ([CT-24]). Pay-for-Partner on board 24, under a contract
+# with no terms: two planners honour every promise; an exploiting blue refuses red's covered moves once its own
+# path is secured; a random red's arrangements, some promises lacking the payer's chip ([CT-17], [CT-18]).
+PLAYED = [
+    (24, "trade", "planner", "planner", 1, 0),
+    (24, "trade", "random", "planner", 4, 1),
+    (3, "trade", "planner", "planner", 1, 0),
+    (24, "pfp", "planner", "planner", 1, 1),
+    (24, "pfp", "planner", "exploiter", 1, 1),
+    (24, "pfp", "random", "exploiter", 1, 2),
+]
 
 
-@pytest.mark.parametrize("board, red, blue, seed, trades", PLAYED, ids=["cooperative", "trade", "forfeit"])
-def test_a_played_board_game_replayed_as_a_test_gives_the_games_own_scores(tmp_path, board, red, blue, seed, trades):
+@pytest.mark.parametrize(
+    "board, mode, red, blue, seed, offers",
+    PLAYED,
+    ids=["cooperative", "trade", "forfeit", "pfp-honoured", "pfp-defected", "pfp-random"],
+)
+def test_a_played_board_game_replayed_as_a_test_gives_the_games_own_scores(
+    tmp_path, board, mode, red, blue, seed, offers
+):
     """The scenario engine and CT-Bench's `play` agree on the final scores of a game under the contract."""
     from contractlang import check_source
     from games.ctbench.board import benchmark_board
     from games.ctbench.play import play
 
-    [checked] = check_source(SWAP, "swap.contract").contracts
+    source, name = (SWAP, "board-24-swap") if mode == "trade" else (PFP, "pfp")
+    [checked] = check_source(source, "played.contract").contracts
     record = play(
-        benchmark_board(board), "file", "trade", red, blue, seed=seed, contract=checked.ir, keep_log=True, rules="paper"
+        benchmark_board(board), "file", mode, red, blue, seed=seed, contract=checked.ir, keep_log=True, rules="paper"
     )
-    (tmp_path / "ctbench-board-24-swap.contract").write_text(SWAP)
+    (tmp_path / f"{name}.contract").write_text(source)
     replayed = tmp_path / "replayed.contract"
-    replayed.write_text(_as_board_test(record))
-    assert replayed.read_text().count(" gives ") == trades
+    replayed.write_text(_as_board_test(record, name, mode))
+    text = replayed.read_text()
+    assert text.count(" gives " if mode == "trade" else " pays for ") == offers
+    assert (" defects" in text) == (blue == "exploiter")
     report = cl.test(replayed)
     assert report.ok, [f.text() for r in report.results for f in r.failures] + [d.message for d in report.diagnostics]
     assert report.results[0].utilities == dict(zip(("red", "blue"), record.scores))
+
+
+# Board 24 (rows: g r r b / r b b r / b r r b / b r b g). Red starts with 14 red and 2 green chips, blue with
+# 14 blue and 2 green. Red offers to pay for blue's two red tiles and asks blue to pay for its two blue ones;
+# blue accepts. Red walks (0,1) r, (0,2) r, (0,3) b, (1,3) r, (2,3) b to the goal (3,3) g; blue walks (1,0) r,
+# (2,0) b, (3,0) b, (3,1) r, (3,2) b to the goal.
+BOTH_WALK = (
+    ("red", "red", "(0,1)"),
+    ("blue", "red", "(1,0)"),
+    ("red", "red", "(0,2)"),
+    ("blue", "blue", "(2,0)"),
+    ("red", "blue", "(0,3)"),
+    ("blue", "blue", "(3,0)"),
+    ("red", "red", "(1,3)"),
+    ("blue", "red", "(3,1)"),
+    ("red", "blue", "(2,3)"),
+    ("blue", "blue", "(3,2)"),
+    ("red", "green", "(3,3)"),
+    ("blue", "green", "(3,3)"),
+)
+
+
+def _pfp(tmp_path, given: str, expect: str):
+    (tmp_path / "pfp.contract").write_text(PFP)
+    path = tmp_path / "walk.contract"
+    path.write_text(
+        'tests for "pfp" {\n  test "walk" {\n    given {\n      board 24\n      mode pfp\n'
+        f"{given}\n    }}\n    expect {{\n{expect}\n    }}\n  }}\n}}\n"
+    )
+    return path
+
+
+def _moves(walk) -> str:
+    return "\n".join(f"      {p} moves onto {c} tile {t}" for p, c, t in walk)
+
+
+def test_a_pay_for_partner_score_is_the_hand_computed_one(tmp_path):
+    # Each pays 3 of its own tiles, 2 of the partner's and the goal's green ([CT-18]):
+    #   red: 20 + 5 x (14 - 3 - 2 red + 2 - 1 green) = 20 + 5 x 10 = 70;  blue likewise 70.
+    # Were no promise kept, red could not pay (0,3) (it holds no blue chip) and would score 0.
+    arrangement = "      red pays for blue red 2 and asks blue 2\n"
+    path = _pfp(tmp_path, arrangement + _moves(BOTH_WALK), "      score red 70\n      score blue 70")
+    report = cl.test(path)
+    assert report.ok, [f.text() for r in report.results for f in r.failures]
+    assert report.results[0].utilities == {"red": 70, "blue": 70}
+
+
+def test_a_defection_leaves_the_mover_to_pay_and_the_promise_owed(tmp_path):
+    # Blue refuses red's move onto (0,3): red holds no blue chip, so the move fails and red stays on (0,2)
+    # ([CT-18]); red stops there, scoring 0. Blue walks home paying no tile of red's:
+    #   blue: 20 + 5 x (14 - 3 blue + 2 - 1 green) = 20 + 5 x 12 = 80.
+    walk = BOTH_WALK[:4] + (("red", "blue", "(0,3)"),) + tuple(m for m in BOTH_WALK[5:] if m[0] == "blue")
+    given = "      red pays for blue red 2 and asks blue 2\n" + _moves(walk[:4]) + "\n      blue defects\n"
+    path = _pfp(tmp_path, given + _moves(walk[4:]), "      score red 0\n      score blue 80")
+    report = cl.test(path)
+    assert report.ok, [f.text() for r in report.results for f in r.failures]
+    assert report.results[0].utilities == {"red": 0, "blue": 80}
+
+
+def test_a_defection_no_promise_asks_for_fails_at_its_line(tmp_path):
+    path = _pfp(tmp_path, "      red pays for blue red 2\n      red defects", "      score red 0")
+    [failure] = cl.test(path).results[0].failures
+    assert failure.text().startswith(
+        f"{path}:7:7: the game cannot play this: red is never asked to pay for a covered move after this line"
+    )
+
+
+@pytest.mark.parametrize(
+    "given, where, message",
+    [
+        ("board 24\n      mode pfp\n      red gives blue red 1 for blue 1", (6, 7), "a trade in a Pay-for-Partner"),
+        ("board 24\n      red pays for blue red 1", (5, 7), "a Pay-for-Partner line in a trading game"),
+        ("board 24\n      blue defects", (5, 7), "a Pay-for-Partner line in a trading game"),
+        ("mode pfp", (4, 7), "a Pay-for-Partner test needs the board"),
+        ("board 24\n      mode barter", (5, 12), "there is no mode `barter`"),
+        ("board 24\n      mode pfp\n      red pays for blue red 0", (6, 7), "an arrangement that covers no tile"),
+        ("board 24\n      mode pfp\n      red pays for red blue 1", (6, 20), "red pays for itself"),
+    ],
+    ids=["trade-in-pfp", "arrangement-in-trade", "defect-in-trade", "no-board", "unknown-mode", "empty", "self"],
+)
+def test_the_checker_refuses_pay_for_partner_lines_out_of_place_with_a_caret(given, where, message):
+    from contractlang import check_source
+
+    source = (
+        PFP
+        + f'tests for "pfp" {{\n  test "t" {{\n    given {{\n      {given}\n    }}\n    expect {{ nothing enforced }}\n  }}\n}}\n'
+    )
+    [d] = check_source(source, "p.contract").diagnostics
+    assert (d.code, d.span.line - 4, d.span.column) == ("E808", *where) and message in d.message
+    assert "^" in d.render(source)
 
 
 @pytest.mark.parametrize(
