@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from contractlang import build
 from contractlang.formatter import format_expr
 from contractlang.ir import (
+    ArrangementStep,
     AssertTerm,
     BinOp,
     Contingencies,
@@ -14,6 +15,7 @@ from contractlang.ir import (
     CoverageTerm,
     CTBenchIR,
     DeductionTerms,
+    DefectStep,
     EndStep,
     ExpectBreach,
     ExpectCarried,
@@ -321,23 +323,26 @@ _some_chips = _holdings.filter(any)
 
 @st.composite
 def _board_scenario(draw, ir: CTBenchIR):
-    """A CT-Bench test on a board: trades between the players among its moves, and scores expected. The chips
-    are the game's there, so the moves state none (the checker's default holdings)."""
+    """A CT-Bench test on a board, in a mode it may name: trades between the players among its moves, or in
+    Pay-for-Partner mode accepted arrangements and defections, and scores expected. The chips are the game's
+    there, so the moves state none (the checker's default holdings)."""
     steps, expects = draw(_ctbench_scenario(ir))
+    mode = draw(st.sampled_from([None, "trade", "pfp"]))
     held = ((1, 1, 1), (1, 1, 1))
     steps = [s.model_copy(update={"holdings": held}) if isinstance(s, MoveStep) else s for s in steps]
-    for _ in range(draw(st.integers(0, 2))):
-        giver = draw(players)
-        trade = TradeStep(
-            giver=giver,
-            receiver="blue" if giver == "red" else "red",
-            give=draw(_some_chips),
-            receive=draw(_some_chips),
-        )
+    for _ in range(draw(st.integers(0, 3))):
+        one = draw(players)
+        other = "blue" if one == "red" else "red"
+        if mode == "pfp":
+            covers, asks = draw(st.tuples(_holdings, _holdings).filter(lambda pair: any(pair[0] + pair[1])))
+            offer = ArrangementStep(payer=one, partner=other, covers=covers, asks=asks)
+            step = draw(st.sampled_from([offer, DefectStep(player=one)]))
+        else:
+            step = TradeStep(giver=one, receiver=other, give=draw(_some_chips), receive=draw(_some_chips))
         ends = isinstance(steps[-1], EndStep) if steps else False
-        steps.insert(draw(st.integers(0, len(steps) - ends)), trade)
+        steps.insert(draw(st.integers(0, len(steps) - ends)), step)
     expects += draw(st.lists(st.builds(ExpectScore, player=players, amount=st.integers(0, 200)), max_size=2))
-    return steps, expects, draw(st.integers(0, 79))
+    return steps, expects, draw(st.integers(0, 79)), mode
 
 
 @st.composite
@@ -365,8 +370,11 @@ def contracts_with_tests(draw):
                 utility = st.builds(ExpectUtility, role=st.sampled_from(["customer", "supplier"]), amount=amounts)
                 expects += draw(st.lists(utility, max_size=2))
         elif draw(st.booleans()):
-            steps, expects, board = draw(_board_scenario(ir))
+            steps, expects, board, mode = draw(_board_scenario(ir))
             world = [ast.GivenBoard(board=ast.IntLit(value=board, span=build.NOWHERE), span=build.NOWHERE)]
+            if mode is not None:
+                name = ast.Name(value=mode, span=build.NOWHERE)
+                world.append(ast.GivenMode(mode=name, span=build.NOWHERE))
         else:
             steps, expects = draw(_ctbench_scenario(ir))
         nowhere = build.NOWHERE

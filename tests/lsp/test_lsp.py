@@ -107,7 +107,7 @@ def test_every_contract_of_a_file_is_reported_with_the_diagnostics_check_prints(
     run(go())
 
 
-def test_hover_explains_products_weeks_clauses_and_tiles():
+def test_hover_explains_products_weeks_clauses_and_tiles(tmp_path):
     text = EXAMPLE.read_text()
     ir = check_source(text).contracts[0].ir
 
@@ -140,6 +140,18 @@ def test_hover_explains_products_weeks_clauses_and_tiles():
             assert entry == "P-Blue pays for P-Red's move onto (2,3) with a chip of the tile's colour."
             assert (await hover_text(s, cturi, where(board, "board 24\n"))).startswith("**board 24**: the test is")
             assert (await hover_text(s, cturi, where(board, "red gives blue"))).startswith("**trade**: an executed")
+            pfp = board.replace(
+                "board 24\n", "board 24\n      mode pfp\n      red pays for blue red 2 and asks blue 1\n"
+            )
+            pfp = pfp.replace("red gives blue red 2 for blue 1", "blue defects")
+            pfpuri = uri_of(tmp_path / "pfp.contract")
+            s.open(pfpuri, pfp)
+            await s.diagnostics(pfpuri, 1)
+            assert (await hover_text(s, pfpuri, where(pfp, "mode pfp"))).startswith("**mode**: `pfp` plays the test")
+            arrangement = await hover_text(s, pfpuri, where(pfp, "red pays for blue red 2"))
+            assert arrangement.startswith("**Pay-for-Partner arrangement**: the first player offers to pay")
+            assert "unless the test says it defects ([CT-18])" in arrangement
+            assert (await hover_text(s, pfpuri, where(pfp, "blue defects"))).startswith("**defects**: the next time")
             assert "final score" in await hover_text(s, cturi, where(board, "score red"))
             count = len(s.published)
             s.client.workspace_did_change_configuration(
