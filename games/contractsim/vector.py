@@ -543,3 +543,7 @@ class VectorGames:
         """(f_Cust, f_Supp) of every game (ContractSim paper, App. C.6), 0 for never."""
         first = self.st[:, [FIRST_C, FIRST_S]]
         return np.where(first == NEVER, 0, first)
+
+    def outcomes(self) -> dict[str, np.ndarray]:
+        """What an ended game reports, one row per game: its `utilities` and `first_violations`."""
+        return {"utilities": self.utilities(), "first_violations": self.first_violations()}

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from contractlang.api.rl.checks import seed_of
 from contractlang.api.rl.cores import OFFERS, CTBenchCore
 from contractlang.api.rl.single import ContractGym
-from contractlang.api.rl.vector import GamesVectorEnv, num_envs_of, seeds_of
+from contractlang.api.rl.vector import GamesVectorEnv, num_envs_of
 
 
 def offer_counts() -> np.ndarray:
@@ -118,27 +117,11 @@ class CTBenchVectorEnv(GamesVectorEnv):
         else:
             self.engine.begin(games, seeds if seeds is not None else self._rng.integers(2**31, size=len(games)))
 
-    def reset(self, seed=None, options: dict | None = None):
-        """New games in every row: `seed` an integer seeds the environment's generator, which seeds the opponent of
-        each game; a list of one seed per game seeds each row's opponent as `ctbench_gym.reset(seed)` does."""
-        seeds = seeds_of(seed, self.num_envs)
-        if seeds is None and (seed := seed_of(seed)) is not None:
-            self._rng = np.random.default_rng(seed)
-        self._begin(np.arange(self.num_envs), seeds)
-        self._started = True
-        return self._observation(), {}
-
-    def _outcomes(self) -> dict[str, np.ndarray]:
-        return self.engine.outcomes()
-
     def close_extras(self, **kwargs) -> None:
         """Closes the opponents played game by game (an external program's process, for one)."""
         if not self.compiled:
             for game in self.engine.games:
                 game.close()
-
-    def _restart(self, ended: np.ndarray) -> None:
-        self._begin(ended, None)
 
 
 def ctbench_vector_env(

@@ -4,6 +4,7 @@ compiled code (games/contractsim/vector.py), one seat learning against a rationa
 from __future__ import annotations
 
 import numbers
+from abc import ABCMeta, abstractmethod
 
 import numpy as np
 from gymnasium import spaces
@@ -35,13 +36,13 @@ def seeds_of(seed, num_envs: int) -> list[int] | None:
     return seeds
 
 
-class GamesVectorEnv(OneSeat, VectorEnv):
+class GamesVectorEnv(OneSeat, VectorEnv, metaclass=ABCMeta):
     """`num_envs` games of one seat stepped by an engine whose arrays (`obs`, `mask`, `reward`, `done`,
     `fallback`) hold one row per game. A game that ends restarts in the same step (gymnasium's SAME_STEP
     autoreset): `infos["final_obs"]` (batched like the observations; the mask of an ended game is all zeros) and
-    the game's outcomes (`_outcomes`) hold the ended games' last observation and results in the rows that
-    `_final_obs` and `_<outcome>` mark. The arrays returned are the engine's own, rewritten by the next step: copy
-    what must be kept."""
+    the game's outcomes (the engine's `outcomes()`) hold the ended games' last observation and results in the
+    rows that `_final_obs` and `_<outcome>` mark. The arrays returned are the engine's own, rewritten by the next
+    step: copy what must be kept. A game's own part is `_begin`: how its rows start new games."""
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
 
@@ -74,13 +75,20 @@ class GamesVectorEnv(OneSeat, VectorEnv):
             raise ActionError(f"actions: indices outside Discrete({self.single_action_space.n})")
         return a.astype(np.int64, copy=False)
 
-    def _outcomes(self) -> dict[str, np.ndarray]:
-        """What an ended game's infos report, one row per game."""
-        raise NotImplementedError
+    @abstractmethod
+    def _begin(self, games: np.ndarray, seeds: list[int] | None) -> None:
+        """New games in the rows `games`: each played as the game of its seed in `seeds`, else drawn from the
+        environment's generator."""
 
-    def _restart(self, ended: np.ndarray) -> None:
-        """New games in the rows `ended`."""
-        raise NotImplementedError
+    def reset(self, seed=None, options: dict | None = None):
+        """New games in every row: `seed` an integer seeds the environment's generator; a list of one seed per
+        game plays, in each row, the game that seed gives the single-game environment."""
+        seeds = seeds_of(seed, self.num_envs)
+        if seeds is None and (seed := seed_of(seed)) is not None:
+            self._rng = np.random.default_rng(seed)
+        self._begin(np.arange(self.num_envs), seeds)
+        self._started = True
+        return self._observation(), {}
 
     def step(self, actions):
         if not self._started:
@@ -93,9 +101,9 @@ class GamesVectorEnv(OneSeat, VectorEnv):
         if done.any():
             # an ended game has no legal action: its final mask is all zeros, shared rather than copied
             infos.update(final_obs={"observation": engine.obs.copy(), "action_mask": self._no_actions}, _final_obs=done)
-            for name, value in self._outcomes().items():
+            for name, value in engine.outcomes().items():
                 infos.update({name: value, f"_{name}": done})
-            self._restart(np.flatnonzero(done))
+            self._begin(np.flatnonzero(done), None)
         truncated = np.zeros(self.num_envs, dtype=np.bool_)
         return self._observation(), rewards, done, truncated, infos
 
@@ -127,26 +135,13 @@ class ContractSimVectorEnv(GamesVectorEnv):
         self._seat(ContractSimCore(contract, env, floors), role, num_envs, reward_scale, seed)
         self.engine = VectorGames(self.core.ir, self.core.env, self.num_envs, role, opponent)
 
-    def reset(self, seed=None, options: dict | None = None):
-        """New games in every row: `seed` an integer seeds the environment's generator; a list of one seed per
-        game plays, in each row, the game `contractlang run --seed` plays for that seed ([CS-11])."""
-        seeds = seeds_of(seed, self.num_envs)
+    def _begin(self, games: np.ndarray, seeds: list[int] | None) -> None:
+        """A game's chance is its uniform draws; a seed's are those `contractlang run --seed` plays ([CS-11])."""
         if seeds is not None:
             uniform = np.stack([np.random.default_rng(s).random(size=(5, 3, 3)) for s in seeds])
         else:
-            seed = seed_of(seed)
-            if seed is not None:
-                self._rng = np.random.default_rng(seed)
-            uniform = self._rng.random(size=(self.num_envs, 5, 3, 3))
-        self.engine.begin(np.arange(self.num_envs), uniform)
-        self._started = True
-        return self._observation(), {}
-
-    def _outcomes(self) -> dict[str, np.ndarray]:
-        return {"utilities": self.engine.utilities(), "first_violations": self.engine.first_violations()}
-
-    def _restart(self, ended: np.ndarray) -> None:
-        self.engine.begin(ended, self._rng.random(size=(len(ended), 5, 3, 3)))
+            uniform = self._rng.random(size=(len(games), 5, 3, 3))
+        self.engine.begin(games, uniform)
 
 
 def contractsim_vector_env(
